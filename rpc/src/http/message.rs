@@ -1,0 +1,117 @@
+//! The request and response types shared by the HTTP layer (which parses and frames them) and
+//! the handlers above it (the MCP endpoint, the status page). No I/O here.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// An HTTP request method. Unknown methods are kept so a handler can answer 405 with `Allow`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+    Options,
+    Other(String),
+}
+
+/// Header fields in arrival order. Names are compared case-insensitively.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Headers(pub Vec<(String, String)>);
+
+impl Headers {
+    /// The first value of header `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Adds a header field.
+    pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.0.push((name.into(), value.into()));
+    }
+}
+
+/// One complete request: the body has been received in full (and de-chunked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub method: Method,
+    /// The request target as sent: path plus optional `?query`.
+    pub target: String,
+    pub headers: Headers,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// The path part of the target, without the query.
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or("")
+    }
+}
+
+/// What a streamed body source reports when asked for more bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BodyPoll {
+    /// Some bytes were appended to the buffer; ask again.
+    Data,
+    /// Nothing to send yet (work continues on a later poll).
+    Pending,
+    /// The body is complete (bytes may have been appended in this call too).
+    End,
+}
+
+/// A response body produced piece by piece across polls (SSE streams, big tool results).
+pub trait BodySource {
+    /// Append at most `max` bytes to `out`. `now_ms` is the monotonic clock.
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, now_ms: u64) -> BodyPoll;
+    /// The peer went away before the end: stop the work behind the body.
+    fn cancel(&mut self) {}
+}
+
+/// A response body.
+pub enum Body {
+    Empty,
+    Full(Vec<u8>),
+    /// Sent with chunked transfer coding as it is produced.
+    Stream(Box<dyn BodySource>),
+}
+
+/// A response as a handler produces it; the HTTP layer adds `Content-Length` or
+/// `Transfer-Encoding`, `Connection` and `Date`-free framing.
+pub struct Response {
+    pub status: u16,
+    pub headers: Headers,
+    pub body: Body,
+}
+
+impl Response {
+    /// A response with a complete body and its content type.
+    pub fn full(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        let mut headers = Headers::default();
+        headers.push("Content-Type", content_type);
+        Response { status, headers, body: Body::Full(body.into()) }
+    }
+
+    /// A response with no body.
+    pub fn empty(status: u16) -> Self {
+        Response { status, headers: Headers::default(), body: Body::Empty }
+    }
+}
+
+/// Something that answers requests: the module's router, the MCP endpoint.
+pub trait Handler {
+    /// Answer one request. `now_ms` is the monotonic clock; `peer` identifies the client
+    /// connection's remote address (for per-client limits).
+    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response;
+}
+
+/// The remote end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Peer {
+    pub addr: [u8; 4],
+    pub port: u16,
+}

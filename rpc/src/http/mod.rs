@@ -1,0 +1,2 @@
+pub mod message;
+pub use message::*;

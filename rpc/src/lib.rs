@@ -1,0 +1,8 @@
+//! HTTP/1.1, JSON-RPC 2.0 and MCP for irix7-mcp: bytes in, bytes out. No clock, no sockets, no
+//! hardware — time and the peer's identity come in as arguments, so everything here is tested
+//! and fuzzed on the host.
+#![no_std]
+
+extern crate alloc;
+
+pub mod http;
