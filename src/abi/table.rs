@@ -138,12 +138,12 @@ pub struct AbiTable {
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 22;
+pub const ABI_TABLE_WORDS: usize = 21;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
 
 const _: () = assert!(core::mem::size_of::<AbiTable>() == ABI_TABLE_WORDS * 4);
-const _: () = assert!(core::mem::size_of::<MachineStatus>() == 44);
+const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
 const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
 
 /// The module's exported entry points (symbols the loader looks up).
