@@ -1,1 +1,184 @@
-fn main() {}
+//! `cargo xtask`: builds the module image, audits it, runs the rig, the tests and the
+//! benchmarks. The README's two commands (`cargo iris`, `cargo xtask test`) start here.
+
+mod cmd;
+mod fixtures;
+mod image;
+mod isa;
+mod prereqs;
+mod suite;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Build, audit, boot and test irix7-mcp")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the module image (ELF32 BE relocatable) and print its sections and SHA-256.
+    Image {
+        /// Rewrite `mcp.sha256` in boot/config.conf to the new image's digest.
+        #[arg(long)]
+        update_config: bool,
+        /// Fail unless boot/config.conf already names this image's digest.
+        #[arg(long, conflicts_with = "update_config")]
+        check_config: bool,
+        /// Bake the token in this file (outside the repository) into the image.
+        #[arg(long, value_name = "PATH")]
+        token_file: Option<PathBuf>,
+        /// Module features (`conformance` builds the conformance test image).
+        #[arg(long, value_delimiter = ',')]
+        features: Vec<String>,
+        /// Output path, relative to the repository root.
+        #[arg(long, default_value = image::IMAGE_PATH)]
+        out: PathBuf,
+    },
+    /// Disassemble the image and refuse instructions the R4400's 32-bit kernel cannot run.
+    CheckIsa {
+        /// An image to audit instead of building the product image.
+        #[arg(long)]
+        image: Option<PathBuf>,
+    },
+    /// Build the image and the rig, then boot the emulated Indy (arguments go to the rig).
+    Iris {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Build the EROFS fixture images into target/fixtures.
+    Fixtures,
+    /// Install prerequisites, then run every check and test.
+    Test,
+    /// Print the benchmark figures beside their budgets.
+    Bench,
+    /// Install the prerequisites only.
+    Prereqs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Image {
+            update_config,
+            check_config,
+            token_file,
+            features,
+            out,
+        } => {
+            let opts = image::Options {
+                features,
+                token_file,
+                cpu: None,
+                out,
+            };
+            image_cmd(&opts, update_config, check_config)
+        }
+        Cmd::CheckIsa { image } => check_isa(image),
+        Cmd::Iris { args } => iris(args),
+        Cmd::Fixtures => build_fixtures().map(|_| ()),
+        Cmd::Test => suite::test(),
+        Cmd::Bench => suite::bench(),
+        Cmd::Prereqs => prereqs::ensure(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn image_cmd(opts: &image::Options, update: bool, check: bool) -> Result<(), String> {
+    let img = image::build(opts)?;
+    img.print_summary()?;
+    let configured = image::config_digest()?;
+    if update {
+        image::update_config(&img.sha256)?;
+        println!("{} now names this image", image::CONFIG_PATH);
+    } else if check {
+        match configured {
+            Some(d) if d == img.sha256 => println!("{} matches", image::CONFIG_PATH),
+            Some(d) => {
+                return Err(format!(
+                    "{} names sha256 {d}, the image is {}; run `cargo xtask image --update-config`",
+                    image::CONFIG_PATH,
+                    img.sha256
+                ));
+            }
+            None => return Err(format!("{} has no mcp.sha256 line", image::CONFIG_PATH)),
+        }
+    } else if configured.as_deref() != Some(img.sha256.as_str()) {
+        println!(
+            "note: {} names another digest (--update-config to adopt this image)",
+            image::CONFIG_PATH
+        );
+    }
+    Ok(())
+}
+
+fn check_isa(path: Option<PathBuf>) -> Result<(), String> {
+    prereqs::ensure()?;
+    let img = match path {
+        Some(p) => image::Image::load(&p)?,
+        None => image::build(&image::Options {
+            out: image::IMAGE_PATH.into(),
+            ..Default::default()
+        })?,
+    };
+    let (findings, count) = isa::audit(&img)?;
+    for f in &findings {
+        println!("  {:#08x}  {:<40} {}", f.offset, f.text, f.reason);
+    }
+    if findings.is_empty() {
+        println!("check-isa: {count} instructions, all R4400 32-bit kernel safe");
+        Ok(())
+    } else {
+        Err(format!(
+            "check-isa: {} of {count} instructions refused",
+            findings.len()
+        ))
+    }
+}
+
+fn build_fixtures() -> Result<Vec<PathBuf>, String> {
+    let root = cmd::repo_root();
+    fixtures::build_fixture_images(root, &root.join("target/fixtures"))
+}
+
+/// `cargo iris`: everything a newcomer needs, then the rig in the foreground.
+fn iris(mut args: Vec<String>) -> Result<(), String> {
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
+    prereqs::ensure()?;
+    let img = image::build(&image::Options {
+        out: image::IMAGE_PATH.into(),
+        ..Default::default()
+    })?;
+    img.print_summary()?;
+    build_fixtures()?;
+    let root = cmd::repo_root();
+    cmd::run(Command::new("cargo").current_dir(root).args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "iris",
+    ]))?;
+    let status = Command::new(root.join("target/release/iris"))
+        .current_dir(root)
+        .args(&args)
+        .status()
+        .map_err(|e| format!("cannot start the rig: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the rig stopped ({status})"))
+    }
+}

@@ -1,0 +1,155 @@
+//! Safe calls into the kernel through the ABI table. The table outlives the module (the kernel
+//! keeps it until `exit`), so the binding holds a `'static` reference.
+
+use super::table::{AbiTable, MachineStatus, ProcInfo};
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// Longest environment value the module reads; longer values are refused, not cut.
+pub const ENV_VALUE_MAX: usize = 1024;
+
+/// The kernel, as the module sees it.
+#[derive(Clone, Copy)]
+pub struct Kernel {
+    table: &'static AbiTable,
+}
+
+// SAFETY: the module runs on one CPU and the kernel calls it from one thread; the table is
+// immutable after `init`.
+unsafe impl Send for Kernel {}
+unsafe impl Sync for Kernel {}
+
+impl Kernel {
+    /// Binds to a table the kernel handed to `init`, checked for version and size by the caller.
+    ///
+    /// # Safety
+    /// `table` must point to a valid ABI table that lives until `exit`.
+    pub unsafe fn new(table: &'static AbiTable) -> Self {
+        Kernel { table }
+    }
+
+    pub fn version(&self) -> u32 {
+        self.table.version
+    }
+
+    /// Writes bytes to the console and the serial ring.
+    pub fn console_write(&self, bytes: &[u8]) {
+        // SAFETY: the pointer and length describe a live slice.
+        unsafe { (self.table.console_write)(bytes.as_ptr(), bytes.len()) };
+    }
+
+    /// An environment variable's value, or `None` when absent, not UTF-8 or over
+    /// [`ENV_VALUE_MAX`] bytes.
+    pub fn env(&self, key: &str) -> Option<String> {
+        let mut buf = [0u8; ENV_VALUE_MAX];
+        // SAFETY: key and buf are live slices of the given lengths.
+        let n =
+            unsafe { (self.table.env_get)(key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) };
+        let n = usize::try_from(n).ok()?;
+        let value = buf.get(..n)?;
+        core::str::from_utf8(value).ok().map(String::from)
+    }
+
+    /// Monotonic milliseconds since boot.
+    pub fn clock_ms(&self) -> u64 {
+        // SAFETY: a plain call with no arguments.
+        unsafe { (self.table.clock_ms)() }
+    }
+
+    /// A copy of the machine status block.
+    pub fn machine_status(&self) -> MachineStatus {
+        // SAFETY: the kernel keeps the block valid and aligned; read it whole, volatile, since
+        // the kernel updates it between calls.
+        unsafe { core::ptr::read_volatile(self.table.machine_status) }
+    }
+
+    /// The serial ring: its bytes and the absolute write offset.
+    pub fn serial_ring(&self) -> (&'static [u8], u32) {
+        // SAFETY: the kernel owns a ring of `serial_ring_size` bytes at `serial_ring` for the
+        // module's lifetime; the head word is updated by the kernel only.
+        unsafe {
+            let ring = core::slice::from_raw_parts(
+                self.table.serial_ring,
+                self.table.serial_ring_size as usize,
+            );
+            (ring, core::ptr::read_volatile(self.table.serial_head))
+        }
+    }
+
+    /// Reads `buf.len() / 512` blocks from SCSI `target` at `lba`. Errors are the kernel's
+    /// negative status codes.
+    pub fn block_read(&self, target: u32, lba: u32, buf: &mut [u8]) -> Result<(), i32> {
+        let count = (buf.len() / super::table::BLOCK_SIZE as usize) as u32;
+        // SAFETY: buf is a live, writable slice holding `count` blocks.
+        let r = unsafe { (self.table.block_read)(target, lba, count, buf.as_mut_ptr()) };
+        if r < 0 { Err(r) } else { Ok(()) }
+    }
+
+    /// Size of SCSI `target` in blocks.
+    pub fn block_count(&self, target: u32) -> Result<u32, i32> {
+        // SAFETY: a plain call.
+        let r = unsafe { (self.table.block_count)(target) };
+        u32::try_from(r).map_err(|_| r)
+    }
+
+    /// Writes back the data cache over `bytes` (before a device reads them).
+    pub fn cache_wback(&self, bytes: *const u8, len: usize) {
+        // SAFETY: cache maintenance on any range is harmless.
+        unsafe { (self.table.cache_wback)(bytes, len) }
+    }
+
+    /// Invalidates the data cache over `bytes` (before reading what a device wrote).
+    pub fn cache_inval(&self, bytes: *const u8, len: usize) {
+        // SAFETY: as above.
+        unsafe { (self.table.cache_inval)(bytes, len) }
+    }
+
+    /// The physical address of a kernel virtual address.
+    pub fn virt_to_phys(&self, addr: *const u8) -> u32 {
+        // SAFETY: a pure translation.
+        unsafe { (self.table.virt_to_phys)(addr) }
+    }
+
+    /// The heap region the kernel gives the module.
+    pub fn heap_region(&self) -> (*mut u8, usize) {
+        (self.table.heap_base, self.table.heap_size as usize)
+    }
+
+    /// Resets the machine.
+    pub fn reset(&self) {
+        // SAFETY: a plain call; on real hardware it does not return.
+        unsafe { (self.table.reset)() }
+    }
+
+    /// Powers the machine off.
+    pub fn poweroff(&self) {
+        // SAFETY: as above.
+        unsafe { (self.table.poweroff)() }
+    }
+
+    /// Feeds the memory controller's watchdog.
+    pub fn watchdog_kick(&self) {
+        // SAFETY: a plain call.
+        unsafe { (self.table.watchdog_kick)() }
+    }
+
+    /// The kernel's process list, at most `max` entries.
+    pub fn processes(&self, max: usize) -> Vec<ProcInfo> {
+        let mut list = Vec::new();
+        if list.try_reserve_exact(max).is_err() {
+            return list;
+        }
+        list.resize(max, ProcInfo::default());
+        // SAFETY: the buffer holds `max` entries.
+        let n = unsafe { (self.table.proc_list)(list.as_mut_ptr(), max) };
+        list.truncate(usize::try_from(n).unwrap_or(0).min(max));
+        list
+    }
+
+    /// Queues keystrokes on the console input; returns how many were taken.
+    pub fn console_input(&self, bytes: &[u8]) -> usize {
+        // SAFETY: a live slice.
+        let n = unsafe { (self.table.console_input)(bytes.as_ptr(), bytes.len()) };
+        usize::try_from(n).unwrap_or(0)
+    }
+}

@@ -1,0 +1,257 @@
+//! `cargo xtask image`: builds the module for the R4400 and links it into the loadable image,
+//! one ELF32 big-endian relocatable object (see `docs/image.md`).
+
+use crate::cmd::{self, repo_root};
+use object::{Object, ObjectSection};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where `cargo xtask image` puts the product image (what `boot/config.conf` points at).
+pub const IMAGE_PATH: &str = "target/image/irix7-mcp.o";
+/// The boot configuration the kernel (and the rig) read.
+pub const CONFIG_PATH: &str = "boot/config.conf";
+/// The environment variable through which a build-time token reaches the module's build.
+const TOKEN_ENV: &str = "IRIX7_MCP_BUILD_TOKEN";
+
+/// How to build one image.
+#[derive(Default)]
+pub struct Options {
+    /// Cargo features of the module (`conformance` for the test image).
+    pub features: Vec<String>,
+    /// A file outside the repository holding a token to bake into the image.
+    pub token_file: Option<PathBuf>,
+    /// Overrides the CPU (`mips3` builds the object the ISA audit must reject).
+    pub cpu: Option<String>,
+    /// Output path, relative to the repo root.
+    pub out: PathBuf,
+}
+
+/// A built image.
+pub struct Image {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub sha256: String,
+}
+
+impl Image {
+    /// Reads an image already on disk.
+    pub fn load(path: &Path) -> Result<Image, String> {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let sha256 = hex(&Sha256::digest(&bytes));
+        Ok(Image {
+            path: path.to_path_buf(),
+            bytes,
+            sha256,
+        })
+    }
+
+    /// Allocated sections and their sizes in bytes, in file order.
+    pub fn sections(&self) -> Result<Vec<(String, u64)>, String> {
+        let file =
+            object::File::parse(&*self.bytes).map_err(|e| format!("not an ELF object: {e}"))?;
+        Ok(file
+            .sections()
+            .filter(|s| {
+                matches!(
+                    s.name(),
+                    Ok(".text" | ".rodata" | ".data" | ".bss" | ".modinfo")
+                )
+            })
+            .map(|s| (s.name().unwrap_or("?").to_string(), s.size()))
+            .collect())
+    }
+
+    /// The bytes of one section.
+    pub fn section_data(&self, name: &str) -> Result<Vec<u8>, String> {
+        let file =
+            object::File::parse(&*self.bytes).map_err(|e| format!("not an ELF object: {e}"))?;
+        let s = file
+            .section_by_name(name)
+            .ok_or_else(|| format!("image has no {name} section"))?;
+        s.data()
+            .map(<[u8]>::to_vec)
+            .map_err(|e| format!("{name}: {e}"))
+    }
+
+    /// Prints path, section sizes and digest.
+    pub fn print_summary(&self) -> Result<(), String> {
+        println!(
+            "image   {}",
+            self.path
+                .strip_prefix(repo_root())
+                .unwrap_or(&self.path)
+                .display()
+        );
+        let mut code = 0;
+        for (name, size) in self.sections()? {
+            println!("  {name:<9} {size:>8} bytes");
+            if name == ".text" || name == ".rodata" {
+                code += size;
+            }
+        }
+        println!("  text+rodata {code} bytes (budget {} bytes)", 512 * 1024);
+        println!("  file      {:>8} bytes", self.bytes.len());
+        println!("sha256  {}", self.sha256);
+        Ok(())
+    }
+}
+
+/// Builds the module library for the Indy target and links the image.
+pub fn build(opts: &Options) -> Result<Image, String> {
+    let root = repo_root();
+    let variant = if opts.cpu.is_some() || !opts.features.is_empty() {
+        "variant"
+    } else {
+        "product"
+    };
+    let target_dir = root.join("target").join("mips").join(match &opts.cpu {
+        Some(cpu) => cpu.as_str(),
+        None => variant,
+    });
+
+    let mut rustflags = vec!["-Zlocation-detail=none".to_string()];
+    // Paths of this machine must not end up in the image (nor change its digest).
+    rustflags.push(format!("--remap-path-prefix={}=/irix7-mcp", root.display()));
+    if let Ok(home) =
+        std::env::var("CARGO_HOME").or_else(|_| std::env::var("HOME").map(|h| h + "/.cargo"))
+    {
+        rustflags.push(format!("--remap-path-prefix={home}=/cargo"));
+    }
+    let sysroot = cmd::output(
+        Command::new("rustc")
+            .arg("--print")
+            .arg("sysroot")
+            .current_dir(&root),
+    )?;
+    let sysroot = sysroot.trim();
+    rustflags.push(format!("--remap-path-prefix={sysroot}=/rustc"));
+    if let Some(cpu) = &opts.cpu {
+        rustflags.push(format!("-Ctarget-cpu={cpu}"));
+        rustflags.push(format!("-Ctarget-feature=+{cpu}"));
+    }
+
+    let mut cargo = Command::new("cargo");
+    cargo
+        .current_dir(&root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
+        .env_remove("RUSTFLAGS")
+        .args([
+            "rustc",
+            "--quiet",
+            "-p",
+            "irix7-mcp",
+            "--lib",
+            "--crate-type",
+            "staticlib",
+        ])
+        .args(["--profile", "image", "--target", "mips-irix7.json"])
+        .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
+        .args(["-Z", "build-std-features=compiler-builtins-mem"])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    if !opts.features.is_empty() {
+        cargo.arg("--features").arg(opts.features.join(","));
+    }
+    match &opts.token_file {
+        Some(path) => {
+            cargo.env(TOKEN_ENV, read_token(&root, path)?);
+        }
+        None => {
+            cargo.env_remove(TOKEN_ENV);
+        }
+    }
+    cmd::run(&mut cargo)?;
+
+    let lib = target_dir.join("mips-irix7/image/libirix7_mcp.a");
+    let out = root.join(&opts.out);
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let script = root.join("tools/xtask/src/image.ld");
+    let lld = Path::new(sysroot)
+        .join("lib/rustlib")
+        .join(host_triple()?)
+        .join("bin/rust-lld");
+    cmd::run(
+        Command::new(&lld)
+            .args(["-flavor", "gnu", "-r", "--gc-sections", "--strip-debug"])
+            .args([
+                "--entry=irix7_mcp_init",
+                "-u",
+                "irix7_mcp_poll",
+                "-u",
+                "irix7_mcp_exit",
+            ])
+            .arg("-T")
+            .arg(&script)
+            .arg("-o")
+            .arg(&out)
+            .arg(&lib),
+    )?;
+    Image::load(&out)
+}
+
+fn host_triple() -> Result<String, String> {
+    let v = cmd::output(Command::new("rustc").arg("-vV"))?;
+    v.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
+        .ok_or_else(|| "rustc -vV printed no host triple".to_string())
+}
+
+/// Reads a token file, refusing one inside the repository (the token must never be committed).
+fn read_token(root: &Path, path: &Path) -> Result<String, String> {
+    let abs = path
+        .canonicalize()
+        .map_err(|e| format!("token file {}: {e}", path.display()))?;
+    if abs.starts_with(root) {
+        return Err("the token file must live outside the repository".into());
+    }
+    let text = std::fs::read_to_string(&abs).map_err(|e| format!("token file: {e}"))?;
+    let token = text.trim();
+    if token.is_empty() || token.len() > 256 || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the token file must hold 1-256 visible ASCII characters".into());
+    }
+    Ok(token.to_string())
+}
+
+/// The `mcp.sha256` value in `boot/config.conf`.
+pub fn config_digest() -> Result<Option<String>, String> {
+    let path = repo_root().join(CONFIG_PATH);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{CONFIG_PATH}: {e}"))?;
+    Ok(text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == "mcp.sha256").then(|| v.trim().to_string())
+    }))
+}
+
+/// Rewrites the `mcp.sha256` line of `boot/config.conf` (appending it if missing).
+pub fn update_config(sha256: &str) -> Result<(), String> {
+    let path = repo_root().join(CONFIG_PATH);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{CONFIG_PATH}: {e}"))?;
+    let mut found = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        let is_digest = line
+            .split_once('=')
+            .is_some_and(|(k, _)| k.trim() == "mcp.sha256");
+        if is_digest {
+            out.push_str(&format!("mcp.sha256 = {sha256}\n"));
+            found = true;
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !found {
+        out.push_str(&format!("mcp.sha256 = {sha256}\n"));
+    }
+    std::fs::write(&path, out).map_err(|e| format!("{CONFIG_PATH}: {e}"))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,207 @@
+//! `cargo xtask test` and `cargo xtask bench`: the whole suite, in the order a fresh machine
+//! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
+
+use crate::cmd::{self, repo_root};
+use crate::{fixtures, image, isa, prereqs};
+use std::process::Command;
+use std::time::Instant;
+
+/// One named step of the suite.
+struct Step {
+    name: &'static str,
+    run: fn() -> Result<(), String>,
+}
+
+const STEPS: &[Step] = &[
+    Step {
+        name: "prerequisites",
+        run: prereqs::ensure,
+    },
+    Step {
+        name: "cargo fmt --check",
+        run: fmt,
+    },
+    Step {
+        name: "product image matches boot/config.conf",
+        run: image_matches_config,
+    },
+    Step {
+        name: "ISA audit passes on the image",
+        run: audit_product,
+    },
+    Step {
+        name: "ISA audit rejects a mips3-built object",
+        run: audit_rejects_mips3,
+    },
+    Step {
+        name: "EROFS fixture images",
+        run: fixture_images,
+    },
+    Step {
+        name: "clippy -D warnings (host crates)",
+        run: clippy_host,
+    },
+    Step {
+        name: "clippy -D warnings (module, R4400 target)",
+        run: clippy_target,
+    },
+    Step {
+        name: "unit and end-to-end tests",
+        run: cargo_test,
+    },
+];
+
+pub fn test() -> Result<(), String> {
+    let mut failed = Vec::new();
+    for step in STEPS {
+        println!("\n=== {} ===", step.name);
+        let t = Instant::now();
+        let r = (step.run)();
+        match &r {
+            Ok(()) => println!("--- ok: {} ({:.1} s)", step.name, t.elapsed().as_secs_f64()),
+            Err(e) => {
+                println!("--- FAILED: {}: {e}", step.name);
+                failed.push(step.name);
+            }
+        }
+        // Without the prerequisites nothing else can run meaningfully.
+        if r.is_err() && step.name == "prerequisites" {
+            break;
+        }
+    }
+    println!();
+    for name in &failed {
+        println!("failed: {name}");
+    }
+    println!(
+        "xtask: {} passed, {} failed",
+        STEPS.len() - failed.len(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err("the suite failed".into())
+    }
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new("cargo");
+    c.current_dir(repo_root());
+    c
+}
+
+fn fmt() -> Result<(), String> {
+    cmd::run(cargo().args(["fmt", "--all", "--check"]))
+}
+
+fn product_image() -> Result<image::Image, String> {
+    image::build(&image::Options {
+        out: image::IMAGE_PATH.into(),
+        ..Default::default()
+    })
+}
+
+fn image_matches_config() -> Result<(), String> {
+    let img = product_image()?;
+    img.print_summary()?;
+    match image::config_digest()? {
+        Some(d) if d == img.sha256 => Ok(()),
+        other => Err(format!(
+            "boot/config.conf names {other:?}, the image is {}: run `cargo xtask image --update-config` and commit",
+            img.sha256
+        )),
+    }
+}
+
+fn audit_product() -> Result<(), String> {
+    let img = image::Image::load(&repo_root().join(image::IMAGE_PATH))?;
+    let (findings, count) = isa::audit(&img)?;
+    for f in findings.iter().take(20) {
+        println!("  {:#08x} {} ({})", f.offset, f.text, f.reason);
+    }
+    if findings.is_empty() {
+        println!("{count} instructions audited, none refused");
+        Ok(())
+    } else {
+        Err(format!("{} refused instructions", findings.len()))
+    }
+}
+
+fn audit_rejects_mips3() -> Result<(), String> {
+    let img = image::build(&image::Options {
+        cpu: Some("mips3".into()),
+        out: "target/image/irix7-mcp-mips3.o".into(),
+        ..Default::default()
+    })?;
+    let (findings, count) = isa::audit(&img)?;
+    let sixty_four = findings
+        .iter()
+        .filter(|f| f.reason == "64-bit operation")
+        .count();
+    println!(
+        "mips3 object: {} of {count} instructions refused, {sixty_four} of them 64-bit",
+        findings.len()
+    );
+    for f in findings.iter().take(3) {
+        println!("  e.g. {:#08x} {}", f.offset, f.text);
+    }
+    if sixty_four > 0 {
+        Ok(())
+    } else {
+        Err("the audit accepted a mips3 object".into())
+    }
+}
+
+fn fixture_images() -> Result<(), String> {
+    let root = repo_root();
+    for p in fixtures::build_fixture_images(root, &root.join("target/fixtures"))? {
+        println!("  {}", p.strip_prefix(root).unwrap_or(&p).display());
+    }
+    Ok(())
+}
+
+fn clippy_host() -> Result<(), String> {
+    cmd::run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--quiet",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+}
+
+fn clippy_target() -> Result<(), String> {
+    cmd::run(
+        cargo()
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args([
+                "clippy",
+                "--quiet",
+                "-p",
+                "irix7-mcp",
+                "--target",
+                "mips-irix7.json",
+            ])
+            .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
+            .args(["--target-dir", "target/mips/clippy", "--", "-D", "warnings"]),
+    )
+}
+
+fn cargo_test() -> Result<(), String> {
+    let root = repo_root();
+    cmd::run(
+        cargo()
+            .env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
+            .args(["test", "--workspace", "--all-features"]),
+    )
+}
+
+pub fn bench() -> Result<(), String> {
+    let img = product_image()?;
+    img.print_summary()?;
+    Err("the rig's instruction counters are not wired into bench yet".into())
+}
