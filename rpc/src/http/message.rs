@@ -17,6 +17,34 @@ pub enum Method {
     Other(String),
 }
 
+impl Method {
+    /// The method for a request-line token (methods are case-sensitive).
+    pub fn from_token(token: &str) -> Self {
+        match token {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            other => Method::Other(String::from(other)),
+        }
+    }
+
+    /// The method's token as it appears on the request line and in `Allow`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Other(s) => s.as_str(),
+        }
+    }
+}
+
 /// Header fields in arrival order. Names are compared case-insensitively.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers(pub Vec<(String, String)>);
@@ -93,12 +121,20 @@ impl Response {
     pub fn full(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
         let mut headers = Headers::default();
         headers.push("Content-Type", content_type);
-        Response { status, headers, body: Body::Full(body.into()) }
+        Response {
+            status,
+            headers,
+            body: Body::Full(body.into()),
+        }
     }
 
     /// A response with no body.
     pub fn empty(status: u16) -> Self {
-        Response { status, headers: Headers::default(), body: Body::Empty }
+        Response {
+            status,
+            headers: Headers::default(),
+            body: Body::Empty,
+        }
     }
 }
 

@@ -1,0 +1,1138 @@
+//! One HTTP/1.1 server connection: bytes in, bytes out, no socket and no clock.
+//!
+//! The module's poll loop owns one [`Connection`] per TCP connection and drives it:
+//!
+//! 1. hand received bytes to [`Connection::recv`]; it returns how many it took (the rest stays
+//!    in the socket, which is the backpressure on a client that pipelines faster than it reads);
+//! 2. once the peer's FIN was seen and every received byte was passed in, call
+//!    [`Connection::peer_closed`]; on a reset call [`Connection::abort`];
+//! 3. call [`Connection::poll`] every round: it advances streamed bodies, answers requests that
+//!    waited behind them, and applies the timeouts;
+//! 4. write [`Connection::pending_output`] to the socket and report what it took with
+//!    [`Connection::mark_sent`] (then `poll` again to refill);
+//! 5. when [`Connection::is_finished`], close the socket and drop the connection.
+//!
+//! Requests are answered strictly in order. Only one response is produced at a time: while a
+//! body is being written, later requests stay unparsed in a bounded hold buffer. Streamed
+//! bodies are pulled only while the bounded output buffer has room.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::mem;
+
+use super::message::{Body, BodyPoll, BodySource, Handler, Method, Peer, Response};
+use super::parser::{Event, Limits, Parsed, Parser, Version, list};
+use super::response::{self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK};
+
+/// Per-connection settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub limits: Limits,
+    /// Close a connection that has nothing in flight and saw no traffic for this long; also
+    /// abort one whose peer has not taken any pending output for this long.
+    pub idle_timeout_ms: u64,
+    /// Answer 408 and close when a request has not been received completely this long after
+    /// its first byte (slow-loris requests).
+    pub request_timeout_ms: u64,
+    /// Output bytes buffered at most before streamed bodies are paused (a response head or
+    /// one chunk may exceed it by its own size).
+    pub output_buffer: usize,
+    /// Received bytes held at most while an earlier response is still being written.
+    pub input_buffer: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::default(),
+            idle_timeout_ms: 30_000,
+            request_timeout_ms: 30_000,
+            output_buffer: 16 * 1024,
+            input_buffer: 16 * 1024,
+        }
+    }
+}
+
+/// A response body being written out.
+enum Writing {
+    Full {
+        body: Vec<u8>,
+        pos: usize,
+    },
+    Stream {
+        source: Box<dyn BodySource>,
+        chunked: bool,
+    },
+}
+
+/// Pulling a stream in pieces smaller than this (when the buffer is not empty) would only make
+/// tiny chunks; wait for the peer to take more first.
+const MIN_PIECE: usize = 512;
+
+/// The state of one HTTP connection. See the module docs for how to drive it.
+pub struct Connection {
+    config: Config,
+    peer: Peer,
+    parser: Parser,
+    /// Received but unparsed bytes, kept while a response is in progress.
+    held: Vec<u8>,
+    /// Output; `out[out_pos..]` is not sent yet.
+    out: Vec<u8>,
+    out_pos: usize,
+    writing: Option<Writing>,
+    /// No further requests are read; the connection ends once the output is drained.
+    closing: bool,
+    peer_closed: bool,
+    aborted: bool,
+    last_activity_ms: u64,
+    /// When the first byte of the request being received arrived.
+    request_started_ms: Option<u64>,
+    /// Since when unsent output has waited without the peer taking any of it.
+    out_waiting_since: Option<u64>,
+    /// Reused buffer a stream writes into before it is framed as a chunk.
+    scratch: Vec<u8>,
+}
+
+impl Connection {
+    pub fn new(peer: Peer, config: Config, now_ms: u64) -> Self {
+        Connection {
+            config,
+            peer,
+            parser: Parser::new(config.limits),
+            held: Vec::new(),
+            out: Vec::new(),
+            out_pos: 0,
+            writing: None,
+            closing: false,
+            peer_closed: false,
+            aborted: false,
+            last_activity_ms: now_ms,
+            request_started_ms: None,
+            out_waiting_since: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn peer(&self) -> Peer {
+        self.peer
+    }
+
+    /// Takes received bytes: parses them and answers complete requests through `handler`.
+    /// Returns how many bytes were taken; fewer than given means "hold the rest in the socket
+    /// and offer it again later". Once the connection is closing, input is taken and dropped.
+    pub fn recv(&mut self, bytes: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
+        if self.closing || self.aborted {
+            return bytes.len();
+        }
+        if !bytes.is_empty() {
+            self.last_activity_ms = now_ms;
+        }
+        self.pump(now_ms, handler);
+        let mut rest = bytes;
+        while !rest.is_empty() && !self.closing {
+            if self.writing.is_none() && self.held.is_empty() && self.out_room() > 0 {
+                let n = self.parse(rest, now_ms, handler);
+                if n == 0 {
+                    break;
+                }
+                rest = &rest[n..];
+                self.pump(now_ms, handler);
+            } else {
+                let room = self.config.input_buffer.saturating_sub(self.held.len());
+                if room == 0 {
+                    break;
+                }
+                let n = room.min(rest.len());
+                self.held.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+            }
+        }
+        if self.closing {
+            return bytes.len();
+        }
+        bytes.len() - rest.len()
+    }
+
+    /// Advances the connection: streamed bodies, requests waiting behind them, timeouts.
+    pub fn poll(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        if self.is_finished() {
+            return;
+        }
+        self.pump(now_ms, handler);
+        if let Some(start) = self.request_started_ms
+            && now_ms.saturating_sub(start) >= self.config.request_timeout_ms
+        {
+            self.parser.reset();
+            self.refuse(408, "request not completed in time");
+            return;
+        }
+        if self.pending() > 0 {
+            let since = *self.out_waiting_since.get_or_insert(now_ms);
+            if now_ms.saturating_sub(since) >= self.config.idle_timeout_ms {
+                // The peer stopped reading.
+                self.abort();
+            }
+        } else {
+            self.out_waiting_since = None;
+            let idle = self.writing.is_none() && !self.parser.in_progress() && self.held.is_empty();
+            if idle && now_ms.saturating_sub(self.last_activity_ms) >= self.config.idle_timeout_ms {
+                self.closing = true;
+            }
+        }
+    }
+
+    /// Output waiting to be written to the socket.
+    pub fn pending_output(&self) -> &[u8] {
+        self.out.get(self.out_pos..).unwrap_or(&[])
+    }
+
+    /// The socket took the first `n` bytes of [`Connection::pending_output`]. Call
+    /// [`Connection::poll`] afterwards to refill the buffer.
+    pub fn mark_sent(&mut self, n: usize, now_ms: u64) {
+        let n = n.min(self.pending());
+        if n == 0 {
+            return;
+        }
+        self.out_pos += n;
+        self.last_activity_ms = now_ms;
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+            self.out_waiting_since = None;
+        } else {
+            self.out_waiting_since = Some(now_ms);
+            if self.out_pos >= 4096 && self.out_pos * 2 >= self.out.len() {
+                self.out.drain(..self.out_pos);
+                self.out_pos = 0;
+            }
+        }
+    }
+
+    /// The peer sent FIN (call after every received byte went through [`Connection::recv`]):
+    /// no more requests come. A partial request is dropped, requests held behind the current
+    /// response are not answered, a streamed body in progress is cancelled; output already
+    /// produced is still flushed, then the connection is finished.
+    pub fn peer_closed(&mut self) {
+        if self.peer_closed {
+            return;
+        }
+        self.peer_closed = true;
+        self.closing = true;
+        self.held = Vec::new();
+        self.parser.reset();
+        self.request_started_ms = None;
+        if matches!(self.writing, Some(Writing::Stream { .. })) {
+            self.cancel_stream();
+        }
+    }
+
+    /// The connection is gone (reset, or the caller gives up on it): cancel a streamed body
+    /// and drop everything.
+    pub fn abort(&mut self) {
+        self.cancel_stream();
+        self.writing = None;
+        self.aborted = true;
+        self.closing = true;
+        self.held = Vec::new();
+        self.out = Vec::new();
+        self.out_pos = 0;
+    }
+
+    /// Whether the socket should be closed now (everything owed to the peer was handed out).
+    pub fn is_finished(&self) -> bool {
+        self.aborted || (self.closing && self.writing.is_none() && self.pending() == 0)
+    }
+
+    fn pending(&self) -> usize {
+        self.out.len() - self.out_pos
+    }
+
+    fn out_room(&self) -> usize {
+        self.config.output_buffer.saturating_sub(self.pending())
+    }
+
+    fn cancel_stream(&mut self) {
+        if let Some(Writing::Stream { source, .. }) = self.writing.as_mut() {
+            source.cancel();
+            self.writing = None;
+        }
+    }
+
+    /// Writes as much of the current body as fits, then answers held requests while the
+    /// output has room and nothing else is being written.
+    fn pump(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        loop {
+            if !self.fill(now_ms) {
+                return;
+            }
+            if self.closing || self.held.is_empty() || self.out_room() == 0 {
+                return;
+            }
+            let mut held = mem::take(&mut self.held);
+            let n = self.parse(&held, now_ms, handler);
+            if !self.closing {
+                held.drain(..n.min(held.len()));
+                self.held = held;
+            }
+            if n == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Moves body bytes into the output buffer while it has room. Returns true when no body
+    /// is in progress any more.
+    fn fill(&mut self, now_ms: u64) -> bool {
+        let cap = self.config.output_buffer;
+        let done = match self.writing.as_mut() {
+            None => return true,
+            Some(Writing::Full { body, pos }) => {
+                let room = cap.saturating_sub(self.out.len() - self.out_pos);
+                let n = room.min(body.len().saturating_sub(*pos));
+                self.out.extend_from_slice(&body[*pos..*pos + n]);
+                *pos += n;
+                *pos >= body.len()
+            }
+            Some(Writing::Stream { source, chunked }) => {
+                let overhead = if *chunked {
+                    CHUNK_OVERHEAD + LAST_CHUNK.len()
+                } else {
+                    0
+                };
+                loop {
+                    let pending = self.out.len() - self.out_pos;
+                    let room = cap.saturating_sub(pending);
+                    if pending > 0 && room < overhead + MIN_PIECE.min(cap / 2).max(1) {
+                        break false;
+                    }
+                    let max = room.saturating_sub(overhead).max(1);
+                    self.scratch.clear();
+                    let poll = source.poll(&mut self.scratch, max, now_ms);
+                    let got = self.scratch.len();
+                    if *chunked {
+                        response::write_chunk(&mut self.out, &self.scratch);
+                    } else {
+                        self.out.extend_from_slice(&self.scratch);
+                    }
+                    match poll {
+                        BodyPoll::Data if got > 0 => continue,
+                        BodyPoll::Data | BodyPoll::Pending => break false,
+                        BodyPoll::End => {
+                            if *chunked {
+                                self.out.extend_from_slice(LAST_CHUNK);
+                            }
+                            break true;
+                        }
+                    }
+                }
+            }
+        };
+        if done {
+            self.writing = None;
+            self.scratch = Vec::new();
+        }
+        done
+    }
+
+    /// Feeds the parser and acts on what it reports. Returns the bytes consumed.
+    fn parse(&mut self, input: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
+        match self.parser.feed(input) {
+            Ok((n, event)) => {
+                match event {
+                    None => {}
+                    Some(Event::Continue) => self.out.extend_from_slice(CONTINUE),
+                    Some(Event::Request(parsed)) => {
+                        self.request_started_ms = None;
+                        self.dispatch(*parsed, now_ms, handler);
+                    }
+                }
+                if self.parser.in_progress() && !self.closing {
+                    self.request_started_ms.get_or_insert(now_ms);
+                }
+                n
+            }
+            Err(e) => {
+                self.refuse(e.status, e.message);
+                input.len()
+            }
+        }
+    }
+
+    fn dispatch(&mut self, parsed: Parsed, now_ms: u64, handler: &mut dyn Handler) {
+        let head = parsed.request.method == Method::Head;
+        let version = parsed.version;
+        let keep_alive = parsed.keep_alive && !self.peer_closed;
+        let resp = handler.handle(parsed.request, self.peer, now_ms);
+        self.start(resp, head, version, keep_alive);
+    }
+
+    /// Answers a request that could not be read, and closes.
+    fn refuse(&mut self, status: u16, message: &str) {
+        self.request_started_ms = None;
+        self.start(
+            response::error(status, message),
+            false,
+            Version::Http11,
+            false,
+        );
+    }
+
+    /// Writes the head of `resp` and sets its body up for writing.
+    fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
+        let status = response::final_status(resp.status);
+        let plan = response::plan(status, head, version, &resp.body);
+        let handler_close = resp.headers.0.iter().any(|(n, v)| {
+            n.eq_ignore_ascii_case("connection") && list(v).any(|t| t.eq_ignore_ascii_case("close"))
+        });
+        let close = !keep_alive || handler_close || plan.framing == Framing::UntilClose;
+        let connection = if close {
+            ConnectionHeader::Close
+        } else if version == Version::Http10 {
+            ConnectionHeader::KeepAlive
+        } else {
+            ConnectionHeader::Omit
+        };
+        response::write_head(
+            &mut self.out,
+            status,
+            &resp.headers,
+            plan.framing,
+            connection,
+        );
+        self.writing = match resp.body {
+            Body::Full(body) if plan.send_body && !body.is_empty() => {
+                Some(Writing::Full { body, pos: 0 })
+            }
+            Body::Stream(source) if plan.send_body => Some(Writing::Stream {
+                source,
+                chunked: plan.framing == Framing::Chunked,
+            }),
+            Body::Stream(mut source) => {
+                source.cancel();
+                None
+            }
+            Body::Full(_) | Body::Empty => None,
+        };
+        if close {
+            self.closing = true;
+            self.held = Vec::new();
+        }
+    }
+}
+
+impl Drop for Connection {
+    /// A connection dropped mid-stream stops the work behind the stream.
+    fn drop(&mut self) {
+        self.cancel_stream();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::http::message::{Headers, Request};
+    use alloc::collections::VecDeque;
+    use alloc::rc::Rc;
+    use alloc::string::{String, ToString};
+    use core::cell::RefCell;
+    use std::format;
+    use std::vec;
+
+    const PEER: Peer = Peer {
+        addr: [10, 0, 2, 2],
+        port: 40000,
+    };
+
+    #[derive(Default)]
+    struct Log {
+        /// Wait steps the test has let pass so far.
+        releases: usize,
+        waits_passed: usize,
+        polls: usize,
+        max_seen: usize,
+        cancelled: bool,
+        ended: bool,
+    }
+
+    /// A scripted body: `Some(bytes)` yields data, `None` is Pending until the test releases
+    /// it; the end of the script is End.
+    struct Script {
+        steps: VecDeque<Option<Vec<u8>>>,
+        log: Rc<RefCell<Log>>,
+    }
+
+    impl BodySource for Script {
+        fn poll(&mut self, out: &mut Vec<u8>, max: usize, _now: u64) -> BodyPoll {
+            let mut log = self.log.borrow_mut();
+            log.polls += 1;
+            log.max_seen = log.max_seen.max(max);
+            if matches!(self.steps.front(), Some(None)) && log.releases > log.waits_passed {
+                log.waits_passed += 1;
+                self.steps.pop_front();
+            }
+            match self.steps.front().cloned() {
+                Some(Some(mut data)) => {
+                    self.steps.pop_front();
+                    if data.len() > max {
+                        let rest = data.split_off(max);
+                        self.steps.push_front(Some(rest));
+                    }
+                    out.extend_from_slice(&data);
+                    BodyPoll::Data
+                }
+                Some(None) => BodyPoll::Pending,
+                None => {
+                    log.ended = true;
+                    BodyPoll::End
+                }
+            }
+        }
+        fn cancel(&mut self) {
+            self.log.borrow_mut().cancelled = true;
+        }
+    }
+
+    /// Answers `/stream` with the next queued script, `/nocontent` with 204, `/bye` with a
+    /// handler-requested close, everything else with "METHOD target body".
+    #[derive(Default)]
+    struct TestHandler {
+        seen: Vec<String>,
+        scripts: VecDeque<Vec<Option<Vec<u8>>>>,
+        logs: Vec<Rc<RefCell<Log>>>,
+    }
+
+    impl TestHandler {
+        fn with_script(steps: Vec<Option<Vec<u8>>>) -> Self {
+            let mut h = TestHandler::default();
+            h.scripts.push_back(steps);
+            h
+        }
+        fn log(&self, i: usize) -> std::cell::Ref<'_, Log> {
+            self.logs[i].borrow()
+        }
+        fn release(&self, i: usize) {
+            self.logs[i].borrow_mut().releases += 1;
+        }
+    }
+
+    impl Handler for TestHandler {
+        fn handle(&mut self, req: Request, peer: Peer, _now: u64) -> Response {
+            assert_eq!(peer, PEER);
+            self.seen.push(req.target.clone());
+            match req.path() {
+                "/stream" => {
+                    let log = Rc::new(RefCell::new(Log::default()));
+                    self.logs.push(log.clone());
+                    let steps = self.scripts.pop_front().unwrap_or_default().into();
+                    let mut headers = Headers::default();
+                    headers.push("Content-Type", "text/event-stream");
+                    Response {
+                        status: 200,
+                        headers,
+                        body: Body::Stream(Box::new(Script { steps, log })),
+                    }
+                }
+                "/nocontent" => Response::empty(204),
+                "/bye" => {
+                    let mut r = Response::full(200, "text/plain", "bye");
+                    r.headers.push("Connection", "close");
+                    r
+                }
+                "/big" => Response::full(200, "application/octet-stream", vec![b'b'; 50_000]),
+                _ => {
+                    let text = format!(
+                        "{} {} {}",
+                        req.method.as_str(),
+                        req.target,
+                        String::from_utf8_lossy(&req.body)
+                    );
+                    Response::full(200, "text/plain", text)
+                }
+            }
+        }
+    }
+
+    fn conn() -> Connection {
+        Connection::new(PEER, Config::default(), 0)
+    }
+
+    /// Polls and takes all output, as a socket that accepts everything would.
+    fn drain(c: &mut Connection, h: &mut TestHandler, now: u64) -> Vec<u8> {
+        let mut all = Vec::new();
+        loop {
+            c.poll(now, h);
+            let out = c.pending_output().to_vec();
+            if out.is_empty() {
+                return all;
+            }
+            c.mark_sent(out.len(), now);
+            all.extend_from_slice(&out);
+        }
+    }
+
+    fn text(b: &[u8]) -> String {
+        String::from_utf8_lossy(b).into_owned()
+    }
+
+    /// A parsed response as a client would see it.
+    #[derive(Debug)]
+    struct Reply {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    }
+
+    impl Reply {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+    }
+
+    /// Splits a byte stream into responses (none of them to HEAD), checking the framing.
+    fn replies(mut b: &[u8]) -> Vec<Reply> {
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            let end = b
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .expect("head end")
+                + 4;
+            let head = text(&b[..end]);
+            b = &b[end..];
+            let mut lines = head.split("\r\n");
+            let status_line = lines.next().unwrap();
+            assert!(status_line.starts_with("HTTP/1.1 "), "{status_line}");
+            let status: u16 = status_line[9..12].parse().unwrap();
+            let headers: Vec<(String, String)> = lines
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let (n, v) = l.split_once(": ").unwrap();
+                    (n.to_string(), v.to_string())
+                })
+                .collect();
+            let mut reply = Reply {
+                status,
+                headers,
+                body: Vec::new(),
+            };
+            if status == 100 {
+                out.push(reply);
+                continue;
+            }
+            if let Some(cl) = reply.header("content-length") {
+                let n: usize = cl.parse().unwrap();
+                reply.body = b[..n].to_vec();
+                b = &b[n..];
+            } else if reply.header("transfer-encoding") == Some("chunked") {
+                loop {
+                    let le = b.windows(2).position(|w| w == b"\r\n").unwrap();
+                    let n = usize::from_str_radix(&text(&b[..le]), 16).unwrap();
+                    b = &b[le + 2..];
+                    if n == 0 {
+                        assert_eq!(&b[..2], b"\r\n");
+                        b = &b[2..];
+                        break;
+                    }
+                    reply.body.extend_from_slice(&b[..n]);
+                    assert_eq!(&b[n..n + 2], b"\r\n");
+                    b = &b[n + 2..];
+                }
+            } else if status != 204 && status != 304 {
+                reply.body = b.to_vec();
+                b = &[];
+            }
+            out.push(reply);
+        }
+        out
+    }
+
+    fn send(c: &mut Connection, h: &mut TestHandler, bytes: &[u8], now: u64) -> Vec<Reply> {
+        assert_eq!(c.recv(bytes, now, h), bytes.len());
+        replies(&drain(c, h, now))
+    }
+
+    #[test]
+    fn pipelined_requests_answered_in_order() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let input = b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\nPOST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /3 HTTP/1.1\r\nHost: x\r\n\r\n";
+        let r = send(&mut c, &mut h, input, 1);
+        assert_eq!(h.seen, ["/1", "/2", "/3"]);
+        let bodies: Vec<String> = r.iter().map(|r| text(&r.body)).collect();
+        assert_eq!(bodies, ["GET /1 ", "POST /2 abc", "GET /3 "]);
+        assert!(r.iter().all(|r| r.header("connection").is_none()));
+        assert!(!c.is_finished());
+    }
+
+    #[test]
+    fn byte_at_a_time_input() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let input = b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\n\r\n";
+        let mut out = Vec::new();
+        for &b in input.iter() {
+            assert_eq!(c.recv(&[b], 5, &mut h), 1);
+            out.extend(drain(&mut c, &mut h, 5));
+        }
+        let r = replies(&out);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].body, b"POST /x abc");
+        assert_eq!(r[1].body, b"GET /y ");
+    }
+
+    #[test]
+    fn http10_closes_unless_keep_alive() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.0\r\n\r\n",
+            0,
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].header("connection"), Some("close"));
+        assert_eq!(h.seen, ["/a"]);
+        assert!(c.is_finished());
+
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            0,
+        );
+        assert_eq!(r[0].header("connection"), Some("keep-alive"));
+        assert!(!c.is_finished());
+    }
+
+    #[test]
+    fn connection_close_honoured_and_later_requests_dropped() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let input = b"GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n";
+        let r = send(&mut c, &mut h, input, 0);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].header("connection"), Some("close"));
+        assert_eq!(h.seen, ["/a"]);
+        assert!(c.is_finished());
+        // Input after the close decision is taken and dropped.
+        assert_eq!(c.recv(b"GET /c HTTP/1.1\r\n\r\n", 0, &mut h), 19);
+        assert_eq!(h.seen.len(), 1);
+    }
+
+    #[test]
+    fn handler_can_ask_for_close() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(&mut c, &mut h, b"GET /bye HTTP/1.1\r\nHost: x\r\n\r\n", 0);
+        assert_eq!(r[0].header("connection"), Some("close"));
+        assert_eq!(
+            r.iter()
+                .filter(|r| r.header("connection").is_some())
+                .count(),
+            1
+        );
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn head_gets_get_headers_without_body() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"HEAD /abc HTTP/1.1\r\nHost: x\r\n\r\nGET /z HTTP/1.1\r\nHost: x\r\n\r\n",
+            0,
+            &mut h,
+        );
+        let out = text(&drain(&mut c, &mut h, 0));
+        let get_len = "HEAD /abc ".len();
+        let want = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {get_len}\r\n\r\nHTTP/1.1 200 OK\r\n"
+        );
+        assert!(out.starts_with(&want), "{out}");
+        assert!(out.ends_with("\r\n\r\nGET /z "));
+    }
+
+    #[test]
+    fn head_of_stream_cancels_source() {
+        let (mut c, mut h) = (
+            conn(),
+            TestHandler::with_script(vec![Some(b"data".to_vec())]),
+        );
+        c.recv(b"HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        let out = text(&drain(&mut c, &mut h, 0));
+        assert!(out.ends_with("Transfer-Encoding: chunked\r\n\r\n"), "{out}");
+        assert!(h.log(0).cancelled);
+        assert_eq!(h.log(0).polls, 0);
+    }
+
+    #[test]
+    fn no_content_has_no_length() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(b"GET /nocontent HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        assert_eq!(
+            text(&drain(&mut c, &mut h, 0)),
+            "HTTP/1.1 204 No Content\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn streamed_body_is_chunked_and_later_requests_wait() {
+        let steps = vec![
+            Some(b"event: a\n\n".to_vec()),
+            None,
+            Some(b"event: b\n\n".to_vec()),
+        ];
+        let (mut c, mut h) = (conn(), TestHandler::with_script(steps));
+        let input =
+            b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n";
+        assert_eq!(c.recv(input, 0, &mut h), input.len());
+        let first = text(&drain(&mut c, &mut h, 0));
+        assert!(first.contains("Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\na\r\nevent: a\n\n\r\n"));
+        // The pending step held the stream open: /after is not handled yet.
+        assert_eq!(h.seen, ["/stream"]);
+        assert_eq!(drain(&mut c, &mut h, 1), b"");
+        assert_eq!(h.seen, ["/stream"]);
+        h.release(0);
+        let rest = drain(&mut c, &mut h, 1);
+        assert_eq!(h.seen, ["/stream", "/after"]);
+        let mut all = first.into_bytes();
+        all.extend_from_slice(&rest);
+        let r = replies(&all);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].body, b"event: a\n\nevent: b\n\n");
+        assert_eq!(r[1].body, b"GET /after ");
+        assert!(h.log(0).ended && !h.log(0).cancelled);
+    }
+
+    #[test]
+    fn stream_backpressure_bounds_output() {
+        let total = 200_000;
+        let steps = vec![Some(vec![b's'; total])];
+        let (mut c, mut h) = (conn(), TestHandler::with_script(steps));
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        let cap = Config::default().output_buffer;
+        let mut all = Vec::new();
+        for _ in 0..10_000 {
+            c.poll(0, &mut h);
+            let pending = c.pending_output().len();
+            assert!(pending <= cap + 200, "{pending} bytes buffered");
+            if pending == 0 {
+                break;
+            }
+            // A slow socket: 1000 bytes per round.
+            let n = pending.min(1000);
+            all.extend_from_slice(&c.pending_output()[..n]);
+            c.mark_sent(n, 0);
+        }
+        assert!(h.log(0).max_seen <= cap);
+        let r = replies(&all);
+        assert_eq!(r[0].body.len(), total);
+        assert!(h.log(0).ended);
+    }
+
+    #[test]
+    fn full_body_larger_than_buffer_is_sent_in_pieces() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n",
+            0,
+            &mut h,
+        );
+        assert!(c.pending_output().len() <= Config::default().output_buffer + 200);
+        // /next waits until /big is fully in the buffer.
+        assert_eq!(h.seen, ["/big"]);
+        let r = replies(&drain(&mut c, &mut h, 0));
+        assert_eq!(r[0].body, vec![b'b'; 50_000]);
+        assert_eq!(r[1].body, b"GET /next ");
+    }
+
+    #[test]
+    fn input_held_while_streaming_is_bounded() {
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![None]));
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        let flood = vec![b'x'; 100_000];
+        let took = c.recv(&flood, 0, &mut h);
+        assert_eq!(took, Config::default().input_buffer);
+        assert_eq!(c.recv(&flood, 0, &mut h), 0);
+    }
+
+    #[test]
+    fn cancel_on_peer_close_mid_stream() {
+        let (mut c, mut h) = (
+            conn(),
+            TestHandler::with_script(vec![Some(b"x".to_vec()), None]),
+        );
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        drain(&mut c, &mut h, 0);
+        assert!(!h.log(0).cancelled);
+        c.peer_closed();
+        assert!(h.log(0).cancelled);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn cancel_on_drop_and_abort_mid_stream() {
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![None]));
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        drop(c);
+        assert!(h.log(0).cancelled);
+
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![None]));
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        c.abort();
+        assert!(h.log(0).cancelled && c.is_finished());
+        assert!(c.pending_output().is_empty());
+    }
+
+    #[test]
+    fn finished_stream_not_cancelled_on_drop() {
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![Some(b"x".to_vec())]));
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        drain(&mut c, &mut h, 0);
+        drop(c);
+        assert!(h.log(0).ended && !h.log(0).cancelled);
+    }
+
+    #[test]
+    fn peer_close_still_flushes_complete_answers() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /partial HTTP/1.1\r\n",
+            0,
+            &mut h,
+        );
+        c.peer_closed();
+        assert!(!c.is_finished());
+        let r = replies(&drain(&mut c, &mut h, 0));
+        assert_eq!(r.len(), 1);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn http10_stream_is_delimited_by_close() {
+        let (mut c, mut h) = (
+            conn(),
+            TestHandler::with_script(vec![Some(b"abc".to_vec())]),
+        );
+        c.recv(b"GET /stream HTTP/1.0\r\n\r\n", 0, &mut h);
+        let out = text(&drain(&mut c, &mut h, 0));
+        assert!(
+            out.ends_with("Content-Type: text/event-stream\r\nConnection: close\r\n\r\nabc"),
+            "{out}"
+        );
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn idle_timeout_closes_silently() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.poll(29_999, &mut h);
+        assert!(!c.is_finished());
+        c.poll(30_000, &mut h);
+        assert!(c.is_finished());
+        assert!(c.pending_output().is_empty());
+
+        // Activity restarts the clock.
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        send(&mut c, &mut h, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 20_000);
+        c.poll(49_999, &mut h);
+        assert!(!c.is_finished());
+        c.poll(50_000, &mut h);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn half_sent_request_gets_408() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(b"GET / HTTP/1.1\r\nHo", 1_000, &mut h);
+        // Trickling bytes does not extend the deadline.
+        c.recv(b"s", 20_000, &mut h);
+        c.poll(30_999, &mut h);
+        assert!(c.pending_output().is_empty());
+        c.poll(31_000, &mut h);
+        let r = replies(&drain(&mut c, &mut h, 31_000));
+        assert_eq!(r[0].status, 408);
+        assert_eq!(r[0].header("connection"), Some("close"));
+        assert!(c.is_finished());
+        assert!(h.seen.is_empty());
+    }
+
+    #[test]
+    fn long_stream_is_not_idle() {
+        let (mut c, mut h) = (
+            conn(),
+            TestHandler::with_script(vec![None, None, Some(b"late".to_vec())]),
+        );
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        drain(&mut c, &mut h, 0);
+        h.release(0);
+        c.poll(100_000, &mut h);
+        assert!(!c.is_finished());
+        h.release(0);
+        // Output produced after a long quiet spell is not mistaken for a stalled peer.
+        let out = drain(&mut c, &mut h, 200_000);
+        assert!(text(&out).contains("late"));
+        assert!(!c.is_finished());
+    }
+
+    #[test]
+    fn peer_that_stops_reading_is_aborted() {
+        let (mut c, mut h) = (
+            conn(),
+            TestHandler::with_script(vec![Some(vec![b'z'; 100_000])]),
+        );
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        c.poll(0, &mut h);
+        assert!(!c.pending_output().is_empty());
+        c.poll(29_999, &mut h);
+        assert!(!c.is_finished());
+        c.poll(30_000, &mut h);
+        assert!(c.is_finished());
+        assert!(h.log(0).cancelled);
+    }
+
+    #[test]
+    fn expect_continue_gets_interim_response() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"POST /p HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n",
+            0,
+            &mut h,
+        );
+        assert_eq!(c.pending_output(), CONTINUE);
+        let out = drain(&mut c, &mut h, 0);
+        assert_eq!(out, CONTINUE);
+        let r = send(&mut c, &mut h, b"body", 0);
+        assert_eq!(r[0].body, b"POST /p body");
+    }
+
+    #[test]
+    fn bad_request_closes_after_error() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"BROKEN\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            0,
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].status, 400);
+        assert_eq!(r[0].header("connection"), Some("close"));
+        assert!(text(&r[0].body).starts_with("400 Bad Request: "));
+        assert!(h.seen.is_empty());
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn error_after_good_request_keeps_order() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/2.0\r\n\r\n",
+            0,
+        );
+        assert_eq!(r.iter().map(|r| r.status).collect::<Vec<_>>(), [200, 505]);
+    }
+
+    #[test]
+    fn megabyte_header_gets_431_without_buffering() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ", 0, &mut h);
+        let piece = vec![b'a'; 1024];
+        for _ in 0..1024 {
+            assert_eq!(c.recv(&piece, 0, &mut h), 1024);
+        }
+        assert!(c.parser.buffered() <= 2 * Limits::default().header_section);
+        let r = replies(&drain(&mut c, &mut h, 0));
+        assert_eq!(r[0].status, 431);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn huge_content_length_gets_413_immediately() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n",
+            0,
+        );
+        assert_eq!(r[0].status, 413);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn every_parser_status_reaches_the_wire() {
+        let cases: [(&[u8], u16); 6] = [
+            (
+                b"GET /x HTTP/1.1\r\nHost: x\r\nA: b\r\n folded\r\n\r\n",
+                400,
+            ),
+            (
+                b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+                501,
+            ),
+            (b"GET / HTTP/3.0\r\n\r\n", 505),
+            (b"GET / HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n", 417),
+            (
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n",
+                413,
+            ),
+            (
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                400,
+            ),
+        ];
+        for (input, status) in cases {
+            let (mut c, mut h) = (conn(), TestHandler::default());
+            let r = send(&mut c, &mut h, input, 0);
+            assert_eq!(r[0].status, status, "{}", text(input));
+            assert!(c.is_finished());
+        }
+        let long = format!("GET /{} HTTP/1.1\r\n", "a".repeat(9000));
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        assert_eq!(send(&mut c, &mut h, long.as_bytes(), 0)[0].status, 414);
+    }
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic_and_get_an_error_or_nothing() {
+        let mut rng = Lcg(99);
+        for _ in 0..3000 {
+            let len = 1 + (rng.next() % 400) as usize;
+            let input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let (mut c, mut h) = (conn(), TestHandler::default());
+            let mut rest = &input[..];
+            let mut out = Vec::new();
+            while !rest.is_empty() {
+                let piece = (1 + (rng.next() % 64) as usize).min(rest.len());
+                let n = c.recv(&rest[..piece], 0, &mut h);
+                rest = &rest[n..];
+                out.extend(drain(&mut c, &mut h, 0));
+                if n == 0 {
+                    break;
+                }
+            }
+            c.poll(60_000, &mut h);
+            out.extend(drain(&mut c, &mut h, 60_000));
+            assert!(h.seen.is_empty());
+            let s = text(&out);
+            assert!(
+                s.starts_with("HTTP/1.1 4") || s.starts_with("HTTP/1.1 5") || s.is_empty(),
+                "{s}"
+            );
+            assert!(c.is_finished());
+        }
+    }
+}

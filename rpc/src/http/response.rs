@@ -1,0 +1,361 @@
+//! Writes HTTP/1.1 responses: status line, headers and body framing.
+//!
+//! Handlers describe a response with [`Response`]; the framing headers (`Content-Length`,
+//! `Transfer-Encoding`, `Connection`) are this module's job, so whatever a handler put there
+//! itself is dropped rather than sent twice. Header fields that could split the response
+//! (CR/LF in a value, a name that is not a token) are dropped too.
+
+use alloc::format;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use super::message::{Body, Headers, Response};
+use super::parser::{Version, is_tchar};
+
+/// The interim response sent for `Expect: 100-continue`.
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// The terminating chunk of a chunked body (no trailers).
+pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+
+/// Bytes a chunk adds around its data at most: up to 8 hex digits and two CRLFs.
+pub const CHUNK_OVERHEAD: usize = 8 + 2 + 2;
+
+/// How a response body is delimited on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// `Content-Length: n`.
+    Length(usize),
+    /// `Transfer-Encoding: chunked` (streamed bodies to HTTP/1.1 clients).
+    Chunked,
+    /// No length: the body ends when the connection closes (streamed bodies to HTTP/1.0).
+    UntilClose,
+    /// No framing header at all (204, 304, HEAD of a stream to HTTP/1.0).
+    None,
+}
+
+/// What the `Connection` header says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionHeader {
+    /// Nothing: the HTTP/1.1 default (keep-alive).
+    Omit,
+    /// `Connection: keep-alive`, for HTTP/1.0 clients that asked for it.
+    KeepAlive,
+    /// `Connection: close`: this is the last response on the connection.
+    Close,
+}
+
+/// The framing decision for one response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub framing: Framing,
+    /// Whether body bytes follow the head (false for HEAD, 204, 304).
+    pub send_body: bool,
+}
+
+/// Decides framing: HEAD gets the headers a GET would have (the length of a full body, the
+/// chunked coding of a stream) and no body; 204 and 304 never carry one.
+pub fn plan(status: u16, head_request: bool, version: Version, body: &Body) -> Plan {
+    if status == 204 || status == 304 {
+        return Plan {
+            framing: Framing::None,
+            send_body: false,
+        };
+    }
+    let framing = match (body, version) {
+        (Body::Empty, _) => Framing::Length(0),
+        (Body::Full(b), _) => Framing::Length(b.len()),
+        (Body::Stream(_), Version::Http11) => Framing::Chunked,
+        (Body::Stream(_), Version::Http10) if head_request => Framing::None,
+        (Body::Stream(_), Version::Http10) => Framing::UntilClose,
+    };
+    Plan {
+        framing,
+        send_body: !head_request,
+    }
+}
+
+/// A status a handler may answer with: 200–599; anything else becomes 500.
+pub fn final_status(status: u16) -> u16 {
+    if (200..=599).contains(&status) {
+        status
+    } else {
+        500
+    }
+}
+
+/// The reason phrase for a status code ("" for codes without a registered phrase).
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        417 => "Expectation Failed",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        _ => "",
+    }
+}
+
+/// Whether a handler's header field is fit to send: a token name, a value without CR, LF or
+/// NUL, and not one of the framing fields this module writes itself.
+fn sendable(name: &str, value: &str) -> bool {
+    !name.is_empty()
+        && name.bytes().all(is_tchar)
+        && !value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+        && !["content-length", "transfer-encoding", "connection"]
+            .iter()
+            .any(|f| name.eq_ignore_ascii_case(f))
+}
+
+/// Appends the status line, the handler's headers and the framing headers.
+pub fn write_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    headers: &Headers,
+    framing: Framing,
+    connection: ConnectionHeader,
+) {
+    let mut line = format!("HTTP/1.1 {} {}\r\n", status, reason(status));
+    for (name, value) in headers.0.iter().filter(|(n, v)| sendable(n, v)) {
+        let _ = write!(line, "{name}: {value}\r\n");
+    }
+    match framing {
+        Framing::Length(n) => {
+            let _ = write!(line, "Content-Length: {n}\r\n");
+        }
+        Framing::Chunked => line.push_str("Transfer-Encoding: chunked\r\n"),
+        Framing::UntilClose | Framing::None => {}
+    }
+    match connection {
+        ConnectionHeader::Omit => {}
+        ConnectionHeader::KeepAlive => line.push_str("Connection: keep-alive\r\n"),
+        ConnectionHeader::Close => line.push_str("Connection: close\r\n"),
+    }
+    line.push_str("\r\n");
+    out.extend_from_slice(line.as_bytes());
+}
+
+/// Appends one chunk of a chunked body; empty data writes nothing (an empty chunk would end
+/// the body).
+pub fn write_chunk(out: &mut Vec<u8>, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let size = format!("{:x}\r\n", data.len());
+    out.extend_from_slice(size.as_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The plain-text response for a refused request, e.g. `431 Request Header Fields Too
+/// Large: too many header fields`.
+pub fn error(status: u16, detail: &str) -> Response {
+    let body = format!("{} {}: {}\n", status, reason(status), detail);
+    Response::full(status, "text/plain; charset=utf-8", body.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::http::message::{BodyPoll, BodySource};
+    use alloc::boxed::Box;
+    use std::string::String;
+
+    struct Nothing;
+    impl BodySource for Nothing {
+        fn poll(&mut self, _: &mut Vec<u8>, _: usize, _: u64) -> BodyPoll {
+            BodyPoll::End
+        }
+    }
+
+    fn head(status: u16, headers: &Headers, framing: Framing, c: ConnectionHeader) -> String {
+        let mut out = Vec::new();
+        write_head(&mut out, status, headers, framing, c);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn status_line_and_framing_headers() {
+        let mut h = Headers::default();
+        h.push("Content-Type", "application/json");
+        assert_eq!(
+            head(200, &h, Framing::Length(5), ConnectionHeader::Omit),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n"
+        );
+        assert_eq!(
+            head(
+                404,
+                &Headers::default(),
+                Framing::Chunked,
+                ConnectionHeader::Close
+            ),
+            "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        );
+        assert_eq!(
+            head(
+                200,
+                &Headers::default(),
+                Framing::UntilClose,
+                ConnectionHeader::KeepAlive
+            ),
+            "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\n"
+        );
+        assert_eq!(
+            head(
+                299,
+                &Headers::default(),
+                Framing::None,
+                ConnectionHeader::Omit
+            ),
+            "HTTP/1.1 299 \r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn handler_framing_and_unsafe_headers_dropped() {
+        let mut h = Headers::default();
+        h.push("content-length", "99");
+        h.push("Transfer-Encoding", "gzip");
+        h.push("Connection", "upgrade");
+        h.push("X-Split", "a\r\nSet-Cookie: evil");
+        h.push("Bad Name", "v");
+        h.push("", "v");
+        h.push("X-Ok", "fine");
+        assert_eq!(
+            head(200, &h, Framing::Length(0), ConnectionHeader::Omit),
+            "HTTP/1.1 200 OK\r\nX-Ok: fine\r\nContent-Length: 0\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn plans() {
+        let full = Body::Full(b"abc".to_vec());
+        let stream = Body::Stream(Box::new(Nothing));
+        let v11 = Version::Http11;
+        let v10 = Version::Http10;
+        let p = |s, h, v, b| plan(s, h, v, b);
+        assert_eq!(
+            p(200, false, v11, &full),
+            Plan {
+                framing: Framing::Length(3),
+                send_body: true
+            }
+        );
+        assert_eq!(
+            p(200, true, v11, &full),
+            Plan {
+                framing: Framing::Length(3),
+                send_body: false
+            }
+        );
+        assert_eq!(
+            p(200, false, v11, &Body::Empty),
+            Plan {
+                framing: Framing::Length(0),
+                send_body: true
+            }
+        );
+        assert_eq!(
+            p(200, false, v11, &stream),
+            Plan {
+                framing: Framing::Chunked,
+                send_body: true
+            }
+        );
+        assert_eq!(
+            p(200, true, v11, &stream),
+            Plan {
+                framing: Framing::Chunked,
+                send_body: false
+            }
+        );
+        assert_eq!(
+            p(200, false, v10, &stream),
+            Plan {
+                framing: Framing::UntilClose,
+                send_body: true
+            }
+        );
+        assert_eq!(
+            p(200, true, v10, &stream),
+            Plan {
+                framing: Framing::None,
+                send_body: false
+            }
+        );
+        assert_eq!(
+            p(204, false, v11, &full),
+            Plan {
+                framing: Framing::None,
+                send_body: false
+            }
+        );
+        assert_eq!(
+            p(304, false, v11, &stream),
+            Plan {
+                framing: Framing::None,
+                send_body: false
+            }
+        );
+    }
+
+    #[test]
+    fn chunks() {
+        let mut out = Vec::new();
+        write_chunk(&mut out, b"");
+        assert!(out.is_empty());
+        write_chunk(&mut out, &[b'x'; 26]);
+        out.extend_from_slice(LAST_CHUNK);
+        let mut want = b"1a\r\n".to_vec();
+        want.extend_from_slice(&[b'x'; 26]);
+        want.extend_from_slice(b"\r\n0\r\n\r\n");
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(final_status(100), 500);
+        assert_eq!(final_status(1000), 500);
+        assert_eq!(final_status(0), 500);
+        assert_eq!(final_status(404), 404);
+        assert_eq!(reason(413), "Content Too Large");
+        assert_eq!(reason(505), "HTTP Version Not Supported");
+        let e = error(431, "too many header fields");
+        assert_eq!(e.status, 431);
+        assert!(
+            matches!(e.body, Body::Full(ref b) if b == b"431 Request Header Fields Too Large: too many header fields\n")
+        );
+    }
+}
