@@ -8,6 +8,7 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod drivers;
 pub mod modinfo;
 
 #[cfg(target_os = "none")]

@@ -1,0 +1,66 @@
+//! Where descriptors and buffers sit in the DMA area: all descriptors first (16 bytes each, RX
+//! then TX), then the packet buffers on 128-byte boundaries so that invalidating one buffer's
+//! cache lines never discards anything else.
+
+/// Bytes per descriptor: pbuf, cntinfo, pnext and one pad word (NetBSD pads to 16).
+pub const DESC_SIZE: usize = 16;
+/// Buffer size the driver writes into RX descriptors (Linux's PKT_BUF_SZ).
+pub const RX_BUF_SIZE: usize = 1584;
+/// Distance between buffers: `RX_BUF_SIZE` rounded up to the 128-byte cache line.
+pub const BUF_STRIDE: usize = 1664;
+/// Alignment of the DMA area and of the first buffer.
+pub const DMA_ALIGN: usize = 128;
+
+const _: () = assert!(BUF_STRIDE.is_multiple_of(DMA_ALIGN) && BUF_STRIDE >= RX_BUF_SIZE);
+
+/// Byte offsets of every descriptor and buffer for one ring geometry.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub rx_n: usize,
+    pub tx_n: usize,
+}
+
+impl Layout {
+    /// Offset of RX descriptor `i`.
+    pub fn rx_desc(&self, i: usize) -> usize {
+        i * DESC_SIZE
+    }
+
+    /// Offset of TX descriptor `i`.
+    pub fn tx_desc(&self, i: usize) -> usize {
+        (self.rx_n + i) * DESC_SIZE
+    }
+
+    fn buffers(&self) -> usize {
+        ((self.rx_n + self.tx_n) * DESC_SIZE).next_multiple_of(DMA_ALIGN)
+    }
+
+    /// Offset of RX buffer `i`.
+    pub fn rx_buf(&self, i: usize) -> usize {
+        self.buffers() + i * BUF_STRIDE
+    }
+
+    /// Offset of TX buffer `i`.
+    pub fn tx_buf(&self, i: usize) -> usize {
+        self.buffers() + (self.rx_n + i) * BUF_STRIDE
+    }
+
+    /// Bytes of DMA area the geometry needs.
+    pub fn total(&self) -> usize {
+        self.buffers() + (self.rx_n + self.tx_n) * BUF_STRIDE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_follow_descriptors_on_cache_lines() {
+        let l = Layout { rx_n: 5, tx_n: 3 };
+        assert_eq!(l.tx_desc(0), 80);
+        assert_eq!(l.rx_buf(0), 128);
+        assert_eq!(l.tx_buf(0), 128 + 5 * BUF_STRIDE);
+        assert_eq!(l.total(), 128 + 8 * BUF_STRIDE);
+    }
+}
