@@ -6,3 +6,7 @@
 extern crate alloc;
 
 pub mod http;
+pub mod jsonrpc;
+pub mod mcp;
+#[cfg(feature = "conformance")]
+pub mod conformance;

@@ -1,0 +1,199 @@
+//! Parsing a request body into JSON-RPC messages. Values are only syntax-checked where they are
+//! kept raw (the id), so numbers of any size or precision survive untouched.
+
+use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request id, kept as the exact JSON text the client sent (a string, number or null).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Id(String);
+
+impl Id {
+    /// The JSON `null` id, used when a request's id could not be read.
+    pub fn null() -> Self {
+        Id(String::from("null"))
+    }
+
+    /// An id from a JSON value; `None` unless it is a string, number or null.
+    pub fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::String(_) | Value::Number(_) | Value::Null => Some(Id(v.to_string())),
+            _ => None,
+        }
+    }
+
+    /// The id exactly as it appeared in the request.
+    pub fn as_json(&self) -> &str {
+        &self.0
+    }
+
+    /// The id as a JSON value (for comparing with a `requestId` in a notification). Numbers
+    /// that do not fit a double come back as `None`.
+    pub fn to_value(&self) -> Option<Value> {
+        serde_json::from_str(&self.0).ok()
+    }
+
+    /// The same request id written another way (`1` vs `1.0` are different ids; `"a"` and
+    /// `"\u0061"` are the same) is matched by value.
+    pub fn matches(&self, v: &Value) -> bool {
+        match self.to_value() {
+            Some(mine) => &mine == v,
+            None => false,
+        }
+    }
+
+    fn from_raw(raw: &RawValue) -> Option<Self> {
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'"') | Some(b'-') | Some(b'0'..=b'9') | Some(b'n') => Some(Id(text.to_string())),
+            _ => None,
+        }
+    }
+}
+
+/// One parsed JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request: it gets a response echoing `id`.
+    Request { id: Id, method: String, params: Option<Value> },
+    /// A notification: no id, no response.
+    Notification { method: String, params: Option<Value> },
+    /// A response sent by the client (to a server request); this server sends none, so these
+    /// are acknowledged and ignored.
+    Response,
+}
+
+impl Message {
+    /// The method name, if this is a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request { method, .. } | Message::Notification { method, .. } => Some(method),
+            Message::Response => None,
+        }
+    }
+
+    /// The params, if any.
+    pub fn params(&self) -> Option<&Value> {
+        match self {
+            Message::Request { params, .. } | Message::Notification { params, .. } => params.as_ref(),
+            Message::Response => None,
+        }
+    }
+
+    /// The id, if this is a request.
+    pub fn id(&self) -> Option<&Id> {
+        match self {
+            Message::Request { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// Why a message could not be taken: the error to send and the id to send it under (the
+/// request's id when it could be read, else null).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParseFailure {
+    pub id: Option<Id>,
+    pub error: RpcError,
+}
+
+impl ParseFailure {
+    fn new(id: Option<Id>, code: i32, message: &str) -> Self {
+        ParseFailure { id, error: RpcError::new(code, message) }
+    }
+}
+
+/// A body: one message, or a batch (JSON array) of them.
+#[derive(Debug, PartialEq)]
+pub enum Incoming {
+    Single(Result<Message, ParseFailure>),
+    Batch(Vec<Result<Message, ParseFailure>>),
+}
+
+/// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
+/// empty batch or a JSON scalar: -32600).
+pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
+    let first = body.iter().copied().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    match first {
+        Some(b'[') => {
+            let items: Vec<Box<RawValue>> = serde_json::from_slice(body)
+                .map_err(|_| ParseFailure::new(None, PARSE_ERROR, "Parse error"))?;
+            if items.is_empty() {
+                return Err(ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: empty batch"));
+            }
+            Ok(Incoming::Batch(items.iter().map(|raw| parse_one(raw.get().as_bytes())).collect()))
+        }
+        Some(b'{') => {
+            if serde_json::from_slice::<IgnoredAny>(body).is_err() {
+                return Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"));
+            }
+            Ok(Incoming::Single(parse_one(body)))
+        }
+        _ => {
+            if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
+                Err(ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))
+            } else {
+                Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"))
+            }
+        }
+    }
+}
+
+/// Parses one message from well-formed JSON text.
+fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
+    let map: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(text)
+        .map_err(|_| ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))?;
+    let id = match map.get("id") {
+        None => None,
+        Some(raw) => match Id::from_raw(raw) {
+            Some(id) => Some(id),
+            None => {
+                return Err(ParseFailure::new(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: id must be a string, number or null",
+                ));
+            }
+        },
+    };
+    let version_ok = map
+        .get("jsonrpc")
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+        .is_some_and(|v| v == "2.0");
+    if !version_ok {
+        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\""));
+    }
+    let Some(raw_method) = map.get("method") else {
+        if map.contains_key("result") || map.contains_key("error") {
+            return Ok(Message::Response);
+        }
+        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: no method"));
+    };
+    let Ok(method) = serde_json::from_str::<String>(raw_method.get()) else {
+        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: method must be a string"));
+    };
+    let params = match map.get("params") {
+        None => None,
+        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),
+            Ok(_) => {
+                return Err(ParseFailure::new(
+                    id,
+                    INVALID_REQUEST,
+                    "Invalid Request: params must be an object or array",
+                ));
+            }
+            Err(_) => return Err(ParseFailure::new(id, INVALID_PARAMS, "Invalid params: unreadable value")),
+        },
+    };
+    Ok(match id {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
+    })
+}

@@ -1,0 +1,510 @@
+//! A `tools/call` response as a streamed body: it advances the tool one step per poll, sends
+//! progress and log notices as SSE events (when the response is an event stream), then writes
+//! the result, pulling streamed content blocks through the encoders so big results never sit
+//! in memory whole.
+
+use super::encode::{Base64Stream, TextEscaper, escape_str};
+use super::limits::CallState;
+use super::schema;
+use super::tool::{Content, ContentSource, LogLevel, Notice, SourcePoll, Step, StepIo, StreamKind, ToolError, ToolOutput, ToolRun};
+use crate::http::{BodyPoll, BodySource};
+use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use core::fmt::Write;
+use serde_json::{Map, Value};
+
+/// JSON-RPC error code sent when a call is cancelled before its result started.
+pub(crate) const REQUEST_CANCELLED: i32 = -32800;
+
+/// How the response is framed.
+#[derive(Clone, Debug)]
+pub(crate) enum Framing {
+    /// One JSON-RPC response.
+    Json,
+    /// Server-sent events. `ids` = (session serial, stream number) for legacy event ids;
+    /// `retry_ms` adds a priming event.
+    Sse { ids: Option<(u64, u64)>, retry_ms: Option<u64> },
+}
+
+/// Everything about a call's response that is fixed when it starts.
+pub(crate) struct CallSetup {
+    pub(crate) id: Id,
+    pub(crate) framing: Framing,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    /// JSON members (each starting with `,`) added at the end of the result object.
+    pub(crate) result_extra: Vec<u8>,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) chunk: usize,
+}
+
+enum Enc {
+    Text(TextEscaper),
+    B64(Base64Stream),
+}
+
+struct Streaming<C> {
+    source: Box<dyn ContentSource<C>>,
+    enc: Enc,
+    closing: &'static [u8],
+}
+
+enum EmitPoll {
+    Progress,
+    Pending,
+    Done,
+}
+
+/// Writes a `CallToolResult` piece by piece.
+struct Emitter<C> {
+    blocks: VecDeque<Content<C>>,
+    streaming: Option<Streaming<C>>,
+    wrote_block: bool,
+    started: bool,
+    structured: Option<Value>,
+    is_error: bool,
+    late_error: Option<ToolError>,
+    raw: Vec<u8>,
+}
+
+impl<C> Emitter<C> {
+    fn new(mut output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
+        if let (Some(s), Some(v), false) = (output_schema, &output.structured, output.is_error) {
+            if let Err(why) = schema::validate(s, v) {
+                let err = ToolError::new("INTERNAL", format!("structured result does not match outputSchema: {why}"));
+                output = ToolOutput::error(&err);
+            }
+        }
+        Emitter {
+            blocks: output.content.into(),
+            streaming: None,
+            wrote_block: false,
+            started: false,
+            structured: output.structured,
+            is_error: output.is_error,
+            late_error: None,
+            raw: Vec::new(),
+        }
+    }
+
+    fn has_streams(&self) -> bool {
+        self.blocks.iter().any(|b| matches!(b, Content::Stream(..)))
+    }
+
+    fn separator(&mut self, out: &mut Vec<u8>) {
+        if self.wrote_block {
+            out.push(b',');
+        }
+        self.wrote_block = true;
+    }
+
+    fn advance(&mut self, ctx: &mut C, out: &mut Vec<u8>, chunk: usize, extra: &[u8]) -> EmitPoll {
+        if !self.started {
+            self.started = true;
+            out.extend_from_slice(b"{\"content\":[");
+            return EmitPoll::Progress;
+        }
+        if let Some(s) = &mut self.streaming {
+            self.raw.clear();
+            let r = s.source.read(ctx, &mut self.raw, chunk.max(1));
+            match &mut s.enc {
+                Enc::Text(e) => e.push(&self.raw, out),
+                Enc::B64(e) => e.push(&self.raw, out),
+            }
+            let ended = match r {
+                Ok(SourcePoll::Data) => false,
+                Ok(SourcePoll::Pending) => {
+                    if self.raw.is_empty() {
+                        return EmitPoll::Pending;
+                    }
+                    false
+                }
+                Ok(SourcePoll::End) => true,
+                Err(e) => {
+                    self.late_error = Some(e);
+                    true
+                }
+            };
+            if ended {
+                match &mut s.enc {
+                    Enc::Text(e) => e.finish(out),
+                    Enc::B64(e) => e.finish(out),
+                }
+                out.extend_from_slice(s.closing);
+                self.streaming = None;
+            }
+            return EmitPoll::Progress;
+        }
+        if let Some(block) = self.blocks.pop_front() {
+            self.separator(out);
+            match block {
+                Content::Block(v) => encode_value(out, &v),
+                Content::Stream(kind, source) => {
+                    let (enc, closing) = stream_header(&kind, out);
+                    self.streaming = Some(Streaming { source, enc, closing });
+                }
+            }
+            return EmitPoll::Progress;
+        }
+        if let Some(err) = self.late_error.take() {
+            self.separator(out);
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+            escape_str(&err.to_string(), out);
+            out.extend_from_slice(b"\"}");
+            self.is_error = true;
+        }
+        self.finish_tail(out, extra);
+        EmitPoll::Done
+    }
+
+    fn cancel(&mut self, ctx: &mut C) {
+        if let Some(s) = &mut self.streaming {
+            s.source.cancel(ctx);
+        }
+        self.streaming = None;
+        self.blocks.clear();
+    }
+}
+
+fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
+    let quoted = |out: &mut Vec<u8>, s: &str| {
+        out.push(b'"');
+        escape_str(s, out);
+        out.push(b'"');
+    };
+    match kind {
+        StreamKind::Text => {
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+            (Enc::Text(TextEscaper::default()), b"\"}")
+        }
+        StreamKind::Image { mime_type } | StreamKind::Audio { mime_type } => {
+            let t: &[u8] = if matches!(kind, StreamKind::Image { .. }) { b"image" } else { b"audio" };
+            out.extend_from_slice(b"{\"type\":\"");
+            out.extend_from_slice(t);
+            out.extend_from_slice(b"\",\"mimeType\":");
+            quoted(out, mime_type);
+            out.extend_from_slice(b",\"data\":\"");
+            (Enc::B64(Base64Stream::default()), b"\"}")
+        }
+        StreamKind::ResourceText { uri, mime_type } | StreamKind::ResourceBlob { uri, mime_type } => {
+            out.extend_from_slice(b"{\"type\":\"resource\",\"resource\":{\"uri\":");
+            quoted(out, uri);
+            out.extend_from_slice(b",\"mimeType\":");
+            quoted(out, mime_type);
+            if matches!(kind, StreamKind::ResourceText { .. }) {
+                out.extend_from_slice(b",\"text\":\"");
+                (Enc::Text(TextEscaper::default()), b"\"}}")
+            } else {
+                out.extend_from_slice(b",\"blob\":\"");
+                (Enc::B64(Base64Stream::default()), b"\"}}")
+            }
+        }
+    }
+}
+
+/// Writes a complete result now, if the output has no streamed blocks.
+pub(crate) fn render_now<C>(output: ToolOutput<C>, output_schema: Option<&Value>, extra: &[u8]) -> Result<Vec<u8>, ToolOutput<C>> {
+    if output.content.iter().any(|b| matches!(b, Content::Stream(..))) {
+        return Err(output);
+    }
+    let mut em = Emitter::new(output, output_schema);
+    let mut out = Vec::new();
+    // Without streamed blocks every step makes progress without touching the context; the
+    // bound only guards against a logic error looping forever.
+    for _ in 0..(em.blocks.len() + 4) {
+        if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
+            return Ok(out);
+        }
+    }
+    Ok(out)
+}
+
+impl<C> Emitter<C> {
+    fn advance_no_ctx(&mut self, out: &mut Vec<u8>, extra: &[u8]) -> EmitPoll {
+        // `render_now` checked that no block is a stream, so no context is needed.
+        if self.has_streams() || self.streaming.is_some() {
+            return EmitPoll::Done;
+        }
+        if !self.started {
+            self.started = true;
+            out.extend_from_slice(b"{\"content\":[");
+            return EmitPoll::Progress;
+        }
+        if let Some(Content::Block(v)) = self.blocks.pop_front() {
+            self.separator(out);
+            encode_value(out, &v);
+            return EmitPoll::Progress;
+        }
+        self.finish_tail(out, extra);
+        EmitPoll::Done
+    }
+
+    fn finish_tail(&mut self, out: &mut Vec<u8>, extra: &[u8]) {
+        if let Some(v) = &self.structured {
+            let text = serde_json::to_string(v).unwrap_or_default();
+            if self.wrote_block {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+            escape_str(&text, out);
+            out.extend_from_slice(b"\"}]");
+            out.extend_from_slice(b",\"structuredContent\":");
+            encode_value(out, v);
+        } else {
+            out.push(b']');
+        }
+        if self.is_error {
+            out.extend_from_slice(b",\"isError\":true");
+        }
+        out.extend_from_slice(extra);
+        out.push(b'}');
+    }
+}
+
+enum Phase<C> {
+    Running(Box<dyn ToolRun<C>>),
+    Emitting(Emitter<C>),
+    Finished,
+}
+
+/// The response body of a running tool call.
+pub(crate) struct CallStream<C: 'static> {
+    ctx: Rc<RefCell<C>>,
+    phase: Phase<C>,
+    setup: CallSetup,
+    call: Rc<CallState>,
+    pending: Vec<u8>,
+    sent: usize,
+    last_progress: Option<f64>,
+    events: u64,
+    notices: Vec<Notice>,
+}
+
+impl<C: 'static> CallStream<C> {
+    pub(crate) fn running(ctx: Rc<RefCell<C>>, run: Box<dyn ToolRun<C>>, setup: CallSetup, call: Rc<CallState>) -> Self {
+        Self::new(ctx, Phase::Running(run), setup, call)
+    }
+
+    /// A finished output that still has streamed blocks to write.
+    pub(crate) fn emitting(ctx: Rc<RefCell<C>>, output: ToolOutput<C>, setup: CallSetup, call: Rc<CallState>) -> Self {
+        let mut s = Self::new(ctx, Phase::Finished, setup, call);
+        s.begin_result(output);
+        s
+    }
+
+    fn new(ctx: Rc<RefCell<C>>, phase: Phase<C>, setup: CallSetup, call: Rc<CallState>) -> Self {
+        let mut s = CallStream {
+            ctx,
+            phase,
+            setup,
+            call,
+            pending: Vec::new(),
+            sent: 0,
+            last_progress: None,
+            events: 0,
+            notices: Vec::new(),
+        };
+        if let Framing::Sse { retry_ms: Some(ms), .. } = s.setup.framing {
+            s.event_start();
+            let _ = write!(Utf8Sink(&mut s.pending), "retry: {ms}\ndata: ");
+            s.pending.extend_from_slice(b"\n\n");
+        }
+        s
+    }
+
+    /// Starts an SSE event: `id:` (legacy) and the `data: ` prefix. With a priming event the
+    /// `retry:` line goes between them.
+    fn event_start(&mut self) {
+        if let Framing::Sse { ids, .. } = self.setup.framing {
+            if let Some((session, stream)) = ids {
+                let n = self.events;
+                let _ = writeln!(Utf8Sink(&mut self.pending), "id: {session}-{stream}-{n}");
+            }
+            self.events += 1;
+        }
+    }
+
+    fn push_event(&mut self, json: &[u8]) {
+        self.event_start();
+        self.pending.extend_from_slice(b"data: ");
+        self.pending.extend_from_slice(json);
+        self.pending.extend_from_slice(b"\n\n");
+    }
+
+    fn is_sse(&self) -> bool {
+        matches!(self.setup.framing, Framing::Sse { .. })
+    }
+
+    fn flush_notices(&mut self) {
+        let notices = core::mem::take(&mut self.notices);
+        if !self.is_sse() {
+            return;
+        }
+        for n in notices {
+            match n {
+                Notice::Progress { progress, total, message } => {
+                    let Some(token) = self.setup.progress_token.clone() else { continue };
+                    if !progress.is_finite() || self.last_progress.is_some_and(|last| progress <= last) {
+                        continue;
+                    }
+                    self.last_progress = Some(progress);
+                    let mut p = Map::new();
+                    p.insert("progressToken".into(), token);
+                    p.insert("progress".into(), number(progress));
+                    if let Some(t) = total.filter(|t| t.is_finite()) {
+                        p.insert("total".into(), number(t));
+                    }
+                    if let Some(m) = message {
+                        p.insert("message".into(), Value::from(m));
+                    }
+                    let bytes = jsonrpc::notification("notifications/progress", &Value::Object(p));
+                    self.push_event(&bytes);
+                }
+                Notice::Log { level, data } => {
+                    if self.setup.log_level.is_some_and(|min| level >= min) {
+                        let params = serde_json::json!({"level": level.as_str(), "logger": "irix7-mcp", "data": data});
+                        let bytes = jsonrpc::notification("notifications/message", &params);
+                        self.push_event(&bytes);
+                    }
+                }
+            }
+        }
+    }
+
+    fn begin_result(&mut self, output: ToolOutput<C>) {
+        if self.is_sse() {
+            self.event_start();
+            self.pending.extend_from_slice(b"data: ");
+        }
+        self.pending.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        self.pending.extend_from_slice(self.setup.id.as_json().as_bytes());
+        self.pending.extend_from_slice(b",\"result\":");
+        self.phase = Phase::Emitting(Emitter::new(output, self.setup.output_schema.as_ref()));
+    }
+
+    fn end_result(&mut self) {
+        self.pending.push(b'}');
+        if self.is_sse() {
+            self.pending.extend_from_slice(b"\n\n");
+        }
+        self.phase = Phase::Finished;
+    }
+
+    /// Stops the work. `answer` writes what the client should still see (JSON framing, no
+    /// result started yet: a -32800 error).
+    fn abort(&mut self, answer: bool) {
+        let phase = core::mem::replace(&mut self.phase, Phase::Finished);
+        let result_started = matches!(phase, Phase::Emitting(_));
+        if let Ok(mut ctx) = self.ctx.try_borrow_mut() {
+            match phase {
+                Phase::Running(mut run) => run.cancel(&mut ctx),
+                Phase::Emitting(mut em) => em.cancel(&mut ctx),
+                Phase::Finished => {}
+            }
+        }
+        if answer && !result_started && !self.is_sse() {
+            let err = RpcError::new(REQUEST_CANCELLED, "Request cancelled");
+            self.pending.extend_from_slice(&jsonrpc::error_response(Some(&self.setup.id), &err));
+        }
+        self.call.finished.set(true);
+    }
+}
+
+fn number(f: f64) -> Value {
+    if f.abs() < 9.0e15 && (f as i64) as f64 == f {
+        Value::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
+/// `core::fmt::Write` into a byte buffer.
+struct Utf8Sink<'a>(&'a mut Vec<u8>);
+
+impl Write for Utf8Sink<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl<C: 'static> BodySource for CallStream<C> {
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, now_ms: u64) -> BodyPoll {
+        let start = out.len();
+        let wrote = |out: &Vec<u8>| if out.len() > start { BodyPoll::Data } else { BodyPoll::Pending };
+        loop {
+            if self.sent < self.pending.len() {
+                let room = max.saturating_sub(out.len() - start);
+                let end = self.pending.len().min(self.sent + room);
+                out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
+                self.sent = end;
+                if self.sent < self.pending.len() {
+                    return BodyPoll::Data;
+                }
+            }
+            self.pending.clear();
+            self.sent = 0;
+            if matches!(self.phase, Phase::Finished) {
+                self.call.finished.set(true);
+                return BodyPoll::End;
+            }
+            if out.len() - start >= max {
+                return BodyPoll::Data;
+            }
+            if self.call.cancelled.get() {
+                self.abort(true);
+                continue;
+            }
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else { return wrote(out) };
+            match &mut self.phase {
+                Phase::Running(run) => {
+                    let mut io = StepIo { now_ms, notices: &mut self.notices };
+                    let step = run.step(&mut ctx, &mut io);
+                    drop(ctx);
+                    self.flush_notices();
+                    match step {
+                        Step::Pending => {
+                            if self.pending.is_empty() {
+                                return wrote(out);
+                            }
+                        }
+                        Step::Done(output) => self.begin_result(output),
+                        Step::Failed(err) => self.begin_result(ToolOutput::error(&err)),
+                    }
+                }
+                Phase::Emitting(em) => {
+                    match em.advance(&mut ctx, &mut self.pending, self.setup.chunk, &self.setup.result_extra) {
+                        EmitPoll::Progress => {}
+                        EmitPoll::Pending => return wrote(out),
+                        EmitPoll::Done => {
+                            drop(ctx);
+                            self.end_result();
+                        }
+                    }
+                }
+                Phase::Finished => {}
+            }
+        }
+    }
+
+    fn cancel(&mut self) {
+        self.pending.clear();
+        self.sent = 0;
+        self.abort(false);
+    }
+}
+
+impl<C: 'static> Drop for CallStream<C> {
+    fn drop(&mut self) {
+        if !matches!(self.phase, Phase::Finished) {
+            self.abort(false);
+        }
+        self.call.finished.set(true);
+    }
+}

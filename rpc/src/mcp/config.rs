@@ -1,0 +1,89 @@
+//! What the module tells the server when it builds it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Limits on what clients can make the server hold or do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Legacy sessions held at once; when full, the least recently used idle session is
+    /// evicted, and if none is idle `initialize` gets 503.
+    pub max_sessions: usize,
+    /// A legacy session unused this long is gone (404 on its next request).
+    pub session_idle_ms: u64,
+    /// Requests per rolling second per session (legacy) or per client address (modern).
+    pub requests_per_second: usize,
+    /// Tool calls running at once per session (legacy) or per client address (modern).
+    pub concurrent_calls: usize,
+    /// Client addresses tracked for modern-era rate limits; the least recently seen is
+    /// forgotten when full.
+    pub max_clients: usize,
+    /// Items per page of `tools/list`, `resources/list`, `resources/templates/list`,
+    /// `prompts/list`.
+    pub page_size: usize,
+    /// `ttlMs` on cacheable modern results.
+    pub cache_ttl_ms: u64,
+    /// Raw bytes read from a streamed content source per poll.
+    pub stream_chunk: usize,
+    /// `retry:` advertised on legacy SSE streams.
+    pub sse_retry_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_sessions: 16,
+            session_idle_ms: 30 * 60 * 1000,
+            requests_per_second: 20,
+            concurrent_calls: 4,
+            max_clients: 32,
+            page_size: 100,
+            cache_ttl_ms: 0,
+            stream_chunk: 4096,
+            sse_retry_ms: 3000,
+        }
+    }
+}
+
+/// The server's configuration.
+#[derive(Clone)]
+pub struct Config {
+    /// When set, every request needs `Authorization: Bearer <token>`. Never logged or echoed.
+    pub token: Option<String>,
+    /// The machine's own IPv4 address: `Origin: http://<it>[:port]` is allowed.
+    pub own_ip: Option<[u8; 4]>,
+    /// Further allowed origins, exact (`https://agent.example:8443`), compared ignoring case.
+    pub extra_origins: Vec<String>,
+    /// `serverInfo.version`: the OS version the kernel reports.
+    pub version: String,
+    /// `instructions` sent to clients.
+    pub instructions: Option<String>,
+    pub limits: Limits,
+}
+
+impl Config {
+    /// A configuration with default limits, no token and only loopback origins.
+    pub fn new(version: impl Into<String>, instructions: Option<String>) -> Self {
+        Config {
+            token: None,
+            own_ip: None,
+            extra_origins: Vec::new(),
+            version: version.into(),
+            instructions,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("own_ip", &self.own_ip)
+            .field("extra_origins", &self.extra_origins)
+            .field("version", &self.version)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}

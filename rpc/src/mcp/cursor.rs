@@ -1,0 +1,59 @@
+//! Opaque pagination cursors: the offset of the next page, base64url-wrapped so clients treat
+//! it as a token. A cursor that does not decode to an offset within the list is -32602.
+
+use crate::jsonrpc::RpcError;
+use alloc::format;
+use alloc::string::String;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+
+fn encode(offset: usize) -> String {
+    URL_SAFE_NO_PAD.encode(format!("o{offset}"))
+}
+
+fn decode(cursor: &str) -> Option<usize> {
+    if cursor.len() > 32 {
+        return None;
+    }
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    let text = core::str::from_utf8(&bytes).ok()?;
+    text.strip_prefix('o')?.parse().ok()
+}
+
+/// The page of `items` that `params.cursor` asks for, and the cursor of the next page.
+pub fn page<'a, T>(items: &'a [T], params: Option<&Value>, page_size: usize) -> Result<(&'a [T], Option<String>), RpcError> {
+    let start = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(c)) => match decode(c) {
+            Some(n) if n <= items.len() => n,
+            _ => return Err(RpcError::invalid_params("Invalid params: unknown cursor")),
+        },
+        Some(_) => return Err(RpcError::invalid_params("Invalid params: cursor must be a string")),
+    };
+    let size = page_size.max(1);
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| encode(end));
+    Ok((items.get(start..end).unwrap_or(&[]), next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn walks_pages_and_rejects_forged_cursors() {
+        let items = [1, 2, 3, 4, 5];
+        let (p1, c1) = page(&items, None, 2).unwrap();
+        assert_eq!(p1, &[1, 2]);
+        let c1 = c1.unwrap();
+        let (p2, c2) = page(&items, Some(&json!({"cursor": c1})), 2).unwrap();
+        assert_eq!(p2, &[3, 4]);
+        let (p3, c3) = page(&items, Some(&json!({"cursor": c2.unwrap()})), 2).unwrap();
+        assert_eq!((p3, c3), (&[5][..], None));
+        for bad in [json!({"cursor": "nope"}), json!({"cursor": encode(6)}), json!({"cursor": 3})] {
+            assert_eq!(page(&items, Some(&bad), 2).unwrap_err().code, -32602);
+        }
+    }
+}

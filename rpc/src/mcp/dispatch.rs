@@ -1,0 +1,297 @@
+//! Method dispatch shared by both eras: what each method answers, and how results are
+//! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
+
+use super::call::{CallSetup, CallStream, Framing, render_now};
+use super::cursor;
+use super::limits::{CallState, Key};
+use super::reply;
+use super::resource::ResourceContents;
+use super::schema;
+use super::server::{McpServer, META_SERVER_INFO, MODERN_VERSION, SERVER_NAME};
+use super::tool::{LogLevel, Started, ToolCall, ToolError, ToolOutput};
+use crate::http::{Body, Response};
+use crate::jsonrpc::{self, Id, RpcError};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{Map, Value, json};
+
+/// Which protocol a request speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Era {
+    Modern,
+    Legacy(&'static str),
+}
+
+/// A request in context.
+pub(crate) struct Cx<'a> {
+    pub(crate) era: Era,
+    pub(crate) id: &'a Id,
+    pub(crate) params: &'a Map<String, Value>,
+    pub(crate) caps: &'a Value,
+    pub(crate) accept_sse: bool,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) key: Key,
+    pub(crate) sse_ids: Option<(u64, u64)>,
+    pub(crate) sse_retry_ms: Option<u64>,
+    pub(crate) now_ms: u64,
+}
+
+/// Results that carry `ttlMs`/`cacheScope` in the modern era.
+const CACHEABLE: [&str; 6] =
+    ["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"];
+
+impl<C: 'static> McpServer<C> {
+    pub(crate) fn capabilities(&self, _modern: bool) -> Value {
+        json!({
+            "tools": {},
+            "resources": {},
+            "prompts": {},
+            "completions": {},
+            "logging": {},
+        })
+    }
+
+    fn server_info(&self) -> Value {
+        json!({"name": SERVER_NAME, "version": self.config.version})
+    }
+
+    /// JSON members the modern era adds to every result.
+    fn modern_extra(&self) -> Vec<u8> {
+        let mut meta = Map::new();
+        meta.insert(META_SERVER_INFO.into(), self.server_info());
+        let mut out = Vec::from(&b",\"resultType\":\"complete\",\"_meta\":"[..]);
+        jsonrpc::write_value(&mut out, &Value::Object(meta));
+        out
+    }
+
+    fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
+        let Value::Object(mut r) = result else { return reply::result(cx.id, &result) };
+        if cx.era == Era::Modern {
+            r.insert("resultType".into(), Value::from("complete"));
+            if CACHEABLE.contains(&method) {
+                r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
+                r.insert("cacheScope".into(), Value::from("private"));
+            }
+            let meta = r.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(m) = meta {
+                m.insert(META_SERVER_INFO.into(), self.server_info());
+            }
+        }
+        reply::result(cx.id, &Value::Object(r))
+    }
+
+    fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
+        let status = match (cx.era, err.code) {
+            (Era::Modern, jsonrpc::METHOD_NOT_FOUND) => 404,
+            (Era::Modern, reply::MISSING_CAPABILITY) => 400,
+            _ => 200,
+        };
+        reply::error(status, Some(cx.id), &err)
+    }
+
+    pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
+        let r = match method {
+            "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
+            "tools/list" => self.list(cx, "tools", |s| s.tools.entries().iter().map(|e| e.listing.clone()).collect()),
+            "tools/call" => return self.call_tool(cx),
+            "resources/list" => self.list(cx, "resources", |s| s.resources.resources.iter().map(|r| r.listing()).collect()),
+            "resources/templates/list" => {
+                self.list(cx, "resourceTemplates", |s| s.resources.templates.iter().map(|t| t.listing()).collect())
+            }
+            "resources/read" => self.read_resource(cx),
+            "prompts/list" => self.list(cx, "prompts", |s| s.prompts.iter().map(|p| p.listing()).collect()),
+            "prompts/get" => self.get_prompt(cx),
+            "completion/complete" => Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}})),
+            _ => Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        };
+        match r {
+            Ok(v) => self.finish(cx, method, v),
+            Err(e) => self.fail(cx, e),
+        }
+    }
+
+    fn discover(&self) -> Value {
+        let mut r = Map::new();
+        r.insert("supportedVersions".into(), json!([MODERN_VERSION]));
+        r.insert("capabilities".into(), self.capabilities(true));
+        if let Some(text) = &self.config.instructions {
+            r.insert("instructions".into(), Value::from(text.as_str()));
+        }
+        Value::Object(r)
+    }
+
+    fn list(&self, cx: &Cx<'_>, field: &str, items: impl Fn(&Self) -> Vec<Value>) -> Result<Value, RpcError> {
+        let all = items(self);
+        let params = Value::Object(cx.params.clone());
+        let (page, next) = cursor::page(&all, Some(&params), self.config.limits.page_size)?;
+        let mut r = Map::new();
+        r.insert(field.into(), Value::Array(page.to_vec()));
+        if let Some(n) = next {
+            r.insert("nextCursor".into(), Value::from(n));
+        }
+        Ok(Value::Object(r))
+    }
+
+    fn read_resource(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
+        let Some(uri) = cx.params.get("uri").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params("Invalid params: uri is required"));
+        };
+        let result = {
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+                return Err(RpcError::new(jsonrpc::INTERNAL_ERROR, "E_BUSY: server context in use"));
+            };
+            if let Some(def) = self.resources.resources.iter().find(|r| r.uri == uri) {
+                Some((def.read)(&mut ctx, uri))
+            } else {
+                self.resources
+                    .templates
+                    .iter()
+                    .find_map(|t| t.matches(uri).map(|vars| (t.read)(&mut ctx, uri, &vars)))
+            }
+        };
+        let not_found = || match cx.era {
+            Era::Modern => RpcError::with_data(jsonrpc::INVALID_PARAMS, "Resource not found", json!({"uri": uri})),
+            Era::Legacy(_) => RpcError::with_data(reply::RESOURCE_NOT_FOUND_LEGACY, "Resource not found", json!({"uri": uri})),
+        };
+        match result {
+            None => Err(not_found()),
+            Some(Err(e)) if e.code == "NOT_FOUND" => Err(not_found()),
+            Some(Err(e)) => Err(RpcError::new(jsonrpc::INTERNAL_ERROR, alloc::string::ToString::to_string(&e))),
+            Some(Ok(contents)) if contents.is_empty() => Err(not_found()),
+            Some(Ok(contents)) => {
+                let list: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
+                Ok(json!({"contents": list}))
+            }
+        }
+    }
+
+    fn get_prompt(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
+        let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::invalid_params("Invalid params: name is required"));
+        };
+        let Some(def) = self.prompts.iter().find(|p| p.name == name).copied() else {
+            return Err(RpcError::invalid_params(format!("Invalid params: unknown prompt {name}")));
+        };
+        let empty = Map::new();
+        let args = match cx.params.get("arguments") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(a)) => a,
+            Some(_) => return Err(RpcError::invalid_params("Invalid params: arguments must be an object")),
+        };
+        if let Some(a) = def.arguments.iter().find(|a| a.required && !args.contains_key(a.name)) {
+            return Err(RpcError::invalid_params(format!("Invalid params: missing argument {}", a.name)));
+        }
+        let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+            return Err(RpcError::new(jsonrpc::INTERNAL_ERROR, "E_BUSY: server context in use"));
+        };
+        (def.get)(&mut ctx, args).map_err(|e| RpcError::new(jsonrpc::INTERNAL_ERROR, alloc::string::ToString::to_string(&e)))
+    }
+
+    fn result_extra(&self, era: Era) -> Vec<u8> {
+        match era {
+            Era::Modern => self.modern_extra(),
+            Era::Legacy(_) => Vec::new(),
+        }
+    }
+
+    /// A complete tool result, sent at once.
+    fn tool_result(&self, id: &Id, era: Era, output: ToolOutput<C>, schema: Option<&Value>) -> Result<Response, ToolOutput<C>> {
+        let body = render_now(output, schema, &self.result_extra(era))?;
+        let mut out = Vec::with_capacity(body.len() + 40);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(id.as_json().as_bytes());
+        out.extend_from_slice(b",\"result\":");
+        out.extend_from_slice(&body);
+        out.push(b'}');
+        Ok(reply::json(200, out))
+    }
+
+    fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {
+        match self.tool_result(id, era, ToolOutput::error(err), None) {
+            Ok(r) => r,
+            Err(_) => reply::error(200, Some(id), &RpcError::new(jsonrpc::INTERNAL_ERROR, "unrenderable result")),
+        }
+    }
+
+    /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
+    pub(crate) fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
+        self.tool_error(id, era, &ToolError::new("BUSY", why))
+    }
+
+    fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
+        let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
+            return self.fail(cx, RpcError::invalid_params("Invalid params: name is required"));
+        };
+        let Some(entry) = self.tools.get(name) else {
+            return self.fail(cx, RpcError::invalid_params(format!("Invalid params: unknown tool {name}")));
+        };
+        let def = entry.def;
+        let args = match cx.params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => return self.fail(cx, RpcError::invalid_params("Invalid params: arguments must be an object")),
+        };
+        let missing: Vec<&str> = def.requires.iter().copied().filter(|c| cx.caps.get(*c).is_none()).collect();
+        if !missing.is_empty() {
+            let mut req = Map::new();
+            for c in &missing {
+                req.insert(String::from(*c), json!({}));
+            }
+            let err = RpcError::with_data(
+                reply::MISSING_CAPABILITY,
+                format!("Missing required client capability: {}", missing.join(", ")),
+                json!({"requiredCapabilities": req}),
+            );
+            return self.fail(cx, err);
+        }
+        let args_value = Value::Object(args);
+        if let Err(why) = schema::validate(&entry.input, &args_value) {
+            return self.tool_error(cx.id, cx.era, &ToolError::new("INVALID_ARGUMENT", why));
+        }
+        let Value::Object(args) = args_value else { return self.tool_error(cx.id, cx.era, &ToolError::new("INTERNAL", "arguments")) };
+        if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
+            let why = format!("{} tool calls already running", self.config.limits.concurrent_calls);
+            return self.busy_result(cx.id, cx.era, &why);
+        }
+        let output_schema = entry.output.clone();
+        let started = {
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+                return self.busy_result(cx.id, cx.era, "server context in use");
+            };
+            (def.start)(&mut ctx, &ToolCall { args: &args, now_ms: cx.now_ms })
+        };
+        let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
+        let extra = self.result_extra(cx.era);
+        let chunk = self.config.limits.stream_chunk;
+        let setup = |framing| CallSetup {
+            id: cx.id.clone(),
+            framing,
+            progress_token: cx.progress_token.clone(),
+            log_level: cx.log_level,
+            result_extra: extra.clone(),
+            output_schema: output_schema.clone(),
+            chunk,
+        };
+        let call = CallState::new(cx.key, cx.id.clone());
+        match started {
+            Err(e) => self.tool_error(cx.id, cx.era, &e),
+            Ok(Started::Done(output)) => match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                Ok(r) => r,
+                Err(output) => {
+                    self.calls.add(&call);
+                    let s = CallStream::emitting(self.ctx.clone(), output, setup(Framing::Json), call);
+                    reply::stream(false, Body::Stream(Box::new(s)))
+                }
+            },
+            Ok(Started::Run(run)) => {
+                self.calls.add(&call);
+                let framing = if sse { Framing::Sse { ids: cx.sse_ids, retry_ms: cx.sse_retry_ms } } else { Framing::Json };
+                let s = CallStream::running(self.ctx.clone(), run, setup(framing), call);
+                reply::stream(sse, Body::Stream(Box::new(s)))
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Rate and concurrency limits, and the table of tool calls in flight (which is also how a
+//! legacy `notifications/cancelled` or a session's end reaches a running call).
+
+use crate::jsonrpc::Id;
+use alloc::collections::VecDeque;
+use alloc::rc::{Rc, Weak};
+use alloc::vec::Vec;
+use core::cell::Cell;
+use serde_json::Value;
+
+/// Who a limit applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// A legacy session, by its serial number.
+    Session(u64),
+    /// A modern-era client, by address.
+    Addr([u8; 4]),
+}
+
+/// Request times in the last second.
+#[derive(Debug, Default)]
+pub(crate) struct RateWindow {
+    stamps: VecDeque<u64>,
+}
+
+impl RateWindow {
+    /// Counts a request at `now_ms` if fewer than `limit` arrived in the second before it.
+    pub(crate) fn admit(&mut self, now_ms: u64, limit: usize) -> bool {
+        while self.stamps.front().is_some_and(|&t| now_ms.saturating_sub(t) >= 1000) {
+            self.stamps.pop_front();
+        }
+        if self.stamps.len() >= limit {
+            return false;
+        }
+        self.stamps.push_back(now_ms);
+        true
+    }
+}
+
+/// Modern-era rate windows by client address, bounded: the least recently seen client is
+/// forgotten when the table is full.
+#[derive(Debug, Default)]
+pub(crate) struct ClientWindows {
+    entries: Vec<([u8; 4], u64, RateWindow)>,
+}
+
+impl ClientWindows {
+    pub(crate) fn admit(&mut self, addr: [u8; 4], now_ms: u64, limit: usize, cap: usize) -> bool {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == addr) {
+            e.1 = now_ms;
+            return e.2.admit(now_ms, limit);
+        }
+        if self.entries.len() >= cap.max(1) {
+            if let Some(oldest) = self.entries.iter().enumerate().min_by_key(|(_, e)| e.1).map(|(i, _)| i) {
+                self.entries.swap_remove(oldest);
+            }
+        }
+        let mut w = RateWindow::default();
+        let ok = w.admit(now_ms, limit);
+        self.entries.push((addr, now_ms, w));
+        ok
+    }
+}
+
+/// One tool call in flight, shared between the server and the response body that runs it.
+#[derive(Debug)]
+pub(crate) struct CallState {
+    pub(crate) key: Key,
+    pub(crate) request_id: Id,
+    pub(crate) cancelled: Cell<bool>,
+    pub(crate) finished: Cell<bool>,
+}
+
+impl CallState {
+    pub(crate) fn new(key: Key, request_id: Id) -> Rc<Self> {
+        Rc::new(CallState { key, request_id, cancelled: Cell::new(false), finished: Cell::new(false) })
+    }
+}
+
+/// Calls in flight. Holds weak references: a call whose body was dropped is gone.
+#[derive(Debug, Default)]
+pub(crate) struct Calls {
+    list: Vec<Weak<CallState>>,
+}
+
+impl Calls {
+    fn live(&mut self) -> impl Iterator<Item = Rc<CallState>> + '_ {
+        self.list.retain(|w| w.upgrade().is_some_and(|c| !c.finished.get()));
+        self.list.iter().filter_map(Weak::upgrade)
+    }
+
+    pub(crate) fn add(&mut self, call: &Rc<CallState>) {
+        self.list.push(Rc::downgrade(call));
+    }
+
+    /// Calls running for `key`.
+    pub(crate) fn active(&mut self, key: Key) -> usize {
+        self.live().filter(|c| c.key == key && !c.cancelled.get()).count()
+    }
+
+    /// Cancels `key`'s call with this request id; whether one was found.
+    pub(crate) fn cancel_request(&mut self, key: Key, request_id: &Value) -> bool {
+        let mut found = false;
+        for c in self.live() {
+            if c.key == key && c.request_id.matches(request_id) {
+                c.cancelled.set(true);
+                found = true;
+            }
+        }
+        found
+    }
+
+    /// Cancels every call of `key` (its session ended).
+    pub(crate) fn cancel_all(&mut self, key: Key) {
+        for c in self.live() {
+            if c.key == key {
+                c.cancelled.set(true);
+            }
+        }
+    }
+
+    /// Whether `key` has calls in flight.
+    pub(crate) fn busy(&mut self, key: Key) -> bool {
+        self.live().any(|c| c.key == key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_admits_limit_per_rolling_second() {
+        let mut w = RateWindow::default();
+        for i in 0..20 {
+            assert!(w.admit(1000 + i, 20));
+        }
+        assert!(!w.admit(1500, 20));
+        assert!(!w.admit(1999, 20));
+        assert!(w.admit(2000, 20));
+    }
+
+    #[test]
+    fn client_table_is_bounded() {
+        let mut t = ClientWindows::default();
+        for i in 0..10u8 {
+            assert!(t.admit([10, 0, 0, i], u64::from(i), 1, 4));
+        }
+        assert_eq!(t.entries.len(), 4);
+        assert!(!t.admit([10, 0, 0, 9], 20, 1, 4));
+    }
+}

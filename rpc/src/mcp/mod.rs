@@ -1,0 +1,36 @@
+//! MCP over HTTP, both eras on one endpoint: 2026-07-28 (stateless, `server/discover`) and
+//! the session-based 2025-11-25 family (`initialize`). See `docs/mcp.md` for the decisions.
+
+mod call;
+mod config;
+mod cursor;
+mod dispatch;
+mod encode;
+pub mod fuzz;
+mod legacy;
+mod limits;
+mod modern;
+mod prompt;
+mod registry;
+mod reply;
+mod resource;
+mod schema;
+mod security;
+mod server;
+mod session;
+mod tool;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{Config, Limits};
+pub use prompt::{GetFn, PromptArg, PromptDef};
+pub use registry::{RegistryError, ToolRegistry};
+pub use reply::{BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND, UNSUPPORTED_VERSION};
+pub use resource::{ReadFn, ResourceContents, ResourceDef, TemplateDef, TemplateReadFn};
+pub use schema::validate as validate_schema;
+pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use tool::{
+    Annotations, Content, ContentSource, LogLevel, SourcePoll, StartFn, Started, Step, StepIo, StreamKind, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
+};

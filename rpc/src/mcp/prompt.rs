@@ -1,0 +1,51 @@
+//! Prompts: the product has none, but `prompts/list` and `prompts/get` exist so clients and
+//! the conformance fixtures find a complete server.
+
+use super::tool::ToolError;
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+/// One argument of a prompt.
+#[derive(Clone, Copy, Debug)]
+pub struct PromptArg {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+/// Renders a prompt: returns the `GetPromptResult` body (`{messages:[…], description?}`).
+pub type GetFn<C> = fn(&mut C, &Map<alloc::string::String, Value>) -> Result<Value, ToolError>;
+
+/// One prompt.
+pub struct PromptDef<C> {
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    pub arguments: &'static [PromptArg],
+    pub get: GetFn<C>,
+}
+
+impl<C> Clone for PromptDef<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C> Copy for PromptDef<C> {}
+
+impl<C> PromptDef<C> {
+    pub(crate) fn listing(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), Value::from(self.name));
+        if let Some(t) = self.title {
+            m.insert("title".into(), Value::from(t));
+        }
+        m.insert("description".into(), Value::from(self.description));
+        let args: Vec<Value> = self
+            .arguments
+            .iter()
+            .map(|a| serde_json::json!({"name": a.name, "description": a.description, "required": a.required}))
+            .collect();
+        m.insert("arguments".into(), Value::Array(args));
+        Value::Object(m)
+    }
+}

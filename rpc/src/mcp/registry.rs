@@ -1,0 +1,122 @@
+//! The tool registry: tool families' tables, checked and pre-rendered once at registration,
+//! listed in registration order (stable across requests).
+
+use super::schema;
+use super::tool::ToolDef;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use serde_json::{Map, Value};
+
+/// A table row that could not be registered.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RegistryError {
+    pub name: String,
+    pub reason: String,
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
+}
+
+pub(crate) struct ToolEntry<C> {
+    pub(crate) def: ToolDef<C>,
+    pub(crate) input: Value,
+    pub(crate) output: Option<Value>,
+    /// The tool as `tools/list` shows it.
+    pub(crate) listing: Value,
+}
+
+/// All tools the server offers.
+pub struct ToolRegistry<C> {
+    entries: Vec<ToolEntry<C>>,
+}
+
+impl<C> Default for ToolRegistry<C> {
+    fn default() -> Self {
+        ToolRegistry { entries: Vec::new() }
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+impl<C> ToolRegistry<C> {
+    /// Adds a family's table. All rows are checked first; on error nothing is added.
+    pub fn register(&mut self, table: &[ToolDef<C>]) -> Result<(), RegistryError> {
+        let mut fresh = Vec::with_capacity(table.len());
+        for def in table {
+            let err = |reason: String| RegistryError { name: String::from(def.name), reason };
+            if !valid_name(def.name) {
+                return Err(err(String::from("name must be 1-128 of [A-Za-z0-9_.-]")));
+            }
+            let dup_old = self.entries.iter().any(|e| e.def.name == def.name);
+            let dup_new = fresh.iter().any(|e: &ToolEntry<C>| e.def.name == def.name);
+            if dup_old || dup_new {
+                return Err(err(String::from("registered twice")));
+            }
+            let input: Value = serde_json::from_str(def.input_schema)
+                .map_err(|e| err(format!("inputSchema is not JSON: {e}")))?;
+            schema::check_schema(&input).map_err(|e| err(format!("inputSchema: {e}")))?;
+            let output = match def.output_schema {
+                None => None,
+                Some(text) => {
+                    let v: Value =
+                        serde_json::from_str(text).map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
+                    schema::check_schema(&v).map_err(|e| err(format!("outputSchema: {e}")))?;
+                    Some(v)
+                }
+            };
+            let listing = listing(def, &input, output.as_ref());
+            fresh.push(ToolEntry { def: *def, input, output, listing });
+        }
+        self.entries.extend(fresh);
+        Ok(())
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry<C>> {
+        self.entries.iter().find(|e| e.def.name == name)
+    }
+
+    pub(crate) fn entries(&self) -> &[ToolEntry<C>] {
+        &self.entries
+    }
+
+    /// Number of registered tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+fn listing<C>(def: &ToolDef<C>, input: &Value, output: Option<&Value>) -> Value {
+    let mut t = Map::new();
+    t.insert("name".into(), Value::from(def.name));
+    if let Some(title) = def.title {
+        t.insert("title".into(), Value::from(title));
+    }
+    t.insert("description".into(), Value::from(def.description));
+    t.insert("inputSchema".into(), input.clone());
+    if let Some(o) = output {
+        t.insert("outputSchema".into(), o.clone());
+    }
+    let a = def.annotations;
+    let mut ann = Map::new();
+    if let Some(title) = def.title {
+        ann.insert("title".into(), Value::from(title));
+    }
+    ann.insert("readOnlyHint".into(), Value::from(a.read_only));
+    ann.insert("destructiveHint".into(), Value::from(a.destructive));
+    ann.insert("idempotentHint".into(), Value::from(a.idempotent));
+    ann.insert("openWorldHint".into(), Value::from(a.open_world));
+    t.insert("annotations".into(), Value::Object(ann));
+    Value::Object(t)
+}

@@ -1,0 +1,185 @@
+//! Resources and resource templates: tables of readable URIs, listed in registration order.
+
+use super::tool::ToolError;
+use alloc::string::String;
+use alloc::vec::Vec;
+use base64::Engine;
+use serde_json::{Map, Value};
+
+/// One item of a `resources/read` result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResourceContents {
+    Text { uri: String, mime_type: Option<String>, text: String },
+    /// Raw bytes; base64-encoded into `blob` on the wire.
+    Blob { uri: String, mime_type: Option<String>, data: Vec<u8> },
+}
+
+impl ResourceContents {
+    pub(crate) fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        let (uri, mime) = match self {
+            ResourceContents::Text { uri, mime_type, .. } | ResourceContents::Blob { uri, mime_type, .. } => {
+                (uri, mime_type)
+            }
+        };
+        m.insert("uri".into(), Value::from(uri.as_str()));
+        if let Some(mt) = mime {
+            m.insert("mimeType".into(), Value::from(mt.as_str()));
+        }
+        match self {
+            ResourceContents::Text { text, .. } => {
+                m.insert("text".into(), Value::from(text.as_str()));
+            }
+            ResourceContents::Blob { data, .. } => {
+                m.insert("blob".into(), Value::from(base64::engine::general_purpose::STANDARD.encode(data)));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// Reads a fixed resource. A `NOT_FOUND` error becomes the protocol's not-found error.
+pub type ReadFn<C> = fn(&mut C, &str) -> Result<Vec<ResourceContents>, ToolError>;
+
+/// Reads a templated resource; `vars` are the template's variables as matched in the URI.
+pub type TemplateReadFn<C> = fn(&mut C, &str, &[(&str, &str)]) -> Result<Vec<ResourceContents>, ToolError>;
+
+/// A fixed resource (`irix7://status`).
+pub struct ResourceDef<C> {
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    pub mime_type: Option<&'static str>,
+    pub read: ReadFn<C>,
+}
+
+impl<C> Clone for ResourceDef<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C> Copy for ResourceDef<C> {}
+
+/// A family of resources named by an RFC 6570 level-1 template (`test://template/{id}/data`).
+/// A variable matches one or more characters other than `/`.
+pub struct TemplateDef<C> {
+    pub uri_template: &'static str,
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    pub mime_type: Option<&'static str>,
+    pub read: TemplateReadFn<C>,
+}
+
+impl<C> Clone for TemplateDef<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C> Copy for TemplateDef<C> {}
+
+fn describe(m: &mut Map<String, Value>, name: &str, title: Option<&str>, description: &str, mime: Option<&str>) {
+    m.insert("name".into(), Value::from(name));
+    if let Some(t) = title {
+        m.insert("title".into(), Value::from(t));
+    }
+    m.insert("description".into(), Value::from(description));
+    if let Some(mt) = mime {
+        m.insert("mimeType".into(), Value::from(mt));
+    }
+}
+
+impl<C> ResourceDef<C> {
+    pub(crate) fn listing(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("uri".into(), Value::from(self.uri));
+        describe(&mut m, self.name, self.title, self.description, self.mime_type);
+        Value::Object(m)
+    }
+}
+
+impl<C> TemplateDef<C> {
+    pub(crate) fn listing(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("uriTemplate".into(), Value::from(self.uri_template));
+        describe(&mut m, self.name, self.title, self.description, self.mime_type);
+        Value::Object(m)
+    }
+
+    /// The template's variables if `uri` matches it.
+    pub(crate) fn matches<'u>(&self, uri: &'u str) -> Option<Vec<(&'static str, &'u str)>> {
+        match_template(self.uri_template, uri)
+    }
+}
+
+/// Matches a level-1 template against a URI.
+pub(crate) fn match_template<'u>(template: &'static str, uri: &'u str) -> Option<Vec<(&'static str, &'u str)>> {
+    let mut vars = Vec::new();
+    let mut t = template;
+    let mut u = uri;
+    loop {
+        match t.find('{') {
+            None => return (t == u).then_some(vars),
+            Some(open) => {
+                let literal = t.get(..open)?;
+                u = u.strip_prefix(literal)?;
+                let close = t.get(open..)?.find('}')? + open;
+                let name = t.get(open + 1..close)?;
+                t = t.get(close + 1..)?;
+                // The variable runs to the next '/' (or the end); the rest must match.
+                let end = u.find('/').unwrap_or(u.len());
+                let value = u.get(..end)?;
+                if value.is_empty() {
+                    return None;
+                }
+                vars.push((name, value));
+                u = u.get(end..)?;
+            }
+        }
+    }
+}
+
+/// The server's resources and templates.
+pub struct ResourceCatalog<C> {
+    pub(crate) resources: Vec<ResourceDef<C>>,
+    pub(crate) templates: Vec<TemplateDef<C>>,
+}
+
+impl<C> Default for ResourceCatalog<C> {
+    fn default() -> Self {
+        ResourceCatalog { resources: Vec::new(), templates: Vec::new() }
+    }
+}
+
+impl<C> ResourceCatalog<C> {
+    /// Adds fixed resources (a later duplicate URI is ignored: the first one wins).
+    pub fn register(&mut self, table: &[ResourceDef<C>]) {
+        for def in table {
+            if !self.resources.iter().any(|r| r.uri == def.uri) {
+                self.resources.push(*def);
+            }
+        }
+    }
+
+    /// Adds templates.
+    pub fn register_templates(&mut self, table: &[TemplateDef<C>]) {
+        self.templates.extend_from_slice(table);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_matching() {
+        let t = "test://template/{id}/data";
+        assert_eq!(match_template(t, "test://template/123/data"), Some(alloc::vec![("id", "123")]));
+        assert_eq!(match_template(t, "test://template//data"), None);
+        assert_eq!(match_template(t, "test://template/1/2/data"), None);
+        assert_eq!(match_template(t, "test://template/1/datax"), None);
+        assert_eq!(match_template("a://{x}", "a://y"), Some(alloc::vec![("x", "y")]));
+        assert_eq!(match_template("a://b", "a://b"), Some(alloc::vec![]));
+    }
+}

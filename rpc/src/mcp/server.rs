@@ -1,0 +1,193 @@
+//! The MCP endpoint: one `McpServer` answers every request for `/mcp`. It checks Origin and
+//! the bearer token, decides the era of each POST (a `_meta` envelope is the 2026-07-28
+//! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
+//! and hands the message to that era's handler.
+
+use super::config::Config;
+use super::limits::{Calls, ClientWindows, Key};
+use super::prompt::PromptDef;
+use super::registry::{RegistryError, ToolRegistry};
+use super::reply;
+use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
+use super::security::{bearer_ok, origin_ok};
+use super::session::Sessions;
+use crate::http::{Handler, Headers, Method, Peer, Request, Response};
+use crate::jsonrpc::{self, Incoming, Message, RpcError};
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use serde_json::Value;
+
+/// The stateless protocol version.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// Session-based versions, newest first. `initialize` never answers anything else.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// `serverInfo.name`.
+pub const SERVER_NAME: &str = "irix7-mcp";
+
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Fills a buffer with unpredictable bytes (session ids).
+pub type Entropy = Box<dyn FnMut(&mut [u8])>;
+
+/// The MCP server. `C` is the module's context (subsystems) that tool, resource and prompt
+/// functions get as `&mut C`; it is shared with streamed responses, hence `Rc<RefCell<_>>`.
+pub struct McpServer<C: 'static> {
+    pub(crate) config: Config,
+    pub(crate) ctx: Rc<RefCell<C>>,
+    pub(crate) tools: ToolRegistry<C>,
+    pub(crate) resources: ResourceCatalog<C>,
+    pub(crate) prompts: Vec<PromptDef<C>>,
+    pub(crate) sessions: Sessions,
+    pub(crate) clients: ClientWindows,
+    pub(crate) calls: Calls,
+    pub(crate) entropy: Entropy,
+}
+
+impl<C: 'static> McpServer<C> {
+    /// A server with no tools, resources or prompts yet.
+    pub fn new(config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
+        McpServer {
+            config,
+            ctx,
+            tools: ToolRegistry::default(),
+            resources: ResourceCatalog::default(),
+            prompts: Vec::new(),
+            sessions: Sessions::default(),
+            clients: ClientWindows::default(),
+            calls: Calls::default(),
+            entropy,
+        }
+    }
+
+    /// Adds a tool family's table (all or nothing).
+    pub fn register_tools(&mut self, table: &[super::ToolDef<C>]) -> Result<(), RegistryError> {
+        self.tools.register(table)
+    }
+
+    pub fn register_resources(&mut self, table: &[ResourceDef<C>]) {
+        self.resources.register(table);
+    }
+
+    pub fn register_templates(&mut self, table: &[TemplateDef<C>]) {
+        self.resources.register_templates(table);
+    }
+
+    pub fn register_prompts(&mut self, table: &[PromptDef<C>]) {
+        for p in table {
+            if !self.prompts.iter().any(|q| q.name == p.name) {
+                self.prompts.push(*p);
+            }
+        }
+    }
+
+    /// The shared context.
+    pub fn context(&self) -> &Rc<RefCell<C>> {
+        &self.ctx
+    }
+
+    /// Legacy sessions currently held.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Number of registered tools.
+    pub fn tool_count(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
+    /// needs to be built) and what `Handler::handle` calls.
+    pub fn handle_parts(&mut self, method: &Method, headers: &Headers, body: &[u8], peer: Peer, now_ms: u64) -> Response {
+        if let Some(origin) = headers.get("Origin") {
+            if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) {
+                return reply::error(403, None, &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"));
+            }
+        }
+        if let Some(token) = &self.config.token {
+            if !bearer_ok(token, headers.get("Authorization")) {
+                let mut r = reply::error(401, None, &RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized"));
+                r.headers.push("WWW-Authenticate", "Bearer");
+                return r;
+            }
+        }
+        for serial in self.sessions.expire(now_ms, self.config.limits.session_idle_ms) {
+            self.calls.cancel_all(Key::Session(serial));
+        }
+        match method {
+            Method::Post => self.post(headers, body, peer, now_ms),
+            Method::Delete => self.delete(headers),
+            _ => reply::not_allowed("POST, DELETE"),
+        }
+    }
+
+    fn post(&mut self, headers: &Headers, body: &[u8], peer: Peer, now_ms: u64) -> Response {
+        if let Some(ct) = headers.get("Content-Type") {
+            let main = ct.split(';').next().unwrap_or("").trim();
+            if !main.eq_ignore_ascii_case("application/json") {
+                let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Content-Type must be application/json");
+                return reply::error(415, None, &err);
+            }
+        }
+        let incoming = match jsonrpc::parse(body) {
+            Ok(i) => i,
+            Err(f) => return reply::error(400, f.id.as_ref(), &f.error),
+        };
+        let first = match &incoming {
+            Incoming::Single(Ok(m)) => Some(m),
+            _ => None,
+        };
+        if is_modern(first, headers) {
+            self.modern(incoming, headers, peer, now_ms)
+        } else {
+            self.legacy(incoming, headers, peer, now_ms)
+        }
+    }
+
+    fn delete(&mut self, headers: &Headers) -> Response {
+        let version = headers.get("MCP-Protocol-Version").map(str::trim);
+        if version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v)) {
+            return reply::not_allowed("POST");
+        }
+        let Some(id) = headers.get("Mcp-Session-Id").map(str::trim) else {
+            return reply::not_allowed("POST");
+        };
+        match self.sessions.remove(id) {
+            Some(s) => {
+                self.calls.cancel_all(Key::Session(s.serial));
+                Response::empty(200)
+            }
+            None => reply::error(404, None, &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found")),
+        }
+    }
+}
+
+impl<C: 'static> Handler for McpServer<C> {
+    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
+    }
+}
+
+/// The modern era is recognised by its envelope; without one, `initialize`, a session id
+/// or a legacy version header mean legacy, and anything else is judged as modern (so a bare
+/// request learns which `_meta` keys it lacks).
+fn is_modern(msg: Option<&Message>, headers: &Headers) -> bool {
+    if let Some(m) = msg {
+        let meta = m.params().and_then(|p| p.get("_meta")).and_then(Value::as_object);
+        if meta.is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS)) {
+            return true;
+        }
+        if m.method() == Some("initialize") {
+            return false;
+        }
+    }
+    if headers.get("Mcp-Session-Id").is_some() {
+        return false;
+    }
+    let version = headers.get("MCP-Protocol-Version").map(str::trim);
+    !version.is_some_and(|v| LEGACY_VERSIONS.contains(&v))
+}

@@ -1,0 +1,309 @@
+//! The tool abstraction. A tool family (in the module's `src/tools/`) declares a table of
+//! `ToolDef`s; a call starts with the def's `start` function, which either answers at once or
+//! hands back a `ToolRun` that the server advances one bounded step per poll, so a long tool
+//! never blocks other clients. Big results are streamed from a `ContentSource` straight into
+//! the response body.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use serde_json::{Map, Value, json};
+
+/// Hints about a tool's behaviour, published in `tools/list` (`annotations`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// A tool that only reads state.
+    pub const READ_ONLY: Annotations =
+        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+    /// A tool that changes state without destroying anything.
+    pub const WRITE: Annotations =
+        Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };
+    /// A tool that can destroy data or reset the machine.
+    pub const DESTRUCTIVE: Annotations =
+        Annotations { read_only: false, destructive: true, idempotent: false, open_world: false };
+}
+
+/// How a tool fails: rendered as an `isError` result whose text is `E_<CODE>: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError {
+    /// Upper-case code without the `E_` prefix, e.g. `NOT_FOUND`, `BUSY`, `IO`.
+    pub code: Cow<'static, str>,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        ToolError { code: Cow::Borrowed(code), message: message.into() }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "E_{}: {}", self.code, self.message)
+    }
+}
+
+/// Log severities (RFC 5424 order, least severe first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "debug" => LogLevel::Debug,
+            "info" => LogLevel::Info,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "error" => LogLevel::Error,
+            "critical" => LogLevel::Critical,
+            "alert" => LogLevel::Alert,
+            "emergency" => LogLevel::Emergency,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// What a content source reports when asked for bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SourcePoll {
+    /// Bytes were appended; ask again.
+    Data,
+    /// Nothing yet (e.g. waiting for a disk block); ask on a later poll.
+    Pending,
+    /// The content is complete (bytes may have been appended in this call too).
+    End,
+}
+
+/// Raw bytes of one big content block, produced piece by piece. The server JSON-escapes
+/// (text) or base64-encodes (binary) them on the fly into the response body.
+pub trait ContentSource<C> {
+    /// Append at most `max` raw bytes to `out`.
+    fn read(&mut self, ctx: &mut C, out: &mut Vec<u8>, max: usize) -> Result<SourcePoll, ToolError>;
+    /// The client went away: release whatever the source holds.
+    fn cancel(&mut self, _ctx: &mut C) {}
+}
+
+/// Which kind of content block a streamed source fills.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    /// `{"type":"text","text":…}` from UTF-8 bytes (invalid sequences become U+FFFD).
+    Text,
+    /// `{"type":"image","mimeType":…,"data":<base64>}`.
+    Image { mime_type: String },
+    /// `{"type":"audio","mimeType":…,"data":<base64>}`.
+    Audio { mime_type: String },
+    /// `{"type":"resource","resource":{"uri":…,"mimeType":…,"text":…}}`.
+    ResourceText { uri: String, mime_type: String },
+    /// `{"type":"resource","resource":{"uri":…,"mimeType":…,"blob":<base64>}}`.
+    ResourceBlob { uri: String, mime_type: String },
+}
+
+/// One content block of a tool result.
+pub enum Content<C> {
+    /// A complete block, already in its JSON form (see the constructors).
+    Block(Value),
+    /// A block whose text or data is streamed from a source.
+    Stream(StreamKind, Box<dyn ContentSource<C>>),
+}
+
+impl<C> Content<C> {
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Block(json!({"type": "text", "text": text.into()}))
+    }
+
+    /// An image from raw bytes (base64-encoded here).
+    pub fn image(data: &[u8], mime_type: &str) -> Self {
+        Content::Block(json!({"type": "image", "data": b64(data), "mimeType": mime_type}))
+    }
+
+    /// Audio from raw bytes (base64-encoded here).
+    pub fn audio(data: &[u8], mime_type: &str) -> Self {
+        Content::Block(json!({"type": "audio", "data": b64(data), "mimeType": mime_type}))
+    }
+
+    /// An embedded text resource.
+    pub fn resource_text(uri: &str, mime_type: &str, text: impl Into<String>) -> Self {
+        Content::Block(json!({"type": "resource",
+            "resource": {"uri": uri, "mimeType": mime_type, "text": text.into()}}))
+    }
+
+    /// An embedded binary resource from raw bytes.
+    pub fn resource_blob(uri: &str, mime_type: &str, data: &[u8]) -> Self {
+        Content::Block(json!({"type": "resource",
+            "resource": {"uri": uri, "mimeType": mime_type, "blob": b64(data)}}))
+    }
+
+    /// A link to a resource the client may read later (e.g. a full-size screen capture).
+    pub fn resource_link(uri: &str, name: &str, mime_type: Option<&str>) -> Self {
+        let mut v = json!({"type": "resource_link", "uri": uri, "name": name});
+        if let (Some(m), Value::Object(o)) = (mime_type, &mut v) {
+            o.insert("mimeType".into(), Value::from(m));
+        }
+        Content::Block(v)
+    }
+
+    /// A streamed block.
+    pub fn stream(kind: StreamKind, source: Box<dyn ContentSource<C>>) -> Self {
+        Content::Stream(kind, source)
+    }
+}
+
+fn b64(data: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+/// A finished tool result.
+pub struct ToolOutput<C> {
+    pub content: Vec<Content<C>>,
+    /// Structured result; must conform to the tool's `outputSchema`. The server also sends it
+    /// serialised as a final text block, for clients that read only text.
+    pub structured: Option<Value>,
+    /// A failure the model should see (rather than a protocol error).
+    pub is_error: bool,
+}
+
+impl<C> ToolOutput<C> {
+    /// A single text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput { content: alloc::vec![Content::text(text)], structured: None, is_error: false }
+    }
+
+    /// A structured result (the server adds the text block).
+    pub fn structured(value: Value) -> Self {
+        ToolOutput { content: Vec::new(), structured: Some(value), is_error: false }
+    }
+
+    /// Content blocks.
+    pub fn content(content: Vec<Content<C>>) -> Self {
+        ToolOutput { content, structured: None, is_error: false }
+    }
+
+    /// A failure result: `isError: true`, text `E_<CODE>: message`.
+    pub fn error(err: &ToolError) -> Self {
+        use alloc::string::ToString;
+        ToolOutput { content: alloc::vec![Content::text(err.to_string())], structured: None, is_error: true }
+    }
+}
+
+/// A notice a running tool emits; sent to the client only on an SSE response.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Notice {
+    Progress { progress: f64, total: Option<f64>, message: Option<String> },
+    Log { level: LogLevel, data: Value },
+}
+
+/// What a running tool can see and say during one step.
+pub struct StepIo<'a> {
+    pub(crate) now_ms: u64,
+    pub(crate) notices: &'a mut Vec<Notice>,
+}
+
+impl StepIo<'_> {
+    /// The monotonic clock, in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// Reports progress. Values that do not increase are dropped (clients require strictly
+    /// increasing progress).
+    pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.notices.push(Notice::Progress { progress, total, message: message.map(String::from) });
+    }
+
+    /// Logs a message; it reaches the client only if it asked for this level or lower.
+    pub fn log(&mut self, level: LogLevel, data: Value) {
+        self.notices.push(Notice::Log { level, data });
+    }
+}
+
+/// What one step of a running tool produced.
+pub enum Step<C> {
+    /// More work remains: step again on a later poll.
+    Pending,
+    /// Finished with a result (possibly with streamed content).
+    Done(ToolOutput<C>),
+    /// Failed: sent as an `isError` result.
+    Failed(ToolError),
+}
+
+/// A tool call in progress. Each `step` must do a bounded amount of work.
+pub trait ToolRun<C> {
+    fn step(&mut self, ctx: &mut C, io: &mut StepIo<'_>) -> Step<C>;
+    /// The call was cancelled (client closed the stream or sent `notifications/cancelled`):
+    /// stop the work. No further `step` follows.
+    fn cancel(&mut self, _ctx: &mut C) {}
+}
+
+/// How a call starts.
+pub enum Started<C> {
+    /// Answered at once.
+    Done(ToolOutput<C>),
+    /// Runs across polls.
+    Run(Box<dyn ToolRun<C>>),
+}
+
+/// The arguments of a call, already validated against the tool's input schema.
+pub struct ToolCall<'a> {
+    pub args: &'a Map<String, Value>,
+    pub now_ms: u64,
+}
+
+/// Starts a call of a tool.
+pub type StartFn<C> = fn(&mut C, &ToolCall<'_>) -> Result<Started<C>, ToolError>;
+
+/// One row of a tool family's table.
+pub struct ToolDef<C> {
+    /// Stable, lower-case, dot-separated (`fs.read`).
+    pub name: &'static str,
+    pub title: Option<&'static str>,
+    pub description: &'static str,
+    /// JSON Schema text (`{"type":"object",…}`); parsed once at registration.
+    pub input_schema: &'static str,
+    /// JSON Schema text of `structuredContent`, for tools with structured results.
+    pub output_schema: Option<&'static str>,
+    pub annotations: Annotations,
+    /// Client capabilities the tool needs (e.g. `"sampling"`); a client that did not declare
+    /// them gets -32021.
+    pub requires: &'static [&'static str],
+    pub start: StartFn<C>,
+}
+
+impl<C> Clone for ToolDef<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for ToolDef<C> {}
