@@ -10,6 +10,9 @@ extern crate alloc;
 pub mod abi;
 pub mod drivers;
 pub mod modinfo;
+pub mod platform;
+pub mod status;
+pub mod tools;
 
 #[cfg(target_os = "none")]
 mod console;

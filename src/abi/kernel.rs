@@ -153,3 +153,30 @@ impl Kernel {
         usize::try_from(n).unwrap_or(0)
     }
 }
+
+impl crate::platform::Platform for Kernel {
+    fn clock_ms(&self) -> u64 {
+        Kernel::clock_ms(self)
+    }
+    fn machine_status(&self) -> MachineStatus {
+        Kernel::machine_status(self)
+    }
+    fn console_write(&self, bytes: &[u8]) {
+        Kernel::console_write(self, bytes)
+    }
+    fn serial_ring(&self) -> (&[u8], u32) {
+        Kernel::serial_ring(self)
+    }
+    fn processes(&self, max: usize) -> Vec<ProcInfo> {
+        Kernel::processes(self, max)
+    }
+    fn console_input(&self, bytes: &[u8]) -> usize {
+        Kernel::console_input(self, bytes)
+    }
+    fn reset(&self) {
+        Kernel::reset(self)
+    }
+    fn poweroff(&self) {
+        Kernel::poweroff(self)
+    }
+}
