@@ -9,6 +9,7 @@ extern crate alloc;
 
 pub mod abi;
 pub mod drivers;
+pub mod fs;
 pub mod modinfo;
 pub mod platform;
 pub mod status;

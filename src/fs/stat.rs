@@ -1,0 +1,98 @@
+//! What a stat or a directory listing says about one entry, in both layers of the merged view.
+
+/// The type of a filesystem entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A character device node.
+    CharDevice,
+    /// A block device node.
+    BlockDevice,
+    /// A named pipe.
+    Fifo,
+    /// A Unix domain socket.
+    Socket,
+    /// A symbolic link.
+    Symlink,
+}
+
+/// The `S_IFMT` mask of a mode.
+pub const S_IFMT: u32 = 0o170_000;
+
+impl FileType {
+    /// The type encoded in the `S_IFMT` bits of `mode`, or `None` for an invalid type.
+    pub const fn from_mode(mode: u32) -> Option<FileType> {
+        Some(match mode & S_IFMT {
+            0o100_000 => FileType::Regular,
+            0o040_000 => FileType::Directory,
+            0o020_000 => FileType::CharDevice,
+            0o060_000 => FileType::BlockDevice,
+            0o010_000 => FileType::Fifo,
+            0o140_000 => FileType::Socket,
+            0o120_000 => FileType::Symlink,
+            _ => return None,
+        })
+    }
+
+    /// A lower-case name for tools: `file`, `dir`, `chardev`, `blockdev`, `fifo`, `socket`,
+    /// `symlink`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FileType::Regular => "file",
+            FileType::Directory => "dir",
+            FileType::CharDevice => "chardev",
+            FileType::BlockDevice => "blockdev",
+            FileType::Fifo => "fifo",
+            FileType::Socket => "socket",
+            FileType::Symlink => "symlink",
+        }
+    }
+}
+
+/// Which layer of the merged view an entry comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The read-only EROFS image.
+    Erofs,
+    /// The RAM overlay.
+    Overlay,
+}
+
+impl Origin {
+    /// `erofs` or `overlay`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Origin::Erofs => "erofs",
+            Origin::Overlay => "overlay",
+        }
+    }
+}
+
+/// Metadata of one entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    /// The entry's type (also encoded in `mode`).
+    pub file_type: FileType,
+    /// Full `st_mode`: type bits and permission bits.
+    pub mode: u32,
+    /// Size in bytes: file length, symlink target length; for overlay directories 0.
+    pub size: u64,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Link count (1 for overlay entries).
+    pub nlink: u32,
+    /// Modification time, seconds since the epoch (0 for overlay entries: the layer has no
+    /// clock).
+    pub mtime: u64,
+    /// Inode number: the EROFS nid, 0 for overlay entries.
+    pub ino: u64,
+    /// Device number of a device node (EROFS encoding), else 0.
+    pub rdev: u32,
+    /// The layer the entry comes from.
+    pub origin: Origin,
+}

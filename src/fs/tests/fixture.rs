@@ -1,0 +1,61 @@
+//! Builds the fixture images once per test process with the xtask code that ships them.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::fs::block::RamDisk;
+use crate::fs::erofs::Erofs;
+
+#[path = "../../../tools/xtask/src/fixtures.rs"]
+#[allow(dead_code)]
+pub mod xtask_fixtures;
+
+/// The two fixture images and the tree they were built from.
+pub struct Fixtures {
+    pub staging: PathBuf,
+    pub plain: Vec<u8>,
+    pub chunked: Vec<u8>,
+}
+
+fn mkfs_present() -> bool {
+    std::process::Command::new("mkfs.erofs")
+        .arg("--help")
+        .output()
+        .is_ok()
+}
+
+/// The fixtures, or `None` (after saying so) when mkfs.erofs is not installed.
+pub fn fixtures() -> Option<&'static Fixtures> {
+    static CELL: OnceLock<Option<Fixtures>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        if !mkfs_present() {
+            eprintln!("SKIP: mkfs.erofs is not installed (apt-get install -y erofs-utils)");
+            return None;
+        }
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let out = std::env::temp_dir().join(format!("irix7-fs-fixtures-{}", std::process::id()));
+        let images = xtask_fixtures::build_fixture_images(&repo, &out)
+            .unwrap_or_else(|e| panic!("building fixture images: {e}"));
+        let read =
+            |p: &PathBuf| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        Some(Fixtures {
+            staging: out.join(xtask_fixtures::STAGING_DIR_NAME),
+            plain: read(&images[0]),
+            chunked: read(&images[1]),
+        })
+    })
+    .as_ref()
+}
+
+/// Both images with a label, for tests that run on each.
+pub fn images() -> Vec<(&'static str, &'static [u8])> {
+    match fixtures() {
+        Some(f) => vec![("plain", &f.plain[..]), ("chunked", &f.chunked[..])],
+        None => Vec::new(),
+    }
+}
+
+/// Mounts an image held in memory.
+pub fn mount(image: &[u8]) -> Erofs<RamDisk> {
+    Erofs::mount(RamDisk::new(image.to_vec())).unwrap_or_else(|e| panic!("mount: {e}"))
+}
