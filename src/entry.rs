@@ -1,31 +1,97 @@
 //! The module's entry points, called by the kernel: `init` once with the ABI table, `poll`
 //! from the kernel's scheduler loop, `exit` before the kernel unloads the module or resets.
+//! This is the only place that knows every layer: it builds the driver, the network stack, the
+//! MCP server and the tool context, and drives them from `poll`.
 
 use crate::abi::Kernel;
 use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_SIZE, AbiTable, status};
 use crate::console::kprintln;
+use crate::drivers::seeq::{self, Kseg1Bus, Seeq, env};
+use crate::entropy::Entropy;
 use crate::modinfo::VERSION;
+use crate::net::router::Router;
+use crate::net::server::{HttpServer, ServerConfig};
+use crate::net::stack::NetStack;
+use crate::platform::c_str;
+use crate::status::{HeapUsage, NetUsage};
+use crate::tools::{self, Ctx};
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 use spin::Mutex;
 
 /// The smallest heap the module agrees to start with.
 const HEAP_MIN: usize = 1 << 20;
+/// The MCP port unless `mcp.port` says otherwise.
+const DEFAULT_PORT: u16 = 7801;
+/// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
+const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
+
+const INSTRUCTIONS: &str = "This server is the control plane of an SGI Indy (MIPS R4400, \
+big-endian) running IRIX 7; it runs inside the kernel. Start with the `status` tool (uptime, \
+address, memory). Tools are grouped by prefix: fs.* reads and writes the root filesystem \
+(EROFS with a RAM overlay: writes do not survive a reset), serial.* and console.* reach the \
+console, system.* resets or powers off the machine. Destructive tools are annotated; prefer \
+read-only ones while exploring.";
+
+type Nic = Seeq<Kseg1Bus<Kernel>>;
 
 /// Everything the module owns while loaded.
 struct Module {
     kernel: Kernel,
+    stack: NetStack<Nic>,
+    server: HttpServer,
+    router: Router,
+    ctx: Rc<RefCell<Ctx>>,
+    port: u16,
 }
+
+// SAFETY: the kernel calls the module from one thread only; the Rc/RefCell inside never cross
+// threads. The Mutex exists to make the static sound, not for concurrency.
+unsafe impl Send for Module {}
 
 impl Module {
     /// One non-blocking step. Returns > 0 when work is pending, 0 when idle.
-    fn poll(&mut self, _now_ms: u64) -> i32 {
+    fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
-        0
+        let mut work = self.stack.poll(now_ms);
+        self.refresh_net_usage();
+        work |= self
+            .server
+            .poll(&mut self.stack.sockets, &mut self.router, now_ms);
+        work |= self.stack.poll(now_ms);
+        i32::from(work)
+    }
+
+    fn refresh_net_usage(&mut self) {
+        let ip = self.stack.ipv4();
+        let mut ctx = self.ctx.borrow_mut();
+        ctx.net = NetUsage {
+            ip: ip.map(|c| c.address().octets()),
+            prefix_len: ip.map_or(0, |c| c.prefix_len()),
+            mac: self.stack.device.mac(),
+            port: self.port,
+            open_connections: self.server.open_connections(),
+            requests: self.router.requests,
+        };
     }
 }
 
 static MODULE: Mutex<Option<Module>> = Mutex::new(None);
 
-/// Checks the table, takes the heap, prints the banner. Returns 0 or a negative status.
+fn heap_usage() -> HeapUsage {
+    let u = crate::heap::usage();
+    HeapUsage {
+        used: u.used,
+        peak: u.peak,
+        size: u.size,
+    }
+}
+
+/// Checks the table, takes the heap, prints the banner, starts the network. Returns 0 or a
+/// negative status.
 ///
 /// # Safety
 /// `table` points to the kernel's ABI table, valid until `irix7_mcp_exit` returns.
@@ -68,8 +134,133 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
         let mut c = crate::console::Console(kernel);
         let _ = writeln!(c, "irix7-mcp {VERSION}, ABI {version}");
     }
-    *module = Some(Module { kernel });
-    status::OK
+    match start(kernel, version) {
+        Ok(m) => {
+            *module = Some(m);
+            status::OK
+        }
+        Err(code) => code,
+    }
+}
+
+/// Brings up the NIC, the network stack and the MCP server from the environment.
+fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
+    let now = kernel.clock_ms();
+    let machine = kernel.machine_status();
+
+    let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
+    if let Some(e) = mac_err {
+        kprintln!(kernel, "eaddr ignored ({e:?}); using the default address");
+    }
+    let ip = match env::ip_config(
+        kernel.env("netaddr").as_deref(),
+        kernel.env("netgw").as_deref(),
+    ) {
+        Ok(ip) => ip,
+        Err(e) => {
+            kprintln!(kernel, "netaddr/netgw ignored ({e:?}); using DHCP");
+            env::IpConfig::Dhcp
+        }
+    };
+    let port = match kernel.env("mcp.port").map(|p| p.trim().parse::<u16>()) {
+        None => DEFAULT_PORT,
+        Some(Ok(p)) if p != 0 => p,
+        Some(_) => {
+            kprintln!(
+                kernel,
+                "mcp.port is not a port number; using {DEFAULT_PORT}"
+            );
+            DEFAULT_PORT
+        }
+    };
+
+    let nic_config = seeq::Config::default();
+    let bus = Kseg1Bus::new(kernel, Nic::dma_len(&nic_config)).map_err(|e| {
+        kprintln!(kernel, "no DMA area for the NIC: {e:?}");
+        status::E_NOMEM
+    })?;
+    let nic = Seeq::new(bus, mac, nic_config).map_err(|e| {
+        kprintln!(kernel, "NIC init failed: {e:?}");
+        status::E_NODEV
+    })?;
+    kprintln!(kernel, "{:?} at {}", nic.chip(), mac_text(mac));
+
+    let mut entropy = Entropy::new(u64::from(machine.unix_time) << 32 ^ now);
+    entropy.stir(u64::from_be_bytes([
+        0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+    ]));
+    let mut stack = NetStack::new(nic, mac, ip, now, entropy.next_u64());
+    match stack.ipv4() {
+        Some(c) => kprintln!(kernel, "ip {} (static), MCP on port {port} and 80", c),
+        None => kprintln!(kernel, "ip via DHCP, MCP on port {port} and 80"),
+    }
+
+    let mut config = rpc::mcp::Config::new(c_str(&machine.os_version), Some(INSTRUCTIONS.into()));
+    config.token = kernel
+        .env("mcp.token")
+        .filter(|t| !t.is_empty())
+        .or(BUILD_TOKEN.map(String::from));
+    config.own_ip = stack.ipv4().map(|c| c.address().octets());
+    config.extra_origins = kernel
+        .env("mcp.origins")
+        .map(|o| {
+            o.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_else(Vec::new);
+    kprintln!(
+        kernel,
+        "token {}",
+        if config.token.is_some() {
+            "required"
+        } else {
+            "not set: /mcp is open"
+        }
+    );
+
+    let ctx = Rc::new(RefCell::new(Ctx {
+        platform: Box::new(kernel),
+        abi_version,
+        heap: heap_usage,
+        net: NetUsage::default(),
+    }));
+    let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
+        entropy.stir(kernel.clock_ms());
+        entropy.fill(buf);
+    });
+    let mut mcp = rpc::mcp::McpServer::new(config, ctx.clone(), session_entropy);
+    tools::register(&mut mcp).map_err(|e| {
+        kprintln!(kernel, "tool registry: {e}");
+        status::E_INVAL
+    })?;
+    let server_config = ServerConfig {
+        ports: alloc::vec![port, 80],
+        ..ServerConfig::default()
+    };
+    let server = HttpServer::new(&mut stack.sockets, &server_config);
+    Ok(Module {
+        kernel,
+        stack,
+        server,
+        router: Router::new(mcp),
+        ctx,
+        port,
+    })
+}
+
+fn mac_text(m: [u8; 6]) -> String {
+    alloc::format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0],
+        m[1],
+        m[2],
+        m[3],
+        m[4],
+        m[5]
+    )
 }
 
 /// One non-blocking step of the module's work. Returns > 0 when more work is pending (call
@@ -82,7 +273,7 @@ pub extern "C" fn irix7_mcp_poll(now_ms: u64) -> i32 {
     }
 }
 
-/// Releases the hardware. The heap region goes back to the kernel with the module.
+/// Stops the NIC's DMA (the driver's drop) and releases everything.
 #[unsafe(no_mangle)]
 pub extern "C" fn irix7_mcp_exit() {
     if let Some(m) = MODULE.lock().take() {

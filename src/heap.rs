@@ -57,17 +57,11 @@ pub struct Usage {
     pub size: usize,
 }
 
-/// Current use, peak use since boot (or the last [`reset_peak`]) and the region's size.
+/// Current use, peak use since boot and the region's size.
 pub fn usage() -> Usage {
     Usage {
         used: HEAP.used.load(Ordering::Relaxed),
         peak: HEAP.peak.load(Ordering::Relaxed),
         size: HEAP.heap.lock().size(),
     }
-}
-
-/// Starts a new peak measurement from the current use (benchmarks measure peaks above idle).
-pub fn reset_peak() {
-    HEAP.peak
-        .store(HEAP.used.load(Ordering::Relaxed), Ordering::Relaxed);
 }

@@ -8,9 +8,11 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod entropy;
 pub mod drivers;
 pub mod fs;
 pub mod modinfo;
+pub mod net;
 pub mod platform;
 pub mod status;
 pub mod tools;

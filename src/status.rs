@@ -67,7 +67,10 @@ impl Status {
 
     pub fn mac_text(&self) -> String {
         let m = self.net.mac;
-        format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
+        format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
     }
 
     pub fn date_text(&self) -> String {

@@ -89,8 +89,16 @@ pub(crate) mod fake {
                 console: Default::default(),
             }),
             abi_version: 10,
-            heap: || HeapUsage { used: 1000, peak: 2000, size: 1 << 24 },
-            net: NetUsage { ip: Some([172, 31, 77, 2]), port: 7801, ..NetUsage::default() },
+            heap: || HeapUsage {
+                used: 1000,
+                peak: 2000,
+                size: 1 << 24,
+            },
+            net: NetUsage {
+                ip: Some([172, 31, 77, 2]),
+                port: 7801,
+                ..NetUsage::default()
+            },
         }
     }
 }
@@ -121,7 +129,12 @@ pub(crate) mod harness {
     }
 
     /// Sends one modern request and returns the JSON-RPC response object.
-    pub fn request(s: &mut McpServer<Ctx>, method: &str, name: Option<&str>, params: Value) -> Value {
+    pub fn request(
+        s: &mut McpServer<Ctx>,
+        method: &str,
+        name: Option<&str>,
+        params: Value,
+    ) -> Value {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -137,7 +150,10 @@ pub(crate) mod harness {
             h.push("Mcp-Name", n);
         }
         let bytes = serde_json::to_vec(&body).unwrap();
-        let peer = Peer { addr: [127, 0, 0, 1], port: 40000 };
+        let peer = Peer {
+            addr: [127, 0, 0, 1],
+            port: 40000,
+        };
         let resp = s.handle_parts(&Method::Post, &h, &bytes, peer, 1000);
         assert_eq!(resp.status, 200, "HTTP status for {method}");
         let text = match resp.body {
@@ -164,7 +180,14 @@ pub(crate) mod harness {
 
     /// Calls a tool and returns its `result`.
     pub fn call(s: &mut McpServer<Ctx>, tool: &str, args: Value) -> Value {
-        let r = request(s, "tools/call", Some(tool), json!({"name": tool, "arguments": args}));
-        r.get("result").cloned().unwrap_or_else(|| panic!("no result: {r}"))
+        let r = request(
+            s,
+            "tools/call",
+            Some(tool),
+            json!({"name": tool, "arguments": args}),
+        );
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("no result: {r}"))
     }
 }

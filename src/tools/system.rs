@@ -61,7 +61,9 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
 }];
 
 fn status(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(ctx.status().to_json())))
+    Ok(Started::Done(ToolOutput::structured(
+        ctx.status().to_json(),
+    )))
 }
 
 fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
@@ -102,7 +104,10 @@ mod tests {
         assert_eq!(st["heap"]["peak"], 2000);
         // The same JSON as text, for clients that read only text.
         let text = r["content"][0]["text"].as_str().unwrap();
-        assert_eq!(serde_json::from_str::<serde_json::Value>(text).unwrap(), *st);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(text).unwrap(),
+            *st
+        );
     }
 
     #[test]
@@ -121,24 +126,41 @@ mod tests {
         let r = call(&mut s, "echo", json!({}));
         assert_eq!(r["isError"], true);
         let text = r["content"][0]["text"].as_str().unwrap();
-        assert!(text.starts_with("E_INVALID_ARGUMENT: ") && text.contains("text"), "{text}");
+        assert!(
+            text.starts_with("E_INVALID_ARGUMENT: ") && text.contains("text"),
+            "{text}"
+        );
     }
 
     #[test]
     fn status_resource_is_text() {
         let mut s = server();
-        let r = request(&mut s, "resources/read", Some("irix7://status"), json!({"uri": "irix7://status"}));
+        let r = request(
+            &mut s,
+            "resources/read",
+            Some("irix7://status"),
+            json!({"uri": "irix7://status"}),
+        );
         let c = &r["result"]["contents"][0];
         assert_eq!(c["mimeType"], "text/plain");
-        assert!(c["text"].as_str().unwrap().contains("ip          172.31.77.2"));
+        assert!(
+            c["text"]
+                .as_str()
+                .unwrap()
+                .contains("ip          172.31.77.2")
+        );
     }
 
     #[test]
     fn tools_are_listed_in_order() {
         let mut s = server();
         let r = request(&mut s, "tools/list", None, json!({}));
-        let names: std::vec::Vec<&str> =
-            r["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: std::vec::Vec<&str> = r["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["status", "echo"]);
     }
 }
