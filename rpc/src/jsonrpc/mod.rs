@@ -5,9 +5,9 @@
 mod encode;
 mod parse;
 
+pub(crate) use encode::write_value;
 pub use encode::{error_response, notification, result_response};
 pub use parse::{Id, Incoming, Message, ParseFailure, parse};
-pub(crate) use encode::write_value;
 
 use alloc::string::String;
 use serde_json::Value;
@@ -34,12 +34,20 @@ pub struct RpcError {
 impl RpcError {
     /// An error without `data`.
     pub fn new(code: i32, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into(), data: None }
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// An error carrying `data`.
     pub fn with_data(code: i32, message: impl Into<String>, data: Value) -> Self {
-        RpcError { code, message: message.into(), data: Some(data) }
+        RpcError {
+            code,
+            message: message.into(),
+            data: Some(data),
+        }
     }
 
     /// -32602 with a message.

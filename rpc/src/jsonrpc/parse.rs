@@ -61,9 +61,16 @@ impl Id {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     /// A request: it gets a response echoing `id`.
-    Request { id: Id, method: String, params: Option<Value> },
+    Request {
+        id: Id,
+        method: String,
+        params: Option<Value>,
+    },
     /// A notification: no id, no response.
-    Notification { method: String, params: Option<Value> },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
     /// A response sent by the client (to a server request); this server sends none, so these
     /// are acknowledged and ignored.
     Response,
@@ -81,7 +88,9 @@ impl Message {
     /// The params, if any.
     pub fn params(&self) -> Option<&Value> {
         match self {
-            Message::Request { params, .. } | Message::Notification { params, .. } => params.as_ref(),
+            Message::Request { params, .. } | Message::Notification { params, .. } => {
+                params.as_ref()
+            }
             Message::Response => None,
         }
     }
@@ -105,7 +114,10 @@ pub struct ParseFailure {
 
 impl ParseFailure {
     fn new(id: Option<Id>, code: i32, message: &str) -> Self {
-        ParseFailure { id, error: RpcError::new(code, message) }
+        ParseFailure {
+            id,
+            error: RpcError::new(code, message),
+        }
     }
 }
 
@@ -119,15 +131,27 @@ pub enum Incoming {
 /// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
 /// empty batch or a JSON scalar: -32600).
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
-    let first = body.iter().copied().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let first = body
+        .iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
     match first {
         Some(b'[') => {
             let items: Vec<Box<RawValue>> = serde_json::from_slice(body)
                 .map_err(|_| ParseFailure::new(None, PARSE_ERROR, "Parse error"))?;
             if items.is_empty() {
-                return Err(ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: empty batch"));
+                return Err(ParseFailure::new(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: empty batch",
+                ));
             }
-            Ok(Incoming::Batch(items.iter().map(|raw| parse_one(raw.get().as_bytes())).collect()))
+            Ok(Incoming::Batch(
+                items
+                    .iter()
+                    .map(|raw| parse_one(raw.get().as_bytes()))
+                    .collect(),
+            ))
         }
         Some(b'{') => {
             if serde_json::from_slice::<IgnoredAny>(body).is_err() {
@@ -137,7 +161,11 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
         }
         _ => {
             if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
-                Err(ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))
+                Err(ParseFailure::new(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: not an object",
+                ))
             } else {
                 Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"))
             }
@@ -167,16 +195,28 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
         .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
         .is_some_and(|v| v == "2.0");
     if !version_ok {
-        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\""));
+        return Err(ParseFailure::new(
+            id,
+            INVALID_REQUEST,
+            "Invalid Request: jsonrpc must be \"2.0\"",
+        ));
     }
     let Some(raw_method) = map.get("method") else {
         if map.contains_key("result") || map.contains_key("error") {
             return Ok(Message::Response);
         }
-        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: no method"));
+        return Err(ParseFailure::new(
+            id,
+            INVALID_REQUEST,
+            "Invalid Request: no method",
+        ));
     };
     let Ok(method) = serde_json::from_str::<String>(raw_method.get()) else {
-        return Err(ParseFailure::new(id, INVALID_REQUEST, "Invalid Request: method must be a string"));
+        return Err(ParseFailure::new(
+            id,
+            INVALID_REQUEST,
+            "Invalid Request: method must be a string",
+        ));
     };
     let params = match map.get("params") {
         None => None,
@@ -189,7 +229,13 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
                     "Invalid Request: params must be an object or array",
                 ));
             }
-            Err(_) => return Err(ParseFailure::new(id, INVALID_PARAMS, "Invalid params: unreadable value")),
+            Err(_) => {
+                return Err(ParseFailure::new(
+                    id,
+                    INVALID_PARAMS,
+                    "Invalid params: unreadable value",
+                ));
+            }
         },
     };
     Ok(match id {

@@ -6,7 +6,10 @@
 use super::encode::{Base64Stream, TextEscaper, escape_str};
 use super::limits::CallState;
 use super::schema;
-use super::tool::{Content, ContentSource, LogLevel, Notice, SourcePoll, Step, StepIo, StreamKind, ToolError, ToolOutput, ToolRun};
+use super::tool::{
+    Content, ContentSource, LogLevel, Notice, SourcePoll, Step, StepIo, StreamKind, ToolError,
+    ToolOutput, ToolRun,
+};
 use crate::http::{BodyPoll, BodySource};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
 use alloc::boxed::Box;
@@ -29,7 +32,10 @@ pub(crate) enum Framing {
     Json,
     /// Server-sent events. `ids` = (session serial, stream number) for legacy event ids;
     /// `retry_ms` adds a priming event.
-    Sse { ids: Option<(u64, u64)>, retry_ms: Option<u64> },
+    Sse {
+        ids: Option<(u64, u64)>,
+        retry_ms: Option<u64>,
+    },
 }
 
 /// Everything about a call's response that is fixed when it starts.
@@ -75,11 +81,14 @@ struct Emitter<C> {
 
 impl<C> Emitter<C> {
     fn new(mut output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
-        if let (Some(s), Some(v), false) = (output_schema, &output.structured, output.is_error) {
-            if let Err(why) = schema::validate(s, v) {
-                let err = ToolError::new("INTERNAL", format!("structured result does not match outputSchema: {why}"));
-                output = ToolOutput::error(&err);
-            }
+        if let (Some(s), Some(v), false) = (output_schema, &output.structured, output.is_error)
+            && let Err(why) = schema::validate(s, v)
+        {
+            let err = ToolError::new(
+                "INTERNAL",
+                format!("structured result does not match outputSchema: {why}"),
+            );
+            output = ToolOutput::error(&err);
         }
         Emitter {
             blocks: output.content.into(),
@@ -147,7 +156,11 @@ impl<C> Emitter<C> {
                 Content::Block(v) => encode_value(out, &v),
                 Content::Stream(kind, source) => {
                     let (enc, closing) = stream_header(&kind, out);
-                    self.streaming = Some(Streaming { source, enc, closing });
+                    self.streaming = Some(Streaming {
+                        source,
+                        enc,
+                        closing,
+                    });
                 }
             }
             return EmitPoll::Progress;
@@ -184,7 +197,11 @@ fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
             (Enc::Text(TextEscaper::default()), b"\"}")
         }
         StreamKind::Image { mime_type } | StreamKind::Audio { mime_type } => {
-            let t: &[u8] = if matches!(kind, StreamKind::Image { .. }) { b"image" } else { b"audio" };
+            let t: &[u8] = if matches!(kind, StreamKind::Image { .. }) {
+                b"image"
+            } else {
+                b"audio"
+            };
             out.extend_from_slice(b"{\"type\":\"");
             out.extend_from_slice(t);
             out.extend_from_slice(b"\",\"mimeType\":");
@@ -192,7 +209,8 @@ fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
             out.extend_from_slice(b",\"data\":\"");
             (Enc::B64(Base64Stream::default()), b"\"}")
         }
-        StreamKind::ResourceText { uri, mime_type } | StreamKind::ResourceBlob { uri, mime_type } => {
+        StreamKind::ResourceText { uri, mime_type }
+        | StreamKind::ResourceBlob { uri, mime_type } => {
             out.extend_from_slice(b"{\"type\":\"resource\",\"resource\":{\"uri\":");
             quoted(out, uri);
             out.extend_from_slice(b",\"mimeType\":");
@@ -209,8 +227,16 @@ fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
 }
 
 /// Writes a complete result now, if the output has no streamed blocks.
-pub(crate) fn render_now<C>(output: ToolOutput<C>, output_schema: Option<&Value>, extra: &[u8]) -> Result<Vec<u8>, ToolOutput<C>> {
-    if output.content.iter().any(|b| matches!(b, Content::Stream(..))) {
+pub(crate) fn render_now<C>(
+    output: ToolOutput<C>,
+    output_schema: Option<&Value>,
+    extra: &[u8],
+) -> Result<Vec<u8>, ToolOutput<C>> {
+    if output
+        .content
+        .iter()
+        .any(|b| matches!(b, Content::Stream(..)))
+    {
         return Err(output);
     }
     let mut em = Emitter::new(output, output_schema);
@@ -287,12 +313,22 @@ pub(crate) struct CallStream<C: 'static> {
 }
 
 impl<C: 'static> CallStream<C> {
-    pub(crate) fn running(ctx: Rc<RefCell<C>>, run: Box<dyn ToolRun<C>>, setup: CallSetup, call: Rc<CallState>) -> Self {
+    pub(crate) fn running(
+        ctx: Rc<RefCell<C>>,
+        run: Box<dyn ToolRun<C>>,
+        setup: CallSetup,
+        call: Rc<CallState>,
+    ) -> Self {
         Self::new(ctx, Phase::Running(run), setup, call)
     }
 
     /// A finished output that still has streamed blocks to write.
-    pub(crate) fn emitting(ctx: Rc<RefCell<C>>, output: ToolOutput<C>, setup: CallSetup, call: Rc<CallState>) -> Self {
+    pub(crate) fn emitting(
+        ctx: Rc<RefCell<C>>,
+        output: ToolOutput<C>,
+        setup: CallSetup,
+        call: Rc<CallState>,
+    ) -> Self {
         let mut s = Self::new(ctx, Phase::Finished, setup, call);
         s.begin_result(output);
         s
@@ -310,7 +346,10 @@ impl<C: 'static> CallStream<C> {
             events: 0,
             notices: Vec::new(),
         };
-        if let Framing::Sse { retry_ms: Some(ms), .. } = s.setup.framing {
+        if let Framing::Sse {
+            retry_ms: Some(ms), ..
+        } = s.setup.framing
+        {
             s.event_start();
             let _ = write!(Utf8Sink(&mut s.pending), "retry: {ms}\ndata: ");
             s.pending.extend_from_slice(b"\n\n");
@@ -348,9 +387,17 @@ impl<C: 'static> CallStream<C> {
         }
         for n in notices {
             match n {
-                Notice::Progress { progress, total, message } => {
-                    let Some(token) = self.setup.progress_token.clone() else { continue };
-                    if !progress.is_finite() || self.last_progress.is_some_and(|last| progress <= last) {
+                Notice::Progress {
+                    progress,
+                    total,
+                    message,
+                } => {
+                    let Some(token) = self.setup.progress_token.clone() else {
+                        continue;
+                    };
+                    if !progress.is_finite()
+                        || self.last_progress.is_some_and(|last| progress <= last)
+                    {
                         continue;
                     }
                     self.last_progress = Some(progress);
@@ -382,8 +429,10 @@ impl<C: 'static> CallStream<C> {
             self.event_start();
             self.pending.extend_from_slice(b"data: ");
         }
-        self.pending.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        self.pending.extend_from_slice(self.setup.id.as_json().as_bytes());
+        self.pending
+            .extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        self.pending
+            .extend_from_slice(self.setup.id.as_json().as_bytes());
         self.pending.extend_from_slice(b",\"result\":");
         self.phase = Phase::Emitting(Emitter::new(output, self.setup.output_schema.as_ref()));
     }
@@ -410,7 +459,8 @@ impl<C: 'static> CallStream<C> {
         }
         if answer && !result_started && !self.is_sse() {
             let err = RpcError::new(REQUEST_CANCELLED, "Request cancelled");
-            self.pending.extend_from_slice(&jsonrpc::error_response(Some(&self.setup.id), &err));
+            self.pending
+                .extend_from_slice(&jsonrpc::error_response(Some(&self.setup.id), &err));
         }
         self.call.finished.set(true);
     }
@@ -420,7 +470,9 @@ fn number(f: f64) -> Value {
     if f.abs() < 9.0e15 && (f as i64) as f64 == f {
         Value::from(f as i64)
     } else {
-        serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+        serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -434,22 +486,35 @@ impl Write for Utf8Sink<'_> {
     }
 }
 
+impl<C: 'static> CallStream<C> {
+    /// Moves pending bytes into `out` without exceeding `max` bytes for this poll.
+    fn flush_into(&mut self, out: &mut Vec<u8>, start: usize, max: usize) {
+        let room = max.saturating_sub(out.len() - start);
+        let end = self.pending.len().min(self.sent + room);
+        out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
+        self.sent = end;
+        if self.sent >= self.pending.len() {
+            self.pending.clear();
+            self.sent = 0;
+        }
+    }
+}
+
 impl<C: 'static> BodySource for CallStream<C> {
     fn poll(&mut self, out: &mut Vec<u8>, max: usize, now_ms: u64) -> BodyPoll {
         let start = out.len();
-        let wrote = |out: &Vec<u8>| if out.len() > start { BodyPoll::Data } else { BodyPoll::Pending };
-        loop {
-            if self.sent < self.pending.len() {
-                let room = max.saturating_sub(out.len() - start);
-                let end = self.pending.len().min(self.sent + room);
-                out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
-                self.sent = end;
-                if self.sent < self.pending.len() {
-                    return BodyPoll::Data;
-                }
+        let wrote = |out: &Vec<u8>| {
+            if out.len() > start {
+                BodyPoll::Data
+            } else {
+                BodyPoll::Pending
             }
-            self.pending.clear();
-            self.sent = 0;
+        };
+        loop {
+            self.flush_into(out, start, max);
+            if !self.pending.is_empty() {
+                return BodyPoll::Data;
+            }
             if matches!(self.phase, Phase::Finished) {
                 self.call.finished.set(true);
                 return BodyPoll::End;
@@ -461,25 +526,37 @@ impl<C: 'static> BodySource for CallStream<C> {
                 self.abort(true);
                 continue;
             }
-            let Ok(mut ctx) = self.ctx.try_borrow_mut() else { return wrote(out) };
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+                return wrote(out);
+            };
             match &mut self.phase {
                 Phase::Running(run) => {
-                    let mut io = StepIo { now_ms, notices: &mut self.notices };
+                    let mut io = StepIo {
+                        now_ms,
+                        notices: &mut self.notices,
+                    };
                     let step = run.step(&mut ctx, &mut io);
                     drop(ctx);
                     self.flush_notices();
                     match step {
+                        // One step per poll round, so that one call never starves the
+                        // others: notices of this step are handed out, but the answer is
+                        // Pending ("come back next round"), not Data ("ask again now").
                         Step::Pending => {
-                            if self.pending.is_empty() {
-                                return wrote(out);
-                            }
+                            self.flush_into(out, start, max);
+                            return BodyPoll::Pending;
                         }
                         Step::Done(output) => self.begin_result(output),
                         Step::Failed(err) => self.begin_result(ToolOutput::error(&err)),
                     }
                 }
                 Phase::Emitting(em) => {
-                    match em.advance(&mut ctx, &mut self.pending, self.setup.chunk, &self.setup.result_extra) {
+                    match em.advance(
+                        &mut ctx,
+                        &mut self.pending,
+                        self.setup.chunk,
+                        &self.setup.result_extra,
+                    ) {
                         EmitPoll::Progress => {}
                         EmitPoll::Pending => return wrote(out),
                         EmitPoll::Done => {

@@ -22,14 +22,22 @@ fn decode(cursor: &str) -> Option<usize> {
 }
 
 /// The page of `items` that `params.cursor` asks for, and the cursor of the next page.
-pub fn page<'a, T>(items: &'a [T], params: Option<&Value>, page_size: usize) -> Result<(&'a [T], Option<String>), RpcError> {
+pub fn page<'a, T>(
+    items: &'a [T],
+    params: Option<&Value>,
+    page_size: usize,
+) -> Result<(&'a [T], Option<String>), RpcError> {
     let start = match params.and_then(|p| p.get("cursor")) {
         None | Some(Value::Null) => 0,
         Some(Value::String(c)) => match decode(c) {
             Some(n) if n <= items.len() => n,
             _ => return Err(RpcError::invalid_params("Invalid params: unknown cursor")),
         },
-        Some(_) => return Err(RpcError::invalid_params("Invalid params: cursor must be a string")),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "Invalid params: cursor must be a string",
+            ));
+        }
     };
     let size = page_size.max(1);
     let end = start.saturating_add(size).min(items.len());
@@ -52,7 +60,11 @@ mod tests {
         assert_eq!(p2, &[3, 4]);
         let (p3, c3) = page(&items, Some(&json!({"cursor": c2.unwrap()})), 2).unwrap();
         assert_eq!((p3, c3), (&[5][..], None));
-        for bad in [json!({"cursor": "nope"}), json!({"cursor": encode(6)}), json!({"cursor": 3})] {
+        for bad in [
+            json!({"cursor": "nope"}),
+            json!({"cursor": encode(6)}),
+            json!({"cursor": 3}),
+        ] {
             assert_eq!(page(&items, Some(&bad), 2).unwrap_err().code, -32602);
         }
     }

@@ -7,7 +7,7 @@ use super::limits::{CallState, Key};
 use super::reply;
 use super::resource::ResourceContents;
 use super::schema;
-use super::server::{McpServer, META_SERVER_INFO, MODERN_VERSION, SERVER_NAME};
+use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{LogLevel, Started, ToolCall, ToolError, ToolOutput};
 use crate::http::{Body, Response};
 use crate::jsonrpc::{self, Id, RpcError};
@@ -40,8 +40,14 @@ pub(crate) struct Cx<'a> {
 }
 
 /// Results that carry `ttlMs`/`cacheScope` in the modern era.
-const CACHEABLE: [&str; 6] =
-    ["server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read", "prompts/list"];
+const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+];
 
 impl<C: 'static> McpServer<C> {
     pub(crate) fn capabilities(&self, _modern: bool) -> Value {
@@ -68,14 +74,18 @@ impl<C: 'static> McpServer<C> {
     }
 
     fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
-        let Value::Object(mut r) = result else { return reply::result(cx.id, &result) };
+        let Value::Object(mut r) = result else {
+            return reply::result(cx.id, &result);
+        };
         if cx.era == Era::Modern {
             r.insert("resultType".into(), Value::from("complete"));
             if CACHEABLE.contains(&method) {
                 r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
                 r.insert("cacheScope".into(), Value::from("private"));
             }
-            let meta = r.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            let meta = r
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(m) = meta {
                 m.insert(META_SERVER_INFO.into(), self.server_info());
             }
@@ -95,17 +105,32 @@ impl<C: 'static> McpServer<C> {
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
             "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
-            "tools/list" => self.list(cx, "tools", |s| s.tools.entries().iter().map(|e| e.listing.clone()).collect()),
+            "tools/list" => self.list(cx, "tools", |s| {
+                s.tools
+                    .entries()
+                    .iter()
+                    .map(|e| e.listing.clone())
+                    .collect()
+            }),
             "tools/call" => return self.call_tool(cx),
-            "resources/list" => self.list(cx, "resources", |s| s.resources.resources.iter().map(|r| r.listing()).collect()),
-            "resources/templates/list" => {
-                self.list(cx, "resourceTemplates", |s| s.resources.templates.iter().map(|t| t.listing()).collect())
-            }
+            "resources/list" => self.list(cx, "resources", |s| {
+                s.resources.resources.iter().map(|r| r.listing()).collect()
+            }),
+            "resources/templates/list" => self.list(cx, "resourceTemplates", |s| {
+                s.resources.templates.iter().map(|t| t.listing()).collect()
+            }),
             "resources/read" => self.read_resource(cx),
-            "prompts/list" => self.list(cx, "prompts", |s| s.prompts.iter().map(|p| p.listing()).collect()),
+            "prompts/list" => self.list(cx, "prompts", |s| {
+                s.prompts.iter().map(|p| p.listing()).collect()
+            }),
             "prompts/get" => self.get_prompt(cx),
-            "completion/complete" => Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}})),
-            _ => Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+            "completion/complete" => {
+                Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
+            }
+            _ => Err(RpcError::new(
+                jsonrpc::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
         };
         match r {
             Ok(v) => self.finish(cx, method, v),
@@ -123,7 +148,12 @@ impl<C: 'static> McpServer<C> {
         Value::Object(r)
     }
 
-    fn list(&self, cx: &Cx<'_>, field: &str, items: impl Fn(&Self) -> Vec<Value>) -> Result<Value, RpcError> {
+    fn list(
+        &self,
+        cx: &Cx<'_>,
+        field: &str,
+        items: impl Fn(&Self) -> Vec<Value>,
+    ) -> Result<Value, RpcError> {
         let all = items(self);
         let params = Value::Object(cx.params.clone());
         let (page, next) = cursor::page(&all, Some(&params), self.config.limits.page_size)?;
@@ -141,7 +171,10 @@ impl<C: 'static> McpServer<C> {
         };
         let result = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                return Err(RpcError::new(jsonrpc::INTERNAL_ERROR, "E_BUSY: server context in use"));
+                return Err(RpcError::new(
+                    jsonrpc::INTERNAL_ERROR,
+                    "E_BUSY: server context in use",
+                ));
             };
             if let Some(def) = self.resources.resources.iter().find(|r| r.uri == uri) {
                 Some((def.read)(&mut ctx, uri))
@@ -153,13 +186,24 @@ impl<C: 'static> McpServer<C> {
             }
         };
         let not_found = || match cx.era {
-            Era::Modern => RpcError::with_data(jsonrpc::INVALID_PARAMS, "Resource not found", json!({"uri": uri})),
-            Era::Legacy(_) => RpcError::with_data(reply::RESOURCE_NOT_FOUND_LEGACY, "Resource not found", json!({"uri": uri})),
+            Era::Modern => RpcError::with_data(
+                jsonrpc::INVALID_PARAMS,
+                "Resource not found",
+                json!({"uri": uri}),
+            ),
+            Era::Legacy(_) => RpcError::with_data(
+                reply::RESOURCE_NOT_FOUND_LEGACY,
+                "Resource not found",
+                json!({"uri": uri}),
+            ),
         };
         match result {
             None => Err(not_found()),
             Some(Err(e)) if e.code == "NOT_FOUND" => Err(not_found()),
-            Some(Err(e)) => Err(RpcError::new(jsonrpc::INTERNAL_ERROR, alloc::string::ToString::to_string(&e))),
+            Some(Err(e)) => Err(RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                alloc::string::ToString::to_string(&e),
+            )),
             Some(Ok(contents)) if contents.is_empty() => Err(not_found()),
             Some(Ok(contents)) => {
                 let list: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
@@ -173,21 +217,42 @@ impl<C: 'static> McpServer<C> {
             return Err(RpcError::invalid_params("Invalid params: name is required"));
         };
         let Some(def) = self.prompts.iter().find(|p| p.name == name).copied() else {
-            return Err(RpcError::invalid_params(format!("Invalid params: unknown prompt {name}")));
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: unknown prompt {name}"
+            )));
         };
         let empty = Map::new();
         let args = match cx.params.get("arguments") {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(a)) => a,
-            Some(_) => return Err(RpcError::invalid_params("Invalid params: arguments must be an object")),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params: arguments must be an object",
+                ));
+            }
         };
-        if let Some(a) = def.arguments.iter().find(|a| a.required && !args.contains_key(a.name)) {
-            return Err(RpcError::invalid_params(format!("Invalid params: missing argument {}", a.name)));
+        if let Some(a) = def
+            .arguments
+            .iter()
+            .find(|a| a.required && !args.contains_key(a.name))
+        {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: missing argument {}",
+                a.name
+            )));
         }
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-            return Err(RpcError::new(jsonrpc::INTERNAL_ERROR, "E_BUSY: server context in use"));
+            return Err(RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                "E_BUSY: server context in use",
+            ));
         };
-        (def.get)(&mut ctx, args).map_err(|e| RpcError::new(jsonrpc::INTERNAL_ERROR, alloc::string::ToString::to_string(&e)))
+        (def.get)(&mut ctx, args).map_err(|e| {
+            RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                alloc::string::ToString::to_string(&e),
+            )
+        })
     }
 
     fn result_extra(&self, era: Era) -> Vec<u8> {
@@ -198,7 +263,13 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// A complete tool result, sent at once.
-    fn tool_result(&self, id: &Id, era: Era, output: ToolOutput<C>, schema: Option<&Value>) -> Result<Response, ToolOutput<C>> {
+    fn tool_result(
+        &self,
+        id: &Id,
+        era: Era,
+        output: ToolOutput<C>,
+        schema: Option<&Value>,
+    ) -> Result<Response, ToolOutput<C>> {
         let body = render_now(output, schema, &self.result_extra(era))?;
         let mut out = Vec::with_capacity(body.len() + 40);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -212,7 +283,11 @@ impl<C: 'static> McpServer<C> {
     fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {
         match self.tool_result(id, era, ToolOutput::error(err), None) {
             Ok(r) => r,
-            Err(_) => reply::error(200, Some(id), &RpcError::new(jsonrpc::INTERNAL_ERROR, "unrenderable result")),
+            Err(_) => reply::error(
+                200,
+                Some(id),
+                &RpcError::new(jsonrpc::INTERNAL_ERROR, "unrenderable result"),
+            ),
         }
     }
 
@@ -223,18 +298,34 @@ impl<C: 'static> McpServer<C> {
 
     fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
         let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
-            return self.fail(cx, RpcError::invalid_params("Invalid params: name is required"));
+            return self.fail(
+                cx,
+                RpcError::invalid_params("Invalid params: name is required"),
+            );
         };
         let Some(entry) = self.tools.get(name) else {
-            return self.fail(cx, RpcError::invalid_params(format!("Invalid params: unknown tool {name}")));
+            return self.fail(
+                cx,
+                RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
+            );
         };
         let def = entry.def;
         let args = match cx.params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) => a.clone(),
-            Some(_) => return self.fail(cx, RpcError::invalid_params("Invalid params: arguments must be an object")),
+            Some(_) => {
+                return self.fail(
+                    cx,
+                    RpcError::invalid_params("Invalid params: arguments must be an object"),
+                );
+            }
         };
-        let missing: Vec<&str> = def.requires.iter().copied().filter(|c| cx.caps.get(*c).is_none()).collect();
+        let missing: Vec<&str> = def
+            .requires
+            .iter()
+            .copied()
+            .filter(|c| cx.caps.get(*c).is_none())
+            .collect();
         if !missing.is_empty() {
             let mut req = Map::new();
             for c in &missing {
@@ -251,9 +342,14 @@ impl<C: 'static> McpServer<C> {
         if let Err(why) = schema::validate(&entry.input, &args_value) {
             return self.tool_error(cx.id, cx.era, &ToolError::new("INVALID_ARGUMENT", why));
         }
-        let Value::Object(args) = args_value else { return self.tool_error(cx.id, cx.era, &ToolError::new("INTERNAL", "arguments")) };
+        let Value::Object(args) = args_value else {
+            return self.tool_error(cx.id, cx.era, &ToolError::new("INTERNAL", "arguments"));
+        };
         if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
-            let why = format!("{} tool calls already running", self.config.limits.concurrent_calls);
+            let why = format!(
+                "{} tool calls already running",
+                self.config.limits.concurrent_calls
+            );
             return self.busy_result(cx.id, cx.era, &why);
         }
         let output_schema = entry.output.clone();
@@ -261,7 +357,13 @@ impl<C: 'static> McpServer<C> {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
                 return self.busy_result(cx.id, cx.era, "server context in use");
             };
-            (def.start)(&mut ctx, &ToolCall { args: &args, now_ms: cx.now_ms })
+            (def.start)(
+                &mut ctx,
+                &ToolCall {
+                    args: &args,
+                    now_ms: cx.now_ms,
+                },
+            )
         };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
@@ -278,17 +380,31 @@ impl<C: 'static> McpServer<C> {
         let call = CallState::new(cx.key, cx.id.clone());
         match started {
             Err(e) => self.tool_error(cx.id, cx.era, &e),
-            Ok(Started::Done(output)) => match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
-                Ok(r) => r,
-                Err(output) => {
-                    self.calls.add(&call);
-                    let s = CallStream::emitting(self.ctx.clone(), output, setup(Framing::Json), call);
-                    reply::stream(false, Body::Stream(Box::new(s)))
+            Ok(Started::Done(output)) => {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                    Ok(r) => r,
+                    Err(output) => {
+                        self.calls.add(&call);
+                        let s = CallStream::emitting(
+                            self.ctx.clone(),
+                            output,
+                            setup(Framing::Json),
+                            call,
+                        );
+                        reply::stream(false, Body::Stream(Box::new(s)))
+                    }
                 }
-            },
+            }
             Ok(Started::Run(run)) => {
                 self.calls.add(&call);
-                let framing = if sse { Framing::Sse { ids: cx.sse_ids, retry_ms: cx.sse_retry_ms } } else { Framing::Json };
+                let framing = if sse {
+                    Framing::Sse {
+                        ids: cx.sse_ids,
+                        retry_ms: cx.sse_retry_ms,
+                    }
+                } else {
+                    Framing::Json
+                };
                 let s = CallStream::running(self.ctx.clone(), run, setup(framing), call);
                 reply::stream(sse, Body::Stream(Box::new(s)))
             }

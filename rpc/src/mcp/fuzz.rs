@@ -1,7 +1,10 @@
 //! A fuzzing entry: raw header text and body bytes in, the whole response (streamed bodies
 //! drained) out. The `fuzz/` crate calls `one_input`.
 
-use super::{Annotations, Config, Content, McpServer, SourcePoll, Started, Step, StepIo, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, StreamKind, ContentSource};
+use super::{
+    Annotations, Config, Content, ContentSource, McpServer, SourcePoll, Started, Step, StepIo,
+    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+};
 use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -38,7 +41,10 @@ struct Countdown(u32);
 impl ToolRun<()> for Countdown {
     fn step(&mut self, _: &mut (), io: &mut StepIo<'_>) -> Step<()> {
         if self.0 == 0 {
-            return Step::Done(ToolOutput::content(alloc::vec![Content::stream(StreamKind::Text, Box::new(Bytes(64)))]));
+            return Step::Done(ToolOutput::content(alloc::vec![Content::stream(
+                StreamKind::Text,
+                Box::new(Bytes(64))
+            )]));
         }
         io.progress(f64::from(4 - self.0), Some(4.0), None);
         self.0 -= 1;
@@ -53,7 +59,11 @@ impl ContentSource<()> for Bytes {
         let n = self.0.min(max).min(16);
         out.extend(core::iter::repeat_n(b'"', n));
         self.0 -= n;
-        Ok(if self.0 == 0 { SourcePoll::End } else { SourcePoll::Data })
+        Ok(if self.0 == 0 {
+            SourcePoll::End
+        } else {
+            SourcePoll::Data
+        })
     }
 }
 
@@ -87,7 +97,10 @@ const TOOLS: [ToolDef<()>; 2] = [
 /// One fuzz case: `data` is `METHOD\nName: value\n…\n\nbody`. Runs it against a fresh server
 /// (two small tools, no token) and drains the response.
 pub fn one_input(data: &[u8]) {
-    let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
+    let split = data
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .unwrap_or(data.len());
     let (head, body) = data.split_at(split);
     let body = body.get(2..).unwrap_or(&[]);
     let head = String::from_utf8_lossy(head);
@@ -103,11 +116,18 @@ pub fn one_input(data: &[u8]) {
             headers.push(n.trim(), v.trim());
         }
     }
-    let mut server = McpServer::new(Config::new("0.0", None), Rc::new(RefCell::new(())), Box::new(|b: &mut [u8]| b.fill(7)));
+    let mut server = McpServer::new(
+        Config::new("0.0", None),
+        Rc::new(RefCell::new(())),
+        Box::new(|b: &mut [u8]| b.fill(7)),
+    );
     if server.register_tools(&TOOLS).is_err() {
         return;
     }
-    let peer = Peer { addr: [127, 0, 0, 1], port: 1 };
+    let peer = Peer {
+        addr: [127, 0, 0, 1],
+        port: 1,
+    };
     let mut resp = server.handle_parts(&method, &headers, body, peer, 1000);
     let _ = drain(&mut resp, 1000, 64);
 }

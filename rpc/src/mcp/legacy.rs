@@ -18,29 +18,48 @@ use serde_json::{Map, Value, json};
 const BATCH_VERSION: &str = "2025-03-26";
 
 impl<C: 'static> McpServer<C> {
-    pub(crate) fn legacy(&mut self, incoming: Incoming, headers: &Headers, peer: Peer, now_ms: u64) -> Response {
-        if let Incoming::Single(Ok(m)) = &incoming {
-            if m.method() == Some("initialize") {
-                return self.initialize(m, peer, now_ms);
-            }
+    pub(crate) fn legacy(
+        &mut self,
+        incoming: Incoming,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Incoming::Single(Ok(m)) = &incoming
+            && m.method() == Some("initialize")
+        {
+            return self.initialize(m, peer, now_ms);
         }
-        if let Some(v) = headers.get("MCP-Protocol-Version").map(str::trim) {
-            if !LEGACY_VERSIONS.contains(&v) {
-                let err = RpcError::new(jsonrpc::INVALID_REQUEST, format!("Bad Request: unsupported MCP-Protocol-Version {v}"));
-                return reply::error(400, None, &err);
-            }
+        if let Some(v) = headers.get("MCP-Protocol-Version").map(str::trim)
+            && !LEGACY_VERSIONS.contains(&v)
+        {
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                format!("Bad Request: unsupported MCP-Protocol-Version {v}"),
+            );
+            return reply::error(400, None, &err);
         }
         let Some(sid) = headers.get("Mcp-Session-Id").map(str::trim) else {
-            let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required");
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            );
             return reply::error(400, None, &err);
         };
         if !plausible_id(sid) {
-            let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Bad Request: malformed Mcp-Session-Id");
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "Bad Request: malformed Mcp-Session-Id",
+            );
             return reply::error(400, None, &err);
         }
         let limits = self.config.limits;
         let Some(session) = self.sessions.get_mut(sid) else {
-            return reply::error(404, None, &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"));
+            return reply::error(
+                404,
+                None,
+                &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
+            );
         };
         session.last_seen_ms = now_ms;
         let serial = session.serial;
@@ -52,8 +71,12 @@ impl<C: 'static> McpServer<C> {
                 if !admitted {
                     let why = "more requests per second than allowed";
                     return match (&msg, msg.method()) {
-                        (_, Some("notifications/cancelled")) => self.legacy_message(serial, &msg, headers, now_ms),
-                        (Message::Request { id, .. }, Some("tools/call")) => self.busy_result(id, Era::Legacy(version), why),
+                        (_, Some("notifications/cancelled")) => {
+                            self.legacy_message(serial, &msg, headers, now_ms)
+                        }
+                        (Message::Request { id, .. }, Some("tools/call")) => {
+                            self.busy_result(id, Era::Legacy(version), why)
+                        }
                         _ => reply::busy(msg.id(), why),
                     };
                 }
@@ -78,14 +101,25 @@ impl<C: 'static> McpServer<C> {
     /// 2025-03-26 batches: each request is answered in a JSON array; a batch of only
     /// notifications gets 202. Tool calls cannot be batched here: their results may stream,
     /// so a batched `tools/call` gets -32600 asking for it to be sent alone.
-    fn batch(&mut self, serial: u64, items: Vec<Result<Message, ParseFailure>>, headers: &Headers, now_ms: u64) -> Response {
+    fn batch(
+        &mut self,
+        serial: u64,
+        items: Vec<Result<Message, ParseFailure>>,
+        headers: &Headers,
+        now_ms: u64,
+    ) -> Response {
         let mut out: Vec<u8> = Vec::from(&b"["[..]);
         let mut any = false;
         for item in items {
             let bytes = match item {
                 Err(f) => Some(jsonrpc::error_response(f.id.as_ref(), &f.error)),
-                Ok(m @ Message::Request { .. }) if matches!(m.method(), Some("tools/call" | "initialize")) => {
-                    let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Invalid Request: send this method alone, not in a batch");
+                Ok(m @ Message::Request { .. })
+                    if matches!(m.method(), Some("tools/call" | "initialize")) =>
+                {
+                    let err = RpcError::new(
+                        jsonrpc::INVALID_REQUEST,
+                        "Invalid Request: send this method alone, not in a batch",
+                    );
                     Some(jsonrpc::error_response(m.id(), &err))
                 }
                 Ok(m) => {
@@ -111,15 +145,21 @@ impl<C: 'static> McpServer<C> {
         reply::json(200, out)
     }
 
-    fn legacy_message(&mut self, serial: u64, msg: &Message, headers: &Headers, now_ms: u64) -> Response {
+    fn legacy_message(
+        &mut self,
+        serial: u64,
+        msg: &Message,
+        headers: &Headers,
+        now_ms: u64,
+    ) -> Response {
         let key = Key::Session(serial);
         match msg {
             Message::Response => reply::accepted(),
             Message::Notification { method, params } => {
-                if method == "notifications/cancelled" {
-                    if let Some(rid) = params.as_ref().and_then(|p| p.get("requestId")) {
-                        self.calls.cancel_request(key, rid);
-                    }
+                if method == "notifications/cancelled"
+                    && let Some(rid) = params.as_ref().and_then(|p| p.get("requestId"))
+                {
+                    self.calls.cancel_request(key, rid);
                 }
                 reply::accepted()
             }
@@ -128,26 +168,46 @@ impl<C: 'static> McpServer<C> {
                 let params = match params {
                     None => &empty,
                     Some(Value::Object(p)) => p,
-                    Some(_) => return reply::error(200, Some(id), &RpcError::invalid_params("Invalid params: must be an object")),
+                    Some(_) => {
+                        return reply::error(
+                            200,
+                            Some(id),
+                            &RpcError::invalid_params("Invalid params: must be an object"),
+                        );
+                    }
                 };
                 let Some(session) = self.sessions.find_serial(serial) else {
-                    return reply::error(404, None, &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"));
+                    return reply::error(
+                        404,
+                        None,
+                        &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
+                    );
                 };
                 let version = session.version;
                 match method.as_str() {
                     "ping" => return reply::result(id, &json!({})),
                     "logging/setLevel" => {
-                        return match params.get("level").and_then(Value::as_str).and_then(LogLevel::parse) {
+                        return match params
+                            .get("level")
+                            .and_then(Value::as_str)
+                            .and_then(LogLevel::parse)
+                        {
                             Some(level) => {
                                 session.log_level = Some(level);
                                 reply::result(id, &json!({}))
                             }
-                            None => reply::error(200, Some(id), &RpcError::invalid_params("Invalid params: unknown level")),
+                            None => reply::error(
+                                200,
+                                Some(id),
+                                &RpcError::invalid_params("Invalid params: unknown level"),
+                            ),
                         };
                     }
                     // Accepted so subscribing clients work; the resources here change only by
                     // being read again, so no update notifications are ever sent.
-                    "resources/subscribe" | "resources/unsubscribe" => return reply::result(id, &json!({})),
+                    "resources/subscribe" | "resources/unsubscribe" => {
+                        return reply::result(id, &json!({}));
+                    }
                     _ => {}
                 }
                 let caps = session.client_capabilities.clone();
@@ -161,7 +221,10 @@ impl<C: 'static> McpServer<C> {
                     params,
                     caps: &caps,
                     accept_sse: accepts_sse(headers),
-                    progress_token: params.get("_meta").and_then(|m| m.get("progressToken")).cloned(),
+                    progress_token: params
+                        .get("_meta")
+                        .and_then(|m| m.get("progressToken"))
+                        .cloned(),
                     log_level,
                     key,
                     sse_ids,
@@ -175,18 +238,42 @@ impl<C: 'static> McpServer<C> {
 
     fn initialize(&mut self, msg: &Message, peer: Peer, now_ms: u64) -> Response {
         let Message::Request { id, params, .. } = msg else {
-            let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Invalid Request: initialize must be a request");
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request: initialize must be a request",
+            );
             return reply::error(400, None, &err);
         };
         let limits = self.config.limits;
-        if !self.clients.admit(peer.addr, now_ms, limits.requests_per_second, limits.max_clients) {
+        if !self.clients.admit(
+            peer.addr,
+            now_ms,
+            limits.requests_per_second,
+            limits.max_clients,
+        ) {
             return reply::busy(Some(id), "more requests per second than allowed");
         }
-        let Some(requested) = params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(Value::as_str) else {
-            return reply::error(200, Some(id), &RpcError::invalid_params("Invalid params: protocolVersion is required"));
+        let Some(requested) = params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+        else {
+            return reply::error(
+                200,
+                Some(id),
+                &RpcError::invalid_params("Invalid params: protocolVersion is required"),
+            );
         };
-        let version = LEGACY_VERSIONS.iter().copied().find(|v| *v == requested).unwrap_or(LEGACY_VERSIONS[0]);
-        let caps = params.as_ref().and_then(|p| p.get("capabilities")).filter(|c| c.is_object()).cloned();
+        let version = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .find(|v| *v == requested)
+            .unwrap_or(LEGACY_VERSIONS[0]);
+        let caps = params
+            .as_ref()
+            .and_then(|p| p.get("capabilities"))
+            .filter(|c| c.is_object())
+            .cloned();
         let calls = &mut self.calls;
         let created = self.sessions.create(
             limits.max_sessions,
@@ -202,7 +289,11 @@ impl<C: 'static> McpServer<C> {
                 let mut r = reply::error(
                     503,
                     Some(id),
-                    &RpcError::with_data(reply::BUSY, "E_BUSY: all sessions are in use", json!({"code": "E_BUSY"})),
+                    &RpcError::with_data(
+                        reply::BUSY,
+                        "E_BUSY: all sessions are in use",
+                        json!({"code": "E_BUSY"}),
+                    ),
                 );
                 r.headers.push("Retry-After", "5");
                 return r;
@@ -214,7 +305,10 @@ impl<C: 'static> McpServer<C> {
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(version));
         result.insert("capabilities".into(), self.capabilities(false));
-        result.insert("serverInfo".into(), json!({"name": SERVER_NAME, "version": self.config.version}));
+        result.insert(
+            "serverInfo".into(),
+            json!({"name": SERVER_NAME, "version": self.config.version}),
+        );
         if let Some(text) = &self.config.instructions {
             result.insert("instructions".into(), Value::from(text.as_str()));
         }

@@ -26,7 +26,11 @@ pub(crate) struct RateWindow {
 impl RateWindow {
     /// Counts a request at `now_ms` if fewer than `limit` arrived in the second before it.
     pub(crate) fn admit(&mut self, now_ms: u64, limit: usize) -> bool {
-        while self.stamps.front().is_some_and(|&t| now_ms.saturating_sub(t) >= 1000) {
+        while self
+            .stamps
+            .front()
+            .is_some_and(|&t| now_ms.saturating_sub(t) >= 1000)
+        {
             self.stamps.pop_front();
         }
         if self.stamps.len() >= limit {
@@ -50,10 +54,15 @@ impl ClientWindows {
             e.1 = now_ms;
             return e.2.admit(now_ms, limit);
         }
-        if self.entries.len() >= cap.max(1) {
-            if let Some(oldest) = self.entries.iter().enumerate().min_by_key(|(_, e)| e.1).map(|(i, _)| i) {
-                self.entries.swap_remove(oldest);
-            }
+        if self.entries.len() >= cap.max(1)
+            && let Some(oldest) = self
+                .entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.1)
+                .map(|(i, _)| i)
+        {
+            self.entries.swap_remove(oldest);
         }
         let mut w = RateWindow::default();
         let ok = w.admit(now_ms, limit);
@@ -73,7 +82,12 @@ pub(crate) struct CallState {
 
 impl CallState {
     pub(crate) fn new(key: Key, request_id: Id) -> Rc<Self> {
-        Rc::new(CallState { key, request_id, cancelled: Cell::new(false), finished: Cell::new(false) })
+        Rc::new(CallState {
+            key,
+            request_id,
+            cancelled: Cell::new(false),
+            finished: Cell::new(false),
+        })
     }
 }
 
@@ -85,7 +99,8 @@ pub(crate) struct Calls {
 
 impl Calls {
     fn live(&mut self) -> impl Iterator<Item = Rc<CallState>> + '_ {
-        self.list.retain(|w| w.upgrade().is_some_and(|c| !c.finished.get()));
+        self.list
+            .retain(|w| w.upgrade().is_some_and(|c| !c.finished.get()));
         self.list.iter().filter_map(Weak::upgrade)
     }
 
@@ -95,7 +110,9 @@ impl Calls {
 
     /// Calls running for `key`.
     pub(crate) fn active(&mut self, key: Key) -> usize {
-        self.live().filter(|c| c.key == key && !c.cancelled.get()).count()
+        self.live()
+            .filter(|c| c.key == key && !c.cancelled.get())
+            .count()
     }
 
     /// Cancels `key`'s call with this request id; whether one was found.

@@ -26,11 +26,14 @@ mod tests;
 pub use config::{Config, Limits};
 pub use prompt::{GetFn, PromptArg, PromptDef};
 pub use registry::{RegistryError, ToolRegistry};
-pub use reply::{BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND, UNSUPPORTED_VERSION};
+pub use reply::{
+    BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+};
 pub use resource::{ReadFn, ResourceContents, ResourceDef, TemplateDef, TemplateReadFn};
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
 pub use tool::{
-    Annotations, Content, ContentSource, LogLevel, SourcePoll, StartFn, Started, Step, StepIo, StreamKind, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ContentSource, LogLevel, SourcePoll, StartFn, Started, Step, StepIo,
+    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };

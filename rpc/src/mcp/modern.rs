@@ -6,7 +6,7 @@
 use super::dispatch::{Cx, Era};
 use super::limits::Key;
 use super::reply;
-use super::server::{McpServer, META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION};
+use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
 use super::tool::LogLevel;
 use crate::http::{Headers, Peer, Response};
 use crate::jsonrpc::{self, Id, Incoming, Message, RpcError};
@@ -20,31 +20,54 @@ use serde_json::{Map, Value, json};
 /// decoded. `None` if the encoded form does not decode to UTF-8.
 pub(crate) fn header_text(raw: &str) -> Option<String> {
     let v = raw.trim_matches(|c| c == ' ' || c == '\t');
-    if let Some(inner) = v.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(inner).ok()?;
+    if let Some(inner) = v
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(inner)
+            .ok()?;
         return String::from_utf8(bytes).ok();
     }
     Some(String::from(v))
 }
 
 fn mismatch(id: Option<&Id>, what: &str) -> Response {
-    reply::error(400, id, &RpcError::new(reply::HEADER_MISMATCH, format!("Header mismatch: {what}")))
+    reply::error(
+        400,
+        id,
+        &RpcError::new(reply::HEADER_MISMATCH, format!("Header mismatch: {what}")),
+    )
 }
 
 impl<C: 'static> McpServer<C> {
-    pub(crate) fn modern(&mut self, incoming: Incoming, headers: &Headers, peer: Peer, now_ms: u64) -> Response {
+    pub(crate) fn modern(
+        &mut self,
+        incoming: Incoming,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
         let msg = match incoming {
             Incoming::Single(Ok(m)) => m,
             Incoming::Single(Err(f)) => return reply::error(400, f.id.as_ref(), &f.error),
             Incoming::Batch(_) => {
-                let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Invalid Request: batches are not supported");
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request: batches are not supported",
+                );
                 return reply::error(400, None, &err);
             }
         };
         let (method, params) = match &msg {
-            Message::Request { method, params, .. } | Message::Notification { method, params } => (method, params),
+            Message::Request { method, params, .. } | Message::Notification { method, params } => {
+                (method, params)
+            }
             Message::Response => {
-                let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Invalid Request: this server sends no requests");
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request: this server sends no requests",
+                );
                 return reply::error(400, None, &err);
             }
         };
@@ -53,29 +76,51 @@ impl<C: 'static> McpServer<C> {
         let params = match params {
             None => &empty,
             Some(Value::Object(p)) => p,
-            Some(_) => return reply::error(400, id, &RpcError::invalid_params("Invalid params: must be an object")),
+            Some(_) => {
+                return reply::error(
+                    400,
+                    id,
+                    &RpcError::invalid_params("Invalid params: must be an object"),
+                );
+            }
         };
 
         let Some(header_version) = headers.get("MCP-Protocol-Version").map(str::trim) else {
             return mismatch(id, "MCP-Protocol-Version header missing");
         };
         let meta = params.get("_meta").and_then(Value::as_object);
-        let missing: Vec<&str> =
-            [META_VERSION, META_CAPS].into_iter().filter(|k| meta.is_none_or(|m| !m.contains_key(*k))).collect();
+        let missing: Vec<&str> = [META_VERSION, META_CAPS]
+            .into_iter()
+            .filter(|k| meta.is_none_or(|m| !m.contains_key(*k)))
+            .collect();
         if !missing.is_empty() {
-            let err = RpcError::invalid_params(format!("Invalid params: missing _meta keys: {}", missing.join(", ")));
+            let err = RpcError::invalid_params(format!(
+                "Invalid params: missing _meta keys: {}",
+                missing.join(", ")
+            ));
             return reply::error(400, id, &err);
         }
         let meta = meta.unwrap_or(&empty);
         let Some(version) = meta.get(META_VERSION).and_then(Value::as_str) else {
-            return reply::error(400, id, &RpcError::invalid_params("Invalid params: protocolVersion must be a string"));
+            return reply::error(
+                400,
+                id,
+                &RpcError::invalid_params("Invalid params: protocolVersion must be a string"),
+            );
         };
         if version != header_version {
-            return mismatch(id, "MCP-Protocol-Version does not match _meta protocolVersion");
+            return mismatch(
+                id,
+                "MCP-Protocol-Version does not match _meta protocolVersion",
+            );
         }
         if version != MODERN_VERSION {
             let data = json!({"supported": [MODERN_VERSION], "requested": version});
-            let err = RpcError::with_data(reply::UNSUPPORTED_VERSION, "Unsupported protocol version", data);
+            let err = RpcError::with_data(
+                reply::UNSUPPORTED_VERSION,
+                "Unsupported protocol version",
+                data,
+            );
             return reply::error(400, id, &err);
         }
         match headers.get("Mcp-Method").and_then(header_text) {
@@ -97,18 +142,33 @@ impl<C: 'static> McpServer<C> {
         }
         let caps = meta.get(META_CAPS).cloned().unwrap_or(Value::Null);
         if !caps.is_object() {
-            return reply::error(400, id, &RpcError::invalid_params("Invalid params: clientCapabilities must be an object"));
+            return reply::error(
+                400,
+                id,
+                &RpcError::invalid_params("Invalid params: clientCapabilities must be an object"),
+            );
         }
         let log_level = match meta.get(META_LOG_LEVEL) {
             None => None,
             Some(v) => match v.as_str().and_then(LogLevel::parse) {
                 Some(l) => Some(l),
-                None => return reply::error(400, id, &RpcError::invalid_params("Invalid params: unknown logLevel")),
+                None => {
+                    return reply::error(
+                        400,
+                        id,
+                        &RpcError::invalid_params("Invalid params: unknown logLevel"),
+                    );
+                }
             },
         };
 
         let limits = self.config.limits;
-        if !self.clients.admit(peer.addr, now_ms, limits.requests_per_second, limits.max_clients) {
+        if !self.clients.admit(
+            peer.addr,
+            now_ms,
+            limits.requests_per_second,
+            limits.max_clients,
+        ) {
             let why = "more requests per second than allowed";
             return match (id, method.as_str()) {
                 (Some(id), "tools/call") => self.busy_result(id, Era::Modern, why),

@@ -37,13 +37,17 @@ pub struct ToolRegistry<C> {
 
 impl<C> Default for ToolRegistry<C> {
     fn default() -> Self {
-        ToolRegistry { entries: Vec::new() }
+        ToolRegistry {
+            entries: Vec::new(),
+        }
     }
 }
 
 fn valid_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 impl<C> ToolRegistry<C> {
@@ -51,7 +55,10 @@ impl<C> ToolRegistry<C> {
     pub fn register(&mut self, table: &[ToolDef<C>]) -> Result<(), RegistryError> {
         let mut fresh = Vec::with_capacity(table.len());
         for def in table {
-            let err = |reason: String| RegistryError { name: String::from(def.name), reason };
+            let err = |reason: String| RegistryError {
+                name: String::from(def.name),
+                reason,
+            };
             if !valid_name(def.name) {
                 return Err(err(String::from("name must be 1-128 of [A-Za-z0-9_.-]")));
             }
@@ -66,14 +73,19 @@ impl<C> ToolRegistry<C> {
             let output = match def.output_schema {
                 None => None,
                 Some(text) => {
-                    let v: Value =
-                        serde_json::from_str(text).map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
+                    let v: Value = serde_json::from_str(text)
+                        .map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
                     schema::check_schema(&v).map_err(|e| err(format!("outputSchema: {e}")))?;
                     Some(v)
                 }
             };
             let listing = listing(def, &input, output.as_ref());
-            fresh.push(ToolEntry { def: *def, input, output, listing });
+            fresh.push(ToolEntry {
+                def: *def,
+                input,
+                output,
+                listing,
+            });
         }
         self.entries.extend(fresh);
         Ok(())

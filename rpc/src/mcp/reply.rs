@@ -37,7 +37,11 @@ pub(crate) fn accepted() -> Response {
 
 /// 405 with the methods this endpoint takes.
 pub(crate) fn not_allowed(allow: &str) -> Response {
-    let mut r = error(405, None, &RpcError::new(jsonrpc::INVALID_REQUEST, "Method Not Allowed"));
+    let mut r = error(
+        405,
+        None,
+        &RpcError::new(jsonrpc::INVALID_REQUEST, "Method Not Allowed"),
+    );
     r.headers.push("Allow", allow);
     r
 }
@@ -46,7 +50,11 @@ pub(crate) fn not_allowed(allow: &str) -> Response {
 pub(crate) fn busy(id: Option<&Id>, why: &str) -> Response {
     let mut msg = alloc::string::String::from("E_BUSY: ");
     msg.push_str(why);
-    let mut r = error(429, id, &RpcError::with_data(BUSY, msg, serde_json::json!({"code": "E_BUSY"})));
+    let mut r = error(
+        429,
+        id,
+        &RpcError::with_data(BUSY, msg, serde_json::json!({"code": "E_BUSY"})),
+    );
     r.headers.push("Retry-After", "1");
     r
 }
@@ -61,5 +69,9 @@ pub(crate) fn stream(sse: bool, body: Body) -> Response {
     } else {
         headers.push("Content-Type", "application/json");
     }
-    Response { status: 200, headers, body }
+    Response {
+        status: 200,
+        headers,
+        body,
+    }
 }

@@ -9,18 +9,25 @@ use serde_json::{Map, Value};
 /// One item of a `resources/read` result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResourceContents {
-    Text { uri: String, mime_type: Option<String>, text: String },
+    Text {
+        uri: String,
+        mime_type: Option<String>,
+        text: String,
+    },
     /// Raw bytes; base64-encoded into `blob` on the wire.
-    Blob { uri: String, mime_type: Option<String>, data: Vec<u8> },
+    Blob {
+        uri: String,
+        mime_type: Option<String>,
+        data: Vec<u8>,
+    },
 }
 
 impl ResourceContents {
     pub(crate) fn to_json(&self) -> Value {
         let mut m = Map::new();
         let (uri, mime) = match self {
-            ResourceContents::Text { uri, mime_type, .. } | ResourceContents::Blob { uri, mime_type, .. } => {
-                (uri, mime_type)
-            }
+            ResourceContents::Text { uri, mime_type, .. }
+            | ResourceContents::Blob { uri, mime_type, .. } => (uri, mime_type),
         };
         m.insert("uri".into(), Value::from(uri.as_str()));
         if let Some(mt) = mime {
@@ -31,7 +38,10 @@ impl ResourceContents {
                 m.insert("text".into(), Value::from(text.as_str()));
             }
             ResourceContents::Blob { data, .. } => {
-                m.insert("blob".into(), Value::from(base64::engine::general_purpose::STANDARD.encode(data)));
+                m.insert(
+                    "blob".into(),
+                    Value::from(base64::engine::general_purpose::STANDARD.encode(data)),
+                );
             }
         }
         Value::Object(m)
@@ -42,7 +52,8 @@ impl ResourceContents {
 pub type ReadFn<C> = fn(&mut C, &str) -> Result<Vec<ResourceContents>, ToolError>;
 
 /// Reads a templated resource; `vars` are the template's variables as matched in the URI.
-pub type TemplateReadFn<C> = fn(&mut C, &str, &[(&str, &str)]) -> Result<Vec<ResourceContents>, ToolError>;
+pub type TemplateReadFn<C> =
+    fn(&mut C, &str, &[(&str, &str)]) -> Result<Vec<ResourceContents>, ToolError>;
 
 /// A fixed resource (`irix7://status`).
 pub struct ResourceDef<C> {
@@ -79,7 +90,13 @@ impl<C> Clone for TemplateDef<C> {
 }
 impl<C> Copy for TemplateDef<C> {}
 
-fn describe(m: &mut Map<String, Value>, name: &str, title: Option<&str>, description: &str, mime: Option<&str>) {
+fn describe(
+    m: &mut Map<String, Value>,
+    name: &str,
+    title: Option<&str>,
+    description: &str,
+    mime: Option<&str>,
+) {
     m.insert("name".into(), Value::from(name));
     if let Some(t) = title {
         m.insert("title".into(), Value::from(t));
@@ -94,7 +111,13 @@ impl<C> ResourceDef<C> {
     pub(crate) fn listing(&self) -> Value {
         let mut m = Map::new();
         m.insert("uri".into(), Value::from(self.uri));
-        describe(&mut m, self.name, self.title, self.description, self.mime_type);
+        describe(
+            &mut m,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+        );
         Value::Object(m)
     }
 }
@@ -103,7 +126,13 @@ impl<C> TemplateDef<C> {
     pub(crate) fn listing(&self) -> Value {
         let mut m = Map::new();
         m.insert("uriTemplate".into(), Value::from(self.uri_template));
-        describe(&mut m, self.name, self.title, self.description, self.mime_type);
+        describe(
+            &mut m,
+            self.name,
+            self.title,
+            self.description,
+            self.mime_type,
+        );
         Value::Object(m)
     }
 
@@ -114,7 +143,10 @@ impl<C> TemplateDef<C> {
 }
 
 /// Matches a level-1 template against a URI.
-pub(crate) fn match_template<'u>(template: &'static str, uri: &'u str) -> Option<Vec<(&'static str, &'u str)>> {
+pub(crate) fn match_template<'u>(
+    template: &'static str,
+    uri: &'u str,
+) -> Option<Vec<(&'static str, &'u str)>> {
     let mut vars = Vec::new();
     let mut t = template;
     let mut u = uri;
@@ -148,7 +180,10 @@ pub struct ResourceCatalog<C> {
 
 impl<C> Default for ResourceCatalog<C> {
     fn default() -> Self {
-        ResourceCatalog { resources: Vec::new(), templates: Vec::new() }
+        ResourceCatalog {
+            resources: Vec::new(),
+            templates: Vec::new(),
+        }
     }
 }
 
@@ -175,11 +210,17 @@ mod tests {
     #[test]
     fn template_matching() {
         let t = "test://template/{id}/data";
-        assert_eq!(match_template(t, "test://template/123/data"), Some(alloc::vec![("id", "123")]));
+        assert_eq!(
+            match_template(t, "test://template/123/data"),
+            Some(alloc::vec![("id", "123")])
+        );
         assert_eq!(match_template(t, "test://template//data"), None);
         assert_eq!(match_template(t, "test://template/1/2/data"), None);
         assert_eq!(match_template(t, "test://template/1/datax"), None);
-        assert_eq!(match_template("a://{x}", "a://y"), Some(alloc::vec![("x", "y")]));
+        assert_eq!(
+            match_template("a://{x}", "a://y"),
+            Some(alloc::vec![("x", "y")])
+        );
         assert_eq!(match_template("a://b", "a://b"), Some(alloc::vec![]));
     }
 }

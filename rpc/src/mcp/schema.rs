@@ -26,15 +26,15 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
     if s.get("type").and_then(Value::as_str) != Some("object") {
         return Err(String::from("schema type must be \"object\""));
     }
-    if let Some(p) = s.get("properties") {
-        if !p.is_object() {
-            return Err(String::from("properties must be an object"));
-        }
+    if let Some(p) = s.get("properties")
+        && !p.is_object()
+    {
+        return Err(String::from("properties must be an object"));
     }
-    if let Some(r) = s.get("required") {
-        if !r.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
-            return Err(String::from("required must be an array of strings"));
-        }
+    if let Some(r) = s.get("required")
+        && !r.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+    {
+        return Err(String::from("required must be an array of strings"));
     }
     Ok(())
 }
@@ -48,7 +48,12 @@ fn type_matches(t: &str, v: &Value) -> bool {
         "null" => v.is_null(),
         "number" => v.is_number(),
         "integer" => match v {
-            Value::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f),
+            Value::Number(n) => {
+                n.is_i64()
+                    || n.is_u64()
+                    || n.as_f64()
+                        .is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f)
+            }
             _ => false,
         },
         _ => true,
@@ -79,22 +84,28 @@ fn check(schema: &Value, value: &Value, path: &mut String, depth: usize) -> Resu
     if let Some(t) = s.get("type") {
         let ok = match t {
             Value::String(t) => type_matches(t, value),
-            Value::Array(ts) => ts.iter().any(|t| t.as_str().is_some_and(|t| type_matches(t, value))),
+            Value::Array(ts) => ts
+                .iter()
+                .any(|t| t.as_str().is_some_and(|t| type_matches(t, value))),
             _ => true,
         };
         if !ok {
-            return Err(format!("{path}: expected {}, got {}", type_label(t), type_name(value)));
+            return Err(format!(
+                "{path}: expected {}, got {}",
+                type_label(t),
+                type_name(value)
+            ));
         }
     }
-    if let Some(Value::Array(options)) = s.get("enum") {
-        if !options.iter().any(|o| o == value) {
-            return Err(format!("{path}: not one of the allowed values"));
-        }
+    if let Some(Value::Array(options)) = s.get("enum")
+        && !options.iter().any(|o| o == value)
+    {
+        return Err(format!("{path}: not one of the allowed values"));
     }
-    if let Some(c) = s.get("const") {
-        if c != value {
-            return Err(format!("{path}: must equal {c}"));
-        }
+    if let Some(c) = s.get("const")
+        && c != value
+    {
+        return Err(format!("{path}: must equal {c}"));
     }
     match value {
         Value::Number(n) => check_number(s, n.as_f64().unwrap_or(f64::NAN), path)?,
@@ -118,15 +129,22 @@ fn check(schema: &Value, value: &Value, path: &mut String, depth: usize) -> Resu
             check(sub, value, path, depth + 1)?;
         }
     }
-    if let Some(Value::Array(any)) = s.get("anyOf") {
-        if !any.iter().any(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok()) {
-            return Err(format!("{path}: matches none of anyOf"));
-        }
+    if let Some(Value::Array(any)) = s.get("anyOf")
+        && !any
+            .iter()
+            .any(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok())
+    {
+        return Err(format!("{path}: matches none of anyOf"));
     }
     if let Some(Value::Array(one)) = s.get("oneOf") {
-        let n = one.iter().filter(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok()).count();
+        let n = one
+            .iter()
+            .filter(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok())
+            .count();
         if n != 1 {
-            return Err(format!("{path}: must match exactly one of oneOf (matches {n})"));
+            return Err(format!(
+                "{path}: must match exactly one of oneOf (matches {n})"
+            ));
         }
     }
     Ok(())
@@ -141,31 +159,38 @@ fn type_label(t: &Value) -> String {
 
 fn check_number(s: &Map<String, Value>, n: f64, path: &str) -> Result<(), String> {
     let bound = |k: &str| s.get(k).and_then(Value::as_f64);
-    if let Some(min) = bound("minimum") {
-        if n < min {
-            return Err(format!("{path}: must be >= {min}"));
-        }
+    if let Some(min) = bound("minimum")
+        && n < min
+    {
+        return Err(format!("{path}: must be >= {min}"));
     }
-    if let Some(max) = bound("maximum") {
-        if n > max {
-            return Err(format!("{path}: must be <= {max}"));
-        }
+    if let Some(max) = bound("maximum")
+        && n > max
+    {
+        return Err(format!("{path}: must be <= {max}"));
     }
-    if let Some(min) = bound("exclusiveMinimum") {
-        if n <= min {
-            return Err(format!("{path}: must be > {min}"));
-        }
+    if let Some(min) = bound("exclusiveMinimum")
+        && n <= min
+    {
+        return Err(format!("{path}: must be > {min}"));
     }
-    if let Some(max) = bound("exclusiveMaximum") {
-        if n >= max {
-            return Err(format!("{path}: must be < {max}"));
-        }
+    if let Some(max) = bound("exclusiveMaximum")
+        && n >= max
+    {
+        return Err(format!("{path}: must be < {max}"));
     }
     Ok(())
 }
 
 fn check_string(s: &Map<String, Value>, text: &str, path: &str) -> Result<(), String> {
-    check_count(s, "minLength", "maxLength", text.chars().count(), "characters", path)
+    check_count(
+        s,
+        "minLength",
+        "maxLength",
+        text.chars().count(),
+        "characters",
+        path,
+    )
 }
 
 fn check_count(
@@ -177,20 +202,25 @@ fn check_count(
     path: &str,
 ) -> Result<(), String> {
     let n = n as u64;
-    if let Some(min) = s.get(min_key).and_then(Value::as_u64) {
-        if n < min {
-            return Err(format!("{path}: needs at least {min} {what}"));
-        }
+    if let Some(min) = s.get(min_key).and_then(Value::as_u64)
+        && n < min
+    {
+        return Err(format!("{path}: needs at least {min} {what}"));
     }
-    if let Some(max) = s.get(max_key).and_then(Value::as_u64) {
-        if n > max {
-            return Err(format!("{path}: allows at most {max} {what}"));
-        }
+    if let Some(max) = s.get(max_key).and_then(Value::as_u64)
+        && n > max
+    {
+        return Err(format!("{path}: allows at most {max} {what}"));
     }
     Ok(())
 }
 
-fn check_object(s: &Map<String, Value>, obj: &Map<String, Value>, path: &mut String, depth: usize) -> Result<(), String> {
+fn check_object(
+    s: &Map<String, Value>,
+    obj: &Map<String, Value>,
+    path: &mut String,
+    depth: usize,
+) -> Result<(), String> {
     if let Some(Value::Array(required)) = s.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
             if !obj.contains_key(name) {
@@ -238,7 +268,13 @@ mod tests {
 
     #[test]
     fn accepts_valid_arguments() {
-        assert_eq!(validate(&schema(), &json!({"path": "/a", "count": 3, "mode": "b", "list": [1.5]})), Ok(()));
+        assert_eq!(
+            validate(
+                &schema(),
+                &json!({"path": "/a", "count": 3, "mode": "b", "list": [1.5]})
+            ),
+            Ok(())
+        );
     }
 
     #[test]
@@ -251,11 +287,23 @@ mod tests {
             (json!({"path": "123456789"}), "$.path: allows at most 8"),
             (json!({"path": "a", "count": 0}), "$.count: must be >= 1"),
             (json!({"path": "a", "count": 11}), "$.count: must be <= 10"),
-            (json!({"path": "a", "count": 1.5}), "$.count: expected integer"),
+            (
+                json!({"path": "a", "count": 1.5}),
+                "$.count: expected integer",
+            ),
             (json!({"path": "a", "mode": "c"}), "$.mode: not one of"),
-            (json!({"path": "a", "list": [1, "x"]}), "$.list[1]: expected number"),
-            (json!({"path": "a", "list": [1, 2, 3]}), "$.list: allows at most 2"),
-            (json!({"path": "a", "extra": true}), "$.extra: unknown property"),
+            (
+                json!({"path": "a", "list": [1, "x"]}),
+                "$.list[1]: expected number",
+            ),
+            (
+                json!({"path": "a", "list": [1, 2, 3]}),
+                "$.list: allows at most 2",
+            ),
+            (
+                json!({"path": "a", "extra": true}),
+                "$.extra: unknown property",
+            ),
             (json!([]), "$: expected object"),
         ];
         for (value, want) in cases {
@@ -280,7 +328,11 @@ mod tests {
         for _ in 0..40 {
             v = json!([v]);
         }
-        assert!(validate(&deep, &v).unwrap_err().contains("nested too deeply"));
+        assert!(
+            validate(&deep, &v)
+                .unwrap_err()
+                .contains("nested too deeply")
+        );
     }
 
     #[test]

@@ -102,20 +102,38 @@ impl<C: 'static> McpServer<C> {
 
     /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
     /// needs to be built) and what `Handler::handle` calls.
-    pub fn handle_parts(&mut self, method: &Method, headers: &Headers, body: &[u8], peer: Peer, now_ms: u64) -> Response {
-        if let Some(origin) = headers.get("Origin") {
-            if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) {
-                return reply::error(403, None, &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"));
-            }
+    pub fn handle_parts(
+        &mut self,
+        method: &Method,
+        headers: &Headers,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Some(origin) = headers.get("Origin")
+            && !origin_ok(origin, self.config.own_ip, &self.config.extra_origins)
+        {
+            return reply::error(
+                403,
+                None,
+                &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
+            );
         }
-        if let Some(token) = &self.config.token {
-            if !bearer_ok(token, headers.get("Authorization")) {
-                let mut r = reply::error(401, None, &RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized"));
-                r.headers.push("WWW-Authenticate", "Bearer");
-                return r;
-            }
+        if let Some(token) = &self.config.token
+            && !bearer_ok(token, headers.get("Authorization"))
+        {
+            let mut r = reply::error(
+                401,
+                None,
+                &RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized"),
+            );
+            r.headers.push("WWW-Authenticate", "Bearer");
+            return r;
         }
-        for serial in self.sessions.expire(now_ms, self.config.limits.session_idle_ms) {
+        for serial in self
+            .sessions
+            .expire(now_ms, self.config.limits.session_idle_ms)
+        {
             self.calls.cancel_all(Key::Session(serial));
         }
         match method {
@@ -129,7 +147,10 @@ impl<C: 'static> McpServer<C> {
         if let Some(ct) = headers.get("Content-Type") {
             let main = ct.split(';').next().unwrap_or("").trim();
             if !main.eq_ignore_ascii_case("application/json") {
-                let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Content-Type must be application/json");
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Content-Type must be application/json",
+                );
                 return reply::error(415, None, &err);
             }
         }
@@ -161,7 +182,11 @@ impl<C: 'static> McpServer<C> {
                 self.calls.cancel_all(Key::Session(s.serial));
                 Response::empty(200)
             }
-            None => reply::error(404, None, &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found")),
+            None => reply::error(
+                404,
+                None,
+                &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
+            ),
         }
     }
 }
@@ -177,8 +202,12 @@ impl<C: 'static> Handler for McpServer<C> {
 /// request learns which `_meta` keys it lacks).
 fn is_modern(msg: Option<&Message>, headers: &Headers) -> bool {
     if let Some(m) = msg {
-        let meta = m.params().and_then(|p| p.get("_meta")).and_then(Value::as_object);
-        if meta.is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS)) {
+        let meta = m
+            .params()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        if meta.is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
+        {
             return true;
         }
         if m.method() == Some("initialize") {

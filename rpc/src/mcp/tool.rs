@@ -22,14 +22,26 @@ pub struct Annotations {
 
 impl Annotations {
     /// A tool that only reads state.
-    pub const READ_ONLY: Annotations =
-        Annotations { read_only: true, destructive: false, idempotent: true, open_world: false };
+    pub const READ_ONLY: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     /// A tool that changes state without destroying anything.
-    pub const WRITE: Annotations =
-        Annotations { read_only: false, destructive: false, idempotent: false, open_world: false };
+    pub const WRITE: Annotations = Annotations {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
     /// A tool that can destroy data or reset the machine.
-    pub const DESTRUCTIVE: Annotations =
-        Annotations { read_only: false, destructive: true, idempotent: false, open_world: false };
+    pub const DESTRUCTIVE: Annotations = Annotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
 }
 
 /// How a tool fails: rendered as an `isError` result whose text is `E_<CODE>: message`.
@@ -42,7 +54,10 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        ToolError { code: Cow::Borrowed(code), message: message.into() }
+        ToolError {
+            code: Cow::Borrowed(code),
+            message: message.into(),
+        }
     }
 }
 
@@ -109,7 +124,8 @@ pub enum SourcePoll {
 /// (text) or base64-encodes (binary) them on the fly into the response body.
 pub trait ContentSource<C> {
     /// Append at most `max` raw bytes to `out`.
-    fn read(&mut self, ctx: &mut C, out: &mut Vec<u8>, max: usize) -> Result<SourcePoll, ToolError>;
+    fn read(&mut self, ctx: &mut C, out: &mut Vec<u8>, max: usize)
+    -> Result<SourcePoll, ToolError>;
     /// The client went away: release whatever the source holds.
     fn cancel(&mut self, _ctx: &mut C) {}
 }
@@ -197,31 +213,54 @@ pub struct ToolOutput<C> {
 impl<C> ToolOutput<C> {
     /// A single text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput { content: alloc::vec![Content::text(text)], structured: None, is_error: false }
+        ToolOutput {
+            content: alloc::vec![Content::text(text)],
+            structured: None,
+            is_error: false,
+        }
     }
 
     /// A structured result (the server adds the text block).
     pub fn structured(value: Value) -> Self {
-        ToolOutput { content: Vec::new(), structured: Some(value), is_error: false }
+        ToolOutput {
+            content: Vec::new(),
+            structured: Some(value),
+            is_error: false,
+        }
     }
 
     /// Content blocks.
     pub fn content(content: Vec<Content<C>>) -> Self {
-        ToolOutput { content, structured: None, is_error: false }
+        ToolOutput {
+            content,
+            structured: None,
+            is_error: false,
+        }
     }
 
     /// A failure result: `isError: true`, text `E_<CODE>: message`.
     pub fn error(err: &ToolError) -> Self {
         use alloc::string::ToString;
-        ToolOutput { content: alloc::vec![Content::text(err.to_string())], structured: None, is_error: true }
+        ToolOutput {
+            content: alloc::vec![Content::text(err.to_string())],
+            structured: None,
+            is_error: true,
+        }
     }
 }
 
 /// A notice a running tool emits; sent to the client only on an SSE response.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Notice {
-    Progress { progress: f64, total: Option<f64>, message: Option<String> },
-    Log { level: LogLevel, data: Value },
+    Progress {
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    Log {
+        level: LogLevel,
+        data: Value,
+    },
 }
 
 /// What a running tool can see and say during one step.
@@ -239,7 +278,11 @@ impl StepIo<'_> {
     /// Reports progress. Values that do not increase are dropped (clients require strictly
     /// increasing progress).
     pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.notices.push(Notice::Progress { progress, total, message: message.map(String::from) });
+        self.notices.push(Notice::Progress {
+            progress,
+            total,
+            message: message.map(String::from),
+        });
     }
 
     /// Logs a message; it reaches the client only if it asked for this level or lower.
