@@ -31,8 +31,9 @@ pub struct Config {
     /// Close a connection that has nothing in flight and saw no traffic for this long; also
     /// abort one whose peer has not taken any pending output for this long.
     pub idle_timeout_ms: u64,
-    /// Answer 408 and close when a request has not been received completely this long after
-    /// its first byte (slow-loris requests).
+    /// Answer 408 and close when a request head has not been received completely this long
+    /// after its first byte (slow-loris heads). A body only has to keep moving: no body byte
+    /// for `idle_timeout_ms` also gets 408, so a big upload over a slow link is not cut off.
     pub request_timeout_ms: u64,
     /// Output bytes buffered at most before streamed bodies are paused (a response head or
     /// one chunk may exceed it by its own size).
@@ -85,6 +86,7 @@ pub struct Connection {
     peer_closed: bool,
     aborted: bool,
     last_activity_ms: u64,
+    last_rx_ms: u64,
     /// When the first byte of the request being received arrived.
     request_started_ms: Option<u64>,
     /// Since when unsent output has waited without the peer taking any of it.
@@ -107,6 +109,7 @@ impl Connection {
             peer_closed: false,
             aborted: false,
             last_activity_ms: now_ms,
+            last_rx_ms: now_ms,
             request_started_ms: None,
             out_waiting_since: None,
             scratch: Vec::new(),
@@ -126,6 +129,7 @@ impl Connection {
         }
         if !bytes.is_empty() {
             self.last_activity_ms = now_ms;
+            self.last_rx_ms = now_ms;
         }
         self.pump(now_ms, handler);
         let mut rest = bytes;
@@ -159,12 +163,17 @@ impl Connection {
             return;
         }
         self.pump(now_ms, handler);
-        if let Some(start) = self.request_started_ms
-            && now_ms.saturating_sub(start) >= self.config.request_timeout_ms
-        {
-            self.parser.reset();
-            self.refuse(408, "request not completed in time");
-            return;
+        if let Some(start) = self.request_started_ms {
+            let late = if self.parser.reading_body() {
+                now_ms.saturating_sub(self.last_rx_ms) >= self.config.idle_timeout_ms
+            } else {
+                now_ms.saturating_sub(start) >= self.config.request_timeout_ms
+            };
+            if late {
+                self.parser.reset();
+                self.refuse(408, "request not completed in time");
+                return;
+            }
         }
         if self.pending() > 0 {
             let since = *self.out_waiting_since.get_or_insert(now_ms);
@@ -955,6 +964,41 @@ mod tests {
         assert_eq!(r[0].header("connection"), Some("close"));
         assert!(c.is_finished());
         assert!(h.seen.is_empty());
+    }
+
+    #[test]
+    fn slow_body_may_take_long_but_must_keep_moving() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n",
+            0,
+            &mut h,
+        );
+        // One byte every 20 s: past the 30 s request timeout, yet never idle for 30 s.
+        for (i, b) in b"abc".iter().enumerate() {
+            let now = 20_000 * (i as u64 + 1);
+            c.poll(now - 1, &mut h);
+            assert!(c.pending_output().is_empty());
+            c.recv(&[*b], now, &mut h);
+        }
+        c.poll(89_999, &mut h);
+        assert!(c.pending_output().is_empty());
+        c.poll(90_000, &mut h);
+        let r = replies(&drain(&mut c, &mut h, 90_000));
+        assert_eq!(r[0].status, 408);
+        assert!(h.seen.is_empty());
+
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(
+            b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\na",
+            0,
+            &mut h,
+        );
+        c.poll(29_000, &mut h);
+        let r = send(&mut c, &mut h, b"b", 29_000);
+        assert_eq!(r[0].body, b"POST /up ab");
+        c.poll(45_000, &mut h);
+        assert!(!c.is_finished());
     }
 
     #[test]

@@ -163,6 +163,11 @@ impl Parser {
         }
     }
 
+    /// Whether the head is complete and the body (or its trailer) is being received.
+    pub fn reading_body(&self) -> bool {
+        !matches!(self.state, State::Head | State::Failed(_))
+    }
+
     /// Bytes of memory the head/line buffer holds (tests check limits are not exceeded).
     #[cfg(test)]
     pub(crate) fn buffered(&self) -> usize {
