@@ -1179,4 +1179,142 @@ mod tests {
             assert!(c.is_finished());
         }
     }
+
+    #[test]
+    fn mixed_valid_and_broken_requests_keep_framing_and_order() {
+        let fragments: [&[u8]; 10] = [
+            b"GET /g HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+            b"POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2;e\r\nhi\r\n0\r\n\r\n",
+            b"POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz",
+            b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /nocontent HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"\r\n",
+            b"X-Junk: 1\r\n",
+            b"\x00\xff garbage",
+            b"GET / HTTP/1.1\r\n",
+        ];
+        let mut rng = Lcg(2024);
+        let (mut handled, mut refused, mut continues) = (0, 0, 0);
+        for _ in 0..400 {
+            let mut input = Vec::new();
+            for _ in 0..1 + rng.next() % 8 {
+                input.extend_from_slice(fragments[(rng.next() % 10) as usize]);
+            }
+            let mut h = TestHandler::default();
+            for _ in 0..8 {
+                h.scripts
+                    .push_back(vec![Some(b"s1".to_vec()), Some(b"s2".to_vec())]);
+            }
+            let mut c = conn();
+            let (mut rest, mut out, mut now) = (&input[..], Vec::new(), 0);
+            for _ in 0..10_000 {
+                if rest.is_empty() && c.pending_output().is_empty() {
+                    break;
+                }
+                let piece = (1 + (rng.next() % 40) as usize).min(rest.len());
+                let n = c.recv(&rest[..piece], now, &mut h);
+                rest = &rest[n..];
+                c.poll(now, &mut h);
+                let take = (rng.next() as usize % 300).min(c.pending_output().len());
+                out.extend_from_slice(&c.pending_output()[..take]);
+                c.mark_sent(take, now);
+                now += rng.next() % 50;
+            }
+            assert!(rest.is_empty());
+            let r = replies(&out);
+            let finals: Vec<&Reply> = r.iter().filter(|r| r.status != 100).collect();
+            handled += h.seen.len();
+            refused += finals.iter().filter(|r| r.status >= 400).count();
+            continues += r.len() - finals.len();
+            // One final response per handled request, in order, and at most one error, last.
+            assert_eq!(
+                finals.iter().filter(|r| r.status < 400).count(),
+                h.seen.len()
+            );
+            if let Some(i) = finals.iter().position(|r| r.status >= 400) {
+                assert_eq!(i, finals.len() - 1);
+                assert_eq!(finals[i].header("connection"), Some("close"));
+                assert!(c.is_finished());
+            }
+            for (reply, target) in finals.iter().zip(h.seen.iter()) {
+                let want: &[u8] = match target.as_str() {
+                    "/stream" => b"s1s2",
+                    "/nocontent" => b"",
+                    "/g" => b"GET /g ",
+                    "/p" => b"POST /p abc",
+                    "/c" => b"POST /c hi",
+                    "/e" => b"POST /e z",
+                    other => panic!("unexpected target {other}"),
+                };
+                assert_eq!(reply.body, want, "{target}");
+            }
+        }
+        // The mix exercised all three outcomes.
+        assert!(
+            handled > 300 && refused > 100 && continues > 20,
+            "{handled} {refused} {continues}"
+        );
+    }
+
+    #[test]
+    fn client_that_pipelines_without_reading_is_throttled() {
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        let one = b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n";
+        let flood: Vec<u8> = one.iter().copied().cycle().take(one.len() * 5000).collect();
+        let took = c.recv(&flood, 0, &mut h);
+        assert!(took < flood.len());
+        let cfg = Config::default();
+        assert!(c.pending_output().len() <= cfg.output_buffer + 200);
+        assert!(
+            h.seen.len() < 1000,
+            "{} requests answered ahead",
+            h.seen.len()
+        );
+        // Draining lets the rest through, still in order.
+        let mut rest = &flood[took..];
+        let mut answered = 0;
+        while !rest.is_empty() {
+            answered += replies(&drain(&mut c, &mut h, 0)).len();
+            let n = c.recv(rest, 0, &mut h);
+            rest = &rest[n..];
+        }
+        answered += replies(&drain(&mut c, &mut h, 0)).len();
+        assert_eq!(answered, 5000);
+        assert_eq!(h.seen.len(), 5000);
+    }
+
+    #[test]
+    fn continue_waits_for_earlier_responses() {
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![None]));
+        let input = b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\nPOST /p HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n";
+        c.recv(input, 0, &mut h);
+        let first = drain(&mut c, &mut h, 0);
+        assert!(!text(&first).contains("100 Continue"));
+        h.release(0);
+        let second = drain(&mut c, &mut h, 0);
+        assert!(
+            text(&second).ends_with("0\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n"),
+            "{}",
+            text(&second)
+        );
+        let r = send(&mut c, &mut h, b"ok", 0);
+        assert_eq!(r[0].body, b"POST /p ok");
+    }
+
+    #[test]
+    fn http10_keep_alive_stream_still_closes() {
+        let (mut c, mut h) = (conn(), TestHandler::with_script(vec![Some(b"x".to_vec())]));
+        c.recv(
+            b"GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            0,
+            &mut h,
+        );
+        let out = text(&drain(&mut c, &mut h, 0));
+        assert!(
+            out.contains("Connection: close\r\n") && !out.contains("chunked"),
+            "{out}"
+        );
+        assert!(c.is_finished());
+    }
 }
