@@ -1,0 +1,144 @@
+//! A rig running on its own thread, for end-to-end tests that talk to it over TCP. Unicorn is
+//! not `Send`, so the rig is built inside the thread; the handle shares the console log and a
+//! stop flag.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::console::ConsoleLog;
+use crate::error::RigError;
+use crate::rig::{Counters, Rig, RigOptions, RunEnd};
+
+/// Extra setup run on the rig's thread before boot (e.g. adding devices).
+pub type Setup = Box<dyn FnOnce(&mut Rig) -> Result<(), RigError> + Send>;
+
+pub struct RigHandle {
+    console: Arc<ConsoleLog>,
+    stop: Arc<AtomicBool>,
+    counters: Arc<Mutex<Counters>>,
+    thread: Option<JoinHandle<Result<RunEnd, RigError>>>,
+}
+
+impl Rig {
+    /// Build and boot a rig on a new thread; returns once boot finished (or failed).
+    pub fn spawn(opts: RigOptions) -> Result<RigHandle, RigError> {
+        Rig::spawn_with(opts, Box::new(|_| Ok(())))
+    }
+
+    /// Like `spawn`, running `setup` on the rig before boot.
+    pub fn spawn_with(opts: RigOptions, setup: Setup) -> Result<RigHandle, RigError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let counters = Arc::new(Mutex::new(Counters::default()));
+        let (tx, rx) = mpsc::channel::<Result<Arc<ConsoleLog>, RigError>>();
+        let (stop_t, counters_t) = (stop.clone(), counters.clone());
+        let thread = std::thread::Builder::new()
+            .name("iris".into())
+            .spawn(move || {
+                let mut rig = match Rig::new(opts) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.clone()));
+                        return Err(e);
+                    }
+                };
+                let booted = setup(&mut rig).and_then(|_| rig.boot());
+                if let Err(e) = booted {
+                    let _ = tx.send(Err(e.clone()));
+                    return Err(e);
+                }
+                let _ = tx.send(Ok(rig.console()));
+                let mut last_publish = Instant::now();
+                let end = rig.run_until(Duration::MAX, |r| {
+                    if last_publish.elapsed() >= Duration::from_millis(20) {
+                        if let Ok(mut c) = counters_t.lock() {
+                            *c = r.counters();
+                        }
+                        last_publish = Instant::now();
+                    }
+                    stop_t.load(Ordering::Relaxed)
+                });
+                if let Ok(mut c) = counters_t.lock() {
+                    *c = rig.counters();
+                }
+                let end = end?;
+                rig.stop()?;
+                Ok(end)
+            })
+            .map_err(|e| RigError::State(format!("cannot start the rig thread: {e}")))?;
+        match rx.recv() {
+            Ok(Ok(console)) => Ok(RigHandle { console, stop, counters, thread: Some(thread) }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(match thread.join() {
+                Ok(Err(e)) => e,
+                _ => RigError::State("the rig thread died during boot".into()),
+            }),
+        }
+    }
+}
+
+impl RigHandle {
+    pub fn console_text(&self) -> String {
+        self.console.text()
+    }
+
+    pub fn console(&self) -> Arc<ConsoleLog> {
+        self.console.clone()
+    }
+
+    /// Wait until the console shows `needle`; false on timeout or when the rig ended.
+    pub fn wait_for_console(&self, needle: &str, timeout: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if self.console.contains(needle) {
+                return true;
+            }
+            if self.is_finished() {
+                return self.console.contains(needle);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    /// Counters as of the last ~20 ms.
+    pub fn counters(&self) -> Counters {
+        self.counters.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Stop the rig (the module's exit runs) and wait for its thread.
+    pub fn stop(mut self) -> Result<RunEnd, RigError> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.join_inner()
+    }
+
+    /// Wait for the rig to end by itself (power-off or error).
+    pub fn join(mut self) -> Result<RunEnd, RigError> {
+        self.join_inner()
+    }
+
+    fn join_inner(&mut self) -> Result<RunEnd, RigError> {
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err(RigError::State("the rig thread panicked".into()))),
+            None => Err(RigError::State("already joined".into())),
+        }
+    }
+}
+
+impl Drop for RigHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `iris`: boot the irix7-mcp module on the emulated Indy. Console output goes to stdout, rig
+//! diagnostics to stderr. Exit status: 0 power-off, `--run-ms` elapsed; 1 config/image refused;
+//! 2 guest crash or hang; 3 module failure; 4 rig failure.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use iris::kernel::disks::parse_disk_arg;
+use iris::rig::{DEFAULT_HANG_INSNS, RigOptions, RunEnd};
+use iris::{Rig, RigError};
+
+#[derive(Parser, Debug)]
+#[command(name = "iris", version, about = "The iris rig: an emulated SGI Indy running the irix7-mcp module")]
+struct Cli {
+    /// Boot configuration (default: boot/config.conf under the repository root).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Repository root for relative image and disk paths (default: found from the current directory).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// NVRAM environment variable, e.g. mcp.token=secret (repeatable; overrides --env-file).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// File of KEY=VALUE lines for the NVRAM environment.
+    #[arg(long, value_name = "PATH")]
+    env_file: Option<PathBuf>,
+    /// RAM size in MiB (16..=256).
+    #[arg(long, value_name = "MIB", default_value_t = iris::memmap::DEFAULT_RAM_MIB)]
+    ram: u32,
+    /// Attach a raw disk image (512-byte blocks) as SCSI target ID (repeatable).
+    #[arg(long = "disk", value_name = "ID=PATH", value_parser = parse_disk_arg)]
+    disks: Vec<(u8, PathBuf)>,
+    /// Attach no disk (not even the default target/fixtures/rootfs.erofs).
+    #[arg(long)]
+    no_disk: bool,
+    /// MC watchdog period in ms (0 = off). Default: the Indy's ~67 s.
+    #[arg(long, value_name = "MS", default_value_t = iris::devices::mc::WATCHDOG_PERIOD_MS)]
+    watchdog_ms: u64,
+    /// With the watchdog off, report a guest call running past this many instructions as a hang.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_HANG_INSNS)]
+    hang_insns: u64,
+    /// Stop after this many milliseconds (the module's exit runs; status 0).
+    #[arg(long, value_name = "MS")]
+    run_ms: Option<u64>,
+    /// Do not echo the console to stdout.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn run(cli: Cli) -> Result<RunEnd, RigError> {
+    let opts = RigOptions {
+        root: cli.root,
+        config: cli.config,
+        env: cli.env,
+        env_file: cli.env_file,
+        ram_mib: cli.ram,
+        disks: cli.disks,
+        no_disk: cli.no_disk,
+        watchdog_ms: cli.watchdog_ms,
+        hang_insns: cli.hang_insns,
+        quiet: cli.quiet,
+    };
+    let mut rig = Rig::new(opts)?;
+    rig.boot()?;
+    let limit = cli.run_ms.map_or(Duration::MAX, Duration::from_millis);
+    let end = rig.run_until(limit, |_| false)?;
+    rig.stop()?;
+    if !cli.quiet {
+        let c = rig.counters();
+        eprintln!(
+            "iris: {end:?} after {} polls, {} guest instructions (init {}), {} resets",
+            c.polls, c.total_insns, c.init_insns, c.resets
+        );
+    }
+    Ok(end)
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("iris: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The rig's memory map: where the kernel puts the ABI table, the serial ring, the stubs, the
+//! kernel stack, the module and its heap. One place, so `docs/rig.md` and the code agree.
+//!
+//! Everything lives in RAM at physical 0x0800_0000 (as on the Indy) and is handed to the module
+//! as KSEG0 addresses (0x8000_0000 | phys), because the module runs in KSEG0 like a kernel.
+
+/// Physical base of main memory on the Indy.
+pub const RAM_PHYS: u32 = 0x0800_0000;
+/// The first 512 KiB of RAM also appear at physical 0 on the Indy.
+pub const RAM_ALIAS_SIZE: u32 = 512 * 1024;
+/// Default RAM size in MiB (an Indy shipped with 32–256 MiB).
+pub const DEFAULT_RAM_MIB: u32 = 64;
+/// Smallest RAM the map below fits in.
+pub const MIN_RAM_MIB: u32 = 16;
+/// Largest RAM at 0x0800_0000 before it would run into the low RAM window's end (256 MiB).
+pub const MAX_RAM_MIB: u32 = 256;
+
+/// Offsets from `RAM_PHYS` of the kernel's data the module may read.
+pub const ABI_TABLE_OFF: u32 = 0x1000;
+pub const STATUS_OFF: u32 = 0x1100;
+pub const SERIAL_HEAD_OFF: u32 = 0x1200;
+/// Process list scratch is not needed (the module passes its own buffer); kept free.
+pub const SERIAL_RING_OFF: u32 = 0x2000;
+/// One 8-byte stub per ABI function; a code hook on this range implements them.
+pub const STUB_OFF: u32 = 0x4000;
+pub const STUB_SLOT: u32 = 8;
+pub const STUB_COUNT: u32 = 32;
+/// Where guest calls return to: `emu_start` stops when the PC reaches it.
+pub const RETURN_SENTINEL_OFF: u32 = 0x4F00;
+/// An unmapped page under the kernel stack, so an overflow is a clear guest crash.
+pub const STACK_GUARD_OFF: u32 = 0x3_F000;
+pub const STACK_GUARD_SIZE: u32 = 0x1000;
+/// The kernel stack the module runs on (256 KiB, grows down from `STACK_TOP_OFF`).
+pub const STACK_BOTTOM_OFF: u32 = 0x4_0000;
+pub const STACK_TOP_OFF: u32 = 0x8_0000;
+/// The module area: sections are placed here by the loader.
+pub const MODULE_OFF: u32 = 0x10_0000;
+pub const MODULE_MAX: u32 = 0x70_0000;
+/// The module heap starts here and runs to the end of RAM.
+pub const HEAP_OFF: u32 = 0x80_0000;
+
+/// KSEG0 (cached) address of a physical address.
+pub const fn kseg0(phys: u32) -> u32 {
+    0x8000_0000 | phys
+}
+
+/// KSEG1 (uncached) address of a physical address.
+pub const fn kseg1(phys: u32) -> u32 {
+    0xA000_0000 | phys
+}
+
+/// Physical address of a KSEG0/KSEG1 virtual address; `None` for KUSEG/KSEG2, which have no
+/// fixed translation (the rig sets up no TLB entries).
+pub const fn virt_to_phys(va: u32) -> Option<u32> {
+    match va >> 29 {
+        0b100 | 0b101 => Some(va & 0x1FFF_FFFF),
+        _ => None,
+    }
+}
+
+/// A 32-bit guest address as Unicorn's 64-bit MIPS core sees it (sign-extended).
+pub const fn sext(va: u32) -> u64 {
+    va as i32 as i64 as u64
+}
+
+/// KSEG0 address of an offset into RAM.
+pub const fn ram_va(off: u32) -> u32 {
+    kseg0(RAM_PHYS + off)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn translation() {
+        assert_eq!(virt_to_phys(0x8810_0000), Some(0x0810_0000));
+        assert_eq!(virt_to_phys(0xA810_0000), Some(0x0810_0000));
+        assert_eq!(virt_to_phys(0xBFBD_9837), Some(0x1FBD_9837));
+        assert_eq!(virt_to_phys(0x0040_0000), None);
+        assert_eq!(virt_to_phys(0xC000_0000), None);
+        assert_eq!(sext(0x8800_0000), 0xFFFF_FFFF_8800_0000);
+        assert_eq!(sext(0x0800_0000), 0x0800_0000);
+    }
+
+    #[test]
+    fn regions_do_not_overlap() {
+        assert!(STATUS_OFF >= ABI_TABLE_OFF + super::super::abi_table::ABI_TABLE_SIZE);
+        assert!(SERIAL_RING_OFF + super::super::abi_table::SERIAL_RING_SIZE <= STUB_OFF);
+        assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
+        assert!(RETURN_SENTINEL_OFF < STACK_GUARD_OFF);
+        assert_eq!(STACK_GUARD_OFF + STACK_GUARD_SIZE, STACK_BOTTOM_OFF);
+        assert!(STACK_TOP_OFF <= MODULE_OFF);
+        assert!(MODULE_OFF + MODULE_MAX <= HEAP_OFF);
+        assert!(HEAP_OFF < MIN_RAM_MIB << 20);
+    }
+}
