@@ -186,15 +186,58 @@ impl Cpu {
     /// The effective address of the load/store at `pc`, decoded from the instruction (Unicorn
     /// does not expose BadVAddr).
     pub fn decode_ea(&mut self, pc: u32) -> Option<u32> {
-        let phys = memmap::virt_to_phys(pc)?;
-        let insn = self.mem().read_u32(u64::from(phys)).ok()?;
-        let op = insn >> 26;
-        let is_mem = matches!(op, 0x20..=0x2E | 0x30 | 0x38);
-        if !is_mem {
-            return None;
-        }
+        let insn = self.fetch(pc)?;
+        let (_, _) = mem_access(insn)?;
         let base = self.reg(((insn >> 21) & 31) as i32);
         Some(base.wrapping_add(insn as u16 as i16 as i32 as u32))
+    }
+
+    fn fetch(&mut self, va: u32) -> Option<u32> {
+        let phys = memmap::virt_to_phys(va)?;
+        self.mem().read_u32(u64::from(phys)).ok()
+    }
+
+    /// Where in the straight-line block at `block` exception `intno` came from, for the
+    /// exceptions whose hook sees PC 0 (trap, address error): the first instruction of the
+    /// block that matches the cause. Returns (pc, bad address for address errors).
+    pub fn locate_in_block(&mut self, block: u32, intno: u32) -> Option<(u32, Option<u32>)> {
+        for i in 0..64u32 {
+            let pc = block.wrapping_add(4 * i);
+            let insn = self.fetch(pc)?;
+            let (op, funct, rt) = (insn >> 26, insn & 0x3F, (insn >> 16) & 31);
+            match intno {
+                18 if op == 0 && funct == 0x0D => return Some((pc, None)),
+                22 if (op == 0 && (0x30..=0x36).contains(&funct)) || (op == 1 && (8..=14).contains(&rt)) => {
+                    return Some((pc, None));
+                }
+                12 | 13 => {
+                    if let Some((size, store)) = mem_access(insn) {
+                        let ea = self.decode_ea(pc)?;
+                        let misaligned = ea % size != 0 && !matches!(op, 0x22 | 0x26 | 0x2A | 0x2E);
+                        if store == (intno == 13) && (misaligned || ea < 0x8000_0000) {
+                            return Some((pc, Some(ea)));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// (access size, is store) of a MIPS I/II load or store.
+fn mem_access(insn: u32) -> Option<(u32, bool)> {
+    match insn >> 26 {
+        0x20 | 0x24 => Some((1, false)),
+        0x21 | 0x25 => Some((2, false)),
+        0x23 | 0x30 => Some((4, false)),
+        0x22 | 0x26 => Some((1, false)), // lwl/lwr: any alignment
+        0x28 => Some((1, true)),
+        0x29 => Some((2, true)),
+        0x2B | 0x38 => Some((4, true)),
+        0x2A | 0x2E => Some((1, true)), // swl/swr
+        _ => None,
     }
 }
 

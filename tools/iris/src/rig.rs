@@ -482,7 +482,16 @@ impl Rig {
             }
             Some(Fault::Intr { intno, pc: at }) => {
                 pc = at as u32;
-                let ea = if matches!(intno, 12 | 13 | 26 | 27 | 28) && pc != 0 { self.cpu.decode_ea(pc) } else { None };
+                let mut ea = None;
+                if pc == 0 {
+                    // Unicorn reports PC 0 for some exceptions: find the instruction in the block.
+                    if let Some((at, bad)) = self.cpu.locate_in_block(block, intno) {
+                        pc = at;
+                        ea = bad;
+                    }
+                } else if matches!(intno, 12 | 13 | 26 | 27 | 28) {
+                    ea = self.cpu.decode_ea(pc);
+                }
                 (format!("{}, intno {intno}", intno_name(intno)), ea)
             }
             Some(Fault::BadStub { addr }) => ("jump into the ABI stub area between stubs".to_string(), Some(addr as u32)),
