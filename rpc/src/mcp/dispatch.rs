@@ -4,12 +4,14 @@
 use super::call::{CallSetup, CallStream, Framing, render_now};
 use super::cursor;
 use super::limits::{CallState, Key};
+use super::modern::header_text;
+use super::prompt::{PromptCall, PromptReply};
 use super::reply;
 use super::resource::ResourceContents;
 use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{LogLevel, Started, ToolCall, ToolError, ToolOutput};
-use crate::http::{Body, Response};
+use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -37,6 +39,73 @@ pub(crate) struct Cx<'a> {
     pub(crate) sse_ids: Option<(u64, u64)>,
     pub(crate) sse_retry_ms: Option<u64>,
     pub(crate) now_ms: u64,
+    /// The request headers, for `Mcp-Param-*` checks (modern era only).
+    pub(crate) headers: Option<&'a Headers>,
+}
+
+/// `inputResponses` and `requestState` of a request retried after `InputRequired`.
+type Retry<'a> = (Option<&'a Map<String, Value>>, Option<&'a str>);
+
+fn retry_params(params: &Map<String, Value>) -> Result<Retry<'_>, RpcError> {
+    let responses = match params.get("inputResponses") {
+        None => None,
+        Some(Value::Object(m)) if m.values().all(Value::is_object) => Some(m),
+        Some(_) => {
+            let msg = "Invalid params: inputResponses must map keys to objects";
+            return Err(RpcError::invalid_params(msg));
+        }
+    };
+    let state = match params.get("requestState") {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            let msg = "Invalid params: requestState must be a string";
+            return Err(RpcError::invalid_params(msg));
+        }
+    };
+    Ok((responses, state))
+}
+
+/// The answer to a request that needs client input in an era that cannot ask for it.
+fn input_unsupported() -> ToolError {
+    ToolError::new(
+        "UNSUPPORTED",
+        "this needs client input, which needs protocol 2026-07-28",
+    )
+}
+
+/// A tool argument as its `Mcp-Param-*` header must carry it.
+fn header_form(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => alloc::string::ToString::to_string(other),
+    }
+}
+
+/// Checks the `Mcp-Param-<Name>` headers of a tool whose input schema marks properties with
+/// `x-mcp-header`: a property present in the arguments needs its header, carrying the same
+/// value (after trimming and `=?base64?…?=` decoding).
+fn param_header_mismatch(
+    input: &Value,
+    args: &Map<String, Value>,
+    headers: &Headers,
+) -> Option<RpcError> {
+    let props = input.get("properties")?.as_object()?;
+    for (name, schema) in props {
+        let Some(header) = schema.get("x-mcp-header").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(value) = args.get(name) else {
+            continue;
+        };
+        let field = format!("Mcp-Param-{header}");
+        let sent = headers.get(&field).and_then(header_text);
+        if sent.is_none_or(|h| h != header_form(value)) {
+            let msg = format!("Header mismatch: {field} does not match argument {name}");
+            return Some(RpcError::new(reply::HEADER_MISMATCH, msg));
+        }
+    }
+    None
 }
 
 /// Results that carry `ttlMs`/`cacheScope` in the modern era.
@@ -78,7 +147,8 @@ impl<C: 'static> McpServer<C> {
             return reply::result(cx.id, &result);
         };
         if cx.era == Era::Modern {
-            r.insert("resultType".into(), Value::from("complete"));
+            r.entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
             if CACHEABLE.contains(&method) {
                 r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
                 r.insert("cacheScope".into(), Value::from("private"));
@@ -96,7 +166,7 @@ impl<C: 'static> McpServer<C> {
     fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
         let status = match (cx.era, err.code) {
             (Era::Modern, jsonrpc::METHOD_NOT_FOUND) => 404,
-            (Era::Modern, reply::MISSING_CAPABILITY) => 400,
+            (Era::Modern, reply::MISSING_CAPABILITY | reply::HEADER_MISMATCH) => 400,
             _ => 200,
         };
         reply::error(status, Some(cx.id), &err)
@@ -241,18 +311,31 @@ impl<C: 'static> McpServer<C> {
                 a.name
             )));
         }
+        let (input_responses, request_state) = retry_params(cx.params)?;
+        let call = PromptCall {
+            args,
+            client_capabilities: cx.caps,
+            input_responses,
+            request_state,
+        };
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return Err(RpcError::new(
                 jsonrpc::INTERNAL_ERROR,
                 "E_BUSY: server context in use",
             ));
         };
-        (def.get)(&mut ctx, args).map_err(|e| {
+        let internal = |e: &ToolError| {
             RpcError::new(
                 jsonrpc::INTERNAL_ERROR,
-                alloc::string::ToString::to_string(&e),
+                alloc::string::ToString::to_string(e),
             )
-        })
+        };
+        match (def.get)(&mut ctx, &call) {
+            Ok(PromptReply::Done(v)) => Ok(v),
+            Ok(PromptReply::InputRequired(ir)) if cx.era == Era::Modern => Ok(ir.to_json()),
+            Ok(PromptReply::InputRequired(_)) => Err(internal(&input_unsupported())),
+            Err(e) => Err(internal(&e)),
+        }
     }
 
     fn result_extra(&self, era: Era) -> Vec<u8> {
@@ -338,6 +421,16 @@ impl<C: 'static> McpServer<C> {
             );
             return self.fail(cx, err);
         }
+        if let Some(err) = cx
+            .headers
+            .and_then(|h| param_header_mismatch(&entry.input, &args, h))
+        {
+            return self.fail(cx, err);
+        }
+        let (input_responses, request_state) = match retry_params(cx.params) {
+            Ok(r) => r,
+            Err(e) => return self.fail(cx, e),
+        };
         let args_value = Value::Object(args);
         if let Err(why) = schema::validate(&entry.input, &args_value) {
             return self.tool_error(cx.id, cx.era, &ToolError::new("INVALID_ARGUMENT", why));
@@ -357,13 +450,14 @@ impl<C: 'static> McpServer<C> {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
                 return self.busy_result(cx.id, cx.era, "server context in use");
             };
-            (def.start)(
-                &mut ctx,
-                &ToolCall {
-                    args: &args,
-                    now_ms: cx.now_ms,
-                },
-            )
+            let call = ToolCall {
+                args: &args,
+                now_ms: cx.now_ms,
+                client_capabilities: cx.caps,
+                input_responses,
+                request_state,
+            };
+            (def.start)(&mut ctx, &call)
         };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
@@ -379,7 +473,14 @@ impl<C: 'static> McpServer<C> {
         };
         let call = CallState::new(cx.key, cx.id.clone());
         match started {
+            Err(e) if e.code == ToolError::INVALID_PARAMS => {
+                self.fail(cx, RpcError::invalid_params(e.message))
+            }
             Err(e) => self.tool_error(cx.id, cx.era, &e),
+            Ok(Started::InputRequired(ir)) => match cx.era {
+                Era::Modern => self.finish(cx, "tools/call", ir.to_json()),
+                Era::Legacy(_) => self.tool_error(cx.id, cx.era, &input_unsupported()),
+            },
             Ok(Started::Done(output)) => {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
                     Ok(r) => r,

@@ -230,6 +230,7 @@ impl<C: 'static> McpServer<C> {
                     sse_ids,
                     sse_retry_ms: retry,
                     now_ms,
+                    headers: None,
                 };
                 self.dispatch(method, &cx)
             }

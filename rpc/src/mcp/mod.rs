@@ -24,7 +24,7 @@ mod tool;
 mod tests;
 
 pub use config::{Config, Limits};
-pub use prompt::{GetFn, PromptArg, PromptDef};
+pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use registry::{RegistryError, ToolRegistry};
 pub use reply::{
     BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
@@ -34,6 +34,6 @@ pub use resource::{ReadFn, ResourceContents, ResourceDef, TemplateDef, TemplateR
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
 pub use tool::{
-    Annotations, Content, ContentSource, LogLevel, SourcePoll, StartFn, Started, Step, StepIo,
-    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
+    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };

@@ -191,6 +191,7 @@ impl<C: 'static> McpServer<C> {
             sse_ids: None,
             sse_retry_ms: None,
             now_ms,
+            headers: Some(headers),
         };
         self.dispatch(method, &cx)
     }

@@ -1,7 +1,7 @@
 //! Prompts: the product has none, but `prompts/list` and `prompts/get` exist so clients and
 //! the conformance fixtures find a complete server.
 
-use super::tool::ToolError;
+use super::tool::{InputRequired, ToolError};
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
@@ -13,8 +13,24 @@ pub struct PromptArg {
     pub required: bool,
 }
 
-/// Renders a prompt: returns the `GetPromptResult` body (`{messages:[…], description?}`).
-pub type GetFn<C> = fn(&mut C, &Map<alloc::string::String, Value>) -> Result<Value, ToolError>;
+/// A `prompts/get` request as the prompt sees it.
+pub struct PromptCall<'a> {
+    pub args: &'a Map<alloc::string::String, Value>,
+    pub client_capabilities: &'a Value,
+    pub input_responses: Option<&'a Map<alloc::string::String, Value>>,
+    pub request_state: Option<&'a str>,
+}
+
+/// What rendering a prompt gives.
+pub enum PromptReply {
+    /// The `GetPromptResult` body (`{messages:[…], description?}`).
+    Done(Value),
+    /// Client input is needed first (2026-07-28 only).
+    InputRequired(InputRequired),
+}
+
+/// Renders a prompt.
+pub type GetFn<C> = fn(&mut C, &PromptCall<'_>) -> Result<PromptReply, ToolError>;
 
 /// One prompt.
 pub struct PromptDef<C> {

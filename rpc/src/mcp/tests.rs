@@ -1217,7 +1217,9 @@ fn long_calls_run_across_polls_in_json_mode() {
     );
     assert_eq!(header(&r, "Content-Type"), Some("application/json"));
     // One poll advances the tool by one step, however much room the poll offers.
-    let Body::Stream(src) = &mut r.body else { panic!("expected a stream") };
+    let Body::Stream(src) = &mut r.body else {
+        panic!("expected a stream")
+    };
     assert_eq!(src.poll(&mut Vec::new(), 1 << 20, T0), BodyPoll::Pending);
     assert_eq!(s.context().borrow().steps, 1);
     let v = body_json(&mut r, T0);

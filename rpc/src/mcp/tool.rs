@@ -53,6 +53,11 @@ pub struct ToolError {
 }
 
 impl ToolError {
+    /// The code with which a start function rejects the request itself rather than failing
+    /// at its work (e.g. a tampered `requestState`): answered as JSON-RPC -32602, not as an
+    /// `isError` result.
+    pub const INVALID_PARAMS: &'static str = "INVALID_PARAMS";
+
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
         ToolError {
             code: Cow::Borrowed(code),
@@ -315,12 +320,43 @@ pub enum Started<C> {
     Done(ToolOutput<C>),
     /// Runs across polls.
     Run(Box<dyn ToolRun<C>>),
+    /// Needs input from the client first (2026-07-28 only; a legacy client gets an
+    /// `E_UNSUPPORTED` error result).
+    InputRequired(InputRequired),
 }
 
-/// The arguments of a call, already validated against the tool's input schema.
+/// A 2026-07-28 `InputRequiredResult`: the client answers `input_requests` (a map of key to
+/// `{method, params}`, e.g. `elicitation/create`) and repeats the request with
+/// `inputResponses` and `requestState`. The server keeps nothing: all state travels in
+/// `request_state`, which the handler must integrity-protect if it matters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRequired {
+    pub input_requests: Value,
+    pub request_state: Option<String>,
+}
+
+impl InputRequired {
+    pub(crate) fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("resultType".into(), Value::from("input_required"));
+        m.insert("inputRequests".into(), self.input_requests.clone());
+        if let Some(s) = &self.request_state {
+            m.insert("requestState".into(), Value::from(s.as_str()));
+        }
+        Value::Object(m)
+    }
+}
+
+/// A call as the tool sees it. `args` are already validated against the input schema.
 pub struct ToolCall<'a> {
     pub args: &'a Map<String, Value>,
     pub now_ms: u64,
+    /// The client's declared capabilities (`sampling`, `elicitation`, `roots`, …).
+    pub client_capabilities: &'a Value,
+    /// Answers to an earlier `InputRequired` (each value an object).
+    pub input_responses: Option<&'a Map<String, Value>>,
+    /// The `request_state` of that earlier `InputRequired`, echoed by the client.
+    pub request_state: Option<&'a str>,
 }
 
 /// Starts a call of a tool.

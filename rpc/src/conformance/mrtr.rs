@@ -1,0 +1,269 @@
+//! Fixture tools for 2026-07-28 `InputRequiredResult` flows. All state travels in
+//! `requestState`, tagged with a keyed FNV-1a checksum so that a tampered state is refused.
+//! (A test fixture: the tag stops accidental and naive tampering, it is not cryptography.)
+
+use crate::mcp::{Annotations, InputRequired, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde_json::{Map, Value, json};
+
+const NO_ARGS: &str = r#"{"type":"object","properties":{}}"#;
+const KEY: &[u8] = b"irix7-conformance-fixture";
+
+fn tag(payload: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in KEY.iter().chain(payload.as_bytes()) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+pub(crate) fn sign(payload: &str) -> String {
+    format!("{payload}.{:016x}", tag(payload))
+}
+
+/// The payload of a state whose tag checks out.
+pub(crate) fn verify(state: &str) -> Option<&str> {
+    let (payload, t) = state.rsplit_once('.')?;
+    (format!("{:016x}", tag(payload)) == t).then_some(payload)
+}
+
+fn tampered() -> ToolError {
+    ToolError::new(
+        ToolError::INVALID_PARAMS,
+        "requestState failed its integrity check",
+    )
+}
+
+fn def<C>(name: &'static str, start: crate::mcp::StartFn<C>) -> ToolDef<C> {
+    ToolDef {
+        name,
+        title: None,
+        description: "Asks the client for input before answering (InputRequiredResult)",
+        input_schema: NO_ARGS,
+        output_schema: None,
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        start,
+    }
+}
+
+pub(crate) fn table<C: 'static>() -> Vec<ToolDef<C>> {
+    vec![
+        def("test_input_required_result_elicitation", elicitation::<C>),
+        def("test_input_required_result_sampling", sampling::<C>),
+        def("test_input_required_result_list_roots", list_roots::<C>),
+        def(
+            "test_input_required_result_request_state",
+            request_state::<C>,
+        ),
+        def("test_input_required_result_multiple_inputs", multiple::<C>),
+        def("test_input_required_result_multi_round", multi_round::<C>),
+        def(
+            "test_input_required_result_tampered_state",
+            tampered_state::<C>,
+        ),
+        def("test_input_required_result_capabilities", capabilities::<C>),
+    ]
+}
+
+pub(crate) fn elicit(message: &str, field: &str, ty: &str) -> Value {
+    json!({"method": "elicitation/create", "params": {
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {field: {"type": ty}}, "required": [field]}
+    }})
+}
+
+fn sample(text: &str, max_tokens: u32) -> Value {
+    json!({"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": max_tokens
+    }})
+}
+
+fn roots() -> Value {
+    json!({"method": "roots/list", "params": {}})
+}
+
+fn ask<C>(requests: Value, state: Option<&str>) -> Result<Started<C>, ToolError> {
+    Ok(Started::InputRequired(InputRequired {
+        input_requests: requests,
+        request_state: state.map(sign),
+    }))
+}
+
+fn done<C>(text: String) -> Result<Started<C>, ToolError> {
+    Ok(Started::Done(ToolOutput::text(text)))
+}
+
+/// The accepted content of an elicitation answer.
+pub(crate) fn accepted<'a>(
+    responses: Option<&'a Map<String, Value>>,
+    key: &str,
+) -> Option<&'a Value> {
+    let r = responses?.get(key)?;
+    (r.get("action")?.as_str()? == "accept")
+        .then(|| r.get("content"))
+        .flatten()
+}
+
+/// The state's payload: `Ok(None)` when absent, an error when present but tampered.
+fn state_payload<'a>(call: &'a ToolCall<'_>) -> Result<Option<&'a str>, ToolError> {
+    match call.request_state {
+        None => Ok(None),
+        Some(s) => verify(s).map(Some).ok_or_else(tampered),
+    }
+}
+
+fn elicitation<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    match accepted(call.input_responses, "user_name")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str)
+    {
+        Some(name) => done(format!("Hello, {name}!")),
+        None => ask(
+            json!({"user_name": elicit("What is your name?", "name", "string")}),
+            None,
+        ),
+    }
+}
+
+fn sampling<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let answer = call.input_responses.and_then(|r| r.get("capital_question"));
+    match answer
+        .and_then(|a| a.get("content"))
+        .and_then(|c| c.get("text"))
+        .and_then(Value::as_str)
+    {
+        Some(text) => done(format!("Sampling response: {text}")),
+        None => ask(
+            json!({"capital_question": sample("What is the capital of France?", 100)}),
+            None,
+        ),
+    }
+}
+
+fn list_roots<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let answer = call.input_responses.and_then(|r| r.get("client_roots"));
+    match answer
+        .and_then(|a| a.get("roots"))
+        .and_then(Value::as_array)
+    {
+        Some(list) => {
+            let uris: Vec<&str> = list.iter().filter_map(|r| r.get("uri")?.as_str()).collect();
+            done(format!("Client roots: {}", uris.join(", ")))
+        }
+        None => ask(json!({"client_roots": roots()}), None),
+    }
+}
+
+fn request_state<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let payload = state_payload(call)?;
+    let answered = call
+        .input_responses
+        .is_some_and(|r| r.contains_key("confirm"));
+    if answered && payload == Some("confirm") {
+        return done(String::from("state-ok: requestState verified"));
+    }
+    ask(
+        json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
+        Some("confirm"),
+    )
+}
+
+fn multiple<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let payload = state_payload(call)?;
+    let keys = ["user_name", "greeting", "client_roots"];
+    let all = call
+        .input_responses
+        .is_some_and(|r| keys.iter().all(|k| r.contains_key(*k)));
+    if all && payload == Some("multiple") {
+        return done(String::from("Received all three inputs"));
+    }
+    let requests = json!({
+        "user_name": elicit("What is your name?", "name", "string"),
+        "greeting": sample("Generate a greeting", 50),
+        "client_roots": roots(),
+    });
+    ask(requests, Some("multiple"))
+}
+
+fn multi_round<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let payload = state_payload(call)?;
+    let step1 = || {
+        ask(
+            json!({"step1": elicit("Step 1: What is your name?", "name", "string")}),
+            Some("round1"),
+        )
+    };
+    match payload {
+        Some("round1") => match accepted(call.input_responses, "step1")
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+        {
+            Some(name) => {
+                let next = format!("round2:{name}");
+                ask(
+                    json!({"step2": elicit("Step 2: What is your favorite color?", "color", "string")}),
+                    Some(&next),
+                )
+            }
+            None => step1(),
+        },
+        Some(p) if p.starts_with("round2:") => {
+            let name = p.trim_start_matches("round2:");
+            match accepted(call.input_responses, "step2")
+                .and_then(|c| c.get("color"))
+                .and_then(Value::as_str)
+            {
+                Some(color) => done(format!("{name} likes {color}")),
+                None => ask(
+                    json!({"step2": elicit("Step 2: What is your favorite color?", "color", "string")}),
+                    Some(p),
+                ),
+            }
+        }
+        _ => step1(),
+    }
+}
+
+fn tampered_state<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    match state_payload(call)? {
+        Some("tamper-check") if call.input_responses.is_some() => {
+            done(String::from("state verified"))
+        }
+        _ => ask(
+            json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
+            Some("tamper-check"),
+        ),
+    }
+}
+
+fn capabilities<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    if call.input_responses.is_some_and(|r| !r.is_empty()) {
+        return done(String::from("Thanks for the input"));
+    }
+    let caps = call.client_capabilities;
+    let mut requests = Map::new();
+    if caps.get("elicitation").is_some() {
+        requests.insert(
+            "user_name".into(),
+            elicit("What is your name?", "name", "string"),
+        );
+    }
+    if caps.get("sampling").is_some() {
+        requests.insert("greeting".into(), sample("Generate a greeting", 50));
+    }
+    if caps.get("roots").is_some() {
+        requests.insert("client_roots".into(), roots());
+    }
+    if requests.is_empty() {
+        return done(String::from(
+            "The client declared no capability to ask through",
+        ));
+    }
+    ask(Value::Object(requests), None)
+}

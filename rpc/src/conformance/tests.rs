@@ -1,0 +1,425 @@
+//! The fixtures answer as the conformance scenarios expect, through the real endpoint.
+
+extern crate std;
+
+use super::mrtr::{sign, verify};
+use super::register;
+use crate::http::{Headers, Method, Peer, Response};
+use crate::mcp::fuzz::drain;
+use crate::mcp::{Config, LEGACY_VERSIONS, MODERN_VERSION, McpServer};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use serde_json::{Value, json};
+
+const PEER: Peer = Peer {
+    addr: [127, 0, 0, 1],
+    port: 1,
+};
+
+fn server() -> McpServer<()> {
+    let mut c = Config::new("7.0", None);
+    c.limits.requests_per_second = 10_000;
+    let mut s = McpServer::new(
+        c,
+        Rc::new(RefCell::new(())),
+        Box::new(|b: &mut [u8]| b.fill(3)),
+    );
+    register(&mut s).unwrap();
+    s
+}
+
+fn json_of(r: &mut Response, now: u64) -> Value {
+    let (bytes, ended) = drain(r, now, 10_000);
+    assert!(ended);
+    let text = String::from_utf8(bytes).unwrap();
+    if text.starts_with('{') {
+        return serde_json::from_str(&text).unwrap();
+    }
+    // SSE: the last data line holds the response.
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| !d.is_empty())
+        .next_back();
+    serde_json::from_str(last.unwrap()).unwrap()
+}
+
+fn sse_messages(r: &mut Response, now: u64) -> Vec<Value> {
+    let (bytes, _) = drain(r, now, 10_000);
+    let text = String::from_utf8(bytes).unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| !d.is_empty())
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+fn modern_with(
+    s: &mut McpServer<()>,
+    method: &str,
+    mut params: Value,
+    extra: &[(&str, &str)],
+) -> (u16, Value) {
+    let mut m = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}},
+    });
+    if let Some(Value::Object(given)) = params.get("_meta") {
+        for (k, v) in given {
+            m[k] = v.clone();
+        }
+    }
+    params["_meta"] = m;
+    let mut h = Headers::default();
+    h.push("MCP-Protocol-Version", MODERN_VERSION);
+    h.push("Mcp-Method", method);
+    h.push("Accept", "application/json, text/event-stream");
+    if let Some(n) = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+    {
+        h.push("Mcp-Name", n);
+    }
+    for (k, v) in extra {
+        h.push(*k, *v);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
+    let mut r = s.handle_parts(&Method::Post, &h, body.as_bytes(), PEER, 0);
+    let v = json_of(&mut r, 0);
+    (r.status, v)
+}
+
+fn modern(s: &mut McpServer<()>, method: &str, params: Value) -> Value {
+    modern_with(s, method, params, &[]).1
+}
+
+fn call(s: &mut McpServer<()>, name: &str, extra: Value) -> Value {
+    let mut p = json!({"name": name, "arguments": {}});
+    if let Value::Object(e) = extra {
+        for (k, v) in e {
+            p[k] = v;
+        }
+    }
+    modern(s, "tools/call", p)
+}
+
+#[test]
+fn content_fixtures() {
+    let mut s = server();
+    let r = call(&mut s, "test_simple_text", json!({}));
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    let r = call(&mut s, "test_image_content", json!({}));
+    assert_eq!(r["result"]["content"][0]["mimeType"], "image/png");
+    let r = call(&mut s, "test_audio_content", json!({}));
+    assert_eq!(r["result"]["content"][0]["mimeType"], "audio/wav");
+    assert!(
+        r["result"]["content"][0]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("UklGR")
+    );
+    let r = call(&mut s, "test_embedded_resource", json!({}));
+    assert_eq!(
+        r["result"]["content"][0]["resource"]["uri"],
+        "test://embedded-resource"
+    );
+    let r = call(&mut s, "test_multiple_content_types", json!({}));
+    let types: Vec<&str> = r["result"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, vec!["text", "image", "resource"]);
+    let r = call(&mut s, "test_error_handling", json!({}));
+    assert_eq!(r["result"]["isError"], true);
+    let (st, r) = modern_with(
+        &mut s,
+        "tools/call",
+        json!({"name": "test_missing_capability", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+        &[],
+    );
+    assert_eq!((st, r["error"]["code"].as_i64()), (400, Some(-32021)));
+    let r = modern(&mut s, "tools/list", json!({}));
+    let tools = r["result"]["tools"].as_array().unwrap();
+    let schema = &tools
+        .iter()
+        .find(|t| t["name"] == "json_schema_2020_12_tool")
+        .unwrap()["inputSchema"];
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert!(schema["$defs"]["address"].is_object());
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+#[test]
+fn progress_fixture_paces_its_notices() {
+    let mut s = server();
+    let mut h = Headers::default();
+    h.push("MCP-Protocol-Version", MODERN_VERSION);
+    h.push("Mcp-Method", "tools/call");
+    h.push("Mcp-Name", "test_tool_with_progress");
+    h.push("Accept", "application/json, text/event-stream");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_tool_with_progress", "arguments": {},
+        "_meta": {"progressToken": "p", "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 1000);
+    let msgs = sse_messages(&mut r, 1000);
+    let p: Vec<i64> = msgs
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_i64().unwrap())
+        .collect();
+    assert_eq!(p, vec![0, 50, 100]);
+    assert!(msgs.last().unwrap()["result"]["content"][0]["text"].is_string());
+}
+
+#[test]
+fn logging_fixture_in_a_legacy_session() {
+    let mut s = server();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": LEGACY_VERSIONS[0], "capabilities": {}}});
+    let r = s.handle_parts(
+        &Method::Post,
+        &Headers::default(),
+        init.to_string().as_bytes(),
+        PEER,
+        0,
+    );
+    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
+    let mut h = Headers::default();
+    h.push("Mcp-Session-Id", sid.as_str());
+    h.push("Accept", "application/json, text/event-stream");
+    let set = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}});
+    assert_eq!(
+        s.handle_parts(&Method::Post, &h, set.to_string().as_bytes(), PEER, 0)
+            .status,
+        200
+    );
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_tool_with_logging", "arguments": {}}});
+    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let logs = sse_messages(&mut r, 0)
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .count();
+    assert_eq!(logs, 3);
+}
+
+#[test]
+fn resources_templates_and_prompts() {
+    let mut s = server();
+    let r = modern(
+        &mut s,
+        "resources/read",
+        json!({"uri": "test://static-text"}),
+    );
+    assert_eq!(
+        r["result"]["contents"][0]["text"],
+        "This is the content of the static text resource."
+    );
+    let r = modern(
+        &mut s,
+        "resources/read",
+        json!({"uri": "test://static-binary"}),
+    );
+    assert_eq!(r["result"]["contents"][0]["mimeType"], "image/png");
+    let r = modern(
+        &mut s,
+        "resources/read",
+        json!({"uri": "test://template/123/data"}),
+    );
+    let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap()["data"],
+        "Data for ID: 123"
+    );
+    let r = modern(
+        &mut s,
+        "prompts/get",
+        json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "hello", "arg2": "world"}}),
+    );
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='hello', arg2='world'"
+    );
+    let r = modern(
+        &mut s,
+        "prompts/get",
+        json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "x"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    let r = modern(&mut s, "prompts/list", json!({}));
+    assert_eq!(r["result"]["prompts"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn input_required_flows() {
+    let mut s = server();
+    let r = call(&mut s, "test_input_required_result_elicitation", json!({}));
+    assert_eq!(r["result"]["resultType"], "input_required");
+    assert_eq!(
+        r["result"]["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
+    let answer = json!({"action": "accept", "content": {"name": "Alice"}});
+    let r = call(
+        &mut s,
+        "test_input_required_result_elicitation",
+        json!({"inputResponses": {"user_name": answer, "extra": {}}}),
+    );
+    assert_eq!(
+        (
+            r["result"]["resultType"].as_str(),
+            &r["result"]["content"][0]["text"]
+        ),
+        (Some("complete"), &json!("Hello, Alice!"))
+    );
+    // Wrong keys: asked again. Malformed responses: -32602.
+    let r = call(
+        &mut s,
+        "test_input_required_result_elicitation",
+        json!({"inputResponses": {"wrong_key": {}}}),
+    );
+    assert_eq!(r["result"]["resultType"], "input_required");
+    for bad in [json!({"user_name": 12345}), Value::Null] {
+        let r = call(
+            &mut s,
+            "test_input_required_result_elicitation",
+            json!({"inputResponses": bad}),
+        );
+        assert_eq!(r["error"]["code"], -32602);
+    }
+
+    // Multi-round with evolving state.
+    let r1 = call(&mut s, "test_input_required_result_multi_round", json!({}));
+    let st1 = r1["result"]["requestState"].as_str().unwrap().to_string();
+    let r2 = call(
+        &mut s,
+        "test_input_required_result_multi_round",
+        json!({"requestState": st1,
+        "inputResponses": {"step1": {"action": "accept", "content": {"name": "Alice"}}}}),
+    );
+    let st2 = r2["result"]["requestState"].as_str().unwrap().to_string();
+    assert_ne!(st1, st2);
+    let r3 = call(
+        &mut s,
+        "test_input_required_result_multi_round",
+        json!({"requestState": st2,
+        "inputResponses": {"step2": {"action": "accept", "content": {"color": "blue"}}}}),
+    );
+    assert_eq!(r3["result"]["content"][0]["text"], "Alice likes blue");
+
+    // Tampered state is a JSON-RPC error.
+    let r = call(
+        &mut s,
+        "test_input_required_result_tampered_state",
+        json!({}),
+    );
+    let st = r["result"]["requestState"].as_str().unwrap();
+    let r = call(
+        &mut s,
+        "test_input_required_result_tampered_state",
+        json!({"requestState": format!("{st}-TAMPERED"), "inputResponses": {"confirm": {}}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    assert_eq!(verify(&sign("abc")), Some("abc"));
+    assert_eq!(verify("abc.0000000000000000"), None);
+
+    // Only declared capabilities are asked through.
+    let r = call(
+        &mut s,
+        "test_input_required_result_capabilities",
+        json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}}),
+    );
+    let keys: Vec<&String> = r["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, vec!["greeting"]);
+
+    // Prompts can ask too; lists never do.
+    let r = modern(
+        &mut s,
+        "prompts/get",
+        json!({"name": "test_input_required_result_prompt"}),
+    );
+    assert_eq!(r["result"]["resultType"], "input_required");
+    let r = modern(
+        &mut s,
+        "prompts/get",
+        json!({"name": "test_input_required_result_prompt",
+        "inputResponses": {"user_context": {"action": "accept", "content": {"context": "c"}}}}),
+    );
+    assert!(r["result"]["messages"].is_array());
+
+    // A legacy client cannot be asked: it gets an error result.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}});
+    let r = s.handle_parts(
+        &Method::Post,
+        &Headers::default(),
+        init.to_string().as_bytes(),
+        PEER,
+        0,
+    );
+    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
+    let mut h = Headers::default();
+    h.push("Mcp-Session-Id", sid.as_str());
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_input_required_result_elicitation"}});
+    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let v = json_of(&mut r, 0);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_UNSUPPORTED")
+    );
+}
+
+#[test]
+fn mcp_param_headers_are_checked() {
+    let mut s = server();
+    let p = json!({"name": "test_x_mcp_header", "arguments": {"region": "Hello"}});
+    for (header, want) in [
+        (Some("=?base64?SGVsbG8=?="), 200),
+        (Some("  Hello "), 200),
+        (Some("=?base64?SGVsbG8?="), 400),
+        (Some("=?base64?SGVs!!!bG8=?="), 400),
+        (Some("Bye"), 400),
+        (None, 400),
+    ] {
+        let extra: Vec<(&str, &str)> = header
+            .map(|h| ("Mcp-Param-Region", h))
+            .into_iter()
+            .collect();
+        let (st, v) = modern_with(&mut s, "tools/call", p.clone(), &extra);
+        assert_eq!(st, want, "{header:?}: {v}");
+        if want == 400 {
+            assert_eq!(v["error"]["code"], -32020);
+        }
+    }
+    // Literal values that only look like the encoding are compared as they are.
+    let p = json!({"name": "test_x_mcp_header", "arguments": {"region": "=?base64?SGVsbG8="}});
+    assert_eq!(
+        modern_with(
+            &mut s,
+            "tools/call",
+            p,
+            &[("Mcp-Param-Region", "=?base64?SGVsbG8=")]
+        )
+        .0,
+        200
+    );
+}
