@@ -44,8 +44,7 @@ fn json_of(r: &mut Response, now: u64) -> Value {
     let last = text
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| !d.is_empty())
-        .next_back();
+        .rfind(|d| !d.is_empty());
     serde_json::from_str(last.unwrap()).unwrap()
 }
 
