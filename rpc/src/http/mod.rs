@@ -10,7 +10,9 @@
 //!     let took = socket.recv(|buf| { let n = conn.recv(buf, now, h); (n, n) })?;
 //!     if took == 0 { break }                      // conn is full: leave the rest in the socket
 //! }
-//! if !socket.may_recv() { conn.peer_closed() }    // FIN seen and rx ring drained
+//! if was_established && !socket.may_recv() {     // FIN seen and rx ring drained
+//!     conn.peer_closed()
+//! }
 //! conn.poll(now, h);
 //! while socket.can_send() && !conn.pending_output().is_empty() {
 //!     let n = socket.send_slice(conn.pending_output())?;
