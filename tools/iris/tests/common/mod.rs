@@ -140,6 +140,8 @@ pub struct ModuleObj {
     pub bss: Vec<(String, u64)>,
     pub modinfo: Option<Vec<u8>>,
     pub undefined: Vec<String>,
+    /// Relocations in .data: (data item, offset in it, symbol, type).
+    pub data_relocs: Vec<(String, u64, String, u32)>,
     pub arch: Architecture,
     pub endian: Endianness,
 }
@@ -154,6 +156,7 @@ impl ModuleObj {
             bss: Vec::new(),
             modinfo: Some(b"name=testmod\0version=0.0.1\0abi=10\0".to_vec()),
             undefined: Vec::new(),
+            data_relocs: Vec::new(),
             arch: Architecture::Mips,
             endian: Endianness::Big,
         }
@@ -184,9 +187,11 @@ impl ModuleObj {
             });
             syms.push((name.clone(), id));
         }
+        let mut item_offsets: Vec<(String, u64)> = Vec::new();
         let mut add_data = |obj: &mut Object, sec, items: &Vec<(String, Vec<u8>)>| {
             for (name, bytes) in items {
                 let off = obj.append_section_data(sec, bytes, 8);
+                item_offsets.push((name.clone(), off));
                 let id = obj.add_symbol(Symbol {
                     name: name.clone().into_bytes(),
                     value: off,
@@ -250,6 +255,15 @@ impl ModuleObj {
                     addend: 0,
                     flags: RelocationFlags::Elf { r_type: *kind },
                 },
+            )
+            .unwrap();
+        }
+        for (item, off, name, kind) in &self.data_relocs {
+            let symbol = syms.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no symbol {name}")).1;
+            let base = item_offsets.iter().find(|(n, _)| n == item).unwrap().1;
+            obj.add_relocation(
+                data,
+                Relocation { offset: base + off, symbol, addend: 0, flags: RelocationFlags::Elf { r_type: *kind } },
             )
             .unwrap();
         }
