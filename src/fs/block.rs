@@ -66,3 +66,21 @@ impl BlockDevice for RamDisk {
         u32::try_from(sectors).unwrap_or(u32::MAX)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ram_disk_pads_the_last_sector_and_refuses_reads_past_the_end() {
+        let mut d = RamDisk::new((0..700u32).map(|i| i as u8).collect());
+        assert_eq!(d.block_count(), 2);
+        let mut buf = [0xAAu8; 1024];
+        d.read(0, 2, &mut buf).unwrap();
+        assert_eq!(buf[699], (699u32 & 0xff) as u8);
+        assert!(buf[700..].iter().all(|&b| b == 0));
+        assert!(d.read(1, 2, &mut buf).is_err());
+        assert!(d.read(u32::MAX, 1, &mut buf[..512]).is_err());
+        assert!(d.read(0, 1, &mut buf).is_err(), "buffer length must match");
+    }
+}

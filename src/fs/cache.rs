@@ -183,3 +183,118 @@ impl<D: BlockDevice> BlockCache<D> {
         Ok(slot)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::block::IoError;
+
+    /// A device whose sector `n` is filled with `n as u8`, counting reads and failing on demand.
+    struct Counting {
+        sectors: u32,
+        reads: usize,
+        fail: bool,
+    }
+
+    impl BlockDevice for Counting {
+        fn read(&mut self, lba: u32, count: u32, buf: &mut [u8]) -> Result<(), IoError> {
+            self.reads += 1;
+            if self.fail {
+                return Err(IoError { status: -5 });
+            }
+            assert_eq!(buf.len(), count as usize * SECTOR_SIZE);
+            for (i, sector) in buf.chunks_mut(SECTOR_SIZE).enumerate() {
+                sector.fill((lba as usize + i) as u8);
+            }
+            Ok(())
+        }
+        fn block_count(&self) -> u32 {
+            self.sectors
+        }
+    }
+
+    fn cache(bits: u8) -> BlockCache<Counting> {
+        BlockCache::new(
+            Counting {
+                sectors: 4096,
+                reads: 0,
+                fail: false,
+            },
+            bits,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn lru_evicts_the_least_recently_used_block() {
+        let mut c = cache(12);
+        for b in 0..16 {
+            c.block(b).unwrap();
+        }
+        assert_eq!(
+            (c.stats().misses, c.stats().hits, c.stats().evictions),
+            (16, 0, 0)
+        );
+        // Touch 0 so 1 becomes the oldest; block 16 must evict 1, not 0.
+        c.block(0).unwrap();
+        c.block(16).unwrap();
+        assert_eq!(c.stats().evictions, 1);
+        let reads = c.device().reads;
+        c.block(0).unwrap();
+        assert_eq!(c.device().reads, reads, "block 0 stayed cached");
+        c.block(1).unwrap();
+        assert_eq!(c.device().reads, reads + 1, "block 1 was evicted");
+        let s = c.stats();
+        assert_eq!(
+            (s.hits, s.misses, s.evictions, s.resident, s.capacity),
+            (2, 18, 2, 16, 16)
+        );
+    }
+
+    #[test]
+    fn blocks_hold_the_right_sectors_at_every_size() {
+        for bits in 9..=12u8 {
+            let mut c = cache(bits);
+            let spb = 1usize << (bits - 9);
+            let block = c.block(3).unwrap();
+            assert_eq!(block.len(), 1 << bits);
+            assert_eq!(block[0], (3 * spb) as u8);
+            assert_eq!(block[block.len() - 1], (3 * spb + spb - 1) as u8);
+            // A read spanning a block boundary.
+            let bs = 1u64 << bits;
+            let mut buf = [0u8; 4];
+            c.read_bytes(bs * 5 - 2, &mut buf).unwrap();
+            let last = (5 * spb - 1) as u8;
+            assert_eq!(buf, [last, last, (5 * spb) as u8, (5 * spb) as u8]);
+            assert_eq!(c.stats().block_size, 1 << bits);
+        }
+        assert_eq!(
+            BlockCache::new(
+                Counting {
+                    sectors: 8,
+                    reads: 0,
+                    fail: false
+                },
+                13
+            )
+            .err()
+            .unwrap()
+            .code,
+            ErrorCode::Inval
+        );
+    }
+
+    #[test]
+    fn failures_and_out_of_range_blocks_are_errors() {
+        let mut c = cache(12);
+        c.restrict_to(10);
+        assert_eq!(c.block(10).unwrap_err().code, ErrorCode::Corrupt);
+        assert_eq!(c.block(u64::MAX).unwrap_err().code, ErrorCode::Corrupt);
+        c.dev.fail = true;
+        assert_eq!(c.block(2).unwrap_err().code, ErrorCode::Io);
+        // A failed read leaves no stale block behind.
+        c.dev.fail = false;
+        assert_eq!(c.block(2).unwrap()[0], 16);
+        assert_eq!(c.stats().resident, 1);
+    }
+}

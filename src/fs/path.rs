@@ -242,3 +242,29 @@ fn chain_path<N>(chain: &[(String, N)]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_and_helpers() {
+        assert_eq!(validate("").unwrap_err().code, ErrorCode::Inval);
+        assert_eq!(validate("a\0b").unwrap_err().code, ErrorCode::Inval);
+        assert!(validate("a//b").is_ok());
+        assert!(validate(&"x".repeat(MAX_NAME_LEN)).is_ok());
+        assert_eq!(
+            validate(&"x".repeat(MAX_NAME_LEN + 1)).unwrap_err().code,
+            ErrorCode::NameTooLong
+        );
+        assert_eq!(
+            validate(&"/a".repeat(2048)).unwrap_err().code,
+            ErrorCode::NameTooLong
+        );
+        assert_eq!(join("/", "a"), "/a");
+        assert_eq!(join("/a", "b"), "/a/b");
+        assert_eq!(split_last("/a/b"), Some(("/a", "b")));
+        assert_eq!(split_last("/a"), Some(("/", "a")));
+        assert_eq!(split_last("/"), None);
+    }
+}
