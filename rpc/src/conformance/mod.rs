@@ -13,6 +13,7 @@ use crate::mcp::{McpServer, RegistryError};
 pub fn register<C: 'static>(server: &mut McpServer<C>) -> Result<(), RegistryError> {
     server.register_tools(&tools::table::<C>())?;
     server.register_tools(&mrtr::table::<C>())?;
+    server.register_tools(&mrtr::legacy_table::<C>())?;
     server.register_resources(&resources::table::<C>());
     server.register_templates(&resources::templates::<C>());
     server.register_prompts(&prompts::table::<C>());

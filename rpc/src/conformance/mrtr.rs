@@ -267,3 +267,129 @@ fn capabilities<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolErr
     }
     ask(Value::Object(requests), None)
 }
+
+/// The legacy suite's client-input tools; in a legacy session the server bridges their
+/// input requests to server-initiated requests on the SSE stream.
+pub(crate) fn legacy_table<C: 'static>() -> Vec<ToolDef<C>> {
+    let mut t = vec![
+        def("test_sampling", sampling_prompt::<C>),
+        def("test_elicitation", elicitation_message::<C>),
+        def("test_elicitation_sep1034_defaults", defaults::<C>),
+        def("test_elicitation_sep1330_enums", enums::<C>),
+    ];
+    for d in t.iter_mut() {
+        d.input_schema = match d.name {
+            "test_sampling" => {
+                r#"{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}"#
+            }
+            "test_elicitation" => {
+                r#"{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}"#
+            }
+            _ => NO_ARGS,
+        };
+    }
+    t
+}
+
+fn need(call: &ToolCall<'_>, capability: &str) -> Result<(), ToolError> {
+    match call.client_capabilities.get(capability) {
+        Some(_) => Ok(()),
+        None => Err(ToolError::new(
+            "UNSUPPORTED",
+            format!("the client has no {capability} capability"),
+        )),
+    }
+}
+
+fn sampling_prompt<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    need(call, "sampling")?;
+    let answer = call.input_responses.and_then(|r| r.get("llm"));
+    if let Some(a) = answer {
+        let text = a
+            .get("content")
+            .and_then(|c| c.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return done(format!("LLM response: {text}"));
+    }
+    let prompt = call
+        .args
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    ask(json!({"llm": sample(prompt, 100)}), None)
+}
+
+fn elicitation_result<C>(call: &ToolCall<'_>) -> Option<Result<Started<C>, ToolError>> {
+    let a = call.input_responses?.get("user")?;
+    let action = a.get("action").and_then(Value::as_str).unwrap_or("cancel");
+    let content = a.get("content").cloned().unwrap_or(Value::Null);
+    Some(done(format!(
+        "Elicitation completed: action={action}, content={content}"
+    )))
+}
+
+fn elicitation_message<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    need(call, "elicitation")?;
+    if let Some(a) = call.input_responses.and_then(|r| r.get("user")) {
+        let action = a.get("action").and_then(Value::as_str).unwrap_or("cancel");
+        let content = a.get("content").cloned().unwrap_or(Value::Null);
+        return done(format!("User response: action={action}, content={content}"));
+    }
+    let message = call
+        .args
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let schema = json!({"type": "object", "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"}
+    }, "required": ["username", "email"]});
+    ask(
+        json!({"user": {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}}),
+        None,
+    )
+}
+
+fn defaults<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    need(call, "elicitation")?;
+    if let Some(r) = elicitation_result(call) {
+        return r;
+    }
+    let schema = json!({"type": "object", "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": true}
+    }});
+    ask(
+        json!({"user": {"method": "elicitation/create", "params": {"message": "Defaults for every primitive type", "requestedSchema": schema}}}),
+        None,
+    )
+}
+
+fn enums<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    need(call, "elicitation")?;
+    if let Some(r) = elicitation_result(call) {
+        return r;
+    }
+    let schema = json!({"type": "object", "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": [
+            {"const": "value1", "title": "First Option"},
+            {"const": "value2", "title": "Second Option"},
+            {"const": "value3", "title": "Third Option"}]},
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": [
+            {"const": "value1", "title": "First Choice"},
+            {"const": "value2", "title": "Second Choice"},
+            {"const": "value3", "title": "Third Choice"}]}}
+    }});
+    ask(
+        json!({"user": {"method": "elicitation/create", "params": {"message": "Every enum variant", "requestedSchema": schema}}}),
+        None,
+    )
+}

@@ -422,3 +422,115 @@ fn mcp_param_headers_are_checked() {
         200
     );
 }
+
+#[test]
+fn legacy_client_input_goes_out_as_requests_on_the_stream() {
+    use crate::http::{Body, BodyPoll};
+    let mut s = server();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}}}});
+    let r = s.handle_parts(
+        &Method::Post,
+        &Headers::default(),
+        init.to_string().as_bytes(),
+        PEER,
+        0,
+    );
+    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
+    let mut h = Headers::default();
+    h.push("Mcp-Session-Id", sid.as_str());
+    h.push("Accept", "application/json, text/event-stream");
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "test_sampling", "arguments": {"prompt": "Say hi"}}});
+    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    assert_eq!(r.headers.get("Content-Type"), Some("text/event-stream"));
+    let Body::Stream(src) = &mut r.body else {
+        panic!("expected a stream")
+    };
+    let mut out = Vec::new();
+    assert_eq!(src.poll(&mut out, 1 << 16, 0), BodyPoll::Data);
+    let text = String::from_utf8(out.clone()).unwrap();
+    let request: Value = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| d.contains("sampling/createMessage"))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .expect("a sampling request on the stream");
+    assert_eq!(
+        request["params"]["messages"][0]["content"]["text"],
+        "Say hi"
+    );
+    // Nothing more until the client answers.
+    assert_eq!(src.poll(&mut out, 1 << 16, 0), BodyPoll::Pending);
+    // An answer to an unknown id is accepted and ignored.
+    let stray = json!({"jsonrpc": "2.0", "id": "nope", "result": {}});
+    assert_eq!(
+        s.handle_parts(&Method::Post, &h, stray.to_string().as_bytes(), PEER, 0)
+            .status,
+        202
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "hi!"}, "model": "m"}});
+    assert_eq!(
+        s.handle_parts(&Method::Post, &h, answer.to_string().as_bytes(), PEER, 0)
+            .status,
+        202
+    );
+    let Body::Stream(src) = &mut r.body else {
+        panic!()
+    };
+    let mut rest = Vec::new();
+    while src.poll(&mut rest, 1 << 16, 0) != BodyPoll::End {}
+    let text = String::from_utf8(rest).unwrap();
+    let last: Value = serde_json::from_str(
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .next_back()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (&last["id"], &last["result"]["content"][0]["text"]),
+        (&json!(5), &json!("LLM response: hi!"))
+    );
+
+    // A client error answer fails the call as a tool error.
+    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let Body::Stream(src) = &mut r.body else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    src.poll(&mut out, 1 << 16, 0);
+    let text = String::from_utf8(out).unwrap();
+    let id = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| d.contains("sampling"))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap()["id"].clone())
+        .unwrap();
+    let refuse =
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -1, "message": "user declined"}});
+    s.handle_parts(&Method::Post, &h, refuse.to_string().as_bytes(), PEER, 0);
+    let Body::Stream(src) = &mut r.body else {
+        panic!()
+    };
+    let mut rest = Vec::new();
+    while src.poll(&mut rest, 1 << 16, 0) != BodyPoll::End {}
+    let text = String::from_utf8(rest).unwrap();
+    assert!(
+        text.contains("E_CLIENT: client refused llm: user declined"),
+        "{text}"
+    );
+
+    // Without SSE the legacy client cannot be asked.
+    let mut h2 = Headers::default();
+    h2.push("Mcp-Session-Id", sid.as_str());
+    let mut r = s.handle_parts(&Method::Post, &h2, body.to_string().as_bytes(), PEER, 0);
+    let v = json_of(&mut r, 0);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_UNSUPPORTED")
+    );
+}

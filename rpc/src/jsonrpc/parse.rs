@@ -71,9 +71,13 @@ pub enum Message {
         method: String,
         params: Option<Value>,
     },
-    /// A response sent by the client (to a server request); this server sends none, so these
-    /// are acknowledged and ignored.
-    Response,
+    /// A response sent by the client to a request of the server (legacy sessions: answers
+    /// to `sampling/createMessage`, `elicitation/create`, `roots/list`).
+    Response {
+        id: Option<Id>,
+        /// `Ok(result)` or `Err(error object)`.
+        outcome: Result<Value, Value>,
+    },
 }
 
 impl Message {
@@ -81,7 +85,7 @@ impl Message {
     pub fn method(&self) -> Option<&str> {
         match self {
             Message::Request { method, .. } | Message::Notification { method, .. } => Some(method),
-            Message::Response => None,
+            Message::Response { .. } => None,
         }
     }
 
@@ -91,7 +95,7 @@ impl Message {
             Message::Request { params, .. } | Message::Notification { params, .. } => {
                 params.as_ref()
             }
-            Message::Response => None,
+            Message::Response { .. } => None,
         }
     }
 
@@ -202,8 +206,21 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
         ));
     }
     let Some(raw_method) = map.get("method") else {
-        if map.contains_key("result") || map.contains_key("error") {
-            return Ok(Message::Response);
+        let value = |k: &str| {
+            map.get(k)
+                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        };
+        if let Some(result) = value("result") {
+            return Ok(Message::Response {
+                id,
+                outcome: Ok(result),
+            });
+        }
+        if let Some(error) = value("error") {
+            return Ok(Message::Response {
+                id,
+                outcome: Err(error),
+            });
         }
         return Err(ParseFailure::new(
             id,

@@ -4,11 +4,12 @@
 //! in memory whole.
 
 use super::encode::{Base64Stream, TextEscaper, escape_str};
+use super::inputs::Answers;
 use super::limits::CallState;
 use super::schema;
 use super::tool::{
-    Content, ContentSource, LogLevel, Notice, SourcePoll, Step, StepIo, StreamKind, ToolError,
-    ToolOutput, ToolRun,
+    Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
+    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{BodyPoll, BodySource};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
@@ -16,7 +17,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::rc::Rc;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::fmt::Write;
@@ -295,8 +296,53 @@ impl<C> Emitter<C> {
 
 enum Phase<C> {
     Running(Box<dyn ToolRun<C>>),
+    /// Legacy bridge: waiting for the client's answers to requests sent on this stream.
+    Asking(Box<Asking<C>>),
     Emitting(Emitter<C>),
     Finished,
+}
+
+/// Rounds of client input one call may ask for before it is failed.
+const MAX_ROUNDS: u32 = 8;
+/// Input requests per round.
+const MAX_REQUESTS: usize = 8;
+
+/// A legacy call waiting for client input (see `inputs`).
+pub(crate) struct Asking<C> {
+    pub(crate) def: ToolDef<C>,
+    pub(crate) args: Map<String, Value>,
+    pub(crate) caps: Value,
+    pub(crate) shared: Rc<RefCell<Answers>>,
+    pub(crate) session: u64,
+    state: Option<String>,
+    /// (input key, request id) still unanswered.
+    waiting: Vec<(String, String)>,
+    answers: Map<String, Value>,
+    rounds: u32,
+    sent: u64,
+}
+
+impl<C> Asking<C> {
+    pub(crate) fn new(
+        def: ToolDef<C>,
+        args: Map<String, Value>,
+        caps: Value,
+        shared: Rc<RefCell<Answers>>,
+        session: u64,
+    ) -> Self {
+        Asking {
+            def,
+            args,
+            caps,
+            shared,
+            session,
+            state: None,
+            waiting: Vec::new(),
+            answers: Map::new(),
+            rounds: 0,
+            sent: 0,
+        }
+    }
 }
 
 /// The response body of a running tool call.
@@ -454,7 +500,7 @@ impl<C: 'static> CallStream<C> {
             match phase {
                 Phase::Running(mut run) => run.cancel(&mut ctx),
                 Phase::Emitting(mut em) => em.cancel(&mut ctx),
-                Phase::Finished => {}
+                Phase::Asking(_) | Phase::Finished => {}
             }
         }
         if answer && !result_started && !self.is_sse() {
@@ -487,6 +533,130 @@ impl Write for Utf8Sink<'_> {
 }
 
 impl<C: 'static> CallStream<C> {
+    /// A legacy call whose tool asked for client input: the requests go out on this (SSE)
+    /// stream at once.
+    pub(crate) fn asking(
+        ctx: Rc<RefCell<C>>,
+        asking: Asking<C>,
+        first: InputRequired,
+        setup: CallSetup,
+        call: Rc<CallState>,
+    ) -> Self {
+        let mut s = Self::new(ctx, Phase::Asking(Box::new(asking)), setup, call);
+        s.send_requests(first);
+        s
+    }
+
+    /// Sends one round of input requests as JSON-RPC requests on the stream.
+    fn send_requests(&mut self, ir: InputRequired) {
+        let Phase::Asking(ask) = &mut self.phase else {
+            return;
+        };
+        ask.rounds += 1;
+        ask.state = ir.request_state;
+        ask.answers = Map::new();
+        ask.waiting.clear();
+        let requests = match ir.input_requests {
+            Value::Object(m)
+                if !m.is_empty() && m.len() <= MAX_REQUESTS && ask.rounds <= MAX_ROUNDS =>
+            {
+                m
+            }
+            _ => {
+                let err = ToolError::new("INTERNAL", "unusable request for client input");
+                self.begin_result(ToolOutput::error(&err));
+                return;
+            }
+        };
+        let (session, stream) = match self.setup.framing {
+            Framing::Sse { ids: Some(ids), .. } => ids,
+            _ => (ask.session, 0),
+        };
+        let mut events = Vec::new();
+        for (key, req) in requests {
+            let method = req.get("method").and_then(Value::as_str).unwrap_or("");
+            let params = req
+                .get("params")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            let id = format!("irix7-{session}-{stream}-{}", ask.sent);
+            ask.sent += 1;
+            if !ask
+                .shared
+                .borrow_mut()
+                .expect(ask.session, id.clone(), &self.call)
+            {
+                let err = ToolError::new("BUSY", "too many requests to clients in flight");
+                self.begin_result(ToolOutput::error(&err));
+                return;
+            }
+            let mut msg = Map::new();
+            msg.insert("jsonrpc".into(), Value::from("2.0"));
+            msg.insert("id".into(), Value::from(id.as_str()));
+            msg.insert("method".into(), Value::from(method));
+            msg.insert("params".into(), params);
+            let mut bytes = Vec::new();
+            encode_value(&mut bytes, &Value::Object(msg));
+            events.push(bytes);
+            ask.waiting.push((key, id));
+        }
+        for e in events {
+            self.push_event(&e);
+        }
+    }
+
+    /// Collects arrived answers; when all are in, restarts the tool with them.
+    fn poll_asking(&mut self, now_ms: u64) -> bool {
+        let Phase::Asking(ask) = &mut self.phase else {
+            return false;
+        };
+        let mut failed = None;
+        {
+            let mut shared = ask.shared.borrow_mut();
+            ask.waiting.retain(|(key, id)| match shared.take(id) {
+                Some(Ok(v)) => {
+                    ask.answers.insert(key.clone(), v);
+                    false
+                }
+                Some(Err(e)) => {
+                    let msg = e.get("message").and_then(Value::as_str).unwrap_or("error");
+                    failed = Some(ToolError::new(
+                        "CLIENT",
+                        format!("client refused {key}: {msg}"),
+                    ));
+                    false
+                }
+                None => true,
+            });
+        }
+        if let Some(err) = failed {
+            self.begin_result(ToolOutput::error(&err));
+            return true;
+        }
+        if !ask.waiting.is_empty() {
+            return false;
+        }
+        let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+            return false;
+        };
+        let call = ToolCall {
+            args: &ask.args,
+            now_ms,
+            client_capabilities: &ask.caps,
+            input_responses: Some(&ask.answers),
+            request_state: ask.state.as_deref(),
+        };
+        let started = (ask.def.start)(&mut ctx, &call);
+        drop(ctx);
+        match started {
+            Err(e) => self.begin_result(ToolOutput::error(&e)),
+            Ok(Started::Done(out)) => self.begin_result(out),
+            Ok(Started::Run(run)) => self.phase = Phase::Running(run),
+            Ok(Started::InputRequired(ir)) => self.send_requests(ir),
+        }
+        true
+    }
+
     /// Moves pending bytes into `out` without exceeding `max` bytes for this poll.
     fn flush_into(&mut self, out: &mut Vec<u8>, start: usize, max: usize) {
         let room = max.saturating_sub(out.len() - start);
@@ -548,6 +718,12 @@ impl<C: 'static> BodySource for CallStream<C> {
                         }
                         Step::Done(output) => self.begin_result(output),
                         Step::Failed(err) => self.begin_result(ToolOutput::error(&err)),
+                    }
+                }
+                Phase::Asking(_) => {
+                    drop(ctx);
+                    if !self.poll_asking(now_ms) {
+                        return wrote(out);
                     }
                 }
                 Phase::Emitting(em) => {

@@ -1,7 +1,7 @@
 //! Method dispatch shared by both eras: what each method answers, and how results are
 //! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
 
-use super::call::{CallSetup, CallStream, Framing, render_now};
+use super::call::{Asking, CallSetup, CallStream, Framing, render_now};
 use super::cursor;
 use super::limits::{CallState, Key};
 use super::modern::header_text;
@@ -66,11 +66,12 @@ fn retry_params(params: &Map<String, Value>) -> Result<Retry<'_>, RpcError> {
     Ok((responses, state))
 }
 
-/// The answer to a request that needs client input in an era that cannot ask for it.
+/// The answer to a request that needs client input where it cannot be asked for (a legacy
+/// client that does not take SSE, or a prompt).
 fn input_unsupported() -> ToolError {
     ToolError::new(
         "UNSUPPORTED",
-        "this needs client input, which needs protocol 2026-07-28",
+        "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
     )
 }
 
@@ -477,9 +478,21 @@ impl<C: 'static> McpServer<C> {
                 self.fail(cx, RpcError::invalid_params(e.message))
             }
             Err(e) => self.tool_error(cx.id, cx.era, &e),
-            Ok(Started::InputRequired(ir)) => match cx.era {
-                Era::Modern => self.finish(cx, "tools/call", ir.to_json()),
-                Era::Legacy(_) => self.tool_error(cx.id, cx.era, &input_unsupported()),
+            Ok(Started::InputRequired(ir)) => match (cx.era, cx.key) {
+                (Era::Modern, _) => self.finish(cx, "tools/call", ir.to_json()),
+                // Legacy: ask the client with requests on the call's SSE stream.
+                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
+                    self.calls.add(&call);
+                    let shared = self.answers.clone();
+                    let ask = Asking::new(def, args.clone(), cx.caps.clone(), shared, serial);
+                    let framing = Framing::Sse {
+                        ids: cx.sse_ids,
+                        retry_ms: cx.sse_retry_ms,
+                    };
+                    let s = CallStream::asking(self.ctx.clone(), ask, ir, setup(framing), call);
+                    reply::stream(true, Body::Stream(Box::new(s)))
+                }
+                (Era::Legacy(_), _) => self.tool_error(cx.id, cx.era, &input_unsupported()),
             },
             Ok(Started::Done(output)) => {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {

@@ -154,7 +154,16 @@ impl<C: 'static> McpServer<C> {
     ) -> Response {
         let key = Key::Session(serial);
         match msg {
-            Message::Response => reply::accepted(),
+            Message::Response {
+                id: Some(id),
+                outcome,
+            } => {
+                self.answers
+                    .borrow_mut()
+                    .deliver(serial, id, outcome.clone());
+                reply::accepted()
+            }
+            Message::Response { id: None, .. } => reply::accepted(),
             Message::Notification { method, params } => {
                 if method == "notifications/cancelled"
                     && let Some(rid) = params.as_ref().and_then(|p| p.get("requestId"))

@@ -7,6 +7,7 @@ mod cursor;
 mod dispatch;
 mod encode;
 pub mod fuzz;
+mod inputs;
 mod legacy;
 mod limits;
 mod modern;

@@ -63,7 +63,7 @@ impl<C: 'static> McpServer<C> {
             Message::Request { method, params, .. } | Message::Notification { method, params } => {
                 (method, params)
             }
-            Message::Response => {
+            Message::Response { .. } => {
                 let err = RpcError::new(
                     jsonrpc::INVALID_REQUEST,
                     "Invalid Request: this server sends no requests",

@@ -4,6 +4,7 @@
 //! and hands the message to that era's handler.
 
 use super::config::Config;
+use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
 use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
@@ -46,6 +47,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) clients: ClientWindows,
     pub(crate) calls: Calls,
     pub(crate) entropy: Entropy,
+    /// Legacy bridge: client answers awaited by calls (see `inputs`).
+    pub(crate) answers: Rc<RefCell<Answers>>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -61,6 +64,7 @@ impl<C: 'static> McpServer<C> {
             clients: ClientWindows::default(),
             calls: Calls::default(),
             entropy,
+            answers: Rc::new(RefCell::new(Answers::default())),
         }
     }
 
