@@ -28,6 +28,8 @@ pub struct CacheStats {
     pub capacity: u32,
     /// Slots currently holding a block.
     pub resident: u32,
+    /// Blocks of bulk file data read around the cache (see [`BlockCache::read_direct`]).
+    pub direct_blocks: u64,
 }
 
 /// A least-recently-used cache of filesystem blocks over a sector device.
@@ -89,6 +91,11 @@ impl<D: BlockDevice> BlockCache<D> {
         self.limit
     }
 
+    /// The device below the cache, mutable for raw reads.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+
     /// Lowers the readable range to `blocks` (the filesystem's own size), never raises it.
     pub fn restrict_to(&mut self, blocks: u64) {
         self.limit = self.limit.min(blocks);
@@ -136,6 +143,41 @@ impl<D: BlockDevice> BlockCache<D> {
             }
             done += take;
         }
+        Ok(())
+    }
+
+    /// Reads whole blocks starting at the block-aligned byte `pos` straight into `buf` (a
+    /// multiple of the block size), bypassing the cache: streaming a big file through the 16
+    /// slots would evict every metadata block for data that is read once, and one large device
+    /// read is cheaper than many small ones.
+    pub fn read_direct(&mut self, pos: u64, buf: &mut [u8]) -> FsResult<()> {
+        let bs = self.block_size();
+        if !pos.is_multiple_of(bs as u64) || !buf.len().is_multiple_of(bs) {
+            return Err(FsError::new(ErrorCode::Inval, "unaligned direct read"));
+        }
+        let first = pos >> self.blkbits;
+        let count = (buf.len() / bs) as u64;
+        if first.checked_add(count).is_none_or(|end| end > self.limit) {
+            return Err(FsError::corrupt(format!(
+                "blocks {first}..+{count} are beyond the end of the filesystem ({} blocks)",
+                self.limit
+            )));
+        }
+        let shift = self.blkbits - 9;
+        let lba = u32::try_from(first << shift)
+            .map_err(|_| FsError::corrupt(format!("block {first} is beyond sector addressing")))?;
+        let sectors = u32::try_from(count << shift)
+            .map_err(|_| FsError::new(ErrorCode::Inval, "direct read too large"))?;
+        self.dev.read(lba, sectors, buf).map_err(|e| {
+            FsError::new(
+                ErrorCode::Io,
+                format!(
+                    "device read of blocks {first}..+{count} failed (status {})",
+                    e.status
+                ),
+            )
+        })?;
+        self.stats.direct_blocks += count;
         Ok(())
     }
 
@@ -281,6 +323,29 @@ mod tests {
             .unwrap()
             .code,
             ErrorCode::Inval
+        );
+    }
+
+    #[test]
+    fn direct_reads_bypass_the_slots() {
+        let mut c = cache(10);
+        let mut buf = [0u8; 3 * 1024];
+        c.read_direct(4 * 1024, &mut buf).unwrap();
+        assert_eq!((buf[0], buf[1024], buf[3 * 1024 - 1]), (8, 10, 13));
+        let s = c.stats();
+        assert_eq!((s.direct_blocks, s.misses, s.resident), (3, 0, 0));
+        assert_eq!(
+            c.read_direct(512, &mut buf).unwrap_err().code,
+            ErrorCode::Inval
+        );
+        assert_eq!(
+            c.read_direct(0, &mut buf[..100]).unwrap_err().code,
+            ErrorCode::Inval
+        );
+        c.restrict_to(6);
+        assert_eq!(
+            c.read_direct(4 * 1024, &mut buf).unwrap_err().code,
+            ErrorCode::Corrupt
         );
     }
 

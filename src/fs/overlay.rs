@@ -29,6 +29,30 @@ pub const UPPER_FILE_MODE: u32 = 0o100_644;
 /// Mode reported for overlay directories.
 pub const UPPER_DIR_MODE: u32 = 0o040_755;
 
+/// Parses a `mcp.overlay_max` value: bytes in decimal, optionally with a `K` or `M` suffix
+/// (KiB, MiB). Zero is allowed (a read-only view).
+pub fn parse_overlay_max(value: &str) -> FsResult<usize> {
+    let v = value.trim();
+    let head = v.get(..v.len().saturating_sub(1)).unwrap_or("");
+    let (digits, unit) = match v.as_bytes().last() {
+        Some(b'k' | b'K') => (head, 1024usize),
+        Some(b'm' | b'M') => (head, 1024 * 1024),
+        _ => (v, 1),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(|| {
+            FsError::new(
+                ErrorCode::Inval,
+                format!(
+                    "mcp.overlay_max {value:?} is not a size in bytes (e.g. 4194304, 4096K, 4M)"
+                ),
+            )
+        })
+}
+
 /// An upper-layer entry.
 enum Upper {
     File(Vec<u8>),
@@ -165,9 +189,23 @@ impl<D: BlockDevice> Overlay<D> {
         }
     }
 
+    /// Mounts the image on `dev` under a fresh overlay. If the image cannot be mounted the view
+    /// is an empty overlay-only root, and the mount error comes back for `status` to report.
+    pub fn mount_or_empty(dev: D, cap: usize) -> (Self, Option<FsError>) {
+        match Erofs::mount(dev) {
+            Ok(fs) => (Overlay::new(Some(fs), cap), None),
+            Err(e) => (Overlay::new(None, cap), Some(e)),
+        }
+    }
+
     /// The image below, for its superblock and cache counters.
     pub fn lower(&self) -> Option<&Erofs<D>> {
         self.lower.as_ref()
+    }
+
+    /// The image below, mutable (raw device reads for `block.read`).
+    pub fn lower_mut(&mut self) -> Option<&mut Erofs<D>> {
+        self.lower.as_mut()
     }
 
     /// Memory use and cap.

@@ -86,6 +86,12 @@ impl<D: BlockDevice> Erofs<D> {
         self.cache.device()
     }
 
+    /// The device under the cache, for raw sector reads (`block.read`). The device is only
+    /// read, so reading it directly cannot make the cache stale.
+    pub fn device_mut(&mut self) -> &mut D {
+        self.cache.device_mut()
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Inode {
         &self.root

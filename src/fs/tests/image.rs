@@ -227,12 +227,23 @@ fn lru_counts_hits_misses_and_evictions_on_a_real_image() {
     let twice = fs.cache_stats();
     assert_eq!(twice.misses, once.misses);
     assert!(twice.hits > once.hits);
-    // Streaming 4 MiB through the cache evicts, and memory stays at 16 blocks.
+    // Streaming 4 MiB in block-sized pieces goes around the cache: metadata stays cached.
     let big = fs.resolve("/big/4mib.bin", true).unwrap().node;
     let mut chunk = vec![0u8; 8192];
     let mut off = 0;
     while off < big.size {
         off += fs.read_at(&big, off, &mut chunk).unwrap() as u64;
+    }
+    let direct = fs.cache_stats();
+    assert_eq!(direct.direct_blocks, 1024, "{direct:?}");
+    assert_eq!(direct.misses, twice.misses, "{direct:?}");
+    fs.read_at(&motd, 0, &mut buf).unwrap();
+    assert_eq!(fs.cache_stats().misses, twice.misses, "motd still cached");
+    // Unaligned small reads go through the cache, which then evicts but stays at 16 blocks.
+    let mut small = vec![0u8; 1000];
+    let mut off = 1;
+    while off < big.size {
+        off += fs.read_at(&big, off, &mut small).unwrap() as u64;
     }
     let streamed = fs.cache_stats();
     assert!(streamed.misses >= twice.misses + 1024, "{streamed:?}");

@@ -3,7 +3,9 @@
 use super::fixture::{fixtures, mount};
 use crate::fs::block::RamDisk;
 use crate::fs::error::ErrorCode;
-use crate::fs::overlay::{DEFAULT_OVERLAY_MAX, ENTRY_OVERHEAD, Overlay, WriteMode};
+use crate::fs::overlay::{
+    DEFAULT_OVERLAY_MAX, ENTRY_OVERHEAD, Overlay, WriteMode, parse_overlay_max,
+};
 use crate::fs::stat::{FileType, Origin};
 
 fn empty(cap: usize) -> Overlay<RamDisk> {
@@ -354,4 +356,51 @@ fn handles_of_removed_overlay_files_fail_cleanly() {
         ErrorCode::NoEnt
     );
     assert_eq!(ov.open("/").unwrap_err().code, ErrorCode::IsDir);
+}
+
+#[test]
+fn overlay_max_values_parse() {
+    assert_eq!(parse_overlay_max("4194304").unwrap(), DEFAULT_OVERLAY_MAX);
+    assert_eq!(parse_overlay_max(" 4M ").unwrap(), DEFAULT_OVERLAY_MAX);
+    assert_eq!(parse_overlay_max("512k").unwrap(), 512 * 1024);
+    assert_eq!(parse_overlay_max("0").unwrap(), 0);
+    for bad in [
+        "",
+        "M",
+        "-1",
+        "4G",
+        "1.5M",
+        "99999999999999999999",
+        "\u{e9}",
+    ] {
+        assert_eq!(
+            parse_overlay_max(bad).unwrap_err().code,
+            ErrorCode::Inval,
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn unmountable_disk_gives_an_empty_view_and_the_reason() {
+    let (mut ov, err) = Overlay::mount_or_empty(RamDisk::new(vec![0; 8192]), 1 << 16);
+    let err = err.expect("zeros are not an image");
+    assert_eq!(err.code, ErrorCode::Corrupt);
+    assert!(err.message.contains("magic"), "{err}");
+    assert!(ov.lower().is_none());
+    assert!(names(&mut ov, "/").is_empty());
+    ov.write("/scratch", b"works", WriteMode::Truncate).unwrap();
+    assert_eq!(content(&mut ov, "/scratch"), b"works");
+    let Some(f) = fixtures() else { return };
+    let (mut ov, err) = Overlay::mount_or_empty(RamDisk::new(f.plain.clone()), 1 << 16);
+    assert!(err.is_none());
+    // Raw sector access under the filesystem, as block.read uses it.
+    use crate::fs::block::BlockDevice;
+    let mut sector = [0u8; 512];
+    ov.lower_mut()
+        .unwrap()
+        .device_mut()
+        .read(2, 1, &mut sector)
+        .unwrap();
+    assert_eq!(&sector[..4], &0xE0F5_E1E2u32.to_le_bytes());
 }
