@@ -135,6 +135,13 @@ pub enum Incoming {
 /// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
 /// empty batch or a JSON scalar: -32600).
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
+    if nesting(body) > MAX_NESTING {
+        return Err(ParseFailure::new(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: nested too deeply",
+        ));
+    }
     let first = body
         .iter()
         .copied()
@@ -175,6 +182,37 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
             }
         }
     }
+}
+
+/// Deepest array/object nesting accepted. MCP messages need a handful of levels; the limit
+/// keeps the recursive decoders (serde_json, the schema validator) within a small kernel stack.
+pub const MAX_NESTING: usize = 32;
+
+/// The deepest bracket nesting in `body`, ignoring brackets inside strings. Works on any bytes
+/// (malformed JSON is the parser's business).
+fn nesting(body: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Parses one message from well-formed JSON text.
@@ -259,4 +297,30 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
         Some(id) => Message::Request { id, method, params },
         None => Message::Notification { method, params },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    #[test]
+    fn nesting_ignores_strings_and_is_limited() {
+        assert_eq!(nesting(br#"{"a":[1,{"b":"[[[{{{\"]"}]}"#), 3);
+        let deep = |n: usize| {
+            let mut s =
+                String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":");
+            for _ in 0..n {
+                s.push('[');
+            }
+            for _ in 0..n {
+                s.push(']');
+            }
+            s.push_str("}}");
+            s
+        };
+        assert!(parse(deep(MAX_NESTING - 2).as_bytes()).is_ok());
+        let err = parse(deep(MAX_NESTING).as_bytes()).unwrap_err();
+        assert_eq!(err.error.code, INVALID_REQUEST);
+    }
 }
