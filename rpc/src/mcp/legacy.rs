@@ -30,6 +30,12 @@ impl<C: 'static> McpServer<C> {
         {
             return self.initialize(m, peer, now_ms);
         }
+        // Session errors echo the request's id when there is one.
+        let req_id = match &incoming {
+            Incoming::Single(Ok(m)) => m.id().cloned(),
+            _ => None,
+        };
+        let req_id = req_id.as_ref();
         if let Some(v) = headers.get("MCP-Protocol-Version").map(str::trim)
             && !LEGACY_VERSIONS.contains(&v)
         {
@@ -37,27 +43,27 @@ impl<C: 'static> McpServer<C> {
                 jsonrpc::INVALID_REQUEST,
                 format!("Bad Request: unsupported MCP-Protocol-Version {v}"),
             );
-            return reply::error(400, None, &err);
+            return reply::error(400, req_id, &err);
         }
         let Some(sid) = headers.get("Mcp-Session-Id").map(str::trim) else {
             let err = RpcError::new(
                 jsonrpc::INVALID_REQUEST,
                 "Bad Request: Mcp-Session-Id header is required",
             );
-            return reply::error(400, None, &err);
+            return reply::error(400, req_id, &err);
         };
         if !plausible_id(sid) {
             let err = RpcError::new(
                 jsonrpc::INVALID_REQUEST,
                 "Bad Request: malformed Mcp-Session-Id",
             );
-            return reply::error(400, None, &err);
+            return reply::error(400, req_id, &err);
         }
         let limits = self.config.limits;
         let Some(session) = self.sessions.get_mut(sid) else {
             return reply::error(
                 404,
-                None,
+                req_id,
                 &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
             );
         };
@@ -71,7 +77,9 @@ impl<C: 'static> McpServer<C> {
                 if !admitted {
                     let why = "more requests per second than allowed";
                     return match (&msg, msg.method()) {
-                        (_, Some("notifications/cancelled")) => {
+                        // Cancellations and answers to our own requests reduce work: never
+                        // refused.
+                        (Message::Response { .. }, _) | (_, Some("notifications/cancelled")) => {
                             self.legacy_message(serial, &msg, headers, now_ms)
                         }
                         (Message::Request { id, .. }, Some("tools/call")) => {
