@@ -871,9 +871,12 @@ fn legacy_session_lifecycle() {
         post(&mut s, &[("MCP-Protocol-Version", "2025-11-25")], &body, T0).status,
         400
     );
+    let mut r = post(&mut s, &[("Mcp-Session-Id", "nope")], &body, T0);
+    assert_eq!(r.status, 404);
+    let v = body_json(&mut r, T0);
     assert_eq!(
-        post(&mut s, &[("Mcp-Session-Id", "nope")], &body, T0).status,
-        404
+        (v["id"].as_i64(), v["error"]["code"].as_i64()),
+        (Some(1), Some(-32001))
     );
     assert_eq!(
         post(&mut s, &[("Mcp-Session-Id", "bad id")], &body, T0).status,
