@@ -5,8 +5,8 @@
 
 extern crate alloc;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
-#[cfg(feature = "conformance")]
-pub mod conformance;
