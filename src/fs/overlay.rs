@@ -383,7 +383,7 @@ impl<D: BlockDevice> Overlay<D> {
             self.upper.insert(key.clone(), Upper::File(content));
             size
         };
-        self.used = self.used - old_cost + (key.len() + ENTRY_OVERHEAD + size);
+        self.used = self.used.saturating_sub(old_cost) + (key.len() + ENTRY_OVERHEAD + size);
         Ok(WriteOutcome {
             path: key,
             size: size as u64,
@@ -403,7 +403,7 @@ impl<D: BlockDevice> Overlay<D> {
                 let old_cost = self.upper.get(&key).map_or(0, |u| u.cost(&key));
                 let new_cost = Upper::Dir.cost(&key);
                 self.check_space(old_cost, new_cost as u64)?;
-                self.used = self.used - old_cost + new_cost;
+                self.used = self.used.saturating_sub(old_cost) + new_cost;
                 self.upper.insert(key.clone(), Upper::Dir);
                 Ok(key)
             }
@@ -464,7 +464,7 @@ impl<D: BlockDevice> Overlay<D> {
         } else {
             self.upper.remove(&r.path);
         }
-        self.used = self.used - freed + added;
+        self.used = self.used.saturating_sub(freed) + added;
         Ok(())
     }
 

@@ -49,10 +49,12 @@ pub(crate) fn map<D: BlockDevice>(
     };
     match inode.layout {
         Layout::FlatPlain | Layout::FlatInline => {
-            let nblocks = inode.size.div_ceil(bs);
-            let inline_tail = inode.layout == Layout::FlatInline;
-            let flat_blocks = if inline_tail { nblocks - 1 } else { nblocks };
-            let flat_end = flat_blocks << bits;
+            // Bytes stored in whole blocks at startblk: all of a plain file; all blocks but the
+            // last (partial or full) one of a tail-packed file. Never overflows: below size.
+            let flat_end = match inode.layout {
+                Layout::FlatInline => ((inode.size - 1) >> bits) << bits,
+                _ => inode.size,
+            };
             if offset < flat_end {
                 let len = (flat_end - offset).min(remaining);
                 if inode.raw_u == NULL_ADDR {
@@ -69,9 +71,11 @@ pub(crate) fn map<D: BlockDevice>(
             if (tail_start % bs) + tail_len > bs {
                 return Err(bad("inline tail crosses a block boundary"));
             }
-            let within = offset - flat_end;
+            let pos = tail_start
+                .checked_add(offset - flat_end)
+                .ok_or_else(|| bad("inline tail address overflows"))?;
             Ok(Extent::Mapped {
-                pos: tail_start + within,
+                pos,
                 len: remaining,
             })
         }

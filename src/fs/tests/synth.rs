@@ -395,3 +395,43 @@ fn directory_cycles_and_self_links_stay_bounded() {
     let stats = super::walk::walk_all(&mut fs);
     assert!(stats.nodes > 10, "{stats:?}");
 }
+
+#[test]
+fn huge_sizes_and_offsets_never_overflow() {
+    let layouts = [
+        (LAYOUT_PLAIN, NULL_ADDR),
+        (LAYOUT_PLAIN, 5),
+        (LAYOUT_INLINE, 5),
+        (LAYOUT_INLINE, NULL_ADDR),
+        (LAYOUT_CHUNK, 0),
+        (LAYOUT_CHUNK, 0x20 | 31),
+        (LAYOUT_CHUNK, 31),
+    ];
+    for (layout, i_u) in layouts {
+        for size in [u64::MAX, u64::MAX - 1, 1 << 63, (1 << 44) + 1, 4097] {
+            let mut s = Synth::new(12);
+            let root = s.alloc_nid(1);
+            let nid = s.alloc_nid(4);
+            s.extended(nid, 0o100644, size, i_u, 0, 0);
+            let at = s.iloc(nid);
+            s.poke(at, &((layout << 1) | 1).to_le_bytes());
+            s.dir(root, root, &[("f", nid, 1)], 10);
+            let mut fs = mount(s.finish(root as u16, 0x4, true));
+            let ino = fs.resolve("/f", true).unwrap().node;
+            assert_eq!(ino.size, size);
+            let mut buf = vec![0u8; 8192];
+            for off in [0, 4095, size / 2, size - 4097, size - 1, size, u64::MAX] {
+                if let Ok(n) = fs.read_at(&ino, off, &mut buf) {
+                    assert!(n as u64 <= size.saturating_sub(off));
+                    // A flat file with a NULL start block is one hole.
+                    if layout != LAYOUT_CHUNK && i_u == NULL_ADDR && off < size - 4096 {
+                        assert!(
+                            buf[..n].iter().all(|&b| b == 0),
+                            "{layout} {i_u:#x} {size} {off}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
