@@ -41,16 +41,25 @@ fuzz_target!(|data: &[u8]| {
 fn reseal(data: &[u8]) -> Option<Vec<u8>> {
     let bits = *data.get(SUPERBLOCK_OFFSET + 12)?;
     let bs = 1usize << bits.clamp(9, 12);
-    let len = if bs <= SUPERBLOCK_OFFSET { bs } else { bs - SUPERBLOCK_OFFSET };
-    let mut area = data.get(SUPERBLOCK_OFFSET..SUPERBLOCK_OFFSET + len)?.to_vec();
+    let len = if bs <= SUPERBLOCK_OFFSET {
+        bs
+    } else {
+        bs - SUPERBLOCK_OFFSET
+    };
+    let mut area = data
+        .get(SUPERBLOCK_OFFSET..SUPERBLOCK_OFFSET + len)?
+        .to_vec();
     let sum = checksum(&mut area);
     let mut out = data.to_vec();
-    out.get_mut(SUPERBLOCK_OFFSET + 4..SUPERBLOCK_OFFSET + 8)?.copy_from_slice(&sum.to_le_bytes());
+    out.get_mut(SUPERBLOCK_OFFSET + 4..SUPERBLOCK_OFFSET + 8)?
+        .copy_from_slice(&sum.to_le_bytes());
     Some(out)
 }
 
 fn exercise(image: Vec<u8>) {
-    let Ok(mut fs) = Erofs::mount(RamDisk::new(image)) else { return };
+    let Ok(mut fs) = Erofs::mount(RamDisk::new(image)) else {
+        return;
+    };
     walk(&mut fs);
     let mut ov = Overlay::new(Some(fs), 64 * 1024);
     let mut buf = [0u8; 1024];

@@ -36,12 +36,16 @@ pub fn fixtures() -> Option<&'static Fixtures> {
         let out = std::env::temp_dir().join(format!("irix7-fs-fixtures-{}", std::process::id()));
         let images = xtask_fixtures::build_fixture_images(&repo, &out)
             .unwrap_or_else(|e| panic!("building fixture images: {e}"));
-        let read =
-            |p: &PathBuf| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        // The images live in memory from here on; only the staging tree stays on disk.
+        let take = |p: &PathBuf| {
+            let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            std::fs::remove_file(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            bytes
+        };
         Some(Fixtures {
             staging: out.join(xtask_fixtures::STAGING_DIR_NAME),
-            plain: read(&images[0]),
-            chunked: read(&images[1]),
+            plain: take(&images[0]),
+            chunked: take(&images[1]),
         })
     })
     .as_ref()
