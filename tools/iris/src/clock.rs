@@ -17,7 +17,10 @@ impl Default for Clock {
 
 impl Clock {
     pub fn new() -> Clock {
-        Clock { start: Instant::now(), offset_ms: Cell::new(0) }
+        Clock {
+            start: Instant::now(),
+            offset_ms: Cell::new(0),
+        }
     }
 
     pub fn now_ms(&self) -> u64 {

@@ -21,7 +21,13 @@ struct Inner {
 
 impl ConsoleLog {
     pub fn new(echo: bool) -> ConsoleLog {
-        ConsoleLog { inner: Mutex::new(Inner { bytes: Vec::new(), total: 0 }), echo }
+        ConsoleLog {
+            inner: Mutex::new(Inner {
+                bytes: Vec::new(),
+                total: 0,
+            }),
+            echo,
+        }
     }
 
     pub fn transmit(&self, data: &[u8]) {
@@ -41,7 +47,10 @@ impl ConsoleLog {
     }
 
     pub fn bytes(&self) -> Vec<u8> {
-        self.inner.lock().map(|g| g.bytes.clone()).unwrap_or_default()
+        self.inner
+            .lock()
+            .map(|g| g.bytes.clone())
+            .unwrap_or_default()
     }
 
     pub fn text(&self) -> String {

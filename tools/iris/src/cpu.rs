@@ -25,12 +25,18 @@ pub struct UcMem<'a, 'u> {
 impl GuestMemory for UcMem<'_, '_> {
     fn read(&mut self, phys: u64, buf: &mut [u8]) -> Result<(), MemFault> {
         let p = self.windows.check(phys, buf.len())?;
-        self.uc.mem_read(p, buf).map_err(|_| MemFault { phys, len: buf.len() })
+        self.uc.mem_read(p, buf).map_err(|_| MemFault {
+            phys,
+            len: buf.len(),
+        })
     }
 
     fn write(&mut self, phys: u64, data: &[u8]) -> Result<(), MemFault> {
         let p = self.windows.check(phys, data.len())?;
-        self.uc.mem_write(p, data).map_err(|_| MemFault { phys, len: data.len() })
+        self.uc.mem_write(p, data).map_err(|_| MemFault {
+            phys,
+            len: data.len(),
+        })
     }
 }
 
@@ -38,7 +44,11 @@ impl GuestMemory for UcMem<'_, '_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     /// An access to unmapped or protected memory.
-    Mem { kind: MemType, addr: u64, size: usize },
+    Mem {
+        kind: MemType,
+        addr: u64,
+        size: usize,
+    },
     /// A CPU exception Unicorn does not vector (intno as QEMU numbers them).
     Intr { intno: u32, pc: u64 },
     /// A jump into the stub area between stubs.
@@ -100,7 +110,8 @@ impl Cpu {
     pub fn new(ram_bytes: u32) -> Result<Cpu, String> {
         let mut uc = Unicorn::new(Arch::MIPS, Mode::MIPS64 | Mode::BIG_ENDIAN)
             .map_err(|e| uc_err("create MIPS64 BE engine", e))?;
-        uc.ctl_set_cpu_model(CPU_MODEL_R4000).map_err(|e| uc_err("select R4000", e))?;
+        uc.ctl_set_cpu_model(CPU_MODEL_R4000)
+            .map_err(|e| uc_err("select R4000", e))?;
         let ram = RamBuf::new(ram_bytes as usize)?;
         let guard = (memmap::STACK_GUARD_OFF, memmap::STACK_BOTTOM_OFF);
         // (phys, offset in RAM, len)
@@ -112,8 +123,15 @@ impl Cpu {
         ];
         for (phys, off, len) in pieces {
             // SAFETY: the range lies inside `ram`, which lives as long as `uc` (see `Cpu`).
-            unsafe { uc.mem_map_ptr(u64::from(phys), u64::from(len), Prot::ALL, ram.ptr.add(off as usize).cast()) }
-                .map_err(|e| uc_err(&format!("map RAM at {phys:#x}"), e))?;
+            unsafe {
+                uc.mem_map_ptr(
+                    u64::from(phys),
+                    u64::from(len),
+                    Prot::ALL,
+                    ram.ptr.add(off as usize).cast(),
+                )
+            }
+            .map_err(|e| uc_err(&format!("map RAM at {phys:#x}"), e))?;
         }
         let windows = RamWindows {
             main: (u64::from(RAM_PHYS), u64::from(ram_bytes)),
@@ -140,7 +158,9 @@ impl Cpu {
             | HookType::MEM_WRITE_PROT
             | HookType::MEM_FETCH_PROT;
         uc.add_mem_hook(invalid, 1, 0, move |_uc, kind, addr, size, _value| {
-            st.fault.borrow_mut().get_or_insert(Fault::Mem { kind, addr, size });
+            st.fault
+                .borrow_mut()
+                .get_or_insert(Fault::Mem { kind, addr, size });
             false
         })
         .map_err(|e| uc_err("memory fault hook", e))?;
@@ -148,22 +168,41 @@ impl Cpu {
         let st = state.clone();
         uc.add_intr_hook(move |uc, intno| {
             let pc = uc.reg_read(RegisterMIPS::PC).unwrap_or(0);
-            st.fault.borrow_mut().get_or_insert(Fault::Intr { intno, pc });
+            st.fault
+                .borrow_mut()
+                .get_or_insert(Fault::Intr { intno, pc });
             let _ = uc.emu_stop();
         })
         .map_err(|e| uc_err("interrupt hook", e))?;
 
-        let mut cpu = Cpu { uc, state, windows, _ram: ram };
+        let mut cpu = Cpu {
+            uc,
+            state,
+            windows,
+            _ram: ram,
+        };
         // Fill the stub area and the return sentinel with `break` so a missed hook is a crash.
         let brk = 0x0000_000Du32.to_be_bytes();
-        let stubs: Vec<u8> = brk.iter().copied().cycle().take((memmap::STUB_SLOT * memmap::STUB_COUNT) as usize).collect();
-        cpu.mem().write(u64::from(RAM_PHYS + memmap::STUB_OFF), &stubs).map_err(|e| e.to_string())?;
-        cpu.mem().write(u64::from(RAM_PHYS + memmap::RETURN_SENTINEL_OFF), &brk).map_err(|e| e.to_string())?;
+        let stubs: Vec<u8> = brk
+            .iter()
+            .copied()
+            .cycle()
+            .take((memmap::STUB_SLOT * memmap::STUB_COUNT) as usize)
+            .collect();
+        cpu.mem()
+            .write(u64::from(RAM_PHYS + memmap::STUB_OFF), &stubs)
+            .map_err(|e| e.to_string())?;
+        cpu.mem()
+            .write(u64::from(RAM_PHYS + memmap::RETURN_SENTINEL_OFF), &brk)
+            .map_err(|e| e.to_string())?;
         Ok(cpu)
     }
 
     pub fn mem(&mut self) -> UcMem<'_, 'static> {
-        UcMem { uc: &mut self.uc, windows: self.windows }
+        UcMem {
+            uc: &mut self.uc,
+            windows: self.windows,
+        }
     }
 
     pub fn reg(&self, n: i32) -> u32 {
@@ -172,7 +211,9 @@ impl Cpu {
     }
 
     pub fn set_reg(&mut self, n: i32, v: u32) -> Result<(), String> {
-        self.uc.reg_write(2 + n, memmap::sext(v)).map_err(|e| uc_err("write register", e))
+        self.uc
+            .reg_write(2 + n, memmap::sext(v))
+            .map_err(|e| uc_err("write register", e))
     }
 
     pub fn pc(&self) -> u32 {
@@ -180,7 +221,9 @@ impl Cpu {
     }
 
     pub fn set_pc(&mut self, v: u32) -> Result<(), String> {
-        self.uc.reg_write(RegisterMIPS::PC, memmap::sext(v)).map_err(|e| uc_err("write PC", e))
+        self.uc
+            .reg_write(RegisterMIPS::PC, memmap::sext(v))
+            .map_err(|e| uc_err("write PC", e))
     }
 
     /// The effective address of the load/store at `pc`, decoded from the instruction (Unicorn
@@ -207,7 +250,9 @@ impl Cpu {
             let (op, funct, rt) = (insn >> 26, insn & 0x3F, (insn >> 16) & 31);
             match intno {
                 18 if op == 0 && funct == 0x0D => return Some((pc, None)),
-                22 if (op == 0 && (0x30..=0x36).contains(&funct)) || (op == 1 && (8..=14).contains(&rt)) => {
+                22 if (op == 0 && (0x30..=0x36).contains(&funct))
+                    || (op == 1 && (8..=14).contains(&rt)) =>
+                {
                     return Some((pc, None));
                 }
                 12 | 13 => {

@@ -49,7 +49,12 @@ pub enum RigError {
     Load(LoadError),
     Crash(GuestCrash),
     /// A guest call ran past the instruction budget with the watchdog off.
-    Hang { call: &'static str, insns: u64, pc: u32, symbol: Option<String> },
+    Hang {
+        call: &'static str,
+        insns: u64,
+        pc: u32,
+        symbol: Option<String>,
+    },
     /// `irix7_mcp_init` returned non-zero.
     InitFailed(i32),
     /// `irix7_mcp_poll` returned a negative (fatal) status.
@@ -69,8 +74,16 @@ impl fmt::Display for RigError {
             RigError::Image(e) => write!(f, "image: {e}"),
             RigError::Load(e) => write!(f, "loader: {e}"),
             RigError::Crash(c) => write!(f, "{c}"),
-            RigError::Hang { call, insns, pc, symbol } => {
-                write!(f, "guest hang in {call}: {insns} instructions without returning, pc {pc:#010x}")?;
+            RigError::Hang {
+                call,
+                insns,
+                pc,
+                symbol,
+            } => {
+                write!(
+                    f,
+                    "guest hang in {call}: {insns} instructions without returning, pc {pc:#010x}"
+                )?;
                 if let Some(s) = symbol {
                     write!(f, " <{s}>")?;
                 }

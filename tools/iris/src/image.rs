@@ -21,11 +21,20 @@ impl fmt::Display for ImageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ImageError::UnsupportedUrl(u) => {
-                write!(f, "unsupported image URL `{u}` (use file:PATH or a path relative to the repository)")
+                write!(
+                    f,
+                    "unsupported image URL `{u}` (use file:PATH or a path relative to the repository)"
+                )
             }
-            ImageError::Read { path, error } => write!(f, "cannot read image {}: {error}", path.display()),
+            ImageError::Read { path, error } => {
+                write!(f, "cannot read image {}: {error}", path.display())
+            }
             ImageError::TooBig { path, size } => {
-                write!(f, "image {} is {size} bytes, over the {MAX_IMAGE_BYTES}-byte limit", path.display())
+                write!(
+                    f,
+                    "image {} is {size} bytes, over the {MAX_IMAGE_BYTES}-byte limit",
+                    path.display()
+                )
             }
             ImageError::DigestMismatch { expected, actual } => write!(
                 f,
@@ -51,13 +60,20 @@ pub fn resolve_url(url: &str, root: &Path) -> Result<PathBuf, ImageError> {
     } else {
         PathBuf::from(url)
     };
-    Ok(if path.is_absolute() { path } else { root.join(path) })
+    Ok(if path.is_absolute() {
+        path
+    } else {
+        root.join(path)
+    })
 }
 
 /// Read the image a URL names.
 pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
     let path = resolve_url(url, root)?;
-    let read_err = |e: std::io::Error| ImageError::Read { path: path.clone(), error: e.to_string() };
+    let read_err = |e: std::io::Error| ImageError::Read {
+        path: path.clone(),
+        error: e.to_string(),
+    };
     let size = std::fs::metadata(&path).map_err(read_err)?.len();
     if size > MAX_IMAGE_BYTES {
         return Err(ImageError::TooBig { path, size });
@@ -67,7 +83,10 @@ pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
 
 /// Lower-case hex SHA-256 of `data`.
 pub fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Refuse an image whose digest is not the expected one.
@@ -76,7 +95,10 @@ pub fn verify(data: &[u8], expected: &str) -> Result<String, ImageError> {
     if actual.eq_ignore_ascii_case(expected) {
         Ok(actual)
     } else {
-        Err(ImageError::DigestMismatch { expected: expected.to_ascii_lowercase(), actual })
+        Err(ImageError::DigestMismatch {
+            expected: expected.to_ascii_lowercase(),
+            actual,
+        })
     }
 }
 
@@ -90,9 +112,10 @@ pub fn find_repo_root() -> PathBuf {
             }
         }
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-    })
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")))
 }
 
 #[cfg(test)]
@@ -108,15 +131,27 @@ mod tests {
         assert!(verify(b"abc", &sha256_hex(b"abc").to_uppercase()).is_ok());
         let e = verify(b"abd", &sha256_hex(b"abc")).unwrap_err();
         let text = e.to_string();
-        assert!(text.contains("expected ba7816bf") && text.contains(&sha256_hex(b"abd")), "{text}");
+        assert!(
+            text.contains("expected ba7816bf") && text.contains(&sha256_hex(b"abd")),
+            "{text}"
+        );
     }
 
     #[test]
     fn urls() {
         let root = Path::new("/r");
-        assert_eq!(resolve_url("file:target/x.o", root).unwrap(), PathBuf::from("/r/target/x.o"));
-        assert_eq!(resolve_url("file:///abs/x.o", root).unwrap(), PathBuf::from("/abs/x.o"));
-        assert_eq!(resolve_url("target/x.o", root).unwrap(), PathBuf::from("/r/target/x.o"));
+        assert_eq!(
+            resolve_url("file:target/x.o", root).unwrap(),
+            PathBuf::from("/r/target/x.o")
+        );
+        assert_eq!(
+            resolve_url("file:///abs/x.o", root).unwrap(),
+            PathBuf::from("/abs/x.o")
+        );
+        assert_eq!(
+            resolve_url("target/x.o", root).unwrap(),
+            PathBuf::from("/r/target/x.o")
+        );
         assert!(resolve_url("http://h/x.o", root).is_err());
     }
 

@@ -28,18 +28,38 @@ pub enum LoadError {
     WrongType(u16),
     Malformed(String),
     Truncated(String),
-    UnsupportedRelocation { kind: u32, section: String, offset: u32 },
+    UnsupportedRelocation {
+        kind: u32,
+        section: String,
+        offset: u32,
+    },
     RelaNotSupported(String),
     UndefinedSymbol(String),
     CommonSymbol(String),
     MissingEntry(&'static str),
-    UnpairedHi16 { section: String, offset: u32 },
-    Jump26OutOfSegment { section: String, offset: u32, target: u32 },
-    Misaligned { section: String, offset: u32 },
+    UnpairedHi16 {
+        section: String,
+        offset: u32,
+    },
+    Jump26OutOfSegment {
+        section: String,
+        offset: u32,
+        target: u32,
+    },
+    Misaligned {
+        section: String,
+        offset: u32,
+    },
     NoModinfo,
     BadModinfo(String),
-    AbiTooNew { required: u32, provided: u32 },
-    TooLarge { needed: u64, max: u32 },
+    AbiTooNew {
+        required: u32,
+        provided: u32,
+    },
+    TooLarge {
+        needed: u64,
+        max: u32,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -47,29 +67,57 @@ impl fmt::Display for LoadError {
         use LoadError::*;
         match self {
             NotElf => write!(f, "not an ELF file (bad magic)"),
-            WrongClass(c) => write!(f, "ELF class {c} is not ELF32 (the Indy kernel loads 32-bit objects)"),
+            WrongClass(c) => write!(
+                f,
+                "ELF class {c} is not ELF32 (the Indy kernel loads 32-bit objects)"
+            ),
             WrongEndian(d) => write!(f, "ELF data encoding {d} is not big-endian (ELFDATA2MSB)"),
             WrongMachine(m) => write!(f, "ELF machine {m} is not EM_MIPS (8)"),
-            WrongType(t) => write!(f, "ELF type {t} is not ET_REL (1): the image must be a relocatable object"),
+            WrongType(t) => write!(
+                f,
+                "ELF type {t} is not ET_REL (1): the image must be a relocatable object"
+            ),
             Malformed(m) => write!(f, "malformed ELF: {m}"),
             Truncated(m) => write!(f, "truncated image: {m}"),
-            UnsupportedRelocation { kind, section, offset } => write!(
+            UnsupportedRelocation {
+                kind,
+                section,
+                offset,
+            } => write!(
                 f,
                 "unsupported relocation type {kind} ({}) at {section}+{offset:#x}",
                 reloc_name(*kind)
             ),
-            RelaNotSupported(s) => write!(f, "RELA relocation section {s} is not supported (MIPS o32 uses REL)"),
-            UndefinedSymbol(s) => write!(f, "undefined symbol `{s}`: everything must come through the ABI table"),
-            CommonSymbol(s) => write!(f, "common symbol `{s}` is not supported (link with -r to allocate it)"),
+            RelaNotSupported(s) => write!(
+                f,
+                "RELA relocation section {s} is not supported (MIPS o32 uses REL)"
+            ),
+            UndefinedSymbol(s) => write!(
+                f,
+                "undefined symbol `{s}`: everything must come through the ABI table"
+            ),
+            CommonSymbol(s) => write!(
+                f,
+                "common symbol `{s}` is not supported (link with -r to allocate it)"
+            ),
             MissingEntry(s) => write!(f, "missing entry symbol `{s}`"),
             UnpairedHi16 { section, offset } => {
-                write!(f, "R_MIPS_HI16 at {section}+{offset:#x} has no matching R_MIPS_LO16")
+                write!(
+                    f,
+                    "R_MIPS_HI16 at {section}+{offset:#x} has no matching R_MIPS_LO16"
+                )
             }
-            Jump26OutOfSegment { section, offset, target } => write!(
+            Jump26OutOfSegment {
+                section,
+                offset,
+                target,
+            } => write!(
                 f,
                 "R_MIPS_26 at {section}+{offset:#x}: target {target:#010x} is outside the 256 MB segment"
             ),
-            Misaligned { section, offset } => write!(f, "misaligned relocation at {section}+{offset:#x}"),
+            Misaligned { section, offset } => {
+                write!(f, "misaligned relocation at {section}+{offset:#x}")
+            }
             NoModinfo => write!(f, "image has no .modinfo section"),
             BadModinfo(m) => write!(f, "bad .modinfo: {m}"),
             AbiTooNew { required, provided } => write!(
@@ -135,7 +183,10 @@ pub struct LoadedImage {
 impl LoadedImage {
     /// `name+0xoff` of the function containing `va`.
     pub fn symbolize(&self, va: u32) -> Option<String> {
-        let i = self.functions.partition_point(|(a, _, _)| *a <= va).checked_sub(1)?;
+        let i = self
+            .functions
+            .partition_point(|(a, _, _)| *a <= va)
+            .checked_sub(1)?;
         let (addr, size, name) = &self.functions[i];
         let off = va - addr;
         (off < (*size).max(1)).then(|| format!("{name}+{off:#x}"))
@@ -167,7 +218,9 @@ pub fn load(data: &[u8], base: u32, max: u32) -> Result<LoadedImage, LoadError> 
         return Err(LoadError::WrongType(kind));
     }
     let sections = header.sections(BE, data).map_err(malformed)?;
-    let symbols = sections.symbols(BE, data, elf::SHT_SYMTAB).map_err(malformed)?;
+    let symbols = sections
+        .symbols(BE, data, elf::SHT_SYMTAB)
+        .map_err(malformed)?;
 
     let (placed, total) = place_sections(&sections, base, data)?;
     if total > u64::from(max) {
@@ -185,7 +238,11 @@ pub fn load(data: &[u8], base: u32, max: u32) -> Result<LoadedImage, LoadError> 
     }
 
     let addr_of: HashMap<usize, u32> = placed.iter().map(|(i, a)| (i.0, *a)).collect();
-    let resolver = Resolver { symbols: &symbols, addr_of: &addr_of, sections: &sections };
+    let resolver = Resolver {
+        symbols: &symbols,
+        addr_of: &addr_of,
+        sections: &sections,
+    };
     resolver.check_no_undefined()?;
 
     let mut counts = RelocCounts::default();
@@ -208,7 +265,9 @@ pub fn load(data: &[u8], base: u32, max: u32) -> Result<LoadedImage, LoadError> 
         let target_section = sections.section(target).map_err(malformed)?;
         let target_name = section_name(&sections, target_section);
         if target_section.sh_type(BE) == elf::SHT_NOBITS && !rels.is_empty() {
-            return Err(LoadError::Malformed(format!("relocations against .bss-like section {target_name}")));
+            return Err(LoadError::Malformed(format!(
+                "relocations against .bss-like section {target_name}"
+            )));
         }
         let mut ctx = RelocCtx {
             bytes: &mut bytes,
@@ -232,7 +291,10 @@ pub fn load(data: &[u8], base: u32, max: u32) -> Result<LoadedImage, LoadError> 
     let exit = resolver.entry(SYM_EXIT)?;
     let modinfo = read_modinfo(&sections, data)?;
     if modinfo.abi > ABI_VERSION {
-        return Err(LoadError::AbiTooNew { required: modinfo.abi, provided: ABI_VERSION });
+        return Err(LoadError::AbiTooNew {
+            required: modinfo.abi,
+            provided: ABI_VERSION,
+        });
     }
     let sections_out = placed
         .iter()
@@ -261,7 +323,10 @@ fn check_ident(data: &[u8]) -> Result<(), LoadError> {
         return Err(LoadError::NotElf);
     }
     if data.len() < EI_NIDENT {
-        return Err(LoadError::Truncated(format!("{} bytes, shorter than the ELF identification", data.len())));
+        return Err(LoadError::Truncated(format!(
+            "{} bytes, shorter than the ELF identification",
+            data.len()
+        )));
     }
     if data[EI_CLASS] != elf::ELFCLASS32 {
         return Err(LoadError::WrongClass(data[EI_CLASS]));
@@ -298,12 +363,17 @@ fn place_sections(
         }
         let align = u64::from(s.sh_addralign(BE).max(1));
         if !align.is_power_of_two() {
-            return Err(LoadError::Malformed(format!("section alignment {align} is not a power of two")));
+            return Err(LoadError::Malformed(format!(
+                "section alignment {align} is not a power of two"
+            )));
         }
         cursor = cursor.div_ceil(align) * align;
         let addr = u64::from(base) + cursor;
         if addr > u64::from(u32::MAX) {
-            return Err(LoadError::TooLarge { needed: cursor, max: 0 });
+            return Err(LoadError::TooLarge {
+                needed: cursor,
+                max: 0,
+            });
         }
         placed.push((SectionIndex(i), addr as u32));
         cursor += u64::from(s.sh_size(BE));
@@ -345,7 +415,10 @@ impl Resolver<'_, '_> {
         if index == 0 {
             return Ok(0);
         }
-        let sym = self.symbols.symbol(SymbolIndex(index as usize)).map_err(malformed)?;
+        let sym = self
+            .symbols
+            .symbol(SymbolIndex(index as usize))
+            .map_err(malformed)?;
         let shndx = sym.st_shndx(BE);
         match shndx {
             elf::SHN_UNDEF => Err(LoadError::UndefinedSymbol(self.name(sym))),
@@ -411,8 +484,11 @@ struct RelocCtx<'a> {
 
 impl RelocCtx<'_> {
     fn word_at(&self, offset: u32) -> Result<usize, LoadError> {
-        if offset % 4 != 0 {
-            return Err(LoadError::Misaligned { section: self.section.clone(), offset });
+        if !offset.is_multiple_of(4) {
+            return Err(LoadError::Misaligned {
+                section: self.section.clone(),
+                offset,
+            });
         }
         if u64::from(offset) + 4 > u64::from(self.section_size) {
             return Err(LoadError::Malformed(format!(
@@ -424,7 +500,12 @@ impl RelocCtx<'_> {
     }
 
     fn read(&self, at: usize) -> u32 {
-        u32::from_be_bytes([self.bytes[at], self.bytes[at + 1], self.bytes[at + 2], self.bytes[at + 3]])
+        u32::from_be_bytes([
+            self.bytes[at],
+            self.bytes[at + 1],
+            self.bytes[at + 2],
+            self.bytes[at + 3],
+        ])
     }
 
     fn write(&mut self, at: usize, v: u32) {
@@ -448,10 +529,17 @@ impl RelocCtx<'_> {
                 let target = s.wrapping_add(addend);
                 let place = self.section_addr.wrapping_add(offset);
                 if target & 3 != 0 {
-                    return Err(LoadError::Misaligned { section: self.section.clone(), offset });
+                    return Err(LoadError::Misaligned {
+                        section: self.section.clone(),
+                        offset,
+                    });
                 }
                 if target & 0xF000_0000 != place.wrapping_add(4) & 0xF000_0000 {
-                    return Err(LoadError::Jump26OutOfSegment { section: self.section.clone(), offset, target });
+                    return Err(LoadError::Jump26OutOfSegment {
+                        section: self.section.clone(),
+                        offset,
+                        target,
+                    });
                 }
                 self.write(at, (insn & 0xFC00_0000) | ((target >> 2) & 0x03FF_FFFF));
                 self.counts.r26 += 1;
@@ -485,20 +573,29 @@ impl RelocCtx<'_> {
                 self.counts.lo16 += 1;
                 Ok(())
             }
-            other => Err(LoadError::UnsupportedRelocation { kind: other, section: self.section.clone(), offset }),
+            other => Err(LoadError::UnsupportedRelocation {
+                kind: other,
+                section: self.section.clone(),
+                offset,
+            }),
         }
     }
 
     fn finish(&self) -> Result<(), LoadError> {
         match self.pending_hi.first() {
-            Some(&(offset, _)) => Err(LoadError::UnpairedHi16 { section: self.section.clone(), offset }),
+            Some(&(offset, _)) => Err(LoadError::UnpairedHi16 {
+                section: self.section.clone(),
+                offset,
+            }),
             None => Ok(()),
         }
     }
 }
 
 fn read_modinfo(sections: &SectionTable<'_, Elf32>, data: &[u8]) -> Result<ModInfo, LoadError> {
-    let (_, section) = sections.section_by_name(BE, b".modinfo").ok_or(LoadError::NoModinfo)?;
+    let (_, section) = sections
+        .section_by_name(BE, b".modinfo")
+        .ok_or(LoadError::NoModinfo)?;
     let content = section.data(BE, data).map_err(malformed)?;
     parse_modinfo(content)
 }
@@ -506,10 +603,15 @@ fn read_modinfo(sections: &SectionTable<'_, Elf32>, data: &[u8]) -> Result<ModIn
 /// Parse NUL-separated `key=value` strings. `abi` is required; `name` and `version` default to
 /// "?" so an old image still loads and says what it lacks.
 pub fn parse_modinfo(content: &[u8]) -> Result<ModInfo, LoadError> {
-    let mut info = ModInfo { name: "?".into(), version: "?".into(), abi: 0 };
+    let mut info = ModInfo {
+        name: "?".into(),
+        version: "?".into(),
+        abi: 0,
+    };
     let mut abi = None;
     for entry in content.split(|&b| b == 0).filter(|e| !e.is_empty()) {
-        let text = std::str::from_utf8(entry).map_err(|_| LoadError::BadModinfo("entry is not UTF-8".into()))?;
+        let text = std::str::from_utf8(entry)
+            .map_err(|_| LoadError::BadModinfo("entry is not UTF-8".into()))?;
         let (key, value) = text
             .split_once('=')
             .ok_or_else(|| LoadError::BadModinfo(format!("entry `{text}` is not key=value")))?;
@@ -517,9 +619,10 @@ pub fn parse_modinfo(content: &[u8]) -> Result<ModInfo, LoadError> {
             "name" => info.name = value.into(),
             "version" => info.version = value.into(),
             "abi" => {
-                abi = Some(value.trim().parse::<u32>().map_err(|_| {
-                    LoadError::BadModinfo(format!("abi `{value}` is not a number"))
-                })?)
+                abi =
+                    Some(value.trim().parse::<u32>().map_err(|_| {
+                        LoadError::BadModinfo(format!("abi `{value}` is not a number"))
+                    })?)
             }
             _ => {}
         }
@@ -535,16 +638,35 @@ mod tests {
     #[test]
     fn modinfo_parses_and_requires_abi() {
         let m = parse_modinfo(b"name=irix7-mcp\0version=0.1.0\0abi=10\0").unwrap();
-        assert_eq!(m, ModInfo { name: "irix7-mcp".into(), version: "0.1.0".into(), abi: 10 });
-        assert!(matches!(parse_modinfo(b"name=x\0"), Err(LoadError::BadModinfo(_))));
-        assert!(matches!(parse_modinfo(b"abi=ten\0"), Err(LoadError::BadModinfo(_))));
-        assert!(matches!(parse_modinfo(b"garbage\0"), Err(LoadError::BadModinfo(_))));
+        assert_eq!(
+            m,
+            ModInfo {
+                name: "irix7-mcp".into(),
+                version: "0.1.0".into(),
+                abi: 10
+            }
+        );
+        assert!(matches!(
+            parse_modinfo(b"name=x\0"),
+            Err(LoadError::BadModinfo(_))
+        ));
+        assert!(matches!(
+            parse_modinfo(b"abi=ten\0"),
+            Err(LoadError::BadModinfo(_))
+        ));
+        assert!(matches!(
+            parse_modinfo(b"garbage\0"),
+            Err(LoadError::BadModinfo(_))
+        ));
     }
 
     #[test]
     fn ident_checks() {
         assert_eq!(load(b"hello world", 0, 100).unwrap_err(), LoadError::NotElf);
-        assert!(matches!(load(b"\x7fELF\x01", 0, 100).unwrap_err(), LoadError::Truncated(_)));
+        assert!(matches!(
+            load(b"\x7fELF\x01", 0, 100).unwrap_err(),
+            LoadError::Truncated(_)
+        ));
         let mut id = [0u8; 64];
         id[..4].copy_from_slice(&elf::ELFMAG);
         id[4] = 2;

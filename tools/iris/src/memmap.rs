@@ -68,6 +68,21 @@ pub const fn ram_va(off: u32) -> u32 {
     kseg0(RAM_PHYS + off)
 }
 
+// The regions above must not overlap and must fit the smallest RAM.
+const _: () = {
+    use crate::abi_table::{ABI_TABLE_SIZE, SERIAL_RING_SIZE};
+    assert!(STATUS_OFF >= ABI_TABLE_OFF + ABI_TABLE_SIZE);
+    assert!(SERIAL_HEAD_OFF >= STATUS_OFF + 40);
+    assert!(SERIAL_RING_OFF + SERIAL_RING_SIZE <= STUB_OFF);
+    assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
+    assert!(RETURN_SENTINEL_OFF < STACK_GUARD_OFF);
+    assert!(STACK_GUARD_OFF + STACK_GUARD_SIZE == STACK_BOTTOM_OFF);
+    assert!(STACK_TOP_OFF <= MODULE_OFF);
+    assert!(MODULE_OFF + MODULE_MAX <= HEAP_OFF);
+    assert!(HEAP_OFF < MIN_RAM_MIB << 20);
+    assert!(STACK_BOTTOM_OFF < RAM_ALIAS_SIZE);
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,17 +96,5 @@ mod tests {
         assert_eq!(virt_to_phys(0xC000_0000), None);
         assert_eq!(sext(0x8800_0000), 0xFFFF_FFFF_8800_0000);
         assert_eq!(sext(0x0800_0000), 0x0800_0000);
-    }
-
-    #[test]
-    fn regions_do_not_overlap() {
-        assert!(STATUS_OFF >= ABI_TABLE_OFF + super::super::abi_table::ABI_TABLE_SIZE);
-        assert!(SERIAL_RING_OFF + super::super::abi_table::SERIAL_RING_SIZE <= STUB_OFF);
-        assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
-        assert!(RETURN_SENTINEL_OFF < STACK_GUARD_OFF);
-        assert_eq!(STACK_GUARD_OFF + STACK_GUARD_SIZE, STACK_BOTTOM_OFF);
-        assert!(STACK_TOP_OFF <= MODULE_OFF);
-        assert!(MODULE_OFF + MODULE_MAX <= HEAP_OFF);
-        assert!(HEAP_OFF < MIN_RAM_MIB << 20);
     }
 }

@@ -12,7 +12,11 @@ pub struct MemFault {
 
 impl fmt::Display for MemFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no RAM at physical {:#010x} (+{} bytes)", self.phys, self.len)
+        write!(
+            f,
+            "no RAM at physical {:#010x} (+{} bytes)",
+            self.phys, self.len
+        )
     }
 }
 
@@ -77,7 +81,10 @@ pub struct VecMemory {
 
 impl VecMemory {
     pub fn new(base: u64, size: usize) -> VecMemory {
-        VecMemory { base, bytes: vec![0; size] }
+        VecMemory {
+            base,
+            bytes: vec![0; size],
+        }
     }
 
     fn range(&self, phys: u64, len: usize) -> Result<std::ops::Range<usize>, MemFault> {
@@ -111,7 +118,10 @@ mod tests {
 
     #[test]
     fn windows() {
-        let w = RamWindows { main: (0x0800_0000, 0x100_0000), alias: (0, 0x8_0000) };
+        let w = RamWindows {
+            main: (0x0800_0000, 0x100_0000),
+            alias: (0, 0x8_0000),
+        };
         assert_eq!(w.check(0x0800_0010, 4), Ok(0x0800_0010));
         assert_eq!(w.check(0x10, 4), Ok(0x0800_0010));
         assert!(w.check(0x7_FFFE, 4).is_err());

@@ -29,7 +29,11 @@ fn call_module(field: usize, args: &[Arg], key: &str) -> ModuleObj {
             Arg::Sym(s) => p.la(reg, s),
         };
     }
-    p.call_abi(field).sw_sym(V0, "ret_v0", T0).sw_sym(V1, "ret_v1", T0).op(mov(V0, ZERO)).epilogue();
+    p.call_abi(field)
+        .sw_sym(V0, "ret_v0", T0)
+        .sw_sym(V1, "ret_v1", T0)
+        .op(mov(V0, ZERO))
+        .epilogue();
     let mut m = hello_module("ready\n", p);
     m.data.push(("ret_v0".into(), vec![0xEE; 4]));
     m.data.push(("ret_v1".into(), vec![0xEE; 4]));
@@ -46,13 +50,24 @@ impl Booted {
     fn new(tag: &str, m: &ModuleObj, tweak: impl FnOnce(&mut iris::RigOptions)) -> Booted {
         let mut opts = setup(tag, &m.build());
         tweak(&mut opts);
-        Booted { rig: boot(opts).unwrap() }
+        Booted {
+            rig: boot(opts).unwrap(),
+        }
     }
     fn sec(&self, name: &str) -> u32 {
-        self.rig.image().unwrap().sections.iter().find(|s| s.0 == name).unwrap().1
+        self.rig
+            .image()
+            .unwrap()
+            .sections
+            .iter()
+            .find(|s| s.0 == name)
+            .unwrap()
+            .1
     }
     fn read(&mut self, va: u32, len: usize) -> Vec<u8> {
-        self.rig.read_phys(u64::from(virt_to_phys(va).unwrap()), len).unwrap()
+        self.rig
+            .read_phys(u64::from(virt_to_phys(va).unwrap()), len)
+            .unwrap()
     }
     fn word(&mut self, va: u32) -> u32 {
         u32::from_be_bytes(self.read(va, 4).try_into().unwrap())
@@ -76,19 +91,33 @@ impl Booted {
 
 #[test]
 fn env_get_present_absent_and_cut() {
-    let m = call_module(field!(env_get), &[Arg::Sym("key"), Arg::Imm(7), Arg::Sym("buf"), Arg::Imm(64)], "netaddr");
+    let m = call_module(
+        field!(env_get),
+        &[Arg::Sym("key"), Arg::Imm(7), Arg::Sym("buf"), Arg::Imm(64)],
+        "netaddr",
+    );
     let mut b = Booted::new("env", &m, |o| o.env.push("netaddr=192.168.9.77".into()));
     b.poll();
     assert_eq!(b.v0(), 12);
     assert_eq!(b.buf(13), b"192.168.9.77\0");
 
-    let m = call_module(field!(env_get), &[Arg::Sym("key"), Arg::Imm(9), Arg::Sym("buf"), Arg::Imm(4)], "mcp.token");
-    let mut b = Booted::new("env-cut", &m, |o| o.env.push("mcp.token=s3cret-token".into()));
+    let m = call_module(
+        field!(env_get),
+        &[Arg::Sym("key"), Arg::Imm(9), Arg::Sym("buf"), Arg::Imm(4)],
+        "mcp.token",
+    );
+    let mut b = Booted::new("env-cut", &m, |o| {
+        o.env.push("mcp.token=s3cret-token".into())
+    });
     b.poll();
     assert_eq!(b.v0(), 12, "the full length, though only 4 bytes fit");
     assert_eq!(b.buf(5), b"s3cr\0");
 
-    let m = call_module(field!(env_get), &[Arg::Sym("key"), Arg::Imm(6), Arg::Sym("buf"), Arg::Imm(64)], "nosuch");
+    let m = call_module(
+        field!(env_get),
+        &[Arg::Sym("key"), Arg::Imm(6), Arg::Sym("buf"), Arg::Imm(64)],
+        "nosuch",
+    );
     let mut b = Booted::new("env-absent", &m, |_| {});
     b.poll();
     assert_eq!(b.v0() as i32, -1);
@@ -96,13 +125,21 @@ fn env_get_present_absent_and_cut() {
 
 #[test]
 fn env_file_and_defaults() {
-    let m = call_module(field!(env_get), &[Arg::Sym("key"), Arg::Imm(5), Arg::Sym("buf"), Arg::Imm(64)], "eaddr");
+    let m = call_module(
+        field!(env_get),
+        &[Arg::Sym("key"), Arg::Imm(5), Arg::Sym("buf"), Arg::Imm(64)],
+        "eaddr",
+    );
     let mut b = Booted::new("env-default", &m, |_| {});
     b.poll();
     let n = b.v0() as usize;
     assert_eq!(b.buf(n), iris::config::DEFAULT_ENV[0].1.as_bytes());
 
-    let m = call_module(field!(env_get), &[Arg::Sym("key"), Arg::Imm(8), Arg::Sym("buf"), Arg::Imm(64)], "mcp.port");
+    let m = call_module(
+        field!(env_get),
+        &[Arg::Sym("key"), Arg::Imm(8), Arg::Sym("buf"), Arg::Imm(64)],
+        "mcp.port",
+    );
     let mut b = Booted::new("env-file", &m, |o| {
         let f = o.root.as_ref().unwrap().join("nvram.env");
         std::fs::write(&f, "# nvram\nmcp.port = 9000\n").unwrap();
@@ -122,7 +159,10 @@ fn clock_ms_returns_u64_high_in_v0_low_in_v1() {
     b.poll();
     let after = b.rig.now_ms();
     let got = (u64::from(b.v0()) << 32) | u64::from(b.v1());
-    assert!(got >= before && got <= after, "{before} <= {got} <= {after}");
+    assert!(
+        got >= before && got <= after,
+        "{before} <= {got} <= {after}"
+    );
     assert_eq!(b.v0(), 5);
 }
 
@@ -141,9 +181,17 @@ fn block_read_and_count() {
         o.no_disk = false;
         o.disks = vec![(2, path.clone())];
     };
-    let m = call_module(field!(block_read), &[Arg::Imm(2), Arg::Imm(1), Arg::Imm(2), Arg::Sym("buf")], "");
+    let m = call_module(
+        field!(block_read),
+        &[Arg::Imm(2), Arg::Imm(1), Arg::Imm(2), Arg::Sym("buf")],
+        "",
+    );
     let mut b = Booted::new("blk", &m, attach);
-    assert!(b.rig.console_text().contains("scsi target 2: "), "{}", b.rig.console_text());
+    assert!(
+        b.rig.console_text().contains("scsi target 2: "),
+        "{}",
+        b.rig.console_text()
+    );
     b.poll();
     assert_eq!(b.v0(), 0);
     assert_eq!(b.buf(1024), data[512..1536]);
@@ -156,7 +204,12 @@ fn block_read_and_count() {
     ] {
         let m = call_module(
             field!(block_read),
-            &[Arg::Imm(args[0]), Arg::Imm(args[1]), Arg::Imm(args[2]), Arg::Sym("buf")],
+            &[
+                Arg::Imm(args[0]),
+                Arg::Imm(args[1]),
+                Arg::Imm(args[2]),
+                Arg::Sym("buf"),
+            ],
             "",
         );
         let mut b = Booted::new("blk-err", &m, attach);
@@ -182,10 +235,18 @@ fn proc_list_fills_entries() {
     let n = b.v0() as usize;
     assert_eq!(n, 6);
     let raw = b.buf(32 * n);
-    let name = |i: usize| String::from_utf8_lossy(&raw[32 * i + 12..32 * i + 32]).trim_end_matches('\0').to_string();
+    let name = |i: usize| {
+        String::from_utf8_lossy(&raw[32 * i + 12..32 * i + 32])
+            .trim_end_matches('\0')
+            .to_string()
+    };
     assert_eq!(name(0), "kernel");
     assert_eq!(name(n - 1), "mcpd");
-    assert_eq!(u32::from_be_bytes(raw[32..36].try_into().unwrap()), 1, "pid of init");
+    assert_eq!(
+        u32::from_be_bytes(raw[32..36].try_into().unwrap()),
+        1,
+        "pid of init"
+    );
     // max = 2 fills two.
     let m = call_module(field!(proc_list), &[Arg::Sym("buf"), Arg::Imm(2)], "");
     let mut b = Booted::new("procs2", &m, |_| {});
@@ -195,7 +256,11 @@ fn proc_list_fills_entries() {
 
 #[test]
 fn virt_to_phys_translates_kseg0_and_kseg1() {
-    for (va, pa) in [(0x8810_0000u32, 0x0810_0000u32), (0xBFBD_9830, 0x1FBD_9830), (0x0040_0000, u32::MAX)] {
+    for (va, pa) in [
+        (0x8810_0000u32, 0x0810_0000u32),
+        (0xBFBD_9830, 0x1FBD_9830),
+        (0x0040_0000, u32::MAX),
+    ] {
         let m = call_module(field!(virt_to_phys), &[Arg::Imm(va)], "");
         let mut b = Booted::new("v2p", &m, |_| {});
         b.poll();
@@ -224,7 +289,11 @@ fn cache_ops_are_counted_and_watchdog_kick_works() {
 
 #[test]
 fn console_write_rejects_a_bad_pointer() {
-    let m = call_module(field!(console_write), &[Arg::Imm(0x0040_0000), Arg::Imm(4)], "");
+    let m = call_module(
+        field!(console_write),
+        &[Arg::Imm(0x0040_0000), Arg::Imm(4)],
+        "",
+    );
     let mut b = Booted::new("badptr", &m, |_| {});
     b.poll();
     assert_eq!(b.v0() as i32, iris::abi_table::status::E_INVAL);
@@ -234,7 +303,9 @@ fn console_write_rejects_a_bad_pointer() {
 #[test]
 fn table_data_pointers_and_status_block() {
     let m = call_module(field!(clock_ms), &[], "");
-    let mut b = Booted::new("status", &m, |o| o.env.push("eaddr=08:00:69:aa:bb:cc".into()));
+    let mut b = Booted::new("status", &m, |o| {
+        o.env.push("eaddr=08:00:69:aa:bb:cc".into())
+    });
     b.poll();
     let abi = {
         let d = b.sec(".data");
@@ -251,7 +322,10 @@ fn table_data_pointers_and_status_block() {
     let ip: std::net::Ipv4Addr = iris::config::DEFAULT_ENV[1].1.parse().unwrap();
     assert_eq!(&raw[0..4], &ip.octets());
     assert_eq!(&raw[4..10], &[8, 0, 0x69, 0xaa, 0xbb, 0xcc]);
-    assert_eq!(u32::from_be_bytes(raw[12..16].try_into().unwrap()), 64 << 20);
+    assert_eq!(
+        u32::from_be_bytes(raw[12..16].try_into().unwrap()),
+        64 << 20
+    );
     let unix = u32::from_be_bytes(raw[20..24].try_into().unwrap());
     assert!(unix > 1_700_000_000, "{unix}");
     assert_eq!(&raw[24..29], b"7.0.0");
@@ -273,8 +347,14 @@ fn console_input_reaches_the_z85c30_receiver() {
         .la(A0, "key")
         .op(addiu(A1, ZERO, 2))
         .call_abi(field!(console_input))
-        .ops(&[lui(T0, 0xBFBE), 0x9109_0000 | (0x9833u32.wrapping_sub(0x10000) & 0xFFFF)]) // lbu t1, -0x67cd(t0)
-        .ops(&[0x910A_0000 | (0x9837u32.wrapping_sub(0x10000) & 0xFFFF), NOP]) // lbu t2, -0x67c9(t0)
+        .ops(&[
+            lui(T0, 0xBFBE),
+            0x9109_0000 | (0x9833u32.wrapping_sub(0x10000) & 0xFFFF),
+        ]) // lbu t1, -0x67cd(t0)
+        .ops(&[
+            0x910A_0000 | (0x9837u32.wrapping_sub(0x10000) & 0xFFFF),
+            NOP,
+        ]) // lbu t2, -0x67c9(t0)
         .sw_sym(T1, "ret_v0", T0)
         .sw_sym(T2, "ret_v1", T0)
         .op(mov(V0, ZERO))
@@ -312,7 +392,10 @@ fn reset_reloads_and_reinits() {
     let c = b.rig.counters();
     assert_eq!((c.resets, c.watchdog_resets), (1, 0));
     let console = b.rig.console_text();
-    assert!(console.contains("kernel: reset requested by the module: resetting the machine\n"), "{console}");
+    assert!(
+        console.contains("kernel: reset requested by the module: resetting the machine\n"),
+        "{console}"
+    );
     assert_eq!(console.matches("verified\n").count(), 2);
     assert_eq!(console.matches("ready\n").count(), 2);
     // The image was reloaded: the data words are back to their initial value.

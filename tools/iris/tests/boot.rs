@@ -11,10 +11,25 @@ fn hello_module_boots_and_prints() {
     let image = hello_module("hello from the guest\n", idle_poll()).build();
     let mut rig = boot(setup("hello", &image)).unwrap();
     let console = rig.console_text();
-    assert!(console.starts_with("IRIX 7 kernel 7.0.0 (iris rig)"), "{console}");
-    assert!(console.contains("loading irix7-mcp from file:m.o\n"), "{console}");
-    assert!(console.contains(&format!("sha256 {} verified\n", iris::image::sha256_hex(&image))), "{console}");
-    assert!(console.contains("module testmod 0.0.1 (ABI 10)"), "{console}");
+    assert!(
+        console.starts_with("IRIX 7 kernel 7.0.0 (iris rig)"),
+        "{console}"
+    );
+    assert!(
+        console.contains("loading irix7-mcp from file:m.o\n"),
+        "{console}"
+    );
+    assert!(
+        console.contains(&format!(
+            "sha256 {} verified\n",
+            iris::image::sha256_hex(&image)
+        )),
+        "{console}"
+    );
+    assert!(
+        console.contains("module testmod 0.0.1 (ABI 10)"),
+        "{console}"
+    );
     assert!(console.ends_with("hello from the guest\n"), "{console}");
     // The ring holds exactly what the kernel wrote, from kernel entry.
     let (head, ring) = rig.serial_ring();
@@ -24,7 +39,11 @@ fn hello_module_boots_and_prints() {
     // (epilogue) = 17 instructions.
     let c = rig.counters();
     assert_eq!(c.init_insns, 17);
-    assert_eq!(rig.kernel_stats().calls_to(iris::kernel::abi::AbiFn::ConsoleWrite), 1);
+    assert_eq!(
+        rig.kernel_stats()
+            .calls_to(iris::kernel::abi::AbiFn::ConsoleWrite),
+        1
+    );
     assert_eq!(rig.run_for(30).unwrap(), RunEnd::TimeLimit);
     let c = rig.counters();
     assert!(c.polls > 3, "{c:?}");

@@ -16,10 +16,23 @@ fn iris() -> Command {
 
 #[test]
 fn help_lists_the_flags() {
-    let out = Command::new(env!("CARGO_BIN_EXE_iris")).arg("--help").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iris"))
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    for flag in ["--config", "--env <KEY=VALUE>", "--env-file", "--ram", "--disk <ID=PATH>", "--no-disk", "--watchdog-ms", "--quiet", "--run-ms"] {
+    for flag in [
+        "--config",
+        "--env <KEY=VALUE>",
+        "--env-file",
+        "--ram",
+        "--disk <ID=PATH>",
+        "--no-disk",
+        "--watchdog-ms",
+        "--quiet",
+        "--run-ms",
+    ] {
         assert!(help.contains(flag), "{flag} missing from:\n{help}");
     }
 }
@@ -34,7 +47,11 @@ fn runs_a_module_and_exits_zero() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("IRIX 7 kernel"), "{stdout}");
     assert!(stdout.contains("hello over stdout\n"), "{stdout}");
     assert!(stdout.ends_with("kernel: module exited\n"), "{stdout}");
@@ -46,7 +63,13 @@ fn digest_mismatch_exits_one_with_one_line() {
     let opts = setup("cli-mismatch", &image);
     let root = opts.root.unwrap();
     let out = iris()
-        .args(["--quiet", "--no-disk", "--env", &format!("mcp.sha256={}", "0".repeat(64)), "--root"])
+        .args([
+            "--quiet",
+            "--no-disk",
+            "--env",
+            &format!("mcp.sha256={}", "0".repeat(64)),
+            "--root",
+        ])
         .arg(&root)
         .output()
         .unwrap();
@@ -64,10 +87,16 @@ fn digest_mismatch_exits_one_with_one_line() {
 
 #[test]
 fn bad_config_and_bad_flags() {
-    let out = iris().args(["--quiet", "--config", "/nonexistent/config.conf"]).output().unwrap();
+    let out = iris()
+        .args(["--quiet", "--config", "/nonexistent/config.conf"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("iris: config: cannot read boot config /nonexistent/config.conf"), "{stderr}");
+    assert!(
+        stderr.starts_with("iris: config: cannot read boot config /nonexistent/config.conf"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let out = iris().args(["--disk", "nine=x.img"]).output().unwrap();
     assert!(!out.status.success());
@@ -80,8 +109,15 @@ fn guest_crash_exits_two() {
     p.ops(&[BREAK, jr(RA), NOP]);
     let image = hello_module("x\n", p).build();
     let root = setup("cli-crash", &image).root.unwrap();
-    let out = iris().args(["--quiet", "--no-disk", "--root"]).arg(&root).output().unwrap();
+    let out = iris()
+        .args(["--quiet", "--no-disk", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("iris: guest crash in irix7_mcp_poll: break, intno 18 at pc 0x"), "{stderr}");
+    assert!(
+        stderr.starts_with("iris: guest crash in irix7_mcp_poll: break, intno 18 at pc 0x"),
+        "{stderr}"
+    );
 }

@@ -16,16 +16,34 @@ fn digest_mismatch_refuses_to_load() {
     let image = hello_module("must not run\n", idle_poll()).build();
     let opts = setup("mismatch", &image);
     let wrong = "ab".repeat(32);
-    std::fs::write(config_of(&opts), format!("mcp.url = file:m.o\nmcp.sha256 = {wrong}\n")).unwrap();
+    std::fs::write(
+        config_of(&opts),
+        format!("mcp.url = file:m.o\nmcp.sha256 = {wrong}\n"),
+    )
+    .unwrap();
     let mut rig = Rig::new(opts).unwrap();
     let e = rig.boot().unwrap_err();
     let actual = sha256_hex(&image);
-    assert_eq!(e, RigError::Image(ImageError::DigestMismatch { expected: wrong.clone(), actual: actual.clone() }));
+    assert_eq!(
+        e,
+        RigError::Image(ImageError::DigestMismatch {
+            expected: wrong.clone(),
+            actual: actual.clone()
+        })
+    );
     assert_eq!(e.exit_code(), 1);
     let msg = e.to_string();
-    assert_eq!(msg, format!("image: sha256 mismatch: refusing to load (expected {wrong}, actual {actual})"));
+    assert_eq!(
+        msg,
+        format!("image: sha256 mismatch: refusing to load (expected {wrong}, actual {actual})")
+    );
     let console = rig.console_text();
-    assert!(console.contains(&format!("kernel: sha256 mismatch: refusing to load (expected {wrong}")), "{console}");
+    assert!(
+        console.contains(&format!(
+            "kernel: sha256 mismatch: refusing to load (expected {wrong}"
+        )),
+        "{console}"
+    );
     assert!(!console.contains("must not run"));
     assert!(rig.image().is_none());
     assert_eq!(rig.counters().total_insns, 0);
@@ -38,12 +56,24 @@ fn missing_and_malformed_config_lines() {
     std::fs::write(config_of(&opts), "mcp.url = file:m.o\n").unwrap();
     let e = boot(opts.clone()).err().unwrap();
     assert!(matches!(e, RigError::Config(_)), "{e}");
-    assert!(e.to_string().ends_with("config.conf: missing `mcp.sha256 = …` line"), "{e}");
+    assert!(
+        e.to_string()
+            .ends_with("config.conf: missing `mcp.sha256 = …` line"),
+        "{e}"
+    );
     assert_eq!(e.exit_code(), 1);
 
-    std::fs::write(config_of(&opts), format!("mcp.url = file:m.o\nmcp.sha256 {}\n", sha256_hex(&image))).unwrap();
+    std::fs::write(
+        config_of(&opts),
+        format!("mcp.url = file:m.o\nmcp.sha256 {}\n", sha256_hex(&image)),
+    )
+    .unwrap();
     let e = boot(opts.clone()).err().unwrap();
-    assert!(e.to_string().contains("config.conf:2: malformed line (expected `key = value`)"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("config.conf:2: malformed line (expected `key = value`)"),
+        "{e}"
+    );
 
     std::fs::remove_file(config_of(&opts)).unwrap();
     let e = boot(opts).err().unwrap();
@@ -61,7 +91,10 @@ fn environment_overrides_url_and_digest() {
     opts.env.push(format!("mcp.sha256={}", sha256_hex(&second)));
     let rig = boot(opts).unwrap();
     assert!(rig.console_text().contains("second image"));
-    assert!(rig.console_text().contains("loading irix7-mcp from file:other.o"));
+    assert!(
+        rig.console_text()
+            .contains("loading irix7-mcp from file:other.o")
+    );
 }
 
 #[test]
@@ -73,7 +106,10 @@ fn missing_image_and_unsupported_url() {
     assert!(matches!(e, RigError::Image(ImageError::Read { .. })), "{e}");
     opts.env.push("mcp.url=ftp://example/x.o".into());
     let e = boot(opts).err().unwrap();
-    assert!(matches!(e, RigError::Image(ImageError::UnsupportedUrl(_))), "{e}");
+    assert!(
+        matches!(e, RigError::Image(ImageError::UnsupportedUrl(_))),
+        "{e}"
+    );
 }
 
 #[test]
@@ -81,8 +117,13 @@ fn loader_errors_surface_through_boot() {
     let mut a = Asm::default();
     a.func("irix7_mcp_init").ret(0);
     a.func("irix7_mcp_exit").ret(0);
-    let e = boot(setup("noentry", &ModuleObj::new(a).build())).err().unwrap();
-    assert_eq!(e.to_string(), "loader: missing entry symbol `irix7_mcp_poll`");
+    let e = boot(setup("noentry", &ModuleObj::new(a).build()))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "loader: missing entry symbol `irix7_mcp_poll`"
+    );
     assert_eq!(e.exit_code(), 1);
 }
 
@@ -92,7 +133,9 @@ fn init_failure_is_reported() {
     a.func("irix7_mcp_init").ret(-12);
     a.func("irix7_mcp_poll").ret(0);
     a.func("irix7_mcp_exit").ret(0);
-    let e = boot(setup("initfail", &ModuleObj::new(a).build())).err().unwrap();
+    let e = boot(setup("initfail", &ModuleObj::new(a).build()))
+        .err()
+        .unwrap();
     assert_eq!(e, RigError::InitFailed(-12));
     assert_eq!(e.exit_code(), 3);
 }
@@ -108,10 +151,23 @@ fn poll_failure_is_reported() {
 #[test]
 fn bad_options() {
     let image = hello_module("x\n", idle_poll()).build();
-    let e = Rig::new(RigOptions { ram_mib: 8, ..setup("ram", &image) }).err().unwrap();
+    let e = Rig::new(RigOptions {
+        ram_mib: 8,
+        ..setup("ram", &image)
+    })
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("--ram 8 MiB out of range"), "{e}");
-    let e = Rig::new(RigOptions { env: vec!["novalue".into()], ..setup("env", &image) }).err().unwrap();
-    assert!(e.to_string().contains("malformed environment setting"), "{e}");
+    let e = Rig::new(RigOptions {
+        env: vec!["novalue".into()],
+        ..setup("env", &image)
+    })
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("malformed environment setting"),
+        "{e}"
+    );
     let e = Rig::new(RigOptions {
         no_disk: false,
         disks: vec![(1, "/nonexistent/disk.img".into())],

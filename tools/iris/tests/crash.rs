@@ -36,9 +36,15 @@ fn load_from_unmapped_address_is_reported() {
     assert_eq!(bad & 0x1FFF_FFFF, 0x00F0_0010, "{c}");
     assert_eq!(c.symbol.as_deref(), Some("irix7_mcp_poll+0x4"));
     let text = c.to_string();
-    assert!(text.contains("guest crash in irix7_mcp_poll: read from unmapped memory"), "{text}");
+    assert!(
+        text.contains("guest crash in irix7_mcp_poll: read from unmapped memory"),
+        "{text}"
+    );
     // The kernel logs it on the console and in the ring too.
-    assert!(rig.console_text().contains("kernel: guest crash in irix7_mcp_poll"));
+    assert!(
+        rig.console_text()
+            .contains("kernel: guest crash in irix7_mcp_poll")
+    );
 }
 
 #[test]
@@ -48,7 +54,11 @@ fn store_to_unmapped_address_is_reported() {
     let mut rig = boot(setup("unmapped-w", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.starts_with("write to unmapped memory"), "{c}");
-    assert_eq!(c.bad_addr.map(|a| a & 0x1FFF_FFFF), Some(0x1F00_0000), "{c}");
+    assert_eq!(
+        c.bad_addr.map(|a| a & 0x1FFF_FFFF),
+        Some(0x1F00_0000),
+        "{c}"
+    );
 }
 
 #[test]
@@ -85,7 +95,14 @@ fn misaligned_load_reports_address_error_with_decoded_address() {
     let mut rig = boot(setup("adel", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.contains("intno 12"), "{c}");
-    let data = rig.image().unwrap().sections.iter().find(|s| s.0 == ".data").unwrap().1;
+    let data = rig
+        .image()
+        .unwrap()
+        .sections
+        .iter()
+        .find(|s| s.0 == ".data")
+        .unwrap()
+        .1;
     assert_eq!(c.bad_addr, Some(data + 2), "{c}");
     assert_eq!(c.pc, rig.image().unwrap().poll + 8, "{c}");
 }
@@ -93,7 +110,9 @@ fn misaligned_load_reports_address_error_with_decoded_address() {
 #[test]
 fn crash_in_init_fails_boot() {
     let mut a = Asm::default();
-    a.func("irix7_mcp_init").ops(&[lui(T0, 0xA0F0), lw(T1, 0, T0), NOP]).ret(0);
+    a.func("irix7_mcp_init")
+        .ops(&[lui(T0, 0xA0F0), lw(T1, 0, T0), NOP])
+        .ret(0);
     a.func("irix7_mcp_poll").ret(0);
     a.func("irix7_mcp_exit").ret(0);
     let image = ModuleObj::new(a).build();
@@ -105,11 +124,20 @@ fn crash_in_init_fails_boot() {
 #[test]
 fn hang_is_reported_when_the_watchdog_is_off() {
     let image = hello_module("hi\n", poll_body(&SPIN)).build();
-    let opts = iris::RigOptions { watchdog_ms: 0, hang_insns: 30_000_000, ..setup("hang", &image) };
+    let opts = iris::RigOptions {
+        watchdog_ms: 0,
+        hang_insns: 30_000_000,
+        ..setup("hang", &image)
+    };
     let mut rig = boot(opts).unwrap();
     let poll_addr = rig.image().unwrap().poll;
     match rig.step().unwrap_err() {
-        RigError::Hang { call, insns, pc, symbol } => {
+        RigError::Hang {
+            call,
+            insns,
+            pc,
+            symbol,
+        } => {
             assert_eq!(call, "irix7_mcp_poll");
             assert!(insns > 30_000_000, "{insns}");
             assert!(pc == poll_addr || pc == poll_addr + 4, "{pc:#x}");
@@ -122,14 +150,22 @@ fn hang_is_reported_when_the_watchdog_is_off() {
 #[test]
 fn watchdog_resets_a_hung_module_and_init_runs_again() {
     let image = hello_module("hello again\n", poll_body(&SPIN)).build();
-    let opts = iris::RigOptions { watchdog_ms: 150, ..setup("watchdog", &image) };
+    let opts = iris::RigOptions {
+        watchdog_ms: 150,
+        ..setup("watchdog", &image)
+    };
     let mut rig = boot(opts).unwrap();
-    let end = rig.run_until(Duration::from_secs(20), |r| r.counters().resets >= 1).unwrap();
+    let end = rig
+        .run_until(Duration::from_secs(20), |r| r.counters().resets >= 1)
+        .unwrap();
     assert_eq!(end, RunEnd::Predicate);
     let c = rig.counters();
     assert_eq!(c.watchdog_resets, 1);
     let console = rig.console_text();
-    assert!(console.contains("kernel: MC watchdog expired ("), "{console}");
+    assert!(
+        console.contains("kernel: MC watchdog expired ("),
+        "{console}"
+    );
     assert_eq!(console.matches("sha256 ").count(), 2, "{console}");
     assert_eq!(console.matches("hello again\n").count(), 2, "{console}");
     // The ring kept going across the reset.

@@ -41,7 +41,10 @@ fn minimal_module_loads() {
     assert_eq!(img.modinfo.name, "testmod");
     assert_eq!(img.modinfo.version, "0.0.1");
     assert_eq!(img.modinfo.abi, 10);
-    assert_eq!(img.symbolize(img.poll + 4).as_deref(), Some("irix7_mcp_poll+0x4"));
+    assert_eq!(
+        img.symbolize(img.poll + 4).as_deref(),
+        Some("irix7_mcp_poll+0x4")
+    );
 }
 
 #[test]
@@ -74,7 +77,10 @@ fn wrong_machine_and_type() {
     let good = ModuleObj::new(minimal()).build();
     let mut ppc = good.clone();
     ppc[18..20].copy_from_slice(&20u16.to_be_bytes()); // EM_PPC
-    assert_eq!(load(&ppc, BASE, MAX).unwrap_err(), LoadError::WrongMachine(20));
+    assert_eq!(
+        load(&ppc, BASE, MAX).unwrap_err(),
+        LoadError::WrongMachine(20)
+    );
     let mut exec = good;
     exec[16..18].copy_from_slice(&elf::ET_EXEC.to_be_bytes());
     let e = load(&exec, BASE, MAX).unwrap_err();
@@ -97,8 +103,18 @@ fn unknown_relocation_type() {
     let mut a = minimal();
     a.reloc(addiu(T0, ZERO, 0), "abi_ptr", elf::R_MIPS_GPREL16);
     let e = load(&ModuleObj::new(a).build(), BASE, MAX).unwrap_err();
-    assert_eq!(e, LoadError::UnsupportedRelocation { kind: 7, section: ".text".into(), offset: 24 });
-    assert_eq!(e.to_string(), "unsupported relocation type 7 (R_MIPS_GPREL16) at .text+0x18");
+    assert_eq!(
+        e,
+        LoadError::UnsupportedRelocation {
+            kind: 7,
+            section: ".text".into(),
+            offset: 24
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "unsupported relocation type 7 (R_MIPS_GPREL16) at .text+0x18"
+    );
 }
 
 #[test]
@@ -126,19 +142,40 @@ fn abi_too_new_and_modinfo_problems() {
     let mut m = ModuleObj::new(minimal());
     m.modinfo = Some(format!("name=x\0version=1\0abi={}\0", ABI_VERSION + 1).into_bytes());
     let e = load(&m.build(), BASE, MAX).unwrap_err();
-    assert_eq!(e, LoadError::AbiTooNew { required: ABI_VERSION + 1, provided: ABI_VERSION });
-    assert_eq!(e.to_string(), format!("image requires ABI {}, this kernel provides ABI {ABI_VERSION}", ABI_VERSION + 1));
+    assert_eq!(
+        e,
+        LoadError::AbiTooNew {
+            required: ABI_VERSION + 1,
+            provided: ABI_VERSION
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "image requires ABI {}, this kernel provides ABI {ABI_VERSION}",
+            ABI_VERSION + 1
+        )
+    );
     m.modinfo = None;
-    assert_eq!(load(&m.build(), BASE, MAX).unwrap_err(), LoadError::NoModinfo);
+    assert_eq!(
+        load(&m.build(), BASE, MAX).unwrap_err(),
+        LoadError::NoModinfo
+    );
     m.modinfo = Some(b"name=x\0".to_vec());
-    assert!(matches!(load(&m.build(), BASE, MAX).unwrap_err(), LoadError::BadModinfo(_)));
+    assert!(matches!(
+        load(&m.build(), BASE, MAX).unwrap_err(),
+        LoadError::BadModinfo(_)
+    ));
 }
 
 #[test]
 fn image_too_large_for_the_module_area() {
     let mut m = ModuleObj::new(minimal());
     m.bss.push(("big".into(), u64::from(MAX)));
-    assert!(matches!(load(&m.build(), BASE, MAX).unwrap_err(), LoadError::TooLarge { .. }));
+    assert!(matches!(
+        load(&m.build(), BASE, MAX).unwrap_err(),
+        LoadError::TooLarge { .. }
+    ));
 }
 
 #[test]
@@ -156,18 +193,29 @@ fn hi16_lo16_pairs_with_carry_and_addend() {
     let text = section(&img, ".text");
     assert_eq!(text, base);
     let s = section(&img, ".data") + 8; // after abi_ptr (8-aligned)
-    assert_ne!(s & 0x8000, 0, "the test must exercise the carry: S = {s:#x}");
+    assert_ne!(
+        s & 0x8000,
+        0,
+        "the test must exercise the carry: S = {s:#x}"
+    );
     for (at, addend) in [(24, 0u32), (32, 0xFFF0)] {
         let v = s.wrapping_add(addend);
         let hi = word(&img, text + at) & 0xFFFF;
         let lo = word(&img, text + at + 4) & 0xFFFF;
         assert_eq!(hi, (v + 0x8000) >> 16, "hi at +{at}");
         assert_eq!(lo, v & 0xFFFF, "lo at +{at}");
-        assert_eq!((hi << 16).wrapping_add(sext16(lo)), v, "lui/addiu rebuild the address at +{at}");
+        assert_eq!(
+            (hi << 16).wrapping_add(sext16(lo)),
+            v,
+            "lui/addiu rebuild the address at +{at}"
+        );
     }
     // Opcode and registers untouched.
     assert_eq!(word(&img, text + 24) & 0xFFFF_0000, lui(T0, 0));
-    assert_eq!(word(&img, text + 36) & 0xFFFF_0000, addiu(T1, T1, 0) & 0xFFFF_0000);
+    assert_eq!(
+        word(&img, text + 36) & 0xFFFF_0000,
+        addiu(T1, T1, 0) & 0xFFFF_0000
+    );
     assert_eq!(img.reloc_counts.hi16, 2);
     assert_eq!(img.reloc_counts.lo16, 2);
 }
@@ -210,18 +258,32 @@ fn unpaired_hi16_is_an_error() {
     let mut a = minimal();
     a.reloc(lui(T0, 0), "abi_ptr", elf::R_MIPS_HI16);
     let e = load(&ModuleObj::new(a).build(), BASE, MAX).unwrap_err();
-    assert_eq!(e, LoadError::UnpairedHi16 { section: ".text".into(), offset: 24 });
+    assert_eq!(
+        e,
+        LoadError::UnpairedHi16 {
+            section: ".text".into(),
+            offset: 24
+        }
+    );
 }
 
 #[test]
 fn r26_jumps_within_the_segment() {
     let mut a = minimal();
-    a.reloc(0x0800_0000, "irix7_mcp_exit", elf::R_MIPS_26).op(NOP); // +24: j exit
-    a.reloc(0x0C00_0001, "irix7_mcp_init", elf::R_MIPS_26).op(NOP); // +32: jal init+4
+    a.reloc(0x0800_0000, "irix7_mcp_exit", elf::R_MIPS_26)
+        .op(NOP); // +24: j exit
+    a.reloc(0x0C00_0001, "irix7_mcp_init", elf::R_MIPS_26)
+        .op(NOP); // +32: jal init+4
     let img = load(&ModuleObj::new(a).build(), BASE, MAX).unwrap();
     let text = section(&img, ".text");
-    assert_eq!(word(&img, text + 24), 0x0800_0000 | ((img.exit >> 2) & 0x03FF_FFFF));
-    assert_eq!(word(&img, text + 32), 0x0C00_0000 | (((img.init + 4) >> 2) & 0x03FF_FFFF));
+    assert_eq!(
+        word(&img, text + 24),
+        0x0800_0000 | ((img.exit >> 2) & 0x03FF_FFFF)
+    );
+    assert_eq!(
+        word(&img, text + 32),
+        0x0C00_0000 | (((img.init + 4) >> 2) & 0x03FF_FFFF)
+    );
     assert_eq!(img.reloc_counts.r26, 2);
 }
 
@@ -247,9 +309,14 @@ fn r26_out_of_the_256mb_segment_is_an_error() {
 #[test]
 fn r32_adds_the_symbol_to_the_word() {
     let mut m = ModuleObj::new(minimal());
-    m.data.push(("table".into(), [0u32, 8].iter().flat_map(|w| w.to_be_bytes()).collect()));
-    m.data_relocs.push(("table".into(), 0, "irix7_mcp_poll".into(), elf::R_MIPS_32));
-    m.data_relocs.push(("table".into(), 4, "irix7_mcp_init".into(), elf::R_MIPS_32));
+    m.data.push((
+        "table".into(),
+        [0u32, 8].iter().flat_map(|w| w.to_be_bytes()).collect(),
+    ));
+    m.data_relocs
+        .push(("table".into(), 0, "irix7_mcp_poll".into(), elf::R_MIPS_32));
+    m.data_relocs
+        .push(("table".into(), 4, "irix7_mcp_init".into(), elf::R_MIPS_32));
     let img = load(&m.build(), BASE, MAX).unwrap();
     let t = section(&img, ".data") + 8;
     assert_eq!(word(&img, t), img.poll);

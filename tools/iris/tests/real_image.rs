@@ -19,7 +19,10 @@ fn image_path() -> PathBuf {
 fn real_image_boots_and_prints_its_banner() {
     let path = image_path();
     let Ok(image) = std::fs::read(&path) else {
-        println!("skipped: no module image at {} (run `cargo xtask image`)", path.display());
+        println!(
+            "skipped: no module image at {} (run `cargo xtask image`)",
+            path.display()
+        );
         return;
     };
     // A config naming this very file, so a stale boot/config.conf does not hide a bad image.
@@ -27,7 +30,11 @@ fn real_image_boots_and_prints_its_banner() {
     let abs = path.canonicalize().unwrap();
     std::fs::write(
         root.join("boot/config.conf"),
-        format!("mcp.url = file:{}\nmcp.sha256 = {}\n", abs.display(), sha256_hex(&image)),
+        format!(
+            "mcp.url = file:{}\nmcp.sha256 = {}\n",
+            abs.display(),
+            sha256_hex(&image)
+        ),
     )
     .unwrap();
     let opts = RigOptions {
@@ -43,7 +50,10 @@ fn real_image_boots_and_prints_its_banner() {
     assert_eq!(info.name, "irix7-mcp");
     let banner = format!("irix7-mcp {}, ABI {}", info.version, info.abi);
     let console = rig.console_text();
-    assert!(console.contains(&banner), "no banner `{banner}` in:\n{console}");
+    assert!(
+        console.contains(&banner),
+        "no banner `{banner}` in:\n{console}"
+    );
     let (head, ring) = rig.serial_ring();
     assert!(String::from_utf8_lossy(&ring).contains(&banner));
     assert_eq!(head as usize, console.len());

@@ -79,7 +79,10 @@ pub const PAGE: u32 = 0x1000;
 
 impl Bus {
     pub fn new(quiet: bool) -> Bus {
-        Bus { quiet, ..Bus::default() }
+        Bus {
+            quiet,
+            ..Bus::default()
+        }
     }
 
     /// Add a device; its regions must not overlap any already claimed.
@@ -87,7 +90,12 @@ impl Bus {
         let index = self.devices.len();
         for r in device.regions() {
             if r.len == 0 || r.phys.checked_add(r.len - 1).is_none() {
-                return Err(format!("device {}: bad region {:#x}+{:#x}", device.name(), r.phys, r.len));
+                return Err(format!(
+                    "device {}: bad region {:#x}+{:#x}",
+                    device.name(),
+                    r.phys,
+                    r.len
+                ));
             }
             if let Some((other, i)) = self
                 .regions
@@ -133,7 +141,10 @@ impl Bus {
     }
 
     fn find(&self, phys: u32) -> Option<usize> {
-        self.regions.iter().find(|(r, _)| r.contains(phys)).map(|(_, i)| *i)
+        self.regions
+            .iter()
+            .find(|(r, _)| r.contains(phys))
+            .map(|(_, i)| *i)
     }
 
     fn note_unclaimed(&mut self, phys: u32, write: bool) {
@@ -151,16 +162,31 @@ impl Bus {
             self.note_unclaimed(phys, false);
             return 0;
         };
-        let mut ctx = DevCtx { now_ms, mem, events: &mut self.events };
+        let mut ctx = DevCtx {
+            now_ms,
+            mem,
+            events: &mut self.events,
+        };
         self.devices[i].read(&mut ctx, phys, size)
     }
 
-    pub fn write(&mut self, now_ms: u64, mem: &mut dyn GuestMemory, phys: u32, size: usize, value: u64) {
+    pub fn write(
+        &mut self,
+        now_ms: u64,
+        mem: &mut dyn GuestMemory,
+        phys: u32,
+        size: usize,
+        value: u64,
+    ) {
         let Some(i) = self.find(phys) else {
             self.note_unclaimed(phys, true);
             return;
         };
-        let mut ctx = DevCtx { now_ms, mem, events: &mut self.events };
+        let mut ctx = DevCtx {
+            now_ms,
+            mem,
+            events: &mut self.events,
+        };
         self.devices[i].write(&mut ctx, phys, size, value);
     }
 
@@ -168,7 +194,11 @@ impl Bus {
     pub fn tick(&mut self, now_ms: u64, mem: &mut dyn GuestMemory) -> bool {
         let mut busy = false;
         for d in &mut self.devices {
-            let mut ctx = DevCtx { now_ms, mem, events: &mut self.events };
+            let mut ctx = DevCtx {
+                now_ms,
+                mem,
+                events: &mut self.events,
+            };
             busy |= d.tick(&mut ctx);
         }
         busy
@@ -215,12 +245,37 @@ mod tests {
     #[test]
     fn routes_and_maps_pages() {
         let mut bus = Bus::new(true);
-        bus.add(Box::new(Reg { at: 0x1FBD_9830, value: 7 })).unwrap();
-        bus.add(Box::new(Reg { at: 0x1FBD_9880, value: 9 })).unwrap();
-        bus.add(Box::new(Reg { at: 0x1FBD_A000, value: 1 })).unwrap();
-        bus.add(Box::new(Reg { at: 0x1FA0_0000, value: 1 })).unwrap();
-        assert!(bus.add(Box::new(Reg { at: 0x1FBD_9832, value: 0 })).is_err());
-        assert_eq!(bus.page_runs(), vec![(0x1FA0_0000, 0x1000), (0x1FBD_9000, 0x2000)]);
+        bus.add(Box::new(Reg {
+            at: 0x1FBD_9830,
+            value: 7,
+        }))
+        .unwrap();
+        bus.add(Box::new(Reg {
+            at: 0x1FBD_9880,
+            value: 9,
+        }))
+        .unwrap();
+        bus.add(Box::new(Reg {
+            at: 0x1FBD_A000,
+            value: 1,
+        }))
+        .unwrap();
+        bus.add(Box::new(Reg {
+            at: 0x1FA0_0000,
+            value: 1,
+        }))
+        .unwrap();
+        assert!(
+            bus.add(Box::new(Reg {
+                at: 0x1FBD_9832,
+                value: 0
+            }))
+            .is_err()
+        );
+        assert_eq!(
+            bus.page_runs(),
+            vec![(0x1FA0_0000, 0x1000), (0x1FBD_9000, 0x2000)]
+        );
         let mut mem = VecMemory::new(0, 0x1000);
         assert_eq!(bus.read(0, &mut mem, 0x1FBD_9880, 4), 9);
         bus.write(0, &mut mem, 0x1FBD_9830, 4, 0xAB);

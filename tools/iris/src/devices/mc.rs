@@ -30,7 +30,12 @@ pub struct Watchdog {
 
 impl Watchdog {
     pub fn new(period_ms: u64) -> Watchdog {
-        Watchdog { period_ms, enabled: false, last_kick_ms: 0, kicks: 0 }
+        Watchdog {
+            period_ms,
+            enabled: false,
+            last_kick_ms: 0,
+            kicks: 0,
+        }
     }
 
     pub fn kick(&mut self, now_ms: u64) {
@@ -52,7 +57,10 @@ pub struct MemoryController {
 
 impl MemoryController {
     pub fn new(watchdog: Rc<RefCell<Watchdog>>) -> MemoryController {
-        MemoryController { watchdog, regs: HashMap::new() }
+        MemoryController {
+            watchdog,
+            regs: HashMap::new(),
+        }
     }
 }
 
@@ -70,7 +78,11 @@ impl Device for MemoryController {
         let v = match reg {
             CPUCTRL0 => {
                 let base = self.regs.get(&reg).copied().unwrap_or(0) & !CPUCTRL0_WATCHDOG;
-                base | if self.watchdog.borrow().enabled { CPUCTRL0_WATCHDOG } else { 0 }
+                base | if self.watchdog.borrow().enabled {
+                    CPUCTRL0_WATCHDOG
+                } else {
+                    0
+                }
             }
             WATCHDOG => {
                 let wd = self.watchdog.borrow();
@@ -107,7 +119,9 @@ impl Device for MemoryController {
         if let Some(idle) = expired {
             // Fire once; the reset re-arms it.
             self.watchdog.borrow_mut().kick(ctx.now_ms);
-            ctx.request_reset(format!("MC watchdog expired ({idle} ms since the last kick)"));
+            ctx.request_reset(format!(
+                "MC watchdog expired ({idle} ms since the last kick)"
+            ));
             return true;
         }
         false
@@ -135,18 +149,36 @@ mod tests {
         let mut mc = MemoryController::new(wd.clone());
         let (mut mem, mut ev) = (VecMemory::new(0, 4), Vec::new());
         let mut at = |now_ms: u64, f: &mut dyn FnMut(&mut MemoryController, &mut DevCtx<'_>)| {
-            let mut c = DevCtx { now_ms, mem: &mut mem, events: &mut ev };
+            let mut c = DevCtx {
+                now_ms,
+                mem: &mut mem,
+                events: &mut ev,
+            };
             f(&mut mc, &mut c);
         };
         // Disabled: never fires.
         at(1000, &mut |m, c| assert!(!m.tick(c)));
-        at(1000, &mut |m, c| m.write(c, CPUCTRL0, 4, u64::from(CPUCTRL0_WATCHDOG)));
-        at(1050, &mut |m, c| assert_eq!(m.read(c, CPUCTRL0, 4) as u32 & CPUCTRL0_WATCHDOG, CPUCTRL0_WATCHDOG));
+        at(1000, &mut |m, c| {
+            m.write(c, CPUCTRL0, 4, u64::from(CPUCTRL0_WATCHDOG))
+        });
+        at(1050, &mut |m, c| {
+            assert_eq!(
+                m.read(c, CPUCTRL0, 4) as u32 & CPUCTRL0_WATCHDOG,
+                CPUCTRL0_WATCHDOG
+            )
+        });
         at(1099, &mut |m, c| assert!(!m.tick(c)));
         at(1099, &mut |m, c| m.write(c, WATCHDOG, 4, 0));
-        at(1150, &mut |m, c| assert_eq!(m.read(c, WATCHDOG, 4), 51 * 1000 / 64));
+        at(1150, &mut |m, c| {
+            assert_eq!(m.read(c, WATCHDOG, 4), 51 * 1000 / 64)
+        });
         at(1198, &mut |m, c| assert!(!m.tick(c)));
         at(1199, &mut |m, c| assert!(m.tick(c)));
-        assert_eq!(ev, vec![MachineEvent::Reset("MC watchdog expired (100 ms since the last kick)".into())]);
+        assert_eq!(
+            ev,
+            vec![MachineEvent::Reset(
+                "MC watchdog expired (100 ms since the last kick)".into()
+            )]
+        );
     }
 }

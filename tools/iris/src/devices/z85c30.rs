@@ -40,7 +40,12 @@ pub struct Z85c30 {
 
 impl Z85c30 {
     pub fn new(console: Arc<ConsoleLog>, rx: Rc<RefCell<VecDeque<u8>>>) -> Z85c30 {
-        Z85c30 { console, rx, chan: Default::default(), channel_a_out: Vec::new() }
+        Z85c30 {
+            console,
+            rx,
+            chan: Default::default(),
+            channel_a_out: Vec::new(),
+        }
     }
 
     fn rr(&self, ch: usize, reg: u8) -> u8 {
@@ -79,7 +84,9 @@ impl Device for Z85c30 {
     }
 
     fn read(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, _size: usize) -> u64 {
-        let Some((ch, data)) = decode(phys) else { return 0 };
+        let Some((ch, data)) = decode(phys) else {
+            return 0;
+        };
         if data {
             if ch == 1 {
                 return u64::from(self.rx.borrow_mut().pop_front().unwrap_or(0));
@@ -91,7 +98,9 @@ impl Device for Z85c30 {
     }
 
     fn write(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, _size: usize, value: u64) {
-        let Some((ch, data)) = decode(phys) else { return };
+        let Some((ch, data)) = decode(phys) else {
+            return;
+        };
         let byte = value as u8;
         if data {
             if ch == 1 {
@@ -125,7 +134,11 @@ mod tests {
     use crate::memory::VecMemory;
 
     fn ctx<'a>(mem: &'a mut VecMemory, ev: &'a mut Vec<super::super::MachineEvent>) -> DevCtx<'a> {
-        DevCtx { now_ms: 0, mem, events: ev }
+        DevCtx {
+            now_ms: 0,
+            mem,
+            events: ev,
+        }
     }
 
     #[test]

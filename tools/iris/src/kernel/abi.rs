@@ -5,8 +5,8 @@ use core::marker::PhantomData;
 use core::mem::offset_of;
 
 use crate::abi_table::{
-    ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr, MachineStatus, ProcInfo,
-    SERIAL_RING_SIZE,
+    ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr, MachineStatus,
+    ProcInfo, SERIAL_RING_SIZE,
 };
 use crate::memmap;
 
@@ -142,12 +142,26 @@ pub fn table_bytes(table: AbiTable) -> Vec<u8> {
 /// The machine status block as guest memory holds it.
 pub fn status_bytes(s: &MachineStatus) -> Vec<u8> {
     let mut b = vec![0u8; core::mem::size_of::<MachineStatus>()];
-    let put = |b: &mut Vec<u8>, off: usize, bytes: &[u8]| b[off..off + bytes.len()].copy_from_slice(bytes);
+    let put = |b: &mut Vec<u8>, off: usize, bytes: &[u8]| {
+        b[off..off + bytes.len()].copy_from_slice(bytes)
+    };
     put(&mut b, offset_of!(MachineStatus, ip), &s.ip);
     put(&mut b, offset_of!(MachineStatus, mac), &s.mac);
-    put(&mut b, offset_of!(MachineStatus, ram_bytes), &s.ram_bytes.to_be_bytes());
-    put(&mut b, offset_of!(MachineStatus, uptime_ms), &s.uptime_ms.to_be_bytes());
-    put(&mut b, offset_of!(MachineStatus, unix_time), &s.unix_time.to_be_bytes());
+    put(
+        &mut b,
+        offset_of!(MachineStatus, ram_bytes),
+        &s.ram_bytes.to_be_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(MachineStatus, uptime_ms),
+        &s.uptime_ms.to_be_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(MachineStatus, unix_time),
+        &s.unix_time.to_be_bytes(),
+    );
     put(&mut b, offset_of!(MachineStatus, os_version), &s.os_version);
     b
 }
@@ -155,10 +169,16 @@ pub fn status_bytes(s: &MachineStatus) -> Vec<u8> {
 /// One process entry as guest memory holds it.
 pub fn proc_bytes(p: &ProcInfo) -> Vec<u8> {
     let mut b = vec![0u8; core::mem::size_of::<ProcInfo>()];
-    let put = |b: &mut Vec<u8>, off: usize, bytes: &[u8]| b[off..off + bytes.len()].copy_from_slice(bytes);
+    let put = |b: &mut Vec<u8>, off: usize, bytes: &[u8]| {
+        b[off..off + bytes.len()].copy_from_slice(bytes)
+    };
     put(&mut b, offset_of!(ProcInfo, pid), &p.pid.to_be_bytes());
     put(&mut b, offset_of!(ProcInfo, state), &p.state.to_be_bytes());
-    put(&mut b, offset_of!(ProcInfo, cpu_ms), &p.cpu_ms.to_be_bytes());
+    put(
+        &mut b,
+        offset_of!(ProcInfo, cpu_ms),
+        &p.cpu_ms.to_be_bytes(),
+    );
     put(&mut b, offset_of!(ProcInfo, name), &p.name);
     b
 }
@@ -178,10 +198,22 @@ mod tests {
         assert_eq!(word(&b, offset_of!(AbiTable, version)), ABI_VERSION);
         assert_eq!(word(&b, offset_of!(AbiTable, size)), ABI_TABLE_SIZE);
         assert_eq!(word(&b, offset_of!(AbiTable, heap_size)), 0x1234_0000);
-        assert_eq!(word(&b, offset_of!(AbiTable, console_write)), AbiFn::ConsoleWrite.stub());
-        assert_eq!(word(&b, offset_of!(AbiTable, console_input)), AbiFn::ConsoleInput.stub());
-        assert_eq!(word(&b, offset_of!(AbiTable, serial_ring_size)), SERIAL_RING_SIZE);
-        assert_eq!(word(&b, offset_of!(AbiTable, heap_base)), memmap::ram_va(memmap::HEAP_OFF));
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, console_write)),
+            AbiFn::ConsoleWrite.stub()
+        );
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, console_input)),
+            AbiFn::ConsoleInput.stub()
+        );
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, serial_ring_size)),
+            SERIAL_RING_SIZE
+        );
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, heap_base)),
+            memmap::ram_va(memmap::HEAP_OFF)
+        );
     }
 
     #[test]

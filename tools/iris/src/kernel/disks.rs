@@ -36,12 +36,25 @@ pub enum BlockError {
 impl Disks {
     pub fn attach(&mut self, target: u8, path: &Path) -> Result<(), String> {
         if target > MAX_TARGET {
-            return Err(format!("SCSI target {target} out of range 0..={MAX_TARGET}"));
+            return Err(format!(
+                "SCSI target {target} out of range 0..={MAX_TARGET}"
+            ));
         }
-        let file = File::open(path).map_err(|e| format!("cannot open disk {}: {e}", path.display()))?;
-        let len = file.metadata().map_err(|e| format!("cannot stat disk {}: {e}", path.display()))?.len();
+        let file =
+            File::open(path).map_err(|e| format!("cannot open disk {}: {e}", path.display()))?;
+        let len = file
+            .metadata()
+            .map_err(|e| format!("cannot stat disk {}: {e}", path.display()))?
+            .len();
         let blocks = len / u64::from(BLOCK_SIZE);
-        self.targets.insert(target, Disk { path: path.to_path_buf(), file, blocks });
+        self.targets.insert(
+            target,
+            Disk {
+                path: path.to_path_buf(),
+                file,
+                blocks,
+            },
+        );
         Ok(())
     }
 
@@ -50,11 +63,18 @@ impl Disks {
     }
 
     pub fn blocks(&self, target: u32) -> Result<u64, BlockError> {
-        u8::try_from(target).ok().and_then(|t| self.targets.get(&t)).map(|d| d.blocks).ok_or(BlockError::NoDevice)
+        u8::try_from(target)
+            .ok()
+            .and_then(|t| self.targets.get(&t))
+            .map(|d| d.blocks)
+            .ok_or(BlockError::NoDevice)
     }
 
     pub fn read(&self, target: u32, lba: u32, count: u32) -> Result<Vec<u8>, BlockError> {
-        let disk = u8::try_from(target).ok().and_then(|t| self.targets.get(&t)).ok_or(BlockError::NoDevice)?;
+        let disk = u8::try_from(target)
+            .ok()
+            .and_then(|t| self.targets.get(&t))
+            .ok_or(BlockError::NoDevice)?;
         if u64::from(lba) + u64::from(count) > disk.blocks {
             return Err(BlockError::Range);
         }
@@ -68,10 +88,17 @@ impl Disks {
 
 /// Parse `ID=PATH` as `--disk` takes it.
 pub fn parse_disk_arg(arg: &str) -> Result<(u8, PathBuf), String> {
-    let (id, path) = arg.split_once('=').ok_or_else(|| format!("malformed --disk `{arg}` (want ID=PATH)"))?;
-    let id: u8 = id.trim().parse().map_err(|_| format!("malformed SCSI ID in --disk `{arg}`"))?;
+    let (id, path) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("malformed --disk `{arg}` (want ID=PATH)"))?;
+    let id: u8 = id
+        .trim()
+        .parse()
+        .map_err(|_| format!("malformed SCSI ID in --disk `{arg}`"))?;
     if id > MAX_TARGET || path.is_empty() {
-        return Err(format!("malformed --disk `{arg}` (ID 0..={MAX_TARGET}, non-empty path)"));
+        return Err(format!(
+            "malformed --disk `{arg}` (ID 0..={MAX_TARGET}, non-empty path)"
+        ));
     }
     Ok((id, PathBuf::from(path)))
 }
@@ -94,7 +121,10 @@ mod tests {
         assert_eq!(disks.read(2, 1, 2).unwrap(), data[512..1536]);
         assert_eq!(disks.read(2, 2, 2), Err(BlockError::Range));
         assert_eq!(disks.read(9, 0, 1), Err(BlockError::NoDevice));
-        assert_eq!(parse_disk_arg("2=x.img").unwrap(), (2, PathBuf::from("x.img")));
+        assert_eq!(
+            parse_disk_arg("2=x.img").unwrap(),
+            (2, PathBuf::from("x.img"))
+        );
         assert!(parse_disk_arg("8=x.img").is_err());
         assert!(parse_disk_arg("x.img").is_err());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -136,14 +136,25 @@ impl Kernel {
         if let Some(m) = self.env.get("eaddr").and_then(parse_mac) {
             mac[..6].copy_from_slice(&m);
         }
-        let ip = self.env.get("netaddr").and_then(parse_ipv4).unwrap_or([0; 4]);
+        let ip = self
+            .env
+            .get("netaddr")
+            .and_then(parse_ipv4)
+            .unwrap_or([0; 4]);
         let unix_time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs().min(u64::from(u32::MAX)) as u32)
             .unwrap_or(0);
         let mut os_version = [0u8; 16];
         os_version[..OS_VERSION.len()].copy_from_slice(OS_VERSION.as_bytes());
-        MachineStatus { ip, mac, ram_bytes: self.ram_bytes, uptime_ms: now as u32, unix_time, os_version }
+        MachineStatus {
+            ip,
+            mac,
+            ram_bytes: self.ram_bytes,
+            uptime_ms: now as u32,
+            unix_time,
+            os_version,
+        }
     }
 
     /// Refresh the machine status block in guest memory.
@@ -154,7 +165,10 @@ impl Kernel {
 
     fn bad_pointer(&mut self, f: AbiFn, va: u32) -> AbiRet {
         self.stats.bad_pointers += 1;
-        eprintln!("iris: kernel: {} got an unusable pointer {va:#010x}", f.name());
+        eprintln!(
+            "iris: kernel: {} got an unusable pointer {va:#010x}",
+            f.name()
+        );
         AbiRet::I32(status::E_INVAL)
     }
 
@@ -164,7 +178,9 @@ impl Kernel {
         match f {
             AbiFn::ConsoleWrite => {
                 let len = a[1].min(MAX_CONSOLE_WRITE);
-                let Some(phys) = phys_of(a[0], len) else { return self.bad_pointer(f, a[0]) };
+                let Some(phys) = phys_of(a[0], len) else {
+                    return self.bad_pointer(f, a[0]);
+                };
                 let mut buf = vec![0u8; len as usize];
                 if mem.read(phys, &mut buf).is_err() {
                     return self.bad_pointer(f, a[0]);
@@ -177,7 +193,9 @@ impl Kernel {
                 if key_len > MAX_ENV_KEY {
                     return AbiRet::I32(status::E_INVAL);
                 }
-                let Some(kp) = phys_of(key_va, key_len) else { return self.bad_pointer(f, key_va) };
+                let Some(kp) = phys_of(key_va, key_len) else {
+                    return self.bad_pointer(f, key_va);
+                };
                 let mut key = vec![0u8; key_len as usize];
                 if mem.read(kp, &mut key).is_err() {
                     return self.bad_pointer(f, key_va);
@@ -188,7 +206,9 @@ impl Kernel {
                 };
                 let n = value.len().min(buf_len as usize);
                 if n > 0 {
-                    let Some(bp) = phys_of(buf_va, n as u32) else { return self.bad_pointer(f, buf_va) };
+                    let Some(bp) = phys_of(buf_va, n as u32) else {
+                        return self.bad_pointer(f, buf_va);
+                    };
                     if mem.write(bp, &value[..n]).is_err() {
                         return self.bad_pointer(f, buf_va);
                     }
@@ -208,7 +228,9 @@ impl Kernel {
                     Err(BlockError::Io) => return AbiRet::I32(status::E_IO),
                 };
                 if bytes > 0 {
-                    let Some(bp) = phys_of(buf_va, bytes) else { return self.bad_pointer(f, buf_va) };
+                    let Some(bp) = phys_of(buf_va, bytes) else {
+                        return self.bad_pointer(f, buf_va);
+                    };
                     if mem.write(bp, &data).is_err() {
                         return self.bad_pointer(f, buf_va);
                     }
@@ -249,12 +271,22 @@ impl Kernel {
                 let n = list.len().min(max as usize);
                 let entry = core::mem::size_of::<ProcInfo>() as u32;
                 if n > 0 {
-                    let Some(bp) = phys_of(buf_va, n as u32 * entry) else { return self.bad_pointer(f, buf_va) };
+                    let Some(bp) = phys_of(buf_va, n as u32 * entry) else {
+                        return self.bad_pointer(f, buf_va);
+                    };
                     for (i, p) in list.iter().take(n).enumerate() {
                         let mut name = [0u8; 20];
                         name[..p.name.len()].copy_from_slice(p.name.as_bytes());
-                        let info = ProcInfo { pid: p.pid, state: p.state, cpu_ms: p.cpu_ms, name };
-                        if mem.write(bp + u64::from(i as u32 * entry), &abi::proc_bytes(&info)).is_err() {
+                        let info = ProcInfo {
+                            pid: p.pid,
+                            state: p.state,
+                            cpu_ms: p.cpu_ms,
+                            name,
+                        };
+                        if mem
+                            .write(bp + u64::from(i as u32 * entry), &abi::proc_bytes(&info))
+                            .is_err()
+                        {
                             return self.bad_pointer(f, buf_va);
                         }
                     }
@@ -264,7 +296,9 @@ impl Kernel {
             AbiFn::ConsoleInput => {
                 let room = MAX_CONSOLE_INPUT_QUEUE.saturating_sub(self.console_rx.borrow().len());
                 let len = (a[1] as usize).min(room);
-                let Some(phys) = phys_of(a[0], len as u32) else { return self.bad_pointer(f, a[0]) };
+                let Some(phys) = phys_of(a[0], len as u32) else {
+                    return self.bad_pointer(f, a[0]);
+                };
                 let mut buf = vec![0u8; len];
                 if mem.read(phys, &mut buf).is_err() {
                     return self.bad_pointer(f, a[0]);

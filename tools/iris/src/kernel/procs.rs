@@ -29,7 +29,12 @@ pub fn list(uptime_ms: u64, module_ms: u64) -> Vec<Proc> {
                 1 => 12,
                 _ => 3 + u64::from(pid),
             };
-            Proc { pid, state, cpu_ms: cpu_ms.min(u64::from(u32::MAX)) as u32, name }
+            Proc {
+                pid,
+                state,
+                cpu_ms: cpu_ms.min(u64::from(u32::MAX)) as u32,
+                name,
+            }
         })
         .collect()
 }

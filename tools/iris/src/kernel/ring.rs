@@ -17,7 +17,12 @@ pub struct SerialRing {
 
 impl SerialRing {
     pub fn new(ring_phys: u64, head_phys: u64, size: u32) -> SerialRing {
-        SerialRing { ring_phys, head_phys, size, head: 0 }
+        SerialRing {
+            ring_phys,
+            head_phys,
+            size,
+            head: 0,
+        }
     }
 
     /// Zero the ring and the head word (at kernel entry).
@@ -84,7 +89,10 @@ mod tests {
         let long: Vec<u8> = (0..40u8).collect();
         ring.write(&mut mem, &long).unwrap();
         assert_eq!(ring.head, 60);
-        assert_eq!(ring.contents(&mut mem).unwrap(), (24..40u8).collect::<Vec<_>>());
+        assert_eq!(
+            ring.contents(&mut mem).unwrap(),
+            (24..40u8).collect::<Vec<_>>()
+        );
         assert_eq!(mem.bytes[(59 % 16) as usize], 39);
     }
 

@@ -11,7 +11,8 @@ use iris::{Rig, RigError, RigOptions};
 use object::elf;
 use object::write::{Object, Relocation, StandardSection, Symbol, SymbolId, SymbolSection};
 use object::{
-    Architecture, BinaryFormat, Endianness, RelocationFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
+    Architecture, BinaryFormat, Endianness, RelocationFlags, SectionKind, SymbolFlags, SymbolKind,
+    SymbolScope,
 };
 
 pub const ZERO: u32 = 0;
@@ -102,15 +103,21 @@ impl Asm {
     }
     /// reg = &sym
     pub fn la(&mut self, reg: u32, sym: &str) -> &mut Self {
-        self.reloc(lui(reg, 0), sym, elf::R_MIPS_HI16).reloc(addiu(reg, reg, 0), sym, elf::R_MIPS_LO16)
+        self.reloc(lui(reg, 0), sym, elf::R_MIPS_HI16).reloc(
+            addiu(reg, reg, 0),
+            sym,
+            elf::R_MIPS_LO16,
+        )
     }
     /// reg = *(u32*)&sym
     pub fn lw_sym(&mut self, reg: u32, sym: &str) -> &mut Self {
-        self.reloc(lui(reg, 0), sym, elf::R_MIPS_HI16).reloc(lw(reg, 0, reg), sym, elf::R_MIPS_LO16)
+        self.reloc(lui(reg, 0), sym, elf::R_MIPS_HI16)
+            .reloc(lw(reg, 0, reg), sym, elf::R_MIPS_LO16)
     }
     /// *(u32*)&sym = rt (clobbers `tmp`)
     pub fn sw_sym(&mut self, rt: u32, sym: &str, tmp: u32) -> &mut Self {
-        self.reloc(lui(tmp, 0), sym, elf::R_MIPS_HI16).reloc(sw(rt, 0, tmp), sym, elf::R_MIPS_LO16)
+        self.reloc(lui(tmp, 0), sym, elf::R_MIPS_HI16)
+            .reloc(sw(rt, 0, tmp), sym, elf::R_MIPS_LO16)
     }
     pub fn prologue(&mut self) -> &mut Self {
         self.ops(&[addiu(SP, SP, -32), sw(RA, 28, SP)])
@@ -121,7 +128,8 @@ impl Asm {
     }
     /// Call the ABI function at table byte offset `field` (arguments already in $a0..$a3).
     pub fn call_abi(&mut self, field: usize) -> &mut Self {
-        self.lw_sym(T0, "abi_ptr").ops(&[lw(T9, field as i16, T0), jalr(T9), NOP])
+        self.lw_sym(T0, "abi_ptr")
+            .ops(&[lw(T9, field as i16, T0), jalr(T9), NOP])
     }
     /// Return `v` from a leaf function.
     pub fn ret(&mut self, v: i16) -> &mut Self {
@@ -170,11 +178,21 @@ impl ModuleObj {
             .text
             .words
             .iter()
-            .flat_map(|w| if self.endian == Endianness::Big { w.to_be_bytes() } else { w.to_le_bytes() })
+            .flat_map(|w| {
+                if self.endian == Endianness::Big {
+                    w.to_be_bytes()
+                } else {
+                    w.to_le_bytes()
+                }
+            })
             .collect();
         let text_off = obj.append_section_data(text, &code, 16);
         for (i, (name, off)) in self.text.funcs.iter().enumerate() {
-            let end = self.text.funcs.get(i + 1).map_or(code.len() as u32, |f| f.1);
+            let end = self
+                .text
+                .funcs
+                .get(i + 1)
+                .map_or(code.len() as u32, |f| f.1);
             let id = obj.add_symbol(Symbol {
                 name: name.clone().into_bytes(),
                 value: text_off + u64::from(*off),
@@ -246,7 +264,11 @@ impl ModuleObj {
             obj.append_section_data(s, info, 1);
         }
         for (off, name, kind) in &self.text.relocs {
-            let symbol = syms.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no symbol {name}")).1;
+            let symbol = syms
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("no symbol {name}"))
+                .1;
             obj.add_relocation(
                 text,
                 Relocation {
@@ -259,11 +281,20 @@ impl ModuleObj {
             .unwrap();
         }
         for (item, off, name, kind) in &self.data_relocs {
-            let symbol = syms.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no symbol {name}")).1;
+            let symbol = syms
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("no symbol {name}"))
+                .1;
             let base = item_offsets.iter().find(|(n, _)| n == item).unwrap().1;
             obj.add_relocation(
                 data,
-                Relocation { offset: base + off, symbol, addend: 0, flags: RelocationFlags::Elf { r_type: *kind } },
+                Relocation {
+                    offset: base + off,
+                    symbol,
+                    addend: 0,
+                    flags: RelocationFlags::Elf { r_type: *kind },
+                },
             )
             .unwrap();
         }
@@ -299,10 +330,18 @@ pub fn setup(tag: &str, image: &[u8]) -> RigOptions {
     std::fs::write(root.join("m.o"), image).unwrap();
     std::fs::write(
         root.join("boot/config.conf"),
-        format!("# test\nmcp.url = file:m.o\nmcp.sha256 = {}\n", sha256_hex(image)),
+        format!(
+            "# test\nmcp.url = file:m.o\nmcp.sha256 = {}\n",
+            sha256_hex(image)
+        ),
     )
     .unwrap();
-    RigOptions { root: Some(root), quiet: true, no_disk: true, ..RigOptions::default() }
+    RigOptions {
+        root: Some(root),
+        quiet: true,
+        no_disk: true,
+        ..RigOptions::default()
+    }
 }
 
 pub fn boot(opts: RigOptions) -> Result<Rig, RigError> {
