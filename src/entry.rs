@@ -236,6 +236,12 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         kprintln!(kernel, "tool registry: {e}");
         status::E_INVAL
     })?;
+    // The test image also carries the fixtures the official conformance suites call.
+    #[cfg(feature = "conformance")]
+    rpc::conformance::register(&mut mcp).map_err(|e| {
+        kprintln!(kernel, "conformance fixtures: {e}");
+        status::E_INVAL
+    })?;
     let server_config = ServerConfig {
         ports: alloc::vec![port, 80],
         ..ServerConfig::default()
