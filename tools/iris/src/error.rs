@@ -18,6 +18,8 @@ pub struct GuestCrash {
     /// Start of the last translated block, a fallback location when `pc` is 0.
     pub block: u32,
     pub bad_addr: Option<u32>,
+    /// True when `bad_addr` is physical (memory faults), false when virtual (address errors).
+    pub bad_is_physical: bool,
     pub ra: u32,
     pub sp: u32,
     /// The module symbol `pc` (or `block`) falls in, as `name+0xoff`.
@@ -36,7 +38,12 @@ impl fmt::Display for GuestCrash {
             write!(f, " <{s}>")?;
         }
         if let Some(a) = self.bad_addr {
-            write!(f, ", bad address {a:#010x}")?;
+            let kind = if self.bad_is_physical {
+                "physical "
+            } else {
+                ""
+            };
+            write!(f, ", bad {kind}address {a:#010x}")?;
         }
         write!(f, " (ra {:#010x}, sp {:#010x})", self.ra, self.sp)
     }

@@ -32,8 +32,8 @@ fn load_from_unmapped_address_is_reported() {
     assert_eq!(c.call, "irix7_mcp_poll");
     assert_eq!(c.pc, poll_addr + 4, "{c}");
     assert!(c.what.starts_with("read from unmapped memory"), "{c}");
-    let bad = c.bad_addr.unwrap();
-    assert_eq!(bad & 0x1FFF_FFFF, 0x00F0_0010, "{c}");
+    assert_eq!(c.bad_addr, Some(0x00F0_0010), "{c}");
+    assert!(c.bad_is_physical);
     assert_eq!(c.symbol.as_deref(), Some("irix7_mcp_poll+0x4"));
     let text = c.to_string();
     assert!(
@@ -104,6 +104,7 @@ fn misaligned_load_reports_address_error_with_decoded_address() {
         .unwrap()
         .1;
     assert_eq!(c.bad_addr, Some(data + 2), "{c}");
+    assert!(!c.bad_is_physical);
     assert_eq!(c.pc, rig.image().unwrap().poll + 8, "{c}");
 }
 
