@@ -73,7 +73,7 @@ impl Module {
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
             mac: self.stack.device.mac(),
             port: self.port,
-            open_connections: self.server.open_connections(),
+            open_connections: self.server.open_connections(&self.stack.sockets),
             requests: self.router.requests,
         };
     }

@@ -84,9 +84,19 @@ impl HttpServer {
         }
     }
 
-    /// Connections open now.
-    pub fn open_connections(&self) -> usize {
-        self.slots.iter().filter(|s| s.conn.is_some()).count()
+    /// Connections open now: sockets past the handshake, including ones accepted by the
+    /// stack but not yet handed to a connection in this poll.
+    pub fn open_connections(&self, sockets: &SocketSet<'static>) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| {
+                s.conn.is_some()
+                    || matches!(
+                        sockets.get::<tcp::Socket>(s.handle).state(),
+                        State::Established | State::CloseWait
+                    )
+            })
+            .count()
     }
 
     /// One round over every socket. Returns true when any bytes moved or a connection changed.
@@ -302,7 +312,7 @@ mod tests {
         assert_eq!(server.stats.accepted, 1);
         // The server closed after `Connection: close`, and the slot listens again.
         assert!(!stack.sockets.get::<tcp::Socket>(c).may_recv());
-        assert_eq!(server.open_connections(), 0);
+        assert_eq!(server.open_connections(&stack.sockets), 0);
         let _ = instant(0);
     }
 
@@ -313,7 +323,7 @@ mod tests {
         run(&mut stack, &mut server, &mut now, 2);
         let clients: Vec<_> = (0..5).map(|i| client(&mut stack, 41000 + i)).collect();
         run(&mut stack, &mut server, &mut now, 20);
-        assert_eq!(server.open_connections(), 3);
+        assert_eq!(server.open_connections(&stack.sockets), 3);
         let established = clients
             .iter()
             .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Established)
