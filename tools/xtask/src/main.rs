@@ -1,10 +1,13 @@
 //! `cargo xtask`: builds the module image, audits it, runs the rig, the tests and the
 //! benchmarks. The README's two commands (`cargo iris`, `cargo xtask test`) start here.
 
+mod clients;
 mod cmd;
+mod conformance;
 mod fixtures;
 mod image;
 mod isa;
+mod launch;
 mod prereqs;
 mod suite;
 
@@ -58,6 +61,17 @@ enum Cmd {
     Bench,
     /// Install the prerequisites only.
     Prereqs,
+    /// Run the official MCP conformance suites against the conformance image in the rig.
+    Conformance {
+        /// Test a server already running at this MCP URL instead of booting the rig.
+        #[arg(long)]
+        url: Option<String>,
+    },
+    /// Run the Python client and HTTP tests (tests/python) against rigs (arguments go to pytest).
+    Clients {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -84,6 +98,8 @@ fn main() -> ExitCode {
         Cmd::Test => suite::test(),
         Cmd::Bench => suite::bench(),
         Cmd::Prereqs => prereqs::ensure(),
+        Cmd::Conformance { url } => conformance::run(url),
+        Cmd::Clients { args } => clients::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -39,7 +39,7 @@ fn installed(pkg: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
 }
 
-fn ensure_debian(pkgs: &[&str]) -> Result<(), String> {
+pub fn ensure_debian(pkgs: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = pkgs.iter().copied().filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         return Ok(());

@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{fixtures, image, isa, prereqs};
+use crate::{clients, conformance, fixtures, image, isa, prereqs};
 use std::process::Command;
 use std::time::Instant;
 
@@ -49,7 +49,19 @@ const STEPS: &[Step] = &[
         name: "unit and end-to-end tests",
         run: cargo_test,
     },
+    Step {
+        name: "MCP conformance suites against the rig",
+        run: conformance::step,
+    },
+    Step {
+        name: "Python MCP clients, HTTP acceptance and README curl against the rig",
+        run: clients_step,
+    },
 ];
+
+fn clients_step() -> Result<(), String> {
+    clients::run(&[])
+}
 
 pub fn test() -> Result<(), String> {
     let mut failed = Vec::new();

@@ -1,0 +1,218 @@
+//! Starts the iris rig in the background for end-to-end tests: one module image, its NVRAM
+//! environment, one forwarded host port; waits until the guest answers `GET /` and kills the rig
+//! when the handle is dropped (also when a test fails or panics).
+
+use crate::cmd::{self, repo_root};
+use crate::image::{self, Image};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The guest port the module serves MCP on.
+const GUEST_PORT: u16 = 7801;
+/// The rig's default `netaddr` (docs/network.md), passed explicitly so tests do not depend on it.
+const NETADDR: &str = "172.31.77.2/24";
+/// Boot plus network bring-up takes about a second on the release rig; a debug rig is slower.
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What to boot.
+pub struct Spec<'a> {
+    /// A short name for logs (`product`, `token`, `conformance`).
+    pub name: &'a str,
+    pub image: &'a Image,
+    /// Extra NVRAM variables (`KEY=VALUE`), e.g. `mcp.token=…`.
+    pub env: Vec<String>,
+}
+
+/// A rig running in the background; dropping it kills the rig.
+pub struct Rig {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    name: String,
+}
+
+/// The product image (default features): built now, or the prebuilt file named by
+/// `IRIX7_PRODUCT_IMAGE` (for iterating on tests while the module tree does not build).
+pub fn product_image() -> Result<Image, String> {
+    prebuilt_or("IRIX7_PRODUCT_IMAGE", image::Options::default())
+}
+
+/// The conformance test image (product tools plus the everything-server fixtures), or the
+/// prebuilt file named by `IRIX7_CONFORMANCE_IMAGE`.
+pub fn conformance_image() -> Result<Image, String> {
+    prebuilt_or(
+        "IRIX7_CONFORMANCE_IMAGE",
+        image::Options {
+            features: vec!["conformance".into()],
+            out: "target/image/irix7-mcp-conformance.o".into(),
+            ..Default::default()
+        },
+    )
+}
+
+fn prebuilt_or(var: &str, mut opts: image::Options) -> Result<Image, String> {
+    if let Some(p) = std::env::var_os(var) {
+        let p = repo_root().join(p);
+        println!("{var}: using {}", p.display());
+        return Image::load(&p);
+    }
+    if opts.out.as_os_str().is_empty() {
+        opts.out = image::IMAGE_PATH.into();
+    }
+    image::build(&opts)
+}
+
+/// The rig binary: `IRIS_BIN` if set, else a release build made now (what `cargo iris` runs).
+pub fn rig_binary() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("IRIS_BIN") {
+        return Ok(PathBuf::from(p));
+    }
+    let root = repo_root();
+    cmd::run(Command::new("cargo").current_dir(root).args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "iris",
+    ]))?;
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root.join(d),
+        None => root.join("target"),
+    };
+    Ok(target.join("release/iris"))
+}
+
+/// A port nobody listens on right now (the rig binds it a moment later).
+fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+impl Rig {
+    /// Boots `spec` on the rig binary `bin` and waits until `GET /` answers.
+    pub fn start(bin: &Path, spec: &Spec<'_>) -> Result<Rig, String> {
+        let root = repo_root();
+        let logs = root.join("target/clients");
+        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+        let log = logs.join(format!("rig-{}.log", spec.name));
+        let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        let port = free_port()?;
+        let mut c = Command::new(bin);
+        c.current_dir(root)
+            .arg("--env")
+            .arg(format!("mcp.url=file:{}", spec.image.path.display()))
+            .arg("--env")
+            .arg(format!("mcp.sha256={}", spec.image.sha256))
+            .arg("--env")
+            .arg(format!("netaddr={NETADDR}"));
+        for e in &spec.env {
+            c.arg("--env").arg(e);
+        }
+        c.arg("--forward")
+            .arg(format!("{port}:{GUEST_PORT}"))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        let child = c
+            .spawn()
+            .map_err(|e| format!("cannot start the rig {}: {e}", bin.display()))?;
+        let mut rig = Rig {
+            child,
+            port,
+            log,
+            name: spec.name.to_string(),
+        };
+        rig.wait_ready()?;
+        println!(
+            "rig {}: {} ({}), log {}",
+            rig.name,
+            rig.base_url(),
+            spec.image.path.display(),
+            rig.log.display()
+        );
+        Ok(rig)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The MCP endpoint.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base_url())
+    }
+
+    /// The last lines of the rig's console and notes, for a failure message.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Fails if the rig has exited (a crash during the tests would otherwise look like
+    /// connection errors only).
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!(
+                "rig {} exited ({status}):\n{}",
+                self.name,
+                self.log_tail()
+            )),
+            Err(e) => Err(format!("rig {}: {e}", self.name)),
+        }
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            self.check_alive()?;
+            if get_root(self.port).is_ok() {
+                return Ok(());
+            }
+            if start.elapsed() > READY_TIMEOUT {
+                return Err(format!(
+                    "rig {}: GET / did not answer within {} s:\n{}",
+                    self.name,
+                    READY_TIMEOUT.as_secs(),
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `GET /` with a short deadline; Ok when an HTTP status line comes back.
+fn get_root(port: u16) -> Result<(), String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    let t = Some(Duration::from_secs(3));
+    s.set_read_timeout(t).map_err(|e| e.to_string())?;
+    s.set_write_timeout(t).map_err(|e| e.to_string())?;
+    s.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).map_err(|e| e.to_string())?;
+    if head.starts_with(b"HTTP/1.1 ") {
+        Ok(())
+    } else {
+        Err("not HTTP".into())
+    }
+}
