@@ -170,11 +170,32 @@ mod tests {
 
     #[test]
     fn netaddr_refusals() {
-        for bad in ["1.2.3", "1.2.3.4/", "1.2.3.4/33", "1.2.3.4/0", "1.2.3.4/x", "a.b.c.d"] {
-            assert_eq!(ip_config(Some(bad), None), Err(EnvError::BadNetaddr), "{bad}");
+        for bad in [
+            "1.2.3",
+            "1.2.3.4/",
+            "1.2.3.4/33",
+            "1.2.3.4/0",
+            "1.2.3.4/x",
+            "a.b.c.d",
+        ] {
+            assert_eq!(
+                ip_config(Some(bad), None),
+                Err(EnvError::BadNetaddr),
+                "{bad}"
+            );
         }
-        for bad in ["172.31.77.0/24", "172.31.77.255/24", "0.0.0.0", "224.0.0.1", "127.0.0.1"] {
-            assert_eq!(ip_config(Some(bad), None), Err(EnvError::NetaddrNotHost), "{bad}");
+        for bad in [
+            "172.31.77.0/24",
+            "172.31.77.255/24",
+            "0.0.0.0",
+            "224.0.0.1",
+            "127.0.0.1",
+        ] {
+            assert_eq!(
+                ip_config(Some(bad), None),
+                Err(EnvError::NetaddrNotHost),
+                "{bad}"
+            );
         }
         for gw in ["10.0.0.1", "172.31.77.2", "172.31.77.255", "x"] {
             assert_eq!(

@@ -11,7 +11,7 @@ pub const KEY_SHA256: &str = "mcp.sha256";
 
 /// Environment defaults of the rig's NVRAM: an SGI Ethernet address (OUI 08:00:69) and an IPv4
 /// address for the emulated network. `--env` overrides them.
-pub const DEFAULT_ENV: &[(&str, &str)] = &[("eaddr", "08:00:69:0e:07:01"), ("netaddr", "10.0.7.2")];
+pub const DEFAULT_ENV: &[(&str, &str)] = &[("eaddr", "08:00:69:0e:07:01"), ("netaddr", "172.31.77.2")];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);

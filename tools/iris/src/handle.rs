@@ -2,6 +2,7 @@
 //! not `Send`, so the rig is built inside the thread; the handle shares the console log and a
 //! stop flag.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,7 @@ pub struct RigHandle {
     stop: Arc<AtomicBool>,
     counters: Arc<Mutex<Counters>>,
     thread: Option<JoinHandle<Result<RunEnd, RigError>>>,
+    forward_addrs: Vec<SocketAddr>,
 }
 
 impl Rig {
@@ -32,7 +34,7 @@ impl Rig {
     pub fn spawn_with(opts: RigOptions, setup: Setup) -> Result<RigHandle, RigError> {
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Mutex::new(Counters::default()));
-        let (tx, rx) = mpsc::channel::<Result<Arc<ConsoleLog>, RigError>>();
+        let (tx, rx) = mpsc::channel::<Result<(Arc<ConsoleLog>, Vec<SocketAddr>), RigError>>();
         let (stop_t, counters_t) = (stop.clone(), counters.clone());
         let thread = std::thread::Builder::new()
             .name("iris".into())
@@ -49,7 +51,7 @@ impl Rig {
                     let _ = tx.send(Err(e.clone()));
                     return Err(e);
                 }
-                let _ = tx.send(Ok(rig.console()));
+                let _ = tx.send(Ok((rig.console(), rig.net().forward_addrs())));
                 let mut last_publish = Instant::now();
                 let end = rig.run_until(Duration::MAX, |r| {
                     if last_publish.elapsed() >= Duration::from_millis(20) {
@@ -69,7 +71,9 @@ impl Rig {
             })
             .map_err(|e| RigError::State(format!("cannot start the rig thread: {e}")))?;
         match rx.recv() {
-            Ok(Ok(console)) => Ok(RigHandle { console, stop, counters, thread: Some(thread) }),
+            Ok(Ok((console, forward_addrs))) => {
+                Ok(RigHandle { console, stop, counters, thread: Some(thread), forward_addrs })
+            }
             Ok(Err(e)) => {
                 let _ = thread.join();
                 Err(e)
@@ -83,6 +87,11 @@ impl Rig {
 }
 
 impl RigHandle {
+    /// Where the rig's port forwards listen, in the order of `RigOptions::forwards`.
+    pub fn forward_addrs(&self) -> &[SocketAddr] {
+        &self.forward_addrs
+    }
+
     pub fn console_text(&self) -> String {
         self.console.text()
     }

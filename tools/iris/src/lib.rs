@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod loader;
 pub mod memmap;
 pub mod memory;
+pub mod net;
 pub mod rig;
 
 pub use devices::{DevCtx, Device, Region};

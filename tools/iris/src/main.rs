@@ -48,9 +48,21 @@ struct Cli {
     /// Do not echo the console to stdout.
     #[arg(long)]
     quiet: bool,
+    /// Forward host 127.0.0.1:HOST to guest port GUEST (repeatable). Given at least once, it
+    /// replaces the defaults 7801:7801 and 8088:80.
+    #[arg(long = "forward", value_name = "HOST:GUEST", value_parser = iris::net::parse_forward)]
+    forwards: Vec<iris::net::Forward>,
+    /// Forward no ports at all.
+    #[arg(long, conflicts_with = "forwards")]
+    no_forward: bool,
 }
 
 fn run(cli: Cli) -> Result<RunEnd, RigError> {
+    let forwards = match (cli.no_forward, cli.forwards.is_empty()) {
+        (true, _) => Vec::new(),
+        (false, true) => iris::net::DEFAULT_FORWARDS.to_vec(),
+        (false, false) => cli.forwards,
+    };
     let opts = RigOptions {
         root: cli.root,
         config: cli.config,
@@ -62,8 +74,15 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         watchdog_ms: cli.watchdog_ms,
         hang_insns: cli.hang_insns,
         quiet: cli.quiet,
+        forwards: forwards.clone(),
     };
     let mut rig = Rig::new(opts)?;
+    if !cli.quiet {
+        let n = rig.net().host_net();
+        for (a, f) in rig.net().forward_addrs().iter().zip(&forwards) {
+            eprintln!("iris: forwarding {a} -> {}:{} (host stack {})", n.guest_ip, f.guest_port, n.host_ip);
+        }
+    }
     rig.boot()?;
     let limit = cli.run_ms.map_or(Duration::MAX, Duration::from_millis);
     let end = rig.run_until(limit, |_| false)?;

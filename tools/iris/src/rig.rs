@@ -24,6 +24,7 @@ use crate::kernel::{Kernel, KernelRequest, KernelStats, OS_VERSION};
 use crate::loader::{self, LoadedImage};
 use crate::memmap::{self, RAM_PHYS, ram_va, sext};
 use crate::memory::GuestMemory;
+use crate::net::{Forward, RigNet};
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";
@@ -56,6 +57,9 @@ pub struct RigOptions {
     pub hang_insns: u64,
     /// Do not echo the console to stdout, and no rig diagnostics on stderr.
     pub quiet: bool,
+    /// Host 127.0.0.1 ports forwarded to guest ports (none by default; the CLI adds
+    /// `net::DEFAULT_FORWARDS`).
+    pub forwards: Vec<Forward>,
 }
 
 impl Default for RigOptions {
@@ -71,6 +75,7 @@ impl Default for RigOptions {
             watchdog_ms: WATCHDOG_PERIOD_MS,
             hang_insns: DEFAULT_HANG_INSNS,
             quiet: false,
+            forwards: Vec::new(),
         }
     }
 }
@@ -142,6 +147,7 @@ pub struct Rig {
     counters: Counters,
     phase: Phase,
     mmio_mapped: bool,
+    net: RigNet,
 }
 
 impl Rig {
@@ -185,6 +191,7 @@ impl Rig {
         for d in standard_devices(&links) {
             bus.add(d).map_err(RigError::Emulator)?;
         }
+        let net = RigNet::attach(&mut bus, &env, &opts.forwards).map_err(RigError::Config)?;
         let bus = Rc::new(RefCell::new(bus));
         let kernel = Rc::new(RefCell::new(Kernel::new(
             env,
@@ -212,7 +219,13 @@ impl Rig {
             counters: Counters::default(),
             phase: Phase::Built,
             mmio_mapped: false,
+            net,
         })
+    }
+
+    /// The network: forwarded ports, wire and forwarder counters, the storm hook.
+    pub fn net(&self) -> &RigNet {
+        &self.net
     }
 
     /// Add a device (before `boot`). The Ethernet model and port forwarder come in this way.

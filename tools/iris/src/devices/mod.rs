@@ -7,6 +7,7 @@
 //! `tick` with `&mut` access to guest RAM, which is where DMA engines do their work.
 
 pub mod bus;
+pub mod hpc3_enet;
 pub mod mc;
 pub mod z85c30;
 

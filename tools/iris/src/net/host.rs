@@ -1,0 +1,146 @@
+//! The host side of the emulated Ethernet: the addresses the host-side smoltcp stack uses on
+//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`.
+
+use std::net::Ipv4Addr;
+
+use smoltcp::phy::{self, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+
+use super::wire::WireEnd;
+
+/// The guest's address when the environment names none: a private /24 that only exists inside
+/// the rig process (the wire is in memory; nothing is routed anywhere).
+pub const DEFAULT_GUEST_NETADDR: &str = "172.31.77.2/24";
+/// The host stack's Ethernet address (locally administered, unicast).
+pub const HOST_MAC: [u8; 6] = [0x02, 0x00, 0xAC, 0x1F, 0x4D, 0x01];
+/// Ethernet frame size the host stack sends at most (1500-byte IP MTU).
+pub const HOST_MTU: usize = 1514;
+
+/// Addresses on the virtual wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostNet {
+    pub guest_ip: Ipv4Addr,
+    pub host_ip: Ipv4Addr,
+    pub prefix: u8,
+    pub host_mac: [u8; 6],
+}
+
+impl HostNet {
+    /// The host takes the first address of the guest's subnet (the second if the guest has the
+    /// first), so any `netaddr` the guest is given works without further configuration.
+    pub fn for_guest(guest_ip: Ipv4Addr, prefix: u8) -> Result<HostNet, String> {
+        if !(1..=30).contains(&prefix) {
+            return Err(format!(
+                "prefix /{prefix} leaves no room for a host address"
+            ));
+        }
+        let mask = u32::MAX << (32 - prefix);
+        let network = u32::from(guest_ip) & mask;
+        let first = network + 1;
+        let host = if u32::from(guest_ip) == first {
+            first + 1
+        } else {
+            first
+        };
+        let broadcast = network | !mask;
+        let g = u32::from(guest_ip);
+        if g == network || g == broadcast {
+            return Err(format!("{guest_ip}/{prefix} is not a host address"));
+        }
+        Ok(HostNet {
+            guest_ip,
+            host_ip: Ipv4Addr::from(host),
+            prefix,
+            host_mac: HOST_MAC,
+        })
+    }
+
+    /// From the guest's `netaddr` (`a.b.c.d/prefix` or `a.b.c.d`, /24 assumed — the module
+    /// reads it the same way).
+    pub fn from_netaddr(netaddr: &str) -> Result<HostNet, String> {
+        let netaddr = netaddr.trim();
+        let (ip, prefix) = match netaddr.split_once('/') {
+            Some((ip, p)) => (
+                ip,
+                p.parse::<u8>()
+                    .map_err(|_| format!("bad prefix in netaddr {netaddr:?}"))?,
+            ),
+            None => (netaddr, 24),
+        };
+        let ip: Ipv4Addr = ip.parse().map_err(|_| format!("bad netaddr {netaddr:?}"))?;
+        HostNet::for_guest(ip, prefix)
+    }
+}
+
+impl Default for HostNet {
+    fn default() -> HostNet {
+        HostNet::from_netaddr(DEFAULT_GUEST_NETADDR).expect("the default netaddr is valid")
+    }
+}
+
+/// The wire's host end as a smoltcp device: frames in from the guest, frames out to it.
+pub struct WireDevice {
+    pub wire: WireEnd,
+}
+
+pub struct WireRx(Vec<u8>);
+
+pub struct WireTx<'a>(&'a WireEnd);
+
+impl phy::RxToken for WireRx {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl phy::TxToken for WireTx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut frame = vec![0; len];
+        let r = f(&mut frame);
+        // A full queue drops the frame (counted by the wire), like a congested switch port.
+        self.0.send(frame);
+        r
+    }
+}
+
+impl phy::Device for WireDevice {
+    type RxToken<'a> = WireRx;
+    type TxToken<'a> = WireTx<'a>;
+
+    fn receive(&mut self, _now: Instant) -> Option<(WireRx, WireTx<'_>)> {
+        let frame = self.wire.recv()?;
+        Some((WireRx(frame), WireTx(&self.wire)))
+    }
+
+    fn transmit(&mut self, _now: Instant) -> Option<WireTx<'_>> {
+        self.wire.can_send().then_some(WireTx(&self.wire))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = HOST_MTU;
+        caps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_address_follows_the_guest() {
+        let n = HostNet::default();
+        assert_eq!(n.guest_ip, Ipv4Addr::new(172, 31, 77, 2));
+        assert_eq!(n.host_ip, Ipv4Addr::new(172, 31, 77, 1));
+        assert_eq!(n.prefix, 24);
+        let n = HostNet::from_netaddr("10.0.7.1").unwrap();
+        assert_eq!(n.host_ip, Ipv4Addr::new(10, 0, 7, 2));
+        let n = HostNet::from_netaddr("192.168.3.77/28").unwrap();
+        assert_eq!(n.host_ip, Ipv4Addr::new(192, 168, 3, 65));
+        assert!(HostNet::from_netaddr("172.31.77.0/24").is_err());
+        assert!(HostNet::from_netaddr("172.31.77.255/24").is_err());
+        assert!(HostNet::from_netaddr("172.31.77.2/31").is_err());
+        assert!(HostNet::from_netaddr("x").is_err());
+    }
+}

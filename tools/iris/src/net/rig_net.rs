@@ -1,0 +1,82 @@
+//! Puts the network into a rig: the HPC3/Seeq model on the device bus, one end of a virtual
+//! wire in it, and (when forwards are asked for) the forwarder on its own thread at the other.
+
+use std::net::SocketAddr;
+
+use crate::config::Env;
+use crate::devices::Bus;
+use crate::devices::hpc3_enet::{Hpc3Enet, SeeqChip, StormHandle};
+
+use super::forward::{Forward, ForwardStats, Forwarder, ForwarderThread};
+use super::host::{DEFAULT_GUEST_NETADDR, HostNet};
+use super::wire::{DEFAULT_CAPACITY, WireEnd, WireStats, wire};
+
+/// The rig's network as the rig and its tests see it.
+pub struct RigNet {
+    host_net: HostNet,
+    host_end: WireEnd,
+    forwarder: Option<ForwarderThread>,
+    storm: StormHandle,
+}
+
+impl RigNet {
+    /// Adds the NIC to `bus` and starts forwarding `forwards` (none: the host end stays idle).
+    /// The host stack's addresses follow the guest's `netaddr` (default
+    /// [`DEFAULT_GUEST_NETADDR`]).
+    pub fn attach(bus: &mut Bus, env: &Env, forwards: &[Forward]) -> Result<RigNet, String> {
+        let netaddr = env
+            .get("netaddr")
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or(DEFAULT_GUEST_NETADDR);
+        let host_net = HostNet::from_netaddr(netaddr)
+            .map_err(|e| format!("netaddr: {e} (the rig needs a static netaddr)"))?;
+        let (guest_end, host_end) = wire(DEFAULT_CAPACITY);
+        let nic = Hpc3Enet::new(guest_end, SeeqChip::C80C03);
+        let storm = nic.storm_handle();
+        bus.add(Box::new(nic))?;
+        let forwarder = if forwards.is_empty() {
+            None
+        } else {
+            let f =
+                Forwarder::new(host_end.clone(), host_net, forwards).map_err(|e| e.to_string())?;
+            Some(ForwarderThread::spawn(f))
+        };
+        Ok(RigNet {
+            host_net,
+            host_end,
+            forwarder,
+            storm,
+        })
+    }
+
+    /// Where the forwards listen (127.0.0.1:port), in the order they were given.
+    pub fn forward_addrs(&self) -> Vec<SocketAddr> {
+        self.forwarder
+            .as_ref()
+            .map(|f| f.local_addrs().to_vec())
+            .unwrap_or_default()
+    }
+
+    pub fn host_net(&self) -> HostNet {
+        self.host_net
+    }
+
+    pub fn forward_stats(&self) -> Option<ForwardStats> {
+        self.forwarder.as_ref().map(ForwarderThread::stats)
+    }
+
+    pub fn wire_stats(&self) -> WireStats {
+        self.host_end.stats()
+    }
+
+    /// The host end of the wire, for tests that exchange raw frames (only when no forwarder
+    /// runs: it would take the frames first).
+    pub fn host_end(&self) -> Option<&WireEnd> {
+        self.forwarder.is_none().then_some(&self.host_end)
+    }
+
+    /// Injects an RX overflow storm at the NIC's next tick.
+    pub fn storm(&self) -> &StormHandle {
+        &self.storm
+    }
+}

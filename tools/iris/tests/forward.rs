@@ -1,0 +1,230 @@
+//! Port forwarding end to end without Unicorn: host TCP clients → forwarder thread → host-side
+//! smoltcp → virtual wire → HPC3/Seeq model → fake RAM → the module's Seeq driver → a guest-side
+//! smoltcp stack running echo servers (a stand-in for the module's HTTP server).
+
+mod enet_support;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::mpsc;
+use std::time::{Duration, Instant as StdInstant};
+
+use enet_support::*;
+use iris::devices::hpc3_enet::SeeqChip;
+use iris::net::{Forward, Forwarder, ForwarderThread, HostNet};
+use irix7_mcp::drivers::seeq::Config as NicConfig;
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
+use smoltcp::socket::tcp;
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+
+const ECHO_PORT: u16 = 7801;
+/// Listening sockets on the guest: at least as many as concurrent clients.
+const GUEST_SOCKETS: usize = 64;
+
+/// The guest side: the module's driver under a smoltcp interface with echo sockets.
+struct Guest {
+    rig: Rig,
+    iface: Interface,
+    sockets: SocketSet<'static>,
+    handles: Vec<SocketHandle>,
+    start: StdInstant,
+}
+
+impl Guest {
+    fn new(rig: Rig, net: HostNet) -> Guest {
+        let mut rig = rig;
+        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(MAC)));
+        config.random_seed = 7;
+        let mut iface = Interface::new(config, &mut rig.drv, Instant::ZERO);
+        iface.update_ip_addrs(|a| {
+            a.push(IpCidr::new(IpAddress::Ipv4(net.guest_ip), net.prefix))
+                .unwrap();
+        });
+        let mut sockets = SocketSet::new(Vec::new());
+        let handles = (0..GUEST_SOCKETS)
+            .map(|_| {
+                let s = tcp::Socket::new(
+                    tcp::SocketBuffer::new(vec![0; 8192]),
+                    tcp::SocketBuffer::new(vec![0; 8192]),
+                );
+                sockets.add(s)
+            })
+            .collect();
+        Guest {
+            rig,
+            iface,
+            sockets,
+            handles,
+            start: StdInstant::now(),
+        }
+    }
+
+    /// One round: NIC DMA, the stack, the echo servers.
+    fn run_once(&mut self) {
+        let now = Instant::from_micros(self.start.elapsed().as_micros() as i64);
+        self.rig.step();
+        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
+        for h in &self.handles {
+            let s = self.sockets.get_mut::<tcp::Socket>(*h);
+            if !s.is_open() {
+                s.listen(ECHO_PORT).unwrap();
+            }
+            while s.can_recv() && s.can_send() {
+                let space = s.send_capacity() - s.send_queue();
+                let data = s.recv(|b| {
+                    let n = b.len().min(space);
+                    (n, b[..n].to_vec())
+                });
+                match data {
+                    Ok(d) if !d.is_empty() => {
+                        s.send_slice(&d).unwrap();
+                    }
+                    _ => break,
+                }
+            }
+            if s.state() == tcp::State::CloseWait && !s.can_recv() && s.send_queue() == 0 {
+                s.close();
+            }
+        }
+        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
+        self.rig.step();
+    }
+
+    /// Runs the guest until `done` has received `n` results or `limit` passes.
+    fn run_until<T>(&mut self, done: &mpsc::Receiver<T>, n: usize, limit: Duration) -> Vec<T> {
+        let deadline = StdInstant::now() + limit;
+        let mut results = Vec::new();
+        while results.len() < n && StdInstant::now() < deadline {
+            self.run_once();
+            results.extend(done.try_iter());
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        results
+    }
+}
+
+fn setup(forwards: &[Forward]) -> (Guest, ForwarderThread) {
+    let net = HostNet::default();
+    let rig = rig_with(
+        SeeqChip::C80C03,
+        NicConfig {
+            rx_ring: 32,
+            tx_ring: 16,
+        },
+    );
+    let fwd = Forwarder::new(rig.host.clone(), net, forwards).unwrap();
+    let thread = ForwarderThread::spawn(fwd);
+    (Guest::new(rig, net), thread)
+}
+
+/// Sends `payload`, half-closes, reads everything back until the guest closes.
+fn echo_client(addr: SocketAddr, payload: Vec<u8>) -> Result<Vec<u8>, String> {
+    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let reader = {
+        let mut r = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let mut got = Vec::new();
+            r.read_to_end(&mut got)
+                .map(|_| got)
+                .map_err(|e| e.to_string())
+        })
+    };
+    s.write_all(&payload).map_err(|e| e.to_string())?;
+    s.shutdown(Shutdown::Write).map_err(|e| e.to_string())?;
+    reader.join().unwrap()
+}
+
+#[test]
+fn many_concurrent_clients_echo_through_the_forwarder() {
+    let (mut guest, fwd) = setup(&[Forward {
+        host_port: 0,
+        guest_port: ECHO_PORT,
+    }]);
+    let addr = fwd.local_addrs()[0];
+    let (tx, rx) = mpsc::channel();
+    const CLIENTS: usize = 60;
+    for i in 0..CLIENTS {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let payload: Vec<u8> = format!("client {i} says hello\n")
+                .repeat(40 + i)
+                .into_bytes();
+            let r = echo_client(addr, payload.clone());
+            tx.send((i, r.map(|got| got == payload))).unwrap();
+        });
+    }
+    let results = guest.run_until(&rx, CLIENTS, Duration::from_secs(60));
+    assert_eq!(results.len(), CLIENTS, "all clients finished");
+    for (i, r) in &results {
+        assert_eq!(r, &Ok(true), "client {i}");
+    }
+    // Every connection is torn down on both sides.
+    let deadline = StdInstant::now() + Duration::from_secs(10);
+    while fwd.stats().open > 0 && StdInstant::now() < deadline {
+        guest.run_once();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let st = fwd.stats();
+    assert_eq!(
+        (st.accepted, st.closed, st.open, st.refused),
+        (CLIENTS as u64, CLIENTS as u64, 0, 0)
+    );
+    let c = guest.rig.counters();
+    assert!(c.rx_frames > 0 && c.tx_frames > 0);
+    assert_eq!(c.rx_errors + c.rx_bad_length + c.tx_ring_full, 0);
+}
+
+#[test]
+fn a_large_transfer_crosses_many_windows() {
+    let (mut guest, fwd) = setup(&[Forward {
+        host_port: 0,
+        guest_port: ECHO_PORT,
+    }]);
+    let addr = fwd.local_addrs()[0];
+    let (tx, rx) = mpsc::channel();
+    let payload: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    {
+        let payload = payload.clone();
+        std::thread::spawn(move || tx.send(echo_client(addr, payload)).unwrap());
+    }
+    let results = guest.run_until(&rx, 1, Duration::from_secs(120));
+    let got = results
+        .into_iter()
+        .next()
+        .expect("the client finished")
+        .unwrap();
+    assert_eq!(got.len(), payload.len());
+    assert!(got == payload);
+}
+
+#[test]
+fn a_closed_guest_port_closes_the_host_connection() {
+    let (mut guest, fwd) = setup(&[Forward {
+        host_port: 0,
+        guest_port: 80,
+    }]);
+    let addr = fwd.local_addrs()[0];
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = [0u8; 16];
+        let r = match s.read(&mut buf) {
+            Ok(0) => Ok(()),
+            Ok(n) => Err(format!("{n} unexpected bytes")),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => Ok(()),
+            Err(e) => Err(e.to_string()),
+        };
+        tx.send(r).unwrap();
+    });
+    let results = guest.run_until(&rx, 1, Duration::from_secs(20));
+    assert_eq!(results, vec![Ok(())]);
+    let deadline = StdInstant::now() + Duration::from_secs(10);
+    while fwd.stats().open > 0 && StdInstant::now() < deadline {
+        guest.run_once();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(fwd.stats().open, 0);
+}
