@@ -62,6 +62,11 @@ impl Module {
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
         work |= self.stack.poll(now_ms);
+        // A reset or power-off answered by a tool happens only after its answer has left;
+        // until then the kernel should keep polling.
+        let mut ctx = self.ctx.borrow_mut();
+        tools::pending::run_due(&mut ctx, now_ms);
+        work |= ctx.pending.is_some();
         i32::from(work)
     }
 
@@ -226,6 +231,8 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         abi_version,
         heap: heap_usage,
         net: NetUsage::default(),
+        pending: None,
+        fs: None,
     }));
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         entropy.stir(kernel.clock_ms());

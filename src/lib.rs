@@ -8,12 +8,14 @@
 extern crate alloc;
 
 pub mod abi;
-pub mod entropy;
 pub mod drivers;
+pub mod entropy;
 pub mod fs;
 pub mod modinfo;
 pub mod net;
 pub mod platform;
+pub mod serial_ring;
+pub mod shell;
 pub mod status;
 pub mod tools;
 

@@ -1,8 +1,16 @@
 //! The MCP tools: one file per tool family, each a table of [`ToolDef`]s with schemas and
 //! handlers that call subsystems through the [`Ctx`]. Nothing here touches hardware.
 
+pub mod args;
+pub mod console;
+pub mod pending;
+pub mod proc;
+pub mod serial;
+pub mod shell;
 pub mod system;
 
+use crate::fs::block::{BlockDevice, IoError};
+use crate::fs::overlay::Overlay;
 use crate::platform::Platform;
 use crate::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
@@ -17,6 +25,26 @@ pub struct Ctx {
     pub heap: fn() -> HeapUsage,
     /// The network figures, refreshed by the server on each poll.
     pub net: NetUsage,
+    /// A reset or power-off a tool has answered for; the module's `poll` carries it out.
+    pub pending: Option<pending::Pending>,
+    /// The merged filesystem (EROFS image + RAM overlay), once mounted.
+    pub fs: Option<Fs>,
+}
+
+/// The merged filesystem every file tool and the shell use.
+pub type Fs = Overlay<Disk>;
+
+/// The disk under the filesystem: the kernel's `block_read` on the Indy, memory in tests. A
+/// boxed device keeps [`Ctx`] free of type parameters.
+pub struct Disk(pub Box<dyn BlockDevice>);
+
+impl BlockDevice for Disk {
+    fn read(&mut self, lba: u32, count: u32, buf: &mut [u8]) -> Result<(), IoError> {
+        self.0.read(lba, count, buf)
+    }
+    fn block_count(&self) -> u32 {
+        self.0.block_count()
+    }
 }
 
 impl Ctx {
@@ -29,27 +57,50 @@ impl Ctx {
 /// Registers every tool family and resource in a stable order.
 pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_tools(system::TOOLS)?;
+    server.register_tools(serial::TOOLS)?;
+    server.register_tools(console::TOOLS)?;
+    server.register_tools(shell::TOOLS)?;
+    server.register_tools(proc::TOOLS)?;
     server.register_resources(system::RESOURCES);
+    server.register_resources(serial::RESOURCES);
     Ok(())
 }
 
 #[cfg(test)]
 pub(crate) mod fake {
-    //! A machine for host tests.
+    //! A machine for host tests. Its state sits behind an `Rc` the test keeps, so a test can
+    //! change the machine (clock, serial head, process list) and see what the tools did to it
+    //! (console bytes, keystrokes, resets) while the server owns the context.
     use super::*;
     use crate::abi::table::{MachineStatus, ProcInfo};
+    use alloc::rc::Rc;
     use alloc::vec::Vec;
-    use core::cell::Cell;
+    use core::cell::{Cell, RefCell};
 
-    pub struct FakePlatform {
+    pub struct FakeState {
         pub now: Cell<u64>,
         pub resets: Cell<u32>,
-        pub console: core::cell::RefCell<Vec<u8>>,
+        pub poweroffs: Cell<u32>,
+        /// Everything written to the console.
+        pub console: RefCell<Vec<u8>>,
+        /// The serial ring's head (bytes ever written); the ring's bytes are fixed at creation.
+        pub serial_head: Cell<u32>,
+        /// Keystrokes queued on the console input.
+        pub keys: RefCell<Vec<u8>>,
+        /// How many more keystrokes the input queue takes.
+        pub key_room: Cell<usize>,
+        /// The kernel's process list.
+        pub procs: RefCell<Vec<ProcInfo>>,
+    }
+
+    pub struct FakePlatform {
+        pub state: Rc<FakeState>,
+        pub ring: Vec<u8>,
     }
 
     impl Platform for FakePlatform {
         fn clock_ms(&self) -> u64 {
-            self.now.get()
+            self.state.now.get()
         }
         fn machine_status(&self) -> MachineStatus {
             let mut os = [0u8; 16];
@@ -58,35 +109,82 @@ pub(crate) mod fake {
                 ip: [0; 4],
                 mac: [8, 0, 0x69, 1, 2, 3, 0, 0],
                 ram_bytes: 64 << 20,
-                uptime_ms: self.now.get() as u32,
+                uptime_ms: self.state.now.get() as u32,
                 unix_time: 1_796_000_000,
                 os_version: os,
             }
         }
         fn console_write(&self, bytes: &[u8]) {
-            self.console.borrow_mut().extend_from_slice(bytes);
+            self.state.console.borrow_mut().extend_from_slice(bytes);
         }
         fn serial_ring(&self) -> (&[u8], u32) {
-            (&[], 0)
+            (&self.ring, self.state.serial_head.get())
         }
-        fn processes(&self, _max: usize) -> Vec<ProcInfo> {
-            Vec::new()
+        fn processes(&self, max: usize) -> Vec<ProcInfo> {
+            self.state
+                .procs
+                .borrow()
+                .iter()
+                .take(max)
+                .copied()
+                .collect()
         }
         fn console_input(&self, bytes: &[u8]) -> usize {
-            bytes.len()
+            let n = bytes.len().min(self.state.key_room.get());
+            self.state.key_room.set(self.state.key_room.get() - n);
+            self.state.keys.borrow_mut().extend_from_slice(&bytes[..n]);
+            n
         }
         fn reset(&self) {
-            self.resets.set(self.resets.get() + 1);
+            self.state.resets.set(self.state.resets.get() + 1);
         }
-        fn poweroff(&self) {}
+        fn poweroff(&self) {
+            self.state.poweroffs.set(self.state.poweroffs.get() + 1);
+        }
+    }
+
+    /// A process list entry.
+    pub fn proc(pid: u32, state: u32, cpu_ms: u32, name: &str) -> ProcInfo {
+        let mut n = [0u8; 20];
+        let len = name.len().min(20);
+        n[..len].copy_from_slice(&name.as_bytes()[..len]);
+        ProcInfo {
+            pid,
+            state,
+            cpu_ms,
+            name: n,
+        }
     }
 
     pub fn ctx() -> Ctx {
-        Ctx {
+        ctx_and_state().0
+    }
+
+    /// A context and the machine state behind it, with an empty serial ring.
+    pub fn ctx_and_state() -> (Ctx, Rc<FakeState>) {
+        ctx_with_ring(Vec::new(), 0)
+    }
+
+    /// A context whose serial ring holds `ring` with `head` bytes written so far.
+    pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
+        let state = Rc::new(FakeState {
+            now: Cell::new(12_345),
+            resets: Cell::new(0),
+            poweroffs: Cell::new(0),
+            console: RefCell::default(),
+            serial_head: Cell::new(head),
+            keys: RefCell::default(),
+            key_room: Cell::new(64),
+            procs: RefCell::new(alloc::vec![
+                proc(0, 1, 246, "kernel"),
+                proc(1, 2, 12, "init"),
+                proc(5, 0, 1500, "mcpd"),
+            ]),
+        });
+        let ctx = Ctx {
             platform: Box::new(FakePlatform {
-                now: Cell::new(12_345),
-                resets: Cell::new(0),
-                console: Default::default(),
+                state: state.clone(),
+                ring,
             }),
             abi_version: 10,
             heap: || HeapUsage {
@@ -99,7 +197,10 @@ pub(crate) mod fake {
                 port: 7801,
                 ..NetUsage::default()
             },
-        }
+            pending: None,
+            fs: None,
+        };
+        (ctx, state)
     }
 }
 
@@ -115,6 +216,11 @@ pub(crate) mod harness {
     use serde_json::{Value, json};
 
     pub fn server() -> McpServer<Ctx> {
+        server_with(fake::ctx())
+    }
+
+    /// A server over a given context (e.g. one from [`fake::ctx_with_ring`]).
+    pub fn server_with(ctx: Ctx) -> McpServer<Ctx> {
         let config = rpc::mcp::Config::new("7.0.0", None);
         let mut counter = 0u8;
         let entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
@@ -123,7 +229,7 @@ pub(crate) mod harness {
                 *b = counter;
             }
         });
-        let mut s = McpServer::new(config, Rc::new(RefCell::new(fake::ctx())), entropy);
+        let mut s = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
         register(&mut s).expect("tables register");
         s
     }
@@ -171,7 +277,11 @@ pub(crate) mod harness {
         };
         let text = String::from_utf8(text).unwrap();
         // An SSE body carries the response as the last `data:` line.
-        let json_text = match text.lines().filter_map(|l| l.strip_prefix("data:")).last() {
+        let json_text = match text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .next_back()
+        {
             Some(d) => String::from(d.trim()),
             None => text,
         };

@@ -1,6 +1,9 @@
-//! System tools: `status` and `echo`, and the `irix7://status` resource.
+//! System tools: `status`, `echo`, `system.reset`, `system.poweroff`, and the
+//! `irix7://status`, `irix7://net`, `irix7://mem` resources.
 
-use super::Ctx;
+use super::pending::{self, Action};
+use super::{Ctx, args};
+use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -38,7 +41,40 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         requires: &[],
         start: echo,
     },
+    ToolDef {
+        name: "system.reset",
+        title: Some("Reset the machine"),
+        description: "Resets the Indy: answers first, then resets `delay_ms` later (default \
+                      250). The module is reloaded at boot and serves again; clients reconnect. \
+                      Overlay files written with fs.write are lost.",
+        input_schema: DELAY_INPUT,
+        output_schema: Some(ACTION_OUTPUT),
+        annotations: Annotations::DESTRUCTIVE,
+        requires: &[],
+        start: reset,
+    },
+    ToolDef {
+        name: "system.poweroff",
+        title: Some("Power off the machine"),
+        description: "Powers the Indy off: answers first, then powers off `delay_ms` later \
+                      (default 250). Nothing answers afterwards until someone powers it on.",
+        input_schema: DELAY_INPUT,
+        output_schema: Some(ACTION_OUTPUT),
+        annotations: Annotations::DESTRUCTIVE,
+        requires: &[],
+        start: poweroff,
+    },
 ];
+
+const DELAY_INPUT: &str = r#"{"type":"object","properties":{
+  "delay_ms":{"type":"integer","minimum":100,"maximum":60000,"default":250,
+    "description":"Milliseconds between the answer and the action"}},
+  "additionalProperties":false}"#;
+
+const ACTION_OUTPUT: &str = r#"{"type":"object","properties":{
+  "action":{"type":"string","enum":["reset","poweroff"]},
+  "in_ms":{"type":"integer","description":"Milliseconds until the action"}},
+  "required":["action","in_ms"]}"#;
 
 const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
   "module":{"type":"string"},"module_version":{"type":"string"},"abi":{"type":"integer"},
@@ -51,14 +87,33 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
   "required":["module","module_version","abi","os_version","uptime_ms","date","ip","mac",
     "ram_bytes","heap"]}"#;
 
-pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
-    uri: "irix7://status",
-    name: "status",
-    title: Some("Machine status"),
-    description: "The machine's status as plain text (what the `status` tool reports).",
-    mime_type: Some("text/plain"),
-    read: read_status,
-}];
+pub const RESOURCES: &[ResourceDef<Ctx>] = &[
+    ResourceDef {
+        uri: "irix7://status",
+        name: "status",
+        title: Some("Machine status"),
+        description: "The machine's status as plain text (what the `status` tool reports).",
+        mime_type: Some("text/plain"),
+        read: read_status,
+    },
+    ResourceDef {
+        uri: "irix7://net",
+        name: "net",
+        title: Some("Network"),
+        description: "The module's network figures as plain text: address, MAC, ports, \
+                      connections, requests served.",
+        mime_type: Some("text/plain"),
+        read: read_net,
+    },
+    ResourceDef {
+        uri: "irix7://mem",
+        name: "mem",
+        title: Some("Memory"),
+        description: "RAM and the module heap's figures as plain text.",
+        mime_type: Some("text/plain"),
+        read: read_mem,
+    },
+];
 
 fn status(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(
@@ -77,12 +132,93 @@ fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     Ok(Started::Done(out))
 }
 
-fn read_status(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
-    Ok(vec![ResourceContents::Text {
+/// Schedules a reset or power-off and answers when it will happen.
+pub fn schedule(
+    ctx: &mut Ctx,
+    action: Action,
+    now_ms: u64,
+    delay_ms: u64,
+) -> Result<u64, ToolError> {
+    let p = pending::schedule(&mut ctx.pending, action, now_ms, delay_ms)?;
+    Ok(p.at_ms.saturating_sub(now_ms))
+}
+
+fn scheduled(
+    ctx: &mut Ctx,
+    call: &ToolCall<'_>,
+    action: Action,
+) -> Result<Started<Ctx>, ToolError> {
+    let delay = args::opt_u64(call, "delay_ms")?.unwrap_or(pending::DEFAULT_DELAY_MS);
+    let in_ms = schedule(ctx, action, call.now_ms, delay)?;
+    Ok(Started::Done(ToolOutput::structured(serde_json::json!({
+        "action": action.as_str(),
+        "in_ms": in_ms,
+    }))))
+}
+
+fn reset(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    scheduled(ctx, call, Action::Reset)
+}
+
+fn poweroff(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    scheduled(ctx, call, Action::Poweroff)
+}
+
+/// The network figures as text (`irix7://net`, the shell's `net`).
+pub fn net_text(ctx: &Ctx) -> String {
+    let st = ctx.status();
+    let n = &st.net;
+    format!(
+        "ip          {ip}/{prefix}\n\
+         mac         {mac}\n\
+         mcp port    {port} (and 80)\n\
+         connections {conn} open\n\
+         requests    {req} served\n",
+        ip = st.ip_text(),
+        prefix = n.prefix_len,
+        mac = st.mac_text(),
+        port = n.port,
+        conn = n.open_connections,
+        req = n.requests,
+    )
+}
+
+/// The memory figures as text (`irix7://mem`, the shell's `mem`).
+pub fn mem_text(ctx: &Ctx) -> String {
+    let st = ctx.status();
+    let h = st.heap;
+    format!(
+        "ram         {ram} MiB\n\
+         heap size   {size} bytes\n\
+         heap used   {used} bytes\n\
+         heap free   {free} bytes\n\
+         heap peak   {peak} bytes\n",
+        ram = st.ram_bytes >> 20,
+        size = h.size,
+        used = h.used,
+        free = h.size.saturating_sub(h.used),
+        peak = h.peak,
+    )
+}
+
+fn text_resource(uri: &str, text: String) -> Vec<ResourceContents> {
+    vec![ResourceContents::Text {
         uri: String::from(uri),
         mime_type: Some(String::from("text/plain")),
-        text: ctx.status().to_text(),
-    }])
+        text,
+    }]
+}
+
+fn read_status(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+    Ok(text_resource(uri, ctx.status().to_text()))
+}
+
+fn read_net(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+    Ok(text_resource(uri, net_text(ctx)))
+}
+
+fn read_mem(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+    Ok(text_resource(uri, mem_text(ctx)))
 }
 
 #[cfg(test)]
@@ -161,6 +297,109 @@ mod tests {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["status", "echo"]);
+        assert_eq!(
+            names,
+            [
+                "status",
+                "echo",
+                "system.reset",
+                "system.poweroff",
+                "serial.read",
+                "serial.write",
+                "console.write",
+                "input.keys",
+                "shell.exec",
+                "proc.list"
+            ]
+        );
+        let reset = &r["result"]["tools"][2];
+        assert_eq!(reset["annotations"]["destructiveHint"], true);
+        assert_eq!(reset["annotations"]["readOnlyHint"], false);
+    }
+
+    #[test]
+    fn reset_answers_first_and_happens_after_the_deadline() {
+        let (ctx, state) = crate::tools::fake::ctx_and_state();
+        let mut s = crate::tools::harness::server_with(ctx);
+        let r = call(&mut s, "system.reset", json!({}));
+        assert_eq!(
+            r["structuredContent"],
+            json!({"action": "reset", "in_ms": 250})
+        );
+        assert_eq!(state.resets.get(), 0, "the answer comes before the reset");
+        let ctx = s.context().clone();
+        let pending = ctx.borrow().pending;
+        assert_eq!(
+            pending.map(|p| (p.action, p.at_ms)),
+            Some((super::Action::Reset, 1250)),
+            "the harness calls at 1000 ms"
+        );
+        // A second request, even a power-off, does not replace it.
+        let r = call(&mut s, "system.poweroff", json!({"delay_ms": 100}));
+        assert_eq!(r["isError"], true);
+        assert!(
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("E_BUSY: a reset is already scheduled")
+        );
+        assert!(crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1249).is_none());
+        assert_eq!(state.resets.get(), 0);
+        crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1250);
+        assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
+    }
+
+    #[test]
+    fn poweroff_takes_a_delay_within_bounds() {
+        let (ctx, state) = crate::tools::fake::ctx_and_state();
+        let mut s = crate::tools::harness::server_with(ctx);
+        let r = call(&mut s, "system.poweroff", json!({"delay_ms": 50}));
+        assert_eq!(r["isError"], true, "below the schema minimum");
+        let r = call(&mut s, "system.poweroff", json!({"delay_ms": 2000}));
+        assert_eq!(r["structuredContent"]["in_ms"], 2000);
+        let ctx = s.context().clone();
+        crate::tools::pending::run_due(&mut ctx.borrow_mut(), 3000);
+        assert_eq!((state.resets.get(), state.poweroffs.get()), (0, 1));
+    }
+
+    #[test]
+    fn net_and_mem_resources_are_text() {
+        let mut s = server();
+        let r = request(
+            &mut s,
+            "resources/read",
+            Some("irix7://net"),
+            json!({"uri": "irix7://net"}),
+        );
+        let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+        assert!(text.contains("ip          172.31.77.2/0\n"), "{text}");
+        assert!(text.contains("mcp port    7801"), "{text}");
+        let r = request(
+            &mut s,
+            "resources/read",
+            Some("irix7://mem"),
+            json!({"uri": "irix7://mem"}),
+        );
+        let c = &r["result"]["contents"][0];
+        assert_eq!(c["mimeType"], "text/plain");
+        let text = c["text"].as_str().unwrap();
+        assert!(text.contains("heap used   1000 bytes\n"), "{text}");
+        assert!(text.contains("heap free   16776216 bytes\n"), "{text}");
+        let r = request(&mut s, "resources/list", None, json!({}));
+        let uris: std::vec::Vec<&str> = r["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            uris,
+            [
+                "irix7://status",
+                "irix7://net",
+                "irix7://mem",
+                "irix7://serial"
+            ]
+        );
     }
 }

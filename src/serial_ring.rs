@@ -1,0 +1,221 @@
+//! Reads the kernel's serial ring by absolute byte offset.
+//!
+//! The kernel appends everything written to the console to a ring of `size` bytes and counts
+//! the bytes ever written (`head`); byte `n` lives at `n % size`. A reader remembers the offset
+//! it has read up to and asks again from there: bytes older than `head - size` are gone (it is
+//! told how many), an offset past `head` has not been written yet (an error). The counter is the
+//! ABI's 32-bit word, so offsets are `u32`; after 4 GiB of console output it wraps and older
+//! offsets read as "in the future" (the error tells the current head to restart from).
+//!
+//! Pure: works on a byte slice and a head value, so the wrap-around logic is tested on the host.
+
+use alloc::vec::Vec;
+
+/// One read of the ring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Absolute offset of `data[0]`.
+    pub offset: u32,
+    /// The bytes read, in order.
+    pub data: Vec<u8>,
+    /// Bytes between the requested offset and `offset` that the ring no longer holds.
+    pub lost: u32,
+    /// The oldest offset the ring held when read.
+    pub oldest: u32,
+    /// The head (total bytes written) when read.
+    pub head: u32,
+}
+
+impl Chunk {
+    /// The offset to ask for next.
+    pub fn next_offset(&self) -> u32 {
+        self.offset.saturating_add(self.data.len() as u32)
+    }
+
+    /// Whether the read reached the head.
+    pub fn eof(&self) -> bool {
+        self.next_offset() >= self.head
+    }
+
+    /// The kernel may write while the bytes are copied: once the head has moved to `head_after`,
+    /// every byte older than `head_after - size` may have been overwritten during the copy. Drops
+    /// those from the front and counts them as lost, so no corrupted byte is ever returned.
+    pub fn discard_overwritten(&mut self, head_after: u32, size: usize) {
+        let size = u32::try_from(size).unwrap_or(u32::MAX);
+        let oldest_after = head_after.saturating_sub(size);
+        if oldest_after <= self.offset {
+            return;
+        }
+        let gone = (oldest_after - self.offset).min(self.data.len() as u32);
+        self.data.drain(..gone as usize);
+        self.offset += gone;
+        self.lost = self.lost.saturating_add(gone);
+        self.oldest = oldest_after;
+    }
+}
+
+/// Why a read was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingError {
+    /// The requested offset has not been written yet.
+    Future { offset: u64, head: u32 },
+}
+
+/// The oldest offset a ring of `size` bytes still holds at `head`.
+pub fn oldest(size: usize, head: u32) -> u32 {
+    head.saturating_sub(u32::try_from(size).unwrap_or(u32::MAX))
+}
+
+/// Copies at most `max` bytes of `ring` from absolute `offset` (default: the oldest byte held).
+/// An offset older than the ring starts at the oldest byte and reports the gap as `lost`.
+pub fn read(ring: &[u8], head: u32, offset: Option<u64>, max: usize) -> Result<Chunk, RingError> {
+    let size = ring.len();
+    let oldest = oldest(size, head);
+    let want = offset.unwrap_or(u64::from(oldest));
+    if want > u64::from(head) {
+        return Err(RingError::Future { offset: want, head });
+    }
+    // `want <= head`, so it fits in u32.
+    let want = want as u32;
+    let start = want.max(oldest);
+    let lost = start - want;
+    let len = ((head - start) as usize).min(max);
+    let mut data = Vec::new();
+    if len > 0 {
+        // `size > 0` here: `head - start <= size` because `start >= oldest`.
+        data.reserve_exact(len);
+        let pos = start as usize % size;
+        let first = len.min(size - pos);
+        if let Some(a) = ring.get(pos..pos + first) {
+            data.extend_from_slice(a);
+        }
+        if let Some(b) = ring.get(..len - first) {
+            data.extend_from_slice(b);
+        }
+    }
+    Ok(Chunk {
+        offset: start,
+        data,
+        lost,
+        oldest,
+        head,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring of `size` bytes after writing `written` bytes, byte `n` being `n as u8`.
+    fn ring_after(size: usize, written: u32) -> (Vec<u8>, u32) {
+        let mut ring = alloc::vec![0u8; size];
+        for n in 0..written {
+            ring[n as usize % size] = n as u8;
+        }
+        (ring, written)
+    }
+
+    fn expected(from: u32, to: u32) -> Vec<u8> {
+        (from..to).map(|n| n as u8).collect()
+    }
+
+    #[test]
+    fn reads_from_the_oldest_byte_by_default() {
+        let (ring, head) = ring_after(16, 10);
+        let c = read(&ring, head, None, 100).unwrap();
+        assert_eq!((c.offset, c.lost, c.oldest, c.head), (0, 0, 0, 10));
+        assert_eq!(c.data, expected(0, 10));
+        assert_eq!(c.next_offset(), 10);
+        assert!(c.eof());
+    }
+
+    #[test]
+    fn reads_across_the_wrap() {
+        let (ring, head) = ring_after(16, 40);
+        // Oldest is 24 (at index 8); 24..40 spans indices 8..16 and 0..8.
+        let c = read(&ring, head, Some(30), 100).unwrap();
+        assert_eq!((c.offset, c.lost, c.oldest), (30, 0, 24));
+        assert_eq!(c.data, expected(30, 40));
+        let c = read(&ring, head, None, 100).unwrap();
+        assert_eq!(c.data, expected(24, 40));
+        assert!(c.eof());
+    }
+
+    #[test]
+    fn an_offset_older_than_the_ring_reports_lost_bytes() {
+        let (ring, head) = ring_after(16, 40);
+        let c = read(&ring, head, Some(5), 100).unwrap();
+        assert_eq!((c.offset, c.lost, c.oldest), (24, 19, 24));
+        assert_eq!(c.data, expected(24, 40));
+    }
+
+    #[test]
+    fn max_limits_the_read_and_next_offset_continues() {
+        let (ring, head) = ring_after(16, 40);
+        let c = read(&ring, head, Some(26), 4).unwrap();
+        assert_eq!(c.data, expected(26, 30));
+        assert!(!c.eof());
+        let c = read(&ring, head, Some(u64::from(c.next_offset())), 100).unwrap();
+        assert_eq!(c.data, expected(30, 40));
+        assert!(c.eof());
+    }
+
+    #[test]
+    fn reading_at_the_head_is_empty_and_eof() {
+        let (ring, head) = ring_after(16, 40);
+        let c = read(&ring, head, Some(40), 100).unwrap();
+        assert!(c.data.is_empty() && c.eof());
+        assert_eq!(c.next_offset(), 40);
+    }
+
+    #[test]
+    fn a_future_offset_is_an_error() {
+        let (ring, head) = ring_after(16, 40);
+        assert_eq!(
+            read(&ring, head, Some(41), 10),
+            Err(RingError::Future {
+                offset: 41,
+                head: 40
+            })
+        );
+        assert!(read(&ring, head, Some(u64::MAX), 10).is_err());
+    }
+
+    #[test]
+    fn an_empty_ring_reads_nothing() {
+        let c = read(&[], 0, None, 10).unwrap();
+        assert!(c.data.is_empty() && c.eof());
+        // A zero-sized ring that claims bytes were written holds none of them.
+        let c = read(&[], 7, Some(2), 10).unwrap();
+        assert_eq!((c.offset, c.lost, c.data.len()), (7, 5, 0));
+    }
+
+    #[test]
+    fn bytes_overwritten_during_the_copy_are_dropped_as_lost() {
+        let (ring, head) = ring_after(16, 40);
+        let mut c = read(&ring, head, Some(24), 100).unwrap();
+        // The kernel wrote 5 more bytes meanwhile: 24..29 may have been overwritten.
+        c.discard_overwritten(45, 16);
+        assert_eq!((c.offset, c.lost, c.oldest), (29, 5, 29));
+        assert_eq!(c.data, expected(29, 40));
+        // A head that did not move past the data changes nothing.
+        let mut c = read(&ring, head, Some(30), 100).unwrap();
+        c.discard_overwritten(46, 16);
+        assert_eq!((c.offset, c.lost), (30, 0));
+        // Everything overwritten: nothing returned, next offset at the new oldest.
+        let mut c = read(&ring, head, Some(24), 100).unwrap();
+        c.discard_overwritten(100, 16);
+        assert!(c.data.is_empty());
+        assert_eq!((c.offset, c.lost), (40, 16));
+    }
+
+    #[test]
+    fn wraps_at_the_full_size_of_a_real_ring() {
+        let size = 8192;
+        let (ring, head) = ring_after(size, 3 * 8192 + 100);
+        let c = read(&ring, head, Some(0), usize::MAX).unwrap();
+        assert_eq!(c.lost, 2 * 8192 + 100);
+        assert_eq!(c.data.len(), size);
+        assert_eq!(c.data, expected(2 * 8192 + 100, 3 * 8192 + 100));
+    }
+}

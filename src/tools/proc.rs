@@ -1,0 +1,118 @@
+//! `proc.list`: the kernel's process list (pid, name, state, CPU time) through the ABI.
+
+use super::Ctx;
+use crate::abi::table::ProcInfo;
+use crate::platform::c_str;
+use alloc::vec::Vec;
+use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use serde_json::{Value, json};
+
+/// Most processes read from the kernel in one call.
+pub const PROC_MAX: usize = 256;
+
+pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+    name: "proc.list",
+    title: Some("List processes"),
+    description: "The kernel's process table: pid, name, state (running, ready, sleeping, \
+                  stopped, zombie) and CPU time in milliseconds.",
+    input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
+    output_schema: Some(
+        r#"{"type":"object","properties":{
+  "count":{"type":"integer"},
+  "processes":{"type":"array","items":{"type":"object","properties":{
+    "pid":{"type":"integer"},"name":{"type":"string"},
+    "state":{"type":"string","enum":["running","ready","sleeping","stopped","zombie","unknown"]},
+    "cpu_ms":{"type":"integer"}},"required":["pid","name","state","cpu_ms"]}}},
+  "required":["count","processes"]}"#,
+    ),
+    annotations: Annotations::READ_ONLY,
+    requires: &[],
+    start: list,
+}];
+
+/// The name of an ABI process state.
+pub fn state_name(state: u32) -> &'static str {
+    match state {
+        0 => "running",
+        1 => "ready",
+        2 => "sleeping",
+        3 => "stopped",
+        4 => "zombie",
+        _ => "unknown",
+    }
+}
+
+/// The process list, sorted by pid.
+pub fn processes(ctx: &Ctx) -> Vec<ProcInfo> {
+    let mut list = ctx.platform.processes(PROC_MAX);
+    list.truncate(PROC_MAX);
+    list.sort_by_key(|p| p.pid);
+    list
+}
+
+fn list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let procs: Vec<Value> = processes(ctx)
+        .iter()
+        .map(|p| {
+            json!({
+                "pid": p.pid,
+                "name": c_str(&p.name),
+                "state": state_name(p.state),
+                "cpu_ms": p.cpu_ms,
+            })
+        })
+        .collect();
+    Ok(Started::Done(ToolOutput::structured(json!({
+        "count": procs.len(),
+        "processes": procs,
+    }))))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::fake;
+    use crate::tools::harness::{call, server_with};
+    use serde_json::json;
+
+    #[test]
+    fn lists_the_kernel_processes_by_pid() {
+        let (ctx, state) = fake::ctx_and_state();
+        state.procs.borrow_mut().push(fake::proc(3, 7, 9, "getty"));
+        state
+            .procs
+            .borrow_mut()
+            .push(fake::proc(2, 4, 0, "a-name-of-twenty-ch"));
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "proc.list", json!({}));
+        let st = &r["structuredContent"];
+        assert_eq!(st["count"], 5);
+        let pids: std::vec::Vec<u64> = st["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pid"].as_u64().unwrap())
+            .collect();
+        assert_eq!(pids, [0, 1, 2, 3, 5]);
+        assert_eq!(
+            st["processes"][4],
+            json!({"pid": 5, "name": "mcpd", "state": "running", "cpu_ms": 1500})
+        );
+        assert_eq!(st["processes"][2]["state"], "zombie");
+        assert_eq!(st["processes"][2]["name"], "a-name-of-twenty-ch");
+        assert_eq!(st["processes"][3]["state"], "unknown");
+    }
+
+    #[test]
+    fn the_list_is_bounded() {
+        let (ctx, state) = fake::ctx_and_state();
+        for pid in 10..400 {
+            state
+                .procs
+                .borrow_mut()
+                .push(fake::proc(pid, 2, 0, "worker"));
+        }
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "proc.list", json!({}));
+        assert_eq!(r["structuredContent"]["count"], super::PROC_MAX);
+    }
+}

@@ -1,0 +1,170 @@
+//! `shell.exec`: runs one builtin of the module's shell ([`crate::shell`]) and returns its
+//! output and exit status. Quick builtins answer at once; `sleep` and `cat` run across polls,
+//! report progress (to a client that sent a progress token, over SSE) and stop when the call is
+//! cancelled.
+//!
+//! Result: the output is the first content block (text; bytes that are not UTF-8 become
+//! U+FFFD), streamed from memory so it is never escaped into one big string. The structured
+//! result carries `exit_status`, `truncated`, `output_bytes`, and `output` itself when it is at
+//! most [`INLINE_MAX`] bytes.
+
+use super::{Ctx, args};
+use crate::shell::output::Output;
+use crate::shell::{self, Exit, Job, JobStep};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use rpc::mcp::{
+    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
+};
+use serde_json::json;
+
+/// Default and largest `max_output`.
+pub const OUTPUT_DEFAULT: u64 = 1 << 20;
+pub const OUTPUT_MAX: u64 = 8 << 20;
+/// Output up to this size is also in the structured result.
+pub const INLINE_MAX: usize = 16 * 1024;
+/// Least time between two progress notices.
+const PROGRESS_EVERY_MS: u64 = 100;
+
+pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+    name: "shell.exec",
+    title: Some("Run a shell command"),
+    description: "Runs one command of the module's builtin shell: help, echo, uname, uptime, \
+                  time, status, net, mem, ps, ls, cat, sleep, reboot, poweroff. Words split \
+                  like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns the output \
+                  and the exit status (0 ok, 1 failed, 2 usage). `sleep` and `cat` report \
+                  progress and can be cancelled. `reboot`/`poweroff` act after answering.",
+    input_schema: r#"{"type":"object","properties":{
+  "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},
+  "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,"description":"Most output bytes returned; the rest is dropped and `truncated` set"}},
+  "required":["command"],"additionalProperties":false}"#,
+    output_schema: Some(
+        r#"{"type":"object","properties":{
+  "command":{"type":"string"},
+  "exit_status":{"type":"integer"},
+  "output":{"type":"string","description":"The output, when at most 16384 bytes (it is always the first content block)"},
+  "output_bytes":{"type":"integer"},
+  "truncated":{"type":"boolean"}},
+  "required":["command","exit_status","output_bytes","truncated"]}"#,
+    ),
+    annotations: Annotations::DESTRUCTIVE,
+    requires: &[],
+    start,
+}];
+
+fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let command = args::string(call, "command")?;
+    if command.len() > 4 * 4096 {
+        return Err(ToolError::new("INVAL", "`command` is too long"));
+    }
+    let cap = args::opt_u64(call, "max_output")?
+        .unwrap_or(OUTPUT_DEFAULT)
+        .clamp(1, OUTPUT_MAX) as usize;
+    let mut out = Output::new(cap);
+    match shell::run(ctx, command, &mut out, call.now_ms) {
+        Err(e) => Err(ToolError::new(e.code(), format!("{e}"))),
+        Ok(Exit::Status(status)) => Ok(Started::Done(finish(command, status, out))),
+        Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
+            command: String::from(command),
+            job,
+            out: Some(out),
+            last_progress_ms: None,
+        }))),
+    }
+}
+
+/// The tool result for a finished command.
+fn finish(command: &str, status: i32, out: Output) -> ToolOutput<Ctx> {
+    let (bytes, truncated) = out.into_parts();
+    let mut structured = json!({
+        "command": command,
+        "exit_status": status,
+        "output_bytes": bytes.len(),
+        "truncated": truncated,
+    });
+    if bytes.len() <= INLINE_MAX {
+        structured["output"] = String::from_utf8_lossy(&bytes).into_owned().into();
+    }
+    ToolOutput {
+        content: vec![Content::stream(
+            StreamKind::Text,
+            Box::new(BytesSource { bytes, pos: 0 }),
+        )],
+        structured: Some(structured),
+        is_error: false,
+    }
+}
+
+/// A command running across polls.
+struct ShellRun {
+    command: String,
+    job: Box<dyn Job>,
+    out: Option<Output>,
+    last_progress_ms: Option<u64>,
+}
+
+impl ToolRun<Ctx> for ShellRun {
+    fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
+        let now = io.now_ms();
+        let Some(out) = self.out.as_mut() else {
+            return Step::Failed(ToolError::new("INTERNAL", "stepped after the end"));
+        };
+        match self.job.step(ctx, out, now) {
+            JobStep::Pending => {
+                let due = self
+                    .last_progress_ms
+                    .is_none_or(|t| now.saturating_sub(t) >= PROGRESS_EVERY_MS);
+                if let (true, Some((done, total))) = (due, self.job.progress()) {
+                    io.progress(done, Some(total), None);
+                    self.last_progress_ms = Some(now);
+                }
+                Step::Pending
+            }
+            JobStep::Done(status) => {
+                let out = self.out.take().unwrap_or_else(|| Output::new(0));
+                Step::Done(finish(&self.command, status, out))
+            }
+        }
+    }
+
+    fn cancel(&mut self, _ctx: &mut Ctx) {
+        // Dropping the output releases its memory now rather than when the call is dropped.
+        self.out = None;
+    }
+}
+
+/// Streams the output bytes into the response's text block.
+struct BytesSource {
+    bytes: Vec<u8>,
+    pos: usize,
+}
+
+impl ContentSource<Ctx> for BytesSource {
+    fn read(
+        &mut self,
+        _ctx: &mut Ctx,
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<SourcePoll, ToolError> {
+        let rest = self.bytes.get(self.pos..).unwrap_or(&[]);
+        let n = rest.len().min(max);
+        out.extend_from_slice(rest.get(..n).unwrap_or(&[]));
+        self.pos += n;
+        Ok(if self.pos >= self.bytes.len() {
+            SourcePoll::End
+        } else {
+            SourcePoll::Data
+        })
+    }
+
+    fn cancel(&mut self, _ctx: &mut Ctx) {
+        self.bytes = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests;

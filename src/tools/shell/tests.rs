@@ -1,0 +1,370 @@
+//! `shell.exec` through the real MCP server.
+
+use crate::fs::overlay::{Overlay, WriteMode};
+use crate::tools::harness::{call, server, server_with};
+use crate::tools::{Ctx, fake};
+use alloc::string::String;
+use alloc::vec::Vec;
+use rpc::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use rpc::mcp::McpServer;
+use serde_json::{Value, json};
+
+/// A context with a RAM-only filesystem holding a few files.
+fn ctx_with_files() -> Ctx {
+    let (mut ctx, _) = fake::ctx_and_state();
+    let mut fs = Overlay::new(None, 16 << 20);
+    fs.mkdir("/etc").unwrap();
+    fs.write("/etc/motd", b"Welcome to IRIX 7\n", WriteMode::Truncate)
+        .unwrap();
+    fs.write("/etc/hosts", b"127.0.0.1 localhost\n", WriteMode::Truncate)
+        .unwrap();
+    fs.mkdir("/var").unwrap();
+    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    fs.write("/var/big", &big, WriteMode::Truncate).unwrap();
+    ctx.fs = Some(fs);
+    ctx
+}
+
+fn exec(s: &mut McpServer<Ctx>, command: &str) -> Value {
+    call(s, "shell.exec", json!({ "command": command }))
+}
+
+/// The structured result of a command that ran.
+fn run(s: &mut McpServer<Ctx>, command: &str) -> Value {
+    let r = exec(s, command);
+    assert_ne!(r["isError"], true, "{command}: {r}");
+    r["structuredContent"].clone()
+}
+
+fn output(s: &mut McpServer<Ctx>, command: &str) -> String {
+    let st = run(s, command);
+    assert_eq!(st["exit_status"], 0, "{command}: {st}");
+    String::from(st["output"].as_str().unwrap())
+}
+
+#[test]
+fn quick_builtins() {
+    let mut s = server();
+    assert_eq!(
+        output(&mut s, "echo hello   'big  world'"),
+        "hello big  world\n"
+    );
+    assert_eq!(output(&mut s, "echo -n x"), "x");
+    assert_eq!(output(&mut s, "uname"), "IRIX\n");
+    assert_eq!(output(&mut s, "uname -sr"), "IRIX 7.0.0\n");
+    let all = output(&mut s, "uname -a");
+    assert!(all.starts_with("IRIX indy 7.0.0 irix7-mcp-") && all.ends_with(" IP22\n"));
+    assert_eq!(output(&mut s, "uptime"), "up 0d 00:00:12.345\n");
+    assert!(output(&mut s, "time").starts_with("2026-11-30 00:53:20 UTC (unix 1796000000)\n"));
+    assert!(output(&mut s, "status").contains("ip          172.31.77.2"));
+    assert!(output(&mut s, "net").contains("mcp port    7801"));
+    assert!(output(&mut s, "mem").contains("heap peak   2000 bytes"));
+    let ps = output(&mut s, "ps");
+    assert!(ps.starts_with("  PID STATE"), "{ps}");
+    assert!(ps.contains("    5 running       1500 mcpd\n"), "{ps}");
+    let help = output(&mut s, "help");
+    for b in crate::shell::builtins::BUILTINS {
+        assert!(help.contains(b.usage), "help lists {}", b.name);
+    }
+}
+
+#[test]
+fn the_result_carries_the_output_as_text_and_structured() {
+    let mut s = server();
+    let r = exec(&mut s, "echo hi");
+    assert_eq!(r["content"][0]["text"], "hi\n");
+    assert_eq!(
+        r["structuredContent"],
+        json!({"command": "echo hi", "exit_status": 0, "output": "hi\n",
+               "output_bytes": 3, "truncated": false})
+    );
+}
+
+#[test]
+fn usage_errors_are_exit_status_2() {
+    let mut s = server();
+    for cmd in [
+        "uname -x",
+        "uptime now",
+        "sleep",
+        "sleep abc",
+        "cat",
+        "ls -z",
+    ] {
+        let st = run(&mut s, cmd);
+        assert_eq!(st["exit_status"], 2, "{cmd}: {st}");
+        assert!(st["output"].as_str().unwrap().contains("usage: "), "{cmd}");
+    }
+    let st = run(&mut s, "sleep 3601");
+    assert_eq!(st["exit_status"], 1);
+}
+
+#[test]
+fn unknown_commands_and_bad_lines_are_tool_errors() {
+    let mut s = server();
+    let r = exec(&mut s, "rm -rf /");
+    assert_eq!(r["isError"], true);
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("E_NOT_FOUND: unknown command `rm`; builtins: help, echo,"),
+        "{text}"
+    );
+    assert!(text.contains("`help`"), "{text}");
+    let r = exec(&mut s, "echo 'open");
+    assert_eq!(r["content"][0]["text"], "E_INVAL: unclosed ' quote");
+    let r = exec(&mut s, "ls | cat");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_INVAL: `|` is not supported")
+    );
+    let r = exec(&mut s, "   ");
+    assert_eq!(
+        r["content"][0]["text"],
+        "E_INVAL: empty command; try `help`"
+    );
+}
+
+#[test]
+fn ls_lists_the_merged_filesystem() {
+    let mut s = server_with(ctx_with_files());
+    assert_eq!(output(&mut s, "ls"), "etc\nvar\n");
+    assert_eq!(output(&mut s, "ls /etc"), "hosts\nmotd\n");
+    let long = output(&mut s, "ls -l /etc");
+    assert!(
+        long.contains(" 20 hosts\n") && long.contains(" 18 motd\n"),
+        "{long}"
+    );
+    assert!(long.starts_with('-'), "{long}");
+    assert_eq!(output(&mut s, "ls /etc/motd"), "/etc/motd\n");
+    assert_eq!(
+        output(&mut s, "ls /etc /var"),
+        "/etc:\nhosts\nmotd\n\n/var:\nbig\n"
+    );
+    let st = run(&mut s, "ls /nope /etc");
+    assert_eq!(st["exit_status"], 1);
+    let out = st["output"].as_str().unwrap();
+    assert!(out.starts_with("ls: /nope: E_NOENT"), "{out}");
+    assert!(out.ends_with("/etc:\nhosts\nmotd\n"), "{out}");
+}
+
+#[test]
+fn cat_prints_files_and_reports_failures() {
+    let mut s = server_with(ctx_with_files());
+    assert_eq!(
+        output(&mut s, "cat /etc/motd /etc/hosts"),
+        "Welcome to IRIX 7\n127.0.0.1 localhost\n"
+    );
+    let st = run(&mut s, "cat /etc/motd /missing /etc");
+    assert_eq!(st["exit_status"], 1);
+    let out = st["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Welcome to IRIX 7\ncat: /missing: E_NOENT"),
+        "{out}"
+    );
+    assert!(out.contains("cat: /etc: E_ISDIR"), "{out}");
+}
+
+#[test]
+fn ls_and_cat_without_a_filesystem() {
+    let mut s = server();
+    let st = run(&mut s, "ls");
+    assert_eq!(
+        (st["exit_status"].as_i64(), st["output"].as_str()),
+        (Some(1), Some("ls: no filesystem mounted\n"))
+    );
+    let st = run(&mut s, "cat /etc/motd");
+    assert_eq!(st["exit_status"], 1);
+}
+
+#[test]
+fn big_output_is_capped_and_only_streamed() {
+    let mut s = server_with(ctx_with_files());
+    let r = call(
+        &mut s,
+        "shell.exec",
+        json!({"command": "cat /var/big /etc/motd", "max_output": 100_000}),
+    );
+    let st = &r["structuredContent"];
+    assert_eq!(st["exit_status"], 0);
+    assert_eq!(st["truncated"], true);
+    assert_eq!(st["output_bytes"], 100_000);
+    assert!(
+        st.get("output").is_none(),
+        "over 16 KiB: only in the text block"
+    );
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text.len(), 100_000);
+    assert!(text.starts_with("abcdefghijklmnopqrstuvwxyzabc"));
+    // The whole file fits in the default cap.
+    let r = exec(&mut s, "cat /var/big");
+    assert_eq!(r["structuredContent"]["output_bytes"], 300_000);
+    assert_eq!(r["structuredContent"]["truncated"], false);
+    assert_eq!(r["content"][0]["text"].as_str().unwrap().len(), 300_000);
+    // Exactly at the cap is not truncated.
+    let r = call(
+        &mut s,
+        "shell.exec",
+        json!({"command": "cat /etc/motd", "max_output": 18}),
+    );
+    assert_eq!(r["structuredContent"]["truncated"], false);
+}
+
+#[test]
+fn reboot_and_poweroff_are_scheduled_after_the_answer() {
+    let (ctx, state) = fake::ctx_and_state();
+    let mut s = server_with(ctx);
+    assert_eq!(output(&mut s, "reboot"), "rebooting in 250 ms\n");
+    assert_eq!(state.resets.get(), 0);
+    let st = run(&mut s, "poweroff");
+    assert_eq!(st["exit_status"], 1, "a reset is already pending");
+    let ctx = s.context().clone();
+    crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1250);
+    assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
+}
+
+// ---- Long commands over SSE, with the clock under the test's control ----
+
+/// Starts a modern `shell.exec` call with a progress token; the response is an SSE stream.
+fn start_sse(s: &mut McpServer<Ctx>, command: &str, now: u64) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": "shell.exec", "arguments": {"command": command},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "progressToken": "p1",
+    }}});
+    let mut h = Headers::default();
+    h.push("Content-Type", "application/json");
+    h.push("Accept", "application/json, text/event-stream");
+    h.push("MCP-Protocol-Version", "2026-07-28");
+    h.push("Mcp-Method", "tools/call");
+    h.push("Mcp-Name", "shell.exec");
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let peer = Peer {
+        addr: [127, 0, 0, 1],
+        port: 40000,
+    };
+    let r = s.handle_parts(&Method::Post, &h, &bytes, peer, now);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers.get("Content-Type"), Some("text/event-stream"));
+    r
+}
+
+/// Polls the body once at `now`; returns the JSON messages completed so far and whether the
+/// body ended.
+fn poll(r: &mut Response, buf: &mut Vec<u8>, now: u64) -> bool {
+    let Body::Stream(src) = &mut r.body else {
+        panic!("expected a stream")
+    };
+    src.poll(buf, 65536, now) == BodyPoll::End
+}
+
+fn messages(buf: &[u8]) -> Vec<Value> {
+    core::str::from_utf8(buf)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap())
+        .collect()
+}
+
+fn progress_values(msgs: &[Value]) -> Vec<(f64, f64)> {
+    msgs.iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            assert_eq!(m["params"]["progressToken"], "p1");
+            (
+                m["params"]["progress"].as_f64().unwrap(),
+                m["params"]["total"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sleep_runs_across_polls_with_increasing_progress() {
+    let mut s = server();
+    let mut r = start_sse(&mut s, "sleep 5", 10_000);
+    let mut buf = Vec::new();
+    let mut ended = false;
+    // Poll every 50 ms of clock: progress is sent at most every 100 ms.
+    let mut now = 10_000;
+    while !ended && now <= 20_000 {
+        ended = poll(&mut r, &mut buf, now);
+        now += 50;
+    }
+    assert!(ended, "sleep 5 ends");
+    assert!(now > 15_000, "not before 5 s passed (ended at {now})");
+    let msgs = messages(&buf);
+    let progress = progress_values(&msgs);
+    assert!(progress.len() >= 40, "{} progress notices", progress.len());
+    assert!(progress.len() <= 51, "throttled: {}", progress.len());
+    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "increasing");
+    assert!(progress.iter().all(|p| p.1 == 5000.0 && p.0 < 5000.0));
+    let last = msgs.last().unwrap();
+    assert_eq!(last["id"], 7);
+    assert_eq!(last["result"]["structuredContent"]["exit_status"], 0);
+}
+
+#[test]
+fn cancelling_a_sleep_stops_it() {
+    let mut s = server();
+    let mut r = start_sse(&mut s, "sleep 5", 0);
+    let mut buf = Vec::new();
+    for t in (0..1000).step_by(100) {
+        assert!(!poll(&mut r, &mut buf, t));
+    }
+    assert!(!progress_values(&messages(&buf)).is_empty());
+    let Body::Stream(src) = &mut r.body else {
+        panic!()
+    };
+    src.cancel();
+    let seen = buf.len();
+    // Past the sleep's end nothing more comes: no result, the stream is over.
+    assert!(poll(&mut r, &mut buf, 60_000));
+    assert_eq!(buf.len(), seen);
+    assert!(
+        messages(&buf).iter().all(|m| m.get("result").is_none()),
+        "no result after cancel"
+    );
+    drop(r);
+    // The cancelled call no longer counts against the 4 calls a client may run at once.
+    let running: Vec<Response> = (0..4).map(|_| start_sse(&mut s, "sleep 5", 0)).collect();
+    let r = exec(&mut s, "echo fifth");
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_BUSY")
+    );
+    drop(running);
+}
+
+#[test]
+fn a_big_cat_steps_with_byte_progress() {
+    let mut s = server_with(ctx_with_files());
+    let mut r = start_sse(&mut s, "cat /var/big", 0);
+    let mut buf = Vec::new();
+    let mut polls = 0;
+    let mut now = 0;
+    while !poll(&mut r, &mut buf, now) {
+        polls += 1;
+        now += 100;
+        assert!(polls < 1000);
+    }
+    // 300 000 bytes at 64 KiB per step: five steps, progress between them.
+    let msgs = messages(&buf);
+    let progress = progress_values(&msgs);
+    assert!(progress.len() >= 3, "{progress:?}");
+    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(progress.iter().all(|p| p.1 == 300_000.0));
+    let result = &msgs.last().unwrap()["result"];
+    assert_eq!(result["structuredContent"]["output_bytes"], 300_000);
+    assert_eq!(
+        result["content"][0]["text"].as_str().unwrap().len(),
+        300_000
+    );
+}
