@@ -24,6 +24,25 @@ fn mkfs_present() -> bool {
         .is_ok()
 }
 
+/// Per-process output directories in the temp dir: `irix7-fs-fixtures-<pid>`.
+const OUT_PREFIX: &str = "irix7-fs-fixtures-";
+
+/// Deletes output directories of earlier test processes that have exited.
+fn remove_stale_outputs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(OUT_PREFIX)) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The fixtures, or `None` (after saying so) when mkfs.erofs is not installed.
 pub fn fixtures() -> Option<&'static Fixtures> {
     static CELL: OnceLock<Option<Fixtures>> = OnceLock::new();
@@ -32,8 +51,9 @@ pub fn fixtures() -> Option<&'static Fixtures> {
             eprintln!("SKIP: mkfs.erofs is not installed (apt-get install -y erofs-utils)");
             return None;
         }
+        remove_stale_outputs();
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let out = std::env::temp_dir().join(format!("irix7-fs-fixtures-{}", std::process::id()));
+        let out = std::env::temp_dir().join(format!("{OUT_PREFIX}{}", std::process::id()));
         let images = xtask_fixtures::build_fixture_images(&repo, &out)
             .unwrap_or_else(|e| panic!("building fixture images: {e}"));
         // The images live in memory from here on; only the staging tree stays on disk.
