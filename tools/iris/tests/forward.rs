@@ -19,8 +19,6 @@ use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
 
 const ECHO_PORT: u16 = 7801;
-/// Listening sockets on the guest: at least as many as concurrent clients.
-const GUEST_SOCKETS: usize = 64;
 
 /// The guest side: the module's driver under a smoltcp interface with echo sockets.
 struct Guest {
@@ -32,7 +30,7 @@ struct Guest {
 }
 
 impl Guest {
-    fn new(rig: Rig, net: HostNet) -> Guest {
+    fn new(rig: Rig, net: HostNet, listeners: usize) -> Guest {
         let mut rig = rig;
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(MAC)));
         config.random_seed = 7;
@@ -42,7 +40,7 @@ impl Guest {
                 .unwrap();
         });
         let mut sockets = SocketSet::new(Vec::new());
-        let handles = (0..GUEST_SOCKETS)
+        let handles = (0..listeners)
             .map(|_| {
                 let s = tcp::Socket::new(
                     tcp::SocketBuffer::new(vec![0; 8192]),
@@ -104,7 +102,8 @@ impl Guest {
     }
 }
 
-fn setup(forwards: &[Forward]) -> (Guest, ForwarderThread) {
+/// A guest with `listeners` echo sockets behind a forwarder of `forwards`.
+fn setup(forwards: &[Forward], listeners: usize) -> (Guest, ForwarderThread) {
     let net = HostNet::default();
     let rig = rig_with(
         SeeqChip::C80C03,
@@ -115,7 +114,7 @@ fn setup(forwards: &[Forward]) -> (Guest, ForwarderThread) {
     );
     let fwd = Forwarder::new(rig.host.clone(), net, forwards).unwrap();
     let thread = ForwarderThread::spawn(fwd);
-    (Guest::new(rig, net), thread)
+    (Guest::new(rig, net, listeners), thread)
 }
 
 /// Sends `payload`, half-closes, reads everything back until the guest closes.
@@ -138,10 +137,13 @@ fn echo_client(addr: SocketAddr, payload: Vec<u8>) -> Result<Vec<u8>, String> {
 
 #[test]
 fn many_concurrent_clients_echo_through_the_forwarder() {
-    let (mut guest, fwd) = setup(&[Forward {
-        host_port: 0,
-        guest_port: ECHO_PORT,
-    }]);
+    let (mut guest, fwd) = setup(
+        &[Forward {
+            host_port: 0,
+            guest_port: ECHO_PORT,
+        }],
+        64,
+    );
     let addr = fwd.local_addrs()[0];
     let (tx, rx) = mpsc::channel();
     const CLIENTS: usize = 60;
@@ -178,10 +180,13 @@ fn many_concurrent_clients_echo_through_the_forwarder() {
 
 #[test]
 fn a_large_transfer_crosses_many_windows() {
-    let (mut guest, fwd) = setup(&[Forward {
-        host_port: 0,
-        guest_port: ECHO_PORT,
-    }]);
+    let (mut guest, fwd) = setup(
+        &[Forward {
+            host_port: 0,
+            guest_port: ECHO_PORT,
+        }],
+        4,
+    );
     let addr = fwd.local_addrs()[0];
     let (tx, rx) = mpsc::channel();
     let payload: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
@@ -201,15 +206,18 @@ fn a_large_transfer_crosses_many_windows() {
 
 #[test]
 fn a_closed_guest_port_closes_the_host_connection() {
-    let (mut guest, fwd) = setup(&[Forward {
-        host_port: 0,
-        guest_port: 80,
-    }]);
+    let (mut guest, fwd) = setup(
+        &[Forward {
+            host_port: 0,
+            guest_port: 80,
+        }],
+        4,
+    );
     let addr = fwd.local_addrs()[0];
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut buf = [0u8; 16];
         let r = match s.read(&mut buf) {
             Ok(0) => Ok(()),
@@ -219,12 +227,47 @@ fn a_closed_guest_port_closes_the_host_connection() {
         };
         tx.send(r).unwrap();
     });
-    let results = guest.run_until(&rx, 1, Duration::from_secs(20));
+    // The forwarder retries a refused connect for 10 s (a listen backlog), then gives up.
+    let results = guest.run_until(&rx, 1, Duration::from_secs(30));
     assert_eq!(results, vec![Ok(())]);
+    assert!(fwd.stats().retries > 10);
     let deadline = StdInstant::now() + Duration::from_secs(10);
     while fwd.stats().open > 0 && StdInstant::now() < deadline {
         guest.run_once();
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(fwd.stats().open, 0);
+}
+
+#[test]
+fn clients_beyond_the_guests_sockets_wait_their_turn() {
+    // Four listening sockets on the guest (the module has a small pool too): the others are
+    // reset at first and get through on a retry.
+    let (mut guest, fwd) = setup(
+        &[Forward {
+            host_port: 0,
+            guest_port: ECHO_PORT,
+        }],
+        4,
+    );
+    let addr = fwd.local_addrs()[0];
+    let (tx, rx) = mpsc::channel();
+    const CLIENTS: usize = 40;
+    for i in 0..CLIENTS {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let payload = format!("queued client {i}\n").repeat(200).into_bytes();
+            let r = echo_client(addr, payload.clone());
+            tx.send((i, r.map(|got| got == payload))).unwrap();
+        });
+    }
+    let results = guest.run_until(&rx, CLIENTS, Duration::from_secs(60));
+    assert_eq!(results.len(), CLIENTS, "all clients finished");
+    for (i, r) in &results {
+        assert_eq!(r, &Ok(true), "client {i}");
+    }
+    assert!(
+        fwd.stats().retries > 0,
+        "some connects were refused and retried"
+    );
 }

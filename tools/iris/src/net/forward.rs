@@ -68,6 +68,10 @@ pub const MAX_CONNS: usize = 256;
 const GUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a closing connection may wait for its last segments before it is dropped.
 const LINGER: Duration = Duration::from_secs(5);
+/// A guest whose listening sockets are all busy answers a SYN with a reset. Like a listen
+/// backlog, the forwarder tries again for this long before it gives the host connection up.
+const CONNECT_RETRY: Duration = Duration::from_secs(10);
+const RETRY_BACKOFF: Duration = Duration::from_millis(20);
 const EPHEMERAL: std::ops::RangeInclusive<u16> = 49152..=65535;
 
 /// Counts since start.
@@ -77,6 +81,8 @@ pub struct ForwardStats {
     /// Connections refused because [`MAX_CONNS`] were open.
     pub refused: u64,
     pub closed: u64,
+    /// Connection attempts repeated after the guest reset them (all its sockets busy).
+    pub retries: u64,
     pub bytes_to_guest: u64,
     pub bytes_to_host: u64,
     pub open: usize,
@@ -86,6 +92,9 @@ struct Conn {
     stream: TcpStream,
     handle: SocketHandle,
     local_port: u16,
+    guest_port: u16,
+    connect_started: Instant,
+    retry_at: Option<Instant>,
     to_guest: Vec<u8>,
     to_host: Vec<u8>,
     host_eof: bool,
@@ -178,6 +187,10 @@ impl Forwarder {
         busy |= self.iface.poll(now, &mut self.device, &mut self.sockets) != PollResult::None;
         let mut i = 0;
         while i < self.conns.len() {
+            if self.retry_refused(i, now) {
+                i += 1;
+                continue;
+            }
             let (moved, done) = self.pump(i, now);
             busy |= moved;
             if done {
@@ -210,7 +223,8 @@ impl Forwarder {
                     Err(_) => break,
                 };
                 busy = true;
-                if self.conns.len() >= MAX_CONNS || self.open(stream, guest_port).is_err() {
+                let now = self.now();
+                if self.conns.len() >= MAX_CONNS || self.open(stream, guest_port, now).is_err() {
                     self.stats.refused += 1;
                 }
             }
@@ -232,7 +246,7 @@ impl Forwarder {
         }
     }
 
-    fn open(&mut self, stream: TcpStream, guest_port: u16) -> Result<(), ()> {
+    fn open(&mut self, stream: TcpStream, guest_port: u16, now: Instant) -> Result<(), ()> {
         stream.set_nonblocking(true).map_err(|_| ())?;
         let _ = stream.set_nodelay(true);
         let mut sock = tcp::Socket::new(
@@ -253,6 +267,9 @@ impl Forwarder {
             stream,
             handle,
             local_port,
+            guest_port,
+            connect_started: now,
+            retry_at: None,
             to_guest: Vec::new(),
             to_host: Vec::new(),
             host_eof: false,
@@ -263,6 +280,38 @@ impl Forwarder {
         });
         self.stats.accepted += 1;
         Ok(())
+    }
+
+    /// Reconnects connection `i` if the guest reset it before it was established, within
+    /// [`CONNECT_RETRY`] of the first attempt. Returns true while a retry is in progress (the
+    /// connection is not pumped meanwhile).
+    fn retry_refused(&mut self, i: usize, now: Instant) -> bool {
+        let c = &self.conns[i];
+        let refused = !c.established
+            && c.closing_since.is_none()
+            && self.sockets.get::<tcp::Socket>(c.handle).state() == tcp::State::Closed;
+        if !refused || now - c.connect_started >= CONNECT_RETRY {
+            return false;
+        }
+        match c.retry_at {
+            None => {
+                self.conns[i].retry_at = Some(now + RETRY_BACKOFF);
+                return true;
+            }
+            Some(t) if now < t => return true,
+            Some(_) => {}
+        }
+        let port = self.pick_port();
+        let (handle, guest_port) = (self.conns[i].handle, self.conns[i].guest_port);
+        let remote = (IpAddress::Ipv4(self.net.guest_ip), guest_port);
+        let sock = self.sockets.get_mut::<tcp::Socket>(handle);
+        let c = &mut self.conns[i];
+        c.retry_at = None;
+        if sock.connect(self.iface.context(), remote, port).is_ok() {
+            c.local_port = port;
+            self.stats.retries += 1;
+        }
+        true
     }
 
     /// Moves bytes for connection `i`. Returns (anything moved, connection finished).
