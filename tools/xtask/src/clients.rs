@@ -225,6 +225,11 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
         },
     )?;
     let root = repo_root();
+    // Positional arguments choose the tests; without any, the whole directory runs.
+    let mut args: Vec<String> = pytest_args.to_vec();
+    if !args.iter().any(|a| !a.starts_with('-')) {
+        args.insert(0, "tests/python".into());
+    }
     let result = cmd::run(
         Command::new(venv_python())
             .current_dir(root)
@@ -232,9 +237,13 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
             .env("IRIX7_TOKEN_URL", locked.mcp_url())
             .env("IRIX7_TOKEN", &token)
             .env("IRIX7_FIXTURES_URL", slow.mcp_url())
-            .args(["-m", "pytest", "tests/python", "-o"])
-            .arg("cache_dir=target/clients/pytest-cache")
-            .args(pytest_args),
+            .args([
+                "-m",
+                "pytest",
+                "-o",
+                "cache_dir=target/clients/pytest-cache",
+            ])
+            .args(&args),
     );
     // A rig that died during the run explains the failures better than the test output.
     for rig in [&mut open, &mut locked, &mut slow] {

@@ -1,0 +1,43 @@
+"""Where the servers under test are: `cargo xtask clients` (and `cargo xtask test`) boot the
+rigs and pass their URLs in the environment.
+
+IRIX7_URL            product image, no token
+IRIX7_TOKEN_URL      product image booted with --env mcp.token=$IRIX7_TOKEN
+IRIX7_TOKEN          that token
+IRIX7_FIXTURES_URL   conformance image (product tools plus the everything-server fixtures,
+                     among them the slow tool test_tool_with_progress), no token
+"""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def _env(name):
+    value = os.environ.get(name)
+    if not value:
+        pytest.skip(f"{name} is not set: run these tests through `cargo xtask clients`")
+    return value
+
+
+@pytest.fixture(scope="session")
+def url():
+    return _env("IRIX7_URL")
+
+
+@pytest.fixture(scope="session")
+def token_url():
+    return _env("IRIX7_TOKEN_URL")
+
+
+@pytest.fixture(scope="session")
+def token():
+    return _env("IRIX7_TOKEN")
+
+
+@pytest.fixture(scope="session")
+def fixtures_url():
+    return _env("IRIX7_FIXTURES_URL")

@@ -1,0 +1,90 @@
+"""The Python MCP SDK (mcp 2.3.0) as a real client of the module in the rig: every connection
+mode, with and without the token."""
+
+import asyncio
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+import rawhttp
+
+# mode -> the protocol version the client must end up speaking.
+MODES = {
+    "auto": "2026-07-28",
+    "legacy": "2025-11-25",
+    "2026-07-28": "2026-07-28",
+}
+
+
+def _server(url, token):
+    if token is None:
+        return url
+    hc = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return streamable_http_client(url, http_client=hc)
+
+
+async def _exercise(url, mode, token=None):
+    async with Client(_server(url, token), mode=mode) as c:
+        version = c.protocol_version
+        tools = await c.list_tools()
+        names = [t.name for t in tools.tools]
+        status = await c.call_tool("status", {})
+        text = "irix7 \u00e9cho \u2713 " + mode
+        echo = await c.call_tool("echo", {"text": text})
+        bad = await c.call_tool("echo", {})
+        return version, names, status, echo, text, bad
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("locked", [False, True], ids=["open", "token"])
+def test_list_and_call(mode, locked, request):
+    if locked:
+        url = request.getfixturevalue("token_url")
+        token = request.getfixturevalue("token")
+    else:
+        url = request.getfixturevalue("url")
+        token = None
+    version, names, status, echo, text, bad = asyncio.run(_exercise(url, mode, token))
+
+    assert version == MODES[mode]
+    assert "status" in names and "echo" in names
+    assert names == sorted(set(names), key=names.index), "tool names repeat"
+
+    assert not status.is_error, status
+    s = status.structured_content
+    assert s["module"] == "irix7-mcp"
+    assert s["ip"].startswith("172.31.77.2")
+    assert s["mac"] == "08:00:69:0e:07:01"
+    assert s["ram_bytes"] == 64 * 1024 * 1024
+    assert s["heap"]["used"] <= s["heap"]["size"]
+
+    assert not echo.is_error, echo
+    assert echo.structured_content == {"text": text}
+    assert echo.content[0].type == "text" and echo.content[0].text == text
+
+    # A missing required argument is a tool error the model can read, not a protocol error.
+    assert bad.is_error
+    assert bad.content[0].text.startswith("E_INVALID_ARGUMENT")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("given", [None, "wrong-token"], ids=["no-token", "wrong-token"])
+def test_client_without_the_right_token_is_refused(mode, given, token_url, token):
+    assert given != token
+
+    async def attempt():
+        async with Client(_server(token_url, given), mode=mode) as c:
+            await c.list_tools()
+
+    with pytest.raises(BaseException) as info:
+        asyncio.run(attempt())
+    # The refusal is the server's 401, whatever wrapper the SDK puts around it.
+    r = rawhttp.post_modern(token_url, "tools/list", headers=_auth(given))
+    assert r.status == 401
+    assert info.value is not None
+
+
+def _auth(token):
+    return {"Authorization": f"Bearer {token}"} if token else {}
