@@ -30,10 +30,14 @@ impl Output {
         let Some(part) = bytes.get(..n) else {
             return;
         };
-        if self.buf.try_reserve(n).is_err() {
-            self.truncated = true;
-            self.cap = self.buf.len();
-            return;
+        // Grow by doubling, but never past the cap: an 8 MiB output never reserves 16 MiB.
+        if self.buf.capacity() - self.buf.len() < n {
+            let grow = n.max(self.buf.len()).min(self.room());
+            if self.buf.try_reserve_exact(grow).is_err() {
+                self.truncated = true;
+                self.cap = self.buf.len();
+                return;
+            }
         }
         self.buf.extend_from_slice(part);
     }
@@ -95,6 +99,20 @@ mod tests {
         o.push(b"more");
         let (bytes, truncated) = o.into_parts();
         assert_eq!((&bytes[..], truncated), (&b"hello worl"[..], true));
+    }
+
+    #[test]
+    fn never_reserves_past_the_cap() {
+        let mut o = Output::new(1000);
+        for _ in 0..100 {
+            o.push(&[b'x'; 7]);
+        }
+        assert_eq!(o.len(), 700);
+        o.push(&[b'y'; 500]);
+        assert_eq!(o.len(), 1000);
+        let (bytes, truncated) = o.into_parts();
+        assert!(truncated);
+        assert!(bytes.capacity() <= 1000, "capacity {}", bytes.capacity());
     }
 
     #[test]
