@@ -1,0 +1,70 @@
+"""The README's curl walkthrough, run as written against the rig: each `sh` block of the
+"Talking to the module with curl" section is one bash script; only the port differs."""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import rawhttp
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+SECTION = "## Talking to the module with curl"
+README_ADDR = "127.0.0.1:7801"
+
+
+def blocks():
+    text = open(README, encoding="utf-8").read()
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    section = text[start : end if end >= 0 else len(text)]
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+def run_block(script, url):
+    host, port, _ = rawhttp.split(url)
+    assert README_ADDR in script
+    script = script.replace(README_ADDR, f"{host}:{port}")
+    p = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    return [line for line in p.stdout.splitlines() if line.strip()]
+
+
+def test_readme_has_both_blocks():
+    b = blocks()
+    assert len(b) == 2
+    assert "server/discover" in b[0] and "initialize" in b[1]
+
+
+def test_modern_walkthrough(url):
+    time.sleep(1.2)  # a fresh rate window for this client address
+    out = run_block(blocks()[0], url)
+    assert len(out) == 3, out
+    discover, listing, call = (json.loads(line) for line in out)
+    assert discover["id"] == 1
+    assert "2026-07-28" in discover["result"]["supportedVersions"]
+    assert "tools" in discover["result"]["capabilities"]
+    names = [t["name"] for t in listing["result"]["tools"]]
+    assert "status" in names and "echo" in names
+    assert call["result"]["structuredContent"] == {"text": "hello Indy"}
+    assert call["result"]["resultType"] == "complete"
+
+
+def test_legacy_walkthrough(url):
+    time.sleep(1.2)
+    out = run_block(blocks()[1], url)
+    assert len(out) == 5, out
+    assert re.fullmatch(r"session [\x21-\x7e]+", out[0]), out[0]
+    assert out[1] == "202"
+    listing = json.loads(out[2])
+    assert "echo" in [t["name"] for t in listing["result"]["tools"]]
+    status = json.loads(out[3])
+    assert status["id"] == 3
+    assert status["result"]["structuredContent"]["module"] == "irix7-mcp"
+    assert out[4] == "200"
