@@ -63,6 +63,7 @@ pub enum Error {
 pub struct Counters {
     /// Frames handed up to the stack.
     pub rx_frames: u64,
+    /// Bytes of the frames handed up.
     pub rx_bytes: u64,
     /// Frames whose status byte lacked the good-frame bit.
     pub rx_errors: u64,
@@ -76,6 +77,7 @@ pub struct Counters {
     pub rx_restarts: u64,
     /// Frames the HPC reported sent (reclaimed).
     pub tx_frames: u64,
+    /// Bytes queued for sending, padding included.
     pub tx_bytes: u64,
     /// Frames dropped because every TX slot was in flight.
     pub tx_ring_full: u64,
