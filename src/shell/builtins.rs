@@ -3,10 +3,8 @@
 //! [`Job`](super::Job) for work that spans polls.
 
 use super::Exit;
-use super::jobs::{Cat, Sleep};
+use super::jobs::{Cat, Ls, Sleep};
 use super::output::Output;
-use crate::fs::FileType;
-use crate::fs::stat::Stat;
 use crate::modinfo::VERSION;
 use crate::platform::c_str;
 use crate::status::{format_duration, format_utc};
@@ -14,6 +12,7 @@ use crate::tools::pending::{Action, DEFAULT_DELAY_MS};
 use crate::tools::{Ctx, proc, system};
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt::Write;
 
 /// A builtin: `(ctx, arguments without the name, output, now_ms)`.
@@ -25,9 +24,6 @@ pub struct Builtin {
     pub help: &'static str,
     pub run: BuiltinFn,
 }
-
-/// Most entries `ls` lists per directory.
-pub const LS_MAX: usize = 4096;
 
 pub const BUILTINS: &[Builtin] = &[
     Builtin {
@@ -277,110 +273,24 @@ fn ps(ctx: &mut Ctx, args: &[String], out: &mut Output, _now: u64) -> Exit {
     Exit::Status(0)
 }
 
-/// `drwxr-xr-x` from a stat.
-fn mode_text(st: &Stat) -> String {
-    let kind = match st.file_type {
-        FileType::Regular => '-',
-        FileType::Directory => 'd',
-        FileType::CharDevice => 'c',
-        FileType::BlockDevice => 'b',
-        FileType::Fifo => 'p',
-        FileType::Socket => 's',
-        FileType::Symlink => 'l',
-    };
-    let mut s = String::with_capacity(10);
-    s.push(kind);
-    for shift in [6u32, 3, 0] {
-        let bits = (st.mode >> shift) & 7;
-        s.push(if bits & 4 != 0 { 'r' } else { '-' });
-        s.push(if bits & 2 != 0 { 'w' } else { '-' });
-        s.push(if bits & 1 != 0 { 'x' } else { '-' });
-    }
-    s
-}
-
-fn ls_line(ctx: &mut Ctx, out: &mut Output, long: bool, name: &str, full: &str, st: &Stat) {
-    if !long {
-        let _ = writeln!(out, "{name}");
-        return;
-    }
-    let _ = write!(
-        out,
-        "{} {:>4} {:>4} {:>10} {}",
-        mode_text(st),
-        st.uid,
-        st.gid,
-        st.size,
-        name
-    );
-    if st.file_type == FileType::Symlink
-        && let Some(Ok(target)) = ctx.fs.as_mut().map(|fs| fs.readlink(full))
-    {
-        let _ = write!(out, " -> {target}");
-    }
-    out.push_str("\n");
-}
-
 fn ls(ctx: &mut Ctx, args: &[String], out: &mut Output, _now: u64) -> Exit {
     let mut long = false;
-    let mut paths: alloc::vec::Vec<&str> = alloc::vec::Vec::new();
+    let mut paths: Vec<String> = Vec::new();
     for a in args {
         match a.as_str() {
             "-l" => long = true,
             p if p.starts_with('-') && p.len() > 1 => return usage(out, "ls"),
-            p => paths.push(p),
+            p => paths.push(String::from(p)),
         }
     }
     if paths.is_empty() {
-        paths.push("/");
+        paths.push(String::from("/"));
     }
     if ctx.fs.is_none() {
         out.push_str("ls: no filesystem mounted\n");
         return Exit::Status(1);
     }
-    let mut status = 0;
-    let many = paths.len() > 1;
-    for (i, path) in paths.iter().enumerate() {
-        let Some(fs) = ctx.fs.as_mut() else {
-            return Exit::Status(1);
-        };
-        // A directory (or a symlink to one) is listed; anything else is shown as itself.
-        let listing = match fs.list(path, 0, LS_MAX) {
-            Ok(l) => l,
-            Err(e) if e.code == crate::fs::ErrorCode::NotDir => match fs.stat(path) {
-                Ok(st) => {
-                    ls_line(ctx, out, long, path, path, &st);
-                    continue;
-                }
-                Err(e) => {
-                    let _ = writeln!(out, "ls: {path}: {e}");
-                    status = 1;
-                    continue;
-                }
-            },
-            Err(e) => {
-                let _ = writeln!(out, "ls: {path}: {e}");
-                status = 1;
-                continue;
-            }
-        };
-        if many {
-            let sep = if i == 0 { "" } else { "\n" };
-            let _ = writeln!(out, "{sep}{}:", listing.path);
-        }
-        for entry in &listing.entries {
-            let full = crate::fs::path::join(&listing.path, &entry.name);
-            ls_line(ctx, out, long, &entry.name, &full, &entry.stat);
-        }
-        if listing.total > listing.entries.len() {
-            let _ = writeln!(
-                out,
-                "... {} more entries (ls lists at most {LS_MAX})",
-                listing.total - listing.entries.len()
-            );
-        }
-    }
-    Exit::Status(status)
+    Exit::Job(Box::new(Ls::new(paths, long)))
 }
 
 fn cat(ctx: &mut Ctx, args: &[String], out: &mut Output, _now: u64) -> Exit {
@@ -475,24 +385,5 @@ mod tests {
         }
         assert_eq!(parse_seconds("99999999999999999999"), None);
         assert_eq!(parse_seconds("18446744073709552"), None, "overflows in ms");
-    }
-
-    #[test]
-    fn modes() {
-        let st = |ft, mode| Stat {
-            file_type: ft,
-            mode,
-            size: 0,
-            uid: 0,
-            gid: 0,
-            nlink: 1,
-            mtime: 0,
-            ino: 0,
-            rdev: 0,
-            origin: crate::fs::Origin::Erofs,
-        };
-        assert_eq!(mode_text(&st(FileType::Directory, 0o040_755)), "drwxr-xr-x");
-        assert_eq!(mode_text(&st(FileType::Regular, 0o100_640)), "-rw-r-----");
-        assert_eq!(mode_text(&st(FileType::Symlink, 0o120_777)), "lrwxrwxrwx");
     }
 }

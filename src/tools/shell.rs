@@ -1,7 +1,7 @@
 //! `shell.exec`: runs one builtin of the module's shell ([`crate::shell`]) and returns its
-//! output and exit status. Quick builtins answer at once; `sleep` and `cat` run across polls,
-//! report progress (to a client that sent a progress token, over SSE) and stop when the call is
-//! cancelled.
+//! output and exit status. Quick builtins answer at once; `sleep`, `cat` and `ls` run across
+//! polls, report progress (to a client that sent a progress token, over SSE) and stop when the
+//! call is cancelled.
 //!
 //! Result: the output is the first content block (text; bytes that are not UTF-8 become
 //! U+FFFD), streamed from memory so it is never escaped into one big string. The structured
@@ -36,7 +36,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     description: "Runs one command of the module's builtin shell: help, echo, uname, uptime, \
                   time, status, net, mem, ps, ls, cat, sleep, reboot, poweroff. Words split \
                   like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns the output \
-                  and the exit status (0 ok, 1 failed, 2 usage). `sleep` and `cat` report \
+                  and the exit status (0 ok, 1 failed, 2 usage). `sleep`, `cat`, `ls` report \
                   progress and can be cancelled. `reboot`/`poweroff` act after answering.",
     input_schema: r#"{"type":"object","properties":{
   "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},

@@ -150,6 +150,30 @@ fn ls_lists_the_merged_filesystem() {
 }
 
 #[test]
+fn ls_pages_through_big_directories_up_to_its_limit() {
+    let mut ctx = ctx_with_files();
+    let fs = ctx.fs.as_mut().unwrap();
+    fs.mkdir("/many").unwrap();
+    for i in 0..4100 {
+        fs.write(&std::format!("/many/f{i:05}"), b"", WriteMode::Truncate)
+            .unwrap();
+    }
+    let mut s = server_with(ctx);
+    let r = exec(&mut s, "ls /many");
+    assert_eq!(r["structuredContent"]["exit_status"], 0);
+    let out = r["content"][0]["text"].as_str().unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4097);
+    assert_eq!(lines[0], "f00000");
+    assert_eq!(lines[4095], "f04095");
+    assert_eq!(lines[4096], "... 4 more entries (ls lists at most 4096)");
+    // Two directories, each paged, keep their order and headers.
+    let out = output(&mut s, "ls /var /etc");
+    assert_eq!(out, "/var:\nbig\n\n/etc:\nhosts\nmotd\n");
+    assert!(output(&mut s, "mem").contains("overlay     "));
+}
+
+#[test]
 fn cat_prints_files_and_reports_failures() {
     let mut s = server_with(ctx_with_files());
     assert_eq!(
