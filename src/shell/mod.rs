@@ -1,7 +1,7 @@
 //! The shell behind `shell.exec`: one command line, split into words ([`words`]), run by a
 //! builtin ([`builtins`]). A builtin answers at once or hands back a [`Job`] that the tool
-//! steps across polls (`sleep`, `cat`, `ls`), so a long command never blocks the module and can be
-//! cancelled. Output goes to a capped [`output::Output`].
+//! steps across polls (`sleep`, `cat`, `ls`), so a long command never blocks the module and
+//! can be cancelled. Output goes to a capped [`output::Output`].
 
 pub mod builtins;
 pub mod jobs;
