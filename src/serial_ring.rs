@@ -39,10 +39,15 @@ impl Chunk {
 
     /// The kernel may write while the bytes are copied: once the head has moved to `head_after`,
     /// every byte older than `head_after - size` may have been overwritten during the copy. Drops
-    /// those from the front and counts them as lost, so no corrupted byte is ever returned.
+    /// those from the front and counts them as lost, so no corrupted byte is ever returned, and
+    /// reports the newer head and oldest offset (so `eof` is false when more has arrived).
     pub fn discard_overwritten(&mut self, head_after: u32, size: usize) {
-        let size = u32::try_from(size).unwrap_or(u32::MAX);
-        let oldest_after = head_after.saturating_sub(size);
+        if head_after <= self.head {
+            return;
+        }
+        self.head = head_after;
+        let oldest_after = oldest(size, head_after);
+        self.oldest = self.oldest.max(oldest_after);
         if oldest_after <= self.offset {
             return;
         }
@@ -50,7 +55,6 @@ impl Chunk {
         self.data.drain(..gone as usize);
         self.offset += gone;
         self.lost = self.lost.saturating_add(gone);
-        self.oldest = oldest_after;
     }
 }
 
@@ -196,12 +200,18 @@ mod tests {
         let mut c = read(&ring, head, Some(24), 100).unwrap();
         // The kernel wrote 5 more bytes meanwhile: 24..29 may have been overwritten.
         c.discard_overwritten(45, 16);
-        assert_eq!((c.offset, c.lost, c.oldest), (29, 5, 29));
+        assert_eq!((c.offset, c.lost, c.oldest, c.head), (29, 5, 29, 45));
         assert_eq!(c.data, expected(29, 40));
-        // A head that did not move past the data changes nothing.
+        assert!(!c.eof(), "more was written meanwhile");
+        // A head that did not move past the data keeps it all.
         let mut c = read(&ring, head, Some(30), 100).unwrap();
         c.discard_overwritten(46, 16);
-        assert_eq!((c.offset, c.lost), (30, 0));
+        assert_eq!((c.offset, c.lost, c.oldest, c.head), (30, 0, 30, 46));
+        // A head that did not move changes nothing.
+        let mut c = read(&ring, head, Some(30), 100).unwrap();
+        c.discard_overwritten(40, 16);
+        assert_eq!((c.offset, c.lost, c.oldest, c.head), (30, 0, 24, 40));
+        assert!(c.eof());
         // Everything overwritten: nothing returned, next offset at the new oldest.
         let mut c = read(&ring, head, Some(24), 100).unwrap();
         c.discard_overwritten(100, 16);

@@ -85,6 +85,8 @@ pub(crate) mod fake {
         pub console: RefCell<Vec<u8>>,
         /// The serial ring's head (bytes ever written); the ring's bytes are fixed at creation.
         pub serial_head: Cell<u32>,
+        /// Added to the head after each look at the ring: the kernel writing while a tool reads.
+        pub serial_head_bump: Cell<u32>,
         /// Keystrokes queued on the console input.
         pub keys: RefCell<Vec<u8>>,
         /// How many more keystrokes the input queue takes.
@@ -118,7 +120,11 @@ pub(crate) mod fake {
             self.state.console.borrow_mut().extend_from_slice(bytes);
         }
         fn serial_ring(&self) -> (&[u8], u32) {
-            (&self.ring, self.state.serial_head.get())
+            let head = self.state.serial_head.get();
+            self.state
+                .serial_head
+                .set(head.wrapping_add(self.state.serial_head_bump.get()));
+            (&self.ring, head)
         }
         fn processes(&self, max: usize) -> Vec<ProcInfo> {
             self.state
@@ -173,6 +179,7 @@ pub(crate) mod fake {
             poweroffs: Cell::new(0),
             console: RefCell::default(),
             serial_head: Cell::new(head),
+            serial_head_bump: Cell::new(0),
             keys: RefCell::default(),
             key_room: Cell::new(64),
             procs: RefCell::new(alloc::vec![

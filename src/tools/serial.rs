@@ -229,6 +229,27 @@ mod tests {
     }
 
     #[test]
+    fn bytes_the_kernel_overwrites_during_the_read_count_as_lost() {
+        let (ring, head) = ring_with(b"0123456789abcdefXYZ");
+        let (ctx, state) = fake::ctx_with_ring(ring, head);
+        // The kernel writes 5 bytes while the tool copies: 3..8 may be torn.
+        state.serial_head_bump.set(5);
+        let mut s = server_with(ctx);
+        let st = call(&mut s, "serial.read", json!({"offset": 0}))["structuredContent"].clone();
+        assert_eq!(st["data"], "89abcdefXYZ");
+        assert_eq!(
+            (st["offset"].as_u64(), st["lost"].as_u64()),
+            (Some(8), Some(8))
+        );
+        assert_eq!(
+            (st["oldest"].as_u64(), st["head"].as_u64()),
+            (Some(8), Some(24))
+        );
+        assert_eq!(st["next_offset"], 19);
+        assert_eq!(st["eof"], false, "5 more bytes arrived meanwhile");
+    }
+
+    #[test]
     fn an_offset_past_the_head_is_an_error() {
         let (ring, head) = ring_with(b"abc");
         let (ctx, _) = fake::ctx_with_ring(ring, head);
