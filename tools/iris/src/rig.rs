@@ -24,7 +24,6 @@ use crate::kernel::{Kernel, KernelRequest, KernelStats, OS_VERSION};
 use crate::loader::{self, LoadedImage};
 use crate::memmap::{self, RAM_PHYS, ram_va, sext};
 use crate::memory::GuestMemory;
-use crate::net::{Forward, RigNet};
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";
@@ -57,9 +56,6 @@ pub struct RigOptions {
     pub hang_insns: u64,
     /// Do not echo the console to stdout, and no rig diagnostics on stderr.
     pub quiet: bool,
-    /// Host 127.0.0.1 ports forwarded to guest ports (none by default; the CLI adds
-    /// `net::DEFAULT_FORWARDS`).
-    pub forwards: Vec<Forward>,
 }
 
 impl Default for RigOptions {
@@ -75,7 +71,6 @@ impl Default for RigOptions {
             watchdog_ms: WATCHDOG_PERIOD_MS,
             hang_insns: DEFAULT_HANG_INSNS,
             quiet: false,
-            forwards: Vec::new(),
         }
     }
 }
@@ -147,14 +142,16 @@ pub struct Rig {
     counters: Counters,
     phase: Phase,
     mmio_mapped: bool,
-    net: RigNet,
 }
 
 impl Rig {
     /// Build the machine: RAM, CPU, devices, kernel state. Nothing runs yet.
     pub fn new(opts: RigOptions) -> Result<Rig, RigError> {
         let root = opts.root.clone().unwrap_or_else(image::find_repo_root);
-        let config_path = opts.config.clone().unwrap_or_else(|| root.join(DEFAULT_CONFIG));
+        let config_path = opts
+            .config
+            .clone()
+            .unwrap_or_else(|| root.join(DEFAULT_CONFIG));
         let mut env = Env::with_defaults();
         if let Some(f) = &opts.env_file {
             env.apply_file(f)?;
@@ -178,7 +175,9 @@ impl Rig {
             }
             let rootfs = root.join(DEFAULT_ROOTFS);
             if opts.disks.is_empty() && rootfs.is_file() {
-                disks.attach(DEFAULT_ROOTFS_TARGET, &rootfs).map_err(RigError::Config)?;
+                disks
+                    .attach(DEFAULT_ROOTFS_TARGET, &rootfs)
+                    .map_err(RigError::Config)?;
             }
         }
 
@@ -186,12 +185,15 @@ impl Rig {
         let console = Arc::new(ConsoleLog::new(!opts.quiet));
         let console_rx = Rc::new(RefCell::new(VecDeque::new()));
         let watchdog = Rc::new(RefCell::new(Watchdog::new(opts.watchdog_ms)));
-        let links = MachineLinks { console: console.clone(), console_rx: console_rx.clone(), watchdog: watchdog.clone() };
+        let links = MachineLinks {
+            console: console.clone(),
+            console_rx: console_rx.clone(),
+            watchdog: watchdog.clone(),
+        };
         let mut bus = Bus::new(opts.quiet);
         for d in standard_devices(&links) {
             bus.add(d).map_err(RigError::Emulator)?;
         }
-        let net = RigNet::attach(&mut bus, &env, &opts.forwards).map_err(RigError::Config)?;
         let bus = Rc::new(RefCell::new(bus));
         let kernel = Rc::new(RefCell::new(Kernel::new(
             env,
@@ -219,13 +221,7 @@ impl Rig {
             counters: Counters::default(),
             phase: Phase::Built,
             mmio_mapped: false,
-            net,
         })
-    }
-
-    /// The network: forwarded ports, wire and forwarder counters, the storm hook.
-    pub fn net(&self) -> &RigNet {
-        &self.net
     }
 
     /// Add a device (before `boot`). The Ethernet model and port forwarder come in this way.
@@ -233,7 +229,10 @@ impl Rig {
         if self.mmio_mapped {
             return Err(RigError::State("devices must be added before boot".into()));
         }
-        self.bus.borrow_mut().add(device).map_err(RigError::Emulator)
+        self.bus
+            .borrow_mut()
+            .add(device)
+            .map_err(RigError::Emulator)
     }
 
     /// The shared links devices are built from (console, input queue, watchdog).
@@ -259,16 +258,36 @@ impl Rig {
                 .mmio_map(
                     u64::from(phys),
                     u64::from(len),
-                    Some(move |uc: &mut unicorn_engine::Unicorn<'_, ()>, off: u64, size: usize| {
-                        let mut mem = UcMem { uc, windows };
-                        bus_r.borrow_mut().read(clock_r.now_ms(), &mut mem, phys + off as u32, size)
-                    }),
-                    Some(move |uc: &mut unicorn_engine::Unicorn<'_, ()>, off: u64, size: usize, value: u64| {
-                        let mut mem = UcMem { uc, windows };
-                        bus_w.borrow_mut().write(clock_w.now_ms(), &mut mem, phys + off as u32, size, value)
-                    }),
+                    Some(
+                        move |uc: &mut unicorn_engine::Unicorn<'_, ()>, off: u64, size: usize| {
+                            let mut mem = UcMem { uc, windows };
+                            bus_r.borrow_mut().read(
+                                clock_r.now_ms(),
+                                &mut mem,
+                                phys + off as u32,
+                                size,
+                            )
+                        },
+                    ),
+                    Some(
+                        move |uc: &mut unicorn_engine::Unicorn<'_, ()>,
+                              off: u64,
+                              size: usize,
+                              value: u64| {
+                            let mut mem = UcMem { uc, windows };
+                            bus_w.borrow_mut().write(
+                                clock_w.now_ms(),
+                                &mut mem,
+                                phys + off as u32,
+                                size,
+                                value,
+                            )
+                        },
+                    ),
                 )
-                .map_err(|e| RigError::Emulator(uc_err(&format!("map MMIO {phys:#x}+{len:#x}"), e)))?;
+                .map_err(|e| {
+                    RigError::Emulator(uc_err(&format!("map MMIO {phys:#x}+{len:#x}"), e))
+                })?;
         }
         self.mmio_mapped = true;
         Ok(())
@@ -289,7 +308,9 @@ impl Rig {
         {
             let mut mem = self.cpu.mem();
             let mut k = self.kernel.borrow_mut();
-            k.ring.clear(&mut mem).map_err(|e| RigError::Emulator(e.to_string()))?;
+            k.ring
+                .clear(&mut mem)
+                .map_err(|e| RigError::Emulator(e.to_string()))?;
         }
         let ram_mib = self.opts.ram_mib;
         self.klog(&format!("IRIX 7 kernel {OS_VERSION} (iris rig): SGI Indy IP24, R4400 (emulated), {ram_mib} MB RAM"));
@@ -298,7 +319,13 @@ impl Rig {
             .borrow()
             .disks
             .list()
-            .map(|(t, d)| format!("scsi target {t}: {} ({} blocks)", d.path.display(), d.blocks))
+            .map(|(t, d)| {
+                format!(
+                    "scsi target {t}: {} ({} blocks)",
+                    d.path.display(),
+                    d.blocks
+                )
+            })
             .collect();
         for d in disks {
             self.klog(&d);
@@ -325,8 +352,10 @@ impl Rig {
             }
         };
         self.klog(&format!("loading irix7-mcp from {}", cfg.url));
-        let data = image::fetch(&cfg.url, &self.root).inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
-        let digest = image::verify(&data, &cfg.sha256).inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
+        let data = image::fetch(&cfg.url, &self.root)
+            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
+        let digest = image::verify(&data, &cfg.sha256)
+            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
         self.klog(&format!("sha256 {digest} verified"));
         let img = loader::load(&data, ram_va(memmap::MODULE_OFF), memmap::MODULE_MAX)
             .inspect_err(|e| self.klog(&format!("kernel: loader: {e}")))?;
@@ -338,10 +367,16 @@ impl Rig {
             let fault = |e: crate::memory::MemFault| RigError::Emulator(e.to_string());
             mem.write(base_phys, &zero).map_err(fault)?;
             mem.write(base_phys, &img.bytes).map_err(fault)?;
-            mem.write(u64::from(RAM_PHYS + memmap::ABI_TABLE_OFF), &table_bytes(build_table(heap_size)))
-                .map_err(fault)?;
+            mem.write(
+                u64::from(RAM_PHYS + memmap::ABI_TABLE_OFF),
+                &table_bytes(build_table(heap_size)),
+            )
+            .map_err(fault)?;
         }
-        self.cpu.uc.ctl_flush_tb().map_err(|e| RigError::Emulator(uc_err("flush TB", e)))?;
+        self.cpu
+            .uc
+            .ctl_flush_tb()
+            .map_err(|e| RigError::Emulator(uc_err("flush TB", e)))?;
         let m = &img.modinfo;
         let line = format!(
             "module {} {} (ABI {}): {} bytes at {:#010x}, heap {} KiB at {:#010x}",
@@ -381,7 +416,9 @@ impl Rig {
                     self.power_off();
                     return Ok(());
                 }
-                CallEnd::Request(KernelRequest::Reset) => self.note_reset("reset requested by the module", false),
+                CallEnd::Request(KernelRequest::Reset) => {
+                    self.note_reset("reset requested by the module", false)
+                }
                 CallEnd::DeviceReset(reason) => self.note_reset(&reason, true),
             }
         }
@@ -423,15 +460,27 @@ impl Rig {
     /// Tick every device; returns (busy, reset reason).
     fn tick_devices(&mut self) -> (bool, Option<String>) {
         let now = self.clock.now_ms();
-        let mut mem = UcMem { uc: &mut self.cpu.uc, windows: self.cpu.windows };
+        let mut mem = UcMem {
+            uc: &mut self.cpu.uc,
+            windows: self.cpu.windows,
+        };
         let mut bus = self.bus.borrow_mut();
         let busy = bus.tick(now, &mut mem);
-        let reset = bus.take_events().into_iter().map(|MachineEvent::Reset(r)| r).next();
+        let reset = bus
+            .take_events()
+            .into_iter()
+            .map(|MachineEvent::Reset(r)| r)
+            .next();
         (busy, reset)
     }
 
     /// Run one guest function to completion (in slices, ticking devices between them).
-    fn call_guest(&mut self, call: &'static str, entry: u32, args: &[u32]) -> Result<CallEnd, RigError> {
+    fn call_guest(
+        &mut self,
+        call: &'static str,
+        entry: u32,
+        args: &[u32],
+    ) -> Result<CallEnd, RigError> {
         let emu = |e| RigError::Emulator(e);
         let st = self.cpu.state.clone();
         let start = st.insns.get();
@@ -445,7 +494,9 @@ impl Rig {
             self.cpu.set_reg(4 + i as i32, *a).map_err(emu)?;
         }
         self.cpu.set_reg(25, entry).map_err(emu)?; // $t9, as PIC callers would set it
-        self.cpu.set_reg(29, ram_va(memmap::STACK_TOP_OFF) - 32).map_err(emu)?;
+        self.cpu
+            .set_reg(29, ram_va(memmap::STACK_TOP_OFF) - 32)
+            .map_err(emu)?;
         self.cpu.set_reg(31, sentinel).map_err(emu)?;
         let mut pc = entry;
         loop {
@@ -461,7 +512,11 @@ impl Rig {
                 return Err(RigError::Crash(self.crash_report(call, Some(fault), None)));
             }
             if let Err(e) = result {
-                return Err(RigError::Crash(self.crash_report(call, None, Some(format!("{e:?}")))));
+                return Err(RigError::Crash(self.crash_report(
+                    call,
+                    None,
+                    Some(format!("{e:?}")),
+                )));
             }
             if let Some(req) = self.kernel.borrow_mut().request.take() {
                 return Ok(CallEnd::Request(req));
@@ -477,7 +532,12 @@ impl Rig {
             }
             if !self.watchdog_active() && used > self.opts.hang_insns {
                 let symbol = self.symbolize(pc);
-                return Err(RigError::Hang { call, insns: used, pc, symbol });
+                return Err(RigError::Hang {
+                    call,
+                    insns: used,
+                    pc,
+                    symbol,
+                });
             }
         }
     }
@@ -486,13 +546,20 @@ impl Rig {
         self.image.as_ref().and_then(|i| i.symbolize(va))
     }
 
-    fn crash_report(&mut self, call: &'static str, fault: Option<Fault>, error: Option<String>) -> GuestCrash {
+    fn crash_report(
+        &mut self,
+        call: &'static str,
+        fault: Option<Fault>,
+        error: Option<String>,
+    ) -> GuestCrash {
         let mut pc = self.cpu.pc();
         let block = self.cpu.state.last_block.get() as u32;
+        let physical = matches!(fault, Some(Fault::Mem { .. }));
         let (what, bad_addr) = match fault {
-            Some(Fault::Mem { kind, addr, size }) => {
-                (format!("{} ({size}-byte access)", mem_kind_name(kind)), Some(addr as u32))
-            }
+            Some(Fault::Mem { kind, addr, size }) => (
+                format!("{} ({size}-byte access)", mem_kind_name(kind)),
+                Some(addr as u32),
+            ),
             Some(Fault::Intr { intno, pc: at }) => {
                 pc = at as u32;
                 let mut ea = None;
@@ -507,11 +574,27 @@ impl Rig {
                 }
                 (format!("{}, intno {intno}", intno_name(intno)), ea)
             }
-            Some(Fault::BadStub { addr }) => ("jump into the ABI stub area between stubs".to_string(), Some(addr as u32)),
-            None => (format!("emulator stopped: {}", error.unwrap_or_default()), None),
+            Some(Fault::BadStub { addr }) => (
+                "jump into the ABI stub area between stubs".to_string(),
+                Some(addr as u32),
+            ),
+            None => (
+                format!("emulator stopped: {}", error.unwrap_or_default()),
+                None,
+            ),
         };
         let symbol = self.symbolize(if pc != 0 { pc } else { block });
-        let crash = GuestCrash { call, what, pc, block, bad_addr, ra: self.cpu.reg(31), sp: self.cpu.reg(29), symbol };
+        let crash = GuestCrash {
+            call,
+            what,
+            pc,
+            block,
+            bad_addr,
+            bad_is_physical: physical,
+            ra: self.cpu.reg(31),
+            sp: self.cpu.reg(29),
+            symbol,
+        };
         let line = format!("kernel: {crash}");
         self.klog(&line);
         crash
@@ -521,13 +604,21 @@ impl Rig {
     pub fn step(&mut self) -> Result<Step, RigError> {
         match self.phase {
             Phase::Running => {}
-            Phase::PoweredOff => return Ok(Step { pending: false, busy: false }),
+            Phase::PoweredOff => {
+                return Ok(Step {
+                    pending: false,
+                    busy: false,
+                });
+            }
             _ => return Err(RigError::State("step before boot or after stop".into())),
         }
         let (busy, reset) = self.tick_devices();
         if let Some(reason) = reset {
             self.reset_machine(&reason, true)?;
-            return Ok(Step { pending: true, busy: true });
+            return Ok(Step {
+                pending: true,
+                busy: true,
+            });
         }
         let Some(poll) = self.image.as_ref().map(|i| i.poll) else {
             return Err(RigError::State("no image".into()));
@@ -545,26 +636,42 @@ impl Rig {
                     self.klog(&format!("kernel: irix7_mcp_poll failed with status {s}"));
                     return Err(RigError::PollFailed(s));
                 }
-                Ok(Step { pending: s > 0, busy })
+                Ok(Step {
+                    pending: s > 0,
+                    busy,
+                })
             }
             CallEnd::Request(KernelRequest::Reset) => {
                 self.reset_machine("reset requested by the module", false)?;
-                Ok(Step { pending: true, busy: true })
+                Ok(Step {
+                    pending: true,
+                    busy: true,
+                })
             }
             CallEnd::Request(KernelRequest::Poweroff) => {
                 self.power_off();
-                Ok(Step { pending: false, busy: true })
+                Ok(Step {
+                    pending: false,
+                    busy: true,
+                })
             }
             CallEnd::DeviceReset(reason) => {
                 self.reset_machine(&reason, true)?;
-                Ok(Step { pending: true, busy: true })
+                Ok(Step {
+                    pending: true,
+                    busy: true,
+                })
             }
         }
     }
 
     /// Run the scheduler until `done(self)` holds, the module powers off, or `limit` passes
     /// (host time). Sleeps ~1 ms when the module is idle and no device did anything.
-    pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&Rig) -> bool) -> Result<RunEnd, RigError> {
+    pub fn run_until(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&Rig) -> bool,
+    ) -> Result<RunEnd, RigError> {
         let start = Instant::now();
         loop {
             if self.phase == Phase::PoweredOff {
@@ -600,15 +707,20 @@ impl Rig {
             return Ok(());
         }
         self.phase = Phase::Stopped;
-        let Some(exit) = self.image.as_ref().map(|i| i.exit) else { return Ok(()) };
+        let Some(exit) = self.image.as_ref().map(|i| i.exit) else {
+            return Ok(());
+        };
         self.call_guest("irix7_mcp_exit", exit, &[])?;
         self.klog("kernel: module exited");
         Ok(())
     }
 
-    /// Advance the rig clock (what `clock_ms`, `poll(now)` and the watchdog see).
+    /// Advance the rig clock (what `clock_ms`, `poll(now)` and the status block see). The jump
+    /// counts as time in which the kernel kept kicking the watchdog between polls, so it does
+    /// not fire the watchdog by itself.
     pub fn advance_clock(&self, ms: u64) {
         self.clock.advance(ms);
+        self.watchdog.borrow_mut().kick(self.clock.now_ms());
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -638,7 +750,10 @@ impl Rig {
     }
 
     pub fn counters(&self) -> Counters {
-        Counters { total_insns: self.cpu.state.insns.get(), ..self.counters.clone() }
+        Counters {
+            total_insns: self.cpu.state.insns.get(),
+            ..self.counters.clone()
+        }
     }
 
     pub fn kernel_stats(&self) -> KernelStats {
@@ -664,13 +779,19 @@ impl Rig {
     /// Read guest physical memory (RAM).
     pub fn read_phys(&mut self, phys: u64, len: usize) -> Result<Vec<u8>, RigError> {
         let mut buf = vec![0u8; len];
-        self.cpu.mem().read(phys, &mut buf).map_err(|e| RigError::State(e.to_string()))?;
+        self.cpu
+            .mem()
+            .read(phys, &mut buf)
+            .map_err(|e| RigError::State(e.to_string()))?;
         Ok(buf)
     }
 
     /// Write guest physical memory (RAM).
     pub fn write_phys(&mut self, phys: u64, data: &[u8]) -> Result<(), RigError> {
-        self.cpu.mem().write(phys, data).map_err(|e| RigError::State(e.to_string()))
+        self.cpu
+            .mem()
+            .write(phys, data)
+            .map_err(|e| RigError::State(e.to_string()))
     }
 }
 
@@ -696,8 +817,12 @@ fn install_stub_hook(cpu: &mut Cpu, kernel: Rc<RefCell<Kernel>>) -> Result<(), R
             };
             let next = match ret {
                 AbiRet::Void => uc.reg_read(RegisterMIPS::RA),
-                AbiRet::I32(v) => uc.reg_write(RegisterMIPS::V0, sext(v as u32)).and_then(|_| uc.reg_read(RegisterMIPS::RA)),
-                AbiRet::U32(v) => uc.reg_write(RegisterMIPS::V0, sext(v)).and_then(|_| uc.reg_read(RegisterMIPS::RA)),
+                AbiRet::I32(v) => uc
+                    .reg_write(RegisterMIPS::V0, sext(v as u32))
+                    .and_then(|_| uc.reg_read(RegisterMIPS::RA)),
+                AbiRet::U32(v) => uc
+                    .reg_write(RegisterMIPS::V0, sext(v))
+                    .and_then(|_| uc.reg_read(RegisterMIPS::RA)),
                 AbiRet::U64(v) => uc
                     .reg_write(RegisterMIPS::V0, sext((v >> 32) as u32))
                     .and_then(|_| uc.reg_write(RegisterMIPS::V1, sext(v as u32)))

@@ -31,7 +31,10 @@ pub struct MachineLinks {
 /// The devices every rig has.
 pub fn standard_devices(links: &MachineLinks) -> Vec<Box<dyn Device>> {
     vec![
-        Box::new(z85c30::Z85c30::new(links.console.clone(), links.console_rx.clone())),
+        Box::new(z85c30::Z85c30::new(
+            links.console.clone(),
+            links.console_rx.clone(),
+        )),
         Box::new(mc::MemoryController::new(links.watchdog.clone())),
     ]
 }
