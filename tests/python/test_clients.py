@@ -88,3 +88,24 @@ def test_client_without_the_right_token_is_refused(mode, given, token_url, token
 
 def _auth(token):
     return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_progress_reaches_the_sdk_callback(mode, fixtures_url):
+    """The fixtures image's test_tool_with_progress streams progress on the request's SSE
+    stream; the SDK hands each notification to the call's callback, in order."""
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total))
+
+    async def go():
+        async with Client(fixtures_url, mode=mode) as c:
+            return await c.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+
+    result = asyncio.run(go())
+    assert not result.is_error, result
+    values = [p for p, _ in seen]
+    assert len(values) >= 2, seen
+    assert values == sorted(set(values)), seen
+    assert all(t == 100 for _, t in seen), seen
