@@ -2,7 +2,10 @@
 //! finding the repository root that relative paths are resolved against.
 
 use std::fmt;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -15,6 +18,7 @@ pub enum ImageError {
     Read { path: PathBuf, error: String },
     TooBig { path: PathBuf, size: u64 },
     DigestMismatch { expected: String, actual: String },
+    Http { url: String, error: String },
 }
 
 impl fmt::Display for ImageError {
@@ -40,6 +44,7 @@ impl fmt::Display for ImageError {
                 f,
                 "sha256 mismatch: refusing to load (expected {expected}, actual {actual})"
             ),
+            ImageError::Http { url, error } => write!(f, "cannot fetch image {url}: {error}"),
         }
     }
 }
@@ -67,8 +72,11 @@ pub fn resolve_url(url: &str, root: &Path) -> Result<PathBuf, ImageError> {
     })
 }
 
-/// Read the image a URL names.
+/// Read the image a URL names: `http://` over the network, anything else from a file.
 pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
+    if url.starts_with("http://") {
+        return fetch_http(url);
+    }
     let path = resolve_url(url, root)?;
     let read_err = |e: std::io::Error| ImageError::Read {
         path: path.clone(),
@@ -79,6 +87,96 @@ pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
         return Err(ImageError::TooBig { path, size });
     }
     std::fs::read(&path).map_err(read_err)
+}
+
+/// How long the kernel waits for an image server.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
+/// Largest response head accepted.
+const MAX_HTTP_HEAD: usize = 16 * 1024;
+
+/// GET an image over plain HTTP/1.0 (no TLS, no redirects): a 200 response whose body is the
+/// image, checked against Content-Length when the server sends one.
+pub fn fetch_http(url: &str) -> Result<Vec<u8>, ImageError> {
+    let err = |e: String| ImageError::Http {
+        url: url.into(),
+        error: e,
+    };
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| ImageError::UnsupportedUrl(url.into()))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() || authority.contains('@') {
+        return Err(ImageError::UnsupportedUrl(url.into()));
+    }
+    let target = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = target
+        .to_socket_addrs()
+        .map_err(|e| err(format!("cannot resolve {target}: {e}")))?
+        .next()
+        .ok_or_else(|| err(format!("{target} has no address")))?;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, HTTP_TIMEOUT).map_err(|e| err(e.to_string()))?;
+    stream
+        .set_read_timeout(Some(HTTP_TIMEOUT))
+        .map_err(|e| err(e.to_string()))?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| err(e.to_string()))?;
+    let mut response = Vec::new();
+    stream
+        .take(MAX_IMAGE_BYTES + MAX_HTTP_HEAD as u64 + 1)
+        .read_to_end(&mut response)
+        .map_err(|e| err(e.to_string()))?;
+    parse_http_response(&response).map_err(err)
+}
+
+/// The body of a complete HTTP/1.x 200 response.
+fn parse_http_response(response: &[u8]) -> Result<Vec<u8>, String> {
+    let head_end = response
+        .windows(4)
+        .take(MAX_HTTP_HEAD)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("no complete response head")?;
+    let head = String::from_utf8_lossy(&response[..head_end]);
+    let body = &response[head_end + 4..];
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap_or_default();
+    let code = status.split_whitespace().nth(1).unwrap_or_default();
+    if !status.starts_with("HTTP/1.") || code != "200" {
+        return Err(format!("server answered `{status}`"));
+    }
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
+        if name == "transfer-encoding" && !value.eq_ignore_ascii_case("identity") {
+            return Err(format!("unsupported transfer encoding `{value}`"));
+        }
+        if name == "content-length" {
+            let want: u64 = value
+                .parse()
+                .map_err(|_| format!("bad Content-Length `{value}`"))?;
+            if want != body.len() as u64 {
+                return Err(format!(
+                    "body is {} bytes, Content-Length says {want}",
+                    body.len()
+                ));
+            }
+        }
+    }
+    if body.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(format!("image over the {MAX_IMAGE_BYTES}-byte limit"));
+    }
+    Ok(body.to_vec())
 }
 
 /// Lower-case hex SHA-256 of `data`.
@@ -153,6 +251,43 @@ mod tests {
             PathBuf::from("/r/target/x.o")
         );
         assert!(resolve_url("http://h/x.o", root).is_err());
+    }
+
+    /// Serve one canned response on a local port; returns the URL.
+    fn serve_once(response: Vec<u8>) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = listener.accept() {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(&response);
+            }
+        });
+        format!("http://127.0.0.1:{port}/image/irix7-mcp.o")
+    }
+
+    #[test]
+    fn http_fetch() {
+        let ok = b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nimage".to_vec();
+        assert_eq!(fetch(&serve_once(ok), Path::new("/")).unwrap(), b"image");
+        let missing = b"HTTP/1.0 404 Not Found\r\n\r\n".to_vec();
+        let e = fetch(&serve_once(missing), Path::new("/"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("server answered `HTTP/1.0 404 Not Found`"),
+            "{e}"
+        );
+        let short = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nimage".to_vec();
+        let e = fetch(&serve_once(short), Path::new("/"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("body is 5 bytes, Content-Length says 9"), "{e}");
+        let chunked =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nimage\r\n0\r\n\r\n"
+                .to_vec();
+        assert!(fetch(&serve_once(chunked), Path::new("/")).is_err());
     }
 
     #[test]
