@@ -3,7 +3,7 @@
 //! stop flag.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,6 +20,8 @@ pub struct RigHandle {
     console: Arc<ConsoleLog>,
     stop: Arc<AtomicBool>,
     counters: Arc<Mutex<Counters>>,
+    /// Milliseconds the rig thread adds to its clock at its next step.
+    advance_ms: Arc<AtomicU64>,
     thread: Option<JoinHandle<Result<RunEnd, RigError>>>,
     forward_addrs: Vec<SocketAddr>,
 }
@@ -35,7 +37,8 @@ impl Rig {
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Mutex::new(Counters::default()));
         let (tx, rx) = mpsc::channel::<Result<(Arc<ConsoleLog>, Vec<SocketAddr>), RigError>>();
-        let (stop_t, counters_t) = (stop.clone(), counters.clone());
+        let advance_ms = Arc::new(AtomicU64::new(0));
+        let (stop_t, counters_t, advance_t) = (stop.clone(), counters.clone(), advance_ms.clone());
         let thread = std::thread::Builder::new()
             .name("iris".into())
             .spawn(move || {
@@ -54,6 +57,10 @@ impl Rig {
                 let _ = tx.send(Ok((rig.console(), rig.net().forward_addrs())));
                 let mut last_publish = Instant::now();
                 let end = rig.run_until(Duration::MAX, |r| {
+                    let ms = advance_t.swap(0, Ordering::Relaxed);
+                    if ms > 0 {
+                        r.advance_clock(ms);
+                    }
                     if last_publish.elapsed() >= Duration::from_millis(20) {
                         if let Ok(mut c) = counters_t.lock() {
                             *c = r.counters();
@@ -71,9 +78,14 @@ impl Rig {
             })
             .map_err(|e| RigError::State(format!("cannot start the rig thread: {e}")))?;
         match rx.recv() {
-            Ok(Ok((console, forward_addrs))) => {
-                Ok(RigHandle { console, stop, counters, thread: Some(thread), forward_addrs })
-            }
+            Ok(Ok((console, forward_addrs))) => Ok(RigHandle {
+                console,
+                stop,
+                counters,
+                advance_ms,
+                thread: Some(thread),
+                forward_addrs,
+            }),
             Ok(Err(e)) => {
                 let _ = thread.join();
                 Err(e)
@@ -115,6 +127,11 @@ impl RigHandle {
         false
     }
 
+    /// Moves the rig clock forward (timeouts fire without waiting); applied at the next step.
+    pub fn advance_clock(&self, ms: u64) {
+        self.advance_ms.fetch_add(ms, Ordering::Relaxed);
+    }
+
     /// Counters as of the last ~20 ms.
     pub fn counters(&self) -> Counters {
         self.counters.lock().map(|c| c.clone()).unwrap_or_default()
@@ -137,7 +154,9 @@ impl RigHandle {
 
     fn join_inner(&mut self) -> Result<RunEnd, RigError> {
         match self.thread.take() {
-            Some(t) => t.join().unwrap_or_else(|_| Err(RigError::State("the rig thread panicked".into()))),
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(RigError::State("the rig thread panicked".into()))),
             None => Err(RigError::State("already joined".into())),
         }
     }

@@ -212,8 +212,25 @@ fn cargo_test() -> Result<(), String> {
     )
 }
 
+/// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
+/// rig: exact guest instruction counts and heap figures beside their budgets.
 pub fn bench() -> Result<(), String> {
+    prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
-    Err("the rig's instruction counters are not wired into bench yet".into())
+    fixture_images()?;
+    cmd::run(
+        cargo()
+            .args([
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "iris",
+                "--example",
+                "bench",
+                "--",
+            ])
+            .arg(&img.path),
+    )
 }

@@ -1,0 +1,341 @@
+//! `cargo xtask bench` runs this: the real module image in the rig, driven in lockstep by a
+//! client on the host side of the virtual wire (no host sockets, no threads), so every figure
+//! is an exact count of guest instructions for the same exchange of frames.
+//!
+//! Usage: `bench IMAGE` (the rig's boot config is bypassed: the image is named through the NVRAM
+//! environment with its digest).
+
+use iris::image::{find_repo_root, sha256_hex};
+use iris::net::host::WireDevice;
+use iris::{Rig, RigOptions};
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
+use smoltcp::socket::tcp;
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint};
+use std::process::ExitCode;
+
+/// Guest steps allowed for one exchange before the bench gives up.
+const STEP_LIMIT: usize = 200_000;
+
+/// A TCP client on the host end of the wire, stepped together with the guest.
+struct Client {
+    iface: Interface,
+    dev: WireDevice,
+    sockets: SocketSet<'static>,
+    sock: SocketHandle,
+    inbox: Vec<u8>,
+    t_ms: i64,
+}
+
+impl Client {
+    fn connect(rig: &mut Rig, port: u16, local_port: u16) -> Client {
+        let net = rig.net().host_net();
+        let wire = rig
+            .net()
+            .host_end()
+            .expect("no forwarder in bench mode")
+            .clone();
+        let mut dev = WireDevice { wire };
+        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(net.host_mac)));
+        config.random_seed = 1;
+        let mut iface = Interface::new(config, &mut dev, Instant::ZERO);
+        iface.update_ip_addrs(|a| {
+            let _ = a.push(IpCidr::new(IpAddress::Ipv4(net.host_ip), net.prefix));
+        });
+        let mut sockets = SocketSet::new(Vec::new());
+        let mut s = tcp::Socket::new(
+            tcp::SocketBuffer::new(vec![0; 1 << 20]),
+            tcp::SocketBuffer::new(vec![0; 1 << 20]),
+        );
+        s.set_ack_delay(None);
+        s.set_nagle_enabled(false);
+        let sock = sockets.add(s);
+        let mut c = Client {
+            iface,
+            dev,
+            sockets,
+            sock,
+            inbox: Vec::new(),
+            t_ms: 0,
+        };
+        let cx = c.iface.context();
+        c.sockets
+            .get_mut::<tcp::Socket>(c.sock)
+            .connect(
+                cx,
+                IpEndpoint::new(IpAddress::Ipv4(net.guest_ip), port),
+                local_port,
+            )
+            .expect("connect");
+        c.run(rig, |c| c.sockets.get::<tcp::Socket>(c.sock).may_send());
+        c
+    }
+
+    fn poll(&mut self) {
+        self.t_ms += 1;
+        self.iface.poll(
+            Instant::from_millis(self.t_ms),
+            &mut self.dev,
+            &mut self.sockets,
+        );
+        let s = self.sockets.get_mut::<tcp::Socket>(self.sock);
+        while s.can_recv() {
+            let _ = s.recv(|b| {
+                self.inbox.extend_from_slice(b);
+                (b.len(), ())
+            });
+        }
+    }
+
+    /// Steps guest and host until `done`; returns the guest instructions spent.
+    fn run(&mut self, rig: &mut Rig, done: impl Fn(&Client) -> bool) -> u64 {
+        let before = rig.counters().total_insns;
+        for _ in 0..STEP_LIMIT {
+            self.poll();
+            if done(self) {
+                return rig.counters().total_insns - before;
+            }
+            rig.step().expect("guest step");
+            self.poll();
+        }
+        panic!("exchange did not finish in {STEP_LIMIT} steps");
+    }
+
+    /// Sends `request` and waits for `n` complete responses; returns (instructions, bytes).
+    fn exchange(&mut self, rig: &mut Rig, request: &[u8], n: usize) -> (u64, usize) {
+        self.inbox.clear();
+        // Pace requests below the module's 20 requests/s per client: the limit is policy, and
+        // what is measured here is the cost of serving.
+        rig.advance_clock(60);
+        let mut sent = 0;
+        let before = rig.counters().total_insns;
+        while sent < request.len() {
+            sent += self
+                .sockets
+                .get_mut::<tcp::Socket>(self.sock)
+                .send_slice(&request[sent..])
+                .unwrap_or(0);
+            self.poll();
+            rig.step().expect("guest step");
+        }
+        self.run(rig, |c| complete_responses(&c.inbox) >= n);
+        (rig.counters().total_insns - before, self.inbox.len())
+    }
+}
+
+/// Counts complete HTTP responses (Content-Length or chunked) at the start of `buf`.
+fn complete_responses(mut buf: &[u8]) -> usize {
+    let mut n = 0;
+    loop {
+        let Some(head_end) = find(buf, b"\r\n\r\n").map(|i| i + 4) else {
+            return n;
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        let body = &buf[head_end..];
+        let used = if let Some(len) = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+        {
+            if body.len() < len {
+                return n;
+            }
+            len
+        } else {
+            // Chunked: walk the chunks.
+            let mut pos = 0;
+            loop {
+                let Some(le) = find(&body[pos..], b"\r\n") else {
+                    return n;
+                };
+                let size = usize::from_str_radix(
+                    String::from_utf8_lossy(&body[pos..pos + le])
+                        .split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim(),
+                    16,
+                )
+                .unwrap_or(0);
+                pos += le + 2 + size + 2;
+                if pos > body.len() {
+                    return n;
+                }
+                if size == 0 {
+                    break pos;
+                }
+            }
+        };
+        buf = &body[used..];
+        n += 1;
+    }
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn mcp_request(method: &str, name: Option<&str>, params: serde_json::Value) -> Vec<u8> {
+    let mut params = params;
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        .to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(n) = name {
+        req.push_str(&format!("Mcp-Name: {n}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    req.into_bytes()
+}
+
+/// Mean instructions per exchange over `reps`, after warming up.
+fn measure(rig: &mut Rig, c: &mut Client, req: &[u8], reps: u64) -> (u64, usize) {
+    for _ in 0..3 {
+        c.exchange(rig, req, 1);
+    }
+    let mut total = 0;
+    let mut bytes = 0;
+    for _ in 0..reps {
+        let (i, b) = c.exchange(rig, req, 1);
+        total += i;
+        bytes = b;
+    }
+    (total / reps, bytes)
+}
+
+fn verdict(value: f64, budget: f64) -> &'static str {
+    if value <= budget { "ok" } else { "OVER BUDGET" }
+}
+
+fn main() -> ExitCode {
+    let Some(image_path) = std::env::args().nth(1) else {
+        eprintln!("usage: bench IMAGE");
+        return ExitCode::FAILURE;
+    };
+    let image = std::fs::read(&image_path).expect("read the image");
+    let abs = std::path::Path::new(&image_path).canonicalize().unwrap();
+    let opts = RigOptions {
+        root: Some(find_repo_root()),
+        env: vec![
+            format!("mcp.url=file:{}", abs.display()),
+            format!("mcp.sha256={}", sha256_hex(&image)),
+            "netaddr=172.31.77.2/24".into(),
+        ],
+        quiet: true,
+        ..RigOptions::default()
+    };
+    let mut rig = Rig::new(opts).expect("rig");
+    rig.boot().expect("boot");
+    let mut over = 0;
+    let mut line = |name: &str, value: f64, unit: &str, budget: Option<f64>| match budget {
+        Some(b) => {
+            let v = verdict(value, b);
+            if v != "ok" {
+                over += 1;
+            }
+            println!("  {name:<44} {value:>14.1} {unit:<18} budget {b:>12.0}  {v}");
+        }
+        None => println!("  {name:<44} {value:>14.1} {unit}"),
+    };
+    println!("guest instructions (exact, block hook):");
+    line(
+        "irix7_mcp_init",
+        rig.counters().init_insns as f64,
+        "insns",
+        None,
+    );
+
+    let mut c = Client::connect(&mut rig, 7801, 40_001);
+    let get = b"GET / HTTP/1.1\r\nHost: indy\r\n\r\n";
+    let (get_insns, _) = measure(&mut rig, &mut c, get, 20);
+    line(
+        "GET / (kept-alive connection)",
+        get_insns as f64,
+        "insns/request",
+        Some(200_000.0),
+    );
+
+    for (what, method, name, params) in [
+        (
+            "server/discover",
+            "server/discover",
+            None,
+            serde_json::json!({}),
+        ),
+        ("tools/list", "tools/list", None, serde_json::json!({})),
+        (
+            "tools/call echo",
+            "tools/call",
+            Some("echo"),
+            serde_json::json!({"name": "echo", "arguments": {"text": "hello"}}),
+        ),
+    ] {
+        let (i, _) = measure(&mut rig, &mut c, &mcp_request(method, name, params), 10);
+        line(what, i as f64, "insns/request", Some(400_000.0));
+    }
+
+    // Per response byte: a large echo against a small one (both directions carry the text).
+    let small = mcp_request(
+        "tools/call",
+        Some("echo"),
+        serde_json::json!({"name": "echo", "arguments": {"text": "x"}}),
+    );
+    let text: String = "irix7 ".repeat(10_000);
+    let large = mcp_request(
+        "tools/call",
+        Some("echo"),
+        serde_json::json!({"name": "echo", "arguments": {"text": text}}),
+    );
+    let (i_small, b_small) = measure(&mut rig, &mut c, &small, 5);
+    let (i_large, b_large) = measure(&mut rig, &mut c, &large, 5);
+    let per_byte = (i_large - i_small) as f64 / (b_large - b_small) as f64;
+    line(
+        &format!("response byte (echo of {} KB)", b_large / 1000),
+        per_byte,
+        "insns/byte",
+        Some(30.0),
+    );
+
+    // Peak heap, from the module's own status.
+    let (_, _) = c.exchange(
+        &mut rig,
+        &mcp_request(
+            "tools/call",
+            Some("status"),
+            serde_json::json!({"name": "status", "arguments": {}}),
+        ),
+        1,
+    );
+    let text = String::from_utf8_lossy(&c.inbox);
+    let json_start = text.find('{').unwrap_or(0);
+    let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap_or_default();
+    let heap = &v["result"]["structuredContent"]["heap"];
+    println!("module heap:");
+    line(
+        "in use after the benchmark",
+        heap["used"].as_f64().unwrap_or(f64::NAN),
+        "bytes",
+        None,
+    );
+    line(
+        "peak since boot",
+        heap["peak"].as_f64().unwrap_or(f64::NAN),
+        "bytes",
+        None,
+    );
+    rig.stop().expect("stop");
+    if over == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
