@@ -8,6 +8,7 @@ use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_SIZE, AbiTable, status};
 use crate::console::kprintln;
 use crate::drivers::seeq::{self, Kseg1Bus, Seeq, env};
 use crate::entropy::Entropy;
+use crate::fs::kernel_disk::KernelDisk;
 use crate::modinfo::VERSION;
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
@@ -18,7 +19,6 @@ use crate::tools::{self, Ctx};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::cell::RefCell;
 use spin::Mutex;
 
@@ -215,7 +215,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
                 .map(String::from)
                 .collect()
         })
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     kprintln!(
         kernel,
         "token {}",
@@ -226,13 +226,22 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         }
     );
 
+    let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| tools::Disk(Box::new(d)));
+    let root = tools::fs::mount_root(
+        kernel.env("mcp.disk").as_deref(),
+        kernel.env("mcp.overlay_max").as_deref(),
+        open_disk,
+    );
+    kprintln!(kernel, "{}", root.line);
     let ctx = Rc::new(RefCell::new(Ctx {
         platform: Box::new(kernel),
         abi_version,
         heap: heap_usage,
         net: NetUsage::default(),
         pending: None,
-        fs: None,
+        fs: root.fs,
+        fs_error: root.error,
+        open_disk: Box::new(open_disk),
     }));
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         entropy.stir(kernel.clock_ms());
