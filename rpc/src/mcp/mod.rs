@@ -6,6 +6,7 @@ mod config;
 mod cursor;
 mod dispatch;
 mod encode;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 mod inputs;
 mod legacy;

@@ -50,6 +50,10 @@ const STEPS: &[Step] = &[
         run: cargo_test,
     },
     Step {
+        name: "fuzz targets, a short run each",
+        run: fuzz_short,
+    },
+    Step {
         name: "MCP conformance suites against the rig",
         run: conformance::step,
     },
@@ -214,6 +218,42 @@ fn cargo_test() -> Result<(), String> {
 
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
 /// rig: exact guest instruction counts and heap figures beside their budgets.
+/// Seconds each fuzz target runs in the suite (a long campaign is `docs/fuzzing.md`'s).
+const FUZZ_SECONDS: u32 = 20;
+const FUZZ_TARGETS: &[&str] = &["http_parser", "mcp_dispatch", "erofs_reader"];
+
+fn fuzz_short() -> Result<(), String> {
+    let have = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        cmd::run(Command::new("cargo").args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            "0.13.2",
+        ]))?;
+    }
+    let fuzz_dir = repo_root().join("fuzz");
+    for t in FUZZ_TARGETS {
+        let corpus = fuzz_dir.join("corpus").join(t);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        cmd::run(
+            Command::new("cargo")
+                .current_dir(&fuzz_dir)
+                .args(["fuzz", "run", "--sanitizer", "none", t])
+                .arg(&corpus)
+                .arg(fuzz_dir.join("seeds").join(t))
+                .arg("--")
+                .arg(format!("-max_total_time={FUZZ_SECONDS}"))
+                .arg("-print_final_stats=1"),
+        )?;
+    }
+    Ok(())
+}
+
 pub fn bench() -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
