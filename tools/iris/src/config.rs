@@ -11,7 +11,8 @@ pub const KEY_SHA256: &str = "mcp.sha256";
 
 /// Environment defaults of the rig's NVRAM: an SGI Ethernet address (OUI 08:00:69) and an IPv4
 /// address for the emulated network. `--env` overrides them.
-pub const DEFAULT_ENV: &[(&str, &str)] = &[("eaddr", "08:00:69:0e:07:01"), ("netaddr", "172.31.77.2")];
+pub const DEFAULT_ENV: &[(&str, &str)] =
+    &[("eaddr", "08:00:69:0e:07:01"), ("netaddr", "172.31.77.2")];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -49,7 +50,10 @@ pub fn parse_kv(text: &str, origin: &str) -> Result<BTreeMap<String, String>, Co
         };
         let key = key.trim();
         if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(ConfigError(format!("{origin}:{}: malformed key in: {line}", n + 1)));
+            return Err(ConfigError(format!(
+                "{origin}:{}: malformed key in: {line}",
+                n + 1
+            )));
         }
         map.insert(key.to_string(), value.trim().to_string());
     }
@@ -133,7 +137,9 @@ impl Env {
 pub fn parse_setting(setting: &str) -> Result<(String, String), ConfigError> {
     match setting.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-        _ => Err(ConfigError(format!("malformed environment setting (want KEY=VALUE): {setting}"))),
+        _ => Err(ConfigError(format!(
+            "malformed environment setting (want KEY=VALUE): {setting}"
+        ))),
     }
 }
 
@@ -164,9 +170,18 @@ mod tests {
 
     #[test]
     fn parses_config_with_comments() {
-        let text = format!("# boot\n\nmcp.url = file:x.o\nmcp.sha256 = {}\n", SHA.to_uppercase());
+        let text = format!(
+            "# boot\n\nmcp.url = file:x.o\nmcp.sha256 = {}\n",
+            SHA.to_uppercase()
+        );
         let c = boot_config_from(&text, "c", &Env::default()).unwrap();
-        assert_eq!(c, BootConfig { url: "file:x.o".into(), sha256: SHA.into() });
+        assert_eq!(
+            c,
+            BootConfig {
+                url: "file:x.o".into(),
+                sha256: SHA.into()
+            }
+        );
     }
 
     #[test]
@@ -174,8 +189,12 @@ mod tests {
         let e = boot_config_from("mcp.url = a\n", "c", &Env::default()).unwrap_err();
         assert_eq!(e.0, "c: missing `mcp.sha256 = …` line");
         let e = boot_config_from("mcp.url = a\nthis is wrong\n", "c", &Env::default()).unwrap_err();
-        assert_eq!(e.0, "c:2: malformed line (expected `key = value`): this is wrong");
-        let e = boot_config_from("mcp.url = a\nmcp.sha256 = 12\n", "c", &Env::default()).unwrap_err();
+        assert_eq!(
+            e.0,
+            "c:2: malformed line (expected `key = value`): this is wrong"
+        );
+        let e =
+            boot_config_from("mcp.url = a\nmcp.sha256 = 12\n", "c", &Env::default()).unwrap_err();
         assert!(e.0.contains("malformed mcp.sha256"), "{e}");
     }
 
@@ -184,7 +203,10 @@ mod tests {
         let mut env = Env::default();
         env.apply_setting("mcp.url=file:other.o").unwrap();
         let text = format!("mcp.url = file:x.o\nmcp.sha256 = {SHA}\n");
-        assert_eq!(boot_config_from(&text, "c", &env).unwrap().url, "file:other.o");
+        assert_eq!(
+            boot_config_from(&text, "c", &env).unwrap().url,
+            "file:other.o"
+        );
         assert!(env.apply_setting("novalue").is_err());
         env.apply_setting("k=a=b").unwrap();
         assert_eq!(env.get("k"), Some("a=b"));
@@ -192,7 +214,10 @@ mod tests {
 
     #[test]
     fn mac_and_ip() {
-        assert_eq!(parse_mac("08:00:69:0e:07:01"), Some([8, 0, 0x69, 0x0e, 7, 1]));
+        assert_eq!(
+            parse_mac("08:00:69:0e:07:01"),
+            Some([8, 0, 0x69, 0x0e, 7, 1])
+        );
         assert_eq!(parse_mac("08:00:69:0e:07"), None);
         assert_eq!(parse_mac("08:00:69:0e:07:01:02"), None);
         assert_eq!(parse_ipv4("10.0.7.2"), Some([10, 0, 7, 2]));

@@ -13,7 +13,11 @@ use iris::rig::{DEFAULT_HANG_INSNS, RigOptions, RunEnd};
 use iris::{Rig, RigError};
 
 #[derive(Parser, Debug)]
-#[command(name = "iris", version, about = "The iris rig: an emulated SGI Indy running the irix7-mcp module")]
+#[command(
+    name = "iris",
+    version,
+    about = "The iris rig: an emulated SGI Indy running the irix7-mcp module"
+)]
 struct Cli {
     /// Boot configuration (default: boot/config.conf under the repository root).
     #[arg(long, value_name = "PATH")]
@@ -80,7 +84,10 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
     if !cli.quiet {
         let n = rig.net().host_net();
         for (a, f) in rig.net().forward_addrs().iter().zip(&forwards) {
-            eprintln!("iris: forwarding {a} -> {}:{} (host stack {})", n.guest_ip, f.guest_port, n.host_ip);
+            eprintln!(
+                "iris: forwarding {a} -> {}:{} (host stack {})",
+                n.guest_ip, f.guest_port, n.host_ip
+            );
         }
     }
     rig.boot()?;

@@ -24,6 +24,7 @@ use crate::kernel::{Kernel, KernelRequest, KernelStats, OS_VERSION};
 use crate::loader::{self, LoadedImage};
 use crate::memmap::{self, RAM_PHYS, ram_va, sext};
 use crate::memory::GuestMemory;
+use crate::net::{Forward, RigNet};
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";
@@ -56,6 +57,9 @@ pub struct RigOptions {
     pub hang_insns: u64,
     /// Do not echo the console to stdout, and no rig diagnostics on stderr.
     pub quiet: bool,
+    /// Host 127.0.0.1 ports forwarded to guest ports (none by default; the CLI adds
+    /// `net::DEFAULT_FORWARDS`).
+    pub forwards: Vec<Forward>,
 }
 
 impl Default for RigOptions {
@@ -71,6 +75,7 @@ impl Default for RigOptions {
             watchdog_ms: WATCHDOG_PERIOD_MS,
             hang_insns: DEFAULT_HANG_INSNS,
             quiet: false,
+            forwards: Vec::new(),
         }
     }
 }
@@ -118,6 +123,8 @@ enum Phase {
     Running,
     PoweredOff,
     Stopped,
+    /// A fatal error ended the run; the module is not called again.
+    Halted,
 }
 
 enum CallEnd {
@@ -142,6 +149,7 @@ pub struct Rig {
     counters: Counters,
     phase: Phase,
     mmio_mapped: bool,
+    net: RigNet,
 }
 
 impl Rig {
@@ -194,6 +202,7 @@ impl Rig {
         for d in standard_devices(&links) {
             bus.add(d).map_err(RigError::Emulator)?;
         }
+        let net = RigNet::attach(&mut bus, &env, &opts.forwards).map_err(RigError::Config)?;
         let bus = Rc::new(RefCell::new(bus));
         let kernel = Rc::new(RefCell::new(Kernel::new(
             env,
@@ -221,7 +230,13 @@ impl Rig {
             counters: Counters::default(),
             phase: Phase::Built,
             mmio_mapped: false,
+            net,
         })
+    }
+
+    /// The network: forwarded ports, wire and forwarder counters, the storm hook.
+    pub fn net(&self) -> &RigNet {
+        &self.net
     }
 
     /// Add a device (before `boot`). The Ethernet model and port forwarder come in this way.
@@ -332,7 +347,11 @@ impl Rig {
         }
         self.arm_watchdog();
         self.phase = Phase::Running;
-        self.load_and_init()
+        let r = self.load_and_init();
+        if r.is_err() {
+            self.phase = Phase::Halted;
+        }
+        r
     }
 
     fn arm_watchdog(&mut self) {
@@ -600,8 +619,18 @@ impl Rig {
         crash
     }
 
-    /// One scheduler round: tick devices, then call `irix7_mcp_poll(now)` once.
+    /// One scheduler round: tick devices, then call `irix7_mcp_poll(now)` once. After an error
+    /// (crash, hang, module failure) the machine is halted: later steps fail and `stop` does not
+    /// call into the module.
     pub fn step(&mut self) -> Result<Step, RigError> {
+        let r = self.step_inner();
+        if r.is_err() && self.phase == Phase::Running {
+            self.phase = Phase::Halted;
+        }
+        r
+    }
+
+    fn step_inner(&mut self) -> Result<Step, RigError> {
         match self.phase {
             Phase::Running => {}
             Phase::PoweredOff => {
@@ -609,6 +638,11 @@ impl Rig {
                     pending: false,
                     busy: false,
                 });
+            }
+            Phase::Halted => {
+                return Err(RigError::State(
+                    "the machine halted after a fatal error".into(),
+                ));
             }
             _ => return Err(RigError::State("step before boot or after stop".into())),
         }

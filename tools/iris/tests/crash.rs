@@ -45,6 +45,10 @@ fn load_from_unmapped_address_is_reported() {
         rig.console_text()
             .contains("kernel: guest crash in irix7_mcp_poll")
     );
+    // The machine is halted: no more polls, and stop does not call into the module.
+    assert!(matches!(rig.step(), Err(RigError::State(_))));
+    rig.stop().unwrap();
+    assert!(!rig.console_text().contains("module exited"));
 }
 
 #[test]
