@@ -177,3 +177,13 @@ fn watchdog_resets_a_hung_module_and_init_runs_again() {
     let (head, _) = rig.serial_ring();
     assert_eq!(head as usize, console.len());
 }
+
+#[test]
+fn mips4_instruction_is_a_reserved_instruction_crash() {
+    // movn t0, t1, t2 (MIPS IV): the R4000 model raises reserved instruction.
+    let poll = poll_body(&[0x012A_400B, jr(RA), NOP]);
+    let image = hello_module("hi\n", poll).build();
+    let mut rig = boot(setup("movn", &image)).unwrap();
+    let c = crash_of(rig.step().unwrap_err());
+    assert!(c.what.contains("reserved instruction"), "{c}");
+}
