@@ -1,6 +1,7 @@
 //! The machine's status as one snapshot, shared by the `status` tool, the `irix7://status`
 //! resource and the HTML status page so they never disagree.
 
+use crate::fs::cache::CacheStats;
 use crate::modinfo::VERSION;
 use crate::platform::{Platform, c_str};
 use alloc::format;
@@ -37,6 +38,8 @@ pub struct Status {
     pub ram_bytes: u32,
     pub heap: HeapUsage,
     pub net: NetUsage,
+    /// The filesystem's block cache (the 16-block LRU), when an image is mounted.
+    pub cache: Option<CacheStats>,
 }
 
 impl Status {
@@ -55,6 +58,36 @@ impl Status {
             ram_bytes: m.ram_bytes,
             heap,
             net,
+            cache: None,
+        }
+    }
+
+    /// Cache hits per lookup, in percent (0 before the first lookup).
+    pub fn cache_hit_rate(c: &CacheStats) -> f64 {
+        let lookups = c.hits + c.misses;
+        if lookups == 0 {
+            0.0
+        } else {
+            c.hits as f64 * 100.0 / lookups as f64
+        }
+    }
+
+    /// One line about the cache, for the text forms.
+    pub fn cache_text(&self) -> String {
+        match &self.cache {
+            Some(c) => format!(
+                "{} hits, {} misses, {} evictions ({:.1}% hits), {}/{} blocks of {} bytes, \
+                 {} blocks read around it",
+                c.hits,
+                c.misses,
+                c.evictions,
+                Self::cache_hit_rate(c),
+                c.resident,
+                c.capacity,
+                c.block_size,
+                c.direct_blocks
+            ),
+            None => String::from("no filesystem mounted"),
         }
     }
 
@@ -79,7 +112,7 @@ impl Status {
 
     /// The structured form (the `status` tool's `structuredContent`).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "module": "irix7-mcp",
             "module_version": VERSION,
             "abi": self.abi_version,
@@ -94,7 +127,18 @@ impl Status {
             "open_connections": self.net.open_connections,
             "requests": self.net.requests,
             "heap": {"used": self.heap.used, "peak": self.heap.peak, "size": self.heap.size},
-        })
+        });
+        if let (Some(c), Value::Object(m)) = (&self.cache, &mut v) {
+            m.insert(
+                "cache".into(),
+                json!({
+                    "hits": c.hits, "misses": c.misses, "evictions": c.evictions,
+                    "block_size": c.block_size, "capacity": c.capacity, "resident": c.resident,
+                    "direct_blocks": c.direct_blocks,
+                }),
+            );
+        }
+        v
     }
 
     /// The plain-text form (`irix7://status`, the shell's `status`).
@@ -107,7 +151,8 @@ impl Status {
              mac         {mac}\n\
              ram         {ram} MiB\n\
              heap        {hu} / {hs} bytes (peak {hp})\n\
-             connections {conn} open, {req} requests served\n",
+             connections {conn} open, {req} requests served\n\
+             disk cache  {cache}\n",
             abi = self.abi_version,
             os = self.os_version,
             up = format_duration(self.uptime_ms),
@@ -120,6 +165,7 @@ impl Status {
             hp = self.heap.peak,
             conn = self.net.open_connections,
             req = self.net.requests,
+            cache = self.cache_text(),
         )
     }
 }

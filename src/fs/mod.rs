@@ -6,6 +6,8 @@ pub mod block;
 pub mod cache;
 pub mod erofs;
 pub mod error;
+#[cfg(target_os = "none")]
+pub mod kernel_disk;
 pub mod overlay;
 pub mod path;
 pub mod stat;
@@ -14,4 +16,4 @@ pub use error::{ErrorCode, FsError, FsResult};
 pub use stat::{FileType, Origin, Stat};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

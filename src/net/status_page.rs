@@ -24,6 +24,7 @@ h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><bo
 <tr><td>ram</td><td>{ram} MiB</td></tr>\n\
 <tr><td>module heap</td><td>{hu} of {hs} bytes in use (peak {hp})</td></tr>\n\
 <tr><td>connections</td><td>{conn} open, {req} requests served</td></tr>\n\
+<tr><td>disk cache</td><td>{cache}</td></tr>\n\
 </table>\n<h2>Endpoints</h2>\n<ul>\n\
 <li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
 2025-11-25 session after <code>initialize</code>)</li>\n\
@@ -39,6 +40,7 @@ h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><bo
         hp = s.heap.peak,
         conn = s.net.open_connections,
         req = s.net.requests,
+        cache = s.cache_text(),
     )
 }
 

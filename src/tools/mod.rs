@@ -2,7 +2,9 @@
 //! handlers that call subsystems through the [`Ctx`]. Nothing here touches hardware.
 
 pub mod args;
+pub mod block;
 pub mod console;
+pub mod fs;
 pub mod pending;
 pub mod proc;
 pub mod serial;
@@ -29,7 +31,14 @@ pub struct Ctx {
     pub pending: Option<pending::Pending>,
     /// The merged filesystem (EROFS image + RAM overlay), once mounted.
     pub fs: Option<Fs>,
+    /// Why `fs` is `None` (no disk, or the image was refused): what the fs tools answer.
+    pub fs_error: Option<rpc::mcp::ToolError>,
+    /// Opens a SCSI target for raw reads (`block.read`).
+    pub open_disk: DiskOpener,
 }
+
+/// Opens SCSI target `n` as a sector device.
+pub type DiskOpener = Box<dyn Fn(u32) -> Result<Disk, IoError>>;
 
 /// The merged filesystem every file tool and the shell use.
 pub type Fs = Overlay<Disk>;
@@ -50,7 +59,13 @@ impl BlockDevice for Disk {
 impl Ctx {
     /// A snapshot of the machine's status.
     pub fn status(&self) -> Status {
-        Status::collect(&*self.platform, self.abi_version, (self.heap)(), self.net)
+        let mut st = Status::collect(&*self.platform, self.abi_version, (self.heap)(), self.net);
+        st.cache = self
+            .fs
+            .as_ref()
+            .and_then(|f| f.lower())
+            .map(|e| e.cache_stats());
+        st
     }
 }
 
@@ -61,6 +76,8 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_tools(console::TOOLS)?;
     server.register_tools(shell::TOOLS)?;
     server.register_tools(proc::TOOLS)?;
+    server.register_tools(fs::TOOLS)?;
+    server.register_tools(block::TOOLS)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
     Ok(())
@@ -206,6 +223,8 @@ pub(crate) mod fake {
             },
             pending: None,
             fs: None,
+            fs_error: None,
+            open_disk: Box::new(|_| Err(IoError { status: -19 })),
         };
         (ctx, state)
     }

@@ -83,7 +83,12 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
   "mac":{"type":"string"},"port":{"type":"integer"},"open_connections":{"type":"integer"},
   "requests":{"type":"integer"},
   "heap":{"type":"object","properties":{"used":{"type":"integer"},"peak":{"type":"integer"},
-    "size":{"type":"integer"}},"required":["used","peak","size"]}},
+    "size":{"type":"integer"}},"required":["used","peak","size"]},
+  "cache":{"type":"object","description":"The filesystem's 16-block LRU (absent without one)",
+    "properties":{"hits":{"type":"integer"},"misses":{"type":"integer"},
+    "evictions":{"type":"integer"},"block_size":{"type":"integer"},
+    "capacity":{"type":"integer"},"resident":{"type":"integer"},
+    "direct_blocks":{"type":"integer"}}}},
   "required":["module","module_version","abi","os_version","uptime_ms","date","ip","mac",
     "ram_bytes","heap"]}"#;
 
@@ -309,7 +314,15 @@ mod tests {
                 "console.write",
                 "input.keys",
                 "shell.exec",
-                "proc.list"
+                "proc.list",
+                "fs.stat",
+                "fs.readlink",
+                "fs.read",
+                "fs.write",
+                "fs.list",
+                "fs.remove",
+                "fs.mkdir",
+                "block.read"
             ]
         );
         let reset = &r["result"]["tools"][2];

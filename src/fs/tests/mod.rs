@@ -2,7 +2,7 @@
 //! `cargo xtask` uses) and against small hand-built images for what mkfs.erofs 1.5 cannot make.
 
 mod corrupt;
-mod fixture;
+pub(crate) mod fixture;
 mod image;
 mod overlay;
 mod paths;

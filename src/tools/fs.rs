@@ -1,0 +1,832 @@
+//! File tools over the merged view (EROFS image + RAM overlay): `fs.stat`, `fs.readlink`,
+//! `fs.read`, `fs.write`, `fs.list`, `fs.remove`, `fs.mkdir`, and the mount at init.
+//!
+//! `fs.read` streams: its data is the first content block, produced piece by piece from the
+//! file (through the LRU) while the response is written, so an 8 MiB read never sits in memory;
+//! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
+//! truncated). See `docs/tools.md`.
+
+use super::{Ctx, Disk, Fs, args};
+use crate::fs::block::IoError;
+use crate::fs::overlay::{self, FileHandle, Node, Overlay, WriteMode};
+use crate::fs::path::{MAX_PATH_LEN, Resolved};
+use crate::fs::{FileType, FsError, Stat};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use rpc::mcp::{
+    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
+};
+use serde_json::{Map, Value, json};
+
+/// SCSI target of the root filesystem unless `mcp.disk` names another.
+pub const DEFAULT_ROOT_TARGET: u32 = 2;
+/// Default `max_output` of `fs.read`: 1 MiB of file data.
+pub const READ_DEFAULT_MAX: u64 = 1 << 20;
+/// Largest `max_output` of `fs.read`: 8 MiB of file data.
+pub const READ_MAX: u64 = 8 << 20;
+/// Longest symlink target `fs.readlink` returns and `fs.stat` shows.
+pub const LINK_MAX: usize = 512;
+/// Default and largest page of `fs.list`.
+pub const LIST_DEFAULT: u64 = 256;
+pub const LIST_MAX: u64 = 1024;
+/// Bytes of a UTF-8 read checked per step before streaming starts.
+const CHECK_STEP: usize = 32 * 1024;
+
+pub const TOOLS: &[ToolDef<Ctx>] = &[
+    ToolDef {
+        name: "fs.stat",
+        title: Some("Stat a path"),
+        description: "Metadata of a path in the merged filesystem (EROFS image + RAM overlay). A \
+                      final symlink is not followed: `/link` is reported as a symlink with its \
+                      `target` (first 512 bytes; `target_truncated` when longer). `mode` is an \
+                      octal string (`100644`), `origin` is erofs or overlay.",
+        input_schema: PATH_INPUT,
+        output_schema: Some(STAT_OUTPUT),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        start: stat,
+    },
+    ToolDef {
+        name: "fs.readlink",
+        title: Some("Read a symlink"),
+        description: "The target of a symlink (not followed). Fails when the path is not a \
+                      symlink, and when the target is over 512 bytes (fs.stat shows its start).",
+        input_schema: PATH_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"path":{"type":"string"},
+            "target":{"type":"string"}},"required":["path","target"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        start: readlink,
+    },
+    ToolDef {
+        name: "fs.read",
+        title: Some("Read a file"),
+        description: "Reads a regular file (symlinks followed). The data is the first content \
+                      block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
+                      `encoding: \"base64\"`), or base64 text. `offset`/`length` select a range; \
+                      at most `max_output` bytes of file data are returned (default 1 MiB, at \
+                      most 8 MiB) and `truncated` says the range was cut (`next_offset` \
+                      continues). structuredContent holds the metadata only, never the data.",
+        input_schema: r#"{"type":"object","properties":{
+          "path":{"type":"string","description":"File to read"},
+          "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8",
+            "description":"utf-8 for text, base64 for binary data"},
+          "offset":{"type":"integer","minimum":0,"default":0,
+            "description":"First byte to read"},
+          "length":{"type":"integer","minimum":0,
+            "description":"Bytes to read from offset (default: to the end of the file)"},
+          "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,
+            "description":"Most bytes of file data to return (before base64)"}},
+          "required":["path"],"additionalProperties":false}"#,
+        output_schema: Some(READ_OUTPUT),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        start: read,
+    },
+    ToolDef {
+        name: "fs.write",
+        title: Some("Write a file"),
+        description: "Writes a file in the RAM overlay (lost at reset), creating it if its \
+                      directory exists. Replaces the contents unless `append` is true or \
+                      `offset` is given (overwrite in place, zero-filling a gap). `content` is \
+                      UTF-8 text, or base64 with `encoding: \"base64\"`. Overlay memory is capped \
+                      (mcp.overlay_max); a write past the cap fails with E_NOSPC and changes \
+                      nothing.",
+        input_schema: r#"{"type":"object","properties":{
+          "path":{"type":"string","description":"File to write"},
+          "content":{"type":"string","description":"The data, as text or base64"},
+          "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8"},
+          "append":{"type":"boolean","default":false,"description":"Add at the end"},
+          "offset":{"type":"integer","minimum":0,
+            "description":"Overwrite from this byte, keeping the rest"}},
+          "required":["path","content"],"additionalProperties":false}"#,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"path":{"type":"string"},
+            "size":{"type":"integer"},"written":{"type":"integer"},"created":{"type":"boolean"}},
+            "required":["path","size","written","created"]}"#,
+        ),
+        annotations: Annotations::WRITE,
+        requires: &[],
+        start: write,
+    },
+    ToolDef {
+        name: "fs.list",
+        title: Some("List a directory"),
+        description: "Lists a directory of the merged view (symlinks followed), sorted by name, \
+                      without . and ..: name, type, size, mode, origin of each entry. Pages of \
+                      `limit` entries (default 256, at most 1024) from `offset`; `next_offset` \
+                      is there while more entries follow.",
+        input_schema: r#"{"type":"object","properties":{
+          "path":{"type":"string","description":"Directory to list"},
+          "offset":{"type":"integer","minimum":0,"default":0},
+          "limit":{"type":"integer","minimum":1,"maximum":1024,"default":256}},
+          "required":["path"],"additionalProperties":false}"#,
+        output_schema: Some(LIST_OUTPUT),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        start: list,
+    },
+    ToolDef {
+        name: "fs.remove",
+        title: Some("Remove a path"),
+        description: "Removes a file, symlink or directory (a final symlink itself, not its \
+                      target). Overlay entries are dropped; image entries are hidden by a \
+                      whiteout (the image is read-only). A non-empty directory needs \
+                      `recursive: true`.",
+        input_schema: r#"{"type":"object","properties":{
+          "path":{"type":"string","description":"Path to remove"},
+          "recursive":{"type":"boolean","default":false,
+            "description":"Remove a directory with everything below it"}},
+          "required":["path"],"additionalProperties":false}"#,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"path":{"type":"string"},
+            "type":{"type":"string"},"origin":{"type":"string","enum":["erofs","overlay"]},
+            "whiteout":{"type":"boolean"}},"required":["path","type","origin","whiteout"]}"#,
+        ),
+        annotations: Annotations::DESTRUCTIVE,
+        requires: &[],
+        start: remove,
+    },
+    ToolDef {
+        name: "fs.mkdir",
+        title: Some("Make a directory"),
+        description: "Creates a directory in the RAM overlay (lost at reset). Its parent must \
+                      exist; anything already at the path is E_EXIST.",
+        input_schema: PATH_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}"#,
+        ),
+        annotations: Annotations::WRITE,
+        requires: &[],
+        start: mkdir,
+    },
+];
+
+const PATH_INPUT: &str = r#"{"type":"object","properties":{
+  "path":{"type":"string","description":"Absolute path, e.g. /etc/motd"}},
+  "required":["path"],"additionalProperties":false}"#;
+
+const STAT_OUTPUT: &str = r#"{"type":"object","properties":{
+  "path":{"type":"string"},
+  "type":{"type":"string","enum":["file","dir","symlink","chardev","blockdev","fifo","socket"]},
+  "mode":{"type":"string"},"size":{"type":"integer"},"uid":{"type":"integer"},
+  "gid":{"type":"integer"},"mtime":{"type":"integer"},"nlink":{"type":"integer"},
+  "ino":{"type":"integer"},"origin":{"type":"string","enum":["erofs","overlay"]},
+  "target":{"type":"string"},"target_truncated":{"type":"boolean"},
+  "rdev":{"type":"object","properties":{"major":{"type":"integer"},
+    "minor":{"type":"integer"}},"required":["major","minor"]}},
+  "required":["path","type","mode","size","uid","gid","mtime","origin"]}"#;
+
+const READ_OUTPUT: &str = r#"{"type":"object","properties":{
+  "path":{"type":"string"},"size":{"type":"integer"},"offset":{"type":"integer"},
+  "length":{"type":"integer"},"encoding":{"type":"string","enum":["utf-8","base64"]},
+  "truncated":{"type":"boolean"},"next_offset":{"type":"integer"},
+  "origin":{"type":"string","enum":["erofs","overlay"]}},
+  "required":["path","size","offset","length","encoding","truncated"]}"#;
+
+const LIST_OUTPUT: &str = r#"{"type":"object","properties":{
+  "path":{"type":"string"},"total":{"type":"integer"},"offset":{"type":"integer"},
+  "next_offset":{"type":"integer"},
+  "entries":{"type":"array","items":{"type":"object","properties":{
+    "name":{"type":"string"},"type":{"type":"string"},"size":{"type":"integer"},
+    "mode":{"type":"string"},"origin":{"type":"string"}},
+    "required":["name","type","size","mode","origin"]}}},
+  "required":["path","total","offset","entries"]}"#;
+
+/// A filesystem error as a tool error: `E_NOENT: …` stays `E_NOENT: …`.
+pub fn fs_error(e: FsError) -> ToolError {
+    let code = e.code.as_str();
+    ToolError::new(code.strip_prefix("E_").unwrap_or(code), e.message)
+}
+
+/// The mounted filesystem, or why there is none.
+fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
+    match (&mut ctx.fs, &ctx.fs_error) {
+        (Some(fs), _) => Ok(fs),
+        (None, Some(e)) => Err(e.clone()),
+        (None, None) => Err(ToolError::new("NODEV", "no filesystem is mounted")),
+    }
+}
+
+/// Checks a path before it reaches the filesystem, so malformed paths get an error saying what
+/// is wrong rather than a lenient reading: empty, NUL, too long, an empty component (`a//b`), or
+/// `..` climbing above the root (counted on the text, before symlinks).
+pub fn check_path(path: &str) -> Result<(), ToolError> {
+    let inval = |m: String| Err(ToolError::new("INVAL", m));
+    if path.is_empty() {
+        return inval("the path is empty; use / for the root".into());
+    }
+    if let Some(i) = path.find('\0') {
+        return inval(format!("the path has a NUL byte at byte {i}"));
+    }
+    if path.len() > MAX_PATH_LEN {
+        return Err(ToolError::new(
+            "NAMETOOLONG",
+            format!(
+                "the path is {} bytes; the limit is {MAX_PATH_LEN}",
+                path.len()
+            ),
+        ));
+    }
+    let body = path.strip_prefix('/').unwrap_or(path);
+    let body = body.strip_suffix('/').unwrap_or(body);
+    if body.is_empty() {
+        return Ok(()); // "/" (or "//"): the root.
+    }
+    let mut depth = 0usize;
+    for c in body.split('/') {
+        match c {
+            "" => return inval(format!("empty component (\"//\") in {path:?}")),
+            "." => {}
+            ".." => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return inval(format!("\"..\" goes above the root in {path:?}")),
+            },
+            _ if c.len() > crate::fs::erofs::MAX_NAME_LEN => {
+                return Err(ToolError::new(
+                    "NAMETOOLONG",
+                    format!(
+                        "a component of {} bytes; the limit is {}",
+                        c.len(),
+                        crate::fs::erofs::MAX_NAME_LEN
+                    ),
+                ));
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The `path` argument, checked.
+fn path_arg<'a>(call: &'a ToolCall<'_>) -> Result<&'a str, ToolError> {
+    let p = args::string(call, "path")?;
+    check_path(p)?;
+    Ok(p)
+}
+
+/// `100644` style.
+pub fn mode_text(mode: u32) -> String {
+    format!("{mode:06o}")
+}
+
+fn stat_json(path: &str, st: &Stat) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("path".into(), path.into());
+    m.insert("type".into(), st.file_type.as_str().into());
+    m.insert("mode".into(), mode_text(st.mode).into());
+    m.insert("size".into(), st.size.into());
+    m.insert("uid".into(), st.uid.into());
+    m.insert("gid".into(), st.gid.into());
+    m.insert("mtime".into(), st.mtime.into());
+    m.insert("nlink".into(), st.nlink.into());
+    m.insert("ino".into(), st.ino.into());
+    m.insert("origin".into(), st.origin.as_str().into());
+    if matches!(st.file_type, FileType::CharDevice | FileType::BlockDevice) {
+        // Linux's new_encode_dev, which mkfs.erofs stores.
+        let major = (st.rdev >> 8) & 0xfff;
+        let minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00);
+        m.insert("rdev".into(), json!({"major": major, "minor": minor}));
+    }
+    m
+}
+
+/// Up to [`LINK_MAX`] bytes of the symlink target at a resolved node, and whether it was cut.
+fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolError> {
+    let Node::Lower(inode) = &r.node else {
+        return Err(ToolError::new(
+            "INVAL",
+            format!("not a symlink: {}", r.path),
+        ));
+    };
+    let Some(lower) = fs.lower_mut() else {
+        return Err(ToolError::new("IO", "no filesystem image is mounted"));
+    };
+    let want = usize::try_from(inode.size)
+        .unwrap_or(usize::MAX)
+        .min(LINK_MAX);
+    let mut buf = alloc::vec![0u8; want];
+    let n = lower.read_at(inode, 0, &mut buf).map_err(fs_error)?;
+    buf.truncate(n);
+    let cut = inode.size > LINK_MAX as u64;
+    if cut && let Err(e) = core::str::from_utf8(&buf) {
+        // Do not end the shown start in half a character.
+        if e.error_len().is_none() {
+            buf.truncate(e.valid_up_to());
+        }
+    }
+    Ok((String::from_utf8_lossy(&buf).into_owned(), cut))
+}
+
+fn done(v: Map<String, Value>) -> Result<Started<Ctx>, ToolError> {
+    Ok(Started::Done(ToolOutput::structured(Value::Object(v))))
+}
+
+fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let fs = mounted(ctx)?;
+    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let st = fs.node_stat(&r);
+    let mut m = stat_json(&r.path, &st);
+    if st.file_type == FileType::Symlink {
+        let (target, cut) = link_target(fs, &r)?;
+        m.insert("target".into(), target.into());
+        m.insert("target_truncated".into(), cut.into());
+    }
+    done(m)
+}
+
+fn readlink(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let fs = mounted(ctx)?;
+    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let st = fs.node_stat(&r);
+    if st.file_type != FileType::Symlink {
+        return Err(ToolError::new(
+            "INVAL",
+            format!("not a symlink: {} is a {}", r.path, st.file_type.as_str()),
+        ));
+    }
+    if st.size > LINK_MAX as u64 {
+        return Err(ToolError::new(
+            "NAMETOOLONG",
+            format!(
+                "the target of {} is {} bytes, over fs.readlink's limit of {LINK_MAX}; \
+                 fs.stat shows its first {LINK_MAX} bytes",
+                r.path, st.size
+            ),
+        ));
+    }
+    let (target, _) = link_target(fs, &r)?;
+    let mut m = Map::new();
+    m.insert("path".into(), r.path.into());
+    m.insert("target".into(), target.into());
+    done(m)
+}
+
+/// How `fs.read` and `fs.write` carry data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Encoding {
+    Utf8,
+    Base64,
+}
+
+impl Encoding {
+    fn from_call(call: &ToolCall<'_>) -> Result<Self, ToolError> {
+        match args::opt_str(call, "encoding")? {
+            None | Some("utf-8") => Ok(Encoding::Utf8),
+            Some("base64") => Ok(Encoding::Base64),
+            Some(other) => Err(ToolError::new(
+                "INVAL",
+                format!("unknown encoding {other:?}: use utf-8 or base64"),
+            )),
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Base64 => "base64",
+        }
+    }
+}
+
+fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let encoding = Encoding::from_call(call)?;
+    let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
+    let length = args::opt_u64(call, "length")?;
+    let max_output = args::opt_u64(call, "max_output")?.unwrap_or(READ_DEFAULT_MAX);
+    if !(1..=READ_MAX).contains(&max_output) {
+        return Err(ToolError::new(
+            "INVAL",
+            format!("max_output must be 1..={READ_MAX}"),
+        ));
+    }
+    let fs = mounted(ctx)?;
+    let file = fs.open(path).map_err(fs_error)?;
+    let size = file.size();
+    if offset > size {
+        return Err(ToolError::new(
+            "INVAL",
+            format!(
+                "offset {offset} is past the end of {} ({size} bytes)",
+                file.path()
+            ),
+        ));
+    }
+    let wanted = length.map_or(size - offset, |l| l.min(size - offset));
+    let mut n = wanted.min(max_output);
+    let mut plan = ReadPlan {
+        file,
+        encoding,
+        offset,
+        end: offset + n,
+        truncated: n < wanted,
+    };
+    if encoding == Encoding::Base64 {
+        return Ok(Started::Done(plan.output()));
+    }
+    // UTF-8 is checked before the first byte goes out, so a binary file gets a clean error
+    // instead of half a text block; a range cut by max_output ends on a whole character.
+    if plan.truncated {
+        let mut tail = [0u8; 4];
+        let from = plan.end.saturating_sub(3).max(offset);
+        let got = fs.read_at(&plan.file, from, &mut tail).map_err(fs_error)?;
+        let keep = utf8_cut(tail.get(..got).unwrap_or(&[]), (plan.end - from) as usize);
+        n = from - offset + keep as u64;
+        plan.end = offset + n;
+    }
+    Ok(Started::Run(Box::new(Utf8Check {
+        plan: Some(plan),
+        pos: offset,
+        carry: Vec::new(),
+        buf: Vec::new(),
+    })))
+}
+
+/// Where in `bytes` (which hold the bytes at and after a cut, starting up to 3 before it) a cut
+/// at `at` should move back to so no character is split: the start of the character `at` falls
+/// inside, or `at` itself.
+fn utf8_cut(bytes: &[u8], at: usize) -> usize {
+    let mut i = at.min(bytes.len());
+    // A continuation byte at the cut means the character started earlier.
+    while i > 0 && bytes.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
+        i -= 1;
+    }
+    if bytes.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
+        at // no lead byte within reach: invalid anyway, the check will say so
+    } else {
+        i
+    }
+}
+
+/// A checked range of an open file, ready to stream.
+struct ReadPlan {
+    file: FileHandle,
+    encoding: Encoding,
+    offset: u64,
+    end: u64,
+    truncated: bool,
+}
+
+impl ReadPlan {
+    fn output(self) -> ToolOutput<Ctx> {
+        let length = self.end - self.offset;
+        let mut m = Map::new();
+        m.insert("path".into(), self.file.path().into());
+        m.insert("size".into(), self.file.size().into());
+        m.insert("offset".into(), self.offset.into());
+        m.insert("length".into(), length.into());
+        m.insert("encoding".into(), self.encoding.as_str().into());
+        m.insert("truncated".into(), self.truncated.into());
+        if self.truncated {
+            m.insert("next_offset".into(), self.end.into());
+        }
+        m.insert("origin".into(), self.file.origin().as_str().into());
+        let source = FileSource {
+            file: self.file,
+            pos: self.offset,
+            end: self.end,
+            encoding: self.encoding,
+            buf: Vec::new(),
+            head: 0,
+        };
+        ToolOutput {
+            content: alloc::vec![Content::stream(StreamKind::Text, Box::new(source))],
+            structured: Some(Value::Object(m)),
+            is_error: false,
+        }
+    }
+}
+
+/// Checks a UTF-8 read's range in [`CHECK_STEP`] pieces across polls, then streams it.
+struct Utf8Check {
+    plan: Option<ReadPlan>,
+    pos: u64,
+    /// An incomplete character at the end of the last piece.
+    carry: Vec<u8>,
+    buf: Vec<u8>,
+}
+
+impl ToolRun<Ctx> for Utf8Check {
+    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+        let Some(plan) = &self.plan else {
+            return Step::Failed(ToolError::new("INTERNAL", "read stepped after it ended"));
+        };
+        if self.pos >= plan.end {
+            if !self.carry.is_empty() {
+                return Step::Failed(not_utf8(plan.file.path(), self.pos));
+            }
+            return match self.plan.take() {
+                Some(p) => Step::Done(p.output()),
+                None => Step::Failed(ToolError::new("INTERNAL", "read plan missing")),
+            };
+        }
+        let fs = match mounted(ctx) {
+            Ok(fs) => fs,
+            Err(e) => return Step::Failed(e),
+        };
+        let want = ((plan.end - self.pos) as usize).min(CHECK_STEP);
+        self.buf.clear();
+        self.buf.extend_from_slice(&self.carry);
+        let have = self.buf.len();
+        self.buf.resize(have + want, 0);
+        let got = match fs.read_at(&plan.file, self.pos, &mut self.buf[have..]) {
+            Ok(0) => return Step::Failed(shrank(plan.file.path())),
+            Ok(n) => n,
+            Err(e) => return Step::Failed(fs_error(e)),
+        };
+        self.buf.truncate(have + got);
+        self.pos += got as u64;
+        self.carry.clear();
+        if let Err(e) = core::str::from_utf8(&self.buf) {
+            if e.error_len().is_some() {
+                let at = self.pos - (self.buf.len() - e.valid_up_to()) as u64;
+                return Step::Failed(not_utf8(plan.file.path(), at));
+            }
+            self.carry
+                .extend_from_slice(self.buf.get(e.valid_up_to()..).unwrap_or(&[]));
+        }
+        Step::Pending
+    }
+}
+
+fn not_utf8(path: &str, at: u64) -> ToolError {
+    ToolError::new(
+        "ENCODING",
+        format!(
+            "{path} is not UTF-8 text (invalid byte sequence at byte {at}); read it with \
+             encoding \"base64\""
+        ),
+    )
+}
+
+fn shrank(path: &str) -> ToolError {
+    ToolError::new(
+        "IO",
+        format!("{path} became shorter while it was being read"),
+    )
+}
+
+/// File data read per device access of a base64 stream: three 4 KiB blocks, a multiple of 3
+/// (whole base64 groups) and of the block size (aligned runs go around the LRU).
+const B64_REFILL: usize = 3 * 4096;
+
+/// Streams a file range into the first content block: raw UTF-8 (the server escapes it) or
+/// base64 encoded here, in pieces of at most the size the server asks for.
+struct FileSource {
+    file: FileHandle,
+    /// Next byte to hand out.
+    pos: u64,
+    end: u64,
+    encoding: Encoding,
+    /// Base64 only: file data read ahead, `buf[head..]` not yet encoded.
+    buf: Vec<u8>,
+    head: usize,
+}
+
+impl ContentSource<Ctx> for FileSource {
+    fn read(
+        &mut self,
+        ctx: &mut Ctx,
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<SourcePoll, ToolError> {
+        if self.pos >= self.end {
+            return Ok(SourcePoll::End);
+        }
+        let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
+        let fs = mounted(ctx)?;
+        match self.encoding {
+            Encoding::Utf8 => {
+                let want = max.max(1).min(left);
+                let at = out.len();
+                out.resize(at + want, 0);
+                let r = fs.read_at(&self.file, self.pos, &mut out[at..]);
+                let got = *r.as_ref().unwrap_or(&0);
+                out.truncate(at + got);
+                r.map_err(fs_error)?;
+                if got < want {
+                    return Err(shrank(self.file.path()));
+                }
+                self.pos += got as u64;
+            }
+            Encoding::Base64 => {
+                if self.head >= self.buf.len() {
+                    let unread = left; // everything before `pos` was handed out
+                    let n = B64_REFILL.min(unread);
+                    self.buf.resize(n, 0);
+                    self.head = 0;
+                    let got = fs
+                        .read_at(&self.file, self.pos, &mut self.buf)
+                        .map_err(fs_error)?;
+                    if got < n {
+                        return Err(shrank(self.file.path()));
+                    }
+                }
+                // Whole 3-byte groups (4 output bytes each) except at the very end.
+                let take = ((max / 4).max(1) * 3).min(self.buf.len() - self.head);
+                let data = self.buf.get(self.head..self.head + take).unwrap_or(&[]);
+                let at = out.len();
+                out.resize(at + take.div_ceil(3) * 4, 0);
+                let n = STANDARD
+                    .encode_slice(data, &mut out[at..])
+                    .map_err(|_| ToolError::new("INTERNAL", "base64 buffer too small"))?;
+                out.truncate(at + n);
+                self.head += take;
+                self.pos += take as u64;
+            }
+        }
+        Ok(if self.pos >= self.end {
+            SourcePoll::End
+        } else {
+            SourcePoll::Data
+        })
+    }
+}
+
+fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let content = args::string(call, "content")?;
+    let append = args::bool_or(call, "append", false)?;
+    let offset = args::opt_u64(call, "offset")?;
+    let mode = match (append, offset) {
+        (true, Some(_)) => {
+            return Err(ToolError::new(
+                "INVAL",
+                "give either append or offset, not both",
+            ));
+        }
+        (true, None) => WriteMode::Append,
+        (false, Some(o)) => WriteMode::At(o),
+        (false, None) => WriteMode::Truncate,
+    };
+    let decoded;
+    let data: &[u8] = match Encoding::from_call(call)? {
+        Encoding::Utf8 => content.as_bytes(),
+        Encoding::Base64 => {
+            decoded = STANDARD.decode(content).map_err(|e| {
+                ToolError::new("INVAL", format!("content is not valid base64: {e}"))
+            })?;
+            &decoded
+        }
+    };
+    let fs = mounted(ctx)?;
+    let w = fs.write(path, data, mode).map_err(fs_error)?;
+    let mut m = Map::new();
+    m.insert("path".into(), w.path.into());
+    m.insert("size".into(), w.size.into());
+    m.insert("written".into(), data.len().into());
+    m.insert("created".into(), w.created.into());
+    done(m)
+}
+
+fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
+    let limit = args::opt_u64(call, "limit")?
+        .unwrap_or(LIST_DEFAULT)
+        .clamp(1, LIST_MAX);
+    let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+    let fs = mounted(ctx)?;
+    let l = fs.list(path, offset, limit as usize).map_err(fs_error)?;
+    let entries: Vec<Value> = l
+        .entries
+        .iter()
+        .map(|e| {
+            json!({
+                "name": e.name,
+                "type": e.stat.file_type.as_str(),
+                "size": e.stat.size,
+                "mode": mode_text(e.stat.mode),
+                "origin": e.stat.origin.as_str(),
+            })
+        })
+        .collect();
+    let next = offset.saturating_add(entries.len());
+    let mut m = Map::new();
+    m.insert("path".into(), l.path.into());
+    m.insert("total".into(), l.total.into());
+    m.insert("offset".into(), offset.into());
+    if next < l.total {
+        m.insert("next_offset".into(), next.into());
+    }
+    m.insert("entries".into(), Value::Array(entries));
+    done(m)
+}
+
+fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let recursive = args::bool_or(call, "recursive", false)?;
+    let fs = mounted(ctx)?;
+    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let st = fs.node_stat(&r);
+    fs.remove(path, recursive).map_err(fs_error)?;
+    let mut m = Map::new();
+    m.insert("path".into(), r.path.into());
+    m.insert("type".into(), st.file_type.as_str().into());
+    m.insert("origin".into(), st.origin.as_str().into());
+    // Whether the image still has an entry the overlay now hides.
+    m.insert(
+        "whiteout".into(),
+        (st.origin == crate::fs::Origin::Erofs).into(),
+    );
+    done(m)
+}
+
+fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let path = path_arg(call)?;
+    let fs = mounted(ctx)?;
+    let made = fs.mkdir(path).map_err(fs_error)?;
+    let mut m = Map::new();
+    m.insert("path".into(), made.into());
+    done(m)
+}
+
+/// The outcome of mounting the root filesystem at init.
+pub struct Mounted {
+    pub fs: Option<Fs>,
+    /// Why there is no filesystem (what the fs tools answer).
+    pub error: Option<ToolError>,
+    /// One console line saying what happened.
+    pub line: String,
+}
+
+/// Mounts the root filesystem from SCSI target `mcp.disk` (default 2) with the overlay capped
+/// at `mcp.overlay_max`. A missing disk or a refused image leaves no filesystem and an error
+/// for the fs tools; a bad setting falls back to its default and says so.
+pub fn mount_root(
+    disk_env: Option<&str>,
+    overlay_max_env: Option<&str>,
+    open: impl FnOnce(u32) -> Result<Disk, IoError>,
+) -> Mounted {
+    let mut notes = String::new();
+    let target = match disk_env.map(|v| v.trim().parse::<u32>()) {
+        None => DEFAULT_ROOT_TARGET,
+        Some(Ok(t)) if t <= 7 => t,
+        Some(_) => {
+            notes.push_str("; mcp.disk is not a SCSI ID 0..7, using 2");
+            DEFAULT_ROOT_TARGET
+        }
+    };
+    let cap = match overlay_max_env.map(overlay::parse_overlay_max) {
+        None => overlay::DEFAULT_OVERLAY_MAX,
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            notes.push_str(&format!("; {e}; using the default"));
+            overlay::DEFAULT_OVERLAY_MAX
+        }
+    };
+    let dev = match open(target) {
+        Ok(d) => d,
+        Err(e) => {
+            let err = ToolError::new(
+                "NODEV",
+                format!(
+                    "no filesystem: SCSI target {target} cannot be read (status {})",
+                    e.status
+                ),
+            );
+            return Mounted {
+                line: format!("fs: {}{notes}", err.message),
+                fs: None,
+                error: Some(err),
+            };
+        }
+    };
+    match crate::fs::erofs::Erofs::mount(dev) {
+        Ok(erofs) => {
+            let sb = erofs.superblock();
+            let line = format!(
+                "fs: EROFS on SCSI target {target}: {} blocks of {} bytes, overlay cap {cap} \
+                 bytes{notes}",
+                sb.blocks,
+                sb.block_size()
+            );
+            Mounted {
+                fs: Some(Overlay::new(Some(erofs), cap)),
+                error: None,
+                line,
+            }
+        }
+        Err(e) => {
+            let err = fs_error(e);
+            Mounted {
+                line: format!("fs: SCSI target {target} not mounted: {err}{notes}"),
+                fs: None,
+                error: Some(err),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
