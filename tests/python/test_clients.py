@@ -6,6 +6,7 @@ import asyncio
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 import rawhttp
@@ -80,10 +81,14 @@ def test_client_without_the_right_token_is_refused(mode, given, token_url, token
 
     with pytest.raises(BaseException) as info:
         asyncio.run(attempt())
-    # The refusal is the server's 401, whatever wrapper the SDK puts around it.
+    # The SDK turns the server's 401 into MCPError "Unauthorized", inside task groups.
+    leaf = info.value
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    assert isinstance(leaf, MCPError), repr(info.value)
+    assert "Unauthorized" in str(leaf)
     r = rawhttp.post_modern(token_url, "tools/list", headers=_auth(given))
     assert r.status == 401
-    assert info.value is not None
 
 
 def _auth(token):
