@@ -108,6 +108,8 @@ fn have_command(name: &str) -> bool {
 
 /// Everything the client tests and the conformance runner need; quick when all is there.
 pub fn ensure() -> Result<(), String> {
+    // The images and the rig need the base prerequisites too (quick when they are there).
+    crate::prereqs::ensure()?;
     // A fresh Debian machine may lack npm or curl; a machine whose Node came from elsewhere
     // (nodesource, nvm) has npm without the Debian package, so look for the command first.
     let mut debian = Vec::new();

@@ -97,6 +97,17 @@ fn free_port() -> Result<u16, String> {
 impl Rig {
     /// Boots `spec` on the rig binary `bin` and waits until `GET /` answers.
     pub fn start(bin: &Path, spec: &Spec<'_>) -> Result<Rig, String> {
+        // Another program may take the free port before the rig binds it: pick another.
+        let mut attempt = 0;
+        loop {
+            match Rig::start_once(bin, spec) {
+                Err(e) if attempt < 2 && e.contains("in use") => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(bin: &Path, spec: &Spec<'_>) -> Result<Rig, String> {
         let root = repo_root();
         let logs = root.join("target/clients");
         std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
