@@ -236,6 +236,44 @@ def test_5th_concurrent_tool_call_is_busy_and_closing_a_stream_frees_its_slot(fi
     _wait_window()
 
 
+def _start_modern_progress(url, rid):
+    """Starts test_tool_with_progress (150 ms: progress at 0, 50, 100 ms) on its own
+    connection and returns once its first progress event is read: the call is running."""
+    body, h = rawhttp.modern(
+        "tools/call", {"name": "test_tool_with_progress", "arguments": {}}, rid,
+        meta={"progressToken": f"busy-{rid}"},
+    )
+    c = rawhttp.connect(url)
+    c.request("POST", rawhttp.split(url)[2], body=json.dumps(body).encode(),
+              headers={**h, "Content-Type": "application/json", "Accept": rawhttp.ACCEPT})
+    r = c.getresponse()
+    assert r.status == 200
+    read_until(r, b"notifications/progress")
+    return c
+
+
+def test_5th_concurrent_tool_call_modern(fixtures_url):
+    """Modern era: the limit is per client address. The four running calls each last 150 ms,
+    so the fifth is sent as soon as all four have reported progress; a slow machine may let
+    one finish first, hence up to five tries."""
+    texts = []
+    for _attempt in range(5):
+        _wait_window()
+        conns = [_start_modern_progress(fixtures_url, 200 + i) for i in range(4)]
+        try:
+            r = post_modern(fixtures_url, "tools/call", {"name": "echo", "arguments": {"text": "5th"}}, rid=299)
+        finally:
+            for c in conns:
+                c.close()
+        assert r.status == 200, r.body
+        res = r.messages()[-1]["result"]
+        texts.append(res["content"][0]["text"])
+        if res.get("isError"):
+            break
+    assert texts[-1].startswith("E_BUSY") and "4 tool calls" in texts[-1], texts
+    _wait_window()
+
+
 # --- sessions ---------------------------------------------------------------------------------
 
 
