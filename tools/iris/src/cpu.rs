@@ -195,6 +195,15 @@ impl Cpu {
         cpu.mem()
             .write(u64::from(RAM_PHYS + memmap::RETURN_SENTINEL_OFF), &brk)
             .map_err(|e| e.to_string())?;
+        // The hang loop: nops, then `b` back to its first word with a nop in the delay slot.
+        let n = memmap::HANG_LOOP_WORDS;
+        let back = (0x1000_0000u32 | (0u32.wrapping_sub(n - 1) & 0xFFFF)).to_be_bytes();
+        let mut hang = vec![0u8; (n * 4) as usize];
+        let at = ((n - 2) * 4) as usize;
+        hang[at..at + 4].copy_from_slice(&back);
+        cpu.mem()
+            .write(u64::from(RAM_PHYS + memmap::HANG_LOOP_OFF), &hang)
+            .map_err(|e| e.to_string())?;
         Ok(cpu)
     }
 

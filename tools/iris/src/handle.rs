@@ -22,6 +22,8 @@ pub struct RigHandle {
     counters: Arc<Mutex<Counters>>,
     /// Milliseconds the rig thread adds to its clock at its next step.
     advance_ms: Arc<AtomicU64>,
+    /// Set to make the rig thread's next guest call hang (`Rig::hang_next_call`).
+    hang: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<RunEnd, RigError>>>,
     forward_addrs: Vec<SocketAddr>,
 }
@@ -38,7 +40,9 @@ impl Rig {
         let counters = Arc::new(Mutex::new(Counters::default()));
         let (tx, rx) = mpsc::channel::<Result<(Arc<ConsoleLog>, Vec<SocketAddr>), RigError>>();
         let advance_ms = Arc::new(AtomicU64::new(0));
+        let hang = Arc::new(AtomicBool::new(false));
         let (stop_t, counters_t, advance_t) = (stop.clone(), counters.clone(), advance_ms.clone());
+        let hang_t = hang.clone();
         let thread = std::thread::Builder::new()
             .name("iris".into())
             .spawn(move || {
@@ -60,6 +64,9 @@ impl Rig {
                     let ms = advance_t.swap(0, Ordering::Relaxed);
                     if ms > 0 {
                         r.advance_clock(ms);
+                    }
+                    if hang_t.swap(false, Ordering::Relaxed) {
+                        r.hang_next_call();
                     }
                     if last_publish.elapsed() >= Duration::from_millis(20) {
                         if let Ok(mut c) = counters_t.lock() {
@@ -83,6 +90,7 @@ impl Rig {
                 stop,
                 counters,
                 advance_ms,
+                hang,
                 thread: Some(thread),
                 forward_addrs,
             }),
@@ -130,6 +138,11 @@ impl RigHandle {
     /// Moves the rig clock forward (timeouts fire without waiting); applied at the next step.
     pub fn advance_clock(&self, ms: u64) {
         self.advance_ms.fetch_add(ms, Ordering::Relaxed);
+    }
+
+    /// Makes the rig's next guest call spin forever (the hang hook); applied at the next step.
+    pub fn hang_next_call(&self) {
+        self.hang.store(true, Ordering::Relaxed);
     }
 
     /// Counters as of the last ~20 ms.

@@ -27,6 +27,10 @@ pub const STUB_SLOT: u32 = 8;
 pub const STUB_COUNT: u32 = 32;
 /// Where guest calls return to: `emu_start` stops when the PC reaches it.
 pub const RETURN_SENTINEL_OFF: u32 = 0x4F00;
+/// The hang hook's endless loop (`Rig::hang_next_call`): nops and a branch back, long enough
+/// that the per-block instruction hook runs rarely while the guest spins.
+pub const HANG_LOOP_OFF: u32 = 0x5000;
+pub const HANG_LOOP_WORDS: u32 = 256;
 /// An unmapped page under the kernel stack, so an overflow is a clear guest crash.
 pub const STACK_GUARD_OFF: u32 = 0x3_F000;
 pub const STACK_GUARD_SIZE: u32 = 0x1000;
@@ -75,7 +79,8 @@ const _: () = {
     assert!(SERIAL_HEAD_OFF >= STATUS_OFF + 40);
     assert!(SERIAL_RING_OFF + SERIAL_RING_SIZE <= STUB_OFF);
     assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
-    assert!(RETURN_SENTINEL_OFF < STACK_GUARD_OFF);
+    assert!(RETURN_SENTINEL_OFF + 4 <= HANG_LOOP_OFF);
+    assert!(HANG_LOOP_OFF + HANG_LOOP_WORDS * 4 <= STACK_GUARD_OFF);
     assert!(STACK_GUARD_OFF + STACK_GUARD_SIZE == STACK_BOTTOM_OFF);
     assert!(STACK_TOP_OFF <= MODULE_OFF);
     assert!(MODULE_OFF + MODULE_MAX <= HEAP_OFF);

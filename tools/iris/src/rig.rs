@@ -1,7 +1,7 @@
 //! The rig: the machine (CPU, RAM, devices) and the kernel stand-in that boots the module and
 //! schedules it. [`Rig`] is the in-process API tests use; the `iris` binary is a thin CLI on it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -150,6 +150,8 @@ pub struct Rig {
     phase: Phase,
     mmio_mapped: bool,
     net: RigNet,
+    /// The hang hook: the next guest call spins instead of running the module.
+    hang_next: Cell<bool>,
 }
 
 impl Rig {
@@ -231,6 +233,7 @@ impl Rig {
             phase: Phase::Built,
             mmio_mapped: false,
             net,
+            hang_next: Cell::new(false),
         })
     }
 
@@ -454,6 +457,9 @@ impl Rig {
             self.counters.watchdog_resets += 1;
         }
         self.bus.borrow_mut().reset();
+        // `clock_ms` counts from boot: the new boot starts it at 0 (the watchdog is re-armed
+        // on the restarted clock).
+        self.clock.restart();
         self.arm_watchdog();
     }
 
@@ -517,7 +523,11 @@ impl Rig {
             .set_reg(29, ram_va(memmap::STACK_TOP_OFF) - 32)
             .map_err(emu)?;
         self.cpu.set_reg(31, sentinel).map_err(emu)?;
-        let mut pc = entry;
+        let mut pc = if self.hang_next.replace(false) {
+            ram_va(memmap::HANG_LOOP_OFF)
+        } else {
+            entry
+        };
         loop {
             {
                 let mut mem = self.cpu.mem();
@@ -759,6 +769,13 @@ impl Rig {
 
     pub fn now_ms(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// The hang hook: the next guest call (normally a poll) runs an endless loop instead of the
+    /// module, as a hung kernel would. With the watchdog on, the watchdog resets the machine
+    /// after `watchdog_ms`; with it off, the call is reported as a hang after `hang_insns`.
+    pub fn hang_next_call(&self) {
+        self.hang_next.set(true);
     }
 
     /// Everything the console (Z85C30 channel B) transmitted.
