@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""mcp-smoke: exercises the irix7-mcp surface against a live guest (the iris rig or an Indy).
+
+Standard library only, so it runs anywhere Python 3 does. One line per check; the exit status is
+non-zero when any check fails.
+
+    mcp-smoke.py --url http://127.0.0.1:7801/mcp [--token T] [--skip-block] [--skip-fs]
+
+--skip-block --skip-fs run the same harness against a diskless guest (`cargo iris -- --no-disk`).
+"""
+
+import argparse
+import base64
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+# The server allows 20 requests per rolling second per client; stay under it.
+MIN_GAP_S = 1 / 15
+
+
+class Failure(Exception):
+    pass
+
+
+class Client:
+    """A minimal MCP client over HTTP: stateless 2026-07-28 requests, and a legacy session."""
+
+    def __init__(self, url, token):
+        self.url = url
+        self.token = token
+        self.next_id = 1
+        self.last_request = 0.0
+
+    def _pace(self):
+        wait = self.last_request + MIN_GAP_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self.last_request = time.monotonic()
+
+    def _post(self, body, headers):
+        data = json.dumps(body).encode()
+        h = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        h.update(headers)
+        req = urllib.request.Request(self.url, data=data, headers=h, method="POST")
+        self._pace()
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    @staticmethod
+    def _message(raw):
+        """The JSON-RPC response in a JSON or SSE body (the last `data:` line of a stream)."""
+        text = raw.decode("utf-8", "replace")
+        data = [l[5:].strip() for l in text.splitlines() if l.startswith("data:")]
+        return json.loads(data[-1] if data else text)
+
+    def modern(self, method, params=None, name=None):
+        params = dict(params or {})
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "mcp-smoke", "version": "1"},
+        }
+        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
+        self.next_id += 1
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        status, _, raw = self._post(body, headers)
+        msg = self._message(raw)
+        if status != 200 or "error" in msg:
+            raise Failure(f"{method}: HTTP {status} {msg.get('error')}")
+        return msg["result"]
+
+    def tool(self, name, args):
+        """Calls a tool; returns (structured or None, text, is_error)."""
+        r = self.modern("tools/call", {"name": name, "arguments": args}, name=name)
+        texts = [c.get("text", "") for c in r.get("content", []) if c.get("type") == "text"]
+        return r.get("structuredContent"), "".join(texts[:1]), bool(r.get("isError"))
+
+    def ok(self, name, args):
+        structured, text, is_error = self.tool(name, args)
+        if is_error:
+            raise Failure(f"{name}: {text}")
+        return structured, text
+
+    def legacy_session(self):
+        """initialize → notifications/initialized → tools/list → ping → DELETE."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY,
+                "capabilities": {},
+                "clientInfo": {"name": "mcp-smoke", "version": "1"},
+            },
+        }
+        status, headers, raw = self._post(body, {})
+        result = self._message(raw).get("result", {})
+        sid = {k.lower(): v for k, v in headers.items()}.get("mcp-session-id")
+        if status != 200 or not sid:
+            raise Failure(f"initialize: HTTP {status}, session id {sid!r}")
+        if result.get("protocolVersion") != LEGACY:
+            raise Failure(f"initialize negotiated {result.get('protocolVersion')!r}")
+        h = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+        status, _, _ = self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, h)
+        if status != 202:
+            raise Failure(f"notifications/initialized: HTTP {status}")
+        status, _, raw = self._post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, h)
+        tools = self._message(raw).get("result", {}).get("tools", [])
+        status, _, raw = self._post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, h)
+        if self._message(raw).get("result") != {}:
+            raise Failure("ping did not answer {}")
+        req = urllib.request.Request(self.url, headers=dict(h, **self._auth()), method="DELETE")
+        self._pace()
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                deleted = resp.status
+        except urllib.error.HTTPError as e:
+            deleted = e.code
+        if deleted not in (200, 204):
+            raise Failure(f"DELETE /mcp: HTTP {deleted}")
+        return result, len(tools)
+
+    def _auth(self):
+        return {"Authorization": "Bearer " + self.token} if self.token else {}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", default="http://127.0.0.1:7801/mcp")
+    ap.add_argument("--token", default=None)
+    ap.add_argument("--skip-block", action="store_true", help="no block.read checks")
+    ap.add_argument("--skip-fs", action="store_true", help="no fs.* checks")
+    opts = ap.parse_args()
+    c = Client(opts.url, opts.token)
+    results = []
+
+    def check(name, fn):
+        try:
+            detail = fn()
+            results.append(True)
+            print(f"ok    {name}" + (f"  ({detail})" if detail else ""))
+        except Exception as e:  # every failure is reported, then the next check runs
+            results.append(False)
+            print(f"FAIL  {name}: {e}")
+
+    def discover():
+        r = c.modern("server/discover")
+        if MODERN not in r.get("supportedVersions", []):
+            raise Failure(f"supportedVersions {r.get('supportedVersions')}")
+        return r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+
+    def legacy():
+        result, n = c.legacy_session()
+        return f"{result['serverInfo']['name']} {result['serverInfo']['version']}, {n} tools"
+
+    names = []
+
+    def tools_list():
+        r = c.modern("tools/list")
+        names.extend(t["name"] for t in r["tools"])
+        required = ["status", "echo", "serial.read", "serial.write", "console.write",
+                    "input.keys", "shell.exec", "proc.list", "system.reset", "system.poweroff"]
+        if not opts.skip_block:
+            required.append("block.read")
+        if not opts.skip_fs:
+            required += ["fs.read", "fs.write", "fs.list", "fs.stat", "fs.readlink", "fs.remove"]
+        for required in required:
+            if required not in names:
+                raise Failure(f"{required} missing")
+        return f"{len(names)} tools"
+
+    def status():
+        s, _ = c.ok("status", {})
+        return f"uptime {s['uptime_ms']} ms, ip {s['ip']}"
+
+    marker = f"mcp-smoke {int(time.time() * 1000) % 1000000}"
+
+    def console_write_then_serial_read():
+        c.ok("console.write", {"text": marker})
+        for _ in range(20):
+            s, _ = c.ok("serial.read", {})
+            if marker in s["data"]:
+                return f"found at or before offset {s['next_offset']}"
+            time.sleep(0.1)
+        raise Failure("the written line never reached the serial ring")
+
+    def serial_write():
+        s, _ = c.ok("serial.write", {"text": marker + " (serial)"})
+        return f"{s['bytes']} bytes"
+
+    def input_keys():
+        s, _ = c.ok("input.keys", {"keys": "ls\n"})
+        return f"{s['taken']} of {s['requested']} taken"
+
+    def block_read():
+        # The blocks are the first content block (base64); structuredContent is the metadata.
+        s, text = c.ok("block.read", {"target": 2, "lba": 2, "count": 1})
+        if s.get("bytes") != 512 or s.get("encoding") != "base64":
+            raise Failure(f"metadata {s}")
+        data = base64.b64decode(text)
+        if len(data) != 512:
+            raise Failure(f"{len(data)} bytes decoded, expected 512")
+        # The EROFS superblock sits at byte 1024 = block 2; its magic is 0xE0F5E1E2 (LE).
+        if data[:4] != bytes.fromhex("e2e1f5e0"):
+            raise Failure(f"no EROFS magic at LBA 2: {data[:4].hex()}")
+        return f"EROFS superblock, {s['device_blocks']} blocks on the target"
+
+    def fs_stat(path, want):
+        def run():
+            s, _ = c.ok("fs.stat", {"path": path})
+            for k, v in want.items():
+                if s.get(k) != v:
+                    raise Failure(f"{k} = {s.get(k)!r}, expected {v!r}")
+            return f"{s['type']} {s['mode']} {s['size']} bytes {s['origin']}"
+
+        return run
+
+    def fs_read_motd():
+        s, text = c.ok("fs.read", {"path": "/etc/motd"})
+        body = s.get("content", text) if s else text
+        if "IRIX" not in body:
+            raise Failure(f"unexpected /etc/motd: {body[:60]!r}")
+        return f"{s['size'] if s else len(body)} bytes"
+
+    def fs_list_root():
+        s, _ = c.ok("fs.list", {"path": "/"})
+        entries = [e["name"] for e in s["entries"]]
+        for n in ["etc", "link"]:
+            if n not in entries:
+                raise Failure(f"/ lacks {n}: {entries}")
+        return f"{s['total']} entries"
+
+    def fs_readlink_link():
+        s, _ = c.ok("fs.readlink", {"path": "/link"})
+        return f"/link -> {s['target']}"
+
+    def fs_readlink_not_symlink():
+        _, text, is_error = c.tool("fs.readlink", {"path": "/etc/motd"})
+        if not is_error or not text.startswith("E_INVAL: not a symlink"):
+            raise Failure(f"expected E_INVAL: not a symlink, got {text!r}")
+        return text
+
+    def fs_write_read_remove():
+        path = "/tmp/mcp-smoke.txt"
+        c.ok("fs.write", {"path": path, "content": marker})
+        s, text = c.ok("fs.read", {"path": path})
+        got = s.get("content", text) if s else text
+        if got != marker:
+            raise Failure(f"read back {got!r}")
+        c.ok("fs.remove", {"path": path})
+        _, text, is_error = c.tool("fs.stat", {"path": path})
+        if not is_error:
+            raise Failure("still there after fs.remove")
+        return "write, read back, remove"
+
+    check("server/discover (2026-07-28)", discover)
+    check("initialize session (2025-11-25)", legacy)
+    check("tools/list", tools_list)
+    check("status", status)
+    check("console.write + serial.read", console_write_then_serial_read)
+    check("serial.write", serial_write)
+    check("input.keys", input_keys)
+    if not opts.skip_block:
+        check("block.read target 2 LBA 2", block_read)
+    if not opts.skip_fs:
+        # `mode` is the full st_mode in octal: file type bits and permissions.
+        check("fs.stat /", fs_stat("/", {"type": "dir", "mode": "040755", "origin": "erofs"}))
+        check("fs.stat /link", fs_stat("/link", {"type": "symlink", "target": "etc/motd"}))
+        check("fs.stat /etc/motd", fs_stat("/etc/motd", {"type": "file", "mode": "100644"}))
+        check("fs.read /etc/motd", fs_read_motd)
+        check("fs.list /", fs_list_root)
+        check("fs.readlink /link", fs_readlink_link)
+        check("fs.readlink /etc/motd fails (not a symlink)", fs_readlink_not_symlink)
+        check("fs.write + fs.read + fs.remove", fs_write_read_remove)
+    passed = sum(results)
+    print(f"mcp-smoke: {passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
