@@ -97,17 +97,22 @@ fn free_port() -> Result<u16, String> {
 impl Rig {
     /// Boots `spec` on the rig binary `bin` and waits until `GET /` answers.
     pub fn start(bin: &Path, spec: &Spec<'_>) -> Result<Rig, String> {
+        Rig::start_with_args(bin, spec, &[])
+    }
+
+    /// Like `start`, with extra rig flags (e.g. `--no-disk`).
+    pub fn start_with_args(bin: &Path, spec: &Spec<'_>, args: &[&str]) -> Result<Rig, String> {
         // Another program may take the free port before the rig binds it: pick another.
         let mut attempt = 0;
         loop {
-            match Rig::start_once(bin, spec) {
+            match Rig::start_once(bin, spec, args) {
                 Err(e) if attempt < 2 && e.contains("in use") => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    fn start_once(bin: &Path, spec: &Spec<'_>) -> Result<Rig, String> {
+    fn start_once(bin: &Path, spec: &Spec<'_>, args: &[&str]) -> Result<Rig, String> {
         let root = repo_root();
         let logs = root.join("target/clients");
         std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
@@ -128,7 +133,8 @@ impl Rig {
         for e in &spec.env {
             c.arg("--env").arg(e);
         }
-        c.arg("--forward")
+        c.args(args)
+            .arg("--forward")
             .arg(format!("{port}:{GUEST_PORT}"))
             .stdin(Stdio::null())
             .stdout(out)

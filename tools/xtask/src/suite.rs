@@ -50,6 +50,10 @@ const STEPS: &[Step] = &[
         run: cargo_test,
     },
     Step {
+        name: "mcp-smoke against the rig (fixture disk; diskless)",
+        run: smoke,
+    },
+    Step {
         name: "fuzz targets, a short run each",
         run: fuzz_short,
     },
@@ -214,6 +218,44 @@ fn cargo_test() -> Result<(), String> {
             .env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
             .args(["test", "--workspace", "--all-features"]),
     )
+}
+
+/// `rom/tools/mcp-smoke.py` against the product image on the release rig: once with the fixture
+/// disk as SCSI target 2, once diskless with the block and fs checks skipped.
+fn smoke() -> Result<(), String> {
+    let product = crate::launch::product_image()?;
+    let bin = crate::launch::rig_binary()?;
+    let script = repo_root().join("rom/tools/mcp-smoke.py");
+    let runs: [(&str, &[&str], &[&str]); 2] = [
+        (
+            "smoke-disk",
+            &["--disk", "2=target/fixtures/rootfs.erofs"],
+            &[],
+        ),
+        (
+            "smoke-diskless",
+            &["--no-disk"],
+            &["--skip-block", "--skip-fs"],
+        ),
+    ];
+    for (name, rig_args, smoke_args) in runs {
+        let spec = crate::launch::Spec {
+            name,
+            image: &product,
+            env: vec![],
+        };
+        let mut rig = crate::launch::Rig::start_with_args(&bin, &spec, rig_args)?;
+        let r = cmd::run(
+            Command::new("python3")
+                .arg(&script)
+                .arg("--url")
+                .arg(rig.mcp_url())
+                .args(smoke_args),
+        );
+        rig.check_alive()?;
+        r.map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
