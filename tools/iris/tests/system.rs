@@ -120,8 +120,9 @@ fn a_hung_guest_is_reset_by_the_watchdog_and_serves_again() {
         g.rig.counters().watchdog_resets == 1
     });
     let waited = hung_at.elapsed();
+    // The last kick came at most one poll before the hook was set.
     assert!(
-        waited >= Duration::from_millis(PERIOD_MS),
+        waited >= Duration::from_millis(PERIOD_MS - 100),
         "reset after {waited:?}, before the period"
     );
     let console = g.rig.console_text();
