@@ -123,7 +123,7 @@ pub fn build(opts: &Options) -> Result<Image, String> {
         Command::new("rustc")
             .arg("--print")
             .arg("sysroot")
-            .current_dir(&root),
+            .current_dir(root),
     )?;
     let sysroot = sysroot.trim();
     rustflags.push(format!("--remap-path-prefix={sysroot}=/rustc"));
@@ -134,7 +134,7 @@ pub fn build(opts: &Options) -> Result<Image, String> {
 
     let mut cargo = Command::new("cargo");
     cargo
-        .current_dir(&root)
+        .current_dir(root)
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
         .env_remove("RUSTFLAGS")
@@ -157,7 +157,7 @@ pub fn build(opts: &Options) -> Result<Image, String> {
     }
     match &opts.token_file {
         Some(path) => {
-            cargo.env(TOKEN_ENV, read_token(&root, path)?);
+            cargo.env(TOKEN_ENV, read_token(root, path)?);
         }
         None => {
             cargo.env_remove(TOKEN_ENV);
