@@ -140,6 +140,25 @@ fn a_hung_guest_is_reset_by_the_watchdog_and_serves_again() {
 }
 
 #[test]
+fn with_the_watchdog_off_the_hang_hook_is_reported_as_a_hang() {
+    let Some(g) = boot_with(&[], |o| {
+        o.watchdog_ms = 0;
+        o.hang_insns = 50_000_000;
+    }) else {
+        return;
+    };
+    tool_ok(g.mcp, "status", json!({}));
+    g.rig.hang_next_call();
+    match g.rig.join() {
+        Err(iris::RigError::Hang { call, pc, .. }) => {
+            assert_eq!(call, "irix7_mcp_poll");
+            assert_eq!(pc & !0xFFF, 0x8800_5000, "pc {pc:#x} outside the hang loop");
+        }
+        other => panic!("expected a hang, got {other:?}"),
+    }
+}
+
+#[test]
 fn serial_ring_reads_across_a_wrap_report_lost_bytes_then_reach_eof() {
     let Some(g) = boot(&[]) else { return };
     let lines: Vec<String> = (0..3)
