@@ -2,8 +2,11 @@
 //! client on the host side of the virtual wire (no host sockets, no threads), so every figure
 //! is an exact count of guest instructions for the same exchange of frames.
 //!
-//! Usage: `bench IMAGE` (the rig's boot config is bypassed: the image is named through the NVRAM
-//! environment with its digest).
+//! Usage: `bench IMAGE [--profile [FILTER]]` (the rig's boot config is bypassed: the image is
+//! named through the NVRAM environment with its digest). With `--profile`, one more exchange of
+//! each measured request whose label (`GET /`, `tools/list`, `tools/call fs.read`, …) contains
+//! FILTER is run under the rig's profiler and the top 30 functions are printed; the figures
+//! themselves are always measured without the profiler.
 
 use iris::image::{find_repo_root, sha256_hex};
 use iris::net::host::WireDevice;
@@ -13,6 +16,12 @@ use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint};
 use std::process::ExitCode;
+use std::sync::OnceLock;
+
+/// `--profile`'s filter: `Some("")` profiles every measured exchange.
+static PROFILE: OnceLock<Option<String>> = OnceLock::new();
+/// Functions a profile prints.
+const PROFILE_TOP: usize = 30;
 
 /// Guest steps allowed for one exchange before the bench gives up.
 const STEP_LIMIT: usize = 200_000;
@@ -209,7 +218,46 @@ fn measure(rig: &mut Rig, c: &mut Client, req: &[u8], reps: u64) -> (u64, usize)
         total += i;
         bytes = b;
     }
+    profile_exchange(rig, c, req);
     (total / reps, bytes)
+}
+
+/// What a request is, for `--profile`: the request line for plain HTTP, else the MCP method and
+/// tool name from the headers.
+fn label(req: &[u8]) -> String {
+    let head = String::from_utf8_lossy(&req[..find(req, b"\r\n\r\n").unwrap_or(req.len())]);
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    };
+    match header("Mcp-Method") {
+        Some(m) => match header("Mcp-Name") {
+            Some(n) => format!("{m} {n}"),
+            None => m,
+        },
+        None => head
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(" HTTP/1.1")
+            .to_string(),
+    }
+}
+
+/// Under `--profile`: one more exchange of `req` with the profiler on, and its top functions.
+fn profile_exchange(rig: &mut Rig, c: &mut Client, req: &[u8]) {
+    let what = label(req);
+    match PROFILE.get() {
+        Some(Some(filter)) if what.contains(filter.as_str()) => {}
+        _ => return,
+    }
+    rig.profile_start().expect("profiler");
+    let (insns, bytes) = c.exchange(rig, req, 1);
+    let p = rig.profile_stop().expect("profiler").unwrap_or_default();
+    println!("profile of one `{what}` exchange ({insns} insns, {bytes} response bytes):");
+    print!("{}", p.report(PROFILE_TOP));
 }
 
 fn verdict(value: f64, budget: f64) -> &'static str {
@@ -217,8 +265,20 @@ fn verdict(value: f64, budget: f64) -> &'static str {
 }
 
 fn main() -> ExitCode {
-    let Some(image_path) = std::env::args().nth(1) else {
-        eprintln!("usage: bench IMAGE");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let profile = args.iter().position(|a| a == "--profile").map(|i| {
+        args.get(i + 1)
+            .filter(|f| !f.starts_with("--") && !f.ends_with(".o"))
+            .cloned()
+            .unwrap_or_default()
+    });
+    let _ = PROFILE.set(profile.clone());
+    let Some(image_path) = args
+        .iter()
+        .find(|a| !a.starts_with("--") && Some(*a) != profile.as_ref())
+        .cloned()
+    else {
+        eprintln!("usage: bench IMAGE [--profile [FILTER]]");
         return ExitCode::FAILURE;
     };
     let image = std::fs::read(&image_path).expect("read the image");
@@ -283,7 +343,8 @@ fn main() -> ExitCode {
         line(what, i as f64, "insns/request", Some(400_000.0));
     }
 
-    // Per response byte: a large echo against a small one (both directions carry the text).
+    // A large echo against a small one: both directions carry the text, so this is the cost of
+    // a byte in and out (parse, unescape, escape, send); no budget of its own.
     let small = mcp_request(
         "tools/call",
         Some("echo"),
@@ -299,10 +360,10 @@ fn main() -> ExitCode {
     let (i_large, b_large) = measure(&mut rig, &mut c, &large, 5);
     let per_byte = (i_large - i_small) as f64 / (b_large - b_small) as f64;
     line(
-        &format!("response byte (echo of {} KB)", b_large / 1000),
+        &format!("echo byte ({} KB in and out)", b_large / 1000),
         per_byte,
         "insns/byte",
-        Some(30.0),
+        None,
     );
 
     // Peak heap, from the module's own status.

@@ -18,6 +18,7 @@ pub mod loader;
 pub mod memmap;
 pub mod memory;
 pub mod net;
+pub mod profile;
 pub mod rig;
 
 pub use devices::{DevCtx, Device, Region};

@@ -25,6 +25,7 @@ use crate::loader::{self, LoadedImage};
 use crate::memmap::{self, RAM_PHYS, ram_va, sext};
 use crate::memory::GuestMemory;
 use crate::net::{Forward, RigNet};
+use crate::profile::{Profile, Profiler};
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";
@@ -152,6 +153,8 @@ pub struct Rig {
     net: RigNet,
     /// The hang hook: the next guest call spins instead of running the module.
     hang_next: Cell<bool>,
+    /// The profiling hook while `profile_start` is in force.
+    profiler: Option<Profiler>,
 }
 
 impl Rig {
@@ -234,6 +237,7 @@ impl Rig {
             mmio_mapped: false,
             net,
             hang_next: Cell::new(false),
+            profiler: None,
         })
     }
 
@@ -809,6 +813,37 @@ impl Rig {
 
     pub fn kernel_stats(&self) -> KernelStats {
         self.kernel.borrow().stats.clone()
+    }
+
+    /// Start attributing guest instructions to the image's functions (a second block hook,
+    /// only while profiling). Restarts the counts when already profiling.
+    pub fn profile_start(&mut self) -> Result<(), RigError> {
+        if let Some(p) = &self.profiler {
+            p.take();
+            return Ok(());
+        }
+        let Some(image) = self.image.as_ref() else {
+            return Err(RigError::State("profile_start before boot".into()));
+        };
+        let p = Profiler::install(&mut self.cpu.uc, image).map_err(RigError::Emulator)?;
+        self.profiler = Some(p);
+        Ok(())
+    }
+
+    /// The profile since `profile_start` or the last take; counting goes on from zero.
+    pub fn profile_take(&mut self) -> Option<Profile> {
+        self.profiler.as_ref().map(Profiler::take)
+    }
+
+    /// Stop profiling: removes the hook and returns the profile since the last take.
+    pub fn profile_stop(&mut self) -> Result<Option<Profile>, RigError> {
+        match self.profiler.take() {
+            Some(p) => p
+                .remove(&mut self.cpu.uc)
+                .map(Some)
+                .map_err(RigError::Emulator),
+            None => Ok(None),
+        }
     }
 
     pub fn image(&self) -> Option<&LoadedImage> {
