@@ -1,6 +1,7 @@
 //! `block.read`: raw 512-byte sectors from a SCSI target, base64-encoded, for looking at disks
 //! the filesystem does not explain (a corrupt image, a partition table, another target).
 
+use super::fs::put;
 use super::{Ctx, args};
 use crate::fs::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
@@ -8,7 +9,7 @@ use alloc::vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{Annotations, Content, Started, ToolCall, ToolDef, ToolError, ToolOutput};
-use serde_json::json;
+use serde_json::{Map, Value};
 
 /// Most sectors one call reads (64 KiB).
 pub const MAX_SECTORS: u64 = 128;
@@ -91,16 +92,16 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     })?;
     let data = STANDARD.encode(&buf);
     drop(buf);
+    let mut m = Map::new();
+    put(&mut m, "target", target.into());
+    put(&mut m, "lba", lba.into());
+    put(&mut m, "count", count.into());
+    put(&mut m, "bytes", (count as usize * SECTOR_SIZE).into());
+    put(&mut m, "device_blocks", blocks.into());
+    put(&mut m, "encoding", "base64".into());
     Ok(Started::Done(ToolOutput {
         content: vec![Content::text(data)],
-        structured: Some(json!({
-            "target": target,
-            "lba": lba,
-            "count": count,
-            "bytes": count as usize * SECTOR_SIZE,
-            "device_blocks": blocks,
-            "encoding": "base64",
-        })),
+        structured: Some(Value::Object(m)),
         is_error: false,
     }))
 }
