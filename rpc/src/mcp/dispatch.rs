@@ -12,7 +12,7 @@ use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{LogLevel, Started, ToolCall, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
-use crate::jsonrpc::{self, Id, RpcError};
+use crate::jsonrpc::{self, Id, RpcError, write_value};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -164,6 +164,63 @@ impl<C: 'static> McpServer<C> {
         reply::result(cx.id, &Value::Object(r))
     }
 
+    /// Like [`Self::finish`] for a result with one member whose JSON is already serialised:
+    /// the members are written in the order a `Map` would serialise them, with `raw` spliced
+    /// in under `key`.
+    fn finish_spliced(
+        &self,
+        cx: &Cx<'_>,
+        method: &str,
+        mut r: Map<String, Value>,
+        key: &str,
+        raw: &[u8],
+    ) -> Response {
+        if cx.era == Era::Modern {
+            r.insert("resultType".into(), Value::from("complete"));
+            if CACHEABLE.contains(&method) {
+                r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
+                r.insert("cacheScope".into(), Value::from("private"));
+            }
+            let mut meta = Map::new();
+            meta.insert(META_SERVER_INFO.into(), self.server_info());
+            r.insert("_meta".into(), Value::Object(meta));
+        }
+        let mut body = Vec::with_capacity(raw.len() + 256);
+        body.push(b'{');
+        let mut spliced = false;
+        let mut first = true;
+        let mut member = |body: &mut Vec<u8>, k: &str, v: Result<&Value, &[u8]>| {
+            if !first {
+                body.push(b',');
+            }
+            first = false;
+            write_value(body, &Value::from(k));
+            body.push(b':');
+            match v {
+                Ok(v) => write_value(body, v),
+                Err(raw) => body.extend_from_slice(raw),
+            }
+        };
+        for (k, v) in &r {
+            if !spliced && k.as_str() > key {
+                member(&mut body, key, Err(raw));
+                spliced = true;
+            }
+            member(&mut body, k, Ok(v));
+        }
+        if !spliced {
+            member(&mut body, key, Err(raw));
+        }
+        body.push(b'}');
+        let mut out = Vec::with_capacity(body.len() + 48);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(cx.id.as_json().as_bytes());
+        out.extend_from_slice(b",\"result\":");
+        out.extend_from_slice(&body);
+        out.push(b'}');
+        reply::json(200, out)
+    }
+
     fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
         let status = match (cx.era, err.code) {
             (Era::Modern, jsonrpc::METHOD_NOT_FOUND) => 404,
@@ -176,13 +233,7 @@ impl<C: 'static> McpServer<C> {
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
             "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
-            "tools/list" => self.list(cx, "tools", |s| {
-                s.tools
-                    .entries()
-                    .iter()
-                    .map(|e| e.listing.clone())
-                    .collect()
-            }),
+            "tools/list" => return self.list_tools(cx),
             "tools/call" => return self.call_tool(cx),
             "resources/list" => self.list(cx, "resources", |s| {
                 s.resources.resources.iter().map(|r| r.listing()).collect()
@@ -207,6 +258,33 @@ impl<C: 'static> McpServer<C> {
             Ok(v) => self.finish(cx, method, v),
             Err(e) => self.fail(cx, e),
         }
+    }
+
+    /// `tools/list` from the listings serialised at registration: the page is spliced in as
+    /// bytes, so the cost per request does not grow with the schemas' size.
+    fn list_tools(&self, cx: &Cx<'_>) -> Response {
+        let params = Value::Object(cx.params.clone());
+        let entries = self.tools.entries();
+        let (page, next) = match cursor::page(entries, Some(&params), self.config.limits.page_size)
+        {
+            Ok(p) => p,
+            Err(e) => return self.fail(cx, e),
+        };
+        let mut tools =
+            Vec::with_capacity(2 + page.iter().map(|e| e.listing.len() + 1).sum::<usize>());
+        tools.push(b'[');
+        for (i, e) in page.iter().enumerate() {
+            if i > 0 {
+                tools.push(b',');
+            }
+            tools.extend_from_slice(&e.listing);
+        }
+        tools.push(b']');
+        let mut r = Map::new();
+        if let Some(n) = next {
+            r.insert("nextCursor".into(), Value::from(n));
+        }
+        self.finish_spliced(cx, "tools/list", r, "tools", &tools)
     }
 
     fn discover(&self) -> Value {

@@ -3,6 +3,7 @@
 
 use super::schema;
 use super::tool::ToolDef;
+use crate::jsonrpc::write_value;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -26,8 +27,9 @@ pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
     pub(crate) input: Value,
     pub(crate) output: Option<Value>,
-    /// The tool as `tools/list` shows it.
-    pub(crate) listing: Value,
+    /// The tool as `tools/list` shows it, serialised once here: a listing is spliced into
+    /// every `tools/list` answer as these bytes, never cloned or re-serialised per request.
+    pub(crate) listing: Vec<u8>,
 }
 
 /// All tools the server offers.
@@ -79,7 +81,9 @@ impl<C> ToolRegistry<C> {
                     Some(v)
                 }
             };
-            let listing = listing(def, &input, output.as_ref());
+            let mut listing_json = Vec::new();
+            write_value(&mut listing_json, &listing(def, &input, output.as_ref()));
+            let listing = listing_json;
             fresh.push(ToolEntry {
                 def: *def,
                 input,

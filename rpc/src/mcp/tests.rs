@@ -1062,6 +1062,16 @@ fn tools_list_pages_with_opaque_cursors_in_stable_order() {
         v["result"]["tools"][1]["outputSchema"]["required"],
         json!(["sum"])
     );
+    // The listings are spliced in as bytes; the modern members are still all there.
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert_eq!(v["result"]["cacheScope"], "private");
+    assert!(v["result"]["ttlMs"].is_u64());
+    assert!(
+        v["result"]["_meta"]
+            .as_object()
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert_eq!(v["result"].as_object().unwrap().len(), 6, "{v}");
 }
 
 #[test]
