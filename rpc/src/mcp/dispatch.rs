@@ -164,16 +164,17 @@ impl<C: 'static> McpServer<C> {
         reply::result(cx.id, &Value::Object(r))
     }
 
-    /// Like [`Self::finish`] for a result with one member whose JSON is already serialised:
-    /// the members are written in the order a `Map` would serialise them, with `raw` spliced
-    /// in under `key`.
+    /// Like [`Self::finish`] for a result with one member, `key`, whose JSON `raw` writes
+    /// (about `raw_size` bytes): the members go in the order a `Map` serialises them, written
+    /// straight into the response body.
     fn finish_spliced(
         &self,
         cx: &Cx<'_>,
         method: &str,
         mut r: Map<String, Value>,
         key: &str,
-        raw: &[u8],
+        raw_size: usize,
+        raw: impl FnOnce(&mut Vec<u8>),
     ) -> Response {
         if cx.era == Era::Modern {
             r.insert("resultType".into(), Value::from("complete"));
@@ -185,39 +186,35 @@ impl<C: 'static> McpServer<C> {
             meta.insert(META_SERVER_INFO.into(), self.server_info());
             r.insert("_meta".into(), Value::Object(meta));
         }
-        let mut body = Vec::with_capacity(raw.len() + 256);
-        body.push(b'{');
-        let mut spliced = false;
-        let mut first = true;
-        let mut member = |body: &mut Vec<u8>, k: &str, v: Result<&Value, &[u8]>| {
-            if !first {
-                body.push(b',');
-            }
-            first = false;
-            write_value(body, &Value::from(k));
-            body.push(b':');
-            match v {
-                Ok(v) => write_value(body, v),
-                Err(raw) => body.extend_from_slice(raw),
-            }
-        };
-        for (k, v) in &r {
-            if !spliced && k.as_str() > key {
-                member(&mut body, key, Err(raw));
-                spliced = true;
-            }
-            member(&mut body, k, Ok(v));
-        }
-        if !spliced {
-            member(&mut body, key, Err(raw));
-        }
-        body.push(b'}');
-        let mut out = Vec::with_capacity(body.len() + 48);
+        let mut out = Vec::with_capacity(raw_size + 320);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(cx.id.as_json().as_bytes());
-        out.extend_from_slice(b",\"result\":");
-        out.extend_from_slice(&body);
-        out.push(b'}');
+        out.extend_from_slice(b",\"result\":{");
+        let mut raw = Some(raw);
+        let mut first = true;
+        let mut name = |out: &mut Vec<u8>, k: &str| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_value(out, &Value::from(k));
+            out.push(b':');
+        };
+        for (k, v) in &r {
+            if k.as_str() > key
+                && let Some(write) = raw.take()
+            {
+                name(&mut out, key);
+                write(&mut out);
+            }
+            name(&mut out, k);
+            write_value(&mut out, v);
+        }
+        if let Some(write) = raw.take() {
+            name(&mut out, key);
+            write(&mut out);
+        }
+        out.extend_from_slice(b"}}");
         reply::json(200, out)
     }
 
@@ -261,7 +258,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// `tools/list` from the listings serialised at registration: the page is spliced in as
-    /// bytes, so the cost per request does not grow with the schemas' size.
+    /// bytes, straight into the response, so no schema is cloned or serialised per request.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         let params = Value::Object(cx.params.clone());
         let entries = self.tools.entries();
@@ -270,21 +267,21 @@ impl<C: 'static> McpServer<C> {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
-        let mut tools =
-            Vec::with_capacity(2 + page.iter().map(|e| e.listing.len() + 1).sum::<usize>());
-        tools.push(b'[');
-        for (i, e) in page.iter().enumerate() {
-            if i > 0 {
-                tools.push(b',');
-            }
-            tools.extend_from_slice(&e.listing);
-        }
-        tools.push(b']');
         let mut r = Map::new();
         if let Some(n) = next {
             r.insert("nextCursor".into(), Value::from(n));
         }
-        self.finish_spliced(cx, "tools/list", r, "tools", &tools)
+        let size = page.iter().map(|e| e.listing.len() + 1).sum::<usize>() + 2;
+        self.finish_spliced(cx, "tools/list", r, "tools", size, |out| {
+            out.push(b'[');
+            for (i, e) in page.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&e.listing);
+            }
+            out.push(b']');
+        })
     }
 
     fn discover(&self) -> Value {

@@ -13,6 +13,7 @@
 //! a stopped RX channel; [`Seeq::service`] does the same without moving frames.
 
 mod bus;
+mod csum;
 mod driver;
 pub mod env;
 mod kseg;
