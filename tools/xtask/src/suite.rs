@@ -223,8 +223,14 @@ fn cargo_test() -> Result<(), String> {
 /// `rom/tools/mcp-smoke.py` against the product image on the release rig: once with the fixture
 /// disk as SCSI target 2, once diskless with the block and fs checks skipped.
 fn smoke() -> Result<(), String> {
-    let product = crate::launch::product_image()?;
     let bin = crate::launch::rig_binary()?;
+    let built = crate::launch::product_image()?;
+    // A private copy: a rebuild of target/image meanwhile must not change what the rigs load.
+    let copy = repo_root().join("target/smoke/irix7-mcp.o");
+    std::fs::create_dir_all(repo_root().join("target/smoke"))
+        .and_then(|_| std::fs::write(&copy, &built.bytes))
+        .map_err(|e| format!("{}: {e}", copy.display()))?;
+    let product = image::Image::load(&copy)?;
     let script = repo_root().join("rom/tools/mcp-smoke.py");
     let runs: [(&str, &[&str], &[&str]); 2] = [
         (
