@@ -70,7 +70,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         title: Some("Read a file"),
         description: "Reads a regular file (symlinks followed). The data is the first content \
                       block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
-                      `encoding: \"base64\"`), or base64 text. `offset`/`length` select a range; \
+                      `encoding: \"base64\"`), or with base64 an embedded resource whose \
+                      `blob` holds the bytes. `offset`/`length` select a range; \
                       at most `max_output` bytes of file data are returned (default 1 MiB, at \
                       most 8 MiB) and `truncated` says the range was cut (`next_offset` \
                       continues). structuredContent holds the metadata only, never the data.",
@@ -501,20 +502,39 @@ impl ReadPlan {
             put(&mut m, "next_offset", self.end.into());
         }
         put(&mut m, "origin", self.file.origin().as_str().into());
+        // Text goes out as a text block; binary as an embedded blob, which the server
+        // base64-encodes itself (no JSON escaping pass over the base64: half the cost).
+        let kind = match self.encoding {
+            Encoding::Utf8 => StreamKind::Text,
+            Encoding::Base64 => StreamKind::ResourceBlob {
+                uri: file_uri(self.file.path()),
+                mime_type: String::from("application/octet-stream"),
+            },
+        };
         let source = FileSource {
-            file: self.file,
             pos: self.offset,
             end: self.end,
-            encoding: self.encoding,
-            buf: Vec::new(),
-            head: 0,
+            file: self.file,
         };
         ToolOutput {
-            content: alloc::vec![Content::stream(StreamKind::Text, Box::new(source))],
+            content: alloc::vec![Content::stream(kind, Box::new(source))],
             structured: Some(Value::Object(m)),
             is_error: false,
         }
     }
+}
+
+/// `file://` + the path, percent-encoded outside the URI's unreserved characters and `/`.
+fn file_uri(path: &str) -> String {
+    let mut uri = String::from("file://");
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
 }
 
 /// Checks a UTF-8 read's range in [`CHECK_STEP`] pieces across polls, then streams it.
@@ -586,21 +606,14 @@ fn shrank(path: &str) -> ToolError {
     )
 }
 
-/// File data read per device access of a base64 stream: three 4 KiB blocks, a multiple of 3
-/// (whole base64 groups) and of the block size (aligned runs go around the LRU).
-const B64_REFILL: usize = 3 * 4096;
-
-/// Streams a file range into the first content block: raw UTF-8 (the server escapes it) or
-/// base64 encoded here, in pieces of at most the size the server asks for.
+/// Streams a file range as raw bytes in pieces of at most the size the server asks for (4 KiB,
+/// block-aligned when the range starts aligned, so bulk data goes around the LRU). The server
+/// JSON-escapes them (text) or base64-encodes them (blob) on the way out.
 struct FileSource {
     file: FileHandle,
     /// Next byte to hand out.
     pos: u64,
     end: u64,
-    encoding: Encoding,
-    /// Base64 only: file data read ahead, `buf[head..]` not yet encoded.
-    buf: Vec<u8>,
-    head: usize,
 }
 
 impl ContentSource<Ctx> for FileSource {
@@ -614,47 +627,18 @@ impl ContentSource<Ctx> for FileSource {
             return Ok(SourcePoll::End);
         }
         let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
+        let want = max.max(1).min(left);
         let fs = mounted(ctx)?;
-        match self.encoding {
-            Encoding::Utf8 => {
-                let want = max.max(1).min(left);
-                let at = out.len();
-                out.resize(at + want, 0);
-                let r = fs.read_at(&self.file, self.pos, &mut out[at..]);
-                let got = *r.as_ref().unwrap_or(&0);
-                out.truncate(at + got);
-                r.map_err(fs_error)?;
-                if got < want {
-                    return Err(shrank(self.file.path()));
-                }
-                self.pos += got as u64;
-            }
-            Encoding::Base64 => {
-                if self.head >= self.buf.len() {
-                    let unread = left; // everything before `pos` was handed out
-                    let n = B64_REFILL.min(unread);
-                    self.buf.resize(n, 0);
-                    self.head = 0;
-                    let got = fs
-                        .read_at(&self.file, self.pos, &mut self.buf)
-                        .map_err(fs_error)?;
-                    if got < n {
-                        return Err(shrank(self.file.path()));
-                    }
-                }
-                // Whole 3-byte groups (4 output bytes each) except at the very end.
-                let take = ((max / 4).max(1) * 3).min(self.buf.len() - self.head);
-                let data = self.buf.get(self.head..self.head + take).unwrap_or(&[]);
-                let at = out.len();
-                out.resize(at + take.div_ceil(3) * 4, 0);
-                let n = STANDARD
-                    .encode_slice(data, &mut out[at..])
-                    .map_err(|_| ToolError::new("INTERNAL", "base64 buffer too small"))?;
-                out.truncate(at + n);
-                self.head += take;
-                self.pos += take as u64;
-            }
+        let at = out.len();
+        out.resize(at + want, 0);
+        let r = fs.read_at(&self.file, self.pos, &mut out[at..]);
+        let got = *r.as_ref().unwrap_or(&0);
+        out.truncate(at + got);
+        r.map_err(fs_error)?;
+        if got < want {
+            return Err(shrank(self.file.path()));
         }
+        self.pos += got as u64;
         Ok(if self.pos >= self.end {
             SourcePoll::End
         } else {

@@ -64,18 +64,32 @@ fn read(s: &mut McpServer<Ctx>, args: Value) -> (Value, Vec<u8>) {
     let content = r["content"].as_array().unwrap();
     assert_eq!(content.len(), 2, "data block + metadata text: {args}");
     let meta = r["structuredContent"].clone();
-    let text = content[0]["text"].as_str().unwrap();
     assert_eq!(
         serde_json::from_str::<Value>(content[1]["text"].as_str().unwrap()).unwrap(),
         meta,
         "the second block is the metadata only"
     );
     let data = match meta["encoding"].as_str().unwrap() {
-        "base64" => STANDARD.decode(text).unwrap(),
-        _ => text.as_bytes().to_vec(),
+        "base64" => {
+            let res = &content[0]["resource"];
+            assert_eq!(content[0]["type"], "resource");
+            assert_eq!(res["mimeType"], "application/octet-stream");
+            assert_eq!(res["uri"], file_uri(meta["path"].as_str().unwrap()));
+            STANDARD.decode(res["blob"].as_str().unwrap()).unwrap()
+        }
+        _ => {
+            assert_eq!(content[0]["type"], "text");
+            content[0]["text"].as_str().unwrap().as_bytes().to_vec()
+        }
     };
     assert_eq!(data.len() as u64, meta["length"].as_u64().unwrap());
     (meta, data)
+}
+
+#[test]
+fn file_uris_are_percent_encoded() {
+    assert_eq!(file_uri("/big/4mib.bin"), "file:///big/4mib.bin");
+    assert_eq!(file_uri("/a b/é%"), "file:///a%20b/%C3%A9%25");
 }
 
 #[test]

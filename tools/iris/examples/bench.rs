@@ -264,6 +264,81 @@ fn verdict(value: f64, budget: f64) -> &'static str {
     if value <= budget { "ok" } else { "OVER BUDGET" }
 }
 
+/// The fs benchmark's file: 4 MiB of deterministic bytes in the fixture image.
+const FS_FILE: &str = "/big/4mib.bin";
+
+/// A booted rig with the fixture image at SCSI target 2 (the rig's default disk).
+fn boot_rig(image_path: &str) -> Rig {
+    let image = std::fs::read(image_path).expect("read the image");
+    let abs = std::path::Path::new(image_path).canonicalize().unwrap();
+    let opts = RigOptions {
+        root: Some(find_repo_root()),
+        env: vec![
+            format!("mcp.url=file:{}", abs.display()),
+            format!("mcp.sha256={}", sha256_hex(&image)),
+            "netaddr=172.31.77.2/24".into(),
+        ],
+        quiet: true,
+        ..RigOptions::default()
+    };
+    let mut rig = Rig::new(opts).expect("rig");
+    rig.boot().expect("boot");
+    rig
+}
+
+/// The `status` tool's structured result.
+fn status_of(rig: &mut Rig, c: &mut Client) -> serde_json::Value {
+    let req = mcp_request(
+        "tools/call",
+        Some("status"),
+        serde_json::json!({"name": "status", "arguments": {}}),
+    );
+    c.exchange(rig, &req, 1);
+    let text = String::from_utf8_lossy(&c.inbox);
+    let json_start = text.find('{').unwrap_or(0);
+    let v: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap_or_default();
+    v["result"]["structuredContent"].clone()
+}
+
+/// `fs.read` of the first `len` bytes of [`FS_FILE`] in base64; (instructions, response bytes).
+fn fs_read(rig: &mut Rig, c: &mut Client, len: u64) -> (u64, usize) {
+    let req = mcp_request(
+        "tools/call",
+        Some("fs.read"),
+        serde_json::json!({"name": "fs.read", "arguments": {
+            "path": FS_FILE, "encoding": "base64", "length": len, "max_output": 8 << 20}}),
+    );
+    let (insns, bytes) = c.exchange(rig, &req, 1);
+    let text = String::from_utf8_lossy(&c.inbox);
+    assert!(
+        !text.contains("\"isError\":true") && text.contains(&format!("\"length\":{len}")),
+        "fs.read failed: {}",
+        &text[..text.len().min(600)]
+    );
+    assert!(
+        bytes as u64 > len * 4 / 3,
+        "the response is shorter than the data"
+    );
+    profile_exchange(rig, c, &req);
+    (insns, bytes)
+}
+
+/// Module heap while one fresh guest serves one `fs.read` of `len` bytes: (in use before, peak
+/// before, peak after, peak after minus in use before). The difference bounds the read's own peak from above, as
+/// the peak counter also covers boot.
+fn fs_read_peak(image_path: &str, len: u64) -> (f64, f64, f64, f64) {
+    let mut rig = boot_rig(image_path);
+    let mut c = Client::connect(&mut rig, 7801, 40_002);
+    let before = status_of(&mut rig, &mut c);
+    let idle = before["heap"]["used"].as_f64().unwrap_or(f64::NAN);
+    let peak_before = before["heap"]["peak"].as_f64().unwrap_or(f64::NAN);
+    fs_read(&mut rig, &mut c, len);
+    let after = status_of(&mut rig, &mut c);
+    rig.stop().expect("stop");
+    let peak = after["heap"]["peak"].as_f64().unwrap_or(f64::NAN);
+    (idle, peak_before, peak, peak - idle)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let profile = args.iter().position(|a| a == "--profile").map(|i| {
@@ -393,7 +468,91 @@ fn main() -> ExitCode {
         "bytes",
         None,
     );
+
+    // fs.read of a 4 MiB file in base64, streamed from the disk through the LRU.
+    println!("fs.read {FS_FILE} (base64, fixture image at SCSI target 2):");
+    let before = status_of(&mut rig, &mut c);
+    if before.get("cache").is_none() {
+        println!("  no filesystem mounted (run `cargo xtask fixtures`): fs figures skipped");
+        rig.stop().expect("stop");
+        return if over == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    let full = 4u64 << 20;
+    let (insns, bytes) = fs_read(&mut rig, &mut c, full);
+    // The response-byte budget: a small request, a large response, everything counted.
+    line(
+        &format!("response byte (this read's {} MB)", bytes / 1_000_000),
+        insns as f64 / bytes as f64,
+        "insns/byte",
+        Some(30.0),
+    );
+    let after = status_of(&mut rig, &mut c);
+    line(
+        "guest instructions per payload byte",
+        insns as f64 / full as f64,
+        "insns/byte",
+        Some(40.0),
+    );
+    line("  response bytes", bytes as f64, "bytes", None);
+    let cache = |v: &serde_json::Value, k: &str| v["cache"][k].as_f64().unwrap_or(0.0);
+    let (hits, misses) = (
+        cache(&after, "hits") - cache(&before, "hits"),
+        cache(&after, "misses") - cache(&before, "misses"),
+    );
+    line(
+        "LRU hit rate during the read",
+        100.0 * hits / (hits + misses).max(1.0),
+        "%",
+        None,
+    );
+    line(
+        "  LRU lookups (hits + misses)",
+        hits + misses,
+        "blocks",
+        None,
+    );
+    line(
+        "  blocks read around the LRU (bulk data)",
+        cache(&after, "direct_blocks") - cache(&before, "direct_blocks"),
+        "blocks",
+        None,
+    );
+    let (all_hits, all_misses) = (cache(&after, "hits"), cache(&after, "misses"));
+    line(
+        "LRU hit rate since boot",
+        100.0 * all_hits / (all_hits + all_misses).max(1.0),
+        "%",
+        None,
+    );
     rig.stop().expect("stop");
+
+    println!("module heap during one fs.read of {FS_FILE} (a fresh guest each):");
+    for (what, len) in [("1 MiB", 1u64 << 20), ("4 MiB", 4 << 20)] {
+        let (idle, peak_before, peak, above) = fs_read_peak(&image_path, len);
+        line(
+            &format!("{what}: in use before the read"),
+            idle,
+            "bytes",
+            None,
+        );
+        line(
+            &format!("{what}: peak before the read"),
+            peak_before,
+            "bytes",
+            None,
+        );
+        line(&format!("{what}: peak after the read"), peak, "bytes", None);
+        line(
+            &format!("{what}: peak above idle"),
+            above,
+            "bytes",
+            Some(1048576.0),
+        );
+    }
     if over == 0 {
         ExitCode::SUCCESS
     } else {

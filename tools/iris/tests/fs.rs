@@ -111,11 +111,9 @@ impl<'g> Client<'g> {
                 2,
                 "data + metadata blocks"
             );
-            out.extend(
-                STANDARD
-                    .decode(r["content"][0]["text"].as_str().unwrap())
-                    .unwrap(),
-            );
+            let blob = &r["content"][0]["resource"];
+            assert_eq!(blob["mimeType"], "application/octet-stream", "{path}");
+            out.extend(STANDARD.decode(blob["blob"].as_str().unwrap()).unwrap());
             match meta["next_offset"].as_u64() {
                 Some(n) => offset = n,
                 None => return out,
