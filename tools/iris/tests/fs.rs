@@ -390,6 +390,17 @@ fn overlay_write_remove_recreate_and_the_cap() {
     );
     assert!(e.starts_with("E_NOSPC: "), "{e}");
     assert_eq!(c.read_all("/etc/hostname"), used_before);
+    // Malformed paths get errors that say what is wrong.
+    let long = format!("/{}", "n".repeat(4096));
+    for (path, want) in [
+        ("/etc\0/motd", "E_INVAL: the path has a NUL byte"),
+        ("/etc//motd", "E_INVAL: empty component"),
+        (long.as_str(), "E_NAMETOOLONG: the path is 4097 bytes"),
+        ("/etc/../..", "E_INVAL: \"..\" goes above the root"),
+    ] {
+        let e = c.err("fs.stat", json!({ "path": path }));
+        assert!(e.starts_with(want), "{path:?}: {e}");
+    }
     // The image itself still reads as built.
     let motd = std::fs::read(staging.join("etc/motd")).unwrap();
     assert_eq!(c.read_all("/link"), motd);
