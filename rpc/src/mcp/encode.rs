@@ -140,7 +140,8 @@ impl TextEscaper {
     }
 }
 
-/// Base64 (standard, padded) of binary arriving in pieces.
+/// Base64 (standard, padded) of binary arriving in pieces, encoded straight into the output:
+/// only the up to two bytes of an incomplete group are held back between pieces.
 #[derive(Debug, Default)]
 pub(crate) struct Base64Stream {
     carry: Vec<u8>,
@@ -148,18 +149,40 @@ pub(crate) struct Base64Stream {
 
 impl Base64Stream {
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        let mut data = core::mem::take(&mut self.carry);
-        data.extend_from_slice(input);
-        let whole = data.len() / 3 * 3;
-        let (now, later) = data.split_at(whole);
-        out.extend_from_slice(STANDARD.encode(now).as_bytes());
-        self.carry = later.to_vec();
+        let mut input = input;
+        if !self.carry.is_empty() {
+            let take = (3 - self.carry.len()).min(input.len());
+            self.carry.extend_from_slice(input.get(..take).unwrap_or(&[]));
+            input = input.get(take..).unwrap_or(&[]);
+            if self.carry.len() < 3 {
+                return;
+            }
+            encode_into(&self.carry, out);
+            self.carry.clear();
+        }
+        let whole = input.len() / 3 * 3;
+        let (now, later) = input.split_at(whole);
+        encode_into(now, out);
+        self.carry.extend_from_slice(later);
     }
 
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         let rest = core::mem::take(&mut self.carry);
-        out.extend_from_slice(STANDARD.encode(rest).as_bytes());
+        encode_into(&rest, out);
     }
+}
+
+/// Appends the base64 of `data` to `out`.
+fn encode_into(data: &[u8], out: &mut Vec<u8>) {
+    if data.is_empty() {
+        return;
+    }
+    let at = out.len();
+    out.resize(at + data.len().div_ceil(3) * 4, 0);
+    let n = STANDARD
+        .encode_slice(data, out.get_mut(at..).unwrap_or(&mut []))
+        .unwrap_or(0);
+    out.truncate(at + n);
 }
 
 #[cfg(test)]
