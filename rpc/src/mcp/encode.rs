@@ -152,7 +152,8 @@ impl Base64Stream {
         let mut input = input;
         if !self.carry.is_empty() {
             let take = (3 - self.carry.len()).min(input.len());
-            self.carry.extend_from_slice(input.get(..take).unwrap_or(&[]));
+            self.carry
+                .extend_from_slice(input.get(..take).unwrap_or(&[]));
             input = input.get(take..).unwrap_or(&[]);
             if self.carry.len() < 3 {
                 return;
