@@ -1,6 +1,8 @@
-//! The panic handler. Kernel code is written never to panic on input; if a bug panics anyway,
-//! say so on the console and stop taking work: the memory controller's watchdog, no longer fed
-//! by `poll`, resets the machine.
+//! The panic handler. Kernel code is written never to panic on input. The image is built with
+//! the `immediate-abort` panic strategy (`docs/image.md`): a panic there is a `break` trap the
+//! kernel reports with its address, and this handler is not reached. Builds with the target's
+//! default strategy (clippy, experiments) use it: it says so on the console and stops taking
+//! work, so the memory controller's watchdog, no longer fed by `poll`, resets the machine.
 
 use crate::abi::Kernel;
 use core::panic::PanicInfo;
