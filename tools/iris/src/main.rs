@@ -59,6 +59,10 @@ struct Cli {
     /// Forward no ports at all.
     #[arg(long, conflicts_with = "forwards")]
     no_forward: bool,
+    /// Count guest instructions per function of the module after init and print the top 30
+    /// when the run ends (with --run-ms, or at power-off).
+    #[arg(long)]
+    profile: bool,
 }
 
 fn run(cli: Cli) -> Result<RunEnd, RigError> {
@@ -91,8 +95,15 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         }
     }
     rig.boot()?;
+    if cli.profile {
+        rig.profile_start()?;
+    }
     let limit = cli.run_ms.map_or(Duration::MAX, Duration::from_millis);
     let end = rig.run_until(limit, |_| false)?;
+    if let Some(p) = rig.profile_stop()? {
+        eprintln!("iris: guest instructions by function since init:");
+        eprint!("{}", p.report(30));
+    }
     rig.stop()?;
     if !cli.quiet {
         let c = rig.counters();

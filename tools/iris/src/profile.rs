@@ -225,6 +225,10 @@ impl Collector {
             if !looped && top.depth < MAX_DEPTH {
                 self.cur = self.child(self.cur, func, sp);
                 self.nodes[self.cur as usize].calls += 1;
+            } else if looped && top.depth == 1 {
+                // The kernel calls an entry point again (the rig stops at the return sentinel
+                // before a block there runs, so the stack was not unwound): a new call.
+                self.nodes[self.cur as usize].calls += 1;
             }
         } else if top.func != func {
             // A return (or a jump) into a function further up the stack, else a fresh path.
@@ -469,6 +473,20 @@ mod tests {
         let parse = p.get("parse").unwrap();
         assert_eq!((parse.calls, parse.self_insns, parse.incl_insns), (2, 3, 3));
         assert_eq!(parse.callers, vec![("main".to_string(), 3)]);
+    }
+
+    #[test]
+    fn an_entry_point_called_again_counts_as_a_call() {
+        let mut c = collector();
+        // Two polls from the same kernel stack, without a block at the return sentinel.
+        feed(
+            &mut c,
+            &[(0x1000, 3, 100), (0x1100, 2, 90), (0x1000, 3, 100)],
+        );
+        let p = c.profile();
+        assert_eq!(p.get("main").unwrap().calls, 2);
+        assert_eq!(p.get("memcpy").unwrap().calls, 1);
+        assert_eq!(p.total, 8);
     }
 
     #[test]
