@@ -356,20 +356,7 @@ fn main() -> ExitCode {
         eprintln!("usage: bench IMAGE [--profile [FILTER]]");
         return ExitCode::FAILURE;
     };
-    let image = std::fs::read(&image_path).expect("read the image");
-    let abs = std::path::Path::new(&image_path).canonicalize().unwrap();
-    let opts = RigOptions {
-        root: Some(find_repo_root()),
-        env: vec![
-            format!("mcp.url=file:{}", abs.display()),
-            format!("mcp.sha256={}", sha256_hex(&image)),
-            "netaddr=172.31.77.2/24".into(),
-        ],
-        quiet: true,
-        ..RigOptions::default()
-    };
-    let mut rig = Rig::new(opts).expect("rig");
-    rig.boot().expect("boot");
+    let mut rig = boot_rig(&image_path);
     let mut over = 0;
     let mut line = |name: &str, value: f64, unit: &str, budget: Option<f64>| match budget {
         Some(b) => {
