@@ -14,6 +14,7 @@ pub mod fs;
 pub mod modinfo;
 pub mod net;
 pub mod platform;
+pub mod screen;
 pub mod serial_ring;
 pub mod shell;
 pub mod status;
