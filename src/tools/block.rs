@@ -38,6 +38,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::READ_ONLY,
     requires: &[],
+    errors: &["INVAL", "NODEV", "RANGE", "IO"],
     start: read,
 }];
 

@@ -34,6 +34,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(WRITE_OUTPUT),
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: &["INVAL"],
         start: console_write,
     },
     ToolDef {
@@ -52,6 +53,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: &["INVAL"],
         start: input_keys,
     },
 ];

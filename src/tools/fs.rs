@@ -49,6 +49,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(STAT_OUTPUT),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: PATH_ERRORS,
         start: stat,
     },
     ToolDef {
@@ -63,6 +64,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: PATH_ERRORS,
         start: readlink,
     },
     ToolDef {
@@ -89,6 +91,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(READ_OUTPUT),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: READ_ERRORS,
         start: read,
     },
     ToolDef {
@@ -115,6 +118,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: WRITE_ERRORS,
         start: write,
     },
     ToolDef {
@@ -132,6 +136,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(LIST_OUTPUT),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: PATH_ERRORS,
         start: list,
     },
     ToolDef {
@@ -153,6 +158,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
+        errors: REMOVE_ERRORS,
         start: remove,
     },
     ToolDef {
@@ -166,8 +172,74 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: MKDIR_ERRORS,
         start: mkdir,
     },
+];
+
+/// What any path lookup can fail with: no or a refused filesystem (the mount's error), a disk
+/// or image fault, a bad path, a missing component, a symlink loop.
+const PATH_ERRORS: &[&str] = &[
+    "NODEV",
+    "IO",
+    "CORRUPT",
+    "NOTSUP",
+    "INVAL",
+    "NAMETOOLONG",
+    "NOENT",
+    "NOTDIR",
+    "LOOP",
+];
+const READ_ERRORS: &[&str] = &[
+    "NODEV",
+    "IO",
+    "CORRUPT",
+    "NOTSUP",
+    "INVAL",
+    "NAMETOOLONG",
+    "NOENT",
+    "NOTDIR",
+    "LOOP",
+    "ISDIR",
+    "ENCODING",
+];
+const WRITE_ERRORS: &[&str] = &[
+    "NODEV",
+    "IO",
+    "CORRUPT",
+    "NOTSUP",
+    "INVAL",
+    "NAMETOOLONG",
+    "NOENT",
+    "NOTDIR",
+    "LOOP",
+    "ISDIR",
+    "NOSPC",
+];
+const REMOVE_ERRORS: &[&str] = &[
+    "NODEV",
+    "IO",
+    "CORRUPT",
+    "NOTSUP",
+    "INVAL",
+    "NAMETOOLONG",
+    "NOENT",
+    "NOTDIR",
+    "LOOP",
+    "NOTEMPTY",
+];
+const MKDIR_ERRORS: &[&str] = &[
+    "NODEV",
+    "IO",
+    "CORRUPT",
+    "NOTSUP",
+    "INVAL",
+    "NAMETOOLONG",
+    "NOENT",
+    "NOTDIR",
+    "LOOP",
+    "EXIST",
+    "NOSPC",
 ];
 
 const PATH_INPUT: &str = r#"{"type":"object","properties":{

@@ -27,6 +27,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::READ_ONLY,
     requires: &[],
+    errors: &[],
     start: list,
 }];
 

@@ -49,6 +49,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &["INVAL", "RANGE"],
         start: serial_read,
     },
     ToolDef {
@@ -61,6 +62,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(console::WRITE_OUTPUT),
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: &["INVAL"],
         start: console::write_text,
     },
 ];

@@ -53,6 +53,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::DESTRUCTIVE,
     requires: &[],
+    errors: &["INVAL", "NOT_FOUND"],
     start,
 }];
 

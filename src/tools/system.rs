@@ -25,6 +25,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(STATUS_SCHEMA),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: status,
     },
     ToolDef {
@@ -39,6 +40,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &["INVAL"],
         start: echo,
     },
     ToolDef {
@@ -51,6 +53,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(ACTION_OUTPUT),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
+        errors: &["INVAL", "BUSY"],
         start: reset,
     },
     ToolDef {
@@ -62,6 +65,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(ACTION_OUTPUT),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
+        errors: &["INVAL", "BUSY"],
         start: poweroff,
     },
 ];

@@ -47,6 +47,7 @@ fn def<C>(name: &'static str, start: crate::mcp::StartFn<C>) -> ToolDef<C> {
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &["UNSUPPORTED", "CLIENT"],
         start,
     }
 }

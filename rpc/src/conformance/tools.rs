@@ -33,6 +33,7 @@ fn def<C>(
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start,
     }
 }
@@ -96,7 +97,10 @@ pub(crate) fn table<C: 'static>() -> Vec<ToolDef<C>> {
     for d in t.iter_mut() {
         match d.name {
             "test_missing_capability" => d.requires = &["sampling"],
-            "test_streaming_elicitation" => d.requires = &["elicitation"],
+            "test_streaming_elicitation" => {
+                d.requires = &["elicitation"];
+                d.errors = &["UNSUPPORTED", "CLIENT"];
+            }
             "json_schema_2020_12_tool" => d.input_schema = SCHEMA_2020_12,
             "test_x_mcp_header" => d.input_schema = X_MCP_HEADER,
             _ => {}

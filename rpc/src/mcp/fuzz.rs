@@ -80,6 +80,7 @@ const TOOLS: [ToolDef<()>; 2] = [
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: echo_start,
     },
     ToolDef {
@@ -90,6 +91,7 @@ const TOOLS: [ToolDef<()>; 2] = [
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: slow_start,
     },
 ];

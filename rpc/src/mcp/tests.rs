@@ -159,6 +159,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: echo,
     },
     ToolDef {
@@ -171,6 +172,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: add,
     },
     ToolDef {
@@ -181,6 +183,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(r#"{"type":"object","properties":{"sum":{"type":"integer"}}}"#),
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &[],
         start: bad_out,
     },
     ToolDef {
@@ -191,6 +194,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
+        errors: &["NOT_FOUND"],
         start: fail,
     },
     ToolDef {
@@ -201,6 +205,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::WRITE,
         requires: &[],
+        errors: &[],
         start: slow,
     },
     ToolDef {
@@ -211,6 +216,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
+        errors: &["IO"],
         start: big,
     },
     ToolDef {
@@ -221,6 +227,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &["sampling"],
+        errors: &[],
         start: echo,
     },
 ];

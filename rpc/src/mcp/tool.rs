@@ -376,6 +376,10 @@ pub struct ToolDef<C> {
     /// Client capabilities the tool needs (e.g. `"sampling"`); a client that did not declare
     /// them gets -32021.
     pub requires: &'static [&'static str],
+    /// The `E_<CODE>` codes (without `E_`) the tool's own handler can answer, published in
+    /// `docs/tools.md` so an agent knows which failures to expect. The codes the server adds to
+    /// any call (`INVALID_ARGUMENT`, `BUSY`, `INTERNAL`) are listed once there, not per tool.
+    pub errors: &'static [&'static str],
     pub start: StartFn<C>,
 }
 
