@@ -463,6 +463,10 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let Some(entry) = self.tools.get(name) else {
+            if let Some(r) = self.tools.reserved_for(name) {
+                let err = ToolError::new("NOSYS", format!("{name} is {}", r.why));
+                return self.tool_error(cx.id, cx.era, &err);
+            }
             return self.fail(
                 cx,
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),

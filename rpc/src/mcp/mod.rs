@@ -27,7 +27,7 @@ mod tests;
 
 pub use config::{Config, Limits};
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
-pub use registry::{RegistryError, ToolRegistry};
+pub use registry::{RegistryError, Reserved, ToolRegistry};
 pub use reply::{
     BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
     UNSUPPORTED_VERSION,

@@ -32,15 +32,31 @@ pub(crate) struct ToolEntry<C> {
     pub(crate) listing: Vec<u8>,
 }
 
-/// All tools the server offers.
+/// Tool names kept for a later milestone. A call to any name under `prefix` answers the
+/// `isError` result `E_NOSYS: <name> is <why>`, so an agent learns the feature is planned
+/// rather than misspelt; none is listed in `tools/list`, because listing tools that cannot
+/// work would mislead agents into calling them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reserved {
+    /// E.g. `debug.`: every name starting with it is reserved, planned or not.
+    pub prefix: &'static str,
+    /// The names planned so far, for the catalogue.
+    pub names: &'static [&'static str],
+    /// Completes the error message, e.g. `reserved for the GDB stub milestone`.
+    pub why: &'static str,
+}
+
+/// All tools the server offers, and the names it keeps back.
 pub struct ToolRegistry<C> {
     entries: Vec<ToolEntry<C>>,
+    reserved: Vec<Reserved>,
 }
 
 impl<C> Default for ToolRegistry<C> {
     fn default() -> Self {
         ToolRegistry {
             entries: Vec::new(),
+            reserved: Vec::new(),
         }
     }
 }
@@ -69,6 +85,9 @@ impl<C> ToolRegistry<C> {
             if dup_old || dup_new {
                 return Err(err(String::from("registered twice")));
             }
+            if let Some(r) = self.reserved_for(def.name) {
+                return Err(err(format!("names under {} are reserved", r.prefix)));
+            }
             let input: Value = serde_json::from_str(def.input_schema)
                 .map_err(|e| err(format!("inputSchema is not JSON: {e}")))?;
             schema::check_schema(&input).map_err(|e| err(format!("inputSchema: {e}")))?;
@@ -93,6 +112,48 @@ impl<C> ToolRegistry<C> {
         }
         self.entries.extend(fresh);
         Ok(())
+    }
+
+    /// Reserves a prefix; refused when the prefix is not a valid name start or a registered
+    /// tool is under it.
+    pub fn reserve(&mut self, r: Reserved) -> Result<(), RegistryError> {
+        let err = |reason: &str| RegistryError {
+            name: String::from(r.prefix),
+            reason: String::from(reason),
+        };
+        if !valid_name(r.prefix) {
+            return Err(err("prefix must be 1-128 of [A-Za-z0-9_.-]"));
+        }
+        if let Some(e) = self
+            .entries
+            .iter()
+            .find(|e| e.def.name.starts_with(r.prefix))
+        {
+            return Err(RegistryError {
+                name: String::from(e.def.name),
+                reason: format!("registered under the reserved prefix {}", r.prefix),
+            });
+        }
+        if r.names.iter().any(|n| !n.starts_with(r.prefix)) {
+            return Err(err("a planned name is not under the prefix"));
+        }
+        self.reserved.push(r);
+        Ok(())
+    }
+
+    /// The reservation that covers `name`, if any.
+    pub fn reserved_for(&self, name: &str) -> Option<&Reserved> {
+        self.reserved.iter().find(|r| name.starts_with(r.prefix))
+    }
+
+    /// The reservations, in the order made.
+    pub fn reserved(&self) -> &[Reserved] {
+        &self.reserved
+    }
+
+    /// The registered tables' rows, in registration order (what `tools/list` lists).
+    pub fn defs(&self) -> impl Iterator<Item = &ToolDef<C>> {
+        self.entries.iter().map(|e| &e.def)
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry<C>> {

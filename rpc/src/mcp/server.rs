@@ -73,6 +73,16 @@ impl<C: 'static> McpServer<C> {
         self.tools.register(table)
     }
 
+    /// Keeps a tool-name prefix back for a later milestone (see [`super::Reserved`]).
+    pub fn reserve_tools(&mut self, r: super::Reserved) -> Result<(), RegistryError> {
+        self.tools.reserve(r)
+    }
+
+    /// The tools and reservations, for rendering the catalogue.
+    pub fn tools(&self) -> &ToolRegistry<C> {
+        &self.tools
+    }
+
     pub fn register_resources(&mut self, table: &[ResourceDef<C>]) {
         self.resources.register(table);
     }
