@@ -2,6 +2,16 @@
 //! driver on the Indy, an in-memory fake in host tests), turns its pixels into RGB and encodes
 //! them as PNG thumbnails or a full-size BMP, a bounded piece per poll.
 
+pub mod bmp;
+pub mod capture;
+pub mod downscale;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod framebuffer;
+pub mod pixel;
+pub mod png;
+pub mod region;
 
+pub use capture::{Capture, CaptureError, Format, Poll};
 pub use framebuffer::{FbError, Framebuffer, Mode, PixelKind};
+pub use region::Region;
