@@ -248,6 +248,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         fs: root.fs,
         fs_error: root.error,
         open_disk: Box::new(open_disk),
+        screen: None,
     }));
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         entropy.stir(kernel.clock_ms());

@@ -326,7 +326,8 @@ mod tests {
                 "fs.list",
                 "fs.remove",
                 "fs.mkdir",
-                "block.read"
+                "block.read",
+                "screen.capture"
             ]
         );
         let reset = &r["result"]["tools"][2];
@@ -415,7 +416,8 @@ mod tests {
                 "irix7://status",
                 "irix7://net",
                 "irix7://mem",
-                "irix7://serial"
+                "irix7://serial",
+                "irix7://screen"
             ]
         );
     }
