@@ -1,9 +1,15 @@
 //! Sends each HTTP request to its handler: `/` is the status page (open without a token),
-//! `/mcp` the MCP endpoint (which checks token and origin itself); anything else is 404.
+//! `/mcp` the MCP endpoint (which checks token and origin itself), `/screen.bmp` the
+//! full-resolution screen (guarded like `/mcp`); anything else is 404.
 
 use super::status_page;
+use crate::screen::{Capture, CaptureError, FbError, Format, Poll};
 use crate::tools::Ctx;
-use rpc::http::{Handler, Method, Peer, Request, Response, route};
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use rpc::http::{Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route};
 use rpc::mcp::McpServer;
 
 /// The module's request handler, the same on every port.
@@ -16,6 +22,70 @@ pub struct Router {
 impl Router {
     pub fn new(mcp: McpServer<Ctx>) -> Self {
         Router { mcp, requests: 0 }
+    }
+
+    /// `GET /screen.bmp`: the whole screen as a 24-bit BMP, streamed a batch of rows per poll.
+    fn screen_bmp(&mut self, req: &Request) -> Response {
+        if let Err(resp) = route::allow(req, &[Method::Get]) {
+            return resp;
+        }
+        if let Err(refused) = self.mcp.authorize(&req.headers) {
+            return refused;
+        }
+        let ctx = self.mcp.context().clone();
+        let started = match ctx.borrow_mut().screen.as_deref_mut() {
+            Some(fb) => Capture::start(fb, Format::Bmp, None, 1),
+            None => Err(CaptureError::Fb(FbError::NoDevice)),
+        };
+        let cap = match started {
+            Ok(cap) => cap,
+            Err(e) => return unavailable(e),
+        };
+        let mut resp = Response {
+            status: 200,
+            headers: Default::default(),
+            body: Body::Stream(Box::new(BmpBody { ctx, cap })),
+        };
+        resp.headers.push("Content-Type", "image/bmp");
+        resp.headers.push("Cache-Control", "no-store");
+        resp
+    }
+}
+
+/// 503 with what is wrong with the board, in plain text.
+fn unavailable(e: CaptureError) -> Response {
+    let why = match e {
+        CaptureError::Fb(FbError::NoDevice) => "no graphics board answered",
+        CaptureError::Fb(FbError::Timeout) => "the graphics board stayed busy",
+        CaptureError::Fb(FbError::Unsupported(why)) => why,
+        _ => "the screen could not be read",
+    };
+    let mut body = Vec::from(why.as_bytes());
+    body.push(b'\n');
+    Response::full(503, "text/plain; charset=utf-8", body)
+}
+
+/// The BMP's bytes. It borrows the context only while it encodes a batch, so tool calls run
+/// between polls. A board failure mid-way ends the body early: the file is then shorter than
+/// its header says.
+struct BmpBody {
+    ctx: Rc<RefCell<Ctx>>,
+    cap: Capture,
+}
+
+impl BodySource for BmpBody {
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, _now_ms: u64) -> BodyPoll {
+        let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+            return BodyPoll::Pending;
+        };
+        let Some(fb) = ctx.screen.as_deref_mut() else {
+            return BodyPoll::End;
+        };
+        match self.cap.read(fb, out, max) {
+            Ok(Poll::Data) => BodyPoll::Data,
+            Ok(Poll::Idle) => BodyPoll::Pending,
+            Ok(Poll::End) | Err(_) => BodyPoll::End,
+        }
     }
 }
 
@@ -37,7 +107,90 @@ impl Handler for Router {
                 Err(resp) => resp,
             },
             "/mcp" => self.mcp.handle(req, peer, now_ms),
+            crate::tools::screen::BMP_PATH => self.screen_bmp(&req),
             _ => route::not_found(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::screen::PixelKind;
+    use crate::screen::fake::FakeFb;
+    use crate::tools::fake;
+    use rpc::http::Headers;
+
+    fn router(board: Option<FakeFb>, token: Option<&str>) -> Router {
+        let mut ctx = fake::ctx();
+        ctx.screen = board.map(|f| Box::new(f) as Box<dyn crate::screen::Framebuffer>);
+        let mut config = rpc::mcp::Config::new("7.0.0", None);
+        config.token = token.map(alloc::string::String::from);
+        let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));
+        let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
+        crate::tools::register(&mut mcp).expect("tables register");
+        Router::new(mcp)
+    }
+
+    fn get(r: &mut Router, method: Method, auth: Option<&str>) -> (Response, Vec<u8>) {
+        let mut headers = Headers::default();
+        if let Some(a) = auth {
+            headers.push("Authorization", a);
+        }
+        let req = Request {
+            method,
+            target: "/screen.bmp".into(),
+            headers,
+            body: Vec::new(),
+        };
+        let peer = Peer {
+            addr: [127, 0, 0, 1],
+            port: 1,
+        };
+        let mut resp = r.handle(req, peer, 0);
+        let mut out = Vec::new();
+        if let Body::Stream(src) = &mut resp.body {
+            for _ in 0..10_000 {
+                if src.poll(&mut out, 1460, 0) == BodyPoll::End {
+                    break;
+                }
+            }
+        }
+        (resp, out)
+    }
+
+    fn board() -> FakeFb {
+        let mut fb = FakeFb::new(16, 8, PixelKind::Rgb24);
+        fb.set(3, 0, 0x00_30_20_10);
+        fb
+    }
+
+    #[test]
+    fn the_bmp_needs_the_token() {
+        let mut r = router(Some(board()), Some("s3cret"));
+        let (resp, _) = get(&mut r, Method::Get, None);
+        assert_eq!(resp.status, 401);
+        assert_eq!(resp.headers.get("WWW-Authenticate"), Some("Bearer"));
+        let (resp, _) = get(&mut r, Method::Get, Some("Bearer wrong"));
+        assert_eq!(resp.status, 401);
+        let (resp, bmp) = get(&mut r, Method::Get, Some("Bearer s3cret"));
+        assert_eq!(resp.status, 200);
+        assert_eq!(resp.headers.get("Content-Type"), Some("image/bmp"));
+        assert_eq!(resp.headers.get("Cache-Control"), Some("no-store"));
+        assert_eq!(bmp.len() as u64, crate::screen::bmp::file_len(16, 8));
+        // The top row is stored last; pixel 3 is BGR 30 20 10.
+        let top = 54 + 7 * 48;
+        assert_eq!(&bmp[top + 9..top + 12], &[0x30, 0x20, 0x10]);
+    }
+
+    #[test]
+    fn no_board_is_503_and_other_methods_405() {
+        let mut r = router(None, None);
+        let (resp, _) = get(&mut r, Method::Get, None);
+        assert_eq!(resp.status, 503);
+        let (resp, _) = get(&mut r, Method::Head, None);
+        assert_eq!(resp.status, 503);
+        let (resp, _) = get(&mut r, Method::Post, None);
+        assert_eq!(resp.status, 405);
     }
 }

@@ -114,24 +114,17 @@ impl<C: 'static> McpServer<C> {
         self.tools.len()
     }
 
-    /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
-    /// needs to be built) and what `Handler::handle` calls.
-    pub fn handle_parts(
-        &mut self,
-        method: &Method,
-        headers: &Headers,
-        body: &[u8],
-        peer: Peer,
-        now_ms: u64,
-    ) -> Response {
+    /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
+    /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
+    pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
         if let Some(origin) = headers.get("Origin")
             && !origin_ok(origin, self.config.own_ip, &self.config.extra_origins)
         {
-            return reply::error(
+            return Err(reply::error(
                 403,
                 None,
                 &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
-            );
+            ));
         }
         if let Some(token) = &self.config.token
             && !bearer_ok(token, headers.get("Authorization"))
@@ -142,7 +135,23 @@ impl<C: 'static> McpServer<C> {
                 &RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized"),
             );
             r.headers.push("WWW-Authenticate", "Bearer");
-            return r;
+            return Err(r);
+        }
+        Ok(())
+    }
+
+    /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
+    /// needs to be built) and what `Handler::handle` calls.
+    pub fn handle_parts(
+        &mut self,
+        method: &Method,
+        headers: &Headers,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Err(refused) = self.authorize(headers) {
+            return refused;
         }
         for serial in self
             .sessions
