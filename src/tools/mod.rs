@@ -3,12 +3,13 @@
 
 pub mod args;
 pub mod block;
+#[cfg(test)]
+pub mod catalogue;
 pub mod console;
 pub mod debug;
 pub mod fs;
 pub mod pending;
 pub mod proc;
-pub mod screen;
 pub mod serial;
 pub mod shell;
 pub mod system;
@@ -37,8 +38,6 @@ pub struct Ctx {
     pub fs_error: Option<rpc::mcp::ToolError>,
     /// Opens a SCSI target for raw reads (`block.read`).
     pub open_disk: DiskOpener,
-    /// The graphics board (the Newport driver), if one answered at boot.
-    pub screen: Option<Box<dyn crate::screen::Framebuffer>>,
 }
 
 /// Opens SCSI target `n` as a sector device.
@@ -82,11 +81,9 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_tools(proc::TOOLS)?;
     server.register_tools(fs::TOOLS)?;
     server.register_tools(block::TOOLS)?;
-    server.register_tools(screen::TOOLS)?;
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
-    server.register_resources(screen::RESOURCES);
     Ok(())
 }
 
@@ -232,7 +229,6 @@ pub(crate) mod fake {
             fs: None,
             fs_error: None,
             open_disk: Box::new(|_| Err(IoError { status: -19 })),
-            screen: None,
         };
         (ctx, state)
     }
@@ -330,8 +326,11 @@ pub(crate) mod harness {
             Some(tool),
             json!({"name": tool, "arguments": args}),
         );
-        r.get("result")
+        let result = r
+            .get("result")
             .cloned()
-            .unwrap_or_else(|| panic!("no result: {r}"))
+            .unwrap_or_else(|| panic!("no result: {r}"));
+        super::catalogue::assert_declared(s, tool, &result);
+        result
     }
 }

@@ -4,6 +4,7 @@
 mod clients;
 mod cmd;
 mod conformance;
+mod docs;
 mod fixtures;
 mod image;
 mod isa;
@@ -59,6 +60,8 @@ enum Cmd {
     Test,
     /// Print the benchmark figures beside their budgets.
     Bench,
+    /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
+    Docs,
     /// Install the prerequisites only.
     Prereqs,
     /// Run the official MCP conformance suites against the conformance image in the rig.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
         Cmd::Bench => suite::bench(),
+        Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
