@@ -62,31 +62,36 @@ impl Status {
         }
     }
 
-    /// Cache hits per lookup, in percent (0 before the first lookup).
-    pub fn cache_hit_rate(c: &CacheStats) -> f64 {
+    /// Cache hits per lookup, in tenths of a percent (0 before the first lookup). Integer
+    /// arithmetic keeps float formatting out of the image.
+    pub fn cache_hit_permille(c: &CacheStats) -> u64 {
         let lookups = c.hits + c.misses;
         if lookups == 0 {
-            0.0
+            0
         } else {
-            c.hits as f64 * 100.0 / lookups as f64
+            (c.hits.saturating_mul(1000) + lookups / 2) / lookups
         }
     }
 
     /// One line about the cache, for the text forms.
     pub fn cache_text(&self) -> String {
         match &self.cache {
-            Some(c) => format!(
-                "{} hits, {} misses, {} evictions ({:.1}% hits), {}/{} blocks of {} bytes, \
-                 {} blocks read around it",
-                c.hits,
-                c.misses,
-                c.evictions,
-                Self::cache_hit_rate(c),
-                c.resident,
-                c.capacity,
-                c.block_size,
-                c.direct_blocks
-            ),
+            Some(c) => {
+                let rate = Self::cache_hit_permille(c);
+                format!(
+                    "{} hits, {} misses, {} evictions ({}.{}% hits), {}/{} blocks of {} bytes, \
+                     {} blocks read around it",
+                    c.hits,
+                    c.misses,
+                    c.evictions,
+                    rate / 10,
+                    rate % 10,
+                    c.resident,
+                    c.capacity,
+                    c.block_size,
+                    c.direct_blocks
+                )
+            }
             None => String::from("no filesystem mounted"),
         }
     }

@@ -157,27 +157,23 @@ fn type_label(t: &Value) -> String {
     }
 }
 
+/// Checks the numeric bounds. Messages show each bound as the schema wrote it (serde_json's
+/// own number formatting), so the module needs no float formatting of its own.
 fn check_number(s: &Map<String, Value>, n: f64, path: &str) -> Result<(), String> {
-    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
-    if let Some(min) = bound("minimum")
-        && n < min
-    {
-        return Err(format!("{path}: must be >= {min}"));
-    }
-    if let Some(max) = bound("maximum")
-        && n > max
-    {
-        return Err(format!("{path}: must be <= {max}"));
-    }
-    if let Some(min) = bound("exclusiveMinimum")
-        && n <= min
-    {
-        return Err(format!("{path}: must be > {min}"));
-    }
-    if let Some(max) = bound("exclusiveMaximum")
-        && n >= max
-    {
-        return Err(format!("{path}: must be < {max}"));
+    type Rule = (&'static str, fn(f64, f64) -> bool, &'static str);
+    const RULES: [Rule; 4] = [
+        ("minimum", |n, b| n >= b, ">="),
+        ("maximum", |n, b| n <= b, "<="),
+        ("exclusiveMinimum", |n, b| n > b, ">"),
+        ("exclusiveMaximum", |n, b| n < b, "<"),
+    ];
+    for (key, holds, op) in RULES {
+        if let Some(Value::Number(bound)) = s.get(key)
+            && let Some(b) = bound.as_f64()
+            && !holds(n, b)
+        {
+            return Err(format!("{path}: must be {op} {bound}"));
+        }
     }
     Ok(())
 }
