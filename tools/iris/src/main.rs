@@ -52,6 +52,9 @@ struct Cli {
     /// Do not echo the console to stdout.
     #[arg(long)]
     quiet: bool,
+    /// Present the screen in 24-bit RGB (default: 8-bit colour index, as the PROM sets it).
+    #[arg(long)]
+    screen_rgb24: bool,
     /// Forward host 127.0.0.1:HOST to guest port GUEST (repeatable). Given at least once, it
     /// replaces the defaults 7801:7801 and 8088:80.
     #[arg(long = "forward", value_name = "HOST:GUEST", value_parser = iris::net::parse_forward)]
@@ -85,6 +88,12 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         forwards: forwards.clone(),
     };
     let mut rig = Rig::new(opts)?;
+    if cli.screen_rgb24 {
+        let screen = rig.screen();
+        screen
+            .borrow_mut()
+            .set_depth(iris::devices::newport::Depth::Rgb24);
+    }
     if !cli.quiet {
         let n = rig.net().host_net();
         for (a, f) in rig.net().forward_addrs().iter().zip(&forwards) {

@@ -15,6 +15,7 @@ use crate::config::{Env, load_boot_config};
 use crate::console::ConsoleLog;
 use crate::cpu::{Cpu, Fault, UcMem, intno_name, mem_kind_name, uc_err};
 use crate::devices::mc::{WATCHDOG_PERIOD_MS, Watchdog};
+use crate::devices::newport::Newport;
 use crate::devices::{Bus, Device, MachineEvent, MachineLinks, standard_devices};
 use crate::error::{GuestCrash, RigError};
 use crate::image;
@@ -146,6 +147,7 @@ pub struct Rig {
     console: Arc<ConsoleLog>,
     console_rx: Rc<RefCell<VecDeque<u8>>>,
     watchdog: Rc<RefCell<Watchdog>>,
+    screen: Rc<RefCell<Newport>>,
     image: Option<LoadedImage>,
     counters: Counters,
     phase: Phase,
@@ -198,10 +200,12 @@ impl Rig {
         let console = Arc::new(ConsoleLog::new(!opts.quiet));
         let console_rx = Rc::new(RefCell::new(VecDeque::new()));
         let watchdog = Rc::new(RefCell::new(Watchdog::new(opts.watchdog_ms)));
+        let screen = Rc::new(RefCell::new(Newport::new(console.clone())));
         let links = MachineLinks {
             console: console.clone(),
             console_rx: console_rx.clone(),
             watchdog: watchdog.clone(),
+            screen: screen.clone(),
         };
         let mut bus = Bus::new(opts.quiet);
         for d in standard_devices(&links) {
@@ -231,6 +235,7 @@ impl Rig {
             console,
             console_rx,
             watchdog,
+            screen,
             image: None,
             counters: Counters::default(),
             phase: Phase::Built,
@@ -263,7 +268,13 @@ impl Rig {
             console: self.console.clone(),
             console_rx: self.console_rx.clone(),
             watchdog: self.watchdog.clone(),
+            screen: self.screen.clone(),
         }
+    }
+
+    /// The Newport graphics board: switch it to 24-bit ([`Newport::set_depth`]), look at VRAM.
+    pub fn screen(&self) -> Rc<RefCell<Newport>> {
+        self.screen.clone()
     }
 
     fn map_mmio(&mut self) -> Result<(), RigError> {

@@ -9,6 +9,7 @@
 pub mod bus;
 pub mod hpc3_enet;
 pub mod mc;
+pub mod newport;
 pub mod z85c30;
 
 pub use bus::{Bus, DevCtx, Device, MachineEvent, Region};
@@ -26,6 +27,8 @@ pub struct MachineLinks {
     pub console: Arc<ConsoleLog>,
     pub console_rx: Rc<RefCell<VecDeque<u8>>>,
     pub watchdog: Rc<RefCell<mc::Watchdog>>,
+    /// The graphics board, reachable by the rig and tests (depth, VRAM, busy hook).
+    pub screen: Rc<RefCell<newport::Newport>>,
 }
 
 /// The devices every rig has.
@@ -36,5 +39,6 @@ pub fn standard_devices(links: &MachineLinks) -> Vec<Box<dyn Device>> {
             links.console_rx.clone(),
         )),
         Box::new(mc::MemoryController::new(links.watchdog.clone())),
+        Box::new(newport::NewportDevice(links.screen.clone())),
     ]
 }
