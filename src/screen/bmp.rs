@@ -1,7 +1,7 @@
 //! A streaming BMP writer: 24-bit BI_RGB with a 40-byte BITMAPINFOHEADER and a positive height,
 //! so rows are stored bottom-up — the layout every BMP reader accepts (top-down files with a
-//! negative height are refused by some). The caller hands rows over from the bottom; each
-//! row is written as it comes, so a 1280×1024 capture (3.9 MB) never sits in memory.
+//! negative height are refused by some). The caller hands rows over from the bottom, already
+//! in BGR order; each row is written as it comes, so a 1280×1024 capture (3.9 MB) never sits in memory.
 
 use alloc::vec::Vec;
 
@@ -35,15 +35,11 @@ pub fn header(width: u32, height: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends one row given as RGB triples (stored as BGR, padded).
-pub fn row(rgb: &[u8], out: &mut Vec<u8>) {
-    for px in rgb.chunks_exact(3) {
-        if let [r, g, b] = *px {
-            out.extend_from_slice(&[b, g, r]);
-        }
-    }
-    let pad = stride((rgb.len() / 3) as u32) as usize - rgb.len() / 3 * 3;
-    out.extend_from_slice(&[0; 3][..pad]);
+/// Appends one row given as BGR triples (the order BMP stores), padded.
+pub fn row(bgr: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(bgr);
+    let pad = (bgr.len() as u32).next_multiple_of(4) as usize - bgr.len();
+    out.extend_from_slice(&[0; 3][..pad.min(3)]);
 }
 
 #[cfg(test)]
@@ -55,8 +51,8 @@ mod tests {
         let mut out = Vec::new();
         header(2, 2, &mut out);
         assert_eq!(out.len(), HEADER_LEN as usize);
-        row(&[1, 2, 3, 4, 5, 6], &mut out); // the bottom row first
-        row(&[7, 8, 9, 10, 11, 12], &mut out);
+        row(&[3, 2, 1, 6, 5, 4], &mut out); // the bottom row first
+        row(&[9, 8, 7, 12, 11, 10], &mut out);
         assert_eq!(out.len() as u64, file_len(2, 2));
         assert_eq!(&out[..2], b"BM");
         assert_eq!(u32::from_le_bytes(out[2..6].try_into().unwrap()), 70);

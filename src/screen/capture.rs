@@ -6,7 +6,7 @@
 use super::bmp;
 use super::downscale::Downscale;
 use super::framebuffer::{FbError, Framebuffer, Mode};
-use super::pixel::Palette;
+use super::pixel::{Order, Palette};
 use super::png::{PngEncoder, PngError};
 use super::region::{Region, Shrink};
 use alloc::string::String;
@@ -88,7 +88,11 @@ impl Capture {
         let mode = fb.mode()?;
         let region = region.unwrap_or(Region::full(&mode));
         let shrink = Shrink::new(&mode, region, scale).map_err(CaptureError::Invalid)?;
-        let palette = Palette::load(fb, &mode)?;
+        let order = match format {
+            Format::Png => Order::Rgb,
+            Format::Bmp => Order::Bgr,
+        };
+        let palette = Palette::load(fb, &mode, order)?;
         let mut buf = Vec::new();
         let png = match format {
             Format::Png => Some(PngEncoder::new(shrink.width, shrink.height, &mut buf)),

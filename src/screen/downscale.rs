@@ -1,33 +1,33 @@
-//! Produces the RGB rows of a [`Shrink`]: reads `scale` screen rows through the framebuffer and
-//! averages each `scale`×`scale` box into one pixel. Memory is one screen span and one row of
-//! sums, whatever the image size; any row can be asked for, in any order (the BMP writer goes
-//! bottom-up).
+//! Produces the rows of a [`Shrink`]: reads `scale` screen rows through the framebuffer and
+//! averages each `scale`×`scale` box into one pixel (rounded mean). Memory is `scale` screen
+//! spans and, for scales above 2, one row of sums, whatever the image size; any row can be
+//! asked for, in any order (the BMP writer goes bottom-up).
 
 use super::framebuffer::{FbError, Framebuffer, Mode};
-use super::pixel::Palette;
+use super::pixel::{Palette, SPREAD_MAX_SUM, unspread};
 use super::region::Shrink;
 use alloc::vec;
 use alloc::vec::Vec;
 
 pub struct Downscale {
     shrink: Shrink,
-    /// Raw pixels of one screen row of the region (only the part the boxes cover).
-    span: Vec<u32>,
-    /// Per-channel sums of the current row of boxes.
+    /// `scale` screen rows of the region (only the columns the boxes cover), as spread colours.
+    spans: Vec<u32>,
+    /// Per-channel sums of a row of boxes (scales above 2 only).
     sums: Vec<u32>,
 }
 
 impl Downscale {
     pub fn new(shrink: Shrink) -> Self {
         let cols = (shrink.width * shrink.scale) as usize;
-        let sums = if shrink.scale > 1 {
+        let sums = if shrink.scale > 2 {
             vec![0; shrink.width as usize * 3]
         } else {
             Vec::new()
         };
         Downscale {
             shrink,
-            span: vec![0; cols],
+            spans: vec![0; cols * shrink.scale as usize],
             sums,
         }
     }
@@ -36,50 +36,70 @@ impl Downscale {
         &self.shrink
     }
 
-    /// Writes thumbnail row `row` as RGB triples into `rgb` (`width * 3` bytes).
+    /// Writes result row `row` into `out` (`width * 3` bytes, in the palette's channel order).
     pub fn row(
         &mut self,
         fb: &mut dyn Framebuffer,
         mode: &Mode,
         palette: &Palette,
         row: u32,
-        rgb: &mut [u8],
+        out: &mut [u8],
     ) -> Result<(), FbError> {
         let s = self.shrink;
-        if row >= s.height || rgb.len() != s.width as usize * 3 {
+        if row >= s.height || out.len() != s.width as usize * 3 {
             return Err(FbError::OutOfRange);
         }
+        let cols = (s.width * s.scale) as usize;
         let top = s.region.y + row * s.scale;
-        if s.scale == 1 {
-            fb.read_span(mode, s.region.x, top, &mut self.span)?;
-            for (px, raw) in rgb.chunks_exact_mut(3).zip(&self.span) {
-                px.copy_from_slice(&palette.rgb(*raw));
-            }
-            return Ok(());
+        for (y, span) in (top..).zip(self.spans.chunks_exact_mut(cols)) {
+            fb.read_span(mode, s.region.x, y, span)?;
+            palette.convert(span);
         }
+        match s.scale {
+            1 => {
+                for (px, v) in out.chunks_exact_mut(3).zip(&self.spans) {
+                    for (o, c) in px.iter_mut().zip(unspread(*v)) {
+                        *o = c as u8;
+                    }
+                }
+            }
+            2 => {
+                // Both rows' pairs in one spread sum: four pixels, no carry.
+                let (upper, lower) = self.spans.split_at(cols);
+                for ((px, a), b) in out
+                    .chunks_exact_mut(3)
+                    .zip(upper.chunks_exact(2))
+                    .zip(lower.chunks_exact(2))
+                {
+                    let sum = a.iter().chain(b).fold(0u32, |t, v| t.wrapping_add(*v));
+                    for (o, c) in px.iter_mut().zip(unspread(sum)) {
+                        *o = ((c + 2) >> 2) as u8;
+                    }
+                }
+            }
+            _ => self.average(cols, out),
+        }
+        Ok(())
+    }
+
+    /// Boxes of any scale: spread sums of up to four pixels, split into per-channel sums.
+    fn average(&mut self, cols: usize, out: &mut [u8]) {
+        let scale = self.shrink.scale as usize;
         self.sums.fill(0);
-        let scale = s.scale as usize;
-        for y in top..top + s.scale {
-            fb.read_span(mode, s.region.x, y, &mut self.span)?;
-            for (sum, box_) in self
-                .sums
-                .chunks_exact_mut(3)
-                .zip(self.span.chunks_exact(scale))
-            {
-                for raw in box_ {
-                    let [r, g, b] = palette.rgb(*raw);
-                    sum[0] += u32::from(r);
-                    sum[1] += u32::from(g);
-                    sum[2] += u32::from(b);
+        for span in self.spans.chunks_exact(cols) {
+            for (sum, box_) in self.sums.chunks_exact_mut(3).zip(span.chunks_exact(scale)) {
+                for part in box_.chunks(SPREAD_MAX_SUM) {
+                    let s = part.iter().fold(0u32, |t, v| t.wrapping_add(*v));
+                    for (acc, c) in sum.iter_mut().zip(unspread(s)) {
+                        *acc += c;
+                    }
                 }
             }
         }
-        // Rounded mean of the box.
-        let area = s.scale * s.scale;
-        for (out, sum) in rgb.iter_mut().zip(&self.sums) {
-            *out = ((sum + area / 2) / area) as u8;
+        let area = (scale * scale) as u32;
+        for (o, sum) in out.iter_mut().zip(&self.sums) {
+            *o = ((sum + area / 2) / area) as u8;
         }
-        Ok(())
     }
 }
 
@@ -88,11 +108,12 @@ mod tests {
     use super::*;
     use crate::screen::fake::FakeFb;
     use crate::screen::framebuffer::PixelKind;
+    use crate::screen::pixel::Order;
     use crate::screen::region::Region;
 
     fn setup(fb: &mut FakeFb, region: Region, scale: u32) -> (Mode, Palette, Downscale) {
         let mode = fb.mode().unwrap();
-        let p = Palette::load(fb, &mode).unwrap();
+        let p = Palette::load(fb, &mode, Order::Rgb).unwrap();
         let d = Downscale::new(Shrink::new(&mode, region, scale).unwrap());
         (mode, p, d)
     }
@@ -133,6 +154,26 @@ mod tests {
         assert_eq!(row, [64, 64, 64, 255, 255, 255]);
         d.row(&mut fb, &mode, &p, 1, &mut row).unwrap();
         assert_eq!(row, [0, 1, 3, 0, 0, 0]);
+    }
+
+    #[test]
+    fn large_boxes_do_not_overflow_a_channel() {
+        // 16×16 of white plus one black pixel: 255 × 255 / 256 rounds to 254.
+        let mut fb = FakeFb::new(32, 16, PixelKind::Rgb24);
+        fb.pixels.fill(0x00FF_FFFF);
+        fb.set(3, 5, 0);
+        fb.set(20, 0, 0x0000_00FF);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 16);
+        let mut row = [0u8; 6];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [254, 254, 254, 255, 254, 254]);
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 3);
+        let mut row = [0u8; 30];
+        d.row(&mut fb, &mode, &p, 1, &mut row).unwrap();
+        // Box (1,1) covers x 3..6, y 3..6: the black pixel at (3,5) is one of nine.
+        assert_eq!(&row[3..6], &[227, 227, 227]);
+        assert_eq!(&row[..3], &[255, 255, 255]);
     }
 
     #[test]
