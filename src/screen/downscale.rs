@@ -53,30 +53,21 @@ impl Downscale {
         let top = s.region.y + row * s.scale;
         for (y, span) in (top..).zip(self.spans.chunks_exact_mut(cols)) {
             fb.read_span(mode, s.region.x, y, span)?;
-            palette.convert(span);
+            // The default scale looks colours up inside its loop (one pass over the pixels).
+            if s.scale != 2 || palette.table().is_none() {
+                palette.convert(span);
+            }
         }
-        match s.scale {
-            1 => {
+        match (s.scale, palette.table()) {
+            (1, _) => {
                 for (px, v) in out.chunks_exact_mut(3).zip(&self.spans) {
                     for (o, c) in px.iter_mut().zip(unspread(*v)) {
                         *o = c as u8;
                     }
                 }
             }
-            2 => {
-                // Both rows' pairs in one spread sum: four pixels, no carry.
-                let (upper, lower) = self.spans.split_at(cols);
-                for ((px, a), b) in out
-                    .chunks_exact_mut(3)
-                    .zip(upper.chunks_exact(2))
-                    .zip(lower.chunks_exact(2))
-                {
-                    let sum = a.iter().chain(b).fold(0u32, |t, v| t.wrapping_add(*v));
-                    for (o, c) in px.iter_mut().zip(unspread(sum)) {
-                        *o = ((c + 2) >> 2) as u8;
-                    }
-                }
-            }
+            (2, Some(t)) => halve(&self.spans, cols, out, |raw| t[(raw & 0xFF) as usize]),
+            (2, None) => halve(&self.spans, cols, out, |v| v),
             _ => self.average(cols, out),
         }
         Ok(())
@@ -99,6 +90,29 @@ impl Downscale {
         let area = (scale * scale) as u32;
         for (o, sum) in out.iter_mut().zip(&self.sums) {
             *o = ((sum + area / 2) / area) as u8;
+        }
+    }
+}
+
+/// Scale 2: each pair of `upper` and `lower` pixels, looked up through `colour`, added in one
+/// spread sum (four pixels, no carry) and rounded.
+#[inline]
+fn halve(spans: &[u32], cols: usize, out: &mut [u8], colour: impl Fn(u32) -> u32) {
+    let (upper, lower) = spans.split_at(cols);
+    for ((px, a), b) in out
+        .chunks_exact_mut(3)
+        .zip(upper.chunks_exact(2))
+        .zip(lower.chunks_exact(2))
+    {
+        if let (&[a0, a1], &[b0, b1], [r, g, b]) = (a, b, px) {
+            let sum = colour(a0)
+                .wrapping_add(colour(a1))
+                .wrapping_add(colour(b0))
+                .wrapping_add(colour(b1));
+            let [x, y, z] = unspread(sum);
+            *r = ((x + 2) >> 2) as u8;
+            *g = ((y + 2) >> 2) as u8;
+            *b = ((z + 2) >> 2) as u8;
         }
     }
 }
@@ -154,6 +168,18 @@ mod tests {
         assert_eq!(row, [64, 64, 64, 255, 255, 255]);
         d.row(&mut fb, &mode, &p, 1, &mut row).unwrap();
         assert_eq!(row, [0, 1, 3, 0, 0, 0]);
+    }
+
+    #[test]
+    fn direct_colour_boxes_are_averaged_too() {
+        let mut fb = FakeFb::new(4, 2, PixelKind::Rgb24);
+        fb.set(2, 0, 0x00_00_00_FF);
+        fb.set(3, 1, 0x00_FF_00_01);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 2);
+        let mut row = [9u8; 6];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [0, 0, 0, 64, 0, 64]);
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl Palette {
         Ok(Palette { table, order })
     }
 
+    /// The spread colour of each 8-bit value, for modes converted through a table.
+    pub fn table(&self) -> Option<&[u32; 256]> {
+        self.table.as_deref()
+    }
+
     /// Replaces each raw value of `span` by its spread colour.
     pub fn convert(&self, span: &mut [u32]) {
         match (&self.table, self.order) {
