@@ -257,13 +257,17 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    /// `tools/list` from the listings serialised at registration: the page is spliced in as
-    /// bytes, straight into the response, so no schema is cloned or serialised per request.
+    /// `tools/list` from the listings serialised at registration: the page is one slice of
+    /// them, spliced into the response with one copy, so no schema is cloned or serialised
+    /// per request. Blanks before the slice (insignificant JSON whitespace) give its copy the
+    /// source's word alignment: memcpy on the R4400 then moves words, not bytes, which saves
+    /// about one guest instruction per listing byte.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
-        let params = Value::Object(cx.params.clone());
+        // Only the cursor matters here: no clone of the whole params (`_meta` and all).
+        let params = cx.params.get("cursor").map(|c| json!({ "cursor": c }));
         let entries = self.tools.entries();
-        let (page, next) = match cursor::page(entries, Some(&params), self.config.limits.page_size)
-        {
+        let page_size = self.config.limits.page_size;
+        let (page, next) = match cursor::page(entries, params.as_ref(), page_size) {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
@@ -271,15 +275,17 @@ impl<C: 'static> McpServer<C> {
         if let Some(n) = next {
             r.insert("nextCursor".into(), Value::from(n));
         }
-        let size = page.iter().map(|e| e.listing.len() + 1).sum::<usize>() + 2;
-        self.finish_spliced(cx, "tools/list", r, "tools", size, |out| {
-            out.push(b'[');
-            for (i, e) in page.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&e.listing);
+        let listings = self.tools.listings(page);
+        self.finish_spliced(cx, "tools/list", r, "tools", listings.len() + 6, |out| {
+            const WORD: usize = 4;
+            // Reserved first, so the buffer cannot move between aligning and copying.
+            out.reserve(listings.len() + WORD + 2);
+            let src = listings.as_ptr() as usize;
+            while (out.as_ptr() as usize + out.len() + 1) % WORD != src % WORD {
+                out.push(b' ');
             }
+            out.push(b'[');
+            out.extend_from_slice(listings);
             out.push(b']');
         })
     }

@@ -8,6 +8,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use core::ops::Range;
 use serde_json::{Map, Value};
 
 /// A table row that could not be registered.
@@ -27,9 +28,8 @@ pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
     pub(crate) input: Value,
     pub(crate) output: Option<Value>,
-    /// The tool as `tools/list` shows it, serialised once here: a listing is spliced into
-    /// every `tools/list` answer as these bytes, never cloned or re-serialised per request.
-    pub(crate) listing: Vec<u8>,
+    /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`].
+    pub(crate) listing: Range<usize>,
 }
 
 /// Tool names kept for a later milestone. A call to any name under `prefix` answers the
@@ -49,6 +49,10 @@ pub struct Reserved {
 /// All tools the server offers, and the names it keeps back.
 pub struct ToolRegistry<C> {
     entries: Vec<ToolEntry<C>>,
+    /// Every tool's listing, serialised once at registration and joined with commas in
+    /// registration order: a page of `tools/list` is one slice of it, spliced into the answer
+    /// with a single copy, never cloned or re-serialised per request.
+    listings: Vec<u8>,
     reserved: Vec<Reserved>,
 }
 
@@ -56,6 +60,7 @@ impl<C> Default for ToolRegistry<C> {
     fn default() -> Self {
         ToolRegistry {
             entries: Vec::new(),
+            listings: Vec::new(),
             reserved: Vec::new(),
         }
     }
@@ -81,7 +86,9 @@ impl<C> ToolRegistry<C> {
                 return Err(err(String::from("name must be 1-128 of [A-Za-z0-9_.-]")));
             }
             let dup_old = self.entries.iter().any(|e| e.def.name == def.name);
-            let dup_new = fresh.iter().any(|e: &ToolEntry<C>| e.def.name == def.name);
+            let dup_new = fresh
+                .iter()
+                .any(|(e, _): &(ToolEntry<C>, _)| e.def.name == def.name);
             if dup_old || dup_new {
                 return Err(err(String::from("registered twice")));
             }
@@ -102,15 +109,25 @@ impl<C> ToolRegistry<C> {
             };
             let mut listing_json = Vec::new();
             write_value(&mut listing_json, &listing(def, &input, output.as_ref()));
-            let listing = listing_json;
-            fresh.push(ToolEntry {
-                def: *def,
-                input,
-                output,
-                listing,
-            });
+            fresh.push((
+                ToolEntry {
+                    def: *def,
+                    input,
+                    output,
+                    listing: 0..0,
+                },
+                listing_json,
+            ));
         }
-        self.entries.extend(fresh);
+        for (mut entry, json) in fresh {
+            if !self.listings.is_empty() {
+                self.listings.push(b',');
+            }
+            let start = self.listings.len();
+            self.listings.extend_from_slice(&json);
+            entry.listing = start..self.listings.len();
+            self.entries.push(entry);
+        }
         Ok(())
     }
 
@@ -162,6 +179,16 @@ impl<C> ToolRegistry<C> {
 
     pub(crate) fn entries(&self) -> &[ToolEntry<C>] {
         &self.entries
+    }
+
+    /// The listings of `page` (consecutive entries) as the comma-separated JSON that goes
+    /// between `[` and `]`.
+    pub(crate) fn listings(&self, page: &[ToolEntry<C>]) -> &[u8] {
+        match (page.first(), page.last()) {
+            (Some(a), Some(b)) => self.listings.get(a.listing.start..b.listing.end),
+            _ => None,
+        }
+        .unwrap_or(&[])
     }
 
     /// Number of registered tools.

@@ -1680,6 +1680,38 @@ fn registry_rejects_bad_tables() {
     assert_eq!(s.tool_count(), TOOLS.len());
 }
 
+#[test]
+fn tools_list_copies_the_listings_word_aligned_in_one_piece() {
+    let mut c = config();
+    c.limits.page_size = 100;
+    let mut s = server_with(c);
+    let r = modern(&mut s, "tools/list", json!({}), T0);
+    let Body::Full(body) = &r.body else {
+        panic!("tools/list answers with a complete body")
+    };
+    let text = core::str::from_utf8(body).unwrap();
+    let key = text.find("\"tools\":").unwrap() + "\"tools\":".len();
+    let bracket = key + text[key..].find('[').unwrap();
+    assert!(text[key..bracket].bytes().all(|b| b == b' '), "{text}");
+    let listings = s.tools.listings(s.tools.entries());
+    assert_eq!(
+        &body[bracket + 1..bracket + 1 + listings.len()],
+        listings,
+        "the page is the registry's bytes"
+    );
+    let dst = body.as_ptr() as usize + bracket + 1;
+    assert_eq!(dst % 4, listings.as_ptr() as usize % 4);
+    let v: Value = serde_json::from_slice(body).unwrap();
+    let names: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    assert_eq!(names, want);
+}
+
 const GDB: Reserved = Reserved {
     prefix: "debug.",
     names: &["debug.attach", "debug.step"],
