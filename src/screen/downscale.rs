@@ -53,19 +53,14 @@ impl Downscale {
         let top = s.region.y + row * s.scale;
         for (y, span) in (top..).zip(self.spans.chunks_exact_mut(cols)) {
             fb.read_span(mode, s.region.x, y, span)?;
-            // The default scale looks colours up inside its loop (one pass over the pixels).
-            if s.scale != 2 || palette.table().is_none() {
+            // Scales 1 and 2 look colours up inside their loops (one pass over the pixels).
+            if s.scale > 2 || palette.table().is_none() {
                 palette.convert(span);
             }
         }
         match (s.scale, palette.table()) {
-            (1, _) => {
-                for (px, v) in out.chunks_exact_mut(3).zip(&self.spans) {
-                    for (o, c) in px.iter_mut().zip(unspread(*v)) {
-                        *o = c as u8;
-                    }
-                }
-            }
+            (1, Some(t)) => copy(&self.spans, out, |raw| t[(raw & 0xFF) as usize]),
+            (1, None) => copy(&self.spans, out, |v| v),
             (2, Some(t)) => halve(&self.spans, cols, out, |raw| t[(raw & 0xFF) as usize]),
             (2, None) => halve(&self.spans, cols, out, |v| v),
             _ => self.average(cols, out),
@@ -90,6 +85,20 @@ impl Downscale {
         let area = (scale * scale) as u32;
         for (o, sum) in out.iter_mut().zip(&self.sums) {
             *o = ((sum + area / 2) / area) as u8;
+        }
+    }
+}
+
+/// Scale 1: each pixel looked up through `colour` and stored.
+#[inline]
+fn copy(span: &[u32], out: &mut [u8], colour: impl Fn(u32) -> u32) {
+    for (px, v) in out.chunks_exact_mut(3).zip(span) {
+        if let [r, g, b] = px {
+            let s = colour(*v);
+            // One pixel's fields hold at most 255: the low byte of each is the channel.
+            *r = (s >> 20) as u8;
+            *g = (s >> 10) as u8;
+            *b = s as u8;
         }
     }
 }
