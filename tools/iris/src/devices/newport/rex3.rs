@@ -39,6 +39,9 @@ pub struct Readback {
     done: bool,
     /// The HOSTRW0 register: the word the last execution fetched.
     pub host: u32,
+    /// Executions after the rectangle's last word (a driver that reads the last word through
+    /// GO makes the board fetch past the rectangle).
+    pub overruns: u64,
 }
 
 fn xy(v: u32) -> (u32, u32) {
@@ -62,6 +65,7 @@ impl Readback {
             self.done = false;
         }
         self.host = if self.done {
+            self.overruns += 1;
             0
         } else {
             self.fetch(vram, xywin)
@@ -139,8 +143,10 @@ mod tests {
         }
         // Row 5: pixels 1..=4 then 5 alone (left-justified); row 6 likewise.
         assert_eq!(words, [0x1112_1314, 0x1500_0000, 0x2122_2324, 0x2500_0000]);
+        assert_eq!(r.overruns, 0);
         r.go(&v, XYWIN_IDENTITY);
         assert_eq!(r.host, 0, "past the end reads nothing");
+        assert_eq!(r.overruns, 1);
     }
 
     #[test]

@@ -1,0 +1,87 @@
+//! REX3 host readback of one span (X `NewportXAAReadPixmap`): wait for idle, DRAWMODE1 for the
+//! depth, WRMASK all ones, DRAWMODE0 = READ|BLOCK|DOSETUP|CHOST, the rectangle (both corners
+//! included), GO _SETUP to prime the prefetch, then every word but the last from GO HOSTRW0 and
+//! the last from plain HOSTRW0. Words never span rows.
+//!
+//! 8-bit spans are widened to whole words (x rounded down to a multiple of 4) and the extra
+//! pixels discarded, so each word read yields four pixels. XYWIN is set to 1:1 for the read and
+//! put back afterwards.
+
+use super::bus::NewportBus;
+use super::dcb;
+use super::regs::*;
+use crate::screen::FbError;
+
+/// Programs a block read of VRAM row `row`, columns `x0..=x1`, and primes the prefetch.
+fn start<B: NewportBus>(bus: &mut B, dm1: u32, x0: u32, x1: u32, row: u32) -> Result<(), FbError> {
+    dcb::wait(bus, STATUS_GFXBUSY | STATUS_BACKBUSY)?;
+    bus.write32(DRAWMODE1, dm1);
+    bus.write32(WRMASK, 0xFFFF_FFFF);
+    bus.write32(DRAWMODE0, DM0_READ_BLOCK);
+    bus.write32(XYSTARTI, (x0 << 16) | row);
+    bus.write32(XYENDI, (x1 << 16) | row);
+    bus.write32(SETUP + GO, 0);
+    Ok(())
+}
+
+/// The next of `left` words still to read: through GO while more follow, plainly for the last.
+#[inline(always)]
+fn next<B: NewportBus>(bus: &mut B, left: &mut u32) -> u32 {
+    *left -= 1;
+    if *left == 0 {
+        bus.read32(HOSTRW0)
+    } else {
+        bus.read32(HOSTRW0 + GO)
+    }
+}
+
+/// Reads 8-bit pixels `x .. x + out.len()` of VRAM row `row` into `out` (one per element).
+/// `out` is not empty and the span lies inside VRAM (the caller checks).
+pub fn read8<B: NewportBus>(bus: &mut B, row: u32, x: u32, out: &mut [u32]) -> Result<(), FbError> {
+    let x0 = x & !3;
+    let x1 = x + out.len() as u32 - 1;
+    let mut left = ((x1 - x0) >> 2) + 1;
+    start(bus, DM1_READ8, x0, x1, row)?;
+    // The first word: skip the pixels left of x.
+    let skip = x - x0;
+    let w = next(bus, &mut left);
+    let head = ((4 - skip) as usize).min(out.len());
+    let (first, rest) = out.split_at_mut(head);
+    for (i, p) in first.iter_mut().enumerate() {
+        *p = (w >> (24 - 8 * (skip + i as u32))) & 0xFF;
+    }
+    let mut chunks = rest.chunks_exact_mut(4);
+    for c in &mut chunks {
+        let w = next(bus, &mut left);
+        c[0] = w >> 24;
+        c[1] = (w >> 16) & 0xFF;
+        c[2] = (w >> 8) & 0xFF;
+        c[3] = w & 0xFF;
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let w = next(bus, &mut left);
+        for (i, p) in tail.iter_mut().enumerate() {
+            *p = (w >> (24 - 8 * i as u32)) & 0xFF;
+        }
+    }
+    Ok(())
+}
+
+/// Reads 24-bit pixels (`0x00BBGGRR`) `x .. x + out.len()` of VRAM row `row`, one per word.
+pub fn read24<B: NewportBus>(
+    bus: &mut B,
+    row: u32,
+    x: u32,
+    out: &mut [u32],
+) -> Result<(), FbError> {
+    let Some((last, body)) = out.split_last_mut() else {
+        return Ok(());
+    };
+    start(bus, DM1_READ24, x, x + body.len() as u32, row)?;
+    for p in body {
+        *p = bus.read32(HOSTRW0 + GO) & 0x00FF_FFFF;
+    }
+    *last = bus.read32(HOSTRW0) & 0x00FF_FFFF;
+    Ok(())
+}
