@@ -149,7 +149,13 @@ fn type_text(p: &Value) -> String {
             _ => String::from("object"),
         },
         Some(t) => String::from(t),
-        None => String::from("any"),
+        None => match p.get("type").and_then(Value::as_array) {
+            Some(types) => {
+                let t: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+                t.join(" or ")
+            }
+            None => String::from("any"),
+        },
     };
     let bound = |k: &str| p.get(k).map(Value::to_string);
     match (bound("minimum"), bound("maximum")) {
@@ -454,6 +460,32 @@ mod tests {
             {"type": "text", "text": "E_NOTE: data that looks like a code"},
             {"type": "text", "text": "E_INVAL: the real error"}]});
         assert_eq!(error_code(&data_then_error).as_deref(), Some("INVAL"));
+    }
+
+    #[test]
+    fn property_types_read_as_words() {
+        let cases = [
+            (
+                json!({"type": "integer", "minimum": 1, "maximum": 8}),
+                "integer 1 … 8",
+            ),
+            (json!({"type": ["integer", "string"]}), "integer or string"),
+            (json!({"enum": [1, 2, 4]}), "`1` | `2` | `4`"),
+            (
+                json!({"type": "array", "items": {"type": "object",
+                    "properties": {"pid": {}, "name": {}}}}),
+                "array of object {name, pid}",
+            ),
+            (
+                json!({"type": "string", "maxLength": 9}),
+                "string, at most 9 characters",
+            ),
+            (json!({}), "any"),
+        ];
+        for (schema, want) in cases {
+            assert_eq!(type_text(&schema), want, "{schema}");
+        }
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
     }
 
     #[test]
