@@ -24,14 +24,11 @@ fn start<B: NewportBus>(bus: &mut B, dm1: u32, x0: u32, x1: u32, row: u32) -> Re
     Ok(())
 }
 
-/// The next of `left` words still to read: through GO while more follow, plainly for the last.
+/// Unpacks the 8-bit pixels of `w` from pixel `skip` on into `out` (at most `4 - skip`).
 #[inline(always)]
-fn next<B: NewportBus>(bus: &mut B, left: &mut u32) -> u32 {
-    *left -= 1;
-    if *left == 0 {
-        bus.read32(HOSTRW0)
-    } else {
-        bus.read32(HOSTRW0 + GO)
+fn unpack(w: u32, skip: u32, out: &mut [u32]) {
+    for (i, p) in out.iter_mut().take(4).enumerate() {
+        *p = (w >> (24 - 8 * ((skip + i as u32) & 3))) & 0xFF;
     }
 }
 
@@ -40,31 +37,28 @@ fn next<B: NewportBus>(bus: &mut B, left: &mut u32) -> u32 {
 pub fn read8<B: NewportBus>(bus: &mut B, row: u32, x: u32, out: &mut [u32]) -> Result<(), FbError> {
     let x0 = x & !3;
     let x1 = x + out.len() as u32 - 1;
-    let mut left = ((x1 - x0) >> 2) + 1;
+    let words = ((x1 - x0) >> 2) + 1;
     start(bus, DM1_READ8, x0, x1, row)?;
-    // The first word: skip the pixels left of x.
     let skip = x - x0;
-    let w = next(bus, &mut left);
-    let head = ((4 - skip) as usize).min(out.len());
-    let (first, rest) = out.split_at_mut(head);
-    for (i, p) in first.iter_mut().enumerate() {
-        *p = (w >> (24 - 8 * (skip + i as u32))) & 0xFF;
+    if words == 1 {
+        unpack(bus.read32(HOSTRW0), skip, out);
+        return Ok(());
     }
-    let mut chunks = rest.chunks_exact_mut(4);
-    for c in &mut chunks {
-        let w = next(bus, &mut left);
+    // First word (through GO): the pixels from x on.
+    let head = (4 - skip) as usize;
+    let (first, rest) = out.split_at_mut(head.min(out.len()));
+    unpack(bus.read32(HOSTRW0 + GO), skip, first);
+    // Whole middle words through GO, then the last word (1..=4 pixels) from plain HOSTRW0.
+    let middle = 4 * (words as usize - 2);
+    let (body, last) = rest.split_at_mut(middle.min(rest.len()));
+    for c in body.chunks_exact_mut(4) {
+        let w = bus.read32(HOSTRW0 + GO);
         c[0] = w >> 24;
         c[1] = (w >> 16) & 0xFF;
         c[2] = (w >> 8) & 0xFF;
         c[3] = w & 0xFF;
     }
-    let tail = chunks.into_remainder();
-    if !tail.is_empty() {
-        let w = next(bus, &mut left);
-        for (i, p) in tail.iter_mut().enumerate() {
-            *p = (w >> (24 - 8 * i as u32)) & 0xFF;
-        }
-    }
+    unpack(bus.read32(HOSTRW0), 0, last);
     Ok(())
 }
 
