@@ -4,7 +4,7 @@
 //! MCP server and the tool context, and drives them from `poll`.
 
 use crate::abi::Kernel;
-use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_SIZE, AbiTable, status};
+use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_MIN_SIZE, AbiTable, status};
 use crate::console::kprintln;
 use crate::drivers::seeq::{self, Kseg1Bus, Seeq, env};
 use crate::entropy::Entropy;
@@ -80,6 +80,7 @@ impl Module {
             port: self.port,
             open_connections: self.server.open_connections(&self.stack.sockets),
             requests: self.router.requests,
+            rings: self.stack.device.ring_positions(),
         };
     }
 }
@@ -111,10 +112,11 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
     if version < ABI_MIN_VERSION {
         return status::E_ABI_VERSION;
     }
-    if size < ABI_TABLE_SIZE {
+    if size < ABI_TABLE_MIN_SIZE {
         return status::E_ABI_SIZE;
     }
-    // SAFETY: version and size say the whole table is there, and it lives until exit.
+    // SAFETY: version and size say every ABI 10 entry is there (newer ones are checked against
+    // `size` before each call), and the table lives until exit.
     let kernel = unsafe { Kernel::new(&*table) };
     crate::panic::set_kernel(kernel);
 

@@ -2,7 +2,8 @@
 //! the Indy, and host tests implement it with a fake, so tool families are tested without a
 //! machine.
 
-use crate::abi::table::{MachineStatus, ProcInfo};
+use crate::abi::table::{IrqInfo, MachineStatus, ProcInfo};
+use crate::drivers::mmio::MmioError;
 use alloc::vec::Vec;
 
 pub trait Platform {
@@ -22,6 +23,20 @@ pub trait Platform {
     fn reset(&self);
     /// Powers the machine off.
     fn poweroff(&self);
+    /// The kernel's interrupt sources, at most `max`; `Err(E_NOSYS)` when its ABI has no
+    /// `irq_list` (ABI 10).
+    fn irqs(&self, max: usize) -> Result<Vec<IrqInfo>, i32>;
+    /// Whether a `width`-byte read at physical `phys` answers: `Ok`, or the kernel's status
+    /// (`E_NODEV` for a bus error, `E_INVAL`, `E_NOSYS` on ABI 10).
+    fn bus_probe(&self, phys: u32, width: u32) -> Result<(), i32>;
+    /// One register read of `width` bytes. Callers restrict `phys` to known device windows.
+    fn mmio_read(&self, phys: u32, width: u32) -> Result<u32, MmioError>;
+    /// One register write of `width` bytes.
+    fn mmio_write(&self, phys: u32, width: u32, value: u32) -> Result<(), MmioError>;
+    /// Copies RAM at `phys` into `buf`. Callers restrict the range to installed RAM.
+    fn mem_read(&self, phys: u32, buf: &mut [u8]) -> Result<(), MmioError>;
+    /// Copies `data` into RAM at `phys` and writes the data cache back over it.
+    fn mem_write(&self, phys: u32, data: &[u8]) -> Result<(), MmioError>;
 }
 
 /// Text up to the first NUL of a fixed-size kernel string field.

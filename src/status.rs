@@ -26,6 +26,8 @@ pub struct NetUsage {
     pub port: u16,
     pub open_connections: usize,
     pub requests: u64,
+    /// The Seeq driver's ring positions (`dma.list`).
+    pub rings: crate::drivers::seeq::RingPositions,
 }
 
 /// One snapshot of everything `status` reports.
@@ -65,10 +67,12 @@ impl Status {
     /// Cache hits per lookup, in tenths of a percent (0 before the first lookup). Integer
     /// arithmetic keeps float formatting out of the image.
     pub fn cache_hit_permille(c: &CacheStats) -> u64 {
-        let lookups = c.hits.saturating_add(c.misses);
-        (c.hits.saturating_mul(1000) + lookups / 2)
-            .checked_div(lookups)
-            .unwrap_or(0)
+        let lookups = c.hits + c.misses;
+        if lookups == 0 {
+            0
+        } else {
+            (c.hits.saturating_mul(1000) + lookups / 2) / lookups
+        }
     }
 
     /// One line about the cache, for the text forms.

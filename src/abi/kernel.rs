@@ -1,9 +1,11 @@
 //! Safe calls into the kernel through the ABI table. The table outlives the module (the kernel
 //! keeps it until `exit`), so the binding holds a `'static` reference.
 
-use super::table::{AbiTable, MachineStatus, ProcInfo};
+use super::table::{AbiTable, IrqInfo, MachineStatus, ProcInfo, status};
+use crate::drivers::mmio::{self, MmioError};
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::mem::offset_of;
 
 /// Longest environment value the module reads; longer values are refused, not cut.
 pub const ENV_VALUE_MAX: usize = 1024;
@@ -159,6 +161,35 @@ impl Kernel {
         let n = unsafe { (self.table.console_input)(bytes.as_ptr(), bytes.len()) };
         usize::try_from(n).unwrap_or(0)
     }
+
+    /// The kernel's interrupt sources, at most `max`; `Err(E_NOSYS)` on an ABI 10 kernel,
+    /// `Err(E_NOMEM)` when the list does not fit the heap.
+    pub fn irqs(&self, max: usize) -> Result<Vec<IrqInfo>, i32> {
+        if !self.table.has(offset_of!(AbiTable, irq_list) + 4) {
+            return Err(status::E_NOSYS);
+        }
+        let mut list = Vec::new();
+        list.try_reserve_exact(max).map_err(|_| status::E_NOMEM)?;
+        list.resize(max, IrqInfo::default());
+        // SAFETY: the entry exists (checked above) and the buffer holds `max` entries.
+        let n = unsafe { (self.table.irq_list)(list.as_mut_ptr(), max) };
+        if n < 0 {
+            return Err(n);
+        }
+        list.truncate((n as usize).min(max));
+        Ok(list)
+    }
+
+    /// Whether a `width`-byte read at `phys` answers (`E_NODEV`: bus error); `Err(E_NOSYS)` on
+    /// an ABI 10 kernel.
+    pub fn bus_probe(&self, phys: u32, width: u32) -> Result<(), i32> {
+        if !self.table.has(offset_of!(AbiTable, bus_probe) + 4) {
+            return Err(status::E_NOSYS);
+        }
+        // SAFETY: the entry exists; the kernel probes under its bus-error handler.
+        let r = unsafe { (self.table.bus_probe)(phys, width) };
+        if r < 0 { Err(r) } else { Ok(()) }
+    }
 }
 
 impl crate::platform::Platform for Kernel {
@@ -185,5 +216,30 @@ impl crate::platform::Platform for Kernel {
     }
     fn poweroff(&self) {
         Kernel::poweroff(self)
+    }
+    fn irqs(&self, max: usize) -> Result<Vec<IrqInfo>, i32> {
+        Kernel::irqs(self, max)
+    }
+    fn bus_probe(&self, phys: u32, width: u32) -> Result<(), i32> {
+        Kernel::bus_probe(self, phys, width)
+    }
+    fn mmio_read(&self, phys: u32, width: u32) -> Result<u32, MmioError> {
+        // SAFETY: the device tools pass only addresses inside the Indy's known windows (the
+        // full-root `mmio.*` tools are documented as able to hang the machine).
+        unsafe { mmio::read(phys, width) }
+    }
+    fn mmio_write(&self, phys: u32, width: u32, value: u32) -> Result<(), MmioError> {
+        // SAFETY: as above.
+        unsafe { mmio::write(phys, width, value) }
+    }
+    fn mem_read(&self, phys: u32, buf: &mut [u8]) -> Result<(), MmioError> {
+        // SAFETY: the device tools check the range against the installed RAM.
+        unsafe { mmio::copy_from_ram(phys, buf) }
+    }
+    fn mem_write(&self, phys: u32, data: &[u8]) -> Result<(), MmioError> {
+        // SAFETY: as above; `mem.write` is documented as able to corrupt the kernel.
+        let va = unsafe { mmio::copy_to_ram(phys, data) }?;
+        self.cache_wback(va, data.len());
+        Ok(())
     }
 }

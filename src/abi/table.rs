@@ -10,9 +10,11 @@
 
 #![allow(dead_code)]
 
-/// The ABI version this table describes. Version 10 added `block_read`.
-pub const ABI_VERSION: u32 = 10;
-/// The oldest kernel ABI the module can run on (every entry it calls exists there).
+/// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
+/// and `bus_probe`.
+pub const ABI_VERSION: u32 = 11;
+/// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
+/// module checks the table's `size` before calling one (see [`AbiTable::has`]).
 pub const ABI_MIN_VERSION: u32 = 10;
 
 /// Size of the kernel's serial ring in bytes.
@@ -30,6 +32,8 @@ pub mod status {
     pub const E_NODEV: i32 = -19;
     pub const E_INVAL: i32 = -22;
     pub const E_RANGE: i32 = -34;
+    /// The kernel's table has no such entry (an older ABI).
+    pub const E_NOSYS: i32 = -38;
 }
 
 #[cfg(target_pointer_width = "32")]
@@ -71,6 +75,28 @@ pub struct ProcInfo {
     /// NUL-padded name.
     pub name: [u8; 20],
 }
+
+/// One interrupt source as the kernel lists it (`irq_list`, ABI ≥ 11).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IrqInfo {
+    /// NUL-padded name ("enet", "serial", "timer", …).
+    pub name: [u8; 16],
+    /// Physical address of the status register holding the source (INT2/INT3 `istat`), or 0
+    /// when the source is a CPU interrupt line.
+    pub reg: u32,
+    /// The bit in `reg`, or the CPU's IP line (0–7) when `reg` is 0.
+    pub bit: u32,
+    /// [`IRQ_ENABLED`] | [`IRQ_PENDING`].
+    pub flags: u32,
+    /// Interrupts taken since boot (wraps at 2^32).
+    pub count: u32,
+}
+
+/// `IrqInfo::flags`: the source is unmasked.
+pub const IRQ_ENABLED: u32 = 1;
+/// `IrqInfo::flags`: the source is asserted now.
+pub const IRQ_PENDING: u32 = 2;
 
 /// The machine status block the kernel keeps up to date (read-only for the module).
 #[repr(C)]
@@ -135,16 +161,34 @@ pub struct AbiTable {
     pub proc_list: GuestFn<unsafe extern "C" fn(*mut ProcInfo, usize) -> i32>,
     /// Queue keystrokes on the console input: `(bytes, len)` → bytes queued.
     pub console_input: GuestFn<unsafe extern "C" fn(*const u8, usize) -> i32>,
+    /// Fill up to `max` interrupt sources: `(buf, max)` → number of sources. ABI ≥ 11.
+    pub irq_list: GuestFn<unsafe extern "C" fn(*mut IrqInfo, usize) -> i32>,
+    /// Whether a `width`-byte read of physical `phys` answers: `(phys, width)` → 0, `E_NODEV`
+    /// (bus error) or `E_INVAL` (width not 1/2/4 or unaligned). The kernel probes under its
+    /// bus-error handler, so a missing device is an answer, not a crash. ABI ≥ 11.
+    pub bus_probe: GuestFn<unsafe extern "C" fn(u32, u32) -> i32>,
+}
+
+impl AbiTable {
+    /// Whether the kernel's table reaches the entry ending `end` bytes into it (an entry's
+    /// `offset_of! + 4`): a table from an older kernel is shorter.
+    pub fn has(&self, end: usize) -> bool {
+        self.size as usize >= end
+    }
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 21;
+pub const ABI_TABLE_WORDS: usize = 23;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
+/// Size of an ABI 10 table (up to `console_input`): the least the module accepts.
+pub const ABI_TABLE_MIN_SIZE: u32 = 21 * 4;
 
 const _: () = assert!(core::mem::size_of::<AbiTable>() == ABI_TABLE_WORDS * 4);
 const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
 const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
+const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
+const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
 
 /// The module's exported entry points (symbols the loader looks up).
 pub const SYM_INIT: &str = "irix7_mcp_init";

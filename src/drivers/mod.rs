@@ -3,4 +3,6 @@
 //! host tests, against the iris rig's device models.
 
 pub mod newport;
+pub mod indy_map;
+pub mod mmio;
 pub mod seeq;

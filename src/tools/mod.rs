@@ -6,6 +6,7 @@ pub mod block;
 #[cfg(test)]
 pub mod catalogue;
 pub mod console;
+pub mod devices;
 pub mod debug;
 pub mod fs;
 pub mod pending;
@@ -81,6 +82,7 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_tools(proc::TOOLS)?;
     server.register_tools(fs::TOOLS)?;
     server.register_tools(block::TOOLS)?;
+    server.register_tools(devices::TOOLS)?;
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
@@ -94,6 +96,7 @@ pub(crate) mod fake {
     //! (console bytes, keystrokes, resets) while the server owns the context.
     use super::*;
     use crate::abi::table::{MachineStatus, ProcInfo};
+    use crate::drivers::mmio::MmioError;
     use alloc::rc::Rc;
     use alloc::vec::Vec;
     use core::cell::{Cell, RefCell};
@@ -114,6 +117,13 @@ pub(crate) mod fake {
         pub key_room: Cell<usize>,
         /// The kernel's process list.
         pub procs: RefCell<Vec<ProcInfo>>,
+        /// Device registers by address (0 until written) and RAM bytes (0 until written).
+        pub regs: RefCell<alloc::collections::BTreeMap<u32, u32>>,
+        pub ram: RefCell<alloc::collections::BTreeMap<u32, u8>>,
+        /// Windows (base, size) whose probe bus-errors.
+        pub absent: RefCell<Vec<(u32, u32)>>,
+        /// The kernel's interrupt sources; `None`: an ABI 10 kernel (no `irq_list`/`bus_probe`).
+        pub irqs: RefCell<Option<Vec<crate::abi::table::IrqInfo>>>,
     }
 
     pub struct FakePlatform {
@@ -168,6 +178,46 @@ pub(crate) mod fake {
         fn poweroff(&self) {
             self.state.poweroffs.set(self.state.poweroffs.get() + 1);
         }
+        fn irqs(&self, max: usize) -> Result<Vec<crate::abi::table::IrqInfo>, i32> {
+            let list = self.state.irqs.borrow();
+            let list = list.as_ref().ok_or(crate::abi::table::status::E_NOSYS)?;
+            Ok(list.iter().take(max).copied().collect())
+        }
+        fn bus_probe(&self, phys: u32, _width: u32) -> Result<(), i32> {
+            use crate::abi::table::status;
+            if self.state.irqs.borrow().is_none() {
+                return Err(status::E_NOSYS);
+            }
+            let absent = self.state.absent.borrow();
+            match absent.iter().any(|&(b, n)| phys >= b && phys - b < n) {
+                true => Err(status::E_NODEV),
+                false => Ok(()),
+            }
+        }
+        fn mmio_read(&self, phys: u32, width: u32) -> Result<u32, MmioError> {
+            crate::drivers::mmio::register_va(phys, width)?;
+            let v = self.state.regs.borrow().get(&phys).copied().unwrap_or(0);
+            Ok(if width == 4 { v } else { v & ((1 << (width * 8)) - 1) })
+        }
+        fn mmio_write(&self, phys: u32, width: u32, value: u32) -> Result<(), MmioError> {
+            crate::drivers::mmio::register_va(phys, width)?;
+            self.state.regs.borrow_mut().insert(phys, value);
+            Ok(())
+        }
+        fn mem_read(&self, phys: u32, buf: &mut [u8]) -> Result<(), MmioError> {
+            let ram = self.state.ram.borrow();
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = ram.get(&(phys + i as u32)).copied().unwrap_or(0);
+            }
+            Ok(())
+        }
+        fn mem_write(&self, phys: u32, data: &[u8]) -> Result<(), MmioError> {
+            let mut ram = self.state.ram.borrow_mut();
+            for (i, b) in data.iter().enumerate() {
+                ram.insert(phys + i as u32, *b);
+            }
+            Ok(())
+        }
     }
 
     /// A process list entry.
@@ -208,6 +258,10 @@ pub(crate) mod fake {
                 proc(1, 2, 12, "init"),
                 proc(5, 0, 1500, "mcpd"),
             ]),
+            regs: RefCell::default(),
+            ram: RefCell::default(),
+            absent: RefCell::default(),
+            irqs: RefCell::new(Some(Vec::new())),
         });
         let ctx = Ctx {
             platform: Box::new(FakePlatform {

@@ -327,7 +327,14 @@ mod tests {
                 "fs.remove",
                 "fs.mkdir",
                 "block.read",
-                "screen.capture"
+                "screen.capture",
+                "mem.read",
+                "mem.write",
+                "mmio.read",
+                "mmio.write",
+                "dev.list",
+                "irq.list",
+                "dma.list"
             ]
         );
         let reset = &r["result"]["tools"][2];

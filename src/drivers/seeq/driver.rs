@@ -122,6 +122,23 @@ pub(super) struct TxState {
     pub counters: Counters,
 }
 
+/// Where the driver stands in its rings (`dma.list`): indices and the rings' physical bases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RingPositions {
+    /// The next RX descriptor the CPU looks at.
+    pub rx_next: u32,
+    pub rx_size: u32,
+    /// The next free TX slot.
+    pub tx_next: u32,
+    /// The oldest TX frame not yet reclaimed.
+    pub tx_oldest: u32,
+    pub tx_in_flight: u32,
+    pub tx_size: u32,
+    /// Physical address of RX descriptor 0 and TX descriptor 0.
+    pub rx_ring_phys: u32,
+    pub tx_ring_phys: u32,
+}
+
 /// The Seeq Ethernet driver. Implements smoltcp's `phy::Device` (see `phy.rs`).
 pub struct Seeq<B: Hpc3Bus> {
     pub(super) bus: RefCell<B>,
@@ -230,6 +247,21 @@ impl<B: Hpc3Bus> Seeq<B> {
     /// Frames queued for transmission and not yet reclaimed.
     pub fn tx_in_flight(&self) -> usize {
         self.tx.in_flight
+    }
+
+    /// The ring indices, cheap enough to read on every poll.
+    pub fn ring_positions(&self) -> RingPositions {
+        let l = &self.info.layout;
+        RingPositions {
+            rx_next: self.rx.new as u32,
+            rx_size: l.rx_n as u32,
+            tx_next: self.tx.new as u32,
+            tx_oldest: self.tx.old as u32,
+            tx_in_flight: self.tx.in_flight as u32,
+            tx_size: l.tx_n as u32,
+            rx_ring_phys: self.info.phys(l.rx_desc(0)),
+            tx_ring_phys: self.info.phys(l.tx_desc(0)),
+        }
     }
 
     /// Housekeeping without moving frames: reclaims sent TX slots, restarts a stalled TX

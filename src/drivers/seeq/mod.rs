@@ -22,7 +22,9 @@ mod phy;
 pub mod regs;
 
 pub use bus::Hpc3Bus;
-pub use driver::{Chip, Config, Counters, Error, MAX_FRAME, MAX_RING, MIN_FRAME, Seeq, probe};
+pub use driver::{
+    Chip, Config, Counters, Error, MAX_FRAME, MAX_RING, MIN_FRAME, RingPositions, Seeq, probe,
+};
 pub use kseg::{CacheOps, Kseg1Bus, KsegError};
 pub use layout::{BUF_STRIDE, DMA_ALIGN, RX_BUF_SIZE};
 pub use phy::{RxToken, TxToken};

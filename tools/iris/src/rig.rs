@@ -19,7 +19,7 @@ use crate::devices::newport::Newport;
 use crate::devices::{Bus, Device, MachineEvent, MachineLinks, standard_devices};
 use crate::error::{GuestCrash, RigError};
 use crate::image;
-use crate::kernel::abi::{AbiFn, AbiRet, build_table, table_bytes};
+use crate::kernel::abi::{AbiFn, AbiRet};
 use crate::kernel::disks::{DEFAULT_ROOTFS, DEFAULT_ROOTFS_TARGET, Disks};
 use crate::kernel::{Kernel, KernelRequest, KernelStats, OS_VERSION};
 use crate::loader::{self, LoadedImage};
@@ -222,6 +222,9 @@ impl Rig {
             clock.clone(),
             ram_bytes,
         )));
+        kernel
+            .borrow_mut()
+            .attach_devices(bus.clone(), net.enet_irq_counter());
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
         Ok(Rig {
@@ -249,6 +252,12 @@ impl Rig {
     /// The network: forwarded ports, wire and forwarder counters, the storm hook.
     pub fn net(&self) -> &RigNet {
         &self.net
+    }
+
+    /// Boot the module on an ABI 10 table (before `boot`): version 10, no `irq_list` or
+    /// `bus_probe`, as an older kernel hands it over.
+    pub fn offer_abi_10(&mut self) {
+        self.kernel.borrow_mut().abi_10 = true;
     }
 
     /// Add a device (before `boot`). The Ethernet model and port forwarder come in this way.
@@ -406,7 +415,7 @@ impl Rig {
             mem.write(base_phys, &img.bytes).map_err(fault)?;
             mem.write(
                 u64::from(RAM_PHYS + memmap::ABI_TABLE_OFF),
-                &table_bytes(build_table(heap_size)),
+                &self.kernel.borrow().table_image(),
             )
             .map_err(fault)?;
         }

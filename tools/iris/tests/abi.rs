@@ -422,3 +422,78 @@ fn background_rig_reports_boot_failure() {
     let e = Rig::spawn(opts).err().unwrap();
     assert!(e.to_string().contains("sha256 mismatch"), "{e}");
 }
+
+#[test]
+fn irq_list_fills_entries_and_counts_the_timer() {
+    let m = call_module(field!(irq_list), &[Arg::Sym("buf"), Arg::Imm(64)], "");
+    let mut b = Booted::new("irqs", &m, |_| {});
+    b.rig.advance_clock(2_000);
+    b.poll();
+    let n = b.v0() as usize;
+    assert_eq!(n, 12);
+    let raw = b.buf(32 * n);
+    let word = |i: usize, off: usize| {
+        u32::from_be_bytes(raw[32 * i + off..32 * i + off + 4].try_into().unwrap())
+    };
+    let name = |i: usize| {
+        String::from_utf8_lossy(&raw[32 * i..32 * i + 16])
+            .trim_end_matches('\0')
+            .to_string()
+    };
+    let find = |n: &str| (0..12).find(|&i| name(i) == n).unwrap();
+    let timer = find("timer");
+    assert_eq!((word(timer, 16), word(timer, 20)), (0, 7), "CPU line IP7");
+    assert!(
+        word(timer, 28) >= 200,
+        "100 Hz for 2 s: {}",
+        word(timer, 28)
+    );
+    let enet = find("enet");
+    assert_eq!((word(enet, 16), word(enet, 20)), (0x1FBD_9883, 3));
+    assert_eq!(word(enet, 24) & 1, 1, "enabled");
+    // max = 3 fills three.
+    let m = call_module(field!(irq_list), &[Arg::Sym("buf"), Arg::Imm(3)], "");
+    let mut b = Booted::new("irqs3", &m, |_| {});
+    b.poll();
+    assert_eq!(b.v0(), 3);
+}
+
+#[test]
+fn bus_probe_answers_for_ram_and_devices_only() {
+    use iris::abi_table::status::{E_INVAL, E_NODEV, OK};
+    for (phys, width, want, why) in [
+        (0x0800_1000u32, 4u32, OK, "RAM"),
+        (0x0004_0000, 4, OK, "the low alias"),
+        (0x1FB9_5018, 4, OK, "HPC3 Ethernet model"),
+        (0x1FBE_0030, 1, OK, "DS1386 (register file)"),
+        (0x1FC0_0000, 4, OK, "PROM (register file)"),
+        (0x0C00_0000, 4, E_NODEV, "past 64 MiB of RAM"),
+        (0x1F40_0000, 4, E_NODEV, "an empty GIO slot"),
+        (0x1FB9_5019, 4, E_INVAL, "unaligned"),
+        (0x1FB9_5018, 3, E_INVAL, "bad width"),
+    ] {
+        let m = call_module(field!(bus_probe), &[Arg::Imm(phys), Arg::Imm(width)], "");
+        let mut b = Booted::new("probe", &m, |_| {});
+        b.poll();
+        assert_eq!(b.v0() as i32, want, "{why}: {phys:#x}/{width}");
+    }
+}
+
+#[test]
+fn an_abi_10_table_is_shorter_and_says_version_10() {
+    let m = call_module(field!(clock_ms), &[], "");
+    let mut opts = setup("abi10", &m.build());
+    opts.quiet = true;
+    let mut rig = Rig::new(opts).unwrap();
+    rig.offer_abi_10();
+    rig.boot().unwrap();
+    let mut b = Booted { rig };
+    b.poll();
+    let abi = {
+        let d = b.sec(".data");
+        b.word(d)
+    };
+    assert_eq!((b.word(abi), b.word(abi + 4)), (10, 84));
+    // Nothing of the ABI 11 entries is left where they would be.
+    assert_eq!(b.word(abi + field!(irq_list) as u32), 0);
+}

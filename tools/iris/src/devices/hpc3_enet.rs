@@ -9,6 +9,8 @@
 //! channel has no buffer (so the rig loses nothing by accident); [`Hpc3Enet::inject_rx_storm`]
 //! delivers a burst with no CPU in between, so the ring overruns and RBO is set as on hardware.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use super::{DevCtx, Device, Region};
@@ -172,6 +174,8 @@ pub struct Hpc3Enet {
     tx_partial: Vec<u8>,
     stats: EnetStats,
     storm: StormHandle,
+    /// Interrupts raised since power-on, shared with the rig's kernel (`irq_list`).
+    irqs_raised: Rc<Cell<u64>>,
 }
 
 impl Hpc3Enet {
@@ -194,7 +198,18 @@ impl Hpc3Enet {
             tx_partial: Vec::new(),
             stats: EnetStats::default(),
             storm: StormHandle::default(),
+            irqs_raised: Rc::default(),
         }
+    }
+
+    /// The count of interrupts the model has raised (a completed descriptor with XIE).
+    pub fn irq_counter(&self) -> Rc<Cell<u64>> {
+        self.irqs_raised.clone()
+    }
+
+    fn raise_irq(&mut self) {
+        self.irq = true;
+        self.irqs_raised.set(self.irqs_raised.get() + 1);
     }
 
     /// A handle that injects overflow storms at the next tick.
@@ -408,7 +423,7 @@ impl Hpc3Enet {
         self.rx.status = status;
         self.stats.rx_frames += 1;
         if cnt & D_XIE != 0 {
-            self.irq = true;
+            self.raise_irq();
         }
         self.rx.ndbp = pnext;
         if cnt & D_EOX != 0 {
@@ -477,7 +492,7 @@ impl Hpc3Enet {
             self.send_frame(frame);
             self.tx.status = TXSTAT_SENT;
             if cnt & D_XIE != 0 {
-                self.irq = true;
+                self.raise_irq();
             }
         }
         self.tx.ndbp = pnext;

@@ -9,6 +9,7 @@
 pub mod bus;
 pub mod hpc3_enet;
 pub mod mc;
+pub mod regfile;
 pub mod newport;
 pub mod z85c30;
 
@@ -39,6 +40,7 @@ pub fn standard_devices(links: &MachineLinks) -> Vec<Box<dyn Device>> {
             links.console_rx.clone(),
         )),
         Box::new(mc::MemoryController::new(links.watchdog.clone())),
+        Box::new(regfile::RegisterFile::default()),
         Box::new(newport::NewportDevice(links.screen.clone())),
     ]
 }

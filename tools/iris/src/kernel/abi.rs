@@ -5,8 +5,8 @@ use core::marker::PhantomData;
 use core::mem::offset_of;
 
 use crate::abi_table::{
-    ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr, MachineStatus,
-    ProcInfo, SERIAL_RING_SIZE,
+    ABI_TABLE_MIN_SIZE, ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr,
+    MachineStatus, ProcInfo, SERIAL_RING_SIZE,
 };
 use crate::memmap;
 
@@ -26,10 +26,12 @@ pub enum AbiFn {
     WatchdogKick,
     ProcList,
     ConsoleInput,
+    IrqList,
+    BusProbe,
 }
 
 impl AbiFn {
-    pub const ALL: [AbiFn; 13] = [
+    pub const ALL: [AbiFn; 15] = [
         AbiFn::ConsoleWrite,
         AbiFn::EnvGet,
         AbiFn::BlockRead,
@@ -43,6 +45,8 @@ impl AbiFn {
         AbiFn::WatchdogKick,
         AbiFn::ProcList,
         AbiFn::ConsoleInput,
+        AbiFn::IrqList,
+        AbiFn::BusProbe,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +64,8 @@ impl AbiFn {
             AbiFn::WatchdogKick => "watchdog_kick",
             AbiFn::ProcList => "proc_list",
             AbiFn::ConsoleInput => "console_input",
+            AbiFn::IrqList => "irq_list",
+            AbiFn::BusProbe => "bus_probe",
         }
     }
 
@@ -127,7 +133,19 @@ pub fn build_table(heap_size: u32) -> AbiTable {
         watchdog_kick: f(AbiFn::WatchdogKick),
         proc_list: f(AbiFn::ProcList),
         console_input: f(AbiFn::ConsoleInput),
+        irq_list: f(AbiFn::IrqList),
+        bus_probe: f(AbiFn::BusProbe),
     }
+}
+
+/// The table an ABI 10 kernel hands over: version 10 and only the entries up to
+/// `console_input` (the module must not call the newer ones).
+pub fn table_bytes_v10(table: AbiTable) -> Vec<u8> {
+    let mut b = table_bytes(table);
+    b.truncate(ABI_TABLE_MIN_SIZE as usize);
+    b[..4].copy_from_slice(&10u32.to_be_bytes());
+    b[4..8].copy_from_slice(&ABI_TABLE_MIN_SIZE.to_be_bytes());
+    b
 }
 
 /// The table as guest memory holds it: big-endian words.
@@ -206,6 +224,14 @@ mod tests {
             word(&b, offset_of!(AbiTable, console_input)),
             AbiFn::ConsoleInput.stub()
         );
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, bus_probe)),
+            AbiFn::BusProbe.stub()
+        );
+        let old = table_bytes_v10(build_table(0x1234_0000));
+        assert_eq!(old.len(), 84);
+        assert_eq!((word(&old, 0), word(&old, 4)), (10, 84));
+        assert_eq!(&old[8..], &b[8..84]);
         assert_eq!(
             word(&b, offset_of!(AbiTable, serial_ring_size)),
             SERIAL_RING_SIZE

@@ -4,10 +4,11 @@
 
 pub mod abi;
 pub mod disks;
+pub mod irqs;
 pub mod procs;
 pub mod ring;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::abi_table::{BLOCK_SIZE, MachineStatus, ProcInfo, SERIAL_RING_SIZE, st
 use crate::clock::Clock;
 use crate::config::{Env, parse_ipv4, parse_mac};
 use crate::console::ConsoleLog;
+use crate::devices::Bus;
 use crate::devices::mc::Watchdog;
 use crate::memmap;
 use crate::memory::GuestMemory;
@@ -31,6 +33,7 @@ pub const MAX_ENV_KEY: u32 = 256;
 pub const MAX_BLOCKS_PER_READ: u32 = 2048;
 pub const MAX_CONSOLE_INPUT_QUEUE: usize = 4096;
 pub const MAX_PROCS: u32 = 1024;
+pub const MAX_IRQS: u32 = 64;
 
 /// What a call asked of the machine, beyond its return value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +74,13 @@ pub struct Kernel {
     pub request: Option<KernelRequest>,
     /// Guest instructions spent in the module, for the process list.
     pub module_insns: u64,
+    /// The device bus, for `bus_probe` and interrupt state (set by the rig after building it).
+    pub bus: Option<Rc<RefCell<Bus>>>,
+    /// Interrupts the Ethernet model has raised (shared with the model).
+    pub enet_irqs: Rc<Cell<u64>>,
+    /// Hand the module an ABI 10 table (version 10, no `irq_list`/`bus_probe`), as an older
+    /// kernel would.
+    pub abi_10: bool,
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
@@ -107,7 +117,56 @@ impl Kernel {
             stats: KernelStats::default(),
             request: None,
             module_insns: 0,
+            bus: None,
+            enet_irqs: Rc::default(),
+            abi_10: false,
         }
+    }
+
+    /// The ABI table as the kernel writes it into guest memory.
+    pub fn table_image(&self) -> Vec<u8> {
+        let table = abi::build_table(self.heap_size());
+        if self.abi_10 {
+            abi::table_bytes_v10(table)
+        } else {
+            abi::table_bytes(table)
+        }
+    }
+
+    /// Connects the kernel to the machine's devices: the bus (probes, interrupt state) and the
+    /// Ethernet model's interrupt counter.
+    pub fn attach_devices(&mut self, bus: Rc<RefCell<Bus>>, enet_irqs: Rc<Cell<u64>>) {
+        self.bus = Some(bus);
+        self.enet_irqs = enet_irqs;
+    }
+
+    /// `bus_probe`: RAM answers, and so does any page a device model claims (an unclaimed
+    /// address in such a page reads 0 on the rig rather than faulting); anything else would be
+    /// a bus error.
+    pub fn probe(&self, phys: u32, width: u32) -> i32 {
+        if !matches!(width, 1 | 2 | 4) || !phys.is_multiple_of(width) {
+            return status::E_INVAL;
+        }
+        let inside = |base: u32, len: u32| phys >= base && phys - base < len;
+        if inside(memmap::RAM_PHYS, self.ram_bytes) || inside(0, memmap::RAM_ALIAS_SIZE) {
+            return status::OK;
+        }
+        let claimed = self
+            .bus
+            .as_ref()
+            .and_then(|b| b.try_borrow().ok())
+            .is_some_and(|b| b.page_runs().iter().any(|&(base, len)| inside(base, len)));
+        if claimed { status::OK } else { status::E_NODEV }
+    }
+
+    /// Whether the Ethernet model's interrupt is asserted (its reset register's CLRIRQ bit).
+    fn enet_pending(&self, mem: &mut dyn GuestMemory) -> bool {
+        use crate::devices::hpc3_enet::{ERESET, RESET_CLRIRQ};
+        let now = self.clock.now_ms();
+        self.bus
+            .as_ref()
+            .and_then(|b| b.try_borrow_mut().ok())
+            .is_some_and(|mut b| b.read(now, mem, ERESET, 4) as u32 & RESET_CLRIRQ != 0)
     }
 
     pub fn heap_size(&self) -> u32 {
@@ -306,6 +365,28 @@ impl Kernel {
                 self.console_rx.borrow_mut().extend(buf);
                 AbiRet::I32(len as i32)
             }
+            AbiFn::IrqList => {
+                let (buf_va, max) = (a[0], a[1].min(MAX_IRQS));
+                let state = irqs::IrqState {
+                    uptime_ms: self.clock.now_ms(),
+                    enet_raised: self.enet_irqs.get(),
+                    enet_pending: self.enet_pending(mem),
+                };
+                let list = irqs::list(&state);
+                let n = list.len().min(max as usize);
+                let entry = core::mem::size_of::<crate::abi_table::IrqInfo>() as u32;
+                if n > 0 {
+                    let Some(bp) = phys_of(buf_va, n as u32 * entry) else {
+                        return self.bad_pointer(f, buf_va);
+                    };
+                    let bytes: Vec<u8> = list.iter().take(n).flat_map(irqs::irq_bytes).collect();
+                    if mem.write(bp, &bytes).is_err() {
+                        return self.bad_pointer(f, buf_va);
+                    }
+                }
+                AbiRet::I32(n as i32)
+            }
+            AbiFn::BusProbe => AbiRet::I32(self.probe(a[0], a[1])),
         }
     }
 }

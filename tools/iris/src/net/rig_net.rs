@@ -1,7 +1,9 @@
 //! Puts the network into a rig: the HPC3/Seeq model on the device bus, one end of a virtual
 //! wire in it, and (when forwards are asked for) the forwarder on its own thread at the other.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
+use std::rc::Rc;
 
 use crate::config::Env;
 use crate::devices::Bus;
@@ -17,6 +19,7 @@ pub struct RigNet {
     host_end: WireEnd,
     forwarder: Option<ForwarderThread>,
     storm: StormHandle,
+    enet_irqs: Rc<Cell<u64>>,
 }
 
 impl RigNet {
@@ -33,6 +36,7 @@ impl RigNet {
         let (guest_end, host_end) = wire(DEFAULT_CAPACITY);
         let nic = Hpc3Enet::new(guest_end, SeeqChip::C80C03);
         let storm = nic.storm_handle();
+        let enet_irqs = nic.irq_counter();
         bus.add(Box::new(nic))?;
         let forwarder = if forwards.is_empty() {
             None
@@ -46,6 +50,7 @@ impl RigNet {
             host_end,
             forwarder,
             storm,
+            enet_irqs,
         })
     }
 
@@ -73,6 +78,11 @@ impl RigNet {
     /// runs: it would take the frames first).
     pub fn host_end(&self) -> Option<&WireEnd> {
         self.forwarder.is_none().then_some(&self.host_end)
+    }
+
+    /// The count of interrupts the NIC model has raised (for the kernel's `irq_list`).
+    pub fn enet_irq_counter(&self) -> Rc<Cell<u64>> {
+        self.enet_irqs.clone()
     }
 
     /// Injects an RX overflow storm at the NIC's next tick.

@@ -1,0 +1,925 @@
+//! Device, memory, DMA and interrupt tools: `mem.read`/`mem.write` on physical RAM,
+//! `mmio.read`/`mmio.write` on the Indy's device windows (`drivers::indy_map`), `dev.list`,
+//! `irq.list` (kernel ABI ≥ 11) and `dma.list`. Full-root tools: the writes can hang the machine
+//! or corrupt the kernel, and say so.
+
+use super::Ctx;
+use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
+use crate::drivers::indy_map::{self, RamError, Window};
+use crate::drivers::mmio::MmioError;
+use crate::platform::c_str;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use serde_json::Value;
+
+/// Most bytes one `mem.read` returns or one `mem.write` takes.
+pub const MEM_MAX: u32 = 64 * 1024;
+/// Most registers one `mmio.read` reads.
+pub const MMIO_COUNT_MAX: u32 = 256;
+/// Most interrupt sources read from the kernel.
+pub const IRQ_MAX: usize = 32;
+
+/// The `addr` property every input schema shares.
+macro_rules! addr_schema {
+    () => {
+        r#""addr":{"type":["integer","string"],"description":"Physical address (integer or \"0x…\")"},"#
+    };
+}
+
+pub const TOOLS: &[ToolDef<Ctx>] = &[
+    ToolDef {
+        name: "mem.read",
+        title: Some("Read physical memory"),
+        description: "Reads `length` bytes (at most 65536) of RAM at physical `addr` (0x08000000 \
+                      + installed RAM, or the 512 KiB alias at 0), as hex or base64.",
+        input_schema: MEM_READ_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"addr":{"type":"integer"},
+"length":{"type":"integer"},"encoding":{"type":"string"},"data":{"type":"string"}},
+"required":["addr","length","encoding","data"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &["INVAL", "RANGE", "TOO_LARGE"],
+        start: mem_read,
+    },
+    ToolDef {
+        name: "mem.write",
+        title: Some("Write physical memory"),
+        description: "DESTRUCTIVE: writes `data` (hex or base64, at most 65536 bytes) to RAM at \
+                      physical `addr`. Can corrupt the kernel or this module and hang the machine.",
+        input_schema: MEM_WRITE_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"addr":{"type":"integer"},
+"length":{"type":"integer"}},"required":["addr","length"]}"#,
+        ),
+        annotations: Annotations::DESTRUCTIVE,
+        requires: &[],
+        errors: &["INVAL", "RANGE", "TOO_LARGE"],
+        start: mem_write,
+    },
+    ToolDef {
+        name: "mmio.read",
+        title: Some("Read device registers"),
+        description: "Reads `count` registers of `width` bytes from physical `addr` upward, \
+                      inside one device window (see dev.list). Reads of some registers have side \
+                      effects (FIFOs, interrupt acknowledges).",
+        input_schema: MMIO_READ_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"device":{"type":"string"},
+"addr":{"type":"integer"},"width":{"type":"integer"},
+"values":{"type":"array","items":{"type":"integer"}}},
+"required":["device","addr","width","values"]}"#,
+        ),
+        annotations: Annotations::WRITE,
+        requires: &[],
+        errors: &["INVAL", "ALIGN", "NODEV", "TOO_LARGE"],
+        start: mmio_read,
+    },
+    ToolDef {
+        name: "mmio.write",
+        title: Some("Write a device register"),
+        description: "DESTRUCTIVE: writes `value` to the `width`-byte register at physical \
+                      `addr` in a device window. Can stop the network, hang or reset the machine.",
+        input_schema: MMIO_WRITE_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"device":{"type":"string"},
+"addr":{"type":"integer"},"width":{"type":"integer"},"value":{"type":"integer"}},
+"required":["device","addr","width","value"]}"#,
+        ),
+        annotations: Annotations::DESTRUCTIVE,
+        requires: &[],
+        errors: &["INVAL", "ALIGN", "NODEV"],
+        start: mmio_write,
+    },
+    ToolDef {
+        name: "dev.list",
+        title: Some("List devices"),
+        description: "The Indy devices the module knows: name, physical base and size, allowed \
+                      access widths, and whether each answers a probe.",
+        input_schema: NO_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"devices":{"type":"array","items":{
+"type":"object","properties":{"name":{"type":"string"},"base":{"type":"integer"},
+"size":{"type":"integer"},"widths":{"type":"array","items":{"type":"integer"}},
+"state":{"type":"string","enum":["present","absent","unknown"]},
+"description":{"type":"string"},"detail":{"type":"string"}},
+"required":["name","base","size","widths","state","description"]}}},"required":["devices"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: dev_list,
+    },
+    ToolDef {
+        name: "irq.list",
+        title: Some("List interrupt sources"),
+        description: "The kernel's interrupt sources: status register and bit (or CPU line), \
+                      enabled, pending, and the count since boot. Needs kernel ABI 11.",
+        input_schema: NO_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"sources":{"type":"array","items":{
+"type":"object","properties":{"name":{"type":"string"},"reg":{"type":["integer","null"]},
+"bit":{"type":"integer"},"cpu_line":{"type":["integer","null"]},
+"enabled":{"type":"boolean"},"pending":{"type":"boolean"},"count":{"type":"integer"}},
+"required":["name","enabled","pending","count"]}}},"required":["sources"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &["NOSYS", "IO"],
+        start: irq_list,
+    },
+    ToolDef {
+        name: "dma.list",
+        title: Some("List DMA channels"),
+        description: "HPC3 DMA channel registers (Ethernet RX/TX, SCSI 0-1, PBUS 0-7: current \
+                      buffer, next descriptor, byte count, control) and the Seeq driver's ring \
+                      positions.",
+        input_schema: NO_INPUT,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"channels":{"type":"array","items":{
+"type":"object","properties":{"name":{"type":"string"},"cbp":{"type":"integer"},
+"ndbp":{"type":"integer"},"bc":{"type":"integer"},"ctrl":{"type":"integer"}},
+"required":["name","ctrl"]}},"enet_rings":{"type":"object"}},
+"required":["channels","enet_rings"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &["IO"],
+        start: dma_list,
+    },
+];
+
+const NO_INPUT: &str = r#"{"type":"object","properties":{},"additionalProperties":false}"#;
+
+const MEM_READ_INPUT: &str = concat!(
+    r#"{"type":"object","properties":{"#,
+    addr_schema!(),
+    r#""length":{"type":"integer","minimum":1},"#,
+    r#""encoding":{"enum":["hex","base64"],"default":"hex"}},"#,
+    r#""required":["addr","length"],"additionalProperties":false}"#
+);
+
+const MEM_WRITE_INPUT: &str = concat!(
+    r#"{"type":"object","properties":{"#,
+    addr_schema!(),
+    r#""data":{"type":"string"},"#,
+    r#""encoding":{"enum":["hex","base64"],"default":"hex"}},"#,
+    r#""required":["addr","data"],"additionalProperties":false}"#
+);
+
+const MMIO_READ_INPUT: &str = concat!(
+    r#"{"type":"object","properties":{"#,
+    addr_schema!(),
+    r#""width":{"enum":[1,2,4],"default":4},"#,
+    r#""count":{"type":"integer","minimum":1,"default":1}},"#,
+    r#""required":["addr"],"additionalProperties":false}"#
+);
+
+const MMIO_WRITE_INPUT: &str = concat!(
+    r#"{"type":"object","properties":{"#,
+    addr_schema!(),
+    r#""width":{"enum":[1,2,4],"default":4},"#,
+    r#""value":{"type":"integer","minimum":0,"maximum":4294967295}},"#,
+    r#""required":["addr","value"],"additionalProperties":false}"#
+);
+
+/// An object from key/value pairs: one loop rather than an inlined insert per key, which keeps
+/// the image small.
+fn obj(pairs: Vec<(&'static str, Value)>) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in pairs {
+        m.insert(String::from(k), v);
+    }
+    Value::Object(m)
+}
+
+fn inval(msg: String) -> ToolError {
+    ToolError::new("INVAL", msg)
+}
+
+/// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
+fn addr_arg(call: &ToolCall<'_>) -> Result<u32, ToolError> {
+    let bad = || {
+        inval(String::from(
+            "`addr` must be a 32-bit address (integer or \"0x…\")",
+        ))
+    };
+    match call.args.get("addr") {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(bad),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => u32::from_str_radix(h, 16),
+                None => s.parse::<u32>(),
+            };
+            parsed.map_err(|_| bad())
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn u32_arg(call: &ToolCall<'_>, name: &str, default: u32) -> Result<u32, ToolError> {
+    match super::args::opt_u64(call, name)? {
+        None => Ok(default),
+        Some(v) => u32::try_from(v).map_err(|_| inval(format!("`{name}` is too large"))),
+    }
+}
+
+/// `hex` (default) or `base64`.
+fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
+    match super::args::opt_str(call, "encoding")? {
+        None | Some("hex") => Ok(false),
+        Some("base64") => Ok(true),
+        Some(other) => Err(inval(format!("unknown encoding `{other}` (hex or base64)"))),
+    }
+}
+
+/// Checks `len` bytes of RAM at `phys` against the installed size.
+fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
+    let ram = ctx.platform.machine_status().ram_bytes;
+    match indy_map::check_ram(phys, len, ram) {
+        Ok(()) => Ok(()),
+        Err(RamError::HighRam) => Err(ToolError::new(
+            "RANGE",
+            format!("{phys:#x} is high RAM (at 0x20000000), which KSEG0/KSEG1 cannot reach"),
+        )),
+        Err(RamError::NotRam) => Err(ToolError::new(
+            "RANGE",
+            format!(
+                "{len} bytes at {phys:#x} are not all RAM: RAM is 0x08000000+{:#x} and the \
+                 alias 0+0x80000",
+                ram.min(indy_map::LOW_RAM_MAX)
+            ),
+        )),
+    }
+}
+
+fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
+    match e {
+        MmioError::Width => inval(format!("width {width} is not 1, 2 or 4")),
+        MmioError::Align => ToolError::new(
+            "ALIGN",
+            format!("{phys:#x} is not aligned to {width} bytes"),
+        ),
+        MmioError::Range => ToolError::new("RANGE", format!("{phys:#x} is above 512 MiB")),
+    }
+}
+
+fn hex_encode(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
+}
+
+fn hex_decode(text: &str) -> Option<Vec<u8>> {
+    let t = text.as_bytes();
+    if !t.len().is_multiple_of(2) {
+        return None;
+    }
+    let digit = |c: u8| char::from(c).to_digit(16).map(|d| d as u8);
+    t.chunks_exact(2)
+        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
+        .collect()
+}
+
+fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let phys = addr_arg(call)?;
+    let len = u32_arg(call, "length", 0)?;
+    let b64 = encoding_arg(call)?;
+    if len == 0 {
+        return Err(inval(String::from("`length` must be at least 1")));
+    }
+    if len > MEM_MAX {
+        return Err(ToolError::new(
+            "TOO_LARGE",
+            format!("length {len} is over the {MEM_MAX}-byte limit; read in pieces"),
+        ));
+    }
+    check_ram(ctx, phys, len)?;
+    let mut buf = vec![0u8; len as usize];
+    ctx.platform
+        .mem_read(phys, &mut buf)
+        .map_err(|e| mmio_error(e, phys, 1))?;
+    let data = if b64 {
+        STANDARD.encode(&buf)
+    } else {
+        hex_encode(&buf)
+    };
+    Ok(Started::Done(ToolOutput::structured(obj(vec![
+        ("addr", phys.into()),
+        ("length", len.into()),
+        ("encoding", if b64 { "base64" } else { "hex" }.into()),
+        ("data", data.into()),
+    ]))))
+}
+
+fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let phys = addr_arg(call)?;
+    let text = super::args::string(call, "data")?;
+    let b64 = encoding_arg(call)?;
+    let encoded_max = if b64 {
+        MEM_MAX.div_ceil(3) * 4
+    } else {
+        MEM_MAX * 2
+    };
+    if text.len() > encoded_max as usize {
+        return Err(ToolError::new(
+            "TOO_LARGE",
+            format!("more than {MEM_MAX} bytes of data; write in pieces"),
+        ));
+    }
+    let data = if b64 {
+        STANDARD.decode(text).ok()
+    } else {
+        hex_decode(text)
+    }
+    .ok_or_else(|| inval(String::from("`data` is not valid for its encoding")))?;
+    if data.is_empty() {
+        return Err(inval(String::from("`data` is empty")));
+    }
+    check_ram(ctx, phys, data.len() as u32)?;
+    ctx.platform
+        .mem_write(phys, &data)
+        .map_err(|e| mmio_error(e, phys, 1))?;
+    Ok(Started::Done(ToolOutput::structured(obj(vec![
+        ("addr", phys.into()),
+        ("length", data.len().into()),
+    ]))))
+}
+
+/// The window holding `count` registers of `width` bytes at `phys`, checked for width,
+/// alignment and presence (a bus-error probe where the kernel offers one).
+fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static Window, ToolError> {
+    if !matches!(width, 1 | 2 | 4) {
+        return Err(inval(format!("width {width} is not 1, 2 or 4")));
+    }
+    if !phys.is_multiple_of(width) {
+        return Err(mmio_error(MmioError::Align, phys, width));
+    }
+    let span = width * count;
+    let Some(w) = indy_map::find(phys, span) else {
+        let n = indy_map::nearest(phys);
+        return Err(ToolError::new(
+            "NODEV",
+            format!(
+                "no known device holds {span} bytes at {phys:#x}; nearest is {} at {:#x}+{:#x}",
+                n.name, n.base, n.size
+            ),
+        ));
+    };
+    if !w.allows(width) {
+        return Err(inval(format!(
+            "{} does not take {width}-byte accesses (widths: {:?})",
+            w.name,
+            widths(w)
+        )));
+    }
+    match ctx.platform.bus_probe(phys, width) {
+        Ok(()) => Ok(w),
+        // An ABI 10 kernel cannot probe: go ahead, as the tool's description warns.
+        Err(status::E_NOSYS) => Ok(w),
+        Err(_) => Err(ToolError::new(
+            "NODEV",
+            format!("{} at {phys:#x} does not answer (bus error)", w.name),
+        )),
+    }
+}
+
+fn widths(w: &Window) -> Vec<u32> {
+    [1u32, 2, 4].into_iter().filter(|&n| w.allows(n)).collect()
+}
+
+fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let phys = addr_arg(call)?;
+    let width = u32_arg(call, "width", 4)?;
+    let count = u32_arg(call, "count", 1)?;
+    if count == 0 {
+        return Err(inval(String::from("`count` must be at least 1")));
+    }
+    if count > MMIO_COUNT_MAX {
+        return Err(ToolError::new(
+            "TOO_LARGE",
+            format!("count {count} is over the limit of {MMIO_COUNT_MAX}"),
+        ));
+    }
+    let w = window_for(ctx, phys, width, count)?;
+    let mut values = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let a = phys + i * width;
+        let v = ctx
+            .platform
+            .mmio_read(a, width)
+            .map_err(|e| mmio_error(e, a, width))?;
+        values.push(v);
+    }
+    Ok(Started::Done(ToolOutput::structured(obj(vec![
+        ("device", w.name.into()),
+        ("addr", phys.into()),
+        ("width", width.into()),
+        ("values", values.into()),
+    ]))))
+}
+
+fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let phys = addr_arg(call)?;
+    let width = u32_arg(call, "width", 4)?;
+    let value = u32_arg(call, "value", 0)?;
+    if width < 4 && value >> (width * 8) != 0 {
+        return Err(inval(format!(
+            "value {value:#x} does not fit {width} byte(s)"
+        )));
+    }
+    let w = window_for(ctx, phys, width, 1)?;
+    ctx.platform
+        .mmio_write(phys, width, value)
+        .map_err(|e| mmio_error(e, phys, width))?;
+    Ok(Started::Done(ToolOutput::structured(obj(vec![
+        ("device", w.name.into()),
+        ("addr", phys.into()),
+        ("width", width.into()),
+        ("value", value.into()),
+    ]))))
+}
+
+fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let mut devices = Vec::with_capacity(indy_map::WINDOWS.len());
+    for w in indy_map::WINDOWS {
+        let state = match ctx.platform.bus_probe(w.base, 4) {
+            Ok(()) => "present",
+            Err(status::E_NOSYS) => "unknown",
+            Err(_) => "absent",
+        };
+        let mut d = vec![
+            ("name", w.name.into()),
+            ("base", w.base.into()),
+            ("size", w.size.into()),
+            ("widths", widths(w).into()),
+            ("state", state.into()),
+            ("description", w.description.into()),
+        ];
+        let detail = if w.name == indy_map::SEEQ {
+            Some(String::from("driven by irix7-mcp"))
+        } else if w.name == indy_map::REX3 && state == "present" {
+            ctx.platform
+                .mmio_read(indy_map::REX3_STATUS, 4)
+                .ok()
+                .map(|s| format!("REX3 version {}", s & 7))
+        } else {
+            None
+        };
+        if let Some(text) = detail {
+            d.push(("detail", text.into()));
+        }
+        devices.push(obj(d));
+    }
+    Ok(Started::Done(ToolOutput::structured(obj(vec![(
+        "devices",
+        devices.into(),
+    )]))))
+}
+
+fn irq_json(i: &IrqInfo) -> Value {
+    let cpu = i.reg == 0;
+    obj(vec![
+        ("name", c_str(&i.name).into()),
+        ("reg", if cpu { Value::Null } else { i.reg.into() }),
+        ("bit", i.bit.into()),
+        ("cpu_line", if cpu { i.bit.into() } else { Value::Null }),
+        ("enabled", (i.flags & IRQ_ENABLED != 0).into()),
+        ("pending", (i.flags & IRQ_PENDING != 0).into()),
+        ("count", i.count.into()),
+    ])
+}
+
+fn irq_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let list = ctx.platform.irqs(IRQ_MAX).map_err(|code| match code {
+        status::E_NOSYS => ToolError::new(
+            "NOSYS",
+            format!(
+                "the kernel offers ABI {}; irq_list needs ABI 11",
+                ctx.abi_version
+            ),
+        ),
+        other => ToolError::new("IO", format!("the kernel's irq_list failed ({other})")),
+    })?;
+    let sources: Vec<Value> = list.iter().map(irq_json).collect();
+    Ok(Started::Done(ToolOutput::structured(obj(vec![(
+        "sources",
+        sources.into(),
+    )]))))
+}
+
+/// HPC3 DMA channels (indy-hardware.md §1.2; the SCSI and PBUS channels follow Linux's
+/// `hpc3.h` layout): name, the pointer pair's base (cbp, ndbp at +4) and the count/control
+/// pair's base (bc, ctrl at +4). PBUS channels have no byte count.
+const CHANNELS: &[(&str, u32, u32)] = &[
+    ("enet-rx", 0x1FB9_4000, 0x1FB9_5000),
+    ("enet-tx", 0x1FB9_6000, 0x1FB9_7000),
+    ("scsi0", 0x1FB9_0000, 0x1FB9_1000),
+    ("scsi1", 0x1FB9_2000, 0x1FB9_3000),
+    ("pbus0", 0x1FB8_0000, 0x1FB8_0FFC),
+    ("pbus1", 0x1FB8_2000, 0x1FB8_2FFC),
+    ("pbus2", 0x1FB8_4000, 0x1FB8_4FFC),
+    ("pbus3", 0x1FB8_6000, 0x1FB8_6FFC),
+    ("pbus4", 0x1FB8_8000, 0x1FB8_8FFC),
+    ("pbus5", 0x1FB8_A000, 0x1FB8_AFFC),
+    ("pbus6", 0x1FB8_C000, 0x1FB8_CFFC),
+    ("pbus7", 0x1FB8_E000, 0x1FB8_EFFC),
+];
+
+fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let mut channels = Vec::with_capacity(CHANNELS.len());
+    for &(name, ptrs, counts) in CHANNELS {
+        let pbus = name.starts_with('p');
+        let mut regs = vec![("name", Value::from(name))];
+        for (key, a) in [
+            ("cbp", ptrs),
+            ("ndbp", ptrs + 4),
+            ("bc", counts),
+            ("ctrl", counts + 4),
+        ] {
+            if pbus && key == "bc" {
+                continue;
+            }
+            let v = ctx
+                .platform
+                .mmio_read(a, 4)
+                .map_err(|e| ToolError::new("IO", format!("reading {a:#x}: {e:?}")))?;
+            regs.push((key, v.into()));
+        }
+        channels.push(obj(regs));
+    }
+    let r = ctx.net.rings;
+    let rings = obj(vec![
+        ("rx_next", r.rx_next.into()),
+        ("rx_size", r.rx_size.into()),
+        ("rx_ring_phys", r.rx_ring_phys.into()),
+        ("tx_next", r.tx_next.into()),
+        ("tx_oldest", r.tx_oldest.into()),
+        ("tx_in_flight", r.tx_in_flight.into()),
+        ("tx_size", r.tx_size.into()),
+        ("tx_ring_phys", r.tx_ring_phys.into()),
+    ]);
+    Ok(Started::Done(ToolOutput::structured(obj(vec![
+        ("channels", channels.into()),
+        ("enet_rings", rings),
+    ]))))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
+    use crate::tools::fake;
+    use crate::tools::harness::{call, server_with};
+    use serde_json::{Value, json};
+
+    fn err_text(r: &Value) -> &str {
+        assert_eq!(r["isError"], true, "expected an error: {r}");
+        r["content"][0]["text"].as_str().unwrap()
+    }
+
+    fn irq(name: &str, reg: u32, bit: u32, flags: u32, count: u32) -> IrqInfo {
+        let mut n = [0u8; 16];
+        n[..name.len()].copy_from_slice(name.as_bytes());
+        IrqInfo {
+            name: n,
+            reg,
+            bit,
+            flags,
+            count,
+        }
+    }
+
+    #[test]
+    fn mem_read_returns_ram_as_hex_or_base64() {
+        let (ctx, state) = fake::ctx_and_state();
+        for (i, b) in [0xDEu8, 0xAD, 0xBE, 0xEF].iter().enumerate() {
+            state.ram.borrow_mut().insert(0x0800_1000 + i as u32, *b);
+        }
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x08001000", "length": 5}),
+        );
+        let st = &r["structuredContent"];
+        assert_eq!(st["data"], "deadbeef00");
+        assert_eq!(st["addr"], 0x0800_1000);
+        assert_eq!(st["encoding"], "hex");
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": 0x0800_1000u32, "length": 4, "encoding": "base64"}),
+        );
+        assert_eq!(r["structuredContent"]["data"], "3q2+7w==");
+        // The alias of the first 512 KiB.
+        let r = call(&mut s, "mem.read", json!({"addr": 0, "length": 16}));
+        assert_eq!(r["structuredContent"]["length"], 16);
+    }
+
+    #[test]
+    fn mem_read_refuses_long_reads_and_addresses_outside_ram() {
+        let mut s = server_with(fake::ctx());
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": 0x0800_0000u32, "length": 65537}),
+        );
+        assert!(err_text(&r).starts_with("E_TOO_LARGE:"), "{r}");
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": 0x0800_0000u32, "length": 65536}),
+        );
+        assert_eq!(
+            r["structuredContent"]["data"].as_str().unwrap().len(),
+            131072
+        );
+        // 64 MiB installed: the last byte is readable, one more is not.
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x0bffffff", "length": 2}),
+        );
+        assert!(err_text(&r).starts_with("E_RANGE:"), "{r}");
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x1fb94000", "length": 4}),
+        );
+        assert!(err_text(&r).starts_with("E_RANGE:"));
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x20000000", "length": 4}),
+        );
+        assert!(err_text(&r).contains("high RAM"), "{r}");
+        let r = call(&mut s, "mem.read", json!({"addr": "0xzz", "length": 4}));
+        assert!(err_text(&r).starts_with("E_INVAL:"));
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": 0x1_0000_0000u64, "length": 4}),
+        );
+        assert!(err_text(&r).starts_with("E_INVAL:"));
+    }
+
+    #[test]
+    fn mem_write_then_read_round_trips() {
+        let (ctx, state) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "mem.write",
+            json!({"addr": "0x0a000000", "data": "0102fe"}),
+        );
+        assert_eq!(
+            r["structuredContent"],
+            json!({"addr": 0x0A00_0000u32, "length": 3})
+        );
+        assert_eq!(state.ram.borrow().get(&0x0A00_0002), Some(&0xFE));
+        let r = call(
+            &mut s,
+            "mem.write",
+            json!({"addr": "0x0a000003", "data": "BAU=", "encoding": "base64"}),
+        );
+        assert_eq!(r["structuredContent"]["length"], 2);
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x0a000000", "length": 5}),
+        );
+        assert_eq!(r["structuredContent"]["data"], "0102fe0405");
+    }
+
+    #[test]
+    fn mem_write_refuses_bad_data_and_ranges() {
+        let (ctx, state) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        for data in ["abc", "zz", ""] {
+            let r = call(
+                &mut s,
+                "mem.write",
+                json!({"addr": "0x0a000000", "data": data}),
+            );
+            assert!(err_text(&r).starts_with("E_INVAL:"), "{data}: {r}");
+        }
+        let big = "00".repeat(65537);
+        let r = call(
+            &mut s,
+            "mem.write",
+            json!({"addr": "0x0a000000", "data": big}),
+        );
+        assert!(err_text(&r).starts_with("E_TOO_LARGE:"));
+        let r = call(
+            &mut s,
+            "mem.write",
+            json!({"addr": "0x1fc00000", "data": "00"}),
+        );
+        assert!(err_text(&r).starts_with("E_RANGE:"));
+        assert!(state.ram.borrow().is_empty(), "nothing was written");
+    }
+
+    #[test]
+    fn mmio_read_reads_registers_in_a_window() {
+        let (ctx, state) = fake::ctx_and_state();
+        state.regs.borrow_mut().insert(0x1FB9_5018, 0x3E026);
+        state.regs.borrow_mut().insert(0x1FB9_501C, 0x161);
+        state.regs.borrow_mut().insert(0x1FBD_9837, 0x41);
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1fb95018", "count": 2}),
+        );
+        assert_eq!(
+            r["structuredContent"],
+            json!({"device": "hpc3-enet", "addr": 0x1FB9_5018u32, "width": 4,
+                   "values": [0x3E026, 0x161]})
+        );
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1fbd9837", "width": 1}),
+        );
+        assert_eq!(r["structuredContent"]["values"], json!([0x41]));
+        assert_eq!(r["structuredContent"]["device"], "z85c30");
+    }
+
+    #[test]
+    fn mmio_refuses_unaligned_unknown_absent_and_wrong_width() {
+        let (ctx, state) = fake::ctx_and_state();
+        state.absent.borrow_mut().push((0x1F0F_0000, 0x2000));
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "mmio.read", json!({"addr": "0x1fb95019"}));
+        assert!(err_text(&r).starts_with("E_ALIGN:"), "{r}");
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1f0f0003", "width": 2}),
+        );
+        assert!(err_text(&r).starts_with("E_ALIGN:"));
+        let r = call(&mut s, "mmio.read", json!({"addr": "0x1fbd4020"}));
+        let t = err_text(&r);
+        assert!(
+            t.starts_with("E_NODEV:") && t.contains("nearest is seeq"),
+            "{t}"
+        );
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1fbd4018", "count": 3}),
+        );
+        assert!(
+            err_text(&r).starts_with("E_NODEV:"),
+            "runs out of the window"
+        );
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1fa00004", "width": 1}),
+        );
+        assert!(
+            err_text(&r).starts_with("E_INVAL:"),
+            "the MC takes words only"
+        );
+        let r = call(&mut s, "mmio.read", json!({"addr": "0x1f0f1338"}));
+        assert!(err_text(&r).contains("does not answer"), "{r}");
+        let r = call(
+            &mut s,
+            "mmio.read",
+            json!({"addr": "0x1fb80000", "count": 257}),
+        );
+        assert!(err_text(&r).starts_with("E_TOO_LARGE:"));
+        let r = call(
+            &mut s,
+            "mmio.write",
+            json!({"addr": "0x1fbd9837", "width": 1, "value": 256}),
+        );
+        assert!(err_text(&r).starts_with("E_INVAL:"));
+        let r = call(
+            &mut s,
+            "mmio.write",
+            json!({"addr": "0x08000000", "value": 1}),
+        );
+        assert!(err_text(&r).starts_with("E_NODEV:"), "RAM is not a device");
+        assert!(state.regs.borrow().is_empty(), "nothing was written");
+    }
+
+    #[test]
+    fn mmio_write_writes_one_register() {
+        let (ctx, state) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "mmio.write",
+            json!({"addr": "0x1fbe0030", "width": 1, "value": 0x99}),
+        );
+        assert_eq!(r["structuredContent"]["device"], "ds1386");
+        assert_eq!(state.regs.borrow().get(&0x1FBE_0030), Some(&0x99));
+    }
+
+    #[test]
+    fn an_abi_10_kernel_cannot_list_interrupts_or_probe() {
+        let (ctx, state) = fake::ctx_and_state();
+        *state.irqs.borrow_mut() = None;
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "irq.list", json!({}));
+        let t = err_text(&r);
+        assert!(t.starts_with("E_NOSYS:") && t.contains("ABI 11"), "{t}");
+        let r = call(&mut s, "dev.list", json!({}));
+        let devs = r["structuredContent"]["devices"].as_array().unwrap();
+        assert!(devs.iter().all(|d| d["state"] == "unknown"));
+        // Register access still works without a probe.
+        let r = call(&mut s, "mmio.read", json!({"addr": "0x1fa00004"}));
+        assert_eq!(r["structuredContent"]["values"], json!([0]));
+    }
+
+    #[test]
+    fn irq_list_reports_the_kernel_sources() {
+        let (ctx, state) = fake::ctx_and_state();
+        *state.irqs.borrow_mut() = Some(std::vec![
+            irq("enet", 0x1FBD_9883, 3, IRQ_ENABLED | IRQ_PENDING, 42),
+            irq("timer", 0, 7, IRQ_ENABLED, 1234),
+            irq("vretrace", 0x1FBD_9893, 0, 0, 0),
+        ]);
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "irq.list", json!({}));
+        let src = &r["structuredContent"]["sources"];
+        assert_eq!(
+            src[0],
+            json!({"name": "enet", "reg": 0x1FBD_9883u32, "bit": 3, "cpu_line": null,
+                   "enabled": true, "pending": true, "count": 42})
+        );
+        assert_eq!(src[1]["cpu_line"], 7);
+        assert_eq!(src[1]["reg"], Value::Null);
+        assert_eq!(src[2]["enabled"], false);
+        assert_eq!(src.as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn dev_list_probes_each_window() {
+        let (ctx, state) = fake::ctx_and_state();
+        state.absent.borrow_mut().push((0x1F0F_0000, 0x2000));
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "dev.list", json!({}));
+        let devs = r["structuredContent"]["devices"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(devs.len(), crate::drivers::indy_map::WINDOWS.len());
+        let by = |n: &str| devs.iter().find(|d| d["name"] == n).unwrap().clone();
+        assert_eq!(by("rex3")["state"], "absent");
+        assert!(by("rex3").get("detail").is_none());
+        assert_eq!(by("seeq")["state"], "present");
+        assert_eq!(by("seeq")["detail"], "driven by irix7-mcp");
+        assert_eq!(by("seeq")["base"], 0x1FBD_4000);
+        assert_eq!(by("mc")["widths"], json!([4]));
+
+        // With graphics: the REX3 version from STATUS.
+        let (ctx, state) = fake::ctx_and_state();
+        state.regs.borrow_mut().insert(0x1F0F_1338, 0x13);
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "dev.list", json!({}));
+        let rex = &r["structuredContent"]["devices"][0];
+        assert_eq!(rex["state"], "present");
+        assert_eq!(rex["detail"], "REX3 version 3");
+    }
+
+    #[test]
+    fn dma_list_reads_channels_and_ring_positions() {
+        let (mut ctx, state) = fake::ctx_and_state();
+        state.regs.borrow_mut().insert(0x1FB9_4004, 0x0812_3450);
+        state.regs.borrow_mut().insert(0x1FB9_5004, 0x200);
+        state.regs.borrow_mut().insert(0x1FB8_2000 + 0x1000, 7);
+        ctx.net.rings.rx_next = 5;
+        ctx.net.rings.rx_size = 32;
+        ctx.net.rings.tx_in_flight = 2;
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "dma.list", json!({}));
+        let st = &r["structuredContent"];
+        let ch = st["channels"].as_array().unwrap();
+        assert_eq!(ch.len(), 12);
+        assert_eq!(ch[0]["name"], "enet-rx");
+        assert_eq!(ch[0]["ndbp"], 0x0812_3450);
+        assert_eq!(ch[0]["ctrl"], 0x200);
+        assert_eq!(ch[5]["name"], "pbus1");
+        assert_eq!(ch[5]["ctrl"], 7);
+        assert_eq!(st["enet_rings"]["rx_next"], 5);
+        assert_eq!(st["enet_rings"]["rx_size"], 32);
+        assert_eq!(st["enet_rings"]["tx_in_flight"], 2);
+    }
+}

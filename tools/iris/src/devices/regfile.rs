@@ -1,0 +1,134 @@
+//! A plain register file for the Indy device windows the rig does not model (SCSI, PBUS DMA,
+//! IOC, INT3, DS1386, PROM, …): reads return what was last written there, 0 at power-on. It
+//! claims every window of the module's device map (`src/drivers/indy_map.rs`) minus the ranges
+//! real models answer, so a `mmio.read` anywhere the module allows reaches a device instead of
+//! crashing the guest with an unmapped access.
+
+use std::collections::HashMap;
+
+use super::hpc3_enet::{HPC3_ENET_BASE, HPC3_ENET_LEN, SEEQ_BASE, SEEQ_LEN};
+use super::{DevCtx, Device, Region};
+
+#[path = "../../../../src/drivers/indy_map.rs"]
+#[allow(dead_code)]
+mod indy_map;
+
+/// Ranges other models answer: the HPC3 Ethernet channel and Seeq, the Z85C30, the MC. The
+/// Newport (REX3 window) is left out entirely.
+const MODELLED: &[(u32, u32)] = &[
+    (HPC3_ENET_BASE, HPC3_ENET_LEN),
+    (SEEQ_BASE, SEEQ_LEN),
+    (0x1FBD_9830, 0x10),
+    (0x1FA0_0000, 0x1000),
+];
+
+/// The module's windows this device answers.
+pub fn regions() -> Vec<Region> {
+    let mut out = Vec::new();
+    for w in indy_map::WINDOWS
+        .iter()
+        .filter(|w| w.name != indy_map::REX3)
+    {
+        let mut pieces = vec![(w.base, w.base + w.size)];
+        for &(hb, hl) in MODELLED {
+            let (h0, h1) = (hb, hb + hl);
+            pieces = pieces
+                .into_iter()
+                .flat_map(|(a, b)| {
+                    if h1 <= a || b <= h0 {
+                        vec![(a, b)]
+                    } else {
+                        [(a, h0.max(a)), (h1.min(b), b)]
+                            .into_iter()
+                            .filter(|(x, y)| x < y)
+                            .collect()
+                    }
+                })
+                .collect();
+        }
+        out.extend(pieces.into_iter().map(|(a, b)| Region::new(a, b - a)));
+    }
+    out
+}
+
+/// Bytes last written, by physical address.
+#[derive(Default)]
+pub struct RegisterFile {
+    bytes: HashMap<u32, u8>,
+}
+
+impl Device for RegisterFile {
+    fn name(&self) -> &str {
+        "register file (unmodelled windows)"
+    }
+
+    fn regions(&self) -> Vec<Region> {
+        regions()
+    }
+
+    fn read(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, size: usize) -> u64 {
+        (0..size as u32).fold(0u64, |v, i| {
+            v << 8 | u64::from(self.bytes.get(&(phys + i)).copied().unwrap_or(0))
+        })
+    }
+
+    fn write(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, size: usize, value: u64) {
+        for i in 0..size as u32 {
+            let shift = 8 * (size as u32 - 1 - i);
+            self.bytes.insert(phys + i, (value >> shift) as u8);
+        }
+    }
+
+    fn reset(&mut self) {
+        self.bytes.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::devices::Bus;
+    use crate::memory::VecMemory;
+
+    #[test]
+    fn claims_every_unmodelled_window_and_nothing_modelled() {
+        let r = regions();
+        let holds = |p: u32| r.iter().any(|g| p >= g.phys && p - g.phys < g.len);
+        for p in [
+            0x1FB9_0000,
+            0x1FBD_9800,
+            0x1FBD_9883,
+            0x1FBE_0030,
+            0x1FC0_0000,
+            0x1FBC_4003,
+        ] {
+            assert!(holds(p), "{p:#x} unclaimed");
+        }
+        for p in [
+            0x1FB9_5018,
+            0x1FBD_4000,
+            0x1FBD_9837,
+            0x1FA0_0014,
+            0x1F0F_1338,
+        ] {
+            assert!(!holds(p), "{p:#x} belongs to a model");
+        }
+    }
+
+    #[test]
+    fn reads_return_what_was_written_big_endian() {
+        let mut bus = Bus::new(true);
+        bus.add(Box::new(RegisterFile::default())).unwrap();
+        let mut mem = VecMemory::new(0, 0x100);
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0030, 4), 0);
+        bus.write(0, &mut mem, 0x1FBE_0030, 4, 0x1122_3344);
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0030, 4), 0x1122_3344);
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0033, 1), 0x44);
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0030, 2), 0x1122);
+        bus.write(0, &mut mem, 0x1FBE_0033, 1, 0x99);
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0030, 4), 0x1122_3399);
+        bus.reset();
+        assert_eq!(bus.read(0, &mut mem, 0x1FBE_0030, 4), 0);
+        assert!(bus.unclaimed.is_empty());
+    }
+}
