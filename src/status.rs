@@ -67,12 +67,10 @@ impl Status {
     /// Cache hits per lookup, in tenths of a percent (0 before the first lookup). Integer
     /// arithmetic keeps float formatting out of the image.
     pub fn cache_hit_permille(c: &CacheStats) -> u64 {
-        let lookups = c.hits + c.misses;
-        if lookups == 0 {
-            0
-        } else {
-            (c.hits.saturating_mul(1000) + lookups / 2) / lookups
-        }
+        let lookups = c.hits.saturating_add(c.misses);
+        (c.hits.saturating_mul(1000) + lookups / 2)
+            .checked_div(lookups)
+            .unwrap_or(0)
     }
 
     /// One line about the cache, for the text forms.
