@@ -2,7 +2,7 @@
 //! folder; each is written against a narrow bus trait so the same code runs on the Indy and, in
 //! host tests, against the iris rig's device models.
 
-pub mod newport;
 pub mod indy_map;
 pub mod mmio;
+pub mod newport;
 pub mod seeq;

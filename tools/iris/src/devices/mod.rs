@@ -9,8 +9,8 @@
 pub mod bus;
 pub mod hpc3_enet;
 pub mod mc;
-pub mod regfile;
 pub mod newport;
+pub mod regfile;
 pub mod z85c30;
 
 pub use bus::{Bus, DevCtx, Device, MachineEvent, Region};
