@@ -382,9 +382,8 @@ fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static W
     };
     if !w.allows(width) {
         return Err(inval(format!(
-            "{} does not take {width}-byte accesses (widths: {:?})",
-            w.name,
-            widths(w)
+            "{} does not take {width}-byte accesses (see dev.list)",
+            w.name
         )));
     }
     match ctx.platform.bus_probe(phys, width) {
@@ -398,8 +397,13 @@ fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static W
     }
 }
 
+/// The widths a window allows, as the JSON list `dev.list` shows.
 fn widths(w: &Window) -> Vec<u32> {
-    [1u32, 2, 4].into_iter().filter(|&n| w.allows(n)).collect()
+    match w.widths {
+        indy_map::W4 => vec![4],
+        5 => vec![1, 4],
+        _ => vec![1, 2, 4],
+    }
 }
 
 fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
@@ -557,7 +561,7 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
             let v = ctx
                 .platform
                 .mmio_read(a, 4)
-                .map_err(|e| ToolError::new("IO", format!("reading {a:#x}: {e:?}")))?;
+                .map_err(|_| ToolError::new("IO", format!("reading {a:#x} failed")))?;
             regs.push((key, v.into()));
         }
         channels.push(obj(regs));
@@ -888,6 +892,10 @@ mod tests {
         assert_eq!(by("seeq")["detail"], "driven by irix7-mcp");
         assert_eq!(by("seeq")["base"], 0x1FBD_4000);
         assert_eq!(by("mc")["widths"], json!([4]));
+        for w in crate::drivers::indy_map::WINDOWS {
+            let want: std::vec::Vec<u32> = [1, 2, 4].into_iter().filter(|&n| w.allows(n)).collect();
+            assert_eq!(by(w.name)["widths"], json!(want), "{}", w.name);
+        }
 
         // With graphics: the REX3 version from STATUS.
         let (ctx, state) = fake::ctx_and_state();
