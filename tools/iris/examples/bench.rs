@@ -339,6 +339,56 @@ fn fs_read_peak(image_path: &str, len: u64) -> (f64, f64, f64, f64) {
     (idle, peak_before, peak, peak - idle)
 }
 
+/// One `screen.capture` at the default scale; (instructions, response bytes), or `None` when
+/// the module has no graphics board (`E_NODEV`).
+fn screen_capture(rig: &mut Rig, c: &mut Client) -> Option<(u64, usize)> {
+    let req = mcp_request(
+        "tools/call",
+        Some("screen.capture"),
+        serde_json::json!({"name": "screen.capture", "arguments": {}}),
+    );
+    let (insns, bytes) = c.exchange(rig, &req, 1);
+    let text = String::from_utf8_lossy(&c.inbox);
+    if text.contains("E_NODEV") {
+        return None;
+    }
+    assert!(
+        !text.contains("\"isError\":true") && text.contains("\"width\":640"),
+        "screen.capture failed: {}",
+        &text[..text.len().min(600)]
+    );
+    profile_exchange(rig, c, &req);
+    Some((insns, bytes))
+}
+
+/// One `GET /screen.bmp`; (instructions, response bytes).
+fn screen_bmp(rig: &mut Rig, c: &mut Client) -> (u64, usize) {
+    let req = b"GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n";
+    let (insns, bytes) = c.exchange(rig, req, 1);
+    assert!(
+        bytes > 1280 * 1024 * 3 && c.inbox.starts_with(b"HTTP/1.1 200"),
+        "GET /screen.bmp failed: {}",
+        String::from_utf8_lossy(&c.inbox[..c.inbox.len().min(300)])
+    );
+    profile_exchange(rig, c, req);
+    (insns, bytes)
+}
+
+/// Module heap while one fresh guest serves one default `screen.capture`: (in use before, peak
+/// before, peak after, peak after minus in use before), measured like [`fs_read_peak`].
+fn screen_peak(image_path: &str) -> (f64, f64, f64, f64) {
+    let mut rig = boot_rig(image_path);
+    let mut c = Client::connect(&mut rig, 7801, 40_003);
+    let before = status_of(&mut rig, &mut c);
+    let idle = before["heap"]["used"].as_f64().unwrap_or(f64::NAN);
+    let peak_before = before["heap"]["peak"].as_f64().unwrap_or(f64::NAN);
+    screen_capture(&mut rig, &mut c).expect("a graphics board");
+    let after = status_of(&mut rig, &mut c);
+    rig.stop().expect("stop");
+    let peak = after["heap"]["peak"].as_f64().unwrap_or(f64::NAN);
+    (idle, peak_before, peak, peak - idle)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let profile = args.iter().position(|a| a == "--profile").map(|i| {
@@ -455,6 +505,49 @@ fn main() -> ExitCode {
         "bytes",
         None,
     );
+
+    // Screen capture from the rig's Newport: the default PNG thumbnail and the full BMP.
+    println!("screen (the rig's Newport, 1280x1024):");
+    match screen_capture(&mut rig, &mut c) {
+        None => println!("  the module found no graphics board: screen figures skipped"),
+        Some((insns, bytes)) => {
+            line(
+                "screen.capture default thumbnail (640x512 PNG)",
+                insns as f64,
+                "insns",
+                Some(100_000_000.0),
+            );
+            line(
+                "  response bytes (base64 PNG in JSON)",
+                bytes as f64,
+                "bytes",
+                None,
+            );
+            let (insns, bytes) = screen_bmp(&mut rig, &mut c);
+            line(
+                "GET /screen.bmp (1280x1024, 24-bit)",
+                insns as f64,
+                "insns",
+                None,
+            );
+            line(
+                "  per response byte",
+                insns as f64 / bytes as f64,
+                "insns/byte",
+                None,
+            );
+            let (idle, peak_before, peak, above) = screen_peak(&image_path);
+            line("capture: heap in use before", idle, "bytes", None);
+            line("capture: peak before", peak_before, "bytes", None);
+            line("capture: peak after", peak, "bytes", None);
+            line(
+                "capture: peak above idle",
+                above,
+                "bytes",
+                Some(2.0 * 1048576.0),
+            );
+        }
+    }
 
     // fs.read of a 4 MiB file in base64, streamed from the disk through the LRU.
     println!("fs.read {FS_FILE} (base64, fixture image at SCSI target 2):");
