@@ -241,6 +241,12 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         open_disk,
     );
     kprintln!(kernel, "{}", root.line);
+    let screen = probe_screen(kernel);
+    kprintln!(
+        kernel,
+        "screen {}",
+        if screen.is_some() { "newport" } else { "none" }
+    );
     let ctx = Rc::new(RefCell::new(Ctx {
         platform: Box::new(kernel),
         abi_version,
@@ -250,7 +256,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         fs: root.fs,
         fs_error: root.error,
         open_disk: Box::new(open_disk),
-        screen: None,
+        screen,
     }));
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         entropy.stir(kernel.clock_ms());
@@ -310,4 +316,22 @@ pub extern "C" fn irix7_mcp_exit() {
     if let Some(m) = MODULE.lock().take() {
         kprintln!(m.kernel, "exit");
     }
+}
+
+/// The Newport driver if a board answers in the GIO slot. An empty slot bus-errors, so the
+/// kernel probes REX3 STATUS under its handler; a kernel without `bus_probe` (ABI 10, only the
+/// rig runs one) gets a plain read, and a board must show a REX3 version there.
+fn probe_screen(kernel: Kernel) -> Option<Box<dyn crate::screen::Framebuffer>> {
+    use crate::drivers::newport::{Newport, NewportBus, REX3_PHYS, regs};
+    match kernel.bus_probe(REX3_PHYS + regs::STATUS, 4) {
+        Ok(()) | Err(status::E_NOSYS) => {}
+        Err(_) => return None,
+    }
+    // SAFETY: the probe answered (or the kernel is the rig, which always has the board).
+    let mut fb = unsafe { Newport::indy() };
+    // STATUS bits 2:0: the REX3 version, never 0 on a board.
+    if fb.bus_mut().read32(regs::STATUS) & 0x7 == 0 {
+        return None;
+    }
+    Some(Box::new(fb))
 }

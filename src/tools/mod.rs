@@ -11,6 +11,7 @@ pub mod debug;
 pub mod fs;
 pub mod pending;
 pub mod proc;
+pub mod screen;
 pub mod serial;
 pub mod shell;
 pub mod system;
@@ -39,6 +40,8 @@ pub struct Ctx {
     pub fs_error: Option<rpc::mcp::ToolError>,
     /// Opens a SCSI target for raw reads (`block.read`).
     pub open_disk: DiskOpener,
+    /// The graphics board (the Newport driver), if one answered at boot.
+    pub screen: Option<Box<dyn crate::screen::Framebuffer>>,
 }
 
 /// Opens SCSI target `n` as a sector device.
@@ -82,10 +85,12 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_tools(proc::TOOLS)?;
     server.register_tools(fs::TOOLS)?;
     server.register_tools(block::TOOLS)?;
+    server.register_tools(screen::TOOLS)?;
     server.register_tools(devices::TOOLS)?;
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
+    server.register_resources(screen::RESOURCES);
     Ok(())
 }
 
@@ -283,6 +288,7 @@ pub(crate) mod fake {
             fs: None,
             fs_error: None,
             open_disk: Box::new(|_| Err(IoError { status: -19 })),
+            screen: None,
         };
         (ctx, state)
     }

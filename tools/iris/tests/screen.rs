@@ -1,0 +1,275 @@
+//! Issue 7's screen acceptance on the rig with the real module image: a line written to the
+//! console shows in a `screen.capture` PNG (decoded with the `png` crate) where the rig's
+//! Newport drew it; `GET /screen.bmp` (decoded with the `bmp` crate) is the full 1280×1024 mode
+//! and, box-filtered by 2, is the PNG pixel for pixel; without the token it is 401; and
+//! `resources/read irix7://screen` is the same thumbnail.
+
+mod guest;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use guest::{Guest, boot, messages, request, tool_request};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+
+const TOKEN: &str = "screen-test-token";
+
+/// An RGB image as the tests compare them.
+struct Rgb {
+    width: usize,
+    height: usize,
+    px: Vec<[u8; 3]>,
+}
+
+impl Rgb {
+    fn at(&self, x: usize, y: usize) -> [u8; 3] {
+        self.px[y * self.width + x]
+    }
+
+    /// The most common colour: the console background.
+    fn background(&self) -> [u8; 3] {
+        let mut counts = std::collections::HashMap::new();
+        for p in &self.px {
+            *counts.entry(*p).or_insert(0usize) += 1;
+        }
+        counts.into_iter().max_by_key(|(_, n)| *n).unwrap().0
+    }
+
+    /// Each `s`×`s` box averaged with rounding, as the module's box filter does.
+    fn shrink(&self, s: usize) -> Rgb {
+        let (w, h) = (self.width / s, self.height / s);
+        let mut px = Vec::with_capacity(w * h);
+        for by in 0..h {
+            for bx in 0..w {
+                let mut sum = [0u32; 3];
+                for y in by * s..by * s + s {
+                    for x in bx * s..bx * s + s {
+                        for (c, v) in sum.iter_mut().zip(self.at(x, y)) {
+                            *c += u32::from(v);
+                        }
+                    }
+                }
+                let area = (s * s) as u32;
+                px.push(sum.map(|c| ((c + area / 2) / area) as u8));
+            }
+        }
+        Rgb {
+            width: w,
+            height: h,
+            px,
+        }
+    }
+}
+
+fn decode_png(bytes: &[u8]) -> Rgb {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a sane size")];
+    let info = reader.next_frame(&mut buf).expect("PNG image data");
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let px = buf[..info.buffer_size()]
+        .chunks_exact(3)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    Rgb {
+        width: info.width as usize,
+        height: info.height as usize,
+        px,
+    }
+}
+
+fn decode_bmp(bytes: &[u8]) -> Rgb {
+    let img = bmp::from_reader(&mut std::io::Cursor::new(bytes)).expect("a BMP");
+    let (w, h) = (img.get_width() as usize, img.get_height() as usize);
+    let mut px = Vec::with_capacity(w * h);
+    for y in 0..h {
+        for x in 0..w {
+            let p = img.get_pixel(x as u32, y as u32);
+            px.push([p.r, p.g, p.b]);
+        }
+    }
+    Rgb {
+        width: w,
+        height: h,
+        px,
+    }
+}
+
+/// A raw request with the bearer token added.
+fn with_token(raw: &str) -> String {
+    raw.replacen(
+        "\r\nHost:",
+        &format!("\r\nAuthorization: Bearer {TOKEN}\r\nHost:"),
+        1,
+    )
+}
+
+fn call(addr: SocketAddr, tool: &str, args: Value) -> Value {
+    let r = request(addr, &with_token(&tool_request(1, tool, args)));
+    assert_eq!(r.status, 200, "{tool}: {}", r.text());
+    let msg = messages(&r.body).pop().expect("a JSON-RPC message");
+    let result = msg["result"].clone();
+    assert_ne!(result["isError"], json!(true), "{tool} failed: {msg}");
+    result
+}
+
+fn capture(g: &Guest, args: Value) -> (Value, Rgb) {
+    let r = call(g.mcp, "screen.capture", args);
+    let block = &r["content"][0];
+    assert_eq!(block["type"], "image", "{r}");
+    assert_eq!(block["mimeType"], "image/png");
+    let png = STANDARD
+        .decode(block["data"].as_str().expect("base64 data"))
+        .expect("valid base64");
+    (r, decode_png(&png))
+}
+
+fn get_bmp(addr: SocketAddr, token: bool) -> guest::Resp {
+    let auth = if token {
+        format!("Authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
+    request(
+        addr,
+        &format!("GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n{auth}\r\n"),
+    )
+}
+
+#[test]
+fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
+    let Some(g) = boot(&[&format!("mcp.token={TOKEN}")]) else {
+        return;
+    };
+    let before = decode_bmp(&get_bmp(g.mcp, true).body);
+
+    let marker = "SCREEN CAPTURE MARKER 7 ##########";
+    call(
+        g.mcp,
+        "console.write",
+        json!({"text": format!("\r\n{marker}\r\n")}),
+    );
+    let (result, thumb) = capture(&g, json!({}));
+
+    // The stated size: the default scale 2 of the 1280×1024 mode.
+    let st = &result["structuredContent"];
+    assert_eq!(st["mode"]["width"], 1280, "{st}");
+    assert_eq!(st["mode"]["height"], 1024);
+    assert_eq!(st["scale"], 2);
+    assert_eq!(
+        (st["width"].as_u64(), st["height"].as_u64()),
+        (Some(640), Some(512))
+    );
+    assert_eq!((thumb.width, thumb.height), (640, 512));
+    let link = &result["content"][1];
+    assert_eq!(link["type"], "resource_link", "{result}");
+    assert_eq!(link["uri"], "http://172.31.77.2:7801/screen.bmp");
+
+    // The full-resolution BMP: the whole mode.
+    let resp = get_bmp(g.mcp, true);
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.header("Content-Type"), Some("image/bmp"));
+    assert_eq!(resp.header("Cache-Control"), Some("no-store"));
+    let after = decode_bmp(&resp.body);
+    assert_eq!((after.width, after.height), (1280, 1024));
+
+    // Where the line was drawn: the pixels that changed, one 16-pixel text row starting at
+    // the left edge, as wide as the marker's 8-pixel cells.
+    let changed: Vec<(usize, usize)> = (0..1024)
+        .flat_map(|y| (0..1280).map(move |x| (x, y)))
+        .filter(|&(x, y)| before.at(x, y) != after.at(x, y))
+        .collect();
+    assert!(!changed.is_empty(), "the marker line changed no pixel");
+    let top = changed.iter().map(|p| p.1).min().unwrap();
+    let bottom = changed.iter().map(|p| p.1).max().unwrap();
+    let right = changed.iter().map(|p| p.0).max().unwrap();
+    assert!(bottom - top < 16, "changes span rows {top}..={bottom}");
+    assert!(
+        right < marker.len() * 8 && right >= (marker.len() - 1) * 8,
+        "changes end at x {right}"
+    );
+    let bg = after.background();
+    assert!(changed.iter().all(|&(x, y)| after.at(x, y) != bg));
+
+    // In the thumbnail, the marker's cells differ from the background there too.
+    let thumb_bg = thumb.background();
+    assert_eq!(thumb_bg, bg);
+    let band = (top / 2..=bottom / 2).flat_map(|y| (0..marker.len() * 4).map(move |x| (x, y)));
+    let inked = band.filter(|&(x, y)| thumb.at(x, y) != thumb_bg).count();
+    assert!(
+        inked > marker.len(),
+        "only {inked} thumbnail pixels show the marker"
+    );
+
+    // The thumbnail is the full capture box-filtered by 2, pixel for pixel.
+    let shrunk = after.shrink(2);
+    let mismatch = (0..512 * 640)
+        .filter(|&i| shrunk.px[i] != thumb.px[i])
+        .count();
+    assert_eq!(
+        mismatch, 0,
+        "thumbnail pixels differing from the BMP shrunk by 2"
+    );
+
+    // A region at full scale is those very pixels.
+    let (_, cut) = capture(
+        &g,
+        json!({"scale": 1, "region": {"x": 0, "y": top, "width": 64, "height": 16}}),
+    );
+    assert_eq!((cut.width, cut.height), (64, 16));
+    for y in 0..16 {
+        for x in 0..64 {
+            assert_eq!(cut.at(x, y), after.at(x, top + y), "({x},{})", top + y);
+        }
+    }
+
+    // The resource is the default thumbnail.
+    let raw = guest::mcp_request(
+        2,
+        "resources/read",
+        json!({"uri": "irix7://screen"}),
+        json!({}),
+        "application/json, text/event-stream",
+    );
+    let raw = raw.replacen("\r\nHost:", "\r\nMcp-Name: irix7://screen\r\nHost:", 1);
+    let r = request(g.mcp, &with_token(&raw));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let msg = messages(&r.body).pop().expect("a JSON-RPC message");
+    let c = &msg["result"]["contents"][0];
+    assert_eq!(c["mimeType"], "image/png", "{msg}");
+    let res = decode_png(&STANDARD.decode(c["blob"].as_str().unwrap()).unwrap());
+    assert_eq!((res.width, res.height), (640, 512));
+    assert_eq!(res.px, thumb.px);
+}
+
+#[test]
+fn the_bmp_needs_the_token_and_bad_regions_are_refused() {
+    let Some(g) = boot(&[&format!("mcp.token={TOKEN}")]) else {
+        return;
+    };
+    let r = get_bmp(g.mcp, false);
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(r.header("WWW-Authenticate"), Some("Bearer"));
+    let r = request(
+        g.mcp,
+        "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer wrong\r\n\r\n",
+    );
+    assert_eq!(r.status, 401);
+
+    let r = request(
+        g.mcp,
+        &with_token(&tool_request(
+            3,
+            "screen.capture",
+            json!({"region": {"x": 1200, "y": 0, "width": 100, "height": 10}}),
+        )),
+    );
+    let msg = messages(&r.body).pop().expect("a JSON-RPC message");
+    assert_eq!(msg["result"]["isError"], true, "{msg}");
+    let text = msg["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        text.starts_with("E_INVAL: region 100x10 at (1200,0)"),
+        "{text}"
+    );
+}
