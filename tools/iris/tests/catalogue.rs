@@ -1,0 +1,68 @@
+//! The tool catalogue against the booted product image: the guest's real `tools/list` (every
+//! page, over HTTP) equals the host registry's listing as `docs/tools.json` records it (a host
+//! test of the module keeps that file equal to the registry), and a reserved `debug.*` name
+//! answers `E_NOSYS` on the guest as on the host.
+
+mod guest;
+
+use guest::{boot, call_tool, connect, first_text, mcp_request, messages, read_response};
+use iris::image::find_repo_root;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::net::SocketAddr;
+
+/// Every tool the guest lists, following `nextCursor`.
+fn guest_listing(addr: SocketAddr) -> Vec<Value> {
+    let mut s = connect(addr);
+    let mut buf = Vec::new();
+    let mut tools = Vec::new();
+    let mut params = json!({});
+    for id in 1..=20 {
+        let req = mcp_request(id, "tools/list", params, json!({}), "application/json");
+        s.write_all(req.as_bytes()).expect("send tools/list");
+        let r = read_response(&mut s, &mut buf, false).expect("tools/list answers");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let msg = messages(&r.body).pop().expect("a JSON-RPC message");
+        let result = &msg["result"];
+        let page = result["tools"].as_array().expect("a tools array");
+        tools.extend(page.iter().cloned());
+        match result["nextCursor"].as_str() {
+            Some(c) => params = json!({ "cursor": c }),
+            None => return tools,
+        }
+    }
+    panic!("tools/list did not end within 20 pages");
+}
+
+fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().filter_map(|t| t["name"].as_str()).collect()
+}
+
+#[test]
+fn the_guests_tools_list_is_the_host_registrys() {
+    let path = find_repo_root().join("docs/tools.json");
+    let text = std::fs::read_to_string(&path).expect("docs/tools.json (run `cargo xtask docs`)");
+    let want: Vec<Value> = serde_json::from_str(&text).expect("docs/tools.json is a JSON array");
+    let Some(g) = boot(&[]) else { return };
+    let got = guest_listing(g.mcp);
+    assert_eq!(
+        names(&got),
+        names(&want),
+        "tool names and order differ from the registry (rebuild the image, or run `cargo xtask docs`)"
+    );
+    for (g, w) in got.iter().zip(&want) {
+        // Name, title, description, both schemas and the annotations, exactly.
+        assert_eq!(g, w, "{} differs from the host registry", w["name"]);
+    }
+}
+
+#[test]
+fn a_reserved_debug_name_answers_nosys_on_the_guest() {
+    let Some(g) = boot(&[]) else { return };
+    let r = call_tool(g.mcp, "debug.step", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        first_text(&r),
+        "E_NOSYS: debug.step is reserved for the GDB stub milestone"
+    );
+}
