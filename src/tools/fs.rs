@@ -640,8 +640,8 @@ impl ToolRun<Ctx> for Utf8Check {
         self.buf.clear();
         self.buf.extend_from_slice(&self.carry);
         let have = self.buf.len();
-        self.buf.resize(have + want, 0);
-        let got = match fs.read_at(&plan.file, self.pos, &mut self.buf[have..]) {
+        let room = rpc::mcp::append_zeroed(&mut self.buf, want);
+        let got = match fs.read_at(&plan.file, self.pos, room) {
             Ok(0) => return Step::Failed(shrank(plan.file.path())),
             Ok(n) => n,
             Err(e) => return Step::Failed(fs_error(e)),
@@ -702,8 +702,7 @@ impl ContentSource<Ctx> for FileSource {
         let want = max.max(1).min(left);
         let fs = mounted(ctx)?;
         let at = out.len();
-        out.resize(at + want, 0);
-        let r = fs.read_at(&self.file, self.pos, &mut out[at..]);
+        let r = fs.read_at(&self.file, self.pos, rpc::mcp::append_zeroed(out, want));
         let got = *r.as_ref().unwrap_or(&0);
         out.truncate(at + got);
         r.map_err(fs_error)?;

@@ -179,10 +179,8 @@ fn encode_into(data: &[u8], out: &mut Vec<u8>) {
         return;
     }
     let at = out.len();
-    out.resize(at + data.len().div_ceil(3) * 4, 0);
-    let n = STANDARD
-        .encode_slice(data, out.get_mut(at..).unwrap_or(&mut []))
-        .unwrap_or(0);
+    let room = super::tool::append_zeroed(out, data.len().div_ceil(3) * 4);
+    let n = STANDARD.encode_slice(data, room).unwrap_or(0);
     out.truncate(at + n);
 }
 

@@ -37,5 +37,5 @@ pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
-    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
 };

@@ -135,6 +135,23 @@ pub trait ContentSource<C> {
     fn cancel(&mut self, _ctx: &mut C) {}
 }
 
+/// Appends `n` zero bytes to `out` and returns them: the room a [`ContentSource`] reads into
+/// in place. It copies from a zeroed block, which goes through `memcpy`; `Vec::resize` compiles
+/// to a byte loop in the size-optimised image (~9 guest instructions a byte on the hot
+/// streaming path of a big `fs.read`).
+pub fn append_zeroed(out: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    const ZEROS: [u8; 256] = [0; 256];
+    let at = out.len();
+    out.reserve(n);
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(ZEROS.len());
+        out.extend_from_slice(&ZEROS[..k]);
+        left -= k;
+    }
+    out.get_mut(at..).unwrap_or_default()
+}
+
 /// Which kind of content block a streamed source fills.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamKind {
@@ -390,3 +407,22 @@ impl<C> Clone for ToolDef<C> {
 }
 
 impl<C> Copy for ToolDef<C> {}
+
+#[cfg(test)]
+mod tests {
+    use super::append_zeroed;
+
+    #[test]
+    fn append_zeroed_returns_exactly_the_new_zero_bytes() {
+        let mut v = alloc::vec![7u8; 3];
+        let room = append_zeroed(&mut v, 600);
+        assert_eq!(room.len(), 600);
+        room[599] = 1;
+        assert_eq!(v.len(), 603);
+        assert_eq!(&v[..3], &[7, 7, 7]);
+        assert!(v[3..602].iter().all(|&b| b == 0));
+        assert_eq!(v[602], 1);
+        assert!(append_zeroed(&mut v, 0).is_empty());
+        assert_eq!(v.len(), 603);
+    }
+}

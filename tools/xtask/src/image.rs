@@ -158,7 +158,12 @@ pub fn build(opts: &Options) -> Result<Image, String> {
         ])
         .args(["--profile", "image", "--target", "mips-irix7.json"])
         .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
-        .args(["-Z", "build-std-features=compiler-builtins-mem"])
+        // `optimize_for_size` makes core and alloc pick their small algorithms (sorting,
+        // formatting): 7.7 KB less text.
+        .args([
+            "-Z",
+            "build-std-features=compiler-builtins-mem,optimize_for_size",
+        ])
         .arg("--target-dir")
         .arg(&target_dir);
     if !opts.features.is_empty() {
