@@ -6,8 +6,8 @@ pub mod block;
 #[cfg(test)]
 pub mod catalogue;
 pub mod console;
-pub mod devices;
 pub mod debug;
+pub mod devices;
 pub mod fs;
 pub mod pending;
 pub mod proc;
@@ -202,7 +202,11 @@ pub(crate) mod fake {
         fn mmio_read(&self, phys: u32, width: u32) -> Result<u32, MmioError> {
             crate::drivers::mmio::register_va(phys, width)?;
             let v = self.state.regs.borrow().get(&phys).copied().unwrap_or(0);
-            Ok(if width == 4 { v } else { v & ((1 << (width * 8)) - 1) })
+            Ok(if width == 4 {
+                v
+            } else {
+                v & ((1 << (width * 8)) - 1)
+            })
         }
         fn mmio_write(&self, phys: u32, width: u32, value: u32) -> Result<(), MmioError> {
             crate::drivers::mmio::register_va(phys, width)?;
