@@ -242,11 +242,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
     );
     kprintln!(kernel, "{}", root.line);
     let screen = probe_screen(kernel);
-    kprintln!(
-        kernel,
-        "screen {}",
-        if screen.is_some() { "newport" } else { "none" }
-    );
+    kprintln!(kernel, "screen {}", screen.as_ref().map_or_else(|e| *e, |_| "newport"));
     let ctx = Rc::new(RefCell::new(Ctx {
         platform: Box::new(kernel),
         abi_version,
@@ -256,7 +252,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         fs: root.fs,
         fs_error: root.error,
         open_disk: Box::new(open_disk),
-        screen,
+        screen: screen.ok(),
     }));
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         entropy.stir(kernel.clock_ms());
@@ -318,20 +314,21 @@ pub extern "C" fn irix7_mcp_exit() {
     }
 }
 
-/// The Newport driver if a board answers in the GIO slot. An empty slot bus-errors, so the
-/// kernel probes REX3 STATUS under its handler; a kernel without `bus_probe` (ABI 10, only the
-/// rig runs one) gets a plain read, and a board must show a REX3 version there.
-fn probe_screen(kernel: Kernel) -> Option<Box<dyn crate::screen::Framebuffer>> {
+/// The Newport driver if a board answers in the GIO slot, or why there is none. An empty slot
+/// bus-errors, so only the kernel can look (REX3 STATUS under its bus-error handler): on a
+/// kernel without `bus_probe` (ABI 10) the module does not risk the read and has no screen.
+fn probe_screen(kernel: Kernel) -> Result<Box<dyn crate::screen::Framebuffer>, &'static str> {
     use crate::drivers::newport::{Newport, NewportBus, REX3_PHYS, regs};
     match kernel.bus_probe(REX3_PHYS + regs::STATUS, 4) {
-        Ok(()) | Err(status::E_NOSYS) => {}
-        Err(_) => return None,
+        Ok(()) => {}
+        Err(status::E_NOSYS) => return Err("unprobed (kernel ABI 10 has no bus_probe)"),
+        Err(_) => return Err("none"),
     }
-    // SAFETY: the probe answered (or the kernel is the rig, which always has the board).
+    // SAFETY: the kernel's probe of the board's STATUS register answered.
     let mut fb = unsafe { Newport::indy() };
     // STATUS bits 2:0: the REX3 version, never 0 on a board.
     if fb.bus_mut().read32(regs::STATUS) & 0x7 == 0 {
-        return None;
+        return Err("none (no REX3 version in STATUS)");
     }
-    Some(Box::new(fb))
+    Ok(Box::new(fb))
 }
