@@ -247,7 +247,7 @@ fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
 fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
     let ram = ctx.platform.machine_status().ram_bytes;
     match indy_map::check_ram(phys, len, ram) {
-        Ok(()) => Ok(()),
+        Ok(()) => probe_pages(ctx, phys, len),
         Err(RamError::HighRam) => Err(ToolError::new(
             "RANGE",
             format!("{phys:#x} is high RAM (at 0x20000000), which KSEG0/KSEG1 cannot reach"),
@@ -261,6 +261,32 @@ fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
             ),
         )),
     }
+}
+
+/// Asks the kernel whether every 4 KiB page of the range answers: RAM the kernel left unmapped
+/// (a guard page) must get an error, not a bus error in the module. An ABI 10 kernel cannot
+/// say; the range check above is all there is then.
+fn probe_pages(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
+    const PAGE: u32 = 4096;
+    let end = phys.saturating_add(len.max(1) - 1);
+    let mut page = phys & !(PAGE - 1);
+    while page <= end {
+        let at = page.max(phys);
+        match ctx.platform.bus_probe(at, 1) {
+            Ok(()) | Err(status::E_NOSYS) => {}
+            Err(_) => {
+                return Err(ToolError::new(
+                    "RANGE",
+                    format!("RAM at {at:#x} does not answer (bus error)"),
+                ));
+            }
+        }
+        match page.checked_add(PAGE) {
+            Some(next) => page = next,
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
@@ -679,6 +705,32 @@ mod tests {
             json!({"addr": 0x1_0000_0000u64, "length": 4}),
         );
         assert!(err_text(&r).starts_with("E_INVAL:"));
+    }
+
+    #[test]
+    fn mem_read_and_write_refuse_ram_the_kernel_left_unmapped() {
+        let (ctx, state) = fake::ctx_and_state();
+        // A guard page in the middle of RAM: a range that touches it is refused, whole.
+        state.absent.borrow_mut().push((0x0803_F000, 0x1000));
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x0803e000", "length": 8192}),
+        );
+        assert!(err_text(&r).contains("0x803f000 does not answer"), "{r}");
+        let r = call(
+            &mut s,
+            "mem.write",
+            json!({"addr": "0x0803fffe", "data": "0102"}),
+        );
+        assert!(err_text(&r).starts_with("E_RANGE:"), "{r}");
+        let r = call(
+            &mut s,
+            "mem.read",
+            json!({"addr": "0x0803e000", "length": 4096}),
+        );
+        assert_eq!(r["structuredContent"]["length"], 4096, "{r}");
     }
 
     #[test]

@@ -154,6 +154,11 @@ fn memory_and_registers_through_the_tools() {
     assert_eq!(error_code(&e), "E_TOO_LARGE");
     let e = call(&g, "mem.read", json!({"addr": "0x0c000000", "length": 4}));
     assert_eq!(error_code(&e), "E_RANGE", "past 64 MiB of RAM");
+    // The rig's stack guard page is RAM the kernel left unmapped: refused, not a guest crash.
+    for addr in ["0x0803f000", "0x0003f800"] {
+        let e = call(&g, "mem.read", json!({"addr": addr, "length": 16}));
+        assert_eq!(error_code(&e), "E_RANGE", "{addr}: {e}");
+    }
     ok(&g, "status", json!({}));
 }
 

@@ -148,6 +148,13 @@ impl Kernel {
             return status::E_INVAL;
         }
         let inside = |base: u32, len: u32| phys >= base && phys - base < len;
+        // The stack guard page is left unmapped in both views of RAM: it bus-errors.
+        let guard = memmap::STACK_GUARD_OFF;
+        if inside(memmap::RAM_PHYS + guard, memmap::STACK_GUARD_SIZE)
+            || inside(guard, memmap::STACK_GUARD_SIZE)
+        {
+            return status::E_NODEV;
+        }
         if inside(memmap::RAM_PHYS, self.ram_bytes) || inside(0, memmap::RAM_ALIAS_SIZE) {
             return status::OK;
         }
