@@ -53,6 +53,20 @@ impl ConsoleLog {
             .unwrap_or_default()
     }
 
+    /// The bytes transmitted after the first `since` ever sent, at most the last `max` of them
+    /// (and only what the log still holds), with the count of bytes ever sent they end at: what
+    /// a viewer that has shown `since` bytes draws next.
+    pub fn since(&self, since: u64, max: usize) -> (Vec<u8>, u64) {
+        self.inner
+            .lock()
+            .map(|g| {
+                let fresh = usize::try_from(g.total.saturating_sub(since)).unwrap_or(usize::MAX);
+                let take = fresh.min(max).min(g.bytes.len());
+                (g.bytes[g.bytes.len() - take..].to_vec(), g.total)
+            })
+            .unwrap_or((Vec::new(), since))
+    }
+
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes()).into_owned()
     }
@@ -67,5 +81,22 @@ impl ConsoleLog {
             .lock()
             .map(|g| n.is_empty() || g.bytes.windows(n.len()).any(|w| w == n))
             .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConsoleLog;
+
+    #[test]
+    fn since_returns_only_what_a_viewer_has_not_shown() {
+        let log = ConsoleLog::new(false);
+        log.transmit(b"hello ");
+        let (first, total) = log.since(0, 1024);
+        assert_eq!((first.as_slice(), total), (&b"hello "[..], 6));
+        log.transmit(b"world");
+        assert_eq!(log.since(total, 1024), (b"world".to_vec(), 11));
+        assert_eq!(log.since(total, 3), (b"rld".to_vec(), 11));
+        assert_eq!(log.since(11, 1024), (Vec::new(), 11));
     }
 }

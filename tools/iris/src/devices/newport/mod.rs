@@ -205,12 +205,10 @@ impl Newport {
         if total == self.drawn {
             return;
         }
-        let bytes = self.console.bytes();
-        let fresh = usize::try_from(total.saturating_sub(self.drawn)).unwrap_or(usize::MAX);
-        let take = fresh.min(bytes.len()).min(REPLAY_MAX);
+        let (fresh, total) = self.console.since(self.drawn, REPLAY_MAX);
         let c = self.colours();
-        for b in &bytes[bytes.len() - take..] {
-            self.text.put(*b, &mut self.vram, c);
+        for b in fresh {
+            self.text.put(b, &mut self.vram, c);
         }
         self.drawn = total;
     }
