@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 
 import rawhttp
@@ -26,20 +27,22 @@ def run_block(script, url):
     host, port, _ = rawhttp.split(url)
     assert README_ADDR in script
     script = script.replace(README_ADDR, f"{host}:{port}")
-    p = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with tempfile.TemporaryDirectory() as cwd:  # where a block's files (screen.bmp) land
+        p = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=cwd,
+        )
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     return [line for line in p.stdout.splitlines() if line.strip()]
 
 
-def test_readme_has_both_blocks():
+def test_readme_has_three_blocks():
     b = blocks()
-    assert len(b) == 2
-    assert "server/discover" in b[0] and "initialize" in b[1]
+    assert len(b) == 3
+    assert "server/discover" in b[0] and "initialize" in b[1] and "screen.bmp" in b[2]
 
 
 def test_modern_walkthrough(url):
@@ -68,3 +71,9 @@ def test_legacy_walkthrough(url):
     assert status["id"] == 3
     assert status["result"]["structuredContent"]["module"] == "irix7-mcp"
     assert out[4] == "200"
+
+
+def test_screen_walkthrough(url):
+    out = run_block(blocks()[2], url)
+    # A 54-byte header and 1280 x 1024 rows of 3-byte pixels (rows are already 4-byte aligned).
+    assert out == [f"200 image/bmp {54 + 1280 * 1024 * 3}"], out
