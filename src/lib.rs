@@ -20,6 +20,10 @@ pub mod shell;
 pub mod status;
 pub mod tools;
 
+// Linked for its `memcpy`, which replaces compiler_builtins' weak one; nothing names the crate.
+#[cfg(target_os = "none")]
+extern crate irix7_kmem;
+
 #[cfg(target_os = "none")]
 mod console;
 #[cfg(target_os = "none")]
