@@ -5,13 +5,16 @@ Standard library only, so it runs anywhere Python 3 does. One line per check; th
 non-zero when any check fails.
 
     mcp-smoke.py --url http://127.0.0.1:7801/mcp [--token T] [--skip-block] [--skip-fs]
+                 [--skip-screen]
 
---skip-block --skip-fs run the same harness against a diskless guest (`cargo iris -- --no-disk`).
+--skip-block --skip-fs run the same harness against a diskless guest (`cargo iris -- --no-disk`);
+--skip-screen against an Indy without a graphics board.
 """
 
 import argparse
 import base64
 import json
+import struct
 import sys
 import time
 import urllib.error
@@ -145,6 +148,7 @@ def main():
     ap.add_argument("--token", default=None)
     ap.add_argument("--skip-block", action="store_true", help="no block.read checks")
     ap.add_argument("--skip-fs", action="store_true", help="no fs.* checks")
+    ap.add_argument("--skip-screen", action="store_true", help="no screen.capture check")
     opts = ap.parse_args()
     c = Client(opts.url, opts.token)
     results = []
@@ -174,7 +178,9 @@ def main():
         r = c.modern("tools/list")
         names.extend(t["name"] for t in r["tools"])
         required = ["status", "echo", "serial.read", "serial.write", "console.write",
-                    "input.keys", "shell.exec", "proc.list", "system.reset", "system.poweroff"]
+                    "input.keys", "shell.exec", "proc.list", "system.reset", "system.poweroff",
+                    "screen.capture", "mem.read", "mem.write", "mmio.read", "mmio.write",
+                    "dev.list", "irq.list", "dma.list"]
         if not opts.skip_block:
             required.append("block.read")
         if not opts.skip_fs:
@@ -268,6 +274,45 @@ def main():
             raise Failure("still there after fs.remove")
         return "write, read back, remove"
 
+    def screen_capture():
+        r = c.modern("tools/call", {"name": "screen.capture", "arguments": {"scale": 4}},
+                     name="screen.capture")
+        if r.get("isError"):
+            raise Failure(str(r.get("content")))
+        s = r["structuredContent"]
+        images = [b for b in r["content"] if b.get("type") == "image"]
+        links = [b for b in r["content"] if b.get("type") == "resource_link"]
+        if not images or images[0].get("mimeType") != "image/png" or not links:
+            raise Failure(f"content blocks {[b.get('type') for b in r['content']]}")
+        png = base64.b64decode(images[0]["data"])
+        # The signature, then IHDR: length, type, width, height (big-endian).
+        if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+            raise Failure(f"not a PNG: {png[:16].hex()}")
+        w, h = struct.unpack(">II", png[16:24])
+        if (w, h) != (s["width"], s["height"]):
+            raise Failure(f"PNG {w}x{h}, result says {s['width']}x{s['height']}")
+        m = s["mode"]
+        return f"{m['width']}x{m['height']} {m['pixels']} -> {w}x{h} PNG, {len(png)} bytes"
+
+    def dev_list():
+        s, _ = c.ok("dev.list", {})
+        seeq = [d for d in s["devices"] if d["name"] == "seeq"]
+        if not seeq or seeq[0]["state"] != "present":
+            raise Failure(f"seeq {seeq}")
+        return f"{len(s['devices'])} devices"
+
+    def proc_list():
+        s, _ = c.ok("proc.list", {})
+        if s["count"] < 1:
+            raise Failure("no processes")
+        return f"{s['count']} processes"
+
+    def debug_reserved():
+        _, text, is_error = c.tool("debug.step", {})
+        if not is_error or not text.startswith("E_NOSYS"):
+            raise Failure(f"expected E_NOSYS, got {text!r}")
+        return text[:40]
+
     check("server/discover (2026-07-28)", discover)
     check("initialize session (2025-11-25)", legacy)
     check("tools/list", tools_list)
@@ -287,6 +332,11 @@ def main():
         check("fs.readlink /link", fs_readlink_link)
         check("fs.readlink /etc/motd fails (not a symlink)", fs_readlink_not_symlink)
         check("fs.write + fs.read + fs.remove", fs_write_read_remove)
+    check("dev.list", dev_list)
+    check("proc.list", proc_list)
+    check("debug.* reserved (E_NOSYS)", debug_reserved)
+    if not opts.skip_screen:
+        check("screen.capture scale 4", screen_capture)
     passed = sum(results)
     print(f"mcp-smoke: {passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
