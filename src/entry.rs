@@ -242,7 +242,11 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
     );
     kprintln!(kernel, "{}", root.line);
     let screen = probe_screen(kernel);
-    kprintln!(kernel, "screen {}", screen.as_ref().map_or_else(|e| *e, |_| "newport"));
+    kprintln!(
+        kernel,
+        "screen {}",
+        screen.as_ref().map_or_else(|e| *e, |_| "newport")
+    );
     let ctx = Rc::new(RefCell::new(Ctx {
         platform: Box::new(kernel),
         abi_version,
