@@ -203,6 +203,8 @@ fn clippy_target() -> Result<(), String> {
                 "--quiet",
                 "-p",
                 "irix7-mcp",
+                "-p",
+                "irix7-kmem",
                 "--target",
                 "mips-irix7.json",
             ])
