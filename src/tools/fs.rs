@@ -177,70 +177,20 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
     },
 ];
 
-/// What any path lookup can fail with: no or a refused filesystem (the mount's error), a disk
-/// or image fault, a bad path, a missing component, a symlink loop.
-const PATH_ERRORS: &[&str] = &[
-    "NODEV",
-    "IO",
-    "CORRUPT",
-    "NOTSUP",
-    "INVAL",
-    "NAMETOOLONG",
-    "NOENT",
-    "NOTDIR",
-    "LOOP",
-];
-const READ_ERRORS: &[&str] = &[
-    "NODEV",
-    "IO",
-    "CORRUPT",
-    "NOTSUP",
-    "INVAL",
-    "NAMETOOLONG",
-    "NOENT",
-    "NOTDIR",
-    "LOOP",
-    "ISDIR",
-    "ENCODING",
-];
-const WRITE_ERRORS: &[&str] = &[
-    "NODEV",
-    "IO",
-    "CORRUPT",
-    "NOTSUP",
-    "INVAL",
-    "NAMETOOLONG",
-    "NOENT",
-    "NOTDIR",
-    "LOOP",
-    "ISDIR",
-    "NOSPC",
-];
-const REMOVE_ERRORS: &[&str] = &[
-    "NODEV",
-    "IO",
-    "CORRUPT",
-    "NOTSUP",
-    "INVAL",
-    "NAMETOOLONG",
-    "NOENT",
-    "NOTDIR",
-    "LOOP",
-    "NOTEMPTY",
-];
-const MKDIR_ERRORS: &[&str] = &[
-    "NODEV",
-    "IO",
-    "CORRUPT",
-    "NOTSUP",
-    "INVAL",
-    "NAMETOOLONG",
-    "NOENT",
-    "NOTDIR",
-    "LOOP",
-    "EXIST",
-    "NOSPC",
-];
+/// The error codes of a tool that looks up a path, followed by its own: what any path lookup can
+/// fail with is no or a refused filesystem (the mount's error), a disk or image fault, a bad
+/// path, a missing component, a symlink loop.
+macro_rules! path_errors {
+    ($($own:literal),*) => {
+        &["NODEV", "IO", "CORRUPT", "NOTSUP", "INVAL", "NAMETOOLONG", "NOENT", "NOTDIR", "LOOP"
+            $(, $own)*]
+    };
+}
+const PATH_ERRORS: &[&str] = path_errors!();
+const READ_ERRORS: &[&str] = path_errors!("ISDIR", "ENCODING");
+const WRITE_ERRORS: &[&str] = path_errors!("ISDIR", "NOSPC");
+const REMOVE_ERRORS: &[&str] = path_errors!("NOTEMPTY");
+const MKDIR_ERRORS: &[&str] = path_errors!("EXIST", "NOSPC");
 
 const PATH_INPUT: &str = r#"{"type":"object","properties":{
   "path":{"type":"string","description":"Absolute path, e.g. /etc/motd"}},
