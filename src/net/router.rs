@@ -7,6 +7,7 @@ use crate::screen::{Capture, CaptureError, FbError, Format, Poll};
 use crate::tools::Ctx;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
+use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use rpc::http::{Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route};
@@ -52,15 +53,12 @@ impl Router {
     }
 }
 
-/// 503 with what is wrong with the board, in plain text.
+/// 503 with what is wrong with the board, in plain text: the same `E_<CODE>: message` that
+/// `screen.capture` answers.
 fn unavailable(e: CaptureError) -> Response {
-    let why = match e {
-        CaptureError::Fb(FbError::NoDevice) => "no graphics board answered",
-        CaptureError::Fb(FbError::Timeout) => "the graphics board stayed busy",
-        CaptureError::Fb(FbError::Unsupported(why)) => why,
-        _ => "the screen could not be read",
-    };
-    let mut body = Vec::from(why.as_bytes());
+    let mut body = crate::tools::screen::capture_error(e)
+        .to_string()
+        .into_bytes();
     body.push(b'\n');
     Response::full(503, "text/plain; charset=utf-8", body)
 }
