@@ -147,21 +147,29 @@ impl<C: 'static> McpServer<C> {
         let Value::Object(mut r) = result else {
             return reply::result(cx.id, &result);
         };
-        if cx.era == Era::Modern {
-            r.entry("resultType")
-                .or_insert_with(|| Value::from("complete"));
-            if CACHEABLE.contains(&method) {
-                r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
-                r.insert("cacheScope".into(), Value::from("private"));
-            }
-            let meta = r
-                .entry("_meta")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(m) = meta {
-                m.insert(META_SERVER_INFO.into(), self.server_info());
-            }
-        }
+        self.stamp_modern(cx, method, &mut r);
         reply::result(cx.id, &Value::Object(r))
+    }
+
+    /// Adds what a 2026-07-28 result carries besides the method's own members: `resultType`
+    /// (unless the method set one), the cache hints of cacheable methods, and the server's
+    /// info in `_meta`. A legacy result is left as it is.
+    fn stamp_modern(&self, cx: &Cx<'_>, method: &str, r: &mut Map<String, Value>) {
+        if cx.era != Era::Modern {
+            return;
+        }
+        r.entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+        if CACHEABLE.contains(&method) {
+            r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
+            r.insert("cacheScope".into(), Value::from("private"));
+        }
+        let meta = r
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(m) = meta {
+            m.insert(META_SERVER_INFO.into(), self.server_info());
+        }
     }
 
     /// Like [`Self::finish`] for a result with one member, `key`, whose JSON `raw` writes
@@ -176,16 +184,7 @@ impl<C: 'static> McpServer<C> {
         raw_size: usize,
         raw: impl FnOnce(&mut Vec<u8>),
     ) -> Response {
-        if cx.era == Era::Modern {
-            r.insert("resultType".into(), Value::from("complete"));
-            if CACHEABLE.contains(&method) {
-                r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
-                r.insert("cacheScope".into(), Value::from("private"));
-            }
-            let mut meta = Map::new();
-            meta.insert(META_SERVER_INFO.into(), self.server_info());
-            r.insert("_meta".into(), Value::Object(meta));
-        }
+        self.stamp_modern(cx, method, &mut r);
         let mut out = Vec::with_capacity(raw_size + 320);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(cx.id.as_json().as_bytes());
