@@ -3,6 +3,5 @@
 //! host tests, against the iris rig's device models.
 
 pub mod indy_map;
-pub mod mmio;
 pub mod newport;
 pub mod seeq;

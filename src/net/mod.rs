@@ -1,7 +1,10 @@
-//! The module's network side: the smoltcp stack over the NIC driver, the TCP server that feeds
-//! HTTP connections, and the router that sends each request to its handler.
+//! Networking: the IP configuration from the PROM environment, the smoltcp stack over the NIC
+//! (with the TCP checksum the Seeq cannot compute), the HTTP server over its sockets and the
+//! router that sends each request to the status page, the MCP server or the screen.
 
+pub mod config;
 pub mod router;
 pub mod server;
 pub mod stack;
 pub mod status_page;
+pub mod tx_checksum;

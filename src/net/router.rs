@@ -3,7 +3,8 @@
 //! full-resolution screen (guarded like `/mcp`); anything else is 404.
 
 use super::status_page;
-use crate::screen::{Capture, CaptureError, FbError, Format, Poll};
+use crate::hil::framebuffer::FbError;
+use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::tools::Ctx;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -114,14 +115,14 @@ impl Handler for Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::screen::PixelKind;
-    use crate::screen::fake::FakeFb;
-    use crate::tools::fake;
+    use crate::hil::framebuffer::PixelKind;
+    use crate::services::screen::fake::FakeFb;
+    use crate::tools::testing::fake;
     use rpc::http::Headers;
 
     fn router(board: Option<FakeFb>, token: Option<&str>) -> Router {
         let mut ctx = fake::ctx();
-        ctx.screen = board.map(|f| Box::new(f) as Box<dyn crate::screen::Framebuffer>);
+        ctx.screen = board.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
         let mut config = rpc::mcp::Config::new("7.0.0", None);
         config.token = token.map(alloc::string::String::from);
         let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));
@@ -175,7 +176,10 @@ mod tests {
         assert_eq!(resp.status, 200);
         assert_eq!(resp.headers.get("Content-Type"), Some("image/bmp"));
         assert_eq!(resp.headers.get("Cache-Control"), Some("no-store"));
-        assert_eq!(bmp.len() as u64, crate::screen::bmp::file_len(16, 8));
+        assert_eq!(
+            bmp.len() as u64,
+            crate::services::screen::bmp::file_len(16, 8)
+        );
         // The top row is stored last; pixel 3 is BGR 30 20 10.
         let top = 54 + 7 * 48;
         assert_eq!(&bmp[top + 9..top + 12], &[0x30, 0x20, 0x10]);

@@ -218,7 +218,7 @@ fn ipv4_octets(addr: IpAddress) -> [u8; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drivers::seeq::env::IpConfig;
+    use crate::net::config::IpConfig;
     use crate::net::stack::{NetStack, instant};
     use rpc::http::{Request, Response};
     use smoltcp::phy::{Loopback, Medium};

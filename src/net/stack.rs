@@ -1,7 +1,7 @@
 //! The smoltcp interface over a `phy::Device` (the Seeq driver on the Indy, a loopback in
 //! tests), with a static address from `netaddr` or DHCPv4.
 
-use crate::drivers::seeq::env::IpConfig;
+use crate::net::config::IpConfig;
 use alloc::vec::Vec;
 use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
 use smoltcp::phy::Device;

@@ -1,8 +1,8 @@
 //! The human status page at `GET /`: what a developer opens in a browser to see that the
 //! machine is up, before pointing an agent at `/mcp`.
 
-use crate::modinfo::VERSION;
-use crate::status::{Status, format_duration};
+use crate::services::status::VERSION;
+use crate::services::status::{Status, format_duration};
 use alloc::format;
 use alloc::string::String;
 

@@ -3,7 +3,7 @@
 
 use super::fs::put;
 use super::{Ctx, args};
-use crate::fs::block::{BlockDevice, SECTOR_SIZE};
+use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
 use base64::Engine;

@@ -6,7 +6,8 @@
 //!
 //! `cargo xtask docs` rewrites both files (it runs the check below with `IRIX7_BLESS_DOCS=1`).
 
-use super::{Ctx, harness};
+use super::Ctx;
+use super::testing::harness;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;

@@ -77,7 +77,7 @@ pub fn write_text(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, To
         bytes.push(b'\n');
     }
     ctx.platform.console_write(&bytes);
-    let (_, head) = ctx.platform.serial_ring();
+    let head = ctx.platform.serial_head();
     Ok(Started::Done(ToolOutput::structured(json!({
         "bytes": bytes.len(),
         "serial_head": head,
@@ -105,8 +105,8 @@ fn input_keys(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::fake;
-    use crate::tools::harness::{call, server_with};
+    use crate::tools::testing::fake;
+    use crate::tools::testing::harness::{call, server_with};
     use serde_json::json;
 
     #[test]

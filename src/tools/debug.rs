@@ -25,7 +25,7 @@ pub const RESERVED: Reserved = Reserved {
 #[cfg(test)]
 mod tests {
     use super::RESERVED;
-    use crate::tools::harness;
+    use crate::tools::testing::harness;
     use serde_json::json;
 
     #[test]

@@ -5,9 +5,12 @@
 
 use super::Ctx;
 use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
-use crate::drivers::indy_map::{self, RamError, Window};
-use crate::drivers::mmio::MmioError;
-use crate::platform::c_str;
+use crate::drivers::indy_map::{self, Window};
+use crate::hil::platform::c_str;
+use crate::hil::raw_bus::MmioError;
+use crate::hil::raw_bus::RawBus;
+use crate::services::phys::{self, PhysError};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -243,50 +246,76 @@ fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
     }
 }
 
-/// Checks `len` bytes of RAM at `phys` against the installed size.
-fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
-    let ram = ctx.platform.machine_status().ram_bytes;
-    match indy_map::check_ram(phys, len, ram) {
-        Ok(()) => probe_pages(ctx, phys, len),
-        Err(RamError::HighRam) => Err(ToolError::new(
+/// Physical memory and registers, handed to these tools alone: the field is private to this
+/// file, so no other tool holding a [`Ctx`] can reach the bus.
+pub struct RawAccess(Option<Box<dyn RawBus>>);
+
+impl RawAccess {
+    /// The board's raw bus (minted at init, where the board vouches for it).
+    pub fn granted(bus: Box<dyn RawBus>) -> Self {
+        RawAccess(Some(bus))
+    }
+
+    /// No raw access: the device tools answer `E_NOSYS`.
+    pub fn none() -> Self {
+        RawAccess(None)
+    }
+}
+
+fn raw(ctx: &Ctx) -> Result<&dyn RawBus, ToolError> {
+    ctx.raw
+        .0
+        .as_deref()
+        .ok_or_else(|| ToolError::new("NOSYS", "this machine gives no raw bus access"))
+}
+
+/// A refusal of the physical-memory policy, as a tool error.
+fn phys_error(e: PhysError) -> ToolError {
+    match e {
+        PhysError::HighRam { phys } => ToolError::new(
             "RANGE",
             format!("{phys:#x} is high RAM (at 0x20000000), which KSEG0/KSEG1 cannot reach"),
-        )),
-        Err(RamError::NotRam) => Err(ToolError::new(
+        ),
+        PhysError::NotRam { phys, len, ram } => ToolError::new(
             "RANGE",
             format!(
                 "{len} bytes at {phys:#x} are not all RAM: RAM is 0x08000000+{:#x} and the \
                  alias 0+0x80000",
                 ram.min(indy_map::LOW_RAM_MAX)
             ),
+        ),
+        PhysError::RamNoAnswer { at } => ToolError::new(
+            "RANGE",
+            format!("RAM at {at:#x} does not answer (bus error)"),
+        ),
+        PhysError::Width { width } => inval(format!("width {width} is not 1, 2 or 4")),
+        PhysError::Align { phys, width } => mmio_error(MmioError::Align, phys, width),
+        PhysError::NoWindow {
+            phys,
+            span,
+            nearest: n,
+        } => ToolError::new(
+            "NODEV",
+            format!(
+                "no known device holds {span} bytes at {phys:#x}; nearest is {} at {:#x}+{:#x}",
+                n.name, n.base, n.size
+            ),
+        ),
+        PhysError::WidthNotAllowed { window, width } => inval(format!(
+            "{} does not take {width}-byte accesses (see dev.list)",
+            window.name
         )),
+        PhysError::Absent { window, phys } => ToolError::new(
+            "NODEV",
+            format!("{} at {phys:#x} does not answer (bus error)", window.name),
+        ),
     }
 }
 
-/// Asks the kernel whether every 4 KiB page of the range answers: RAM the kernel left unmapped
-/// (a guard page) must get an error, not a bus error in the module. An ABI 10 kernel cannot
-/// say; the range check above is all there is then.
-fn probe_pages(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
-    const PAGE: u32 = 4096;
-    let end = phys.saturating_add(len.max(1) - 1);
-    let mut page = phys & !(PAGE - 1);
-    while page <= end {
-        let at = page.max(phys);
-        match ctx.platform.bus_probe(at, 1) {
-            Ok(()) | Err(status::E_NOSYS) => {}
-            Err(_) => {
-                return Err(ToolError::new(
-                    "RANGE",
-                    format!("RAM at {at:#x} does not answer (bus error)"),
-                ));
-            }
-        }
-        match page.checked_add(PAGE) {
-            Some(next) => page = next,
-            None => break,
-        }
-    }
-    Ok(())
+/// Checks `len` bytes of RAM at `phys` against the installed size and the kernel's probe.
+fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
+    let ram = ctx.platform.machine_status().ram_bytes;
+    phys::check_ram(raw(ctx)?, phys, len, ram).map_err(phys_error)
 }
 
 fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
@@ -336,7 +365,7 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     }
     check_ram(ctx, phys, len)?;
     let mut buf = vec![0u8; len as usize];
-    ctx.platform
+    raw(ctx)?
         .mem_read(phys, &mut buf)
         .map_err(|e| mmio_error(e, phys, 1))?;
     let data = if b64 {
@@ -377,7 +406,7 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
         return Err(inval(String::from("`data` is empty")));
     }
     check_ram(ctx, phys, data.len() as u32)?;
-    ctx.platform
+    raw(ctx)?
         .mem_write(phys, &data)
         .map_err(|e| mmio_error(e, phys, 1))?;
     Ok(Started::Done(ToolOutput::structured(obj(vec![
@@ -386,41 +415,8 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     ]))))
 }
 
-/// The window holding `count` registers of `width` bytes at `phys`, checked for width,
-/// alignment and presence (a bus-error probe where the kernel offers one).
 fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static Window, ToolError> {
-    if !matches!(width, 1 | 2 | 4) {
-        return Err(inval(format!("width {width} is not 1, 2 or 4")));
-    }
-    if !phys.is_multiple_of(width) {
-        return Err(mmio_error(MmioError::Align, phys, width));
-    }
-    let span = width * count;
-    let Some(w) = indy_map::find(phys, span) else {
-        let n = indy_map::nearest(phys);
-        return Err(ToolError::new(
-            "NODEV",
-            format!(
-                "no known device holds {span} bytes at {phys:#x}; nearest is {} at {:#x}+{:#x}",
-                n.name, n.base, n.size
-            ),
-        ));
-    };
-    if !w.allows(width) {
-        return Err(inval(format!(
-            "{} does not take {width}-byte accesses (see dev.list)",
-            w.name
-        )));
-    }
-    match ctx.platform.bus_probe(phys, width) {
-        Ok(()) => Ok(w),
-        // An ABI 10 kernel cannot probe: go ahead, as the tool's description warns.
-        Err(status::E_NOSYS) => Ok(w),
-        Err(_) => Err(ToolError::new(
-            "NODEV",
-            format!("{} at {phys:#x} does not answer (bus error)", w.name),
-        )),
-    }
+    phys::window_for(raw(ctx)?, phys, width, count).map_err(phys_error)
 }
 
 /// The widths a window allows, as the JSON list `dev.list` shows.
@@ -449,8 +445,7 @@ fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     let mut values = Vec::with_capacity(count as usize);
     for i in 0..count {
         let a = phys + i * width;
-        let v = ctx
-            .platform
+        let v = raw(ctx)?
             .mmio_read(a, width)
             .map_err(|e| mmio_error(e, a, width))?;
         values.push(v);
@@ -473,7 +468,7 @@ fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
         )));
     }
     let w = window_for(ctx, phys, width, 1)?;
-    ctx.platform
+    raw(ctx)?
         .mmio_write(phys, width, value)
         .map_err(|e| mmio_error(e, phys, width))?;
     Ok(Started::Done(ToolOutput::structured(obj(vec![
@@ -485,9 +480,10 @@ fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
 }
 
 fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let bus = raw(ctx)?;
     let mut devices = Vec::with_capacity(indy_map::WINDOWS.len());
     for w in indy_map::WINDOWS {
-        let state = match ctx.platform.bus_probe(w.base, 4) {
+        let state = match bus.bus_probe(w.base, 4) {
             Ok(()) => "present",
             Err(status::E_NOSYS) => "unknown",
             Err(_) => "absent",
@@ -503,8 +499,7 @@ fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
         let detail = if w.name == indy_map::SEEQ {
             Some(String::from("driven by irix7-mcp"))
         } else if w.name == indy_map::REX3 && state == "present" {
-            ctx.platform
-                .mmio_read(indy_map::REX3_STATUS, 4)
+            bus.mmio_read(indy_map::REX3_STATUS, 4)
                 .ok()
                 .map(|s| format!("REX3 version {}", s & 7))
         } else {
@@ -584,8 +579,7 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
             if pbus && key == "bc" {
                 continue;
             }
-            let v = ctx
-                .platform
+            let v = raw(ctx)?
                 .mmio_read(a, 4)
                 .map_err(|_| ToolError::new("IO", format!("reading {a:#x} failed")))?;
             regs.push((key, v.into()));
@@ -612,8 +606,8 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
 #[cfg(test)]
 mod tests {
     use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
-    use crate::tools::fake;
-    use crate::tools::harness::{call, server_with};
+    use crate::tools::testing::fake;
+    use crate::tools::testing::harness::{call, server_with};
     use serde_json::{Value, json};
 
     fn err_text(r: &Value) -> &str {

@@ -6,11 +6,12 @@
 //! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
 //! truncated). See `docs/tools.md`.
 
-use super::{Ctx, Disk, Fs, args};
-use crate::fs::block::IoError;
-use crate::fs::overlay::{self, FileHandle, Node, Overlay, WriteMode};
-use crate::fs::path::{MAX_PATH_LEN, Resolved};
-use crate::fs::{FileType, FsError, Stat};
+use super::{Ctx, args};
+use crate::services::fs::Fs;
+use crate::services::fs::check::check_path;
+use crate::services::fs::overlay::{FileHandle, Node, WriteMode};
+use crate::services::fs::path::Resolved;
+use crate::services::fs::{FileType, FsError, Stat};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -23,8 +24,6 @@ use rpc::mcp::{
 };
 use serde_json::{Map, Value};
 
-/// SCSI target of the root filesystem unless `mcp.disk` names another.
-pub const DEFAULT_ROOT_TARGET: u32 = 2;
 /// Default `max_output` of `fs.read`: 1 MiB of file data.
 pub const READ_DEFAULT_MAX: u64 = 1 << 20;
 /// Largest `max_output` of `fs.read`: 8 MiB of file data.
@@ -223,75 +222,25 @@ const LIST_OUTPUT: &str = r#"{"type":"object","properties":{
     "required":["name","type","size","mode","origin"]}}},
   "required":["path","total","offset","entries"]}"#;
 
-/// A filesystem error as a tool error: `E_NOENT: …` stays `E_NOENT: …`.
+/// A filesystem error as a tool error, code for code.
 pub fn fs_error(e: FsError) -> ToolError {
-    let code = e.code.as_str();
-    ToolError::new(code.strip_prefix("E_").unwrap_or(code), e.message)
+    ToolError::new(e.code.as_str(), e.message)
 }
 
 /// The mounted filesystem, or why there is none.
 fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
-    match (&mut ctx.fs, &ctx.fs_error) {
+    let services = &mut **ctx;
+    match (&mut services.fs, &services.fs_error) {
         (Some(fs), _) => Ok(fs),
-        (None, Some(e)) => Err(e.clone()),
+        (None, Some(e)) => Err(fs_error(e.clone())),
         (None, None) => Err(ToolError::new("NODEV", "no filesystem is mounted")),
     }
-}
-
-/// Checks a path before it reaches the filesystem, so malformed paths get an error saying what
-/// is wrong rather than a lenient reading: empty, NUL, too long, an empty component (`a//b`), or
-/// `..` climbing above the root (counted on the text, before symlinks).
-pub fn check_path(path: &str) -> Result<(), ToolError> {
-    let inval = |m: String| Err(ToolError::new("INVAL", m));
-    if path.is_empty() {
-        return inval("the path is empty; use / for the root".into());
-    }
-    if let Some(i) = path.find('\0') {
-        return inval(format!("the path has a NUL byte at byte {i}"));
-    }
-    if path.len() > MAX_PATH_LEN {
-        return Err(ToolError::new(
-            "NAMETOOLONG",
-            format!(
-                "the path is {} bytes; the limit is {MAX_PATH_LEN}",
-                path.len()
-            ),
-        ));
-    }
-    let body = path.strip_prefix('/').unwrap_or(path);
-    let body = body.strip_suffix('/').unwrap_or(body);
-    if body.is_empty() {
-        return Ok(()); // "/" (or "//"): the root.
-    }
-    let mut depth = 0usize;
-    for c in body.split('/') {
-        match c {
-            "" => return inval(format!("empty component (\"//\") in {path:?}")),
-            "." => {}
-            ".." => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return inval(format!("\"..\" goes above the root in {path:?}")),
-            },
-            _ if c.len() > crate::fs::erofs::MAX_NAME_LEN => {
-                return Err(ToolError::new(
-                    "NAMETOOLONG",
-                    format!(
-                        "a component of {} bytes; the limit is {}",
-                        c.len(),
-                        crate::fs::erofs::MAX_NAME_LEN
-                    ),
-                ));
-            }
-            _ => depth += 1,
-        }
-    }
-    Ok(())
 }
 
 /// The `path` argument, checked.
 fn path_arg<'a>(call: &'a ToolCall<'_>) -> Result<&'a str, ToolError> {
     let p = args::string(call, "path")?;
-    check_path(p)?;
+    check_path(p).map_err(fs_error)?;
     Ok(p)
 }
 
@@ -753,7 +702,7 @@ fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError>
     put(
         &mut m,
         "whiteout",
-        (st.origin == crate::fs::Origin::Erofs).into(),
+        (st.origin == crate::services::fs::Origin::Erofs).into(),
     );
     done(m)
 }
@@ -765,83 +714,6 @@ fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     let mut m = Map::new();
     put(&mut m, "path", made.into());
     done(m)
-}
-
-/// The outcome of mounting the root filesystem at init.
-pub struct Mounted {
-    pub fs: Option<Fs>,
-    /// Why there is no filesystem (what the fs tools answer).
-    pub error: Option<ToolError>,
-    /// One console line saying what happened.
-    pub line: String,
-}
-
-/// Mounts the root filesystem from SCSI target `mcp.disk` (default 2) with the overlay capped
-/// at `mcp.overlay_max`. A missing disk or a refused image leaves no filesystem and an error
-/// for the fs tools; a bad setting falls back to its default and says so.
-pub fn mount_root(
-    disk_env: Option<&str>,
-    overlay_max_env: Option<&str>,
-    open: impl FnOnce(u32) -> Result<Disk, IoError>,
-) -> Mounted {
-    let mut notes = String::new();
-    let target = match disk_env.map(|v| v.trim().parse::<u32>()) {
-        None => DEFAULT_ROOT_TARGET,
-        Some(Ok(t)) if t <= 7 => t,
-        Some(_) => {
-            notes.push_str("; mcp.disk is not a SCSI ID 0..7, using 2");
-            DEFAULT_ROOT_TARGET
-        }
-    };
-    let cap = match overlay_max_env.map(overlay::parse_overlay_max) {
-        None => overlay::DEFAULT_OVERLAY_MAX,
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
-            notes.push_str(&format!("; {e}; using the default"));
-            overlay::DEFAULT_OVERLAY_MAX
-        }
-    };
-    let dev = match open(target) {
-        Ok(d) => d,
-        Err(e) => {
-            let err = ToolError::new(
-                "NODEV",
-                format!(
-                    "no filesystem: SCSI target {target} cannot be read (status {})",
-                    e.status
-                ),
-            );
-            return Mounted {
-                line: format!("fs: {}{notes}", err.message),
-                fs: None,
-                error: Some(err),
-            };
-        }
-    };
-    match crate::fs::erofs::Erofs::mount(dev) {
-        Ok(erofs) => {
-            let sb = erofs.superblock();
-            let line = format!(
-                "fs: EROFS on SCSI target {target}: {} blocks of {} bytes, overlay cap {cap} \
-                 bytes{notes}",
-                sb.blocks,
-                sb.block_size()
-            );
-            Mounted {
-                fs: Some(Overlay::new(Some(erofs), cap)),
-                error: None,
-                line,
-            }
-        }
-        Err(e) => {
-            let err = fs_error(e);
-            Mounted {
-                line: format!("fs: SCSI target {target} not mounted: {err}{notes}"),
-                fs: None,
-                error: Some(err),
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,11 @@
 //! `proc.list`: the kernel's process list (pid, name, state, CPU time) through the ABI.
 
 use super::Ctx;
-use crate::abi::table::ProcInfo;
-use crate::platform::c_str;
+use crate::hil::platform::c_str;
+use crate::services::proc::{processes, state_name};
 use alloc::vec::Vec;
 use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use serde_json::{Value, json};
-
-/// Most processes read from the kernel in one call.
-pub const PROC_MAX: usize = 256;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     name: "proc.list",
@@ -31,28 +28,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     start: list,
 }];
 
-/// The name of an ABI process state.
-pub fn state_name(state: u32) -> &'static str {
-    match state {
-        0 => "running",
-        1 => "ready",
-        2 => "sleeping",
-        3 => "stopped",
-        4 => "zombie",
-        _ => "unknown",
-    }
-}
-
-/// The process list, sorted by pid.
-pub fn processes(ctx: &Ctx) -> Vec<ProcInfo> {
-    let mut list = ctx.platform.processes(PROC_MAX);
-    list.truncate(PROC_MAX);
-    list.sort_by_key(|p| p.pid);
-    list
-}
-
 fn list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let procs: Vec<Value> = processes(ctx)
+    let procs: Vec<Value> = processes(&*ctx.platform)
         .iter()
         .map(|p| {
             json!({
@@ -71,8 +48,8 @@ fn list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::fake;
-    use crate::tools::harness::{call, server_with};
+    use crate::tools::testing::fake;
+    use crate::tools::testing::harness::{call, server_with};
     use serde_json::json;
 
     #[test]
@@ -114,6 +91,9 @@ mod tests {
         }
         let mut s = server_with(ctx);
         let r = call(&mut s, "proc.list", json!({}));
-        assert_eq!(r["structuredContent"]["count"], super::PROC_MAX);
+        assert_eq!(
+            r["structuredContent"]["count"],
+            crate::services::proc::PROC_MAX
+        );
     }
 }

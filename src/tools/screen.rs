@@ -4,8 +4,9 @@
 //! `/screen.bmp`.
 
 use super::Ctx;
-use crate::screen::{Capture, CaptureError, FbError, Format, Framebuffer, Mode, PixelKind, Poll};
-use crate::screen::{Region, region::MAX_SCALE};
+use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
+use crate::services::screen::{Capture, CaptureError, Format, Poll};
+use crate::services::screen::{Region, region::MAX_SCALE};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -223,11 +224,11 @@ fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, Tool
 
 #[cfg(test)]
 mod tests {
-    use crate::screen::PixelKind;
-    use crate::screen::fake::FakeFb;
-    use crate::screen::png::decode::decode;
-    use crate::tools::fake;
-    use crate::tools::harness::{call, request, server_with};
+    use crate::hil::framebuffer::PixelKind;
+    use crate::services::screen::fake::FakeFb;
+    use crate::services::screen::png::decode::decode;
+    use crate::tools::testing::fake;
+    use crate::tools::testing::harness::{call, request, server_with};
     use alloc::boxed::Box;
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
@@ -247,11 +248,11 @@ mod tests {
 
     fn server(fb: Option<FakeFb>) -> rpc::mcp::McpServer<crate::tools::Ctx> {
         let mut ctx = fake::ctx();
-        ctx.screen = fb.map(|f| Box::new(f) as Box<dyn crate::screen::Framebuffer>);
+        ctx.screen = fb.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
         server_with(ctx)
     }
 
-    fn image(r: &Value) -> crate::screen::png::decode::Decoded {
+    fn image(r: &Value) -> crate::services::screen::png::decode::Decoded {
         let block = &r["content"][0];
         assert_eq!(block["type"], "image", "{r}");
         assert_eq!(block["mimeType"], "image/png");

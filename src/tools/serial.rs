@@ -1,5 +1,5 @@
 //! Serial tools: `serial.read` reads the kernel's serial ring by absolute offset (see
-//! [`crate::serial_ring`]), `serial.write` writes to the serial console, and the
+//! [`crate::services::serial_ring`]), `serial.write` writes to the serial console, and the
 //! `irix7://serial` resource is the ring's current content as text.
 //!
 //! Encoding: by default `data` is text: bytes that are not UTF-8 become U+FFFD, and a
@@ -7,7 +7,7 @@
 //! splits one). `encoding: "base64"` returns the exact bytes instead.
 
 use super::{Ctx, args, console};
-use crate::serial_ring::{self, RingError};
+use crate::services::serial_ring::{self, RingError};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -112,14 +112,13 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
         }
     };
     let (ring, head) = ctx.platform.serial_ring();
-    let mut chunk = serial_ring::read(ring, head, offset, max).map_err(|e| match e {
+    let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(|e| match e {
         RingError::Future { offset, head } => ToolError::new(
             "RANGE",
             format!("offset {offset} is past the head {head}: nothing written there yet"),
         ),
     })?;
-    let (ring, head_after) = ctx.platform.serial_ring();
-    chunk.discard_overwritten(head_after, ring.len());
+    chunk.discard_overwritten(ctx.platform.serial_head(), ring.len());
     // A character cut by `max_bytes` is read whole next time.
     if !base64 && chunk.data.len() == max {
         let keep = chunk.data.len() - incomplete_tail(&chunk.data);
@@ -148,7 +147,7 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
 /// The ring's content as text (what `serial.read` with no offset and no limit returns).
 pub fn ring_text(ctx: &Ctx) -> String {
     let (ring, head) = ctx.platform.serial_ring();
-    let bytes: Vec<u8> = serial_ring::read(ring, head, None, ring.len())
+    let bytes: Vec<u8> = serial_ring::read(&ring, head, None, ring.len())
         .map(|c| c.data)
         .unwrap_or_default();
     String::from_utf8_lossy(&bytes).into_owned()
@@ -165,8 +164,8 @@ fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, Tool
 #[cfg(test)]
 mod tests {
     use super::incomplete_tail;
-    use crate::tools::fake;
-    use crate::tools::harness::{call, request, server_with};
+    use crate::tools::testing::fake;
+    use crate::tools::testing::harness::{call, request, server_with};
     use alloc::vec::Vec;
     use base64::Engine;
     use serde_json::json;

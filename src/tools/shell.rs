@@ -1,4 +1,4 @@
-//! `shell.exec`: runs one builtin of the module's shell ([`crate::shell`]) and returns its
+//! `shell.exec`: runs one builtin of the module's shell ([`crate::services::shell`]) and returns its
 //! output and exit status. Quick builtins answer at once; `sleep`, `cat` and `ls` run across
 //! polls, report progress (to a client that sent a progress token, over SSE) and stop when the
 //! call is cancelled.
@@ -9,8 +9,8 @@
 //! most [`INLINE_MAX`] bytes.
 
 use super::{Ctx, args};
-use crate::shell::output::Output;
-use crate::shell::{self, Exit, Job, JobStep};
+use crate::services::shell::output::Output;
+use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -67,7 +67,7 @@ fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
         .clamp(1, OUTPUT_MAX) as usize;
     let mut out = Output::new(cap);
     match shell::run(ctx, command, &mut out, call.now_ms) {
-        Err(e) => Err(ToolError::new(e.code(), format!("{e}"))),
+        Err(e) => Err(shell_error(&e)),
         Ok(Exit::Status(status)) => Ok(Started::Done(finish(command, status, out))),
         Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
             command: String::from(command),
@@ -169,3 +169,12 @@ impl ContentSource<Ctx> for BytesSource {
 
 #[cfg(test)]
 mod tests;
+
+/// A line the shell cannot run, as a tool error.
+fn shell_error(e: &ShellError) -> ToolError {
+    let code = match e {
+        ShellError::Words(_) | ShellError::Empty => "INVAL",
+        ShellError::Unknown(_) => "NOT_FOUND",
+    };
+    ToolError::new(code, format!("{e}"))
+}

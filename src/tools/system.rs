@@ -1,8 +1,9 @@
 //! System tools: `status`, `echo`, `system.reset`, `system.poweroff`, and the
 //! `irix7://status`, `irix7://net`, `irix7://mem` resources.
 
-use super::pending::{self, Action};
 use super::{Ctx, args};
+use crate::services::power::{self, Action};
+use crate::services::status::{mem_text, net_text};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -142,13 +143,9 @@ fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 }
 
 /// Schedules a reset or power-off and answers when it will happen.
-pub fn schedule(
-    ctx: &mut Ctx,
-    action: Action,
-    now_ms: u64,
-    delay_ms: u64,
-) -> Result<u64, ToolError> {
-    let p = pending::schedule(&mut ctx.pending, action, now_ms, delay_ms)?;
+fn schedule(ctx: &mut Ctx, action: Action, now_ms: u64, delay_ms: u64) -> Result<u64, ToolError> {
+    let p = power::schedule(&mut ctx.pending, action, now_ms, delay_ms)
+        .map_err(|e| ToolError::new("BUSY", format!("{e}")))?;
     Ok(p.at_ms.saturating_sub(now_ms))
 }
 
@@ -157,7 +154,7 @@ fn scheduled(
     call: &ToolCall<'_>,
     action: Action,
 ) -> Result<Started<Ctx>, ToolError> {
-    let delay = args::opt_u64(call, "delay_ms")?.unwrap_or(pending::DEFAULT_DELAY_MS);
+    let delay = args::opt_u64(call, "delay_ms")?.unwrap_or(power::DEFAULT_DELAY_MS);
     let in_ms = schedule(ctx, action, call.now_ms, delay)?;
     Ok(Started::Done(ToolOutput::structured(serde_json::json!({
         "action": action.as_str(),
@@ -173,43 +170,6 @@ fn poweroff(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     scheduled(ctx, call, Action::Poweroff)
 }
 
-/// The network figures as text (`irix7://net`, the shell's `net`).
-pub fn net_text(ctx: &Ctx) -> String {
-    let st = ctx.status();
-    let n = &st.net;
-    format!(
-        "ip          {ip}/{prefix}\n\
-         mac         {mac}\n\
-         mcp port    {port} (and 80)\n\
-         connections {conn} open\n\
-         requests    {req} served\n",
-        ip = st.ip_text(),
-        prefix = n.prefix_len,
-        mac = st.mac_text(),
-        port = n.port,
-        conn = n.open_connections,
-        req = n.requests,
-    )
-}
-
-/// The memory figures as text (`irix7://mem`, the shell's `mem`).
-pub fn mem_text(ctx: &Ctx) -> String {
-    let st = ctx.status();
-    let h = st.heap;
-    format!(
-        "ram         {ram} MiB\n\
-         heap size   {size} bytes\n\
-         heap used   {used} bytes\n\
-         heap free   {free} bytes\n\
-         heap peak   {peak} bytes\n",
-        ram = st.ram_bytes >> 20,
-        size = h.size,
-        used = h.used,
-        free = h.size.saturating_sub(h.used),
-        peak = h.peak,
-    )
-}
-
 fn text_resource(uri: &str, text: String) -> Vec<ResourceContents> {
     vec![ResourceContents::Text {
         uri: String::from(uri),
@@ -223,16 +183,16 @@ fn read_status(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolEr
 }
 
 fn read_net(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
-    Ok(text_resource(uri, net_text(ctx)))
+    Ok(text_resource(uri, net_text(&ctx.status())))
 }
 
 fn read_mem(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
-    Ok(text_resource(uri, mem_text(ctx)))
+    Ok(text_resource(uri, mem_text(&ctx.status())))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::tools::harness::{call, request, server};
+    use crate::tools::testing::harness::{call, request, server};
     use serde_json::json;
 
     #[test]
@@ -344,8 +304,8 @@ mod tests {
 
     #[test]
     fn reset_answers_first_and_happens_after_the_deadline() {
-        let (ctx, state) = crate::tools::fake::ctx_and_state();
-        let mut s = crate::tools::harness::server_with(ctx);
+        let (ctx, state) = crate::tools::testing::fake::ctx_and_state();
+        let mut s = crate::tools::testing::harness::server_with(ctx);
         let r = call(&mut s, "system.reset", json!({}));
         assert_eq!(
             r["structuredContent"],
@@ -368,22 +328,22 @@ mod tests {
                 .unwrap()
                 .starts_with("E_BUSY: a reset is already scheduled")
         );
-        assert!(crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1249).is_none());
+        assert!(ctx.borrow_mut().run_due(1249).is_none());
         assert_eq!(state.resets.get(), 0);
-        crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1250);
+        ctx.borrow_mut().run_due(1250);
         assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
     }
 
     #[test]
     fn poweroff_takes_a_delay_within_bounds() {
-        let (ctx, state) = crate::tools::fake::ctx_and_state();
-        let mut s = crate::tools::harness::server_with(ctx);
+        let (ctx, state) = crate::tools::testing::fake::ctx_and_state();
+        let mut s = crate::tools::testing::harness::server_with(ctx);
         let r = call(&mut s, "system.poweroff", json!({"delay_ms": 50}));
         assert_eq!(r["isError"], true, "below the schema minimum");
         let r = call(&mut s, "system.poweroff", json!({"delay_ms": 2000}));
         assert_eq!(r["structuredContent"]["in_ms"], 2000);
         let ctx = s.context().clone();
-        crate::tools::pending::run_due(&mut ctx.borrow_mut(), 3000);
+        ctx.borrow_mut().run_due(3000);
         assert_eq!((state.resets.get(), state.poweroffs.get()), (0, 1));
     }
 

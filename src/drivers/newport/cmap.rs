@@ -1,10 +1,10 @@
 //! Colour-map reads, the X driver's `newport_cmap.c` sequence: the entry's index as a halfword
 //! to CRS 0 of CMAP0, then a 3-byte read from CRS 2 (R in 31:24, G 23:16, B 15:8).
 
-use super::bus::NewportBus;
 use super::dcb;
 use super::regs::*;
-use crate::screen::FbError;
+use crate::hil::framebuffer::FbError;
+use crate::hil::newport_bus::NewportBus;
 
 const BASE: u32 = dcb_slave(SLAVE_CMAP0) | CMAP_PROTOCOL;
 

@@ -1,43 +1,29 @@
 //! The Newport (XL) graphics board of the Indy, for reading the screen back: REX3 host
 //! readback, the video mode from the VC2 timing and DID tables and the XMAP9 mode entries, and
-//! the CMAP colour map, behind [`crate::screen::Framebuffer`].
+//! the CMAP colour map, behind [`Framebuffer`].
 //!
 //! ```ignore
 //! // After probing REX3_PHYS (an empty GIO slot bus-errors):
-//! let mut fb = Newport::new(unsafe { Kseg1Rex3::new() });
+//! let mut fb = Newport::new(bus); // the board's KSEG1 bus, or a model in tests
 //! let mode = fb.mode()?;
 //! fb.read_span(&mode, 0, 0, &mut row)?;
 //! ```
 //! Nothing here panics on register contents: every wait and table walk is bounded, and a mode
 //! the driver cannot read is `FbError::Unsupported`. See `docs/newport.md`.
 
-mod bus;
 mod cmap;
 mod dcb;
-mod kseg;
 pub mod regs;
 mod rex3;
 mod vc2;
 mod xmap;
 
-pub use bus::NewportBus;
 pub use dcb::MAX_POLLS;
-pub use kseg::Kseg1Rex3;
 pub use regs::REX3_PHYS;
 
-use crate::screen::{FbError, Framebuffer, Mode, PixelKind};
+use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
+use crate::hil::newport_bus::NewportBus;
 use regs::{TOPSCAN, VRAM_ROWS, XYWIN, XYWIN_IDENTITY};
-
-impl Newport<Kseg1Rex3> {
-    /// The driver for the Indy's board through KSEG1.
-    ///
-    /// # Safety
-    /// As for [`Kseg1Rex3::new`]: a probe found the board at [`REX3_PHYS`].
-    pub unsafe fn indy() -> Self {
-        // SAFETY: the caller's contract.
-        Newport::new(unsafe { Kseg1Rex3::new() })
-    }
-}
 
 /// The Newport driver over a register bus.
 pub struct Newport<B: NewportBus> {

@@ -7,10 +7,10 @@
 //! pixels discarded, so each word read yields four pixels. XYWIN is set to 1:1 for the read and
 //! put back afterwards.
 
-use super::bus::NewportBus;
 use super::dcb;
 use super::regs::*;
-use crate::screen::FbError;
+use crate::hil::framebuffer::FbError;
+use crate::hil::newport_bus::NewportBus;
 
 /// Programs a block read of VRAM row `row`, columns `x0..=x1`, and primes the prefetch.
 fn start<B: NewportBus>(bus: &mut B, dm1: u32, x0: u32, x1: u32, row: u32) -> Result<(), FbError> {

@@ -5,10 +5,10 @@
 //! count, height the sum of the line counts of sequences with columns. Every loop is bounded so
 //! a garbage table ends in `Unsupported`, never a hang.
 
-use super::bus::NewportBus;
 use super::dcb;
 use super::regs::*;
-use crate::screen::FbError;
+use crate::hil::framebuffer::FbError;
+use crate::hil::newport_bus::NewportBus;
 
 /// Timing-table pairs read at most (Linux reads 128 halfwords).
 pub const MAX_PAIRS: usize = 64;

@@ -5,10 +5,10 @@
 //! CRS 5, byte i being bits 8i+7:8i (low byte first, as the X driver assembles them; MAME
 //! returns them the other way round; the rig follows this driver, see `docs/newport.md`).
 
-use super::bus::NewportBus;
 use super::dcb;
 use super::regs::*;
-use crate::screen::{FbError, PixelKind};
+use crate::hil::framebuffer::{FbError, PixelKind};
+use crate::hil::newport_bus::NewportBus;
 
 fn mode(crs: u32) -> u32 {
     dcb_slave(SLAVE_XMAP0) | XMAP_PROTOCOL | dcb_crs(crs) | DCB_WIDTH1

@@ -2,9 +2,10 @@
 //! (indy-hardware.md §1.3–1.5). Everything goes through [`Hpc3Bus`], so this file has no
 //! `unsafe`.
 
-use super::bus::Hpc3Bus;
 use super::layout::{Layout, RX_BUF_SIZE};
 use super::regs::*;
+use crate::hil::hpc3_bus::Hpc3Bus;
+use crate::hil::nic::RingPositions;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -120,23 +121,6 @@ pub(super) struct TxState {
     /// Where the stack writes a frame that will be dropped (no slot).
     scratch: Vec<u8>,
     pub counters: Counters,
-}
-
-/// Where the driver stands in its rings (`dma.list`): indices and the rings' physical bases.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RingPositions {
-    /// The next RX descriptor the CPU looks at.
-    pub rx_next: u32,
-    pub rx_size: u32,
-    /// The next free TX slot.
-    pub tx_next: u32,
-    /// The oldest TX frame not yet reclaimed.
-    pub tx_oldest: u32,
-    pub tx_in_flight: u32,
-    pub tx_size: u32,
-    /// Physical address of RX descriptor 0 and TX descriptor 0.
-    pub rx_ring_phys: u32,
-    pub tx_ring_phys: u32,
 }
 
 /// The Seeq Ethernet driver. Implements smoltcp's `phy::Device` (see `phy.rs`).

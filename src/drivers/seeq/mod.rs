@@ -12,19 +12,11 @@
 //! The driver is polled: `receive`/`transmit` (called by smoltcp) reclaim sent frames and restart
 //! a stopped RX channel; [`Seeq::service`] does the same without moving frames.
 
-mod bus;
-mod csum;
 mod driver;
-pub mod env;
-mod kseg;
 mod layout;
 mod phy;
 pub mod regs;
 
-pub use bus::Hpc3Bus;
-pub use driver::{
-    Chip, Config, Counters, Error, MAX_FRAME, MAX_RING, MIN_FRAME, RingPositions, Seeq, probe,
-};
-pub use kseg::{CacheOps, Kseg1Bus, KsegError};
+pub use driver::{Chip, Config, Counters, Error, MAX_FRAME, MAX_RING, MIN_FRAME, Seeq, probe};
 pub use layout::{BUF_STRIDE, DMA_ALIGN, RX_BUF_SIZE};
 pub use phy::{RxToken, TxToken};

@@ -1,13 +1,12 @@
 //! The driver as a smoltcp `phy::Device`. The RX token copies its frame out and returns the
 //! descriptor before the stack runs, because smoltcp transmits replies from inside the RX
-//! callback; the TX token builds the frame directly in the DMA buffer and fills in its TCP
-//! checksum (see `csum`).
+//! callback; the TX token builds the frame directly in the DMA buffer. The Seeq computes no
+//! checksums; `net::tx_checksum` wraps the device to fill in the TCP one.
 
-use super::bus::Hpc3Bus;
-use super::csum::fill_tcp_checksum;
 use super::driver::{Info, MAX_FRAME, RxState, Seeq, TxState};
+use crate::hil::hpc3_bus::Hpc3Bus;
 use core::cell::RefCell;
-use smoltcp::phy::{self, Checksum, DeviceCapabilities, Medium};
+use smoltcp::phy::{self, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 
 /// One received frame, still in its RX buffer.
@@ -38,11 +37,7 @@ impl<B: Hpc3Bus> phy::RxToken for RxToken<'_, B> {
 impl<B: Hpc3Bus> phy::TxToken for TxToken<'_, B> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let mut bus = self.bus.borrow_mut();
-        self.tx.send(&mut *bus, self.info, len, |frame| {
-            let r = f(frame);
-            fill_tcp_checksum(frame);
-            r
-        })
+        self.tx.send(&mut *bus, self.info, len, f)
     }
 }
 
@@ -93,8 +88,6 @@ impl<B: Hpc3Bus> phy::Device for Seeq<B> {
         caps.medium = Medium::Ethernet;
         caps.max_transmission_unit = MAX_FRAME;
         caps.max_burst_size = Some(self.info.layout.tx_n);
-        // Received TCP segments are checked by smoltcp; sent ones are summed by the TX token.
-        caps.checksum.tcp = Checksum::Rx;
         caps
     }
 }

@@ -1,11 +1,14 @@
 //! The fs and block tools through the real MCP server, over the fixture image in memory.
 
 use super::*;
-use crate::fs::block::RamDisk;
-use crate::fs::erofs::{self, Erofs};
-use crate::fs::tests::fixture::fixtures;
-use crate::tools::harness::{call, request};
-use crate::tools::{Ctx, Disk, fake};
+use crate::hil::block::{IoError, RamDisk};
+use crate::services::fs::erofs::{self, Erofs};
+use crate::services::fs::overlay::Overlay;
+use crate::services::fs::tests::fixture::fixtures;
+use crate::services::fs::{Disk, ErrorCode};
+use crate::tools::Ctx;
+use crate::tools::testing::fake;
+use crate::tools::testing::harness::{call, request};
 use alloc::vec;
 use rpc::mcp::McpServer;
 use serde_json::json;
@@ -122,7 +125,10 @@ fn without_a_filesystem_the_tools_say_why() {
     let e = err(&mut s, "fs.stat", json!({"path": "/etc/motd"}));
     assert!(e.starts_with("E_NODEV: "), "{e}");
     let mut ctx = fake::ctx();
-    ctx.fs_error = Some(ToolError::new("NOTSUP", "image uses LZ4 compression"));
+    ctx.fs_error = Some(FsError::new(
+        ErrorCode::NotSup,
+        "image uses LZ4 compression",
+    ));
     let mut s = server_with(ctx);
     for (tool, args) in [
         ("fs.read", json!({"path": "/etc/motd"})),
@@ -610,55 +616,6 @@ fn block_read_gives_raw_sectors() {
 }
 
 #[test]
-fn mount_root_reports_each_outcome() {
-    let m = mount_root(None, None, |_| Err(IoError { status: -19 }));
-    assert!(m.fs.is_none());
-    assert_eq!(m.error.unwrap().code, "NODEV");
-    assert_eq!(
-        m.line,
-        "fs: no filesystem: SCSI target 2 cannot be read (status -19)"
-    );
-    let m = mount_root(Some("9"), Some("lots"), |t| {
-        assert_eq!(t, 2);
-        Ok(Disk(Box::new(RamDisk::new(vec![0; 4096]))))
-    });
-    assert!(m.fs.is_none());
-    assert!(
-        m.line.contains("not mounted: E_CORRUPT") && m.line.contains("mcp.disk is not a SCSI ID"),
-        "{}",
-        m.line
-    );
-    assert!(m.line.contains("mcp.overlay_max \"lots\""), "{}", m.line);
-    let Some(f) = fixtures() else {
-        return;
-    };
-    let m = mount_root(Some("3"), Some("64K"), |t| {
-        assert_eq!(t, 3);
-        Ok(Disk(Box::new(RamDisk::new(f.plain.clone()))))
-    });
-    assert!(
-        m.line.starts_with("fs: EROFS on SCSI target 3: "),
-        "{}",
-        m.line
-    );
-    assert!(m.line.contains("overlay cap 65536 bytes"), "{}", m.line);
-    assert_eq!(m.fs.unwrap().usage().cap, 65536);
-
-    // An image with an incompat feature the reader lacks is refused by name.
-    let mut img = f.plain.clone();
-    let sb = erofs::SUPERBLOCK_OFFSET;
-    let incompat = u32::from_le_bytes(img[sb + 80..sb + 84].try_into().unwrap()) | 0x1;
-    img[sb + 80..sb + 84].copy_from_slice(&incompat.to_le_bytes());
-    let area = &mut img[sb..sb + 4096 - sb % 4096];
-    let sum = erofs::checksum(area);
-    img[sb + 4..sb + 8].copy_from_slice(&sum.to_le_bytes());
-    let m = mount_root(None, None, |_| Ok(Disk(Box::new(RamDisk::new(img)))));
-    let e = m.error.unwrap();
-    assert_eq!(e.code, "NOTSUP");
-    assert!(e.message.contains("LZ4 compression"), "{e}");
-}
-
-#[test]
 fn status_shows_the_cache() {
     let Some((mut s, _)) = fixture_server(1 << 20) else {
         return;
@@ -674,7 +631,7 @@ fn status_shows_the_cache() {
         c["misses"].as_u64().unwrap() > 0 && c["hits"].as_u64().unwrap() > 0,
         "{c}"
     );
-    let text = crate::tools::harness::request(
+    let text = crate::tools::testing::harness::request(
         &mut s,
         "resources/read",
         Some("irix7://status"),
@@ -694,7 +651,7 @@ fn status_shows_the_cache() {
             .to_text()
             .contains("disk cache  no filesystem mounted")
     );
-    status.cache = Some(crate::fs::cache::CacheStats {
+    status.cache = Some(crate::services::fs::cache::CacheStats {
         hits: 3,
         misses: 1,
         ..Default::default()

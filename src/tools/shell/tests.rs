@@ -1,8 +1,9 @@
 //! `shell.exec` through the real MCP server.
 
-use crate::fs::overlay::{Overlay, WriteMode};
-use crate::tools::harness::{call, server, server_with};
-use crate::tools::{Ctx, fake};
+use crate::services::fs::overlay::{Overlay, WriteMode};
+use crate::tools::Ctx;
+use crate::tools::testing::fake;
+use crate::tools::testing::harness::{call, server, server_with};
 use alloc::string::String;
 use alloc::vec::Vec;
 use rpc::http::{Body, BodyPoll, Headers, Method, Peer, Response};
@@ -63,7 +64,7 @@ fn quick_builtins() {
     assert!(ps.starts_with("  PID STATE"), "{ps}");
     assert!(ps.contains("    5 running       1500 mcpd\n"), "{ps}");
     let help = output(&mut s, "help");
-    for b in crate::shell::builtins::BUILTINS {
+    for b in crate::services::shell::builtins::BUILTINS {
         assert!(help.contains(b.usage), "help lists {}", b.name);
     }
 }
@@ -244,7 +245,7 @@ fn reboot_and_poweroff_are_scheduled_after_the_answer() {
     let st = run(&mut s, "poweroff");
     assert_eq!(st["exit_status"], 1, "a reset is already pending");
     let ctx = s.context().clone();
-    crate::tools::pending::run_due(&mut ctx.borrow_mut(), 1250);
+    ctx.borrow_mut().run_due(1250);
     assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
 }
 

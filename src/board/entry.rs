@@ -1,0 +1,353 @@
+//! The module's entry points, called by the kernel: `init` once with the ABI table, `poll`
+//! from the kernel's scheduler loop, `exit` before the kernel unloads the module or resets.
+//! This is the only place that knows every layer: it builds the driver, the network stack, the
+//! MCP server and the tool context, and drives them from `poll`.
+
+use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_MIN_SIZE, AbiTable, status};
+use crate::board::console::kprintln;
+use crate::board::disk::KernelDisk;
+use crate::board::kernel::{Kernel, KernelRawBus};
+use crate::board::newport_bus::Kseg1Rex3;
+use crate::board::seeq_bus::Kseg1Bus;
+use crate::drivers::seeq::{self, Seeq};
+use crate::hil::framebuffer::Framebuffer;
+use crate::hil::platform::c_str;
+use crate::net::config as env;
+use crate::net::router::Router;
+use crate::net::server::{HttpServer, ServerConfig};
+use crate::net::stack::NetStack;
+use crate::net::tx_checksum::TcpChecksumTx;
+use crate::services::context::Services;
+use crate::services::entropy::Entropy;
+use crate::services::fs::{Disk, mount};
+use crate::services::status::{HeapUsage, NetUsage, VERSION};
+use crate::tools::devices::RawAccess;
+use crate::tools::{self, Ctx};
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::string::String;
+use core::cell::RefCell;
+use spin::Mutex;
+
+/// The smallest heap the module agrees to start with.
+const HEAP_MIN: usize = 1 << 20;
+/// The MCP port unless `mcp.port` says otherwise.
+const DEFAULT_PORT: u16 = 7801;
+/// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
+const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
+
+const INSTRUCTIONS: &str = "This server is the control plane of an SGI Indy (MIPS R4400, \
+big-endian) running IRIX 7; it runs inside the kernel. Start with the `status` tool (uptime, \
+address, memory). Tools are grouped by prefix: fs.* reads and writes the root filesystem \
+(EROFS with a RAM overlay: writes do not survive a reset), serial.* and console.* reach the \
+console, system.* resets or powers off the machine. Destructive tools are annotated; prefer \
+read-only ones while exploring.";
+
+type Nic = TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>;
+
+/// Everything the module owns while loaded.
+struct Module {
+    kernel: Kernel,
+    stack: NetStack<Nic>,
+    server: HttpServer,
+    router: Router,
+    ctx: Rc<RefCell<Ctx>>,
+    port: u16,
+}
+
+// SAFETY: the kernel calls the module from one thread only; the Rc/RefCell inside never cross
+// threads. The Mutex exists to make the static sound, not for concurrency.
+unsafe impl Send for Module {}
+
+impl Module {
+    /// One non-blocking step. Returns > 0 when work is pending, 0 when idle.
+    fn poll(&mut self, now_ms: u64) -> i32 {
+        self.kernel.watchdog_kick();
+        let mut work = self.stack.poll(now_ms);
+        self.refresh_net_usage();
+        work |= self
+            .server
+            .poll(&mut self.stack.sockets, &mut self.router, now_ms);
+        work |= self.stack.poll(now_ms);
+        // A reset or power-off answered by a tool happens only after its answer has left;
+        // until then the kernel should keep polling.
+        let mut ctx = self.ctx.borrow_mut();
+        ctx.run_due(now_ms);
+        work |= ctx.pending.is_some();
+        i32::from(work)
+    }
+
+    fn refresh_net_usage(&mut self) {
+        let ip = self.stack.ipv4();
+        let mut ctx = self.ctx.borrow_mut();
+        ctx.net = NetUsage {
+            ip: ip.map(|c| c.address().octets()),
+            prefix_len: ip.map_or(0, |c| c.prefix_len()),
+            mac: self.stack.device.inner().mac(),
+            port: self.port,
+            open_connections: self.server.open_connections(&self.stack.sockets),
+            requests: self.router.requests,
+            rings: self.stack.device.inner().ring_positions(),
+        };
+    }
+}
+
+static MODULE: Mutex<Option<Module>> = Mutex::new(None);
+
+fn heap_usage() -> HeapUsage {
+    let u = crate::board::heap::usage();
+    HeapUsage {
+        used: u.used,
+        peak: u.peak,
+        size: u.size,
+    }
+}
+
+/// Checks the table, takes the heap, prints the banner, starts the network. Returns 0 or a
+/// negative status.
+///
+/// # Safety
+/// `table` points to the kernel's ABI table, valid until `irix7_mcp_exit` returns.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
+    if table.is_null() {
+        return status::E_INVAL;
+    }
+    // SAFETY: the kernel passes a valid table (contract above). Read the header first: an older
+    // kernel's table may be shorter than ours.
+    let (version, size) = unsafe { ((*table).version, (*table).size) };
+    if version < ABI_MIN_VERSION {
+        return status::E_ABI_VERSION;
+    }
+    if size < ABI_TABLE_MIN_SIZE {
+        return status::E_ABI_SIZE;
+    }
+    // SAFETY: version and size say every ABI 10 entry is there (newer ones are checked against
+    // `size` before each call), and the table lives until exit.
+    let kernel = unsafe { Kernel::new(&*table) };
+    crate::board::panic::set_kernel(kernel);
+
+    let mut module = MODULE.lock();
+    if module.is_some() {
+        kprintln!(kernel, "init called twice; refused");
+        return status::E_INVAL;
+    }
+    let (heap_base, heap_size) = kernel.heap_region();
+    if heap_base.is_null() || heap_size < HEAP_MIN {
+        kprintln!(
+            kernel,
+            "heap of {heap_size} bytes is too small (need {HEAP_MIN})"
+        );
+        return status::E_NOMEM;
+    }
+    // SAFETY: the region is the module's until exit, and nothing was allocated before.
+    unsafe { crate::board::heap::init(heap_base, heap_size) };
+
+    {
+        use core::fmt::Write as _;
+        let mut c = crate::board::console::Console(kernel);
+        let _ = writeln!(c, "irix7-mcp {VERSION}, ABI {version}");
+    }
+    match start(kernel, version) {
+        Ok(m) => {
+            *module = Some(m);
+            status::OK
+        }
+        Err(code) => code,
+    }
+}
+
+/// Brings up the NIC, the network stack and the MCP server from the environment.
+fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
+    let now = kernel.clock_ms();
+    let machine = kernel.machine_status();
+
+    let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
+    if let Some(e) = mac_err {
+        kprintln!(kernel, "eaddr ignored ({e:?}); using the default address");
+    }
+    let ip = match env::ip_config(
+        kernel.env("netaddr").as_deref(),
+        kernel.env("netgw").as_deref(),
+    ) {
+        Ok(ip) => ip,
+        Err(e) => {
+            kprintln!(kernel, "netaddr/netgw ignored ({e:?}); using DHCP");
+            env::IpConfig::Dhcp
+        }
+    };
+    let port = match kernel.env("mcp.port").map(|p| p.trim().parse::<u16>()) {
+        None => DEFAULT_PORT,
+        Some(Ok(p)) if p != 0 => p,
+        Some(_) => {
+            kprintln!(
+                kernel,
+                "mcp.port is not a port number; using {DEFAULT_PORT}"
+            );
+            DEFAULT_PORT
+        }
+    };
+
+    let nic_config = seeq::Config::default();
+    // SAFETY: the Indy's HPC3 is at its fixed address, and the module drives its Ethernet
+    // channel alone (the kernel hands the NIC over at load).
+    let bus = unsafe { Kseg1Bus::new(kernel, Seeq::<Kseg1Bus<Kernel>>::dma_len(&nic_config)) }
+        .map_err(|e| {
+            kprintln!(kernel, "no DMA area for the NIC: {e:?}");
+            status::E_NOMEM
+        })?;
+    let nic = Seeq::new(bus, mac, nic_config).map_err(|e| {
+        kprintln!(kernel, "NIC init failed: {e:?}");
+        status::E_NODEV
+    })?;
+    kprintln!(kernel, "{:?} at {}", nic.chip(), mac_text(mac));
+
+    let mut entropy = Entropy::new(u64::from(machine.unix_time) << 32 ^ now);
+    entropy.stir(u64::from_be_bytes([
+        0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+    ]));
+    let mut stack = NetStack::new(TcpChecksumTx::new(nic), mac, ip, now, entropy.next_u64());
+    match stack.ipv4() {
+        Some(c) => kprintln!(kernel, "ip {} (static), MCP on port {port} and 80", c),
+        None => kprintln!(kernel, "ip via DHCP, MCP on port {port} and 80"),
+    }
+
+    let mut config = rpc::mcp::Config::new(c_str(&machine.os_version), Some(INSTRUCTIONS.into()));
+    config.token = kernel
+        .env("mcp.token")
+        .filter(|t| !t.is_empty())
+        .or(BUILD_TOKEN.map(String::from));
+    config.own_ip = stack.ipv4().map(|c| c.address().octets());
+    // The conformance suites fire requests far faster than an agent does; the test image
+    // lifts the per-client rate so they measure the protocol, not the limiter.
+    #[cfg(feature = "conformance")]
+    {
+        config.limits.requests_per_second = 1000;
+    }
+    config.extra_origins = kernel
+        .env("mcp.origins")
+        .map(|o| {
+            o.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    kprintln!(
+        kernel,
+        "token {}",
+        if config.token.is_some() {
+            "required"
+        } else {
+            "not set: /mcp is open"
+        }
+    );
+
+    let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| Disk(Box::new(d)));
+    let root = mount::mount_root(
+        kernel.env("mcp.disk").as_deref(),
+        kernel.env("mcp.overlay_max").as_deref(),
+        open_disk,
+    );
+    kprintln!(kernel, "{}", root.line);
+    let screen = probe_screen(kernel);
+    kprintln!(
+        kernel,
+        "screen {}",
+        screen.as_ref().map_or_else(|e| *e, |_| "newport")
+    );
+    let services = Services {
+        platform: Box::new(kernel),
+        abi_version,
+        heap: heap_usage,
+        net: NetUsage::default(),
+        pending: None,
+        fs: root.fs,
+        fs_error: root.error,
+        open_disk: Box::new(open_disk),
+        screen: screen.ok(),
+    };
+    // SAFETY: the raw bus goes to the device tools alone, which check every address against the
+    // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
+    let raw = RawAccess::granted(Box::new(unsafe { KernelRawBus::mint(kernel) }));
+    let ctx = Rc::new(RefCell::new(Ctx::new(services, raw)));
+    let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
+        entropy.stir(kernel.clock_ms());
+        entropy.fill(buf);
+    });
+    let mut mcp = rpc::mcp::McpServer::new(config, ctx.clone(), session_entropy);
+    tools::register(&mut mcp).map_err(|e| {
+        kprintln!(kernel, "tool registry: {e}");
+        status::E_INVAL
+    })?;
+    // The test image also carries the fixtures the official conformance suites call.
+    #[cfg(feature = "conformance")]
+    rpc::conformance::register(&mut mcp).map_err(|e| {
+        kprintln!(kernel, "conformance fixtures: {e}");
+        status::E_INVAL
+    })?;
+    let server_config = ServerConfig {
+        ports: alloc::vec![port, 80],
+        ..ServerConfig::default()
+    };
+    let server = HttpServer::new(&mut stack.sockets, &server_config);
+    Ok(Module {
+        kernel,
+        stack,
+        server,
+        router: Router::new(mcp),
+        ctx,
+        port,
+    })
+}
+
+fn mac_text(m: [u8; 6]) -> String {
+    alloc::format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0],
+        m[1],
+        m[2],
+        m[3],
+        m[4],
+        m[5]
+    )
+}
+
+/// One non-blocking step of the module's work. Returns > 0 when more work is pending (call
+/// again soon), 0 when idle, < 0 when the module is not initialised.
+#[unsafe(no_mangle)]
+pub extern "C" fn irix7_mcp_poll(now_ms: u64) -> i32 {
+    match MODULE.lock().as_mut() {
+        Some(m) => m.poll(now_ms),
+        None => status::E_INVAL,
+    }
+}
+
+/// Stops the NIC's DMA (the driver's drop) and releases everything.
+#[unsafe(no_mangle)]
+pub extern "C" fn irix7_mcp_exit() {
+    if let Some(m) = MODULE.lock().take() {
+        kprintln!(m.kernel, "exit");
+    }
+}
+
+/// The Newport driver if a board answers in the GIO slot, or why there is none. An empty slot
+/// bus-errors, so only the kernel can look (REX3 STATUS under its bus-error handler): on a
+/// kernel without `bus_probe` (ABI 10) the module does not risk the read and has no screen.
+fn probe_screen(kernel: Kernel) -> Result<Box<dyn Framebuffer>, &'static str> {
+    use crate::drivers::newport::{Newport, REX3_PHYS, regs};
+    use crate::hil::newport_bus::NewportBus;
+    match kernel.bus_probe(REX3_PHYS + regs::STATUS, 4) {
+        Ok(()) => {}
+        Err(status::E_NOSYS) => return Err("unprobed (kernel ABI 10 has no bus_probe)"),
+        Err(_) => return Err("none"),
+    }
+    // SAFETY: the kernel's probe of the board's STATUS register answered.
+    let mut fb = Newport::new(unsafe { Kseg1Rex3::new() });
+    // STATUS bits 2:0: the REX3 version, never 0 on a board.
+    if fb.bus_mut().read32(regs::STATUS) & 0x7 == 0 {
+        return Err("none (no REX3 version in STATUS)");
+    }
+    Ok(Box::new(fb))
+}

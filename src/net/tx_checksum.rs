@@ -1,0 +1,232 @@
+//! The TCP checksum of outgoing frames, filled in by a wrapper around the NIC instead of by
+//! smoltcp (the wrapper tells smoltcp it offloads it), like smoltcp's own `phy` decorators.
+//! Every payload byte the module sends passes through this sum; summing 32-bit words with an
+//! end-around carry costs about half the R4400 instructions per byte of smoltcp's generic
+//! 16-bit one.
+
+use smoltcp::phy::{self, Checksum, DeviceCapabilities};
+use smoltcp::time::Instant;
+
+/// A `phy::Device` whose sent TCP segments get their checksum here, after the stack has
+/// written the frame into the inner device's buffer.
+pub struct TcpChecksumTx<D> {
+    inner: D,
+}
+
+impl<D> TcpChecksumTx<D> {
+    pub fn new(inner: D) -> Self {
+        TcpChecksumTx { inner }
+    }
+
+    /// The wrapped device (for its own figures: MAC, ring positions).
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+}
+
+/// The inner device's TX token, summing the frame once the stack has built it.
+pub struct TxToken<T>(T);
+
+impl<T: phy::TxToken> phy::TxToken for TxToken<T> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        self.0.consume(len, |frame| {
+            let r = f(frame);
+            fill_tcp_checksum(frame);
+            r
+        })
+    }
+}
+
+impl<D: phy::Device> phy::Device for TcpChecksumTx<D> {
+    type RxToken<'a>
+        = D::RxToken<'a>
+    where
+        Self: 'a;
+    type TxToken<'a>
+        = TxToken<D::TxToken<'a>>
+    where
+        Self: 'a;
+
+    fn receive(&mut self, now: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
+        self.inner.receive(now).map(|(rx, tx)| (rx, TxToken(tx)))
+    }
+
+    fn transmit(&mut self, now: Instant) -> Option<Self::TxToken<'_>> {
+        self.inner.transmit(now).map(TxToken)
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = self.inner.capabilities();
+        // Received segments are still checked by smoltcp; sent ones are summed here.
+        caps.checksum.tcp = Checksum::Rx;
+        caps
+    }
+}
+
+const ETH_HEADER: usize = 14;
+const ETHERTYPE_IPV4: [u8; 2] = [0x08, 0x00];
+const PROTO_TCP: u8 = 6;
+/// Offset of the checksum in the TCP header.
+const TCP_CHECKSUM: usize = 16;
+
+/// Fills in the TCP checksum of an Ethernet + IPv4 + TCP frame. Other frames, and frames whose
+/// headers do not add up, are left as they are.
+pub fn fill_tcp_checksum(frame: &mut [u8]) {
+    let Some(ip) = frame.get(ETH_HEADER..) else {
+        return;
+    };
+    if frame.get(12..14) != Some(&ETHERTYPE_IPV4[..]) || ip.len() < 20 {
+        return;
+    }
+    let ihl = usize::from(ip[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+    // Version 4, TCP, not a fragment (smoltcp never fragments TCP), lengths consistent.
+    let fragment = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0;
+    if ip[0] >> 4 != 4 || ip[9] != PROTO_TCP || fragment || ihl < 20 || total > ip.len() {
+        return;
+    }
+    let Some(tcp_len) = total.checked_sub(ihl).filter(|&l| l >= 20) else {
+        return;
+    };
+    let mut sum = u32::from(PROTO_TCP) + tcp_len as u32;
+    sum = add_words(sum, &ip[12..20]);
+    let Some(segment) = frame.get_mut(ETH_HEADER + ihl..ETH_HEADER + total) else {
+        return;
+    };
+    segment[TCP_CHECKSUM] = 0;
+    segment[TCP_CHECKSUM + 1] = 0;
+    let c = !fold(add_words(sum, segment));
+    segment[TCP_CHECKSUM..TCP_CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Adds `bytes` as big-endian 16-bit words (an odd last byte padded with zero) to a one's
+/// complement sum kept in 32 bits.
+fn add_words(sum: u32, bytes: &[u8]) -> u32 {
+    let mut sum = sum;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let a = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
+        let b = u32::from_be_bytes([w[4], w[5], w[6], w[7]]);
+        let (s, c) = sum.overflowing_add(a);
+        sum = s + u32::from(c);
+        let (s, c) = sum.overflowing_add(b);
+        sum = s + u32::from(c);
+    }
+    let rest = words.remainder();
+    let mut pairs = rest.chunks_exact(2);
+    for p in &mut pairs {
+        let (s, c) = sum.overflowing_add(u32::from(u16::from_be_bytes([p[0], p[1]])));
+        sum = s + u32::from(c);
+    }
+    if let [last] = pairs.remainder() {
+        let (s, c) = sum.overflowing_add(u32::from(*last) << 8);
+        sum = s + u32::from(c);
+    }
+    sum
+}
+
+/// Folds a 32-bit one's complement sum to 16 bits.
+fn fold(sum: u32) -> u16 {
+    let s = (sum >> 16) + (sum & 0xffff);
+    let s = (s >> 16) + (s & 0xffff);
+    s as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smoltcp::phy::ChecksumCapabilities;
+    use smoltcp::wire::{
+        EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpProtocol, Ipv4Address,
+        Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
+    };
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A frame as smoltcp builds it with the checksum computed (`computed`) or left to the
+    /// device (zero).
+    fn frame(payload: &[u8], computed: bool) -> Vec<u8> {
+        let src = Ipv4Address::new(10, 7, 0, 1);
+        let dst = Ipv4Address::new(10, 7, 0, 200);
+        let tcp = TcpRepr {
+            src_port: 7801,
+            dst_port: 40001,
+            control: TcpControl::Psh,
+            seq_number: TcpSeqNumber(0x1234_5678),
+            ack_number: Some(TcpSeqNumber(0x0abc_def0)),
+            window_len: 4096,
+            window_scale: None,
+            max_seg_size: None,
+            sack_permitted: false,
+            sack_ranges: [None, None, None],
+            timestamp: None,
+            payload,
+        };
+        let ip = Ipv4Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let eth = EthernetRepr {
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            ethertype: EthernetProtocol::Ipv4,
+        };
+        let mut caps = ChecksumCapabilities::default();
+        if !computed {
+            caps.tcp = smoltcp::phy::Checksum::Rx;
+        }
+        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        eth.emit(&mut f);
+        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+        ip.emit(&mut p, &caps);
+        let mut t = TcpPacket::new_unchecked(p.payload_mut());
+        tcp.emit(&mut t, &src.into(), &dst.into(), &caps);
+        buf
+    }
+
+    #[test]
+    fn matches_smoltcp_for_every_payload_length() {
+        for len in 0..80 {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            let want = frame(&payload, true);
+            let mut got = frame(&payload, false);
+            assert_ne!(got, want, "the checksum was left out ({len})");
+            fill_tcp_checksum(&mut got);
+            assert_eq!(got, want, "payload of {len} bytes");
+        }
+        let big: Vec<u8> = (0..1460).map(|i| 0xff - (i % 7) as u8).collect();
+        let mut got = frame(&big, false);
+        fill_tcp_checksum(&mut got);
+        assert_eq!(got, frame(&big, true));
+    }
+
+    #[test]
+    fn other_and_broken_frames_are_left_alone() {
+        let mut arp = vec![0u8; 60];
+        arp[12] = 0x08;
+        arp[13] = 0x06;
+        let before = arp.clone();
+        fill_tcp_checksum(&mut arp);
+        assert_eq!(arp, before);
+        // An IPv4 total length beyond the frame.
+        let mut f = frame(b"hello", false);
+        f[14 + 2] = 0xff;
+        let before = f.clone();
+        fill_tcp_checksum(&mut f);
+        assert_eq!(f, before);
+        // Too short to hold the headers.
+        let mut short = frame(b"", false);
+        short.truncate(30);
+        let before = short.clone();
+        fill_tcp_checksum(&mut short);
+        assert_eq!(short, before);
+    }
+}

@@ -1,0 +1,48 @@
+//! What the services share: the machine, the mounted filesystem, the screen, the figures the
+//! network reports, a promised reset. The tool context wraps it (adding what only some tools may
+//! hold) and the shell runs on it.
+
+use crate::hil::framebuffer::Framebuffer;
+use crate::hil::platform::Platform;
+use crate::services::fs::{DiskOpener, Fs, FsError};
+use crate::services::power::{self, Action, Pending};
+use crate::services::status::{HeapUsage, NetUsage, Status};
+use alloc::boxed::Box;
+
+pub struct Services {
+    pub platform: Box<dyn Platform>,
+    /// The ABI version the kernel offers.
+    pub abi_version: u32,
+    /// Reads the heap figures (the allocator on the Indy, a fake in host tests).
+    pub heap: fn() -> HeapUsage,
+    /// The network figures, refreshed by the server on each poll.
+    pub net: NetUsage,
+    /// A reset or power-off a tool has answered for; the module's `poll` carries it out.
+    pub pending: Option<Pending>,
+    /// The merged filesystem (EROFS image + RAM overlay), once mounted.
+    pub fs: Option<Fs>,
+    /// Why `fs` is `None` (no disk, or the image was refused): what the fs tools answer.
+    pub fs_error: Option<FsError>,
+    /// Opens a SCSI target for raw reads (`block.read`).
+    pub open_disk: DiskOpener,
+    /// The graphics board (the Newport driver), if one answered at boot.
+    pub screen: Option<Box<dyn Framebuffer>>,
+}
+
+impl Services {
+    /// Carries out a promised reset or power-off once it is due (see [`power::run_due`]).
+    pub fn run_due(&mut self, now_ms: u64) -> Option<Action> {
+        power::run_due(&mut self.pending, &*self.platform, now_ms)
+    }
+
+    /// A snapshot of the machine's status.
+    pub fn status(&self) -> Status {
+        let mut st = Status::collect(&*self.platform, self.abi_version, (self.heap)(), self.net);
+        st.cache = self
+            .fs
+            .as_ref()
+            .and_then(|f| f.lower())
+            .map(|e| e.cache_stats());
+        st
+    }
+}

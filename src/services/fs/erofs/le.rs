@@ -1,0 +1,34 @@
+//! Bounds-checked little-endian field access: every on-disk structure is parsed through it, so
+//! a short or truncated structure is an error instead of a panic.
+
+use alloc::format;
+
+use crate::services::fs::error::{FsError, FsResult};
+
+/// Little-endian field access that fails instead of panicking on short input.
+pub(crate) struct Fields<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Fields<'a> {
+    pub(crate) fn bytes(&self, off: usize, len: usize) -> FsResult<&'a [u8]> {
+        self.0
+            .get(off..off.saturating_add(len))
+            .ok_or_else(|| FsError::corrupt(format!("structure too short for field at {off}")))
+    }
+    pub(crate) fn u8(&self, off: usize) -> FsResult<u8> {
+        Ok(self.bytes(off, 1)?[0])
+    }
+    pub(crate) fn u16(&self, off: usize) -> FsResult<u16> {
+        let b = self.bytes(off, 2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    pub(crate) fn u32(&self, off: usize) -> FsResult<u32> {
+        let b = self.bytes(off, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub(crate) fn u64(&self, off: usize) -> FsResult<u64> {
+        let b = self.bytes(off, 8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+}

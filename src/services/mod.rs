@@ -1,0 +1,14 @@
+//! The machine's services, hardware-free and tested on the host: the filesystem, screen capture,
+//! the shell, the serial ring, status figures, power and the physical-memory policy. They are
+//! written against `hil` traits and know nothing of MCP; `tools` puts them on the wire.
+
+pub mod context;
+pub mod entropy;
+pub mod fs;
+pub mod phys;
+pub mod power;
+pub mod proc;
+pub mod screen;
+pub mod serial_ring;
+pub mod shell;
+pub mod status;

@@ -1,0 +1,243 @@
+//! Produces the rows of a [`Shrink`]: reads `scale` screen rows through the framebuffer and
+//! averages each `scale`×`scale` box into one pixel (rounded mean). Memory is `scale` screen
+//! spans and, for scales above 2, one row of sums, whatever the image size; any row can be
+//! asked for, in any order (the BMP writer goes bottom-up).
+
+use super::pixel::{Palette, SPREAD_MAX_SUM, unspread};
+use super::region::Shrink;
+use crate::hil::framebuffer::{FbError, Framebuffer, Mode};
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub struct Downscale {
+    shrink: Shrink,
+    /// `scale` screen rows of the region (only the columns the boxes cover), as spread colours.
+    spans: Vec<u32>,
+    /// Per-channel sums of a row of boxes (scales above 2 only).
+    sums: Vec<u32>,
+}
+
+impl Downscale {
+    pub fn new(shrink: Shrink) -> Self {
+        let cols = (shrink.width * shrink.scale) as usize;
+        let sums = if shrink.scale > 2 {
+            vec![0; shrink.width as usize * 3]
+        } else {
+            Vec::new()
+        };
+        Downscale {
+            shrink,
+            spans: vec![0; cols * shrink.scale as usize],
+            sums,
+        }
+    }
+
+    pub fn shrink(&self) -> &Shrink {
+        &self.shrink
+    }
+
+    /// Writes result row `row` into `out` (`width * 3` bytes, in the palette's channel order).
+    pub fn row(
+        &mut self,
+        fb: &mut dyn Framebuffer,
+        mode: &Mode,
+        palette: &Palette,
+        row: u32,
+        out: &mut [u8],
+    ) -> Result<(), FbError> {
+        let s = self.shrink;
+        if row >= s.height || out.len() != s.width as usize * 3 {
+            return Err(FbError::OutOfRange);
+        }
+        let cols = (s.width * s.scale) as usize;
+        let top = s.region.y + row * s.scale;
+        for (y, span) in (top..).zip(self.spans.chunks_exact_mut(cols)) {
+            fb.read_span(mode, s.region.x, y, span)?;
+            // Scales 1 and 2 look colours up inside their loops (one pass over the pixels).
+            if s.scale > 2 || palette.table().is_none() {
+                palette.convert(span);
+            }
+        }
+        match (s.scale, palette.table()) {
+            (1, Some(t)) => copy(&self.spans, out, |raw| t[(raw & 0xFF) as usize]),
+            (1, None) => copy(&self.spans, out, |v| v),
+            (2, Some(t)) => halve(&self.spans, cols, out, |raw| t[(raw & 0xFF) as usize]),
+            (2, None) => halve(&self.spans, cols, out, |v| v),
+            _ => self.average(cols, out),
+        }
+        Ok(())
+    }
+
+    /// Boxes of any scale: spread sums of up to four pixels, split into per-channel sums.
+    fn average(&mut self, cols: usize, out: &mut [u8]) {
+        let scale = self.shrink.scale as usize;
+        self.sums.fill(0);
+        for span in self.spans.chunks_exact(cols) {
+            for (sum, box_) in self.sums.chunks_exact_mut(3).zip(span.chunks_exact(scale)) {
+                for part in box_.chunks(SPREAD_MAX_SUM) {
+                    let s = part.iter().fold(0u32, |t, v| t.wrapping_add(*v));
+                    for (acc, c) in sum.iter_mut().zip(unspread(s)) {
+                        *acc += c;
+                    }
+                }
+            }
+        }
+        let area = (scale * scale) as u32;
+        for (o, sum) in out.iter_mut().zip(&self.sums) {
+            *o = ((sum + area / 2) / area) as u8;
+        }
+    }
+}
+
+/// Scale 1: each pixel looked up through `colour` and stored.
+#[inline]
+fn copy(span: &[u32], out: &mut [u8], colour: impl Fn(u32) -> u32) {
+    for (px, v) in out.chunks_exact_mut(3).zip(span) {
+        if let [r, g, b] = px {
+            let s = colour(*v);
+            // One pixel's fields hold at most 255: the low byte of each is the channel.
+            *r = (s >> 20) as u8;
+            *g = (s >> 10) as u8;
+            *b = s as u8;
+        }
+    }
+}
+
+/// Scale 2: each pair of `upper` and `lower` pixels, looked up through `colour`, added in one
+/// spread sum (four pixels, no carry) and rounded.
+#[inline]
+fn halve(spans: &[u32], cols: usize, out: &mut [u8], colour: impl Fn(u32) -> u32) {
+    let (upper, lower) = spans.split_at(cols);
+    for ((px, a), b) in out
+        .chunks_exact_mut(3)
+        .zip(upper.chunks_exact(2))
+        .zip(lower.chunks_exact(2))
+    {
+        if let (&[a0, a1], &[b0, b1], [r, g, b]) = (a, b, px) {
+            let sum = colour(a0)
+                .wrapping_add(colour(a1))
+                .wrapping_add(colour(b0))
+                .wrapping_add(colour(b1));
+            let [x, y, z] = unspread(sum);
+            *r = ((x + 2) >> 2) as u8;
+            *g = ((y + 2) >> 2) as u8;
+            *b = ((z + 2) >> 2) as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hil::framebuffer::PixelKind;
+    use crate::services::screen::fake::FakeFb;
+    use crate::services::screen::pixel::Order;
+    use crate::services::screen::region::Region;
+
+    fn setup(fb: &mut FakeFb, region: Region, scale: u32) -> (Mode, Palette, Downscale) {
+        let mode = fb.mode().unwrap();
+        let p = Palette::load(fb, &mode, Order::Rgb).unwrap();
+        let d = Downscale::new(Shrink::new(&mode, region, scale).unwrap());
+        (mode, p, d)
+    }
+
+    #[test]
+    fn scale_one_copies_the_region() {
+        let mut fb = FakeFb::new(8, 4, PixelKind::Rgb24);
+        fb.set(5, 2, 0x00_03_02_01);
+        let region = Region {
+            x: 4,
+            y: 2,
+            width: 3,
+            height: 2,
+        };
+        let (mode, p, mut d) = setup(&mut fb, region, 1);
+        let mut row = [9u8; 9];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [0, 0, 0, 1, 2, 3, 0, 0, 0]);
+    }
+
+    #[test]
+    fn boxes_are_averaged_with_rounding() {
+        let mut fb = FakeFb::new(4, 4, PixelKind::Ci8 { cmap_base: 0 });
+        fb.set_cmap(1, [255, 255, 255]);
+        fb.set_cmap(2, [0, 1, 3]);
+        // Top-left box: one white pixel of four; top-right: all white.
+        fb.set(0, 0, 1);
+        for (x, y) in [(2, 0), (3, 0), (2, 1), (3, 1)] {
+            fb.set(x, y, 1);
+        }
+        for (x, y) in [(0, 2), (1, 2), (0, 3), (1, 3)] {
+            fb.set(x, y, 2);
+        }
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 2);
+        let mut row = [0u8; 6];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [64, 64, 64, 255, 255, 255]);
+        d.row(&mut fb, &mode, &p, 1, &mut row).unwrap();
+        assert_eq!(row, [0, 1, 3, 0, 0, 0]);
+    }
+
+    #[test]
+    fn direct_colour_boxes_are_averaged_too() {
+        let mut fb = FakeFb::new(4, 2, PixelKind::Rgb24);
+        fb.set(2, 0, 0x00_00_00_FF);
+        fb.set(3, 1, 0x00_FF_00_01);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 2);
+        let mut row = [9u8; 6];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [0, 0, 0, 64, 0, 64]);
+    }
+
+    #[test]
+    fn large_boxes_do_not_overflow_a_channel() {
+        // 16×16 of white plus one black pixel: 255 × 255 / 256 rounds to 254.
+        let mut fb = FakeFb::new(32, 16, PixelKind::Rgb24);
+        fb.pixels.fill(0x00FF_FFFF);
+        fb.set(3, 5, 0);
+        fb.set(20, 0, 0x0000_00FF);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 16);
+        let mut row = [0u8; 6];
+        d.row(&mut fb, &mode, &p, 0, &mut row).unwrap();
+        assert_eq!(row, [254, 254, 254, 255, 254, 254]);
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 3);
+        let mut row = [0u8; 30];
+        d.row(&mut fb, &mode, &p, 1, &mut row).unwrap();
+        // Box (1,1) covers x 3..6, y 3..6: the black pixel at (3,5) is one of nine.
+        assert_eq!(&row[3..6], &[227, 227, 227]);
+        assert_eq!(&row[..3], &[255, 255, 255]);
+    }
+
+    #[test]
+    fn rows_past_the_end_and_wrong_buffers_are_errors() {
+        let mut fb = FakeFb::new(4, 4, PixelKind::Rgb8);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 2);
+        let mut row = [0u8; 6];
+        assert_eq!(
+            d.row(&mut fb, &mode, &p, 2, &mut row),
+            Err(FbError::OutOfRange)
+        );
+        assert_eq!(
+            d.row(&mut fb, &mode, &p, 0, &mut [0u8; 5]),
+            Err(FbError::OutOfRange)
+        );
+    }
+
+    #[test]
+    fn framebuffer_errors_come_through() {
+        let mut fb = FakeFb::new(4, 4, PixelKind::Rgb8);
+        let mode = fb.mode().unwrap();
+        let (_, p, mut d) = setup(&mut fb, Region::full(&mode), 1);
+        fb.fail_at_row = Some(1);
+        let mut row = [0u8; 12];
+        assert!(d.row(&mut fb, &mode, &p, 0, &mut row).is_ok());
+        assert_eq!(
+            d.row(&mut fb, &mode, &p, 1, &mut row),
+            Err(FbError::Timeout)
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! The machine's status as one snapshot, shared by the `status` tool, the `irix7://status`
+//! resource and the HTML status page so they never disagree.
+
+use crate::hil::platform::{Platform, c_str};
+use crate::services::fs::cache::CacheStats;
+use alloc::format;
+use alloc::string::String;
+use serde_json::{Value, json};
+
+/// The module's version, from Cargo: in the banner, `status`, `.modinfo` and the status page.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Heap figures in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapUsage {
+    pub used: usize,
+    pub peak: usize,
+    pub size: usize,
+}
+
+/// Network figures the server keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetUsage {
+    /// The address the module serves on (DHCP or `netaddr`), if configured yet.
+    pub ip: Option<[u8; 4]>,
+    pub prefix_len: u8,
+    pub mac: [u8; 6],
+    pub port: u16,
+    pub open_connections: usize,
+    pub requests: u64,
+    /// The Seeq driver's ring positions (`dma.list`).
+    pub rings: crate::hil::nic::RingPositions,
+}
+
+/// One snapshot of everything `status` reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    pub abi_version: u32,
+    pub os_version: String,
+    pub uptime_ms: u64,
+    pub unix_time: u32,
+    pub ram_bytes: u32,
+    pub heap: HeapUsage,
+    pub net: NetUsage,
+    /// The filesystem's block cache (the 16-block LRU), when an image is mounted.
+    pub cache: Option<CacheStats>,
+}
+
+impl Status {
+    /// Reads the kernel's status block and merges the module's own figures.
+    pub fn collect(p: &dyn Platform, abi_version: u32, heap: HeapUsage, net: NetUsage) -> Self {
+        let m = p.machine_status();
+        let mut net = net;
+        if net.ip.is_none() && m.ip != [0; 4] {
+            net.ip = Some(m.ip);
+        }
+        Status {
+            abi_version,
+            os_version: String::from(c_str(&m.os_version)),
+            uptime_ms: p.clock_ms(),
+            unix_time: m.unix_time,
+            ram_bytes: m.ram_bytes,
+            heap,
+            net,
+            cache: None,
+        }
+    }
+
+    /// Cache hits per lookup, in tenths of a percent (0 before the first lookup). Integer
+    /// arithmetic keeps float formatting out of the image.
+    pub fn cache_hit_permille(c: &CacheStats) -> u64 {
+        let lookups = c.hits.saturating_add(c.misses);
+        (c.hits.saturating_mul(1000) + lookups / 2)
+            .checked_div(lookups)
+            .unwrap_or(0)
+    }
+
+    /// One line about the cache, for the text forms.
+    pub fn cache_text(&self) -> String {
+        match &self.cache {
+            Some(c) => {
+                let rate = Self::cache_hit_permille(c);
+                format!(
+                    "{} hits, {} misses, {} evictions ({}.{}% hits), {}/{} blocks of {} bytes, \
+                     {} blocks read around it",
+                    c.hits,
+                    c.misses,
+                    c.evictions,
+                    rate / 10,
+                    rate % 10,
+                    c.resident,
+                    c.capacity,
+                    c.block_size,
+                    c.direct_blocks
+                )
+            }
+            None => String::from("no filesystem mounted"),
+        }
+    }
+
+    pub fn ip_text(&self) -> String {
+        match self.net.ip {
+            Some([a, b, c, d]) => format!("{a}.{b}.{c}.{d}"),
+            None => String::from("unconfigured"),
+        }
+    }
+
+    pub fn mac_text(&self) -> String {
+        let m = self.net.mac;
+        format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+
+    pub fn date_text(&self) -> String {
+        format_utc(self.unix_time)
+    }
+
+    /// The structured form (the `status` tool's `structuredContent`).
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "module": "irix7-mcp",
+            "module_version": VERSION,
+            "abi": self.abi_version,
+            "os_version": self.os_version,
+            "uptime_ms": self.uptime_ms,
+            "date": self.date_text(),
+            "unix_time": self.unix_time,
+            "ram_bytes": self.ram_bytes,
+            "ip": self.ip_text(),
+            "mac": self.mac_text(),
+            "port": self.net.port,
+            "open_connections": self.net.open_connections,
+            "requests": self.net.requests,
+            "heap": {"used": self.heap.used, "peak": self.heap.peak, "size": self.heap.size},
+        });
+        if let (Some(c), Value::Object(m)) = (&self.cache, &mut v) {
+            m.insert(
+                "cache".into(),
+                json!({
+                    "hits": c.hits, "misses": c.misses, "evictions": c.evictions,
+                    "block_size": c.block_size, "capacity": c.capacity, "resident": c.resident,
+                    "direct_blocks": c.direct_blocks,
+                }),
+            );
+        }
+        v
+    }
+
+    /// The plain-text form (`irix7://status`, the shell's `status`).
+    pub fn to_text(&self) -> String {
+        format!(
+            "irix7-mcp {VERSION} (ABI {abi}) on IRIX {os}\n\
+             uptime      {up}\n\
+             date        {date}\n\
+             ip          {ip}\n\
+             mac         {mac}\n\
+             ram         {ram} MiB\n\
+             heap        {hu} / {hs} bytes (peak {hp})\n\
+             connections {conn} open, {req} requests served\n\
+             disk cache  {cache}\n",
+            abi = self.abi_version,
+            os = self.os_version,
+            up = format_duration(self.uptime_ms),
+            date = self.date_text(),
+            ip = self.ip_text(),
+            mac = self.mac_text(),
+            ram = self.ram_bytes >> 20,
+            hu = self.heap.used,
+            hs = self.heap.size,
+            hp = self.heap.peak,
+            conn = self.net.open_connections,
+            req = self.net.requests,
+            cache = self.cache_text(),
+        )
+    }
+}
+
+/// The network figures as text (`irix7://net`, the shell's `net`).
+pub fn net_text(st: &Status) -> String {
+    let n = &st.net;
+    format!(
+        "ip          {ip}/{prefix}\n\
+         mac         {mac}\n\
+         mcp port    {port} (and 80)\n\
+         connections {conn} open\n\
+         requests    {req} served\n",
+        ip = st.ip_text(),
+        prefix = n.prefix_len,
+        mac = st.mac_text(),
+        port = n.port,
+        conn = n.open_connections,
+        req = n.requests,
+    )
+}
+
+/// The memory figures as text (`irix7://mem`, the shell's `mem`).
+pub fn mem_text(st: &Status) -> String {
+    let h = st.heap;
+    format!(
+        "ram         {ram} MiB\n\
+         heap size   {size} bytes\n\
+         heap used   {used} bytes\n\
+         heap free   {free} bytes\n\
+         heap peak   {peak} bytes\n",
+        ram = st.ram_bytes >> 20,
+        size = h.size,
+        used = h.used,
+        free = h.size.saturating_sub(h.used),
+        peak = h.peak,
+    )
+}
+
+/// `3d 04:05:06.789` style.
+pub fn format_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    let (d, h, m) = (s / 86400, (s / 3600) % 24, (s / 60) % 60);
+    format!("{d}d {h:02}:{m:02}:{:02}.{:03}", s % 60, ms % 1000)
+}
+
+/// `YYYY-MM-DD hh:mm:ss UTC` from seconds since 1970 (proleptic Gregorian calendar).
+pub fn format_utc(unix: u32) -> String {
+    let days = i64::from(unix / 86400);
+    let secs = unix % 86400;
+    // Civil date from a day count: shift the epoch to 0000-03-01 so leap days end the year.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(format_utc(1_796_000_000), "2026-11-30 00:53:20 UTC");
+        assert_eq!(format_utc(u32::MAX), "2106-02-07 06:28:15 UTC");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(format_duration(0), "0d 00:00:00.000");
+        assert_eq!(format_duration(90_061_001), "1d 01:01:01.001");
+    }
+}
