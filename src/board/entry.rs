@@ -36,13 +36,6 @@ const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
-const INSTRUCTIONS: &str = "This server is the control plane of an SGI Indy (MIPS R4400, \
-big-endian) running IRIX 7; it runs inside the kernel. Start with the `status` tool (uptime, \
-address, memory). Tools are grouped by prefix: fs.* reads and writes the root filesystem \
-(EROFS with a RAM overlay: writes do not survive a reset), serial.* and console.* reach the \
-console, system.* resets or powers off the machine. Destructive tools are annotated; prefer \
-read-only ones while exploring.";
-
 type Nic = TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>;
 
 /// Everything the module owns while loaded.
@@ -212,7 +205,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         None => kprintln!(kernel, "ip via DHCP, MCP on port {port} and 80"),
     }
 
-    let mut config = rpc::mcp::Config::new(c_str(&machine.os_version), Some(INSTRUCTIONS.into()));
+    let mut config = rpc::mcp::Config::new(c_str(&machine.os_version), Some(tools::instructions()));
     config.token = kernel
         .env("mcp.token")
         .filter(|t| !t.is_empty())

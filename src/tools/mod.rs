@@ -21,22 +21,124 @@ pub(crate) mod testing;
 
 pub use context::Ctx;
 
-use rpc::mcp::{McpServer, RegistryError};
+use alloc::string::String;
+use alloc::vec::Vec;
+use rpc::mcp::{McpServer, RegistryError, ToolDef};
+
+/// A tool family: its table and what it is for, in the words the instructions use.
+struct Family {
+    tools: &'static [ToolDef<Ctx>],
+    about: &'static str,
+}
+
+/// Every family, in the order `tools/list` shows them.
+const FAMILIES: &[Family] = &[
+    Family {
+        tools: system::TOOLS,
+        about: "start here (uptime, address, memory), reset, power-off",
+    },
+    Family {
+        tools: serial::TOOLS,
+        about: "the serial console",
+    },
+    Family {
+        tools: console::TOOLS,
+        about: "the screen's console and keyboard",
+    },
+    Family {
+        tools: shell::TOOLS,
+        about: "a small shell (`help`)",
+    },
+    Family {
+        tools: proc::TOOLS,
+        about: "processes",
+    },
+    Family {
+        tools: fs::TOOLS,
+        about: "the root filesystem, EROFS + RAM overlay (writes do not survive a reset)",
+    },
+    Family {
+        tools: block::TOOLS,
+        about: "raw disk sectors",
+    },
+    Family {
+        tools: screen::TOOLS,
+        about: "the screen as PNG",
+    },
+    Family {
+        tools: devices::TOOLS,
+        about: "physical memory and registers, as root (writes can hang the machine)",
+    },
+];
 
 /// Registers every tool family and resource in a stable order.
 pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
-    server.register_tools(system::TOOLS)?;
-    server.register_tools(serial::TOOLS)?;
-    server.register_tools(console::TOOLS)?;
-    server.register_tools(shell::TOOLS)?;
-    server.register_tools(proc::TOOLS)?;
-    server.register_tools(fs::TOOLS)?;
-    server.register_tools(block::TOOLS)?;
-    server.register_tools(screen::TOOLS)?;
-    server.register_tools(devices::TOOLS)?;
+    for f in FAMILIES {
+        server.register_tools(f.tools)?;
+    }
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
     server.register_resources(screen::RESOURCES);
     Ok(())
+}
+
+/// The `instructions` every client gets: what the machine is, then each family's tools and
+/// purpose, from the same table [`register`] uses, so no family is ever left out.
+pub fn instructions() -> String {
+    let mut text = String::from(
+        "This server is the control plane of an SGI Indy (MIPS R4400, big-endian) running \
+         IRIX 7; it runs inside the kernel. Tools:",
+    );
+    for (i, f) in FAMILIES.iter().enumerate() {
+        text.push_str(if i == 0 { " " } else { "; " });
+        text.push_str(&names(f.tools).join(", "));
+        text.push_str(": ");
+        text.push_str(f.about);
+    }
+    text.push_str(". Destructive tools are annotated; prefer read-only ones while exploring.");
+    text
+}
+
+/// A family's tool names, `prefix.*` where a prefix has several.
+fn names(tools: &[ToolDef<Ctx>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tools {
+        let name = match t.name.split_once('.') {
+            Some((prefix, _))
+                if tools.iter().filter(|o| o.name.starts_with(prefix)).count() > 1 =>
+            {
+                alloc::format!("{prefix}.*")
+            }
+            _ => String::from(t.name),
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instructions_name_every_registered_tool() {
+        let text = instructions();
+        let server = testing::harness::server();
+        for tool in server.tools().defs() {
+            let name = tool.name;
+            let family = name.split_once('.').map(|(p, _)| alloc::format!("{p}.*"));
+            assert!(
+                text.contains(name) || family.is_some_and(|f| text.contains(&f)),
+                "{name} is not in the instructions: {text}"
+            );
+        }
+        assert!(text.contains("fs.*: the root filesystem"), "{text}");
+        assert!(
+            text.contains("mem.*, mmio.*, dev.list, irq.list, dma.list"),
+            "{text}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! The Seeq 8003/80C03 behind the HPC3 Ethernet DMA channel: probe, init, the RX and TX rings
 //! (indy-hardware.md §1.3–1.5). Everything goes through [`Hpc3Bus`], so this file has no
-//! `unsafe`.
+//! hardware access.
 
 use super::layout::{Layout, RX_BUF_SIZE};
 use super::regs::*;
