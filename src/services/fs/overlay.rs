@@ -189,15 +189,6 @@ impl<D: BlockDevice> Overlay<D> {
         }
     }
 
-    /// Mounts the image on `dev` under a fresh overlay. If the image cannot be mounted the view
-    /// is an empty overlay-only root, and the mount error comes back for `status` to report.
-    pub fn mount_or_empty(dev: D, cap: usize) -> (Self, Option<FsError>) {
-        match Erofs::mount(dev) {
-            Ok(fs) => (Overlay::new(Some(fs), cap), None),
-            Err(e) => (Overlay::new(None, cap), Some(e)),
-        }
-    }
-
     /// The image below, for its superblock and cache counters.
     pub fn lower(&self) -> Option<&Erofs<D>> {
         self.lower.as_ref()

@@ -2,6 +2,7 @@
 
 use super::fixture::{fixtures, mount};
 use crate::hil::block::RamDisk;
+use crate::services::fs::erofs::Erofs;
 use crate::services::fs::error::ErrorCode;
 use crate::services::fs::overlay::{
     DEFAULT_OVERLAY_MAX, ENTRY_OVERHEAD, Overlay, WriteMode, parse_overlay_max,
@@ -382,18 +383,22 @@ fn overlay_max_values_parse() {
 }
 
 #[test]
-fn unmountable_disk_gives_an_empty_view_and_the_reason() {
-    let (mut ov, err) = Overlay::mount_or_empty(RamDisk::new(vec![0; 8192]), 1 << 16);
-    let err = err.expect("zeros are not an image");
+fn an_overlay_without_an_image_is_an_empty_writable_root() {
+    let err = Erofs::mount(RamDisk::new(vec![0; 8192]))
+        .err()
+        .expect("zeros are not an image");
     assert_eq!(err.code, ErrorCode::Corrupt);
     assert!(err.message.contains("magic"), "{err}");
+    let mut ov: Overlay<RamDisk> = Overlay::new(None, 1 << 16);
     assert!(ov.lower().is_none());
     assert!(names(&mut ov, "/").is_empty());
     ov.write("/scratch", b"works", WriteMode::Truncate).unwrap();
     assert_eq!(content(&mut ov, "/scratch"), b"works");
     let Some(f) = fixtures() else { return };
-    let (mut ov, err) = Overlay::mount_or_empty(RamDisk::new(f.plain.clone()), 1 << 16);
-    assert!(err.is_none());
+    let mut ov = Overlay::new(
+        Some(Erofs::mount(RamDisk::new(f.plain.clone())).unwrap()),
+        1 << 16,
+    );
     // Raw sector access under the filesystem, as block.read uses it.
     use crate::hil::block::BlockDevice;
     let mut sector = [0u8; 512];
