@@ -2,6 +2,7 @@
 //! hardware — time and the peer's identity come in as arguments, so everything here is tested
 //! and fuzzed on the host.
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
