@@ -11,3 +11,5 @@ pub mod conformance;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

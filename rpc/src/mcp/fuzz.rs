@@ -5,31 +5,13 @@ use super::{
     Annotations, Config, Content, ContentSource, McpServer, SourcePoll, Started, Step, StepIo,
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use crate::http::{Headers, Method, Peer};
+use crate::testing::drain;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-
-/// Drains a response body, polling a streamed one at most `max_polls` times (time advances
-/// 10 ms per poll). Returns the bytes and whether the body ended.
-pub fn drain(resp: &mut Response, mut now_ms: u64, max_polls: usize) -> (Vec<u8>, bool) {
-    match &mut resp.body {
-        Body::Empty => (Vec::new(), true),
-        Body::Full(b) => (b.clone(), true),
-        Body::Stream(src) => {
-            let mut out = Vec::new();
-            for _ in 0..max_polls {
-                match src.poll(&mut out, 1024, now_ms) {
-                    BodyPoll::End => return (out, true),
-                    BodyPoll::Data | BodyPoll::Pending => now_ms += 10,
-                }
-            }
-            (out, false)
-        }
-    }
-}
 
 fn echo_start(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let text = call.args.get("text").and_then(|v| v.as_str()).unwrap_or("");

@@ -57,7 +57,7 @@ fn ids_of_every_type_are_echoed_exactly() {
     ] {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{raw},"method":"tools/list","params":{{"_meta":{}}}}}"#,
-            meta()
+            modern_meta()
         );
         let h = [
             ("MCP-Protocol-Version", MODERN_VERSION),
@@ -87,7 +87,7 @@ fn ids_of_every_type_are_echoed_exactly() {
 fn notifications_get_202_without_body() {
     let mut s = server();
     let body =
-        json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {"_meta": meta()}})
+        json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {"_meta": modern_meta()}})
             .to_string();
     let h = [
         ("MCP-Protocol-Version", MODERN_VERSION),

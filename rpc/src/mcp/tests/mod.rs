@@ -3,9 +3,9 @@
 
 extern crate std;
 
-use super::fuzz::drain;
 use super::*;
 use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use crate::testing::{self, McpRequest, drain, modern_meta};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -344,35 +344,9 @@ fn header<'a>(r: &'a Response, name: &str) -> Option<&'a str> {
     r.headers.get(name)
 }
 
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
-    })
-}
-
 /// A modern request with correct headers.
-fn modern(s: &mut McpServer<Ctx>, method: &str, mut params: Value, now: u64) -> Response {
-    if params.get("_meta").is_none() {
-        params["_meta"] = meta();
-    }
-    let name = params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-        .map(String::from);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
-    let mut h = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", MODERN_VERSION),
-        ("Mcp-Method", method),
-    ];
-    if let Some(n) = &name {
-        h.push(("Mcp-Name", n.as_str()));
-    }
-    post(s, &h, &body, now)
+fn modern(s: &mut McpServer<Ctx>, method: &str, params: Value, now: u64) -> Response {
+    McpRequest::modern(method, params).send(s, now)
 }
 
 fn modern_json(s: &mut McpServer<Ctx>, method: &str, params: Value, now: u64) -> (u16, Value) {
@@ -382,14 +356,7 @@ fn modern_json(s: &mut McpServer<Ctx>, method: &str, params: Value, now: u64) ->
 }
 
 fn initialize(s: &mut McpServer<Ctx>, version: &str, now: u64) -> (String, Value) {
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let mut r = post(
-        s,
-        &[("Accept", "application/json, text/event-stream")],
-        &body.to_string(),
-        now,
-    );
+    let mut r = McpRequest::initialize(version).send(s, now);
     assert_eq!(r.status, 200);
     let sid = header(&r, "Mcp-Session-Id")
         .expect("session id")
@@ -397,13 +364,11 @@ fn initialize(s: &mut McpServer<Ctx>, version: &str, now: u64) -> (String, Value
     (sid, body_json(&mut r, now))
 }
 
+/// `body` (any JSON: a request, a notification, a batch) in session `sid`.
 fn legacy(s: &mut McpServer<Ctx>, sid: &str, body: &Value, now: u64) -> Response {
-    let h = [
-        ("Accept", "application/json, text/event-stream"),
-        ("Mcp-Session-Id", sid),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    post(s, &h, &body.to_string(), now)
+    McpRequest::legacy(sid, "", json!({}))
+        .replace_body(body.clone())
+        .send(s, now)
 }
 
 fn legacy_json(
@@ -413,37 +378,24 @@ fn legacy_json(
     params: Value,
     now: u64,
 ) -> (u16, Value) {
-    let mut r = legacy(
-        s,
-        sid,
-        &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
-        now,
-    );
+    let mut r = McpRequest::legacy(sid, method, params).id(7).send(s, now);
     let v = body_json(&mut r, now);
     (r.status, v)
 }
 
-/// The JSON messages of an SSE body, with the event ids seen.
+/// The JSON messages of an SSE body, with the event ids and retry fields seen.
 fn sse_events(bytes: &[u8]) -> (Vec<Value>, Vec<String>, Vec<String>) {
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    let (mut msgs, mut ids, mut retries) = (Vec::new(), Vec::new(), Vec::new());
-    for event in text.split("\n\n").filter(|e| !e.is_empty()) {
-        for line in event.lines() {
-            if let Some(d) = line.strip_prefix("data: ") {
-                if !d.is_empty() {
-                    msgs.push(serde_json::from_str(d).unwrap());
-                }
-            } else if let Some(i) = line.strip_prefix("id: ") {
-                ids.push(i.to_string());
-            } else if let Some(r) = line.strip_prefix("retry: ") {
-                retries.push(r.to_string());
-            }
-        }
-    }
+    let events = testing::sse_events(bytes);
+    let msgs = events
+        .iter()
+        .filter(|e| !e.data.is_empty())
+        .map(|e| serde_json::from_str(&e.data).unwrap())
+        .collect();
+    let ids = events.iter().filter_map(|e| e.id.clone()).collect();
+    let retries = events.iter().filter_map(|e| e.retry.clone()).collect();
     (msgs, ids, retries)
 }
 
-mod fuzz_entry;
 mod jsonrpc;
 mod legacy;
 mod limits;

@@ -84,7 +84,7 @@ fn modern_envelope_and_header_errors() {
     let (st, v) = raw_modern(
         &mut s,
         &[("Mcp-Method", "server/discover")],
-        req("server/discover", json!({"_meta": meta()})),
+        req("server/discover", json!({"_meta": modern_meta()})),
     );
     assert_eq!(
         (st, v["error"]["code"].as_i64(), v["id"].as_i64()),
@@ -111,7 +111,7 @@ fn modern_envelope_and_header_errors() {
         );
     }
     // Header and _meta disagree → -32020.
-    let mut m = meta();
+    let mut m = modern_meta();
     m["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
     let (st, v) = raw_modern(
         &mut s,
@@ -145,7 +145,11 @@ fn modern_envelope_and_header_errors() {
             ("Mcp-Method", "TOOLS/LIST"),
         ],
     ] {
-        let (st, v) = raw_modern(&mut s, &h, req("tools/list", json!({"_meta": meta()})));
+        let (st, v) = raw_modern(
+            &mut s,
+            &h,
+            req("tools/list", json!({"_meta": modern_meta()})),
+        );
         assert_eq!(
             (st, v["error"]["code"].as_i64()),
             (400, Some(-32020)),
@@ -159,13 +163,13 @@ fn modern_envelope_and_header_errors() {
             ("mcp-protocol-version", MODERN_VERSION),
             ("MCP-METHOD", "tools/list"),
         ],
-        req("tools/list", json!({"_meta": meta()})),
+        req("tools/list", json!({"_meta": modern_meta()})),
     );
     assert_eq!(st, 200);
     // Mcp-Name: missing, wrong → -32020; padded with whitespace, or base64-encoded → accepted.
     let call = req(
         "tools/call",
-        json!({"_meta": meta(), "name": "echo", "arguments": {"text": "é"}}),
+        json!({"_meta": modern_meta(), "name": "echo", "arguments": {"text": "é"}}),
     );
     let base = [
         ("MCP-Protocol-Version", MODERN_VERSION),
@@ -186,7 +190,7 @@ fn modern_envelope_and_header_errors() {
     }
     let uri_req = req(
         "resources/read",
-        json!({"_meta": meta(), "uri": "irix7://status"}),
+        json!({"_meta": modern_meta(), "uri": "irix7://status"}),
     );
     let h = [
         ("MCP-Protocol-Version", MODERN_VERSION),
@@ -224,7 +228,7 @@ fn modern_method_not_found_and_capability_errors() {
         v["error"]["data"]["requiredCapabilities"],
         json!({"sampling": {}})
     );
-    let mut m = meta();
+    let mut m = modern_meta();
     m["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
     let (st, v) = modern_json(
         &mut s,
@@ -255,7 +259,7 @@ fn modern_get_and_delete_are_405() {
 fn modern_batches_are_rejected() {
     let mut s = server();
     let body =
-        json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta()}}])
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}}])
             .to_string();
     let mut r = post(
         &mut s,

@@ -11,20 +11,15 @@ impl Handler for Router {
     }
 }
 
-fn request(body: &Value, extra: &str) -> Vec<u8> {
-    let body = body.to_string();
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\n{extra}Content-Length: {}\r\n\r\n{body}",
-        body.len()
+/// A modern `tools/call` of `slow` with a progress token, as bytes on the wire.
+fn slow_call(steps: u32) -> Vec<u8> {
+    McpRequest::modern(
+        "tools/call",
+        json!({"name": "slow", "arguments": {"steps": steps}}),
     )
-    .into_bytes()
-}
-
-fn slow_call(steps: u32) -> Value {
-    let mut m = meta();
-    m["progressToken"] = json!("pt");
-    json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {"steps": steps}, "_meta": m}})
+    .id(3)
+    .meta("progressToken", json!("pt"))
+    .http("/mcp", "127.0.0.1", None)
 }
 
 /// The body of a chunked response.
@@ -61,7 +56,7 @@ fn pump(conn: &mut Connection, router: &mut Router, done: impl Fn(&str) -> bool)
 fn progress_stream_is_chunked_sse() {
     let mut router = Router(server());
     let mut conn = Connection::new(PEER, crate::http::Config::default(), T0);
-    let req = request(&slow_call(3), "");
+    let req = slow_call(3);
     assert_eq!(conn.recv(&req, T0, &mut router), req.len());
     let text = pump(&mut conn, &mut router, |t| t.ends_with("0\r\n\r\n"));
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
@@ -79,7 +74,7 @@ fn progress_stream_is_chunked_sse() {
 fn peer_closing_mid_stream_cancels_the_tool() {
     let mut router = Router(server());
     let mut conn = Connection::new(PEER, crate::http::Config::default(), T0);
-    let req = request(&slow_call(1000), "");
+    let req = slow_call(1000);
     conn.recv(&req, T0, &mut router);
     let text = pump(&mut conn, &mut router, |t| {
         t.contains("notifications/progress")

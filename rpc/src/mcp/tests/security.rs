@@ -20,7 +20,7 @@ fn bearer_token_is_required_and_never_echoed() {
         if let Some(a) = auth {
             h.push(("Authorization", a));
         }
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}).to_string();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
         let mut r = post(&mut s, &h, &body, T0);
         assert_eq!(r.status, 401, "{auth:?}");
         assert_eq!(header(&r, "WWW-Authenticate"), Some("Bearer"));
@@ -30,7 +30,7 @@ fn bearer_token_is_required_and_never_echoed() {
             assert!(!v.contains("hunter2"));
         }
     }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}).to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
     let h = [
         ("MCP-Protocol-Version", MODERN_VERSION),
         ("Mcp-Method", "server/discover"),
@@ -69,7 +69,7 @@ fn origin_is_checked() {
     let mut c = config();
     c.own_ip = Some([10, 0, 2, 15]);
     let mut s = server_with(c);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}).to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
     let mut run = |origin: Option<&str>| {
         let mut h = vec![
             ("MCP-Protocol-Version", MODERN_VERSION),

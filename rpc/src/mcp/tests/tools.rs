@@ -220,7 +220,7 @@ fn long_calls_run_across_polls_in_json_mode() {
 #[test]
 fn progress_streams_as_sse_then_result() {
     let mut s = server();
-    let mut m = meta();
+    let mut m = modern_meta();
     m["progressToken"] = json!("tok-1");
     m["io.modelcontextprotocol/logLevel"] = json!("info");
     let mut r = modern(
@@ -259,7 +259,7 @@ fn progress_streams_as_sse_then_result() {
     );
 
     // Without a log level no log messages are sent.
-    let mut m = meta();
+    let mut m = modern_meta();
     m["progressToken"] = json!(5);
     let mut r = modern(
         &mut s,
@@ -275,7 +275,7 @@ fn progress_streams_as_sse_then_result() {
 #[test]
 fn closing_the_stream_cancels_the_tool() {
     let mut s = server();
-    let mut m = meta();
+    let mut m = modern_meta();
     m["progressToken"] = json!("t");
     let mut r = modern(
         &mut s,
