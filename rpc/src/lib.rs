@@ -6,8 +6,6 @@
 
 extern crate alloc;
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;

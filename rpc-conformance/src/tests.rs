@@ -4,9 +4,6 @@ extern crate std;
 
 use super::mrtr::{sign, verify};
 use super::register;
-use crate::http::Response;
-use crate::mcp::{Config, LEGACY_VERSIONS, McpServer};
-use crate::testing::{McpRequest, drain, last_message, messages};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -14,6 +11,9 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use rpc::http::Response;
+use rpc::mcp::{Config, LEGACY_VERSIONS, McpServer};
+use rpc::testing::{McpRequest, drain, last_message, messages};
 use serde_json::{Value, json};
 
 fn server() -> McpServer<()> {
@@ -383,7 +383,7 @@ fn mcp_param_headers_are_checked() {
 
 #[test]
 fn legacy_client_input_goes_out_as_requests_on_the_stream() {
-    use crate::http::{Body, BodyPoll};
+    use rpc::http::{Body, BodyPoll};
     let mut s = server();
     let sid = session(&mut s, json!({"sampling": {}}));
     let call = McpRequest::legacy(
