@@ -344,7 +344,8 @@ impl SseReader {
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+/// Where `needle` first occurs in `hay`.
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 

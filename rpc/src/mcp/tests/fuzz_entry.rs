@@ -61,3 +61,19 @@ fn fuzz_entry_survives_mutated_requests() {
         fuzz::one_input(&input);
     }
 }
+
+#[test]
+fn fuzz_entry_runs_a_legacy_session_across_requests() {
+    let case = [
+        &b"POST\n\n{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{}}}"[..],
+        b"POST\nMcp-Session-Id: $SID\n\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+        b"POST\nMcp-Session-Id: $SID\n\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}}]",
+        b"POST\nMcp-Session-Id: not-a-session\n\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}",
+        b"DELETE\nMcp-Session-Id: $SID\n\n",
+        b"POST\nMcp-Session-Id: $SID\n\n{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}",
+    ]
+    .join(fuzz::NEXT);
+    assert_eq!(fuzz::one_input(&case), [200, 202, 200, 404, 200, 404]);
+    // Without a separator a case is one request, as the older seeds are.
+    assert_eq!(fuzz::one_input(b"GET\n\n").len(), 1);
+}
