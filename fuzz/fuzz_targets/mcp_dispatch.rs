@@ -1,12 +1,14 @@
-//! The whole MCP endpoint: a request's method, header lines and body in, the response (with any
-//! streamed body drained) out. Nothing may panic, whatever the era, headers or JSON.
+//! The whole MCP endpoint: up to eight requests (method, header lines, body) against one
+//! server, each response (with any streamed body drained) out. Nothing may panic, whatever the
+//! era, headers, JSON or order of requests.
 //!
-//! Input layout (see `rpc::mcp::fuzz::one_input`): `METHOD\nName: value\n…\n\nbody`.
+//! Input layout (see `rpc::mcp::fuzz::one_input`): `METHOD\nName: value\n…\n\nbody`, requests
+//! separated by `\n--\n`; `$SID` in a header value is the session the last `initialize` opened.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    rpc::mcp::fuzz::one_input(data);
+    let _ = rpc::mcp::fuzz::one_input(data);
 });

@@ -2,11 +2,12 @@
 //! hardware — time and the peer's identity come in as arguments, so everything here is tested
 //! and fuzzed on the host.
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

@@ -276,7 +276,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
     })?;
     // The test image also carries the fixtures the official conformance suites call.
     #[cfg(feature = "conformance")]
-    rpc::conformance::register(&mut mcp).map_err(|e| {
+    rpc_conformance::register(&mut mcp).map_err(|e| {
         kprintln!(kernel, "conformance fixtures: {e}");
         status::E_INVAL
     })?;

@@ -1201,28 +1201,19 @@ mod tests {
         assert_eq!(send(&mut c, &mut h, long.as_bytes(), 0)[0].status, 414);
     }
 
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            self.0 >> 33
-        }
-    }
+    use crate::testing::Lcg;
 
     #[test]
     fn random_bytes_never_panic_and_get_an_error_or_nothing() {
         let mut rng = Lcg(99);
         for _ in 0..3000 {
-            let len = 1 + (rng.next() % 400) as usize;
-            let input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let len = 1 + (rng.next_u64() % 400) as usize;
+            let input: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             let (mut c, mut h) = (conn(), TestHandler::default());
             let mut rest = &input[..];
             let mut out = Vec::new();
             while !rest.is_empty() {
-                let piece = (1 + (rng.next() % 64) as usize).min(rest.len());
+                let piece = (1 + (rng.next_u64() % 64) as usize).min(rest.len());
                 let n = c.recv(&rest[..piece], 0, &mut h);
                 rest = &rest[n..];
                 out.extend(drain(&mut c, &mut h, 0));
@@ -1260,8 +1251,8 @@ mod tests {
         let (mut handled, mut refused, mut continues) = (0, 0, 0);
         for _ in 0..400 {
             let mut input = Vec::new();
-            for _ in 0..1 + rng.next() % 8 {
-                input.extend_from_slice(fragments[(rng.next() % 10) as usize]);
+            for _ in 0..1 + rng.next_u64() % 8 {
+                input.extend_from_slice(fragments[(rng.next_u64() % 10) as usize]);
             }
             let mut h = TestHandler::default();
             for _ in 0..8 {
@@ -1277,14 +1268,14 @@ mod tests {
                 if rest.is_empty() && c.pending_output().is_empty() {
                     break;
                 }
-                let piece = (1 + (rng.next() % 40) as usize).min(rest.len());
+                let piece = (1 + (rng.next_u64() % 40) as usize).min(rest.len());
                 let n = c.recv(&rest[..piece], now, &mut h);
                 rest = &rest[n..];
                 c.poll(now, &mut h);
-                let take = (rng.next() as usize % 300).min(c.pending_output().len());
+                let take = (rng.next_u64() as usize % 300).min(c.pending_output().len());
                 out.extend_from_slice(&c.pending_output()[..take]);
                 c.mark_sent(take, now);
-                now += rng.next() % 50;
+                now += rng.next_u64() % 50;
             }
             assert!(rest.is_empty());
             let r = replies(&out);

@@ -1035,33 +1035,24 @@ mod tests {
     }
 
     /// A small deterministic generator for the garbage tests (no external RNG needed).
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            self.0 >> 33
-        }
-    }
+    use crate::testing::Lcg;
 
     #[test]
     fn garbage_never_panics_and_is_refused_with_4xx_or_5xx() {
         let mut rng = Lcg(7);
         let alphabet = b"GET /HTP1.0\r\n:; chunkedContent-Length0123456789abcdef\x00\xff";
         for round in 0..2000 {
-            let len = (rng.next() % 300) as usize;
+            let len = (rng.next_u64() % 300) as usize;
             let input: Vec<u8> = (0..len)
                 .map(|_| {
                     if round % 2 == 0 {
-                        rng.next() as u8
+                        rng.next_u64() as u8
                     } else {
-                        alphabet[(rng.next() as usize) % alphabet.len()]
+                        alphabet[(rng.next_u64() as usize) % alphabet.len()]
                     }
                 })
                 .collect();
-            let piece = 1 + (rng.next() % 17) as usize;
+            let piece = 1 + (rng.next_u64() % 17) as usize;
             let (_, e) = run(Limits::default(), &input, piece);
             if let Some(e) = e {
                 assert!((400..=505).contains(&e.status), "{e:?}");

@@ -4,13 +4,13 @@
 use super::call::{Asking, CallSetup, CallStream, Framing, render_now};
 use super::cursor;
 use super::limits::{CallState, Key};
-use super::modern::header_text;
 use super::prompt::{PromptCall, PromptReply};
 use super::reply;
+use super::request::{Cx, Era, header_text};
 use super::resource::ResourceContents;
 use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
-use super::tool::{LogLevel, Started, ToolCall, ToolError, ToolOutput};
+use super::tool::{Started, ToolCall, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value};
 use alloc::boxed::Box;
@@ -18,30 +18,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
-
-/// Which protocol a request speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Era {
-    Modern,
-    Legacy(&'static str),
-}
-
-/// A request in context.
-pub(crate) struct Cx<'a> {
-    pub(crate) era: Era,
-    pub(crate) id: &'a Id,
-    pub(crate) params: &'a Map<String, Value>,
-    pub(crate) caps: &'a Value,
-    pub(crate) accept_sse: bool,
-    pub(crate) progress_token: Option<Value>,
-    pub(crate) log_level: Option<LogLevel>,
-    pub(crate) key: Key,
-    pub(crate) sse_ids: Option<(u64, u64)>,
-    pub(crate) sse_retry_ms: Option<u64>,
-    pub(crate) now_ms: u64,
-    /// The request headers, for `Mcp-Param-*` checks (modern era only).
-    pub(crate) headers: Option<&'a Headers>,
-}
 
 /// `inputResponses` and `requestState` of a request retried after `InputRequired`.
 type Retry<'a> = (Option<&'a Map<String, Value>>, Option<&'a str>);

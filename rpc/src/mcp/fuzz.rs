@@ -1,35 +1,17 @@
-//! A fuzzing entry: raw header text and body bytes in, the whole response (streamed bodies
-//! drained) out. The `fuzz/` crate calls `one_input`.
+//! A fuzzing entry: raw header text and body bytes of one or more requests in, the whole
+//! responses (streamed bodies drained) out. The `fuzz/` crate calls `one_input`.
 
 use super::{
     Annotations, Config, Content, ContentSource, McpServer, SourcePoll, Started, Step, StepIo,
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use crate::http::{Headers, Method, Peer};
+use crate::testing::{drain, find};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-
-/// Drains a response body, polling a streamed one at most `max_polls` times (time advances
-/// 10 ms per poll). Returns the bytes and whether the body ended.
-pub fn drain(resp: &mut Response, mut now_ms: u64, max_polls: usize) -> (Vec<u8>, bool) {
-    match &mut resp.body {
-        Body::Empty => (Vec::new(), true),
-        Body::Full(b) => (b.clone(), true),
-        Body::Stream(src) => {
-            let mut out = Vec::new();
-            for _ in 0..max_polls {
-                match src.poll(&mut out, 1024, now_ms) {
-                    BodyPoll::End => return (out, true),
-                    BodyPoll::Data | BodyPoll::Pending => now_ms += 10,
-                }
-            }
-            (out, false)
-        }
-    }
-}
 
 fn echo_start(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let text = call.args.get("text").and_then(|v| v.as_str()).unwrap_or("");
@@ -96,14 +78,63 @@ const TOOLS: [ToolDef<()>; 2] = [
     },
 ];
 
-/// One fuzz case: `data` is `METHOD\nName: value\n…\n\nbody`. Runs it against a fresh server
-/// (two small tools, no token) and drains the response.
-pub fn one_input(data: &[u8]) {
-    let split = data
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .unwrap_or(data.len());
-    let (head, body) = data.split_at(split);
+/// Separates the requests of one fuzz case.
+pub const NEXT: &[u8] = b"\n--\n";
+
+/// Requests per case at most, so one input stays quick.
+const MAX_REQUESTS: usize = 8;
+
+/// In a header value, stands for the session id the last `initialize` answer named, so a case
+/// can reach a legacy session's later states.
+pub const SESSION: &str = "$SID";
+
+/// One fuzz case: requests separated by [`NEXT`], each `METHOD\nName: value\n…\n\nbody`
+/// (a case without a separator is one request). They run in order against one fresh server
+/// (two small tools, no token), 100 ms apart, each response drained before the next request.
+/// Returns the responses' HTTP statuses.
+pub fn one_input(data: &[u8]) -> Vec<u16> {
+    let mut server = McpServer::new(
+        Config::new("0.0", None),
+        Rc::new(RefCell::new(())),
+        Box::new(|b: &mut [u8]| b.fill(7)),
+    );
+    if server.register_tools(&TOOLS).is_err() {
+        return Vec::new();
+    }
+    let peer = Peer {
+        addr: [127, 0, 0, 1],
+        port: 1,
+    };
+    let mut session: Option<String> = None;
+    let mut statuses = Vec::new();
+    let mut now_ms = 1000;
+    let mut rest = data;
+    while statuses.len() < MAX_REQUESTS {
+        let (part, next) = match find(rest, NEXT) {
+            Some(at) => (&rest[..at], rest.get(at + NEXT.len()..)),
+            None => (rest, None),
+        };
+        let (method, headers, body) = parse(part, session.as_deref());
+        let mut resp = server.handle_parts(&method, &headers, body, peer, now_ms);
+        if let Some(sid) = resp.headers.get("Mcp-Session-Id") {
+            session = Some(String::from(sid));
+        }
+        statuses.push(resp.status);
+        let _ = drain(&mut resp, now_ms, 64);
+        now_ms += 100;
+        match next {
+            Some(n) => rest = n,
+            None => break,
+        }
+    }
+    statuses
+}
+
+/// One request of a case: the method line, up to 32 header lines (with [`SESSION`] replaced
+/// by `session`), and the body after the blank line.
+fn parse<'a>(part: &'a [u8], session: Option<&str>) -> (Method, Headers, &'a [u8]) {
+    let split = find(part, b"\n\n").unwrap_or(part.len());
+    let (head, body) = part.split_at(split);
     let body = body.get(2..).unwrap_or(&[]);
     let head = String::from_utf8_lossy(head);
     let mut lines = head.lines();
@@ -115,21 +146,12 @@ pub fn one_input(data: &[u8]) {
     let mut headers = Headers::default();
     for line in lines.take(32) {
         if let Some((n, v)) = line.split_once(':') {
-            headers.push(n.trim(), v.trim());
+            let v = v.trim();
+            match session {
+                Some(sid) if v.contains(SESSION) => headers.push(n.trim(), v.replace(SESSION, sid)),
+                _ => headers.push(n.trim(), v),
+            }
         }
     }
-    let mut server = McpServer::new(
-        Config::new("0.0", None),
-        Rc::new(RefCell::new(())),
-        Box::new(|b: &mut [u8]| b.fill(7)),
-    );
-    if server.register_tools(&TOOLS).is_err() {
-        return;
-    }
-    let peer = Peer {
-        addr: [127, 0, 0, 1],
-        port: 1,
-    };
-    let mut resp = server.handle_parts(&method, &headers, body, peer, 1000);
-    let _ = drain(&mut resp, 1000, 64);
+    (method, headers, body)
 }

@@ -1,10 +1,9 @@
 //! The session-based era (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05): `initialize`
 //! opens a session named by `Mcp-Session-Id`; every later request carries that id.
 
-use super::dispatch::{Cx, Era};
 use super::limits::Key;
-use super::modern::accepts_sse;
 use super::reply;
+use super::request::{Cx, Era, accepts_sse, object_params};
 use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
 use super::session::plausible_id;
 use super::tool::LogLevel;
@@ -182,16 +181,9 @@ impl<C: 'static> McpServer<C> {
             }
             Message::Request { id, method, params } => {
                 let empty = Map::new();
-                let params = match params {
-                    None => &empty,
-                    Some(Value::Object(p)) => p,
-                    Some(_) => {
-                        return reply::error(
-                            200,
-                            Some(id),
-                            &RpcError::invalid_params("Invalid params: must be an object"),
-                        );
-                    }
+                let params = match object_params(params.as_ref(), &empty) {
+                    Ok(p) => p,
+                    Err(e) => return reply::error(200, Some(id), &e),
                 };
                 let Some(session) = self.sessions.find_serial(serial) else {
                     return reply::error(

@@ -1,6 +1,20 @@
 //! MCP over HTTP, both eras on one endpoint: 2026-07-28 (stateless, `server/discover`) and
 //! the session-based 2025-11-25 family (`initialize`). See `docs/mcp.md` for the decisions.
 
+/// `Clone` and `Copy` for a table row generic over the server context `C`. Its fields are
+/// `&'static` data and `fn` pointers, which copy whatever `C` is; `#[derive]` would demand
+/// `C: Copy`, which the module's context is not.
+macro_rules! copy_for_any_context {
+    ($row:ident) => {
+        impl<C> Clone for $row<C> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<C> Copy for $row<C> {}
+    };
+}
+
 mod call;
 mod config;
 mod cursor;
@@ -15,6 +29,7 @@ mod modern;
 mod prompt;
 mod registry;
 mod reply;
+mod request;
 mod resource;
 mod schema;
 mod security;

@@ -3,34 +3,16 @@
 //! (version header present, `_meta` keys, header = `_meta` version, version supported, then
 //! `Mcp-Method` and `Mcp-Name`).
 
-use super::dispatch::{Cx, Era};
 use super::limits::Key;
 use super::reply;
+use super::request::{Cx, Era, accepts_sse, header_text, object_params};
 use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
 use super::tool::LogLevel;
 use crate::http::{Headers, Peer, Response};
 use crate::jsonrpc::{self, Id, Incoming, Message, RpcError};
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use base64::Engine;
 use serde_json::{Map, Value, json};
-
-/// A header value as compared with the body: optional whitespace trimmed, `=?base64?…?=`
-/// decoded. `None` if the encoded form does not decode to UTF-8.
-pub(crate) fn header_text(raw: &str) -> Option<String> {
-    let v = raw.trim_matches(|c| c == ' ' || c == '\t');
-    if let Some(inner) = v
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(inner)
-            .ok()?;
-        return String::from_utf8(bytes).ok();
-    }
-    Some(String::from(v))
-}
 
 fn mismatch(id: Option<&Id>, what: &str) -> Response {
     reply::error(
@@ -73,16 +55,9 @@ impl<C: 'static> McpServer<C> {
         };
         let id = msg.id();
         let empty = Map::new();
-        let params = match params {
-            None => &empty,
-            Some(Value::Object(p)) => p,
-            Some(_) => {
-                return reply::error(
-                    400,
-                    id,
-                    &RpcError::invalid_params("Invalid params: must be an object"),
-                );
-            }
+        let params = match object_params(params.as_ref(), &empty) {
+            Ok(p) => p,
+            Err(e) => return reply::error(400, id, &e),
         };
 
         let Some(header_version) = headers.get("MCP-Protocol-Version").map(str::trim) else {
@@ -195,14 +170,4 @@ impl<C: 'static> McpServer<C> {
         };
         self.dispatch(method, &cx)
     }
-}
-
-/// Whether the client takes `text/event-stream` responses.
-pub(crate) fn accepts_sse(headers: &Headers) -> bool {
-    headers.get("Accept").is_some_and(|a| {
-        a.split(',').any(|t| {
-            let t = t.split(';').next().unwrap_or("").trim();
-            t.eq_ignore_ascii_case("text/event-stream")
-        })
-    })
 }

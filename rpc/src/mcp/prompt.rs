@@ -41,12 +41,7 @@ pub struct PromptDef<C> {
     pub get: GetFn<C>,
 }
 
-impl<C> Clone for PromptDef<C> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<C> Copy for PromptDef<C> {}
+copy_for_any_context!(PromptDef);
 
 impl<C> PromptDef<C> {
     pub(crate) fn listing(&self) -> Value {

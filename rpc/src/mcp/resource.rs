@@ -65,12 +65,7 @@ pub struct ResourceDef<C> {
     pub read: ReadFn<C>,
 }
 
-impl<C> Clone for ResourceDef<C> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<C> Copy for ResourceDef<C> {}
+copy_for_any_context!(ResourceDef);
 
 /// A family of resources named by an RFC 6570 level-1 template (`test://template/{id}/data`).
 /// A variable matches one or more characters other than `/`.
@@ -83,12 +78,7 @@ pub struct TemplateDef<C> {
     pub read: TemplateReadFn<C>,
 }
 
-impl<C> Clone for TemplateDef<C> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<C> Copy for TemplateDef<C> {}
+copy_for_any_context!(TemplateDef);
 
 fn describe(
     m: &mut Map<String, Value>,

@@ -1,11 +1,11 @@
 //! Fixture resources and the resource template.
 
 use super::PNG;
-use crate::mcp::{ResourceContents, ResourceDef, TemplateDef, ToolError};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use rpc::mcp::{ResourceContents, ResourceDef, TemplateDef, ToolError};
 
 pub(crate) fn table<C: 'static>() -> Vec<ResourceDef<C>> {
     vec![

@@ -1,13 +1,18 @@
 //! The MCP "everything server" fixtures the official conformance suites call (tools
-//! `test_*`, resources `test://…`, prompts `test_*`). Test images only: built with the
-//! `conformance` feature, never in the product.
+//! `test_*`, resources `test://…`, prompts `test_*`). Test images only: the module's
+//! `conformance` feature links this crate, the product image never does. The fixtures are
+//! ordinary tables over `rpc`'s registry, so they live beside the protocol crate, not in it.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
 
 mod mrtr;
 mod prompts;
 mod resources;
 mod tools;
 
-use crate::mcp::{McpServer, RegistryError};
+use rpc::mcp::{McpServer, RegistryError};
 
 /// Registers every fixture on `server`.
 pub fn register<C: 'static>(server: &mut McpServer<C>) -> Result<(), RegistryError> {

@@ -2,21 +2,13 @@
 //! connection state machine, the conformance fixtures. For running the official conformance
 //! suites and real clients against the rpc crate before the module runs in the rig.
 //!
-//! `cargo run -p irix7-rpc --features conformance --example conformance_server -- 7801 [TOKEN]`
+//! `cargo run -p irix7-rpc-conformance --example conformance_server -- 7801 [TOKEN]`
 //! serves `http://127.0.0.1:7801/mcp` (loopback only).
 
-#[cfg(feature = "conformance")]
 fn main() {
     serve::run();
 }
 
-#[cfg(not(feature = "conformance"))]
-fn main() {
-    eprintln!("build with --features conformance");
-    std::process::exit(2);
-}
-
-#[cfg(feature = "conformance")]
 mod serve {
     use rpc::http::{self, Connection, Handler, Peer, Request, Response};
     use rpc::mcp::{Config, McpServer};
@@ -87,7 +79,7 @@ mod serve {
         // The suites fire requests faster than a person: keep the limits but raise the rate.
         config.limits.requests_per_second = 1000;
         let mut mcp = McpServer::new(config, Rc::new(RefCell::new(())), entropy());
-        if let Err(e) = rpc::conformance::register(&mut mcp) {
+        if let Err(e) = rpc_conformance::register(&mut mcp) {
             eprintln!("fixtures: {e}");
             std::process::exit(1);
         }

@@ -4,9 +4,6 @@ extern crate std;
 
 use super::mrtr::{sign, verify};
 use super::register;
-use crate::http::{Headers, Method, Peer, Response};
-use crate::mcp::fuzz::drain;
-use crate::mcp::{Config, LEGACY_VERSIONS, MODERN_VERSION, McpServer};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -14,12 +11,10 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use rpc::http::Response;
+use rpc::mcp::{Config, LEGACY_VERSIONS, McpServer};
+use rpc::testing::{McpRequest, drain, last_message, messages};
 use serde_json::{Value, json};
-
-const PEER: Peer = Peer {
-    addr: [127, 0, 0, 1],
-    port: 1,
-};
 
 fn server() -> McpServer<()> {
     let mut c = Config::new("7.0", None);
@@ -33,65 +28,46 @@ fn server() -> McpServer<()> {
     s
 }
 
+/// The answer: the JSON body, or the last message of an SSE body.
 fn json_of(r: &mut Response, now: u64) -> Value {
     let (bytes, ended) = drain(r, now, 10_000);
     assert!(ended);
-    let text = String::from_utf8(bytes).unwrap();
-    if text.starts_with('{') {
-        return serde_json::from_str(&text).unwrap();
-    }
-    // SSE: the last data line holds the response.
-    let last = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .rfind(|d| !d.is_empty());
-    serde_json::from_str(last.unwrap()).unwrap()
+    last_message(&bytes).unwrap()
 }
 
 fn sse_messages(r: &mut Response, now: u64) -> Vec<Value> {
-    let (bytes, _) = drain(r, now, 10_000);
-    let text = String::from_utf8(bytes).unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter(|d| !d.is_empty())
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect()
+    messages(&drain(r, now, 10_000).0)
 }
 
+/// A modern request from a client that can be asked for sampling, elicitation and roots
+/// (unless `params._meta` names other capabilities), with `extra` headers.
 fn modern_with(
     s: &mut McpServer<()>,
     method: &str,
-    mut params: Value,
+    params: Value,
     extra: &[(&str, &str)],
 ) -> (u16, Value) {
-    let mut m = json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}},
-    });
-    if let Some(Value::Object(given)) = params.get("_meta") {
-        for (k, v) in given {
-            m[k] = v.clone();
-        }
-    }
-    params["_meta"] = m;
-    let mut h = Headers::default();
-    h.push("MCP-Protocol-Version", MODERN_VERSION);
-    h.push("Mcp-Method", method);
-    h.push("Accept", "application/json, text/event-stream");
-    if let Some(n) = params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-    {
-        h.push("Mcp-Name", n);
-    }
+    let caps = params
+        .pointer("/_meta/io.modelcontextprotocol~1clientCapabilities")
+        .cloned()
+        .unwrap_or_else(
+            || json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}}),
+        );
+    let mut req = McpRequest::modern(method, params).capabilities(caps).id(9);
     for (k, v) in extra {
-        h.push(*k, *v);
+        req = req.header(k, v);
     }
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
-    let mut r = s.handle_parts(&Method::Post, &h, body.as_bytes(), PEER, 0);
+    let mut r = req.send(s, 0);
     let v = json_of(&mut r, 0);
     (r.status, v)
+}
+
+/// Opens a legacy session with `capabilities`; its id.
+fn session(s: &mut McpServer<()>, capabilities: Value) -> String {
+    let r = McpRequest::initialize(LEGACY_VERSIONS[0])
+        .param("capabilities", capabilities)
+        .send(s, 0);
+    r.headers.get("Mcp-Session-Id").unwrap().to_string()
 }
 
 fn modern(s: &mut McpServer<()>, method: &str, params: Value) -> Value {
@@ -166,16 +142,12 @@ fn content_fixtures() {
 #[test]
 fn progress_fixture_paces_its_notices() {
     let mut s = server();
-    let mut h = Headers::default();
-    h.push("MCP-Protocol-Version", MODERN_VERSION);
-    h.push("Mcp-Method", "tools/call");
-    h.push("Mcp-Name", "test_tool_with_progress");
-    h.push("Accept", "application/json, text/event-stream");
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "test_tool_with_progress", "arguments": {},
-        "_meta": {"progressToken": "p", "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                  "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 1000);
+    let mut r = McpRequest::modern(
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "arguments": {}}),
+    )
+    .meta("progressToken", json!("p"))
+    .send(&mut s, 1000);
     let msgs = sse_messages(&mut r, 1000);
     let p: Vec<i64> = msgs
         .iter()
@@ -189,26 +161,16 @@ fn progress_fixture_paces_its_notices() {
 #[test]
 fn logging_fixture_in_a_legacy_session() {
     let mut s = server();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": LEGACY_VERSIONS[0], "capabilities": {}}});
-    let r = s.handle_parts(
-        &Method::Post,
-        &Headers::default(),
-        init.to_string().as_bytes(),
-        PEER,
-        0,
-    );
-    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
-    let mut h = Headers::default();
-    h.push("Mcp-Session-Id", sid.as_str());
-    h.push("Accept", "application/json, text/event-stream");
-    let set = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}});
-    assert_eq!(
-        s.handle_parts(&Method::Post, &h, set.to_string().as_bytes(), PEER, 0)
-            .status,
-        200
-    );
-    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_tool_with_logging", "arguments": {}}});
-    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let sid = session(&mut s, json!({}));
+    let set = McpRequest::legacy(&sid, "logging/setLevel", json!({"level": "debug"}));
+    assert_eq!(set.send(&mut s, 0).status, 200);
+    let mut r = McpRequest::legacy(
+        &sid,
+        "tools/call",
+        json!({"name": "test_tool_with_logging", "arguments": {}}),
+    )
+    .id(2)
+    .send(&mut s, 0);
     let logs = sse_messages(&mut r, 0)
         .into_iter()
         .filter(|m| m["method"] == "notifications/message")
@@ -365,19 +327,15 @@ fn input_required_flows() {
     assert!(r["result"]["messages"].is_array());
 
     // A legacy client cannot be asked: it gets an error result.
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}}});
-    let r = s.handle_parts(
-        &Method::Post,
-        &Headers::default(),
-        init.to_string().as_bytes(),
-        PEER,
-        0,
-    );
-    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
-    let mut h = Headers::default();
-    h.push("Mcp-Session-Id", sid.as_str());
-    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_input_required_result_elicitation"}});
-    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let sid = session(&mut s, json!({}));
+    let mut r = McpRequest::legacy(
+        &sid,
+        "tools/call",
+        json!({"name": "test_input_required_result_elicitation"}),
+    )
+    .id(2)
+    .accept("application/json")
+    .send(&mut s, 0);
     let v = json_of(&mut r, 0);
     assert!(
         v["result"]["content"][0]["text"]
@@ -425,24 +383,16 @@ fn mcp_param_headers_are_checked() {
 
 #[test]
 fn legacy_client_input_goes_out_as_requests_on_the_stream() {
-    use crate::http::{Body, BodyPoll};
+    use rpc::http::{Body, BodyPoll};
     let mut s = server();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}}}});
-    let r = s.handle_parts(
-        &Method::Post,
-        &Headers::default(),
-        init.to_string().as_bytes(),
-        PEER,
-        0,
-    );
-    let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
-    let mut h = Headers::default();
-    h.push("Mcp-Session-Id", sid.as_str());
-    h.push("Accept", "application/json, text/event-stream");
-    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-        "params": {"name": "test_sampling", "arguments": {"prompt": "Say hi"}}});
-    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let sid = session(&mut s, json!({"sampling": {}}));
+    let call = McpRequest::legacy(
+        &sid,
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "Say hi"}}),
+    )
+    .id(5);
+    let mut r = call.send(&mut s, 0);
     assert_eq!(r.headers.get("Content-Type"), Some("text/event-stream"));
     let Body::Stream(src) = &mut r.body else {
         panic!("expected a stream")
@@ -464,18 +414,11 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
     assert_eq!(src.poll(&mut out, 1 << 16, 0), BodyPoll::Pending);
     // An answer to an unknown id is accepted and ignored.
     let stray = json!({"jsonrpc": "2.0", "id": "nope", "result": {}});
-    assert_eq!(
-        s.handle_parts(&Method::Post, &h, stray.to_string().as_bytes(), PEER, 0)
-            .status,
-        202
-    );
+    let answer_with = |body: Value| McpRequest::legacy(&sid, "", json!({})).replace_body(body);
+    assert_eq!(answer_with(stray).send(&mut s, 0).status, 202);
     let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
         "role": "assistant", "content": {"type": "text", "text": "hi!"}, "model": "m"}});
-    assert_eq!(
-        s.handle_parts(&Method::Post, &h, answer.to_string().as_bytes(), PEER, 0)
-            .status,
-        202
-    );
+    assert_eq!(answer_with(answer).send(&mut s, 0).status, 202);
     let Body::Stream(src) = &mut r.body else {
         panic!()
     };
@@ -495,7 +438,7 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
     );
 
     // A client error answer fails the call as a tool error.
-    let mut r = s.handle_parts(&Method::Post, &h, body.to_string().as_bytes(), PEER, 0);
+    let mut r = call.send(&mut s, 0);
     let Body::Stream(src) = &mut r.body else {
         panic!()
     };
@@ -510,7 +453,7 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
         .unwrap();
     let refuse =
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": -1, "message": "user declined"}});
-    s.handle_parts(&Method::Post, &h, refuse.to_string().as_bytes(), PEER, 0);
+    answer_with(refuse).send(&mut s, 0);
     let Body::Stream(src) = &mut r.body else {
         panic!()
     };
@@ -523,9 +466,7 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
     );
 
     // Without SSE the legacy client cannot be asked.
-    let mut h2 = Headers::default();
-    h2.push("Mcp-Session-Id", sid.as_str());
-    let mut r = s.handle_parts(&Method::Post, &h2, body.to_string().as_bytes(), PEER, 0);
+    let mut r = call.accept("application/json").send(&mut s, 0);
     let v = json_of(&mut r, 0);
     assert!(
         v["result"]["content"][0]["text"]

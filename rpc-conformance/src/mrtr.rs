@@ -2,11 +2,11 @@
 //! `requestState`, tagged with a keyed FNV-1a checksum so that a tampered state is refused.
 //! (A test fixture: the tag stops accidental and naive tampering, it is not cryptography.)
 
-use crate::mcp::{Annotations, InputRequired, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use rpc::mcp::{Annotations, InputRequired, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use serde_json::{Map, Value, json};
 
 const NO_ARGS: &str = r#"{"type":"object","properties":{}}"#;
@@ -38,7 +38,7 @@ fn tampered() -> ToolError {
     )
 }
 
-fn def<C>(name: &'static str, start: crate::mcp::StartFn<C>) -> ToolDef<C> {
+fn def<C>(name: &'static str, start: rpc::mcp::StartFn<C>) -> ToolDef<C> {
     ToolDef {
         name,
         title: None,

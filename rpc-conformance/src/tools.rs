@@ -1,14 +1,14 @@
 //! Fixture tools with fixed answers, progress, logging and header bindings.
 
 use super::PNG;
-use crate::mcp::{
-    Annotations, Content, InputRequired, LogLevel, Started, Step, StepIo, ToolCall, ToolDef,
-    ToolError, ToolOutput, ToolRun,
-};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
+use rpc::mcp::{
+    Annotations, Content, InputRequired, LogLevel, Started, Step, StepIo, ToolCall, ToolDef,
+    ToolError, ToolOutput, ToolRun,
+};
 use serde_json::json;
 
 const NO_ARGS: &str = r#"{"type":"object","properties":{}}"#;
@@ -23,7 +23,7 @@ const X_MCP_HEADER: &str =
 fn def<C>(
     name: &'static str,
     description: &'static str,
-    start: crate::mcp::StartFn<C>,
+    start: rpc::mcp::StartFn<C>,
 ) -> ToolDef<C> {
     ToolDef {
         name,

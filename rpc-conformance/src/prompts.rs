@@ -2,11 +2,11 @@
 
 use super::PNG;
 use super::mrtr::{accepted, elicit};
-use crate::mcp::{InputRequired, PromptArg, PromptCall, PromptDef, PromptReply, ToolError};
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 use base64::Engine;
+use rpc::mcp::{InputRequired, PromptArg, PromptCall, PromptDef, PromptReply, ToolError};
 use serde_json::{Value, json};
 
 pub(crate) fn table<C: 'static>() -> Vec<PromptDef<C>> {

@@ -1,0 +1,101 @@
+//! Rate and concurrency limits.
+
+use super::*;
+
+#[test]
+fn twenty_first_request_in_a_second_is_busy() {
+    let mut s = server();
+    for i in 0..20 {
+        assert_eq!(
+            modern(&mut s, "tools/list", json!({}), T0 + i * 10).status,
+            200
+        );
+    }
+    let (st, v) = modern_json(&mut s, "tools/list", json!({}), T0 + 500);
+    assert_eq!(st, 429);
+    assert_eq!(v["error"]["code"], BUSY);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_BUSY")
+    );
+    let (st, v) = modern_json(
+        &mut s,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+        T0 + 600,
+    );
+    assert_eq!(st, 200);
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_BUSY: ")
+    );
+    // A second later the window has moved on.
+    assert_eq!(
+        modern(&mut s, "tools/list", json!({}), T0 + 1000).status,
+        200
+    );
+
+    // Legacy: per session.
+    let (sid, _) = initialize(&mut s, "2025-11-25", T0 + 5000);
+    for i in 0..20 {
+        assert_eq!(
+            legacy_json(&mut s, &sid, "ping", json!({}), T0 + 5000 + i).0,
+            200
+        );
+    }
+    assert_eq!(
+        legacy_json(&mut s, &sid, "ping", json!({}), T0 + 5100).0,
+        429
+    );
+    let (other, _) = initialize(&mut s, "2025-11-25", T0 + 5100);
+    assert_eq!(
+        legacy_json(&mut s, &other, "ping", json!({}), T0 + 5100).0,
+        200
+    );
+}
+
+#[test]
+fn fifth_concurrent_tool_call_is_busy() {
+    let mut s = server();
+    let mut running: Vec<Response> = (0..4)
+        .map(|_| {
+            modern(
+                &mut s,
+                "tools/call",
+                json!({"name": "slow", "arguments": {"steps": 50}}),
+                T0,
+            )
+        })
+        .collect();
+    let (st, v) = modern_json(
+        &mut s,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"steps": 1}}),
+        T0,
+    );
+    assert_eq!(st, 200);
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_BUSY: 4 tool calls")
+    );
+    // Other methods are not limited by concurrency.
+    assert_eq!(modern(&mut s, "tools/list", json!({}), T0).status, 200);
+    // When one finishes, a new call is accepted.
+    let mut done = running.remove(0);
+    body_bytes(&mut done, T0);
+    let (_, v) = modern_json(
+        &mut s,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "ok"}}),
+        T0,
+    );
+    assert_eq!(v["result"]["content"][0]["text"], "ok");
+}

@@ -1,0 +1,141 @@
+//! Registering tables: rejected tables, the spliced `tools/list`, reserved names.
+
+use super::*;
+
+#[test]
+fn registry_rejects_bad_tables() {
+    let mut s = server();
+    let dup = [TOOLS[0]];
+    assert!(s.register_tools(&dup).unwrap_err().reason.contains("twice"));
+    let mut bad = TOOLS[0];
+    bad.name = "bad name";
+    assert!(s.register_tools(&[bad]).is_err());
+    let mut bad = TOOLS[0];
+    bad.name = "ok.name";
+    bad.input_schema = "{not json";
+    assert!(s.register_tools(&[bad]).is_err());
+    bad.input_schema = r#"{"type":"string"}"#;
+    assert!(s.register_tools(&[bad]).is_err());
+    assert_eq!(s.tool_count(), TOOLS.len());
+}
+
+#[test]
+fn tools_list_copies_the_listings_word_aligned_in_one_piece() {
+    let mut c = config();
+    c.limits.page_size = 100;
+    let mut s = server_with(c);
+    let r = modern(&mut s, "tools/list", json!({}), T0);
+    let Body::Full(body) = &r.body else {
+        panic!("tools/list answers with a complete body")
+    };
+    let text = core::str::from_utf8(body).unwrap();
+    let key = text.find("\"tools\":").unwrap() + "\"tools\":".len();
+    let bracket = key + text[key..].find('[').unwrap();
+    assert!(text[key..bracket].bytes().all(|b| b == b' '), "{text}");
+    let listings = s.tools.listings(s.tools.entries());
+    assert_eq!(
+        &body[bracket + 1..bracket + 1 + listings.len()],
+        listings,
+        "the page is the registry's bytes"
+    );
+    let dst = body.as_ptr() as usize + bracket + 1;
+    assert_eq!(dst % 4, listings.as_ptr() as usize % 4);
+    let v: Value = serde_json::from_slice(body).unwrap();
+    let names: Vec<&str> = v["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    assert_eq!(names, want);
+}
+
+const GDB: Reserved = Reserved {
+    prefix: "debug.",
+    names: &["debug.attach", "debug.step"],
+    why: "reserved for the GDB stub milestone",
+};
+
+#[test]
+fn reserved_names_answer_nosys_in_both_eras_and_are_not_listed() {
+    let mut s = server();
+    s.reserve_tools(GDB).unwrap();
+    // A planned name and an unplanned one under the prefix both answer E_NOSYS.
+    for name in ["debug.attach", "debug.frobnicate"] {
+        let (st, v) = modern_json(
+            &mut s,
+            "tools/call",
+            json!({"name": name, "arguments": {}}),
+            T0,
+        );
+        assert_eq!(st, 200);
+        assert_eq!(v["result"]["isError"], true, "{v}");
+        assert_eq!(
+            v["result"]["content"][0]["text"],
+            format!("E_NOSYS: {name} is reserved for the GDB stub milestone")
+        );
+    }
+    let (sid, _) = initialize(&mut s, "2025-11-25", T0);
+    let (_, v) = legacy_json(
+        &mut s,
+        &sid,
+        "tools/call",
+        json!({"name": "debug.step", "arguments": {}}),
+        T0,
+    );
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["content"][0]["text"],
+        "E_NOSYS: debug.step is reserved for the GDB stub milestone"
+    );
+    // A name that only resembles the prefix is still unknown.
+    let (_, v) = modern_json(&mut s, "tools/call", json!({"name": "debugger"}), T0);
+    assert_eq!(v["error"]["code"], -32602);
+    // Not listed: every page of tools/list holds registered tools only.
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (_, v) = modern_json(&mut s, "tools/list", params, T0);
+        for t in v["result"]["tools"].as_array().unwrap() {
+            names.push(t["name"].as_str().unwrap().to_string());
+        }
+        match v["result"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let want: Vec<String> = TOOLS.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, want);
+    assert_eq!(s.tools().reserved(), &[GDB]);
+}
+
+#[test]
+fn reservations_and_tables_cannot_overlap() {
+    let mut s = server();
+    s.reserve_tools(GDB).unwrap();
+    let mut t = TOOLS[0];
+    t.name = "debug.attach";
+    let e = s.register_tools(&[t]).unwrap_err();
+    assert_eq!(e.name, "debug.attach");
+    assert!(e.reason.contains("reserved"), "{e}");
+    // A prefix over a registered tool is refused, and so is a planned name outside it.
+    let over = Reserved {
+        prefix: "ec",
+        names: &[],
+        why: "x",
+    };
+    assert_eq!(s.reserve_tools(over).unwrap_err().name, "echo");
+    let stray = Reserved {
+        prefix: "gdb.",
+        names: &["debug.x"],
+        why: "x",
+    };
+    assert!(s.reserve_tools(stray).is_err());
+    assert_eq!(s.tools().reserved().len(), 1);
+    assert_eq!(s.tool_count(), TOOLS.len());
+}

@@ -1,0 +1,89 @@
+//! Bearer token and Origin checks.
+
+use super::*;
+
+#[test]
+fn bearer_token_is_required_and_never_echoed() {
+    let mut c = config();
+    c.token = Some("hunter2-token".into());
+    let mut s = server_with(c);
+    for auth in [
+        None,
+        Some("Bearer wrong"),
+        Some("Basic hunter2-token"),
+        Some("Bearer hunter2-token2"),
+    ] {
+        let mut h = vec![
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", "server/discover"),
+        ];
+        if let Some(a) = auth {
+            h.push(("Authorization", a));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
+        let mut r = post(&mut s, &h, &body, T0);
+        assert_eq!(r.status, 401, "{auth:?}");
+        assert_eq!(header(&r, "WWW-Authenticate"), Some("Bearer"));
+        let text = String::from_utf8(body_bytes(&mut r, T0)).unwrap();
+        assert!(!text.contains("hunter2"));
+        for (_, v) in &r.headers.0 {
+            assert!(!v.contains("hunter2"));
+        }
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
+    let h = [
+        ("MCP-Protocol-Version", MODERN_VERSION),
+        ("Mcp-Method", "server/discover"),
+        ("Authorization", "Bearer hunter2-token"),
+    ];
+    let mut r = post(&mut s, &h, &body, T0);
+    assert_eq!(r.status, 200);
+    assert!(
+        !String::from_utf8(body_bytes(&mut r, T0))
+            .unwrap()
+            .contains("hunter2")
+    );
+    assert!(!format!("{:?}", config_with_token()).contains("hunter2"));
+    // GET and DELETE need the token too.
+    assert_eq!(
+        s.handle_parts(
+            &Method::Delete,
+            &headers(&[("Mcp-Session-Id", "x")]),
+            b"",
+            PEER,
+            T0
+        )
+        .status,
+        401
+    );
+}
+
+fn config_with_token() -> Config {
+    let mut c = config();
+    c.token = Some("hunter2-token".into());
+    c
+}
+
+#[test]
+fn origin_is_checked() {
+    let mut c = config();
+    c.own_ip = Some([10, 0, 2, 15]);
+    let mut s = server_with(c);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
+    let mut run = |origin: Option<&str>| {
+        let mut h = vec![
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", "server/discover"),
+            ("Host", "evil.example.com"),
+        ];
+        if let Some(o) = origin {
+            h.push(("Origin", o));
+        }
+        post(&mut s, &h, &body, T0).status
+    };
+    assert_eq!(run(Some("http://evil.example.com")), 403);
+    assert_eq!(run(Some("http://10.0.2.16:7801")), 403);
+    assert_eq!(run(Some("http://localhost:6274")), 200);
+    assert_eq!(run(Some("http://10.0.2.15:7801")), 200);
+    assert_eq!(run(None), 200);
+}
