@@ -86,7 +86,7 @@ fn list_all(s: &mut McpServer<Ctx>, method: &str, key: &str) -> Vec<Value> {
     let mut items = Vec::new();
     let mut params = json!({});
     for _ in 0..100 {
-        let r = harness::request(s, method, None, params);
+        let r = harness::request(s, method, params);
         let result = &r["result"];
         items.extend(result[key].as_array().cloned().unwrap_or_default());
         match result.get("nextCursor").and_then(Value::as_str) {

@@ -39,7 +39,7 @@ mod tests {
                 format!("E_NOSYS: {name} is reserved for the GDB stub milestone")
             );
         }
-        let list = harness::request(&mut s, "tools/list", None, json!({}));
+        let list = harness::request(&mut s, "tools/list", json!({}));
         let tools = list["result"]["tools"].as_array().expect("a tool list");
         assert!(!tools.is_empty());
         assert!(

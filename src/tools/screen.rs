@@ -342,12 +342,7 @@ mod tests {
                 .unwrap()
                 .starts_with("E_NODEV")
         );
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://screen"),
-            json!({"uri": "irix7://screen"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://screen"}));
         assert!(r.get("error").is_some(), "{r}");
     }
 
@@ -370,12 +365,7 @@ mod tests {
     #[test]
     fn the_resource_is_the_default_thumbnail() {
         let mut s = server(Some(board()));
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://screen"),
-            json!({"uri": "irix7://screen"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://screen"}));
         let c = &r["result"]["contents"][0];
         assert_eq!(c["mimeType"], "image/png");
         let d = decode(&STANDARD.decode(c["blob"].as_str().unwrap()).unwrap());

@@ -319,12 +319,7 @@ mod tests {
         let (ring, head) = ring_with(b"0123456789abcdefXYZ");
         let (ctx, _) = fake::ctx_with_ring(ring, head);
         let mut s = server_with(ctx);
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://serial"),
-            json!({"uri": "irix7://serial"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://serial"}));
         let c = &r["result"]["contents"][0];
         assert_eq!(c["mimeType"], "text/plain");
         assert_eq!(c["text"], "3456789abcdefXYZ");

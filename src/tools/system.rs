@@ -240,12 +240,7 @@ mod tests {
     #[test]
     fn status_resource_is_text() {
         let mut s = server();
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://status"),
-            json!({"uri": "irix7://status"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://status"}));
         let c = &r["result"]["contents"][0];
         assert_eq!(c["mimeType"], "text/plain");
         assert!(
@@ -259,7 +254,7 @@ mod tests {
     #[test]
     fn tools_are_listed_in_order() {
         let mut s = server();
-        let r = request(&mut s, "tools/list", None, json!({}));
+        let r = request(&mut s, "tools/list", json!({}));
         let names: std::vec::Vec<&str> = r["result"]["tools"]
             .as_array()
             .unwrap()
@@ -350,27 +345,17 @@ mod tests {
     #[test]
     fn net_and_mem_resources_are_text() {
         let mut s = server();
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://net"),
-            json!({"uri": "irix7://net"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://net"}));
         let text = r["result"]["contents"][0]["text"].as_str().unwrap();
         assert!(text.contains("ip          172.31.77.2/0\n"), "{text}");
         assert!(text.contains("mcp port    7801"), "{text}");
-        let r = request(
-            &mut s,
-            "resources/read",
-            Some("irix7://mem"),
-            json!({"uri": "irix7://mem"}),
-        );
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://mem"}));
         let c = &r["result"]["contents"][0];
         assert_eq!(c["mimeType"], "text/plain");
         let text = c["text"].as_str().unwrap();
         assert!(text.contains("heap used   1000 bytes\n"), "{text}");
         assert!(text.contains("heap free   16776216 bytes\n"), "{text}");
-        let r = request(&mut s, "resources/list", None, json!({}));
+        let r = request(&mut s, "resources/list", json!({}));
         let uris: std::vec::Vec<&str> = r["result"]["resources"]
             .as_array()
             .unwrap()

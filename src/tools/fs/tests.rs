@@ -98,7 +98,7 @@ fn file_uris_are_percent_encoded() {
 #[test]
 fn tools_are_listed_with_schemas_and_annotations() {
     let mut s = server_with(fake::ctx());
-    let r = request(&mut s, "tools/list", None, json!({}));
+    let r = request(&mut s, "tools/list", json!({}));
     let tools = r["result"]["tools"].as_array().unwrap();
     for (name, read_only) in [
         ("fs.stat", true),
@@ -634,7 +634,6 @@ fn status_shows_the_cache() {
     let text = crate::tools::testing::harness::request(
         &mut s,
         "resources/read",
-        Some("irix7://status"),
         json!({"uri": "irix7://status"}),
     );
     let text = text["result"]["contents"][0]["text"]

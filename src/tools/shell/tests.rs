@@ -6,8 +6,9 @@ use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, server, server_with};
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use rpc::http::{Body, BodyPoll, Response};
 use rpc::mcp::McpServer;
+use rpc::testing::{McpRequest, messages};
 use serde_json::{Value, json};
 
 /// A context with a RAM-only filesystem holding a few files.
@@ -253,25 +254,13 @@ fn reboot_and_poweroff_are_scheduled_after_the_answer() {
 
 /// Starts a modern `shell.exec` call with a progress token; the response is an SSE stream.
 fn start_sse(s: &mut McpServer<Ctx>, command: &str, now: u64) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-    "name": "shell.exec", "arguments": {"command": command},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "progressToken": "p1",
-    }}});
-    let mut h = Headers::default();
-    h.push("Content-Type", "application/json");
-    h.push("Accept", "application/json, text/event-stream");
-    h.push("MCP-Protocol-Version", "2026-07-28");
-    h.push("Mcp-Method", "tools/call");
-    h.push("Mcp-Name", "shell.exec");
-    let bytes = serde_json::to_vec(&body).unwrap();
-    let peer = Peer {
-        addr: [127, 0, 0, 1],
-        port: 40000,
-    };
-    let r = s.handle_parts(&Method::Post, &h, &bytes, peer, now);
+    let r = McpRequest::modern(
+        "tools/call",
+        json!({"name": "shell.exec", "arguments": {"command": command}}),
+    )
+    .id(7)
+    .meta("progressToken", json!("p1"))
+    .send(s, now);
     assert_eq!(r.status, 200);
     assert_eq!(r.headers.get("Content-Type"), Some("text/event-stream"));
     r
@@ -284,15 +273,6 @@ fn poll(r: &mut Response, buf: &mut Vec<u8>, now: u64) -> bool {
         panic!("expected a stream")
     };
     src.poll(buf, 65536, now) == BodyPoll::End
-}
-
-fn messages(buf: &[u8]) -> Vec<Value> {
-    core::str::from_utf8(buf)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap())
-        .collect()
 }
 
 fn progress_values(msgs: &[Value]) -> Vec<(f64, f64)> {

@@ -3,11 +3,9 @@ use super::fake;
 use crate::tools::{Ctx, register};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
-use alloc::string::String;
-use alloc::vec::Vec;
 use core::cell::RefCell;
-use rpc::http::{Body, BodyPoll, Headers, Method, Peer};
 use rpc::mcp::McpServer;
+use rpc::testing::{McpRequest, drain, last_message};
 use serde_json::{Value, json};
 
 pub fn server() -> McpServer<Ctx> {
@@ -30,62 +28,18 @@ pub fn server_with(ctx: Ctx) -> McpServer<Ctx> {
 }
 
 /// Sends one modern request and returns the JSON-RPC response object.
-pub fn request(s: &mut McpServer<Ctx>, method: &str, name: Option<&str>, params: Value) -> Value {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut h = Headers::default();
-    h.push("Content-Type", "application/json");
-    h.push("Accept", "application/json, text/event-stream");
-    h.push("MCP-Protocol-Version", "2026-07-28");
-    h.push("Mcp-Method", method);
-    if let Some(n) = name {
-        h.push("Mcp-Name", n);
-    }
-    let bytes = serde_json::to_vec(&body).unwrap();
-    let peer = Peer {
-        addr: [127, 0, 0, 1],
-        port: 40000,
-    };
-    let resp = s.handle_parts(&Method::Post, &h, &bytes, peer, 1000);
+pub fn request(s: &mut McpServer<Ctx>, method: &str, params: Value) -> Value {
+    let mut resp = McpRequest::modern(method, params).send(s, 1000);
     assert_eq!(resp.status, 200, "HTTP status for {method}");
-    let text = match resp.body {
-        Body::Full(b) => b,
-        Body::Stream(mut src) => {
-            let mut out = Vec::new();
-            for _ in 0..10_000 {
-                if src.poll(&mut out, 65536, 1000) == BodyPoll::End {
-                    break;
-                }
-            }
-            out
-        }
-        Body::Empty => Vec::new(),
-    };
-    let text = String::from_utf8(text).unwrap();
-    // An SSE body carries the response as the last `data:` line.
-    let json_text = match text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .next_back()
-    {
-        Some(d) => String::from(d.trim()),
-        None => text,
-    };
-    serde_json::from_str(&json_text).unwrap()
+    let (body, ended) = drain(&mut resp, 1000, 10_000);
+    assert!(ended, "the answer to {method} did not end");
+    // An SSE body carries the response as its last message.
+    last_message(&body).unwrap_or_else(|| serde_json::from_slice(&body).unwrap())
 }
 
 /// Calls a tool and returns its `result`.
 pub fn call(s: &mut McpServer<Ctx>, tool: &str, args: Value) -> Value {
-    let r = request(
-        s,
-        "tools/call",
-        Some(tool),
-        json!({"name": tool, "arguments": args}),
-    );
+    let r = request(s, "tools/call", json!({"name": tool, "arguments": args}));
     let result = r
         .get("result")
         .cloned()
