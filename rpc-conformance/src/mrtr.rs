@@ -6,7 +6,9 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use rpc::mcp::{Annotations, InputRequired, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{
+    Annotations, ErrorCode, InputRequired, Started, ToolCall, ToolDef, ToolError, ToolOutput,
+};
 use serde_json::{Map, Value, json};
 
 const NO_ARGS: &str = r#"{"type":"object","properties":{}}"#;
@@ -33,7 +35,7 @@ pub(crate) fn verify(state: &str) -> Option<&str> {
 
 fn tampered() -> ToolError {
     ToolError::new(
-        ToolError::INVALID_PARAMS,
+        ErrorCode::InvalidParams,
         "requestState failed its integrity check",
     )
 }
@@ -47,7 +49,7 @@ fn def<C>(name: &'static str, start: rpc::mcp::StartFn<C>) -> ToolDef<C> {
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["UNSUPPORTED", "CLIENT"],
+        errors: &[ErrorCode::NotSup, ErrorCode::Client],
         start,
     }
 }
@@ -296,7 +298,7 @@ fn need(call: &ToolCall<'_>, capability: &str) -> Result<(), ToolError> {
     match call.client_capabilities.get(capability) {
         Some(_) => Ok(()),
         None => Err(ToolError::new(
-            "UNSUPPORTED",
+            ErrorCode::NotSup,
             format!("the client has no {capability} capability"),
         )),
     }

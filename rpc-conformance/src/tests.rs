@@ -341,7 +341,7 @@ fn input_required_flows() {
         v["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("E_UNSUPPORTED")
+            .starts_with("E_NOTSUP")
     );
 }
 
@@ -472,6 +472,6 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
         v["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("E_UNSUPPORTED")
+            .starts_with("E_NOTSUP")
     );
 }

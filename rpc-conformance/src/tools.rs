@@ -6,8 +6,8 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 use rpc::mcp::{
-    Annotations, Content, InputRequired, LogLevel, Started, Step, StepIo, ToolCall, ToolDef,
-    ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ErrorCode, InputRequired, LogLevel, Started, Step, StepIo, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
@@ -99,7 +99,7 @@ pub(crate) fn table<C: 'static>() -> Vec<ToolDef<C>> {
             "test_missing_capability" => d.requires = &["sampling"],
             "test_streaming_elicitation" => {
                 d.requires = &["elicitation"];
-                d.errors = &["UNSUPPORTED", "CLIENT"];
+                d.errors = &[ErrorCode::NotSup, ErrorCode::Client];
             }
             "json_schema_2020_12_tool" => d.input_schema = SCHEMA_2020_12,
             "test_x_mcp_header" => d.input_schema = X_MCP_HEADER,

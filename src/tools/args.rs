@@ -3,7 +3,7 @@
 //! clear `E_INVAL`, never a panic.
 
 use alloc::format;
-use rpc::mcp::{ToolCall, ToolError};
+use rpc::mcp::{ErrorCode, ToolCall, ToolError};
 use serde_json::Value;
 
 /// A required string argument.
@@ -11,7 +11,7 @@ pub fn string<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<&'a str, ToolErr
     match call.args.get(name) {
         Some(Value::String(s)) => Ok(s),
         _ => Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("`{name}` must be a string"),
         )),
     }
@@ -22,7 +22,10 @@ pub fn opt_u64(call: &ToolCall<'_>, name: &str) -> Result<Option<u64>, ToolError
     match call.args.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-            ToolError::new("INVAL", format!("`{name}` must be a non-negative integer"))
+            ToolError::new(
+                ErrorCode::Inval,
+                format!("`{name}` must be a non-negative integer"),
+            )
         }),
     }
 }
@@ -33,7 +36,7 @@ pub fn bool_or(call: &ToolCall<'_>, name: &str, default: bool) -> Result<bool, T
         None | Some(Value::Null) => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
         Some(_) => Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("`{name}` must be true or false"),
         )),
     }
@@ -45,7 +48,7 @@ pub fn opt_str<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<Option<&'a str>
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("`{name}` must be a string"),
         )),
     }

@@ -8,7 +8,9 @@ use alloc::format;
 use alloc::vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use rpc::mcp::{Annotations, Content, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{
+    Annotations, Content, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput,
+};
 use serde_json::{Map, Value};
 
 /// Most sectors one call reads (64 KiB).
@@ -38,7 +40,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::READ_ONLY,
     requires: &[],
-    errors: &["INVAL", "NODEV", "RANGE", "IO"],
+    errors: &[ErrorCode::NoDev, ErrorCode::Range, ErrorCode::Io],
     start: read,
 }];
 
@@ -48,13 +50,13 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let count = args::opt_u64(call, "count")?.unwrap_or(1);
     if target > MAX_TARGET {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("target {target} is not a SCSI ID 0..7"),
         ));
     }
     if !(1..=MAX_SECTORS).contains(&count) {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("count must be 1..={MAX_SECTORS}"),
         ));
     }
@@ -63,18 +65,18 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         u32::try_from(count),
         u32::try_from(target),
     ) else {
-        return Err(ToolError::new("INVAL", "lba must fit in 32 bits"));
+        return Err(ToolError::new(ErrorCode::Inval, "lba must fit in 32 bits"));
     };
     let mut disk = (ctx.open_disk)(target32).map_err(|e| {
         ToolError::new(
-            "NODEV",
+            ErrorCode::NoDev,
             format!("SCSI target {target} cannot be read (status {})", e.status),
         )
     })?;
     let blocks = disk.block_count();
     if lba + count > u64::from(blocks) {
         return Err(ToolError::new(
-            "RANGE",
+            ErrorCode::Range,
             format!(
                 "blocks {lba}..{} are past the end of target {target} ({blocks} blocks)",
                 lba + count
@@ -84,7 +86,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let mut buf = vec![0u8; count as usize * SECTOR_SIZE];
     disk.read(lba32, count32, &mut buf).map_err(|e| {
         ToolError::new(
-            "IO",
+            ErrorCode::Io,
             format!(
                 "reading target {target} at block {lba} failed (status {})",
                 e.status

@@ -12,45 +12,25 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt::Write;
-use rpc::mcp::McpServer;
+use rpc::mcp::{ErrorCode, McpServer};
 use serde_json::{Value, json};
 
-/// Codes the server itself answers for any tool, documented once instead of in every list.
-pub const GENERIC_ERRORS: &[(&str, &str)] = &[
-    (
-        "INVALID_ARGUMENT",
-        "the arguments do not match the input schema (`E_INVALID_ARGUMENT: $.path: reason`)",
-    ),
-    (
-        "BUSY",
-        "too many calls are running (4 at once), or the server context is in use",
-    ),
-    (
-        "INTERNAL",
-        "a server-side bug, e.g. a structured result that does not match its output schema",
-    ),
-];
-
 /// The code a reserved name answers.
-const RESERVED_CODE: &str = "NOSYS";
+const RESERVED_CODE: ErrorCode = ErrorCode::NoSys;
 
 /// Opening and closing lines of the generated part of `docs/tools.md`.
 pub const BEGIN: &str =
     "<!-- catalogue: generated from the tool registry by `cargo xtask docs`; do not edit -->";
 pub const END: &str = "<!-- end of catalogue -->";
 
-/// The `E_<CODE>` of an `isError` result: the last text block that starts with one (a
+/// The `E_<CODE>` of an `isError` result: the last text block that starts with a known code (a
 /// streamed result's error follows its data blocks).
-pub fn error_code(result: &Value) -> Option<String> {
+pub fn error_code(result: &Value) -> Option<ErrorCode> {
     let blocks = result.get("content")?.as_array()?;
     blocks.iter().rev().find_map(|b| {
         let rest = b.get("text")?.as_str()?.strip_prefix("E_")?;
         let (code, _) = rest.split_once(": ")?;
-        let ok = !code.is_empty()
-            && code
-                .bytes()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-        ok.then(|| code.to_string())
+        ErrorCode::parse(code)
     })
 }
 
@@ -63,7 +43,7 @@ pub fn assert_declared(s: &McpServer<Ctx>, tool: &str, result: &Value) {
     let Some(code) = error_code(result) else {
         panic!("{tool}: an isError result without an E_<CODE> text: {result}");
     };
-    if GENERIC_ERRORS.iter().any(|(c, _)| *c == code) {
+    if ErrorCode::GENERIC.contains(&code) {
         return;
     }
     if s.tools().reserved_for(tool).is_some() && code == RESERVED_CODE {
@@ -76,7 +56,7 @@ pub fn assert_declared(s: &McpServer<Ctx>, tool: &str, result: &Value) {
         .map(|d| d.errors)
         .unwrap_or(&[]);
     assert!(
-        declared.contains(&code.as_str()),
+        declared.contains(&code),
         "{tool} answered E_{code}, which its ToolDef.errors {declared:?} does not list"
     );
 }
@@ -105,7 +85,7 @@ pub fn listing_json(s: &mut McpServer<Ctx>) -> String {
     text
 }
 
-fn codes(list: &[&str]) -> String {
+fn codes(list: &[ErrorCode]) -> String {
     let v: Vec<String> = list.iter().map(|c| format!("`E_{c}`")).collect();
     v.join(", ")
 }
@@ -231,8 +211,8 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
          text is `E_<CODE>: message`; each tool lists the codes its own handler answers, and \
          any call can also get:\n\n",
     );
-    for (code, why) in GENERIC_ERRORS {
-        let _ = writeln!(o, "- `E_{code}`: {why}");
+    for code in ErrorCode::GENERIC {
+        let _ = writeln!(o, "- `E_{code}`: {}", code.meaning());
     }
     o.push_str(
         "\nA client that names an unknown tool gets JSON-RPC error -32602; one that lacks a \
@@ -388,31 +368,6 @@ mod tests {
         assert!(!md.contains("### `debug."));
     }
 
-    #[test]
-    fn declared_codes_are_well_formed() {
-        let s = harness::server();
-        for d in s.tools().defs() {
-            for (i, code) in d.errors.iter().enumerate() {
-                let ok = !code.is_empty()
-                    && !code.starts_with("E_")
-                    && code
-                        .bytes()
-                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-                assert!(
-                    ok,
-                    "{}: `{code}` is not an upper-case code without E_",
-                    d.name
-                );
-                assert!(!d.errors[..i].contains(code), "{}: {code} twice", d.name);
-                assert!(
-                    !GENERIC_ERRORS.iter().any(|(g, _)| g == code) || *code == "BUSY",
-                    "{}: {code} is generic, documented once",
-                    d.name
-                );
-            }
-        }
-    }
-
     /// One failing call per tool family the fake machine can provoke; each answer's code must
     /// be declared (the harness checks, as it does for every other test's calls).
     #[test]
@@ -442,7 +397,11 @@ mod tests {
         assert_ne!(first["isError"], true, "{first}");
         for (tool, args, want) in cases {
             let r = harness::call(&mut s, tool, args);
-            assert_eq!(error_code(&r).as_deref(), Some(want), "{tool}: {r}");
+            assert_eq!(
+                error_code(&r).map(ErrorCode::as_str),
+                Some(want),
+                "{tool}: {r}"
+            );
         }
     }
 
@@ -455,12 +414,12 @@ mod tests {
         }));
         assert!(caught.is_err());
         let generic = json!({"isError": true,
-            "content": [{"type": "text", "text": "E_INVALID_ARGUMENT: $.text: expected string"}]});
+            "content": [{"type": "text", "text": "E_INVAL: $.text: expected string"}]});
         assert_declared(&s, "echo", &generic);
         let data_then_error = json!({"isError": true, "content": [
             {"type": "text", "text": "E_NOTE: data that looks like a code"},
             {"type": "text", "text": "E_INVAL: the real error"}]});
-        assert_eq!(error_code(&data_then_error).as_deref(), Some("INVAL"));
+        assert_eq!(error_code(&data_then_error), Some(ErrorCode::Inval));
     }
 
     #[test]

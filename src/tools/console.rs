@@ -4,7 +4,7 @@
 
 use super::{Ctx, args};
 use alloc::format;
-use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use serde_json::json;
 
 /// Most bytes one write sends (a line or a short block; the ring holds 8 KiB).
@@ -34,7 +34,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(WRITE_OUTPUT),
         annotations: Annotations::WRITE,
         requires: &[],
-        errors: &["INVAL"],
+        errors: &[],
         start: console_write,
     },
     ToolDef {
@@ -53,7 +53,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::WRITE,
         requires: &[],
-        errors: &["INVAL"],
+        errors: &[],
         start: input_keys,
     },
 ];
@@ -65,7 +65,7 @@ pub fn write_text(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, To
     let newline = args::bool_or(call, "newline", true)?;
     if text.len() > WRITE_MAX {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!(
                 "`text` is {} bytes; at most {WRITE_MAX} per write",
                 text.len()
@@ -92,7 +92,7 @@ fn input_keys(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
     let keys = args::string(call, "keys")?;
     if keys.is_empty() || keys.len() > KEYS_MAX {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("`keys` must be 1 to {KEYS_MAX} bytes"),
         ));
     }

@@ -17,7 +17,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use serde_json::Value;
 
 /// Most bytes one `mem.read` returns or one `mem.write` takes.
@@ -48,7 +48,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["INVAL", "RANGE", "TOO_LARGE"],
+        errors: &[ErrorCode::Range, ErrorCode::TooLarge],
         start: mem_read,
     },
     ToolDef {
@@ -63,7 +63,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
-        errors: &["INVAL", "RANGE", "TOO_LARGE"],
+        errors: &[ErrorCode::Range, ErrorCode::TooLarge],
         start: mem_write,
     },
     ToolDef {
@@ -81,7 +81,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::WRITE,
         requires: &[],
-        errors: &["INVAL", "ALIGN", "NODEV", "TOO_LARGE"],
+        errors: &[ErrorCode::Align, ErrorCode::NoDev, ErrorCode::TooLarge],
         start: mmio_read,
     },
     ToolDef {
@@ -97,7 +97,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
-        errors: &["INVAL", "ALIGN", "NODEV"],
+        errors: &[ErrorCode::Align, ErrorCode::NoDev],
         start: mmio_write,
     },
     ToolDef {
@@ -134,7 +134,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["NOSYS", "IO"],
+        errors: &[ErrorCode::NoSys, ErrorCode::Io],
         start: irq_list,
     },
     ToolDef {
@@ -153,7 +153,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["IO"],
+        errors: &[ErrorCode::Io],
         start: dma_list,
     },
 ];
@@ -203,7 +203,7 @@ fn obj(pairs: Vec<(&'static str, Value)>) -> Value {
 }
 
 fn inval(msg: String) -> ToolError {
-    ToolError::new("INVAL", msg)
+    ToolError::new(ErrorCode::Inval, msg)
 }
 
 /// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
@@ -266,18 +266,18 @@ fn raw(ctx: &Ctx) -> Result<&dyn RawBus, ToolError> {
     ctx.raw
         .0
         .as_deref()
-        .ok_or_else(|| ToolError::new("NOSYS", "this machine gives no raw bus access"))
+        .ok_or_else(|| ToolError::new(ErrorCode::NoSys, "this machine gives no raw bus access"))
 }
 
 /// A refusal of the physical-memory policy, as a tool error.
 fn phys_error(e: PhysError) -> ToolError {
     match e {
         PhysError::HighRam { phys } => ToolError::new(
-            "RANGE",
+            ErrorCode::Range,
             format!("{phys:#x} is high RAM (at 0x20000000), which KSEG0/KSEG1 cannot reach"),
         ),
         PhysError::NotRam { phys, len, ram } => ToolError::new(
-            "RANGE",
+            ErrorCode::Range,
             format!(
                 "{len} bytes at {phys:#x} are not all RAM: RAM is 0x08000000+{:#x} and the \
                  alias 0+0x80000",
@@ -285,7 +285,7 @@ fn phys_error(e: PhysError) -> ToolError {
             ),
         ),
         PhysError::RamNoAnswer { at } => ToolError::new(
-            "RANGE",
+            ErrorCode::Range,
             format!("RAM at {at:#x} does not answer (bus error)"),
         ),
         PhysError::Width { width } => inval(format!("width {width} is not 1, 2 or 4")),
@@ -295,7 +295,7 @@ fn phys_error(e: PhysError) -> ToolError {
             span,
             nearest: n,
         } => ToolError::new(
-            "NODEV",
+            ErrorCode::NoDev,
             format!(
                 "no known device holds {span} bytes at {phys:#x}; nearest is {} at {:#x}+{:#x}",
                 n.name, n.base, n.size
@@ -306,7 +306,7 @@ fn phys_error(e: PhysError) -> ToolError {
             window.name
         )),
         PhysError::Absent { window, phys } => ToolError::new(
-            "NODEV",
+            ErrorCode::NoDev,
             format!("{} at {phys:#x} does not answer (bus error)", window.name),
         ),
     }
@@ -322,10 +322,10 @@ fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
     match e {
         MmioError::Width => inval(format!("width {width} is not 1, 2 or 4")),
         MmioError::Align => ToolError::new(
-            "ALIGN",
+            ErrorCode::Align,
             format!("{phys:#x} is not aligned to {width} bytes"),
         ),
-        MmioError::Range => ToolError::new("RANGE", format!("{phys:#x} is above 512 MiB")),
+        MmioError::Range => ToolError::new(ErrorCode::Range, format!("{phys:#x} is above 512 MiB")),
     }
 }
 
@@ -359,7 +359,7 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     }
     if len > MEM_MAX {
         return Err(ToolError::new(
-            "TOO_LARGE",
+            ErrorCode::TooLarge,
             format!("length {len} is over the {MEM_MAX}-byte limit; read in pieces"),
         ));
     }
@@ -392,7 +392,7 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     };
     if text.len() > encoded_max as usize {
         return Err(ToolError::new(
-            "TOO_LARGE",
+            ErrorCode::TooLarge,
             format!("more than {MEM_MAX} bytes of data; write in pieces"),
         ));
     }
@@ -437,7 +437,7 @@ fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     }
     if count > MMIO_COUNT_MAX {
         return Err(ToolError::new(
-            "TOO_LARGE",
+            ErrorCode::TooLarge,
             format!("count {count} is over the limit of {MMIO_COUNT_MAX}"),
         ));
     }
@@ -532,13 +532,16 @@ fn irq_json(i: &IrqInfo) -> Value {
 fn irq_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let list = ctx.platform.irqs(IRQ_MAX).map_err(|code| match code {
         status::E_NOSYS => ToolError::new(
-            "NOSYS",
+            ErrorCode::NoSys,
             format!(
                 "the kernel offers ABI {}; irq_list needs ABI 11",
                 ctx.abi_version
             ),
         ),
-        other => ToolError::new("IO", format!("the kernel's irq_list failed ({other})")),
+        other => ToolError::new(
+            ErrorCode::Io,
+            format!("the kernel's irq_list failed ({other})"),
+        ),
     })?;
     let sources: Vec<Value> = list.iter().map(irq_json).collect();
     Ok(Started::Done(ToolOutput::structured(obj(vec![(
@@ -581,7 +584,7 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
             }
             let v = raw(ctx)?
                 .mmio_read(a, 4)
-                .map_err(|_| ToolError::new("IO", format!("reading {a:#x} failed")))?;
+                .map_err(|_| ToolError::new(ErrorCode::Io, format!("reading {a:#x} failed")))?;
             regs.push((key, v.into()));
         }
         channels.push(obj(regs));

@@ -11,7 +11,7 @@ use crate::services::fs::Fs;
 use crate::services::fs::check::check_path;
 use crate::services::fs::overlay::{FileHandle, Node, WriteMode};
 use crate::services::fs::path::Resolved;
-use crate::services::fs::{FileType, FsError, Stat};
+use crate::services::fs::{Errno, FileType, FsError, Stat};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -19,8 +19,8 @@ use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{
-    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
+    ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::{Map, Value};
 
@@ -180,16 +180,26 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
 /// fail with is no or a refused filesystem (the mount's error), a disk or image fault, a bad
 /// path, a missing component, a symlink loop.
 macro_rules! path_errors {
-    ($($own:literal),*) => {
-        &["NODEV", "IO", "CORRUPT", "NOTSUP", "INVAL", "NAMETOOLONG", "NOENT", "NOTDIR", "LOOP"
-            $(, $own)*]
+    ($($own:ident),*) => {
+        &[
+            ErrorCode::NoDev,
+            ErrorCode::Io,
+            ErrorCode::Corrupt,
+            ErrorCode::NotSup,
+            ErrorCode::NameTooLong,
+            ErrorCode::NoEnt,
+            ErrorCode::NotDir,
+            ErrorCode::Loop
+            $(, ErrorCode::$own)*
+        ]
     };
 }
-const PATH_ERRORS: &[&str] = path_errors!();
-const READ_ERRORS: &[&str] = path_errors!("ISDIR", "ENCODING");
-const WRITE_ERRORS: &[&str] = path_errors!("ISDIR", "NOSPC");
-const REMOVE_ERRORS: &[&str] = path_errors!("NOTEMPTY");
-const MKDIR_ERRORS: &[&str] = path_errors!("EXIST", "NOSPC");
+
+const PATH_ERRORS: &[ErrorCode] = path_errors!();
+const READ_ERRORS: &[ErrorCode] = path_errors!(IsDir, Encoding);
+const WRITE_ERRORS: &[ErrorCode] = path_errors!(IsDir, NoSpc);
+const REMOVE_ERRORS: &[ErrorCode] = path_errors!(NotEmpty);
+const MKDIR_ERRORS: &[ErrorCode] = path_errors!(Exist, NoSpc);
 
 const PATH_INPUT: &str = r#"{"type":"object","properties":{
   "path":{"type":"string","description":"Absolute path, e.g. /etc/motd"}},
@@ -224,7 +234,22 @@ const LIST_OUTPUT: &str = r#"{"type":"object","properties":{
 
 /// A filesystem error as a tool error, code for code.
 pub fn fs_error(e: FsError) -> ToolError {
-    ToolError::new(e.code.as_str(), e.message)
+    let code = match e.code {
+        Errno::NoEnt => ErrorCode::NoEnt,
+        Errno::NotDir => ErrorCode::NotDir,
+        Errno::IsDir => ErrorCode::IsDir,
+        Errno::Exist => ErrorCode::Exist,
+        Errno::NotEmpty => ErrorCode::NotEmpty,
+        Errno::NoSpc => ErrorCode::NoSpc,
+        Errno::Loop => ErrorCode::Loop,
+        Errno::NameTooLong => ErrorCode::NameTooLong,
+        Errno::Inval => ErrorCode::Inval,
+        Errno::NotSup => ErrorCode::NotSup,
+        Errno::Io => ErrorCode::Io,
+        Errno::NoDev => ErrorCode::NoDev,
+        Errno::Corrupt => ErrorCode::Corrupt,
+    };
+    ToolError::new(code, e.message)
 }
 
 /// The mounted filesystem, or why there is none.
@@ -233,7 +258,7 @@ fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
     match (&mut services.fs, &services.fs_error) {
         (Some(fs), _) => Ok(fs),
         (None, Some(e)) => Err(fs_error(e.clone())),
-        (None, None) => Err(ToolError::new("NODEV", "no filesystem is mounted")),
+        (None, None) => Err(ToolError::new(ErrorCode::NoDev, "no filesystem is mounted")),
     }
 }
 
@@ -284,12 +309,15 @@ fn stat_json(path: &str, st: &Stat) -> Map<String, Value> {
 fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolError> {
     let Node::Lower(inode) = &r.node else {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("not a symlink: {}", r.path),
         ));
     };
     let Some(lower) = fs.lower_mut() else {
-        return Err(ToolError::new("IO", "no filesystem image is mounted"));
+        return Err(ToolError::new(
+            ErrorCode::Io,
+            "no filesystem image is mounted",
+        ));
     };
     let want = usize::try_from(inode.size)
         .unwrap_or(usize::MAX)
@@ -332,13 +360,13 @@ fn readlink(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     let st = fs.node_stat(&r);
     if st.file_type != FileType::Symlink {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("not a symlink: {} is a {}", r.path, st.file_type.as_str()),
         ));
     }
     if st.size > LINK_MAX as u64 {
         return Err(ToolError::new(
-            "NAMETOOLONG",
+            ErrorCode::NameTooLong,
             format!(
                 "the target of {} is {} bytes, over fs.readlink's limit of {LINK_MAX}; \
                  fs.stat shows its first {LINK_MAX} bytes",
@@ -366,7 +394,7 @@ impl Encoding {
             None | Some("utf-8") => Ok(Encoding::Utf8),
             Some("base64") => Ok(Encoding::Base64),
             Some(other) => Err(ToolError::new(
-                "INVAL",
+                ErrorCode::Inval,
                 format!("unknown encoding {other:?}: use utf-8 or base64"),
             )),
         }
@@ -388,7 +416,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let max_output = args::opt_u64(call, "max_output")?.unwrap_or(READ_DEFAULT_MAX);
     if !(1..=READ_MAX).contains(&max_output) {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!("max_output must be 1..={READ_MAX}"),
         ));
     }
@@ -397,7 +425,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let size = file.size();
     if offset > size {
         return Err(ToolError::new(
-            "INVAL",
+            ErrorCode::Inval,
             format!(
                 "offset {offset} is past the end of {} ({size} bytes)",
                 file.path()
@@ -520,7 +548,10 @@ struct Utf8Check {
 impl ToolRun<Ctx> for Utf8Check {
     fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
         let Some(plan) = &self.plan else {
-            return Step::Failed(ToolError::new("INTERNAL", "read stepped after it ended"));
+            return Step::Failed(ToolError::new(
+                ErrorCode::Internal,
+                "read stepped after it ended",
+            ));
         };
         if self.pos >= plan.end {
             if !self.carry.is_empty() {
@@ -528,7 +559,7 @@ impl ToolRun<Ctx> for Utf8Check {
             }
             return match self.plan.take() {
                 Some(p) => Step::Done(p.output()),
-                None => Step::Failed(ToolError::new("INTERNAL", "read plan missing")),
+                None => Step::Failed(ToolError::new(ErrorCode::Internal, "read plan missing")),
             };
         }
         let fs = match mounted(ctx) {
@@ -562,7 +593,7 @@ impl ToolRun<Ctx> for Utf8Check {
 
 fn not_utf8(path: &str, at: u64) -> ToolError {
     ToolError::new(
-        "ENCODING",
+        ErrorCode::Encoding,
         format!(
             "{path} is not UTF-8 text (invalid byte sequence at byte {at}); read it with \
              encoding \"base64\""
@@ -572,7 +603,7 @@ fn not_utf8(path: &str, at: u64) -> ToolError {
 
 fn shrank(path: &str) -> ToolError {
     ToolError::new(
-        "IO",
+        ErrorCode::Io,
         format!("{path} became shorter while it was being read"),
     )
 }
@@ -625,7 +656,7 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     let mode = match (append, offset) {
         (true, Some(_)) => {
             return Err(ToolError::new(
-                "INVAL",
+                ErrorCode::Inval,
                 "give either append or offset, not both",
             ));
         }
@@ -638,7 +669,10 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
         Encoding::Utf8 => content.as_bytes(),
         Encoding::Base64 => {
             decoded = STANDARD.decode(content).map_err(|e| {
-                ToolError::new("INVAL", format!("content is not valid base64: {e}"))
+                ToolError::new(
+                    ErrorCode::Inval,
+                    format!("content is not valid base64: {e}"),
+                )
             })?;
             &decoded
         }

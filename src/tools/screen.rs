@@ -12,8 +12,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use rpc::mcp::{
-    Annotations, Content, ContentSource, ResourceContents, ResourceDef, SourcePoll, Started,
-    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
+    Started, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput,
 };
 use serde_json::{Map, Value, json};
 
@@ -53,7 +53,12 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::READ_ONLY,
     requires: &[],
-    errors: &["NODEV", "INVAL", "TIMEOUT", "NOTSUP", "IO"],
+    errors: &[
+        ErrorCode::NoDev,
+        ErrorCode::Timeout,
+        ErrorCode::NotSup,
+        ErrorCode::Io,
+    ],
     start: capture,
 }];
 
@@ -77,7 +82,7 @@ fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
             .filter(|s| (1..=MAX_SCALE).contains(s))
             .ok_or_else(|| {
                 ToolError::new(
-                    "INVAL",
+                    ErrorCode::Inval,
                     format!("`scale` must be an integer 1 to {MAX_SCALE}"),
                 )
             })?,
@@ -112,7 +117,7 @@ fn region_arg(v: &Value) -> Result<Region, ToolError> {
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| {
                 ToolError::new(
-                    "INVAL",
+                    ErrorCode::Inval,
                     format!("`region.{name}` must be a non-negative integer"),
                 )
             })
@@ -163,7 +168,7 @@ pub fn board(ctx: &mut Ctx) -> Result<&mut dyn Framebuffer, ToolError> {
     match ctx.screen.as_deref_mut() {
         Some(fb) => Ok(fb),
         None => Err(ToolError::new(
-            "NODEV",
+            ErrorCode::NoDev,
             "no Newport graphics board was found at boot",
         )),
     }
@@ -172,17 +177,17 @@ pub fn board(ctx: &mut Ctx) -> Result<&mut dyn Framebuffer, ToolError> {
 /// The tool error for a capture that could not start or go on.
 pub fn capture_error(e: CaptureError) -> ToolError {
     match e {
-        CaptureError::Invalid(why) => ToolError::new("INVAL", why),
-        CaptureError::Encode => ToolError::new("INTERNAL", "the PNG encoder failed"),
+        CaptureError::Invalid(why) => ToolError::new(ErrorCode::Inval, why),
+        CaptureError::Encode => ToolError::new(ErrorCode::Internal, "the PNG encoder failed"),
         CaptureError::Fb(FbError::NoDevice) => {
-            ToolError::new("NODEV", "the graphics board does not answer")
+            ToolError::new(ErrorCode::NoDev, "the graphics board does not answer")
         }
         CaptureError::Fb(FbError::Timeout) => {
-            ToolError::new("TIMEOUT", "the graphics board stayed busy")
+            ToolError::new(ErrorCode::Timeout, "the graphics board stayed busy")
         }
-        CaptureError::Fb(FbError::Unsupported(why)) => ToolError::new("NOTSUP", why),
+        CaptureError::Fb(FbError::Unsupported(why)) => ToolError::new(ErrorCode::NotSup, why),
         CaptureError::Fb(FbError::OutOfRange) => ToolError::new(
-            "IO",
+            ErrorCode::Io,
             "the screen mode changed during the capture; capture again",
         ),
     }

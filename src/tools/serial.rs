@@ -14,7 +14,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use base64::Engine;
 use rpc::mcp::{
-    Annotations, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
+    ToolOutput,
 };
 use serde_json::json;
 
@@ -49,7 +50,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["INVAL", "RANGE"],
+        errors: &[ErrorCode::Range],
         start: serial_read,
     },
     ToolDef {
@@ -62,7 +63,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(console::WRITE_OUTPUT),
         annotations: Annotations::WRITE,
         requires: &[],
-        errors: &["INVAL"],
+        errors: &[],
         start: console::write_text,
     },
 ];
@@ -106,7 +107,7 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
         Some("base64") => true,
         Some(other) => {
             return Err(ToolError::new(
-                "INVAL",
+                ErrorCode::Inval,
                 format!("unknown encoding `{other}`: text or base64"),
             ));
         }
@@ -114,7 +115,7 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
     let (ring, head) = ctx.platform.serial_ring();
     let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(|e| match e {
         RingError::Future { offset, head } => ToolError::new(
-            "RANGE",
+            ErrorCode::Range,
             format!("offset {offset} is past the head {head}: nothing written there yet"),
         ),
     })?;

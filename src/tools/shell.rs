@@ -17,8 +17,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use rpc::mcp::{
-    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
+    ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
@@ -53,14 +53,14 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::DESTRUCTIVE,
     requires: &[],
-    errors: &["INVAL", "NOT_FOUND"],
+    errors: &[ErrorCode::NotFound],
     start,
 }];
 
 fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let command = args::string(call, "command")?;
     if command.len() > 4 * 4096 {
-        return Err(ToolError::new("INVAL", "`command` is too long"));
+        return Err(ToolError::new(ErrorCode::Inval, "`command` is too long"));
     }
     let cap = args::opt_u64(call, "max_output")?
         .unwrap_or(OUTPUT_DEFAULT)
@@ -112,7 +112,7 @@ impl ToolRun<Ctx> for ShellRun {
     fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
         let now = io.now_ms();
         let Some(out) = self.out.as_mut() else {
-            return Step::Failed(ToolError::new("INTERNAL", "stepped after the end"));
+            return Step::Failed(ToolError::new(ErrorCode::Internal, "stepped after the end"));
         };
         match self.job.step(ctx, out, now) {
             JobStep::Pending => {
@@ -173,8 +173,8 @@ mod tests;
 /// A line the shell cannot run, as a tool error.
 fn shell_error(e: &ShellError) -> ToolError {
     let code = match e {
-        ShellError::Words(_) | ShellError::Empty => "INVAL",
-        ShellError::Unknown(_) => "NOT_FOUND",
+        ShellError::Words(_) | ShellError::Empty => ErrorCode::Inval,
+        ShellError::Unknown(_) => ErrorCode::NotFound,
     };
     ToolError::new(code, format!("{e}"))
 }

@@ -9,7 +9,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use rpc::mcp::{
-    Annotations, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
+    ToolOutput,
 };
 use serde_json::Value;
 
@@ -41,7 +42,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["INVAL"],
+        errors: &[],
         start: echo,
     },
     ToolDef {
@@ -54,7 +55,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(ACTION_OUTPUT),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
-        errors: &["INVAL", "BUSY"],
+        errors: &[ErrorCode::Busy],
         start: reset,
     },
     ToolDef {
@@ -66,7 +67,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: Some(ACTION_OUTPUT),
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
-        errors: &["INVAL", "BUSY"],
+        errors: &[ErrorCode::Busy],
         start: poweroff,
     },
 ];
@@ -135,7 +136,7 @@ fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     // The schema has already required a string of at most ECHO_MAX characters.
     let text = match call.args.get("text") {
         Some(Value::String(s)) if s.len() <= ECHO_MAX * 4 => s.clone(),
-        _ => return Err(ToolError::new("INVAL", "`text` must be a string")),
+        _ => return Err(ToolError::new(ErrorCode::Inval, "`text` must be a string")),
     };
     let mut out = ToolOutput::structured(serde_json::json!({ "text": text }));
     out.content = vec![rpc::mcp::Content::text(text)];
@@ -145,7 +146,7 @@ fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 /// Schedules a reset or power-off and answers when it will happen.
 fn schedule(ctx: &mut Ctx, action: Action, now_ms: u64, delay_ms: u64) -> Result<u64, ToolError> {
     let p = power::schedule(&mut ctx.pending, action, now_ms, delay_ms)
-        .map_err(|e| ToolError::new("BUSY", format!("{e}")))?;
+        .map_err(|e| ToolError::new(ErrorCode::Busy, format!("{e}")))?;
     Ok(p.at_ms.saturating_sub(now_ms))
 }
 
@@ -232,7 +233,7 @@ mod tests {
         assert_eq!(r["isError"], true);
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(
-            text.starts_with("E_INVALID_ARGUMENT: ") && text.contains("text"),
+            text.starts_with("E_INVAL: ") && text.contains("text"),
             "{text}"
         );
     }

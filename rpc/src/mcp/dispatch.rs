@@ -13,6 +13,7 @@ use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{Started, ToolCall, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value};
+use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -46,7 +47,7 @@ fn retry_params(params: &Map<String, Value>) -> Result<Retry<'_>, RpcError> {
 /// client that does not take SSE, or a prompt).
 fn input_unsupported() -> ToolError {
     ToolError::new(
-        "UNSUPPORTED",
+        ErrorCode::NotSup,
         "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
     )
 }
@@ -326,7 +327,7 @@ impl<C: 'static> McpServer<C> {
         };
         match result {
             None => Err(not_found()),
-            Some(Err(e)) if e.code == "NOT_FOUND" => Err(not_found()),
+            Some(Err(e)) if e.code == ErrorCode::NotFound => Err(not_found()),
             Some(Err(e)) => Err(RpcError::new(
                 jsonrpc::INTERNAL_ERROR,
                 alloc::string::ToString::to_string(&e),
@@ -433,7 +434,7 @@ impl<C: 'static> McpServer<C> {
 
     /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
     pub(crate) fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
-        self.tool_error(id, era, &ToolError::new("BUSY", why))
+        self.tool_error(id, era, &ToolError::new(ErrorCode::Busy, why))
     }
 
     fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
@@ -445,7 +446,7 @@ impl<C: 'static> McpServer<C> {
         };
         let Some(entry) = self.tools.get(name) else {
             if let Some(r) = self.tools.reserved_for(name) {
-                let err = ToolError::new("NOSYS", format!("{name} is {}", r.why));
+                let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
                 return self.tool_error(cx.id, cx.era, &err);
             }
             return self.fail(
@@ -494,10 +495,14 @@ impl<C: 'static> McpServer<C> {
         };
         let args_value = Value::Object(args);
         if let Err(why) = schema::validate(&entry.input, &args_value) {
-            return self.tool_error(cx.id, cx.era, &ToolError::new("INVALID_ARGUMENT", why));
+            return self.tool_error(cx.id, cx.era, &ToolError::new(ErrorCode::Inval, why));
         }
         let Value::Object(args) = args_value else {
-            return self.tool_error(cx.id, cx.era, &ToolError::new("INTERNAL", "arguments"));
+            return self.tool_error(
+                cx.id,
+                cx.era,
+                &ToolError::new(ErrorCode::Internal, "arguments"),
+            );
         };
         if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
             let why = format!(
@@ -534,7 +539,7 @@ impl<C: 'static> McpServer<C> {
         };
         let call = CallState::new(cx.key, cx.id.clone());
         match started {
-            Err(e) if e.code == ToolError::INVALID_PARAMS => {
+            Err(e) if e.code == ErrorCode::InvalidParams => {
                 self.fail(cx, RpcError::invalid_params(e.message))
             }
             Err(e) => self.tool_error(cx.id, cx.era, &e),

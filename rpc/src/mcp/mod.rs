@@ -20,6 +20,7 @@ mod config;
 mod cursor;
 mod dispatch;
 mod encode;
+mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 mod inputs;
@@ -41,6 +42,7 @@ mod tool;
 mod tests;
 
 pub use config::{Config, Limits};
+pub use error_code::ErrorCode;
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use registry::{RegistryError, Reserved, ToolRegistry};
 pub use reply::{

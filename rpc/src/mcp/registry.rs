@@ -1,6 +1,7 @@
 //! The tool registry: tool families' tables, checked and pre-rendered once at registration,
 //! listed in registration order (stable across requests).
 
+use super::error_code::ErrorCode;
 use super::schema;
 use super::tool::ToolDef;
 use crate::jsonrpc::write_value;
@@ -94,6 +95,21 @@ impl<C> ToolRegistry<C> {
             }
             if let Some(r) = self.reserved_for(def.name) {
                 return Err(err(format!("names under {} are reserved", r.prefix)));
+            }
+            for (i, code) in def.errors.iter().enumerate() {
+                if def.errors[..i].contains(code) {
+                    return Err(err(format!("declares E_{code} twice")));
+                }
+                if ErrorCode::GENERIC.contains(code) && *code != ErrorCode::Busy {
+                    return Err(err(format!(
+                        "declares E_{code}, which every tool may answer"
+                    )));
+                }
+                if *code == ErrorCode::InvalidParams {
+                    return Err(err(format!(
+                        "declares {code}, a JSON-RPC error, not a result"
+                    )));
+                }
             }
             let input: Value = serde_json::from_str(def.input_schema)
                 .map_err(|e| err(format!("inputSchema is not JSON: {e}")))?;

@@ -4,7 +4,7 @@
 //! never blocks other clients. Big results are streamed from a `ContentSource` straight into
 //! the response body.
 
-use alloc::borrow::Cow;
+use super::error_code::ErrorCode;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -44,23 +44,18 @@ impl Annotations {
     };
 }
 
-/// How a tool fails: rendered as an `isError` result whose text is `E_<CODE>: message`.
+/// How a tool fails: rendered as an `isError` result whose text is `E_<CODE>: message`
+/// ([`ErrorCode::InvalidParams`] excepted: a JSON-RPC error).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolError {
-    /// Upper-case code without the `E_` prefix, e.g. `NOT_FOUND`, `BUSY`, `IO`.
-    pub code: Cow<'static, str>,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl ToolError {
-    /// The code with which a start function rejects the request itself rather than failing
-    /// at its work (e.g. a tampered `requestState`): answered as JSON-RPC -32602, not as an
-    /// `isError` result.
-    pub const INVALID_PARAMS: &'static str = "INVALID_PARAMS";
-
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ToolError {
-            code: Cow::Borrowed(code),
+            code,
             message: message.into(),
         }
     }
@@ -338,7 +333,7 @@ pub enum Started<C> {
     /// Runs across polls.
     Run(Box<dyn ToolRun<C>>),
     /// Needs input from the client first (2026-07-28 only; a legacy client gets an
-    /// `E_UNSUPPORTED` error result).
+    /// `E_NOTSUP` error result).
     InputRequired(InputRequired),
 }
 
@@ -395,8 +390,8 @@ pub struct ToolDef<C> {
     pub requires: &'static [&'static str],
     /// The `E_<CODE>` codes (without `E_`) the tool's own handler can answer, published in
     /// `docs/tools.md` so an agent knows which failures to expect. The codes the server adds to
-    /// any call (`INVALID_ARGUMENT`, `BUSY`, `INTERNAL`) are listed once there, not per tool.
-    pub errors: &'static [&'static str],
+    /// any call ([`ErrorCode::GENERIC`]) are listed once there, not per tool.
+    pub errors: &'static [ErrorCode],
     pub start: StartFn<C>,
 }
 

@@ -7,7 +7,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use super::error::{ErrorCode, FsError, FsResult};
+use super::error::{Errno, FsError, FsResult};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 
 /// Number of filesystem blocks the cache holds.
@@ -50,14 +50,14 @@ impl<D: BlockDevice> BlockCache<D> {
     pub fn new(dev: D, blkbits: u8) -> FsResult<Self> {
         if !(9..=12).contains(&blkbits) {
             return Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 format!("cache block size 2^{blkbits} outside 512..4096"),
             ));
         }
         let blksz = 1usize << blkbits;
         let mut data = Vec::new();
         data.try_reserve_exact(CACHE_BLOCKS * blksz)
-            .map_err(|_| FsError::new(ErrorCode::NoSpc, "cannot allocate the block cache"))?;
+            .map_err(|_| FsError::new(Errno::NoSpc, "cannot allocate the block cache"))?;
         data.resize(CACHE_BLOCKS * blksz, 0);
         let limit = u64::from(dev.block_count()) >> (blkbits - 9);
         Ok(BlockCache {
@@ -121,7 +121,7 @@ impl<D: BlockDevice> BlockCache<D> {
         let bs = self.block_size();
         self.data
             .get(slot * bs..(slot + 1) * bs)
-            .ok_or_else(|| FsError::new(ErrorCode::Io, "block cache slot out of range"))
+            .ok_or_else(|| FsError::new(Errno::Io, "block cache slot out of range"))
     }
 
     /// Copies `buf.len()` bytes starting at byte `pos` of the device into `buf`, across blocks.
@@ -137,7 +137,7 @@ impl<D: BlockDevice> BlockCache<D> {
             let block = self.block(at / bs)?;
             let src = block
                 .get(off..off + take)
-                .ok_or_else(|| FsError::new(ErrorCode::Io, "block slice out of range"))?;
+                .ok_or_else(|| FsError::new(Errno::Io, "block slice out of range"))?;
             if let Some(dst) = buf.get_mut(done..done + take) {
                 dst.copy_from_slice(src);
             }
@@ -153,7 +153,7 @@ impl<D: BlockDevice> BlockCache<D> {
     pub fn read_direct(&mut self, pos: u64, buf: &mut [u8]) -> FsResult<()> {
         let bs = self.block_size();
         if !pos.is_multiple_of(bs as u64) || !buf.len().is_multiple_of(bs) {
-            return Err(FsError::new(ErrorCode::Inval, "unaligned direct read"));
+            return Err(FsError::new(Errno::Inval, "unaligned direct read"));
         }
         let first = pos >> self.blkbits;
         let count = (buf.len() / bs) as u64;
@@ -167,10 +167,10 @@ impl<D: BlockDevice> BlockCache<D> {
         let lba = u32::try_from(first << shift)
             .map_err(|_| FsError::corrupt(format!("block {first} is beyond sector addressing")))?;
         let sectors = u32::try_from(count << shift)
-            .map_err(|_| FsError::new(ErrorCode::Inval, "direct read too large"))?;
+            .map_err(|_| FsError::new(Errno::Inval, "direct read too large"))?;
         self.dev.read(lba, sectors, buf).map_err(|e| {
             FsError::new(
-                ErrorCode::Io,
+                Errno::Io,
                 format!(
                     "device read of blocks {first}..+{count} failed (status {})",
                     e.status
@@ -213,10 +213,10 @@ impl<D: BlockDevice> BlockCache<D> {
         let buf = self
             .data
             .get_mut(slot * bs..(slot + 1) * bs)
-            .ok_or_else(|| FsError::new(ErrorCode::Io, "block cache slot out of range"))?;
+            .ok_or_else(|| FsError::new(Errno::Io, "block cache slot out of range"))?;
         self.dev.read(lba, spb, buf).map_err(|e| {
             FsError::new(
-                ErrorCode::Io,
+                Errno::Io,
                 format!("device read of block {blk} failed (status {})", e.status),
             )
         })?;
@@ -322,7 +322,7 @@ mod tests {
             .err()
             .unwrap()
             .code,
-            ErrorCode::Inval
+            Errno::Inval
         );
     }
 
@@ -334,18 +334,15 @@ mod tests {
         assert_eq!((buf[0], buf[1024], buf[3 * 1024 - 1]), (8, 10, 13));
         let s = c.stats();
         assert_eq!((s.direct_blocks, s.misses, s.resident), (3, 0, 0));
-        assert_eq!(
-            c.read_direct(512, &mut buf).unwrap_err().code,
-            ErrorCode::Inval
-        );
+        assert_eq!(c.read_direct(512, &mut buf).unwrap_err().code, Errno::Inval);
         assert_eq!(
             c.read_direct(0, &mut buf[..100]).unwrap_err().code,
-            ErrorCode::Inval
+            Errno::Inval
         );
         c.restrict_to(6);
         assert_eq!(
             c.read_direct(4 * 1024, &mut buf).unwrap_err().code,
-            ErrorCode::Corrupt
+            Errno::Corrupt
         );
     }
 
@@ -353,10 +350,10 @@ mod tests {
     fn failures_and_out_of_range_blocks_are_errors() {
         let mut c = cache(12);
         c.restrict_to(10);
-        assert_eq!(c.block(10).unwrap_err().code, ErrorCode::Corrupt);
-        assert_eq!(c.block(u64::MAX).unwrap_err().code, ErrorCode::Corrupt);
+        assert_eq!(c.block(10).unwrap_err().code, Errno::Corrupt);
+        assert_eq!(c.block(u64::MAX).unwrap_err().code, Errno::Corrupt);
         c.dev.fail = true;
-        assert_eq!(c.block(2).unwrap_err().code, ErrorCode::Io);
+        assert_eq!(c.block(2).unwrap_err().code, Errno::Io);
         // A failed read leaves no stale block behind.
         c.dev.fail = false;
         assert_eq!(c.block(2).unwrap()[0], 16);

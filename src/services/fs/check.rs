@@ -2,7 +2,7 @@
 //! that says what is wrong with it rather than a lenient reading.
 
 use super::erofs::MAX_NAME_LEN;
-use super::error::{ErrorCode, FsError, FsResult};
+use super::error::{Errno, FsError, FsResult};
 use super::path::MAX_PATH_LEN;
 use alloc::format;
 use alloc::string::String;
@@ -11,7 +11,7 @@ use alloc::string::String;
 /// is wrong rather than a lenient reading: empty, NUL, too long, an empty component (`a//b`), or
 /// `..` climbing above the root (counted on the text, before symlinks).
 pub fn check_path(path: &str) -> FsResult<()> {
-    let inval = |m: String| Err(FsError::new(ErrorCode::Inval, m));
+    let inval = |m: String| Err(FsError::new(Errno::Inval, m));
     if path.is_empty() {
         return inval("the path is empty; use / for the root".into());
     }
@@ -20,7 +20,7 @@ pub fn check_path(path: &str) -> FsResult<()> {
     }
     if path.len() > MAX_PATH_LEN {
         return Err(FsError::new(
-            ErrorCode::NameTooLong,
+            Errno::NameTooLong,
             format!(
                 "the path is {} bytes; the limit is {MAX_PATH_LEN}",
                 path.len()
@@ -43,7 +43,7 @@ pub fn check_path(path: &str) -> FsResult<()> {
             },
             _ if c.len() > MAX_NAME_LEN => {
                 return Err(FsError::new(
-                    ErrorCode::NameTooLong,
+                    Errno::NameTooLong,
                     format!(
                         "a component of {} bytes; the limit is {}",
                         c.len(),

@@ -4,9 +4,10 @@
 use alloc::string::String;
 use core::fmt;
 
-/// The error codes the filesystem layer can produce.
+/// The kinds of failure of the filesystem layer, named after the POSIX errors they match
+/// (the tools answer each with the `ErrorCode` of the same name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorCode {
+pub enum Errno {
     /// No such file or directory.
     NoEnt,
     /// A path component that must be a directory is not one.
@@ -35,23 +36,23 @@ pub enum ErrorCode {
     Corrupt,
 }
 
-impl ErrorCode {
+impl Errno {
     /// The code's name, e.g. `NOENT` (the tools answer `E_NOENT: …`).
     pub const fn as_str(self) -> &'static str {
         match self {
-            ErrorCode::NoEnt => "NOENT",
-            ErrorCode::NotDir => "NOTDIR",
-            ErrorCode::IsDir => "ISDIR",
-            ErrorCode::Exist => "EXIST",
-            ErrorCode::NotEmpty => "NOTEMPTY",
-            ErrorCode::NoSpc => "NOSPC",
-            ErrorCode::Loop => "LOOP",
-            ErrorCode::NameTooLong => "NAMETOOLONG",
-            ErrorCode::Inval => "INVAL",
-            ErrorCode::NotSup => "NOTSUP",
-            ErrorCode::Io => "IO",
-            ErrorCode::NoDev => "NODEV",
-            ErrorCode::Corrupt => "CORRUPT",
+            Errno::NoEnt => "NOENT",
+            Errno::NotDir => "NOTDIR",
+            Errno::IsDir => "ISDIR",
+            Errno::Exist => "EXIST",
+            Errno::NotEmpty => "NOTEMPTY",
+            Errno::NoSpc => "NOSPC",
+            Errno::Loop => "LOOP",
+            Errno::NameTooLong => "NAMETOOLONG",
+            Errno::Inval => "INVAL",
+            Errno::NotSup => "NOTSUP",
+            Errno::Io => "IO",
+            Errno::NoDev => "NODEV",
+            Errno::Corrupt => "CORRUPT",
         }
     }
 }
@@ -60,23 +61,23 @@ impl ErrorCode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FsError {
     /// What kind of failure this is.
-    pub code: ErrorCode,
+    pub code: Errno,
     /// What exactly failed, for a human.
     pub message: String,
 }
 
 impl FsError {
     /// Builds an error from a code and a message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub fn new(code: Errno, message: impl Into<String>) -> Self {
         FsError {
             code,
             message: message.into(),
         }
     }
 
-    /// Shorthand for an [`ErrorCode::Corrupt`] error.
+    /// Shorthand for an [`Errno::Corrupt`] error.
     pub fn corrupt(message: impl Into<String>) -> Self {
-        FsError::new(ErrorCode::Corrupt, message)
+        FsError::new(Errno::Corrupt, message)
     }
 
     /// The code's name, e.g. `NOTSUP`.

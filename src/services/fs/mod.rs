@@ -11,7 +11,7 @@ pub mod overlay;
 pub mod path;
 pub mod stat;
 
-pub use error::{ErrorCode, FsError, FsResult};
+pub use error::{Errno, FsError, FsResult};
 pub use stat::{FileType, Origin, Stat};
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! grow, and what to say on the console when either setting or the disk is wrong.
 
 use super::erofs::Erofs;
-use super::error::{ErrorCode, FsError};
+use super::error::{Errno, FsError};
 use super::overlay::{self, Overlay};
 use super::{Disk, Fs};
 use crate::hil::block::IoError;
@@ -50,7 +50,7 @@ pub fn mount_root(
         Ok(d) => d,
         Err(e) => {
             let err = FsError::new(
-                ErrorCode::NoDev,
+                Errno::NoDev,
                 format!(
                     "no filesystem: SCSI target {target} cannot be read (status {})",
                     e.status
@@ -99,7 +99,7 @@ mod tests {
     fn mount_root_reports_each_outcome() {
         let m = mount_root(None, None, |_| Err(IoError { status: -19 }));
         assert!(m.fs.is_none());
-        assert_eq!(m.error.unwrap().code, ErrorCode::NoDev);
+        assert_eq!(m.error.unwrap().code, Errno::NoDev);
         assert_eq!(
             m.line,
             "fs: no filesystem: SCSI target 2 cannot be read (status -19)"
@@ -141,7 +141,7 @@ mod tests {
         img[sb + 4..sb + 8].copy_from_slice(&sum.to_le_bytes());
         let m = mount_root(None, None, |_| Ok(Disk(Box::new(RamDisk::new(img)))));
         let e = m.error.unwrap();
-        assert_eq!(e.code, ErrorCode::NotSup);
+        assert_eq!(e.code, Errno::NotSup);
         assert!(e.message.contains("LZ4 compression"), "{e}");
     }
 }

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use core::ops::{Bound, ControlFlow};
 
 use super::erofs::{Erofs, Inode};
-use super::error::{ErrorCode, FsError, FsResult};
+use super::error::{Errno, FsError, FsResult};
 use super::path::{self, Lookup, Namespace, Resolved};
 use super::stat::{FileType, Origin, Stat};
 use crate::hil::block::BlockDevice;
@@ -45,7 +45,7 @@ pub fn parse_overlay_max(value: &str) -> FsResult<usize> {
         .and_then(|n| n.checked_mul(unit))
         .ok_or_else(|| {
             FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 format!(
                     "mcp.overlay_max {value:?} is not a size in bytes (e.g. 4194304, 4096K, 4M)"
                 ),
@@ -232,7 +232,7 @@ impl<D: BlockDevice> Overlay<D> {
                 self.lower_fs()?.read_link(inode)
             }
             _ => Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 format!("not a symlink: {}", r.path),
             )),
         }
@@ -256,11 +256,11 @@ impl<D: BlockDevice> Overlay<D> {
                 })
             }
             (FileType::Directory, _) => Err(FsError::new(
-                ErrorCode::IsDir,
+                Errno::IsDir,
                 format!("is a directory: {}", r.path),
             )),
             _ => Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 format!("not a regular file: {}", r.path),
             )),
         }
@@ -273,7 +273,7 @@ impl<D: BlockDevice> Overlay<D> {
         }
         let Some(Upper::File(content)) = self.upper.get(&file.path) else {
             return Err(FsError::new(
-                ErrorCode::NoEnt,
+                Errno::NoEnt,
                 format!("file was removed: {}", file.path),
             ));
         };
@@ -306,13 +306,13 @@ impl<D: BlockDevice> Overlay<D> {
                 }
                 Node::Lower(inode) if inode.file_type != FileType::Directory => {
                     return Err(FsError::new(
-                        ErrorCode::Inval,
+                        Errno::Inval,
                         format!("not a regular file: {}", r.path),
                     ));
                 }
                 _ => {
                     return Err(FsError::new(
-                        ErrorCode::IsDir,
+                        Errno::IsDir,
                         format!("is a directory: {}", r.path),
                     ));
                 }
@@ -325,7 +325,7 @@ impl<D: BlockDevice> Overlay<D> {
                 let key = path::join(&parent.path, &name);
                 if trailing_slash {
                     return Err(FsError::new(
-                        ErrorCode::IsDir,
+                        Errno::IsDir,
                         format!("path names a directory: {key}/"),
                     ));
                 }
@@ -342,14 +342,14 @@ impl<D: BlockDevice> Overlay<D> {
             WriteMode::Append => old_len.checked_add(data_len),
             WriteMode::At(off) => off.checked_add(data_len).map(|end| end.max(old_len)),
         }
-        .ok_or_else(|| FsError::new(ErrorCode::Inval, "write offset overflows"))?;
+        .ok_or_else(|| FsError::new(Errno::Inval, "write offset overflows"))?;
         let old_cost = self.upper.get(&key).map_or(0, |u| u.cost(&key));
         let new_cost = (key.len() + ENTRY_OVERHEAD) as u64 + new_len;
         self.check_space(old_cost, new_cost)?;
         let new_len = new_len as usize; // fits: it is below the cap, a usize.
 
         // Nothing in the map changes until everything that can fail has succeeded.
-        let nospc = |_| FsError::new(ErrorCode::NoSpc, "out of memory for the overlay");
+        let nospc = |_| FsError::new(Errno::NoSpc, "out of memory for the overlay");
         let size = if let Some(Upper::File(content)) = self.upper.get_mut(&key) {
             content
                 .try_reserve(new_len.saturating_sub(content.len()))
@@ -364,7 +364,7 @@ impl<D: BlockDevice> Overlay<D> {
                 let n = self.lower_fs()?.read_at(inode, 0, &mut content)?;
                 if n != content.len() {
                     return Err(FsError::new(
-                        ErrorCode::Io,
+                        Errno::Io,
                         format!("copy-up of {key} came up short"),
                     ));
                 }
@@ -386,7 +386,7 @@ impl<D: BlockDevice> Overlay<D> {
     pub fn mkdir(&mut self, path: &str) -> FsResult<String> {
         match path::resolve(self, path, false)? {
             Lookup::Found(r) => Err(FsError::new(
-                ErrorCode::Exist,
+                Errno::Exist,
                 format!("already exists: {}", r.path),
             )),
             Lookup::Missing { parent, name, .. } => {
@@ -407,13 +407,13 @@ impl<D: BlockDevice> Overlay<D> {
         let r = self.resolve(path, false)?;
         let Some((parent_path, name)) = path::split_last(&r.path) else {
             return Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 "cannot remove the root directory",
             ));
         };
         if self.is_dir(&r.node) && !recursive && !self.is_empty_dir(&r)? {
             return Err(FsError::new(
-                ErrorCode::NotEmpty,
+                Errno::NotEmpty,
                 format!("directory not empty: {}", r.path),
             ));
         }
@@ -465,7 +465,7 @@ impl<D: BlockDevice> Overlay<D> {
         let dir = self.resolve(path, true)?;
         if !self.is_dir(&dir.node) {
             return Err(FsError::new(
-                ErrorCode::NotDir,
+                Errno::NotDir,
                 format!("not a directory: {}", dir.path),
             ));
         }
@@ -530,7 +530,7 @@ impl<D: BlockDevice> Overlay<D> {
     fn lower_fs(&mut self) -> FsResult<&mut Erofs<D>> {
         self.lower
             .as_mut()
-            .ok_or_else(|| FsError::new(ErrorCode::Io, "no filesystem image is mounted"))
+            .ok_or_else(|| FsError::new(Errno::Io, "no filesystem image is mounted"))
     }
 
     /// Fails with `E_NOSPC` unless replacing `old_cost` bytes by `new_cost` fits the cap.
@@ -539,7 +539,7 @@ impl<D: BlockDevice> Overlay<D> {
         let after = base.saturating_add(new_cost);
         if after > self.cap as u64 {
             return Err(FsError::new(
-                ErrorCode::NoSpc,
+                Errno::NoSpc,
                 format!(
                     "overlay full: this needs {after} bytes, the cap (mcp.overlay_max) is {}; {} in use",
                     self.cap, self.used
@@ -701,7 +701,7 @@ impl<D: BlockDevice> Namespace for Overlay<D> {
         match node {
             Node::Lower(inode) => self.lower_fs()?.read_link(inode),
             _ => Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 "overlay entries are never symlinks",
             )),
         }

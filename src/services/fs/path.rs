@@ -8,7 +8,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::error::{ErrorCode, FsError, FsResult};
+use super::error::{Errno, FsError, FsResult};
 use super::stat::FileType;
 
 /// Longest path accepted, in bytes (Linux `PATH_MAX` less the NUL).
@@ -65,20 +65,20 @@ pub enum Lookup<N> {
 /// Checks a user-supplied path: not empty, no NUL, not too long, no component over 255 bytes.
 pub fn validate(path: &str) -> FsResult<()> {
     if path.is_empty() {
-        return Err(FsError::new(ErrorCode::Inval, "empty path"));
+        return Err(FsError::new(Errno::Inval, "empty path"));
     }
     if path.contains('\0') {
-        return Err(FsError::new(ErrorCode::Inval, "path contains a NUL byte"));
+        return Err(FsError::new(Errno::Inval, "path contains a NUL byte"));
     }
     if path.len() > MAX_PATH_LEN {
         return Err(FsError::new(
-            ErrorCode::NameTooLong,
+            Errno::NameTooLong,
             format!("path is {} bytes, longer than {MAX_PATH_LEN}", path.len()),
         ));
     }
     if let Some(long) = path.split('/').find(|c| c.len() > MAX_NAME_LEN) {
         return Err(FsError::new(
-            ErrorCode::NameTooLong,
+            Errno::NameTooLong,
             format!(
                 "path component of {} bytes is longer than {MAX_NAME_LEN}",
                 long.len()
@@ -153,7 +153,7 @@ pub fn resolve<NS: Namespace>(
                 });
             }
             return Err(FsError::new(
-                ErrorCode::NoEnt,
+                Errno::NoEnt,
                 format!("no such file or directory: {}", join(&dir_path, &name)),
             ));
         };
@@ -163,20 +163,20 @@ pub fn resolve<NS: Namespace>(
                 links += 1;
                 if links > MAX_SYMLINKS {
                     return Err(FsError::new(
-                        ErrorCode::Loop,
+                        Errno::Loop,
                         format!("more than {MAX_SYMLINKS} symlinks while resolving {path}"),
                     ));
                 }
                 let target = ns.read_link(&node)?;
                 if target.is_empty() || target.contains('\0') {
                     return Err(FsError::new(
-                        ErrorCode::NoEnt,
+                        Errno::NoEnt,
                         format!("symlink {} has an unusable target", join(&dir_path, &name)),
                     ));
                 }
                 if let Some(long) = target.split('/').find(|c| c.len() > MAX_NAME_LEN) {
                     return Err(FsError::new(
-                        ErrorCode::NameTooLong,
+                        Errno::NameTooLong,
                         format!("symlink target component of {} bytes", long.len()),
                     ));
                 }
@@ -189,7 +189,7 @@ pub fn resolve<NS: Namespace>(
                 let path = join(&dir_path, &name);
                 if trailing_slash {
                     return Err(FsError::new(
-                        ErrorCode::NotDir,
+                        Errno::NotDir,
                         format!("not a directory: {path}"),
                     ));
                 }
@@ -197,7 +197,7 @@ pub fn resolve<NS: Namespace>(
             }
             _ => {
                 return Err(FsError::new(
-                    ErrorCode::NotDir,
+                    Errno::NotDir,
                     format!("not a directory: {}", join(&dir_path, &name)),
                 ));
             }
@@ -219,7 +219,7 @@ pub fn resolve_existing<NS: Namespace>(
     match resolve(ns, path, follow_final)? {
         Lookup::Found(found) => Ok(found),
         Lookup::Missing { parent, name, .. } => Err(FsError::new(
-            ErrorCode::NoEnt,
+            Errno::NoEnt,
             format!("no such file or directory: {}", join(&parent.path, &name)),
         )),
     }
@@ -249,17 +249,17 @@ mod tests {
 
     #[test]
     fn validation_and_helpers() {
-        assert_eq!(validate("").unwrap_err().code, ErrorCode::Inval);
-        assert_eq!(validate("a\0b").unwrap_err().code, ErrorCode::Inval);
+        assert_eq!(validate("").unwrap_err().code, Errno::Inval);
+        assert_eq!(validate("a\0b").unwrap_err().code, Errno::Inval);
         assert!(validate("a//b").is_ok());
         assert!(validate(&"x".repeat(MAX_NAME_LEN)).is_ok());
         assert_eq!(
             validate(&"x".repeat(MAX_NAME_LEN + 1)).unwrap_err().code,
-            ErrorCode::NameTooLong
+            Errno::NameTooLong
         );
         assert_eq!(
             validate(&"/a".repeat(2048)).unwrap_err().code,
-            ErrorCode::NameTooLong
+            Errno::NameTooLong
         );
         assert_eq!(join("/", "a"), "/a");
         assert_eq!(join("/a", "b"), "/a/b");

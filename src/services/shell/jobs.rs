@@ -8,7 +8,7 @@ use super::{Job, JobStep};
 use crate::services::context::Services;
 use crate::services::fs::overlay::FileHandle;
 use crate::services::fs::stat::Stat;
-use crate::services::fs::{ErrorCode, FileType};
+use crate::services::fs::{Errno, FileType};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -97,7 +97,7 @@ impl Job for Ls {
         let limit = LS_PAGE.min(LS_MAX - self.offset);
         let listing = match fs.list(&path, self.offset, limit) {
             Ok(l) => l,
-            Err(e) if e.code == ErrorCode::NotDir && self.offset == 0 => {
+            Err(e) if e.code == Errno::NotDir && self.offset == 0 => {
                 match fs.stat(&path) {
                     Ok(st) => ls_line(ctx, out, self.long, &path, &path, &st),
                     Err(e) => {

@@ -5,6 +5,7 @@ extern crate std;
 
 use super::*;
 use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
+use crate::mcp::ErrorCode;
 use crate::testing::{self, McpRequest, drain, modern_meta};
 use alloc::boxed::Box;
 use alloc::format;
@@ -47,7 +48,7 @@ fn bad_out(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
 }
 
 fn fail(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    Err(ToolError::new("NOT_FOUND", "no such file: /x"))
+    Err(ToolError::new(ErrorCode::NotFound, "no such file: /x"))
 }
 
 /// Runs `steps` steps, reporting progress and logging, then answers.
@@ -108,7 +109,7 @@ impl ContentSource<Ctx> for Pattern {
         max: usize,
     ) -> Result<SourcePoll, ToolError> {
         if self.fail_at.is_some_and(|f| self.sent >= f) {
-            return Err(ToolError::new("IO", "disk read failed"));
+            return Err(ToolError::new(ErrorCode::Io, "disk read failed"));
         }
         let n = max.min(self.len - self.sent);
         out.extend((self.sent..self.sent + n).map(pattern_byte));
@@ -194,7 +195,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::DESTRUCTIVE,
         requires: &[],
-        errors: &["NOT_FOUND"],
+        errors: &[ErrorCode::NotFound],
         start: fail,
     },
     ToolDef {
@@ -216,7 +217,7 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         output_schema: None,
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &["IO"],
+        errors: &[ErrorCode::Io],
         start: big,
     },
     ToolDef {
@@ -241,7 +242,7 @@ fn read_status(_: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolErro
 }
 
 fn read_broken(_: &mut Ctx, _: &str) -> Result<Vec<ResourceContents>, ToolError> {
-    Err(ToolError::new("IO", "device gone"))
+    Err(ToolError::new(ErrorCode::Io, "device gone"))
 }
 
 fn read_file(
@@ -255,7 +256,7 @@ fn read_file(
         .map(|(_, v)| *v)
         .unwrap_or("");
     if name == "missing" {
-        return Err(ToolError::new("NOT_FOUND", "no file"));
+        return Err(ToolError::new(ErrorCode::NotFound, "no file"));
     }
     Ok(vec![ResourceContents::Blob {
         uri: uri.into(),

@@ -20,6 +20,23 @@ fn registry_rejects_bad_tables() {
 }
 
 #[test]
+fn declared_error_codes_are_checked_at_registration() {
+    let mut s = server();
+    let mut t = TOOLS[0];
+    t.name = "codes.twice";
+    t.errors = &[ErrorCode::Io, ErrorCode::Range, ErrorCode::Io];
+    let e = s.register_tools(&[t]).unwrap_err();
+    assert!(e.reason.contains("E_IO twice"), "{e}");
+    t.errors = &[ErrorCode::Inval];
+    let e = s.register_tools(&[t]).unwrap_err();
+    assert!(e.reason.contains("every tool may answer"), "{e}");
+    t.errors = &[ErrorCode::InvalidParams];
+    assert!(s.register_tools(&[t]).is_err());
+    t.errors = &[ErrorCode::Busy, ErrorCode::Io];
+    assert!(s.register_tools(&[t]).is_ok());
+}
+
+#[test]
 fn tools_list_copies_the_listings_word_aligned_in_one_piece() {
     let mut c = config();
     c.limits.page_size = 100;

@@ -115,7 +115,7 @@ fn tool_call_results_and_failures() {
         assert_eq!(v["result"]["isError"], true);
         let text = v["result"]["content"][0]["text"].as_str().unwrap();
         assert!(
-            text.starts_with("E_INVALID_ARGUMENT: ") && text.contains(want),
+            text.starts_with("E_INVAL: ") && text.contains(want),
             "{text}"
         );
     }

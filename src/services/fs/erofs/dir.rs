@@ -12,7 +12,7 @@ use super::le::Fields;
 use super::superblock::Superblock;
 use crate::hil::block::BlockDevice;
 use crate::services::fs::cache::BlockCache;
-use crate::services::fs::error::{ErrorCode, FsError, FsResult};
+use crate::services::fs::error::{Errno, FsError, FsResult};
 use crate::services::fs::stat::FileType;
 
 /// Longest name EROFS (and this reader) allows for one entry.
@@ -100,7 +100,7 @@ impl<'a> Block<'a> {
 fn block_count<D: BlockDevice>(cache: &BlockCache<D>, dir: &Inode) -> FsResult<u64> {
     if dir.file_type != FileType::Directory {
         return Err(FsError::new(
-            ErrorCode::NotDir,
+            Errno::NotDir,
             format!("inode {} is not a directory", dir.nid),
         ));
     }

@@ -6,7 +6,7 @@ use super::le::Fields;
 use super::superblock::{COMPAT_MTIME, Superblock};
 use crate::hil::block::BlockDevice;
 use crate::services::fs::cache::BlockCache;
-use crate::services::fs::error::{ErrorCode, FsError, FsResult};
+use crate::services::fs::error::{Errno, FsError, FsResult};
 use crate::services::fs::stat::{FileType, Origin, Stat};
 
 /// Size of a compact inode and the unit of nids.
@@ -118,7 +118,7 @@ pub(crate) fn read_inode<D: BlockDevice>(
         4 => Layout::ChunkBased,
         1 | 3 => {
             return Err(FsError::new(
-                ErrorCode::NotSup,
+                Errno::NotSup,
                 format!("inode {nid} is compressed; compressed files are not supported"),
             ));
         }

@@ -25,7 +25,7 @@ pub use superblock::{
 };
 
 use super::cache::{BlockCache, CacheStats};
-use super::error::{ErrorCode, FsError, FsResult};
+use super::error::{Errno, FsError, FsResult};
 use super::path::{self, MAX_PATH_LEN, Resolved};
 use super::stat::FileType;
 use crate::hil::block::BlockDevice;
@@ -146,13 +146,13 @@ impl<D: BlockDevice> Erofs<D> {
     pub fn read_link(&mut self, inode: &Inode) -> FsResult<String> {
         if inode.file_type != FileType::Symlink {
             return Err(FsError::new(
-                ErrorCode::Inval,
+                Errno::Inval,
                 format!("inode {} is not a symlink", inode.nid),
             ));
         }
         if inode.size > MAX_PATH_LEN as u64 {
             return Err(FsError::new(
-                ErrorCode::NameTooLong,
+                Errno::NameTooLong,
                 format!("symlink {} has a {}-byte target", inode.nid, inode.size),
             ));
         }

@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
-use crate::services::fs::error::{ErrorCode, FsError, FsResult};
+use crate::services::fs::error::{Errno, FsError, FsResult};
 
 use super::le::Fields;
 
@@ -97,7 +97,7 @@ impl Superblock {
             }
             let mut area = Vec::new();
             area.try_reserve_exact(count as usize * SECTOR_SIZE)
-                .map_err(|_| FsError::new(ErrorCode::NoSpc, "cannot allocate superblock"))?;
+                .map_err(|_| FsError::new(Errno::NoSpc, "cannot allocate superblock"))?;
             area.resize(count as usize * SECTOR_SIZE, 0);
             read_sectors(dev, first, &mut area)?;
             area.truncate(len);
@@ -124,9 +124,9 @@ impl Superblock {
         let blkszbits = f.u8(12)?;
         if !(9..=12).contains(&blkszbits) {
             let code = if (13..=16).contains(&blkszbits) {
-                ErrorCode::NotSup
+                Errno::NotSup
             } else {
-                ErrorCode::Corrupt
+                Errno::Corrupt
             };
             return Err(FsError::new(
                 code,
@@ -136,15 +136,12 @@ impl Superblock {
         let feature_incompat = f.u32(80)?;
         let unsupported = feature_incompat & !SUPPORTED_INCOMPAT;
         if unsupported != 0 {
-            return Err(FsError::new(
-                ErrorCode::NotSup,
-                incompat_message(unsupported),
-            ));
+            return Err(FsError::new(Errno::NotSup, incompat_message(unsupported)));
         }
         let dirblkbits = f.u8(90)?;
         if dirblkbits != 0 {
             return Err(FsError::new(
-                ErrorCode::NotSup,
+                Errno::NotSup,
                 format!(
                     "image uses directory blocks larger than data blocks (dirblkbits {dirblkbits})"
                 ),
@@ -206,7 +203,7 @@ fn read_sectors<D: BlockDevice>(dev: &mut D, lba: u32, buf: &mut [u8]) -> FsResu
     let count = (buf.len() / SECTOR_SIZE) as u32;
     dev.read(lba, count, buf).map_err(|e| {
         FsError::new(
-            ErrorCode::Io,
+            Errno::Io,
             format!("reading the superblock failed (status {})", e.status),
         )
     })

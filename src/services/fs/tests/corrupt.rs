@@ -5,7 +5,7 @@ use super::synth::fix_checksum;
 use super::walk::walk_all;
 use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::Erofs;
-use crate::services::fs::error::ErrorCode;
+use crate::services::fs::error::Errno;
 use crate::services::fs::overlay::{DEFAULT_OVERLAY_MAX, Overlay};
 
 const SEEDS: u64 = 240;
@@ -72,7 +72,7 @@ fn flipped_bytes_never_panic_or_hang() {
                 Err(e) => {
                     refused += 1;
                     assert!(
-                        matches!(e.code, ErrorCode::Corrupt | ErrorCode::NotSup),
+                        matches!(e.code, Errno::Corrupt | Errno::NotSup),
                         "{label} seed {seed}: {e}"
                     );
                 }

@@ -3,7 +3,7 @@
 use super::fixture::{fixtures, mount};
 use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::Erofs;
-use crate::services::fs::error::ErrorCode;
+use crate::services::fs::error::Errno;
 use crate::services::fs::overlay::{
     DEFAULT_OVERLAY_MAX, ENTRY_OVERHEAD, Overlay, WriteMode, parse_overlay_max,
 };
@@ -82,29 +82,29 @@ fn parents_must_exist_and_be_directories() {
         ov.write("/no/such", b"x", WriteMode::Truncate)
             .unwrap_err()
             .code,
-        ErrorCode::NoEnt
+        Errno::NoEnt
     );
-    assert_eq!(ov.mkdir("/no/such").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.mkdir("/no/such").unwrap_err().code, Errno::NoEnt);
     ov.write("/f", b"x", WriteMode::Truncate).unwrap();
     assert_eq!(
         ov.write("/f/g", b"x", WriteMode::Truncate)
             .unwrap_err()
             .code,
-        ErrorCode::NotDir
+        Errno::NotDir
     );
-    assert_eq!(ov.mkdir("/f").unwrap_err().code, ErrorCode::Exist);
-    assert_eq!(ov.mkdir("/").unwrap_err().code, ErrorCode::Exist);
+    assert_eq!(ov.mkdir("/f").unwrap_err().code, Errno::Exist);
+    assert_eq!(ov.mkdir("/").unwrap_err().code, Errno::Exist);
     assert_eq!(ov.mkdir("/d").unwrap(), "/d");
     assert_eq!(ov.mkdir("/d/e/").unwrap(), "/d/e");
     assert_eq!(
         ov.write("/d", b"x", WriteMode::Truncate).unwrap_err().code,
-        ErrorCode::IsDir
+        Errno::IsDir
     );
     assert_eq!(
         ov.write("/d/new/", b"x", WriteMode::Truncate)
             .unwrap_err()
             .code,
-        ErrorCode::IsDir
+        Errno::IsDir
     );
     ov.write("/d/e/f", b"deep", WriteMode::Truncate).unwrap();
     let st = ov.stat("/d").unwrap();
@@ -118,7 +118,7 @@ fn parents_must_exist_and_be_directories() {
         ov.write("/x", b"1", WriteMode::At(u64::MAX))
             .unwrap_err()
             .code,
-        ErrorCode::Inval
+        Errno::Inval
     );
 }
 
@@ -128,17 +128,14 @@ fn remove_refuses_non_empty_directories_unless_recursive() {
     ov.mkdir("/d").unwrap();
     ov.mkdir("/d/sub").unwrap();
     ov.write("/d/sub/f", b"abc", WriteMode::Truncate).unwrap();
-    assert_eq!(
-        ov.remove("/d", false).unwrap_err().code,
-        ErrorCode::NotEmpty
-    );
-    assert_eq!(ov.remove("/", true).unwrap_err().code, ErrorCode::Inval);
-    assert_eq!(ov.remove("/nope", true).unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.remove("/d", false).unwrap_err().code, Errno::NotEmpty);
+    assert_eq!(ov.remove("/", true).unwrap_err().code, Errno::Inval);
+    assert_eq!(ov.remove("/nope", true).unwrap_err().code, Errno::NoEnt);
     ov.remove("/d/sub/f", false).unwrap();
     ov.remove("/d/sub", false).unwrap();
     ov.write("/d/g", b"abc", WriteMode::Truncate).unwrap();
     ov.remove("/d", true).unwrap();
-    assert_eq!(ov.stat("/d/g").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/d/g").unwrap_err().code, Errno::NoEnt);
     assert_eq!(ov.usage().used, 0);
     assert_eq!(ov.usage().entries, 0);
 }
@@ -153,13 +150,13 @@ fn memory_cap_refuses_and_changes_nothing() {
     let before = content(&mut ov, "/a");
     for mode in [WriteMode::Append, WriteMode::At(900), WriteMode::Truncate] {
         let err = ov.write("/a", &[2; 1000], mode).unwrap_err();
-        assert_eq!(err.code, ErrorCode::NoSpc, "{err}");
+        assert_eq!(err.code, Errno::NoSpc, "{err}");
         assert!(err.message.contains("mcp.overlay_max"), "{err}");
     }
     let err = ov.write("/b", &[3; 900], WriteMode::Truncate).unwrap_err();
-    assert_eq!(err.code, ErrorCode::NoSpc);
+    assert_eq!(err.code, Errno::NoSpc);
     assert_eq!(content(&mut ov, "/a"), before);
-    assert_eq!(ov.stat("/b").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/b").unwrap_err().code, Errno::NoEnt);
     assert_eq!(ov.usage().used, used);
     // Exactly up to the cap is fine; one more byte is not.
     let room = cap - used - ("/c".len() + ENTRY_OVERHEAD);
@@ -167,9 +164,9 @@ fn memory_cap_refuses_and_changes_nothing() {
     assert_eq!(ov.usage().used, cap);
     assert_eq!(
         ov.write("/c", b"!", WriteMode::Append).unwrap_err().code,
-        ErrorCode::NoSpc
+        Errno::NoSpc
     );
-    assert_eq!(ov.mkdir("/dir").unwrap_err().code, ErrorCode::NoSpc);
+    assert_eq!(ov.mkdir("/dir").unwrap_err().code, Errno::NoSpc);
     // Shrinking a file frees space.
     ov.write("/c", b"", WriteMode::Truncate).unwrap();
     assert_eq!(ov.usage().used, used + "/c".len() + ENTRY_OVERHEAD);
@@ -181,10 +178,10 @@ fn whiteouts_hide_image_entries_and_recreation_works() {
     let etc_before = names(&mut ov, "/etc");
     assert!(etc_before.contains(&"motd".to_string()));
     ov.remove("/etc/motd", false).unwrap();
-    assert_eq!(ov.stat("/etc/motd").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/etc/motd").unwrap_err().code, Errno::NoEnt);
     assert_eq!(
         ov.read("/link", 0, &mut [0; 4]).unwrap_err().code,
-        ErrorCode::NoEnt
+        Errno::NoEnt
     );
     let etc_after = names(&mut ov, "/etc");
     assert_eq!(etc_after.len(), etc_before.len() - 1);
@@ -199,34 +196,31 @@ fn whiteouts_hide_image_entries_and_recreation_works() {
     assert_eq!(names(&mut ov, "/etc"), etc_before);
     // Removing it again whites it out again.
     ov.remove("/etc/motd", false).unwrap();
-    assert_eq!(ov.stat("/etc/motd").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/etc/motd").unwrap_err().code, Errno::NoEnt);
 }
 
 #[test]
 fn image_directories_need_recursive_and_come_back_empty() {
     let Some(mut ov) = over_image() else { return };
-    assert_eq!(
-        ov.remove("/usr", false).unwrap_err().code,
-        ErrorCode::NotEmpty
-    );
+    assert_eq!(ov.remove("/usr", false).unwrap_err().code, Errno::NotEmpty);
     ov.write("/usr/bin/extra", b"x", WriteMode::Truncate)
         .unwrap();
     ov.remove("/usr", true).unwrap();
     for p in ["/usr", "/usr/bin/hello.sh", "/usr/bin/extra", "/docs/irix7"] {
-        assert_eq!(ov.stat(p).unwrap_err().code, ErrorCode::NoEnt, "{p}");
+        assert_eq!(ov.stat(p).unwrap_err().code, Errno::NoEnt, "{p}");
     }
     assert!(!names(&mut ov, "/").contains(&"usr".to_string()));
     assert_eq!(ov.usage().entries, 1, "only the whiteout is left");
     // mkdir over the whiteout gives an empty directory: nothing of the image shows through.
     ov.mkdir("/usr").unwrap();
     assert!(names(&mut ov, "/usr").is_empty());
-    assert_eq!(ov.stat("/usr/bin").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/usr/bin").unwrap_err().code, Errno::NoEnt);
     ov.remove("/usr", false).unwrap();
-    assert_eq!(ov.stat("/usr").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/usr").unwrap_err().code, Errno::NoEnt);
     // An empty image directory goes without `recursive`.
     ov.remove("/tmp/.keep", false).unwrap();
     ov.remove("/tmp", false).unwrap();
-    assert_eq!(ov.stat("/tmp").unwrap_err().code, ErrorCode::NoEnt);
+    assert_eq!(ov.stat("/tmp").unwrap_err().code, Errno::NoEnt);
 }
 
 #[test]
@@ -256,28 +250,25 @@ fn image_files_are_copied_up_on_partial_writes() {
         ov.write("/dev/fifo", b"x", WriteMode::Append)
             .unwrap_err()
             .code,
-        ErrorCode::Inval
+        Errno::Inval
     );
     assert_eq!(
         ov.write("/etc", b"x", WriteMode::Append).unwrap_err().code,
-        ErrorCode::IsDir
+        Errno::IsDir
     );
     // The 4 MiB file cannot be copied up under the default 4 MiB cap; nothing changes.
     let used = ov.usage();
     let err = ov
         .write("/big/4mib.bin", b"x", WriteMode::Append)
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NoSpc);
+    assert_eq!(err.code, Errno::NoSpc);
     assert_eq!(ov.usage(), used);
     assert_eq!(ov.stat("/big/4mib.bin").unwrap().origin, Origin::Erofs);
     // Truncating it needs no copy-up.
     ov.write("/big/4mib.bin", b"small", WriteMode::Truncate)
         .unwrap();
     assert_eq!(ov.stat("/big/4mib.bin").unwrap().size, 5);
-    assert_eq!(
-        ov.readlink("/etc/hostname").unwrap_err().code,
-        ErrorCode::Inval
-    );
+    assert_eq!(ov.readlink("/etc/hostname").unwrap_err().code, Errno::Inval);
 }
 
 #[test]
@@ -354,9 +345,9 @@ fn handles_of_removed_overlay_files_fail_cleanly() {
     ov.remove("/f", false).unwrap();
     assert_eq!(
         ov.read_at(&h, 0, &mut [0; 3]).unwrap_err().code,
-        ErrorCode::NoEnt
+        Errno::NoEnt
     );
-    assert_eq!(ov.open("/").unwrap_err().code, ErrorCode::IsDir);
+    assert_eq!(ov.open("/").unwrap_err().code, Errno::IsDir);
 }
 
 #[test]
@@ -376,7 +367,7 @@ fn overlay_max_values_parse() {
     ] {
         assert_eq!(
             parse_overlay_max(bad).unwrap_err().code,
-            ErrorCode::Inval,
+            Errno::Inval,
             "{bad:?}"
         );
     }
@@ -387,7 +378,7 @@ fn an_overlay_without_an_image_is_an_empty_writable_root() {
     let err = Erofs::mount(RamDisk::new(vec![0; 8192]))
         .err()
         .expect("zeros are not an image");
-    assert_eq!(err.code, ErrorCode::Corrupt);
+    assert_eq!(err.code, Errno::Corrupt);
     assert!(err.message.contains("magic"), "{err}");
     let mut ov: Overlay<RamDisk> = Overlay::new(None, 1 << 16);
     assert!(ov.lower().is_none());

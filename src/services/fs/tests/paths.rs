@@ -2,7 +2,7 @@
 
 use super::fixture::{fixtures, mount};
 use crate::hil::block::RamDisk;
-use crate::services::fs::error::ErrorCode;
+use crate::services::fs::error::Errno;
 use crate::services::fs::overlay::{DEFAULT_OVERLAY_MAX, Overlay};
 use crate::services::fs::stat::FileType;
 
@@ -11,7 +11,7 @@ fn view() -> Option<Overlay<RamDisk>> {
     Some(Overlay::new(Some(mount(&f.plain)), DEFAULT_OVERLAY_MAX))
 }
 
-fn code(r: Result<impl std::fmt::Debug, crate::services::fs::FsError>) -> ErrorCode {
+fn code(r: Result<impl std::fmt::Debug, crate::services::fs::FsError>) -> Errno {
     r.expect_err("expected an error").code
 }
 
@@ -36,39 +36,39 @@ fn dots_empty_components_and_root_bounds() {
 #[test]
 fn invalid_paths_are_refused_clearly() {
     let Some(mut ov) = view() else { return };
-    assert_eq!(code(ov.stat("")), ErrorCode::Inval);
+    assert_eq!(code(ov.stat("")), Errno::Inval);
     let nul = ov.stat("/etc/mo\0td").unwrap_err();
-    assert_eq!(nul.code, ErrorCode::Inval);
+    assert_eq!(nul.code, Errno::Inval);
     assert!(nul.message.contains("NUL"), "{nul}");
     let long_name = "x".repeat(256);
     assert_eq!(
         code(ov.stat(&format!("/etc/{long_name}"))),
-        ErrorCode::NameTooLong
+        Errno::NameTooLong
     );
-    assert_eq!(code(ov.stat(&"y".repeat(4096))), ErrorCode::NameTooLong);
-    assert_eq!(code(ov.stat(&"/a".repeat(2100))), ErrorCode::NameTooLong);
+    assert_eq!(code(ov.stat(&"y".repeat(4096))), Errno::NameTooLong);
+    assert_eq!(code(ov.stat(&"/a".repeat(2100))), Errno::NameTooLong);
     // 255 bytes is allowed and simply absent.
     assert_eq!(
         code(ov.stat(&format!("/etc/{}", "x".repeat(255)))),
-        ErrorCode::NoEnt
+        Errno::NoEnt
     );
     assert_eq!(
         code(ov.write("", b"x", crate::services::fs::overlay::WriteMode::Truncate)),
-        ErrorCode::Inval
+        Errno::Inval
     );
 }
 
 #[test]
 fn missing_and_non_directory_components() {
     let Some(mut ov) = view() else { return };
-    assert_eq!(code(ov.stat("/nope")), ErrorCode::NoEnt);
-    assert_eq!(code(ov.stat("/nope/deeper")), ErrorCode::NoEnt);
-    assert_eq!(code(ov.stat("/etc/motd/x")), ErrorCode::NotDir);
-    assert_eq!(code(ov.stat("/etc/motd/")), ErrorCode::NotDir);
-    assert_eq!(code(ov.stat("/etc/motd/..")), ErrorCode::NotDir);
-    assert_eq!(code(ov.list("/etc/motd", 0, 10)), ErrorCode::NotDir);
-    assert_eq!(code(ov.read("/etc", 0, &mut [0; 4])), ErrorCode::IsDir);
-    assert_eq!(code(ov.read("/dev/fifo", 0, &mut [0; 4])), ErrorCode::Inval);
+    assert_eq!(code(ov.stat("/nope")), Errno::NoEnt);
+    assert_eq!(code(ov.stat("/nope/deeper")), Errno::NoEnt);
+    assert_eq!(code(ov.stat("/etc/motd/x")), Errno::NotDir);
+    assert_eq!(code(ov.stat("/etc/motd/")), Errno::NotDir);
+    assert_eq!(code(ov.stat("/etc/motd/..")), Errno::NotDir);
+    assert_eq!(code(ov.list("/etc/motd", 0, 10)), Errno::NotDir);
+    assert_eq!(code(ov.read("/etc", 0, &mut [0; 4])), Errno::IsDir);
+    assert_eq!(code(ov.read("/dev/fifo", 0, &mut [0; 4])), Errno::Inval);
 }
 
 #[test]
@@ -96,16 +96,16 @@ fn symlinks_are_followed_except_in_final_position_for_stat() {
     // The >512-byte target of /longlink is 300 `./` then etc/motd.
     assert!(ov.readlink("/longlink").unwrap().len() > 512);
     assert_eq!(canonical(&mut ov, "/longlink", true), "/etc/motd");
-    assert_eq!(code(ov.read("/dangling", 0, &mut buf)), ErrorCode::NoEnt);
+    assert_eq!(code(ov.read("/dangling", 0, &mut buf)), Errno::NoEnt);
     assert_eq!(ov.stat("/dangling").unwrap().file_type, FileType::Symlink);
-    assert_eq!(code(ov.readlink("/etc/motd")), ErrorCode::Inval);
+    assert_eq!(code(ov.readlink("/etc/motd")), Errno::Inval);
 }
 
 #[test]
 fn symlink_loops_end_in_e_loop() {
     let Some(mut ov) = view() else { return };
     let err = ov.read("/loop/a", 0, &mut [0; 4]).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Loop, "{err}");
-    assert_eq!(code(ov.stat("/loop/a/x")), ErrorCode::Loop);
+    assert_eq!(err.code, Errno::Loop, "{err}");
+    assert_eq!(code(ov.stat("/loop/a/x")), Errno::Loop);
     assert_eq!(ov.stat("/loop/a").unwrap().file_type, FileType::Symlink);
 }

@@ -3,7 +3,7 @@
 
 use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::{Erofs, NULL_ADDR, SUPERBLOCK_OFFSET, checksum};
-use crate::services::fs::error::ErrorCode;
+use crate::services::fs::error::Errno;
 use crate::services::fs::stat::FileType;
 
 /// Builds an image: superblock, an inode area, data blocks.
@@ -318,7 +318,7 @@ fn forbidden_features_are_refused_by_name() {
             .copy_from_slice(&(0x4 | bit as u32).to_le_bytes());
         fix_checksum(&mut bad);
         let err = Erofs::mount(RamDisk::new(bad)).err().expect("must refuse");
-        assert_eq!(err.code, ErrorCode::NotSup, "{err}");
+        assert_eq!(err.code, Errno::NotSup, "{err}");
         assert!(err.message.contains(words), "{err}");
         assert!(
             err.to_string().starts_with("E_NOTSUP: image uses "),
@@ -338,17 +338,17 @@ fn bad_superblocks_are_refused() {
         }
         Erofs::mount(RamDisk::new(bad)).err().expect("must refuse")
     };
-    assert_eq!(patch(0, &[0; 4], true).code, ErrorCode::Corrupt);
-    assert_eq!(patch(12, &[13], true).code, ErrorCode::NotSup);
-    assert_eq!(patch(12, &[8], true).code, ErrorCode::Corrupt);
-    assert_eq!(patch(12, &[200], true).code, ErrorCode::Corrupt);
+    assert_eq!(patch(0, &[0; 4], true).code, Errno::Corrupt);
+    assert_eq!(patch(12, &[13], true).code, Errno::NotSup);
+    assert_eq!(patch(12, &[8], true).code, Errno::Corrupt);
+    assert_eq!(patch(12, &[200], true).code, Errno::Corrupt);
     let dirblk = patch(90, &[1], true);
-    assert_eq!(dirblk.code, ErrorCode::NotSup, "{dirblk}");
+    assert_eq!(dirblk.code, Errno::NotSup, "{dirblk}");
     let sum = patch(100, &[0x55], false);
-    assert_eq!(sum.code, ErrorCode::Corrupt);
+    assert_eq!(sum.code, Errno::Corrupt);
     assert!(sum.message.contains("checksum"), "{sum}");
     let root_not_dir = patch(14, &1u16.to_le_bytes(), true);
-    assert_eq!(root_not_dir.code, ErrorCode::Corrupt, "{root_not_dir}");
+    assert_eq!(root_not_dir.code, Errno::Corrupt, "{root_not_dir}");
     let too_big = patch(36, &u32::MAX.to_le_bytes(), true);
     assert!(too_big.message.contains("truncated"), "{too_big}");
     // A tiny or empty device.
@@ -356,7 +356,7 @@ fn bad_superblocks_are_refused() {
         let err = Erofs::mount(RamDisk::new(img[..len].to_vec()))
             .err()
             .unwrap();
-        assert_eq!(err.code, ErrorCode::Corrupt, "{len}: {err}");
+        assert_eq!(err.code, Errno::Corrupt, "{len}: {err}");
     }
 }
 
@@ -375,7 +375,7 @@ fn chunk_on_an_extra_device_is_corrupt() {
     let mut fs = mount(s.finish(root as u16, 0x4, true));
     let ino = fs.resolve("/f", true).unwrap().node;
     let err = fs.read_at(&ino, 0, &mut [0; 16]).unwrap_err();
-    assert_eq!(err.code, ErrorCode::Corrupt, "{err}");
+    assert_eq!(err.code, Errno::Corrupt, "{err}");
 }
 
 #[test]
@@ -391,7 +391,7 @@ fn directory_cycles_and_self_links_stay_bounded() {
     let mut fs = mount(s.finish(root as u16, 0, true));
     let deep = "/again".repeat(200);
     assert_eq!(fs.resolve(&deep, true).unwrap().node.nid, root);
-    assert_eq!(fs.resolve("/self", true).unwrap_err().code, ErrorCode::Loop);
+    assert_eq!(fs.resolve("/self", true).unwrap_err().code, Errno::Loop);
     let stats = super::walk::walk_all(&mut fs);
     assert!(stats.nodes > 10, "{stats:?}");
 }
