@@ -90,22 +90,22 @@ pub struct Counters {
 
 /// Static facts every ring operation needs.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Info {
+pub(super) struct RingInfo {
     pub mac: [u8; 6],
     pub chip: Chip,
     pub layout: Layout,
     pub dma_phys: u32,
 }
 
-impl Info {
+impl RingInfo {
     fn phys(&self, offset: usize) -> u32 {
         self.dma_phys.wrapping_add(offset as u32)
     }
 }
 
-/// The RX ring: `new` is the next descriptor the CPU looks at, `eor` the one carrying EOR.
+/// The RX ring: `next` is the descriptor the CPU looks at next, `eor` the one carrying EOR.
 pub(super) struct RxState {
-    new: usize,
+    next: usize,
     eor: usize,
     /// Frames are copied out here so the descriptor can go back to the HPC before the stack
     /// (which may transmit a reply from inside its receive callback) runs.
@@ -113,10 +113,10 @@ pub(super) struct RxState {
     pub counters: Counters,
 }
 
-/// The TX ring: `new` is the next free slot, `old` the oldest frame in flight.
+/// The TX ring: `next` is the next free slot, `oldest` the oldest frame in flight.
 pub(super) struct TxState {
-    new: usize,
-    old: usize,
+    next: usize,
+    oldest: usize,
     in_flight: usize,
     /// Where the stack writes a frame that will be dropped (no slot).
     scratch: Vec<u8>,
@@ -126,7 +126,7 @@ pub(super) struct TxState {
 /// The Seeq Ethernet driver. Implements smoltcp's `phy::Device` (see `phy.rs`).
 pub struct Seeq<B: Hpc3Bus> {
     pub(super) bus: RefCell<B>,
-    pub(super) info: Info,
+    pub(super) info: RingInfo,
     pub(super) rx: RxState,
     pub(super) tx: TxState,
 }
@@ -181,7 +181,7 @@ impl<B: Hpc3Bus> Seeq<B> {
             return Err(Error::DmaAreaMisaligned);
         }
         let chip = probe(&mut bus);
-        let info = Info {
+        let info = RingInfo {
             mac,
             chip,
             layout,
@@ -192,14 +192,14 @@ impl<B: Hpc3Bus> Seeq<B> {
             bus: RefCell::new(bus),
             info,
             rx: RxState {
-                new: 0,
+                next: 0,
                 eor: layout.rx_n - 1,
                 scratch: vec![0; MAX_RX_FRAME],
                 counters: Counters::default(),
             },
             tx: TxState {
-                new: 0,
-                old: 0,
+                next: 0,
+                oldest: 0,
                 in_flight: 0,
                 scratch: vec![0; MAX_FRAME],
                 counters: Counters::default(),
@@ -237,10 +237,10 @@ impl<B: Hpc3Bus> Seeq<B> {
     pub fn ring_positions(&self) -> RingPositions {
         let l = &self.info.layout;
         RingPositions {
-            rx_next: self.rx.new as u32,
+            rx_next: self.rx.next as u32,
             rx_size: l.rx_n as u32,
-            tx_next: self.tx.new as u32,
-            tx_oldest: self.tx.old as u32,
+            tx_next: self.tx.next as u32,
+            tx_oldest: self.tx.oldest as u32,
             tx_in_flight: self.tx.in_flight as u32,
             tx_size: l.tx_n as u32,
             rx_ring_phys: self.info.phys(l.rx_desc(0)),
@@ -278,7 +278,7 @@ impl<B: Hpc3Bus> Drop for Seeq<B> {
 }
 
 /// The Linux init sequence (indy-hardware.md §1.5 "Init").
-fn init<B: Hpc3Bus>(bus: &mut B, info: &Info) {
+fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
     let l = &info.layout;
     bus.write32(ERX_CTRL, 0);
     bus.write32(ETX_CTRL, 0);
@@ -327,12 +327,12 @@ fn rx_cntinfo() -> u32 {
 }
 
 impl RxState {
-    /// Looks at `new`: returns the length of the next good frame, recycling bad and own frames
+    /// Looks at `next`: returns the length of the next good frame, recycling bad and own frames
     /// on the way. Returns `None` when the ring is empty, after restarting a stopped channel.
-    pub(super) fn next_frame<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) -> Option<usize> {
+    pub(super) fn next_frame<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) -> Option<usize> {
         // Bounded: the HPC could refill descriptors as fast as this loop recycles them.
         for _ in 0..info.layout.rx_n {
-            let d = info.layout.rx_desc(self.new);
+            let d = info.layout.rx_desc(self.next);
             let cnt = bus.dma_read32(d + 4);
             if cnt & DESC_OWN != 0 {
                 self.restart_if_idle(bus, info);
@@ -346,8 +346,8 @@ impl RxState {
         None
     }
 
-    /// Validates the filled buffer at `new`; counts why a frame is refused.
-    fn check<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info, cnt: u32) -> Option<usize> {
+    /// Validates the filled buffer at `next`; counts why a frame is refused.
+    fn check<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo, cnt: u32) -> Option<usize> {
         let left = (cnt & DESC_BCNT) as usize;
         let len = match RX_BUF_SIZE.checked_sub(left + 3) {
             Some(len) if (MIN_RX_FRAME..=MAX_RX_FRAME).contains(&len) => len,
@@ -356,7 +356,7 @@ impl RxState {
                 return None;
             }
         };
-        let buf = info.layout.rx_buf(self.new);
+        let buf = info.layout.rx_buf(self.next);
         bus.dma_inval(buf, len + 3);
         let bytes = bus.dma_bytes(buf, len + 3)?;
         let status = bytes.get(2 + len).copied().unwrap_or(0);
@@ -371,10 +371,10 @@ impl RxState {
         Some(len)
     }
 
-    /// Copies the frame at `new` (of `len` bytes, already checked) out, gives the descriptor
+    /// Copies the frame at `next` (of `len` bytes, already checked) out, gives the descriptor
     /// back and returns the copy.
-    pub(super) fn take<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info, len: usize) -> &[u8] {
-        let buf = info.layout.rx_buf(self.new);
+    pub(super) fn take<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo, len: usize) -> &[u8] {
+        let buf = info.layout.rx_buf(self.next);
         let len = len.min(self.scratch.len());
         let copied = match (bus.dma_bytes(buf + 2, len), self.scratch.get_mut(..len)) {
             (Some(src), Some(dst)) => {
@@ -389,28 +389,28 @@ impl RxState {
         self.scratch.get(..copied).unwrap_or(&[])
     }
 
-    /// Hands descriptor `new` back to the HPC as the new ring end, takes EOR off the old end,
+    /// Hands descriptor `next` back to the HPC as the new ring end, takes EOR off the old end,
     /// and advances.
-    fn recycle<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) {
+    fn recycle<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) {
         let l = &info.layout;
-        bus.dma_write32(l.rx_desc(self.new) + 4, rx_cntinfo() | DESC_EOX);
-        if self.eor != self.new {
+        bus.dma_write32(l.rx_desc(self.next) + 4, rx_cntinfo() | DESC_EOX);
+        if self.eor != self.next {
             // Only the CPU's half: the HPC may be writing the other half of this descriptor.
             let upper = ((rx_cntinfo() & !DESC_EOX) >> 16) as u16;
             bus.dma_write16(l.rx_desc(self.eor) + 4, upper);
         }
-        self.eor = self.new;
-        self.new = (self.new + 1) % l.rx_n;
+        self.eor = self.next;
+        self.next = (self.next + 1) % l.rx_n;
     }
 
-    /// Restarts the RX channel at `new` if it stopped (end of ring or overflow) and `new` is
+    /// Restarts the RX channel at `next` if it stopped (end of ring or overflow) and `next` is
     /// empty — frames still waiting must be read first or the HPC would overwrite them.
-    fn restart_if_idle<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) {
+    fn restart_if_idle<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) {
         let ctrl = bus.read32(ERX_CTRL);
         if ctrl & CTRL_ACTIVE != 0 {
             return;
         }
-        let d = info.layout.rx_desc(self.new);
+        let d = info.layout.rx_desc(self.next);
         if bus.dma_read32(d + 4) & DESC_OWN == 0 {
             return;
         }
@@ -426,7 +426,7 @@ impl RxState {
 
 impl TxState {
     /// Whether a slot is free (after reclaiming what the HPC has sent).
-    pub(super) fn has_slot<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) -> bool {
+    pub(super) fn has_slot<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) -> bool {
         if self.in_flight == info.layout.tx_n {
             self.reclaim(bus, info);
         }
@@ -438,7 +438,7 @@ impl TxState {
     pub(super) fn send<B: Hpc3Bus, R>(
         &mut self,
         bus: &mut B,
-        info: &Info,
+        info: &RingInfo,
         len: usize,
         f: impl FnOnce(&mut [u8]) -> R,
     ) -> R {
@@ -452,7 +452,7 @@ impl TxState {
             return f(&mut self.scratch[..len]);
         }
         let l = &info.layout;
-        let i = self.new;
+        let i = self.next;
         let buf = l.tx_buf(i);
         let wire_len = len.max(MIN_FRAME);
         let Some(bytes) = bus.dma_bytes(buf, wire_len) else {
@@ -475,7 +475,7 @@ impl TxState {
             let upper = ((DESC_XIU | DESC_EOXP | DESC_XIE) >> 16) as u16;
             bus.dma_write16(l.tx_desc(prev) + 4, upper);
         }
-        self.new = (i + 1) % l.tx_n;
+        self.next = (i + 1) % l.tx_n;
         self.in_flight += 1;
         self.counters.tx_bytes += wire_len as u64;
         // The HPC may have stopped at the previous EOX before it saw it cleared.
@@ -486,18 +486,18 @@ impl TxState {
     }
 
     /// Reclaims sent slots (XIU+ETXD) and restarts the channel if it is idle with frames left.
-    pub(super) fn reclaim<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) {
+    pub(super) fn reclaim<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) {
         let l = &info.layout;
         let mut done = 0;
         while self.in_flight > 0 {
-            let d = l.tx_desc(self.old);
+            let d = l.tx_desc(self.oldest);
             let cnt = bus.dma_read32(d + 4);
             if cnt & (DESC_XIU | DESC_ETXD) != (DESC_XIU | DESC_ETXD) {
                 break;
             }
             let upper = (((cnt & !(DESC_XIU | DESC_XIE)) | DESC_EOX) >> 16) as u16;
             bus.dma_write16(d + 4, upper);
-            self.old = (self.old + 1) % l.tx_n;
+            self.oldest = (self.oldest + 1) % l.tx_n;
             self.in_flight -= 1;
             done += 1;
         }
@@ -513,10 +513,10 @@ impl TxState {
     }
 
     /// Points the idle channel at the oldest unsent frame and starts it.
-    fn kick<B: Hpc3Bus>(&mut self, bus: &mut B, info: &Info) {
+    fn kick<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) {
         let l = &info.layout;
         for k in 0..self.in_flight {
-            let i = (self.old + k) % l.tx_n;
+            let i = (self.oldest + k) % l.tx_n;
             let cnt = bus.dma_read32(l.tx_desc(i) + 4);
             if cnt & DESC_XIU != 0 && cnt & DESC_ETXD == 0 {
                 bus.write32(ETX_NDBP, info.phys(l.tx_desc(i)));

@@ -3,7 +3,7 @@
 //! callback; the TX token builds the frame directly in the DMA buffer. The Seeq computes no
 //! checksums; `net::tx_checksum` wraps the device to fill in the TCP one.
 
-use super::driver::{Info, MAX_FRAME, RxState, Seeq, TxState};
+use super::driver::{MAX_FRAME, RingInfo, RxState, Seeq, TxState};
 use crate::hil::hpc3_bus::Hpc3Bus;
 use core::cell::RefCell;
 use smoltcp::phy::{self, DeviceCapabilities, Medium};
@@ -12,7 +12,7 @@ use smoltcp::time::Instant;
 /// One received frame, still in its RX buffer.
 pub struct RxToken<'a, B: Hpc3Bus> {
     bus: &'a RefCell<B>,
-    info: &'a Info,
+    info: &'a RingInfo,
     rx: &'a mut RxState,
     len: usize,
 }
@@ -20,7 +20,7 @@ pub struct RxToken<'a, B: Hpc3Bus> {
 /// Permission to queue one frame.
 pub struct TxToken<'a, B: Hpc3Bus> {
     bus: &'a RefCell<B>,
-    info: &'a Info,
+    info: &'a RingInfo,
     tx: &'a mut TxState,
 }
 
