@@ -3,6 +3,7 @@
 //! clear `E_INVAL`, never a panic.
 
 use alloc::format;
+use alloc::string::String;
 use rpc::mcp::{ErrorCode, ToolCall, ToolError};
 use serde_json::Value;
 
@@ -52,4 +53,40 @@ pub fn opt_str<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<Option<&'a str>
             format!("`{name}` must be a string"),
         )),
     }
+}
+
+/// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
+pub fn addr(call: &ToolCall<'_>) -> Result<u32, ToolError> {
+    let bad = || {
+        inval_arg(String::from(
+            "`addr` must be a 32-bit address (integer or \"0x…\")",
+        ))
+    };
+    match call.args.get("addr") {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(bad),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => u32::from_str_radix(h, 16),
+                None => s.parse::<u32>(),
+            };
+            parsed.map_err(|_| bad())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// An optional 32-bit integer argument with its default.
+pub fn u32_or(call: &ToolCall<'_>, name: &str, default: u32) -> Result<u32, ToolError> {
+    match opt_u64(call, name)? {
+        None => Ok(default),
+        Some(v) => u32::try_from(v).map_err(|_| inval_arg(format!("`{name}` is too large"))),
+    }
+}
+
+fn inval_arg(message: String) -> ToolError {
+    ToolError::new(ErrorCode::Inval, message)
 }

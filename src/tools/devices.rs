@@ -3,7 +3,9 @@
 //! `irq.list` (kernel ABI ≥ 11) and `dma.list`. Full-root tools: the writes can hang the machine
 //! or corrupt the kernel, and say so.
 
-use super::Ctx;
+use super::args::{addr, u32_or};
+use super::hex;
+use super::{Ctx, args};
 use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
 use crate::drivers::indy_map::{self, Window};
 use crate::hil::platform::c_str;
@@ -206,40 +208,9 @@ fn inval(msg: String) -> ToolError {
     ToolError::new(ErrorCode::Inval, msg)
 }
 
-/// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
-fn addr_arg(call: &ToolCall<'_>) -> Result<u32, ToolError> {
-    let bad = || {
-        inval(String::from(
-            "`addr` must be a 32-bit address (integer or \"0x…\")",
-        ))
-    };
-    match call.args.get("addr") {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(bad),
-        Some(Value::String(s)) => {
-            let s = s.trim();
-            let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-                Some(h) => u32::from_str_radix(h, 16),
-                None => s.parse::<u32>(),
-            };
-            parsed.map_err(|_| bad())
-        }
-        _ => Err(bad()),
-    }
-}
-
-fn u32_arg(call: &ToolCall<'_>, name: &str, default: u32) -> Result<u32, ToolError> {
-    match super::args::opt_u64(call, name)? {
-        None => Ok(default),
-        Some(v) => u32::try_from(v).map_err(|_| inval(format!("`{name}` is too large"))),
-    }
-}
-
 /// `hex` (default) or `base64`.
 fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
-    match super::args::opt_str(call, "encoding")? {
+    match args::opt_str(call, "encoding")? {
         None | Some("hex") => Ok(false),
         Some("base64") => Ok(true),
         Some(other) => Err(inval(format!("unknown encoding `{other}` (hex or base64)"))),
@@ -329,30 +300,9 @@ fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
     }
 }
 
-fn hex_encode(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
-fn hex_decode(text: &str) -> Option<Vec<u8>> {
-    let t = text.as_bytes();
-    if !t.len().is_multiple_of(2) {
-        return None;
-    }
-    let digit = |c: u8| char::from(c).to_digit(16).map(|d| d as u8);
-    t.chunks_exact(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
-}
-
 fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let phys = addr_arg(call)?;
-    let len = u32_arg(call, "length", 0)?;
+    let phys = addr(call)?;
+    let len = u32_or(call, "length", 0)?;
     let b64 = encoding_arg(call)?;
     if len == 0 {
         return Err(inval(String::from("`length` must be at least 1")));
@@ -371,7 +321,7 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     let data = if b64 {
         STANDARD.encode(&buf)
     } else {
-        hex_encode(&buf)
+        hex::encode(&buf)
     };
     Ok(Started::Done(ToolOutput::structured(obj(vec![
         ("addr", phys.into()),
@@ -382,8 +332,8 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
 }
 
 fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let phys = addr_arg(call)?;
-    let text = super::args::string(call, "data")?;
+    let phys = addr(call)?;
+    let text = args::string(call, "data")?;
     let b64 = encoding_arg(call)?;
     let encoded_max = if b64 {
         MEM_MAX.div_ceil(3) * 4
@@ -399,7 +349,7 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     let data = if b64 {
         STANDARD.decode(text).ok()
     } else {
-        hex_decode(text)
+        hex::decode(text)
     }
     .ok_or_else(|| inval(String::from("`data` is not valid for its encoding")))?;
     if data.is_empty() {
@@ -429,9 +379,9 @@ fn widths(w: &Window) -> Vec<u32> {
 }
 
 fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let phys = addr_arg(call)?;
-    let width = u32_arg(call, "width", 4)?;
-    let count = u32_arg(call, "count", 1)?;
+    let phys = addr(call)?;
+    let width = u32_or(call, "width", 4)?;
+    let count = u32_or(call, "count", 1)?;
     if count == 0 {
         return Err(inval(String::from("`count` must be at least 1")));
     }
@@ -459,9 +409,9 @@ fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
 }
 
 fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let phys = addr_arg(call)?;
-    let width = u32_arg(call, "width", 4)?;
-    let value = u32_arg(call, "value", 0)?;
+    let phys = addr(call)?;
+    let width = u32_or(call, "width", 4)?;
+    let value = u32_or(call, "value", 0)?;
     if width < 4 && value >> (width * 8) != 0 {
         return Err(inval(format!(
             "value {value:#x} does not fit {width} byte(s)"

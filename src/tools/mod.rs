@@ -11,6 +11,7 @@ pub mod context;
 pub mod debug;
 pub mod devices;
 pub mod fs;
+pub mod hex;
 pub mod proc;
 pub mod screen;
 pub mod serial;
