@@ -143,25 +143,6 @@ pub fn parse_setting(setting: &str) -> Result<(String, String), ConfigError> {
     }
 }
 
-/// Parse an Ethernet address `aa:bb:cc:dd:ee:ff`.
-pub fn parse_mac(text: &str) -> Option<[u8; 6]> {
-    let mut mac = [0u8; 6];
-    let mut parts = text.split(':');
-    for byte in &mut mac {
-        let p = parts.next()?;
-        if p.is_empty() || p.len() > 2 {
-            return None;
-        }
-        *byte = u8::from_str_radix(p, 16).ok()?;
-    }
-    parts.next().is_none().then_some(mac)
-}
-
-/// Parse a dotted IPv4 address.
-pub fn parse_ipv4(text: &str) -> Option<[u8; 4]> {
-    text.parse::<std::net::Ipv4Addr>().ok().map(|a| a.octets())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,17 +191,5 @@ mod tests {
         assert!(env.apply_setting("novalue").is_err());
         env.apply_setting("k=a=b").unwrap();
         assert_eq!(env.get("k"), Some("a=b"));
-    }
-
-    #[test]
-    fn mac_and_ip() {
-        assert_eq!(
-            parse_mac("08:00:69:0e:07:01"),
-            Some([8, 0, 0x69, 0x0e, 7, 1])
-        );
-        assert_eq!(parse_mac("08:00:69:0e:07"), None);
-        assert_eq!(parse_mac("08:00:69:0e:07:01:02"), None);
-        assert_eq!(parse_ipv4("10.0.7.2"), Some([10, 0, 7, 2]));
-        assert_eq!(parse_ipv4("10.0.7"), None);
     }
 }

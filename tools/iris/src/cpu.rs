@@ -8,8 +8,9 @@ use std::rc::Rc;
 use unicorn_engine::unicorn_const::{Arch, HookType, MemType, Mode, Prot};
 use unicorn_engine::{RegisterMIPS, Unicorn};
 
-use crate::memmap::{self, RAM_ALIAS_SIZE, RAM_PHYS};
+use crate::memmap;
 use crate::memory::{GuestMemory, MemFault, RamWindows};
+use indy::map::{KSEG0, RAM_ALIAS_SIZE, RAM_PHYS, unmapped_phys};
 
 pub type Uc = Unicorn<'static, ()>;
 
@@ -105,7 +106,7 @@ pub fn uc_err(what: &str, e: unicorn_engine::unicorn_const::uc_error) -> String 
 }
 
 impl Cpu {
-    /// A CPU with `ram_bytes` of RAM at 0x0800_0000 (and its first 512 KiB aliased at 0), a hole
+    /// A CPU with `ram_bytes` of RAM at [`RAM_PHYS`] (and its first 512 KiB aliased at 0), a hole
     /// under the kernel stack, and the counting/fault hooks installed.
     pub fn new(ram_bytes: u32) -> Result<Cpu, String> {
         let mut uc = Unicorn::new(Arch::MIPS, Mode::MIPS64 | Mode::BIG_ENDIAN)
@@ -245,7 +246,7 @@ impl Cpu {
     }
 
     fn fetch(&mut self, va: u32) -> Option<u32> {
-        let phys = memmap::virt_to_phys(va)?;
+        let phys = unmapped_phys(va)?;
         self.mem().read_u32(u64::from(phys)).ok()
     }
 
@@ -268,7 +269,7 @@ impl Cpu {
                     if let Some((size, store)) = mem_access(insn) {
                         let ea = self.decode_ea(pc)?;
                         let misaligned = ea % size != 0 && !matches!(op, 0x22 | 0x26 | 0x2A | 0x2E);
-                        if store == (intno == 13) && (misaligned || ea < 0x8000_0000) {
+                        if store == (intno == 13) && (misaligned || ea < KSEG0) {
                             return Some((pc, Some(ea)));
                         }
                     }

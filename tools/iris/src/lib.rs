@@ -2,9 +2,6 @@
 //! for the IRIX 7 kernel that loads, verifies, relocates and runs the irix7-mcp module image.
 //! See `docs/rig.md`.
 
-#[path = "../../../src/abi/table.rs"]
-pub mod abi_table;
-
 pub mod clock;
 pub mod config;
 pub mod console;

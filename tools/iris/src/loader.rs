@@ -9,7 +9,7 @@ use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, Sym, SymbolTable};
 use object::{BigEndian, SectionIndex, SymbolIndex};
 
-use crate::abi_table::{ABI_VERSION, SYM_EXIT, SYM_INIT, SYM_POLL};
+use indy::abi::{ABI_VERSION, SYM_EXIT, SYM_INIT, SYM_POLL};
 
 type Elf32 = elf::FileHeader32<BigEndian>;
 /// Offsets in `e_ident`.

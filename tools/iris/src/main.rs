@@ -41,7 +41,7 @@ struct Cli {
     #[arg(long)]
     no_disk: bool,
     /// MC watchdog period in ms (0 = off). Default: the Indy's ~67 s.
-    #[arg(long, value_name = "MS", default_value_t = iris::devices::mc::WATCHDOG_PERIOD_MS)]
+    #[arg(long, value_name = "MS", default_value_t = indy::regs::mc::WATCHDOG_PERIOD_MS)]
     watchdog_ms: u64,
     /// With the watchdog off, report a guest call running past this many instructions as a hang.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_HANG_INSNS)]

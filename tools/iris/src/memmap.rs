@@ -1,19 +1,17 @@
 //! The rig's memory map: where the kernel puts the ABI table, the serial ring, the stubs, the
 //! kernel stack, the module and its heap. One place, so `docs/rig.md` and the code agree.
 //!
-//! Everything lives in RAM at physical 0x0800_0000 (as on the Indy) and is handed to the module
-//! as KSEG0 addresses (0x8000_0000 | phys), because the module runs in KSEG0 like a kernel.
+//! Everything lives in RAM at [`RAM_PHYS`] (as on the Indy) and is handed to the module as KSEG0
+//! addresses, because the module runs in KSEG0 like a kernel.
 
-/// Physical base of main memory on the Indy.
-pub const RAM_PHYS: u32 = 0x0800_0000;
-/// The first 512 KiB of RAM also appear at physical 0 on the Indy.
-pub const RAM_ALIAS_SIZE: u32 = 512 * 1024;
+use indy::map::{RAM_ALIAS_SIZE, RAM_PHYS, kseg0};
+
 /// Default RAM size in MiB (an Indy shipped with 32–256 MiB).
 pub const DEFAULT_RAM_MIB: u32 = 64;
 /// Smallest RAM the map below fits in.
 pub const MIN_RAM_MIB: u32 = 16;
-/// Largest RAM at 0x0800_0000 before it would run into the low RAM window's end (256 MiB).
-pub const MAX_RAM_MIB: u32 = 256;
+/// Largest RAM at [`RAM_PHYS`]: the low RAM window's end (256 MiB).
+pub const MAX_RAM_MIB: u32 = indy::map::LOW_RAM_MAX >> 20;
 
 /// Offsets from `RAM_PHYS` of the kernel's data the module may read.
 pub const ABI_TABLE_OFF: u32 = 0x1000;
@@ -43,25 +41,6 @@ pub const MODULE_MAX: u32 = 0x70_0000;
 /// The module heap starts here and runs to the end of RAM.
 pub const HEAP_OFF: u32 = 0x80_0000;
 
-/// KSEG0 (cached) address of a physical address.
-pub const fn kseg0(phys: u32) -> u32 {
-    0x8000_0000 | phys
-}
-
-/// KSEG1 (uncached) address of a physical address.
-pub const fn kseg1(phys: u32) -> u32 {
-    0xA000_0000 | phys
-}
-
-/// Physical address of a KSEG0/KSEG1 virtual address; `None` for KUSEG/KSEG2, which have no
-/// fixed translation (the rig sets up no TLB entries).
-pub const fn virt_to_phys(va: u32) -> Option<u32> {
-    match va >> 29 {
-        0b100 | 0b101 => Some(va & 0x1FFF_FFFF),
-        _ => None,
-    }
-}
-
 /// A 32-bit guest address as Unicorn's 64-bit MIPS core sees it (sign-extended).
 pub const fn sext(va: u32) -> u64 {
     va as i32 as i64 as u64
@@ -74,7 +53,7 @@ pub const fn ram_va(off: u32) -> u32 {
 
 // The regions above must not overlap and must fit the smallest RAM.
 const _: () = {
-    use crate::abi_table::{ABI_TABLE_SIZE, SERIAL_RING_SIZE};
+    use indy::abi::{ABI_TABLE_SIZE, SERIAL_RING_SIZE};
     assert!(STATUS_OFF >= ABI_TABLE_OFF + ABI_TABLE_SIZE);
     assert!(SERIAL_HEAD_OFF >= STATUS_OFF + 40);
     assert!(SERIAL_RING_OFF + SERIAL_RING_SIZE <= STUB_OFF);
@@ -93,12 +72,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn translation() {
-        assert_eq!(virt_to_phys(0x8810_0000), Some(0x0810_0000));
-        assert_eq!(virt_to_phys(0xA810_0000), Some(0x0810_0000));
-        assert_eq!(virt_to_phys(0xBFBD_9837), Some(0x1FBD_9837));
-        assert_eq!(virt_to_phys(0x0040_0000), None);
-        assert_eq!(virt_to_phys(0xC000_0000), None);
+    fn sign_extension() {
         assert_eq!(sext(0x8800_0000), 0xFFFF_FFFF_8800_0000);
         assert_eq!(sext(0x0800_0000), 0x0800_0000);
     }

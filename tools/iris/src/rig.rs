@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::config::{Env, load_boot_config};
 use crate::console::ConsoleLog;
 use crate::cpu::{Cpu, Fault, UcMem, intno_name, mem_kind_name, uc_err};
-use crate::devices::mc::{WATCHDOG_PERIOD_MS, Watchdog};
+use crate::devices::mc::Watchdog;
 use crate::devices::newport::Newport;
 use crate::devices::{Bus, Device, MachineEvent, MachineLinks, standard_devices};
 use crate::error::{GuestCrash, RigError};
@@ -23,10 +23,12 @@ use crate::kernel::abi::{AbiFn, AbiRet};
 use crate::kernel::disks::{DEFAULT_ROOTFS, DEFAULT_ROOTFS_TARGET, Disks};
 use crate::kernel::{Kernel, KernelRequest, KernelStats, OS_VERSION};
 use crate::loader::{self, LoadedImage};
-use crate::memmap::{self, RAM_PHYS, ram_va, sext};
+use crate::memmap::{self, ram_va, sext};
 use crate::memory::GuestMemory;
 use crate::net::{Forward, RigNet};
 use crate::profile::{Profile, Profiler};
+use indy::map::RAM_PHYS;
+use indy::regs::mc::WATCHDOG_PERIOD_MS;
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";

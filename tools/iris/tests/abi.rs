@@ -6,8 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use indy::map::unmapped_phys;
 use iris::kernel::abi::AbiFn;
-use iris::memmap::virt_to_phys;
 use iris::{Rig, RunEnd};
 
 /// An argument the poll loads before the call.
@@ -66,7 +66,7 @@ impl Booted {
     }
     fn read(&mut self, va: u32, len: usize) -> Vec<u8> {
         self.rig
-            .read_phys(u64::from(virt_to_phys(va).unwrap()), len)
+            .read_phys(u64::from(unmapped_phys(va).unwrap()), len)
             .unwrap()
     }
     fn word(&mut self, va: u32) -> u32 {
@@ -198,9 +198,9 @@ fn block_read_and_count() {
     assert_eq!(b.rig.kernel_stats().blocks_read, 2);
 
     for (args, want) in [
-        ([2, 2, 2], iris::abi_table::status::E_RANGE),
-        ([5, 0, 1], iris::abi_table::status::E_NODEV),
-        ([2, 0, 100_000], iris::abi_table::status::E_INVAL),
+        ([2, 2, 2], indy::abi::status::E_RANGE),
+        ([5, 0, 1], indy::abi::status::E_NODEV),
+        ([2, 0, 100_000], indy::abi::status::E_INVAL),
     ] {
         let m = call_module(
             field!(block_read),
@@ -224,7 +224,7 @@ fn block_read_and_count() {
     let m = call_module(field!(block_count), &[Arg::Imm(2)], "");
     let mut b = Booted::new("blk-none", &m, |o| o.no_disk = true);
     b.poll();
-    assert_eq!(b.v0() as i32, iris::abi_table::status::E_NODEV);
+    assert_eq!(b.v0() as i32, indy::abi::status::E_NODEV);
 }
 
 #[test]
@@ -296,7 +296,7 @@ fn console_write_rejects_a_bad_pointer() {
     );
     let mut b = Booted::new("badptr", &m, |_| {});
     b.poll();
-    assert_eq!(b.v0() as i32, iris::abi_table::status::E_INVAL);
+    assert_eq!(b.v0() as i32, indy::abi::status::E_INVAL);
     assert_eq!(b.rig.kernel_stats().bad_pointers, 1);
 }
 
@@ -311,8 +311,8 @@ fn table_data_pointers_and_status_block() {
         let d = b.sec(".data");
         b.word(d)
     };
-    assert_eq!(b.word(abi), iris::abi_table::ABI_VERSION);
-    assert_eq!(b.word(abi + 4), iris::abi_table::ABI_TABLE_SIZE);
+    assert_eq!(b.word(abi), indy::abi::ABI_VERSION);
+    assert_eq!(b.word(abi + 4), indy::abi::ABI_TABLE_SIZE);
     let heap = b.word(abi + field!(heap_base) as u32);
     let heap_size = b.word(abi + field!(heap_size) as u32);
     assert_eq!(heap, 0x8880_0000);
@@ -460,7 +460,7 @@ fn irq_list_fills_entries_and_counts_the_timer() {
 
 #[test]
 fn bus_probe_answers_for_ram_and_devices_only() {
-    use iris::abi_table::status::{E_INVAL, E_NODEV, OK};
+    use indy::abi::status::{E_INVAL, E_NODEV, OK};
     for (phys, width, want, why) in [
         (0x0800_1000u32, 4u32, OK, "RAM"),
         (0x0004_0000, 4, OK, "the low alias"),

@@ -4,7 +4,9 @@
 mod enet_support;
 
 use enet_support::*;
-use iris::devices::hpc3_enet::{self, Hpc3Enet, SeeqChip};
+use indy::regs::enet_desc::{DESC_BCNT, DESC_EOX, DESC_OWN};
+use indy::regs::hpc3::{DMA_CFG_VALUE, EDMA_CFG, EPIO_CFG, ERX_NDBP, ETX_NDBP, PIO_CFG_VALUE};
+use iris::devices::hpc3_enet::{Hpc3Enet, SeeqChip};
 use iris::memory::{GuestMemory, VecMemory};
 use iris::net::wire::wire;
 use irix7_mcp::drivers::seeq::{Chip, Config, Seeq};
@@ -20,16 +22,16 @@ fn probe_and_init_program_the_chip() {
     assert_eq!(g.nic.control_80c03(), 0x37);
     assert!(g.nic.rx_active());
     assert!(!g.nic.tx_active());
-    assert_eq!(g.nic.read_reg(hpc3_enet::EDMA_CFG, 4), 0x3E026);
-    assert_eq!(g.nic.read_reg(hpc3_enet::EPIO_CFG, 4), 0x161);
-    assert_eq!(g.nic.read_reg(hpc3_enet::ERX_NDBP, 4), DMA_AT);
-    assert_eq!(g.nic.read_reg(hpc3_enet::ETX_NDBP, 4), DMA_AT + 8 * 16);
+    assert_eq!(g.nic.read_reg(EDMA_CFG, 4), DMA_CFG_VALUE);
+    assert_eq!(g.nic.read_reg(EPIO_CFG, 4), PIO_CFG_VALUE);
+    assert_eq!(g.nic.read_reg(ERX_NDBP, 4), DMA_AT);
+    assert_eq!(g.nic.read_reg(ETX_NDBP, 4), DMA_AT + 8 * 16);
     // The last RX descriptor carries EOR, the others do not; all are owned by the HPC.
     for i in 0..8u64 {
         let cnt = g.mem.read_u32(u64::from(DMA_AT) + 16 * i + 4).unwrap();
-        assert_eq!(cnt & hpc3_enet::D_OWN, hpc3_enet::D_OWN);
-        assert_eq!(cnt & hpc3_enet::D_EOX != 0, i == 7, "descriptor {i}");
-        assert_eq!(cnt & hpc3_enet::D_BCNT, 1584);
+        assert_eq!(cnt & DESC_OWN, DESC_OWN);
+        assert_eq!(cnt & DESC_EOX != 0, i == 7, "descriptor {i}");
+        assert_eq!(cnt & DESC_BCNT, 1584);
     }
     drop(g);
 
@@ -235,7 +237,7 @@ fn tx_restarts_a_channel_that_stopped_before_the_chain_grew() {
     // after frame 1 although the driver chained frame 2 (and saw ACTIVE, so did not kick).
     let tx0 = DMA_AT + 4 * 16 + 4;
     let cnt = r.m.borrow_mut().mem.read_u32(u64::from(tx0)).unwrap();
-    r.poke(tx0, &(cnt | hpc3_enet::D_EOX).to_be_bytes());
+    r.poke(tx0, &(cnt | DESC_EOX).to_be_bytes());
     r.step();
     assert_eq!(r.host.recv(), Some(f1));
     assert_eq!(r.host.recv(), None);

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use iris::abi_table::ABI_VERSION;
+use indy::abi::ABI_VERSION;
 use iris::loader::{LoadError, LoadedImage, load};
 use object::elf;
 use object::{Architecture, Endianness};

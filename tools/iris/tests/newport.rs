@@ -7,8 +7,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use font8x8::legacy::BASIC_LEGACY;
+use indy::map::REX3;
 use iris::console::ConsoleLog;
-use iris::devices::newport::{self as model, Depth, REX3_PHYS};
+use iris::devices::newport::{self as model, Depth};
 use irix7_mcp::drivers::newport::{MAX_POLLS, Newport, NewportBus};
 use irix7_mcp::screen::{FbError, Framebuffer, Mode, PixelKind};
 
@@ -21,11 +22,11 @@ struct ModelBus {
 impl ModelBus {
     fn load(&mut self, off: u32, size: usize) -> u32 {
         self.accesses += 1;
-        self.m.borrow_mut().load(REX3_PHYS + off, size)
+        self.m.borrow_mut().load(REX3.base + off, size)
     }
     fn store(&mut self, off: u32, size: usize, v: u32) {
         self.accesses += 1;
-        self.m.borrow_mut().store(REX3_PHYS + off, size, v);
+        self.m.borrow_mut().store(REX3.base + off, size, v);
     }
 }
 
@@ -272,7 +273,7 @@ fn garbage_video_timing_is_unsupported_not_a_hang() {
     assert!(matches!(s.fb.mode(), Err(FbError::Unsupported(_))));
     // No lines at all, and a 12-bit XMAP mode.
     let mut s = setup();
-    s.m.borrow_mut().vc2.regs[model::vc2::REG_VENTRY] = 0x7000;
+    s.m.borrow_mut().vc2.regs[model::vc2::reg(indy::regs::vc2::VENTRY)] = 0x7000;
     assert!(matches!(s.fb.mode(), Err(FbError::Unsupported(_))));
     let mut s = setup();
     s.m.borrow_mut().xmap.modes[usize::from(model::SCREEN_DID)] = 0x800;

@@ -50,11 +50,7 @@ fn real_image_boots_and_prints_its_banner() {
     assert_eq!(info.name, "irix7-mcp");
     // The banner names the ABI the kernel offers; `.modinfo` names the oldest the image runs on.
     assert_eq!(info.abi, 10);
-    let banner = format!(
-        "irix7-mcp {}, ABI {}",
-        info.version,
-        iris::abi_table::ABI_VERSION
-    );
+    let banner = format!("irix7-mcp {}, ABI {}", info.version, indy::abi::ABI_VERSION);
     let console = rig.console_text();
     assert!(
         console.contains(&banner),

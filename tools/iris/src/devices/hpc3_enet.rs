@@ -1,5 +1,5 @@
-//! The HPC3 Ethernet DMA channel and the Seeq 80C03 (or 8003) behind it
-//! (indy-hardware.md §1.2–1.4).
+//! The HPC3 Ethernet DMA channel and the Seeq 80C03 (or 8003) behind it (`docs/hardware.md`,
+//! "HPC3 Ethernet DMA", "Descriptors", "Seeq").
 //!
 //! Registers answer at once; DMA happens in [`Hpc3Enet::tick`], which the scheduler calls
 //! between guest calls: TX walks the descriptor chain from the next-descriptor pointer while
@@ -16,52 +16,13 @@ use std::sync::{Arc, Mutex};
 use super::{DevCtx, Device, Region};
 use crate::memory::GuestMemory;
 use crate::net::wire::WireEnd;
-
-/// HPC3 Ethernet registers: 0x1FB9_4000..0x1FB9_8000.
-pub const HPC3_ENET_BASE: u32 = 0x1FB9_4000;
-pub const HPC3_ENET_LEN: u32 = 0x4000;
-/// Seeq registers: eight words at 0x1FBD_4000.
-pub const SEEQ_BASE: u32 = 0x1FBD_4000;
-pub const SEEQ_LEN: u32 = 0x20;
-
-pub const ERX_CBP: u32 = 0x1FB9_4000;
-pub const ERX_NDBP: u32 = 0x1FB9_4004;
-pub const ERX_BC: u32 = 0x1FB9_5000;
-pub const ERX_CTRL: u32 = 0x1FB9_5004;
-pub const ERESET: u32 = 0x1FB9_5014;
-pub const EDMA_CFG: u32 = 0x1FB9_5018;
-pub const EPIO_CFG: u32 = 0x1FB9_501C;
-pub const ETX_CBP: u32 = 0x1FB9_6000;
-pub const ETX_NDBP: u32 = 0x1FB9_6004;
-pub const ETX_BC: u32 = 0x1FB9_7000;
-pub const ETX_CTRL: u32 = 0x1FB9_7004;
-
-pub const CTRL_ACTIVE: u32 = 1 << 9;
-pub const CTRL_ENDIAN: u32 = 1 << 8;
-pub const RXCTRL_RBO: u32 = 1 << 11;
-pub const RESET_CRESET: u32 = 1;
-pub const RESET_CLRIRQ: u32 = 2;
-pub const RESET_LOOPBACK: u32 = 4;
-
-pub const D_EOX: u32 = 1 << 31;
-pub const D_EOXP: u32 = 1 << 30;
-pub const D_XIE: u32 = 1 << 29;
-pub const D_ETXD: u32 = 1 << 15;
-pub const D_OWN: u32 = 1 << 14;
-pub const D_BCNT: u32 = 0x3FFF;
-
-/// Seeq RX/TX status bits the model produces.
-pub const RXSTAT_OVERFLOW: u8 = 0x01;
-pub const RXSTAT_GOOD: u8 = 0x20;
-pub const TXSTAT_SENT: u8 = 0x08;
-/// RX command match modes (bits 7:6).
-const RXMODE_MASK: u8 = 0xC0;
-const RXMODE_ALL: u8 = 0x40;
-const RXMODE_STATION: u8 = 0x80;
-const RXMODE_MULTICAST: u8 = 0xC0;
-/// TX command bank selects.
-const TXCMD_BANK1: u8 = 0x20;
-const TXCMD_BANK2: u8 = 0x40;
+use indy::map::{HPC3_ENET, SEEQ};
+use indy::regs::enet_desc::*;
+use indy::regs::hpc3::*;
+use indy::regs::seeq::{
+    self, RXCMD_MATCH_ALL, RXCMD_MATCH_MASK, RXCMD_MATCH_MULTICAST, RXCMD_MATCH_STATION_BCAST,
+    RXSTAT_GOOD, RXSTAT_OVERFLOW, TXCMD_BANK1, TXCMD_BANK2, TXSTAT_SENT,
+};
 
 /// Shortest frame a receiver accepts (64 bytes with FCS); shorter ones are runts on the wire.
 pub const MIN_WIRE_FRAME: usize = 60;
@@ -246,7 +207,7 @@ impl Hpc3Enet {
     /// Reads the register at `phys` (32-bit HPC3 registers; Seeq registers as words or as the
     /// byte at +3).
     pub fn read_reg(&mut self, phys: u32, size: usize) -> u32 {
-        if (SEEQ_BASE..SEEQ_BASE + SEEQ_LEN).contains(&phys) {
+        if SEEQ.holds(phys, 1) {
             return match seeq_reg(phys, size) {
                 Some(n) => u32::from(self.seeq_read(n)),
                 None => 0,
@@ -261,7 +222,7 @@ impl Hpc3Enet {
             ERX_BC => self.rx.bc,
             ERX_CTRL => {
                 self.rx.ctrl
-                    | u32::from(self.rx.status & 0x3F)
+                    | (u32::from(self.rx.status) & RXCTRL_STATUS)
                     | if self.rx.active { CTRL_ACTIVE } else { 0 }
                     | if self.rbo { RXCTRL_RBO } else { 0 }
             }
@@ -273,7 +234,7 @@ impl Hpc3Enet {
             ETX_BC => self.tx.bc,
             ETX_CTRL => {
                 self.tx.ctrl
-                    | u32::from(self.tx.status & 0x0F)
+                    | (u32::from(self.tx.status) & TXCTRL_STATUS)
                     | if self.tx.active { CTRL_ACTIVE } else { 0 }
             }
             _ => 0,
@@ -282,7 +243,7 @@ impl Hpc3Enet {
 
     /// Writes the register at `phys`.
     pub fn write_reg(&mut self, phys: u32, size: usize, value: u32) {
-        if (SEEQ_BASE..SEEQ_BASE + SEEQ_LEN).contains(&phys) {
+        if SEEQ.holds(phys, 1) {
             if let Some(n) = seeq_reg(phys, size) {
                 self.seeq_write(n, value as u8);
             }
@@ -333,12 +294,12 @@ impl Hpc3Enet {
     fn seeq_read(&mut self, n: u32) -> u8 {
         match n {
             // The 80C03's collision counters (the model has no collisions).
-            0..=5 => match self.chip {
+            n if n < seeq::STATION_LEN => match self.chip {
                 SeeqChip::C80C03 => 0,
                 SeeqChip::S8003 => 0xFF,
             },
-            6 => self.rx.status,
-            7 => self.tx.status,
+            seeq::RXCMD => self.rx.status,
+            seeq::TXCMD => self.tx.status,
             _ => 0,
         }
     }
@@ -354,18 +315,18 @@ impl Hpc3Enet {
             0
         };
         match (n, bank) {
-            (0..=5, 0) => self.station[n as usize] = value,
-            (0..=5, 1) => self.bank1[n as usize] = value,
-            (0..=5, _) => self.bank2[n as usize] = value,
-            (6, _) => self.rx_cmd = value,
-            (7, _) => self.tx_cmd = value,
+            (seeq::RXCMD, _) => self.rx_cmd = value,
+            (seeq::TXCMD, _) => self.tx_cmd = value,
+            (n, 0) if n < seeq::STATION_LEN => self.station[n as usize] = value,
+            (n, 1) if n < seeq::STATION_LEN => self.bank1[n as usize] = value,
+            (n, _) if n < seeq::STATION_LEN => self.bank2[n as usize] = value,
             _ => {}
         }
     }
 
     /// The 80C03 control register (bank 2, register 3) as last written.
     pub fn control_80c03(&self) -> u8 {
-        self.bank2[3]
+        self.bank2[seeq::CONTROL as usize]
     }
 
     /// Whether the Seeq's address filter takes a frame with destination `dst`.
@@ -375,10 +336,10 @@ impl Hpc3Enet {
         };
         let broadcast = dst == [0xFF; 6];
         let multicast = dst[0] & 1 != 0 && !broadcast;
-        match self.rx_cmd & RXMODE_MASK {
-            RXMODE_ALL => true,
-            RXMODE_STATION => broadcast || dst == self.station,
-            RXMODE_MULTICAST => broadcast || multicast || dst == self.station,
+        match self.rx_cmd & RXCMD_MATCH_MASK {
+            RXCMD_MATCH_ALL => true,
+            RXCMD_MATCH_STATION_BCAST => broadcast || dst == self.station,
+            RXCMD_MATCH_MULTICAST => broadcast || multicast || dst == self.station,
             _ => false,
         }
     }
@@ -390,43 +351,43 @@ impl Hpc3Enet {
             return Ok(false);
         }
         let d = u64::from(self.rx.ndbp);
-        let pbuf = mem.read_u32(d).map_err(|_| ())?;
-        let cnt = mem.read_u32(d + 4).map_err(|_| ())?;
-        let pnext = mem.read_u32(d + 8).map_err(|_| ())?;
-        if cnt & D_OWN == 0 {
+        let pbuf = mem.read_u32(d + u64::from(PBUF)).map_err(|_| ())?;
+        let cnt = mem.read_u32(d + u64::from(CNTINFO)).map_err(|_| ())?;
+        let pnext = mem.read_u32(d + u64::from(PNEXT)).map_err(|_| ())?;
+        if cnt & DESC_OWN == 0 {
             // The CPU has not given this buffer back: the Seeq's FIFO overflows.
             self.rx.active = false;
             self.rbo = true;
             return Ok(false);
         }
-        let size = (cnt & D_BCNT) as usize;
-        let room = size.saturating_sub(3);
+        let size = (cnt & DESC_BCNT) as usize;
+        let room = size.saturating_sub(RX_OVERHEAD);
         let (stored, status) = if frame.len() <= room {
             (frame.len(), RXSTAT_GOOD)
         } else {
             self.stats.rx_too_long += 1;
             (room, RXSTAT_OVERFLOW)
         };
-        if size >= 3 {
-            let mut bytes = Vec::with_capacity(stored + 3);
-            bytes.extend_from_slice(&[0, 0]);
+        if size >= RX_OVERHEAD {
+            let mut bytes = Vec::with_capacity(stored + RX_OVERHEAD);
+            bytes.extend_from_slice(&[0; RX_PAD]);
             bytes.extend_from_slice(&frame[..stored]);
             bytes.push(status);
             mem.write(u64::from(pbuf), &bytes).map_err(|_| ())?;
         }
-        let left = size.saturating_sub(stored + 3) as u32;
+        let left = size.saturating_sub(stored + RX_OVERHEAD) as u32;
         // Only the halfword at +6: OWN and ETXD clear, BCNT = bytes left.
-        mem.write_u16(d + 6, (left & D_BCNT) as u16)
+        mem.write_u16(d + u64::from(HPC_HALF), (left & DESC_BCNT) as u16)
             .map_err(|_| ())?;
         self.rx.cbp = pbuf;
         self.rx.bc = left;
         self.rx.status = status;
         self.stats.rx_frames += 1;
-        if cnt & D_XIE != 0 {
+        if cnt & DESC_XIE != 0 {
             self.raise_irq();
         }
         self.rx.ndbp = pnext;
-        if cnt & D_EOX != 0 {
+        if cnt & DESC_EOX != 0 {
             self.rx.active = false;
         }
         Ok(true)
@@ -474,29 +435,30 @@ impl Hpc3Enet {
 
     fn tx_descriptor(&mut self, mem: &mut dyn GuestMemory) -> Result<(), ()> {
         let d = u64::from(self.tx.ndbp);
-        let pbuf = mem.read_u32(d).map_err(|_| ())?;
-        let cnt = mem.read_u32(d + 4).map_err(|_| ())?;
-        let pnext = mem.read_u32(d + 8).map_err(|_| ())?;
-        let len = (cnt & D_BCNT) as usize;
+        let pbuf = mem.read_u32(d + u64::from(PBUF)).map_err(|_| ())?;
+        let cnt = mem.read_u32(d + u64::from(CNTINFO)).map_err(|_| ())?;
+        let pnext = mem.read_u32(d + u64::from(PNEXT)).map_err(|_| ())?;
+        let len = (cnt & DESC_BCNT) as usize;
         if len > 0 && self.tx_partial.len() <= MAX_WIRE_FRAME {
             let mut buf = vec![0; len];
             mem.read(u64::from(pbuf), &mut buf).map_err(|_| ())?;
             self.tx_partial.extend_from_slice(&buf);
         }
         // Only the halfword at +6: ETXD set, count 0.
-        mem.write_u16(d + 6, D_ETXD as u16).map_err(|_| ())?;
+        mem.write_u16(d + u64::from(HPC_HALF), DESC_ETXD as u16)
+            .map_err(|_| ())?;
         self.tx.cbp = pbuf;
         self.tx.bc = 0;
-        if cnt & D_EOXP != 0 {
+        if cnt & DESC_EOXP != 0 {
             let frame = std::mem::take(&mut self.tx_partial);
             self.send_frame(frame);
             self.tx.status = TXSTAT_SENT;
-            if cnt & D_XIE != 0 {
+            if cnt & DESC_XIE != 0 {
                 self.raise_irq();
             }
         }
         self.tx.ndbp = pnext;
-        if cnt & D_EOX != 0 {
+        if cnt & DESC_EOX != 0 {
             self.tx.active = false;
         }
         Ok(())
@@ -556,7 +518,7 @@ impl Hpc3Enet {
 
 /// Seeq register number for an access: a word at +4n, or the byte at +4n+3.
 fn seeq_reg(phys: u32, size: usize) -> Option<u32> {
-    let off = phys - SEEQ_BASE;
+    let off = phys - SEEQ.base;
     match (size, off % 4) {
         (4, 0) | (1, 3) => Some(off / 4),
         _ => None,
@@ -570,8 +532,8 @@ impl Device for Hpc3Enet {
 
     fn regions(&self) -> Vec<Region> {
         vec![
-            Region::new(HPC3_ENET_BASE, HPC3_ENET_LEN),
-            Region::new(SEEQ_BASE, SEEQ_LEN),
+            Region::new(HPC3_ENET.base, HPC3_ENET.size),
+            Region::new(SEEQ.base, SEEQ.size),
         ]
     }
 
@@ -621,9 +583,13 @@ mod tests {
         let (g, h) = wire(64);
         let mut nic = Hpc3Enet::new(g, SeeqChip::C80C03);
         for (i, b) in MAC.iter().enumerate() {
-            nic.write_reg(SEEQ_BASE + 4 * i as u32 + 3, 1, u32::from(*b));
+            nic.write_reg(seeq::reg(i as u32) + 3, 1, u32::from(*b));
         }
-        nic.write_reg(SEEQ_BASE + 24, 4, 0x80 | 0x3E);
+        nic.write_reg(
+            seeq::reg(seeq::RXCMD),
+            4,
+            u32::from(RXCMD_MATCH_STATION_BCAST | seeq::RXCMD_IRQS),
+        );
         (nic, h, VecMemory::new(RAM, 0x10000))
     }
 
@@ -633,8 +599,8 @@ mod tests {
         for i in 0..2u64 {
             let d = RAM + 0x100 + 16 * i;
             mem.write_u32(d, (RAM + 0x1000 * (i + 1)) as u32).unwrap();
-            let eor = if i == 1 { D_EOX } else { 0 };
-            mem.write_u32(d + 4, D_OWN | D_EOXP | D_XIE | eor | size)
+            let eor = if i == 1 { DESC_EOX } else { 0 };
+            mem.write_u32(d + 4, DESC_OWN | DESC_EOXP | DESC_XIE | eor | size)
                 .unwrap();
             mem.write_u32(d + 8, (RAM + 0x100 + 16 * ((i + 1) % 2)) as u32)
                 .unwrap();
@@ -644,14 +610,14 @@ mod tests {
     #[test]
     fn identity_and_station() {
         let (mut nic, _h, _m) = setup();
-        assert_eq!(nic.read_reg(SEEQ_BASE, 4), 0);
+        assert_eq!(nic.read_reg(SEEQ.base, 4), 0);
         assert_eq!(nic.station(), MAC);
         let (g, _h) = wire(1);
         let mut old = Hpc3Enet::new(g, SeeqChip::S8003);
-        assert_eq!(old.read_reg(SEEQ_BASE + 3, 1), 0xFF);
+        assert_eq!(old.read_reg(SEEQ.base + 3, 1), 0xFF);
         // Bank 2 writes on the 80C03 leave the station address alone.
-        nic.write_reg(SEEQ_BASE + 28, 4, 0x4F);
-        nic.write_reg(SEEQ_BASE + 12, 4, 0x37);
+        nic.write_reg(seeq::reg(seeq::TXCMD), 4, 0x4F);
+        nic.write_reg(seeq::reg(seeq::CONTROL), 4, 0x37);
         assert_eq!(nic.control_80c03(), 0x37);
         assert_eq!(nic.station(), MAC);
     }
@@ -675,7 +641,7 @@ mod tests {
         assert_eq!(nic.wire().pending(), 1);
         // Descriptor 0: flag half untouched, OWN clear, left = 1584 - 103.
         let c0 = mem.read_u32(RAM + 0x104).unwrap();
-        assert_eq!(c0, D_EOXP | D_XIE | (1584 - 103));
+        assert_eq!(c0, DESC_EOXP | DESC_XIE | (1584 - 103));
         let mut buf = vec![0; 103];
         mem.read(RAM + 0x1000, &mut buf).unwrap();
         assert_eq!(&buf[..2], &[0, 0]);
@@ -695,7 +661,7 @@ mod tests {
         host.send(frame(MAC, 100, 0x11));
         nic.step(&mut mem);
         assert_eq!(nic.stats().rx_too_long, 1);
-        assert_eq!(mem.read_u32(RAM + 0x104).unwrap() & D_BCNT, 0);
+        assert_eq!(mem.read_u32(RAM + 0x104).unwrap() & DESC_BCNT, 0);
         let mut status = [0u8];
         mem.read(RAM + 0x1000 + 2 + 61, &mut status).unwrap();
         assert_eq!(status[0], RXSTAT_OVERFLOW);
@@ -723,10 +689,10 @@ mod tests {
         let (mut nic, host, mut mem) = setup();
         // Three descriptors: a 60-byte frame, a 2-descriptor 100-byte frame, a 20-byte runt.
         let descs: [(u32, u32); 4] = [
-            (60, D_EOXP),
+            (60, DESC_EOXP),
             (40, 0),
-            (60, D_EOXP),
-            (20, D_EOXP | D_EOX | D_XIE),
+            (60, DESC_EOXP),
+            (20, DESC_EOXP | DESC_EOX | DESC_XIE),
         ];
         for (i, (len, flags)) in descs.iter().enumerate() {
             let d = RAM + 0x200 + 16 * i as u64;
@@ -750,7 +716,7 @@ mod tests {
         assert_eq!(nic.stats().tx_runts, 1);
         for i in 0..4u64 {
             let cnt = mem.read_u32(RAM + 0x204 + 16 * i).unwrap();
-            assert_eq!(cnt & 0xFFFF, D_ETXD, "descriptor {i}");
+            assert_eq!(cnt & 0xFFFF, DESC_ETXD, "descriptor {i}");
             assert_ne!(cnt & (1 << 24), 0, "flag half kept");
         }
         assert_eq!(nic.read_reg(ETX_NDBP, 4), (RAM + 0x240) as u32);

@@ -1,54 +1,25 @@
 //! A plain register file for the Indy device windows the rig does not model (SCSI, PBUS DMA,
 //! IOC, INT3, DS1386, PROM, …): reads return what was last written there, 0 at power-on. It
-//! claims every window of the module's device map (`src/drivers/indy_map.rs`) minus the ranges
-//! real models answer, so a `mmio.read` anywhere the module allows reaches a device instead of
-//! crashing the guest with an unmapped access.
+//! claims every window of the Indy's device map (`indy::map::WINDOWS`) the other models leave, so
+//! a `mmio.read` anywhere the module allows reaches a device instead of crashing the guest with
+//! an unmapped access.
 
 use std::collections::HashMap;
 
-use super::hpc3_enet::{HPC3_ENET_BASE, HPC3_ENET_LEN, SEEQ_BASE, SEEQ_LEN};
 use super::{DevCtx, Device, Region};
+use indy::map::{HPC3_ENET, MC, REX3, SEEQ, WINDOWS, Window, Z85C30};
 
-#[path = "../../../../src/drivers/indy_map.rs"]
-#[allow(dead_code)]
-mod indy_map;
-
-/// Ranges other models answer: the HPC3 Ethernet channel and Seeq, the Z85C30, the MC. The
-/// Newport (REX3 window) is left out entirely.
-const MODELLED: &[(u32, u32)] = &[
-    (HPC3_ENET_BASE, HPC3_ENET_LEN),
-    (SEEQ_BASE, SEEQ_LEN),
-    (0x1FBD_9830, 0x10),
-    (0x1FA0_0000, 0x1000),
-];
+/// Windows other models answer: the HPC3 Ethernet channel and Seeq, the Z85C30, the MC and the
+/// Newport board (REX3).
+const MODELLED: &[Window] = &[HPC3_ENET, SEEQ, Z85C30, MC, REX3];
 
 /// The module's windows this device answers.
 pub fn regions() -> Vec<Region> {
-    let mut out = Vec::new();
-    for w in indy_map::WINDOWS
+    WINDOWS
         .iter()
-        .filter(|w| w.name != indy_map::REX3)
-    {
-        let mut pieces = vec![(w.base, w.base + w.size)];
-        for &(hb, hl) in MODELLED {
-            let (h0, h1) = (hb, hb + hl);
-            pieces = pieces
-                .into_iter()
-                .flat_map(|(a, b)| {
-                    if h1 <= a || b <= h0 {
-                        vec![(a, b)]
-                    } else {
-                        [(a, h0.max(a)), (h1.min(b), b)]
-                            .into_iter()
-                            .filter(|(x, y)| x < y)
-                            .collect()
-                    }
-                })
-                .collect();
-        }
-        out.extend(pieces.into_iter().map(|(a, b)| Region::new(a, b - a)));
-    }
-    out
+        .filter(|w| !MODELLED.contains(w))
+        .map(|w| Region::new(w.base, w.size))
+        .collect()
 }
 
 /// Bytes last written, by physical address.

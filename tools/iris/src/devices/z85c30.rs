@@ -10,18 +10,8 @@ use std::sync::Arc;
 use super::{DevCtx, Device, Region};
 use crate::console::ConsoleLog;
 
-/// The four byte-wide registers (one per 32-bit word, data in bits 7:0).
-pub const CTRL_B: u32 = 0x1FBD_9833;
-pub const DATA_B: u32 = 0x1FBD_9837;
-pub const CTRL_A: u32 = 0x1FBD_983B;
-pub const DATA_A: u32 = 0x1FBD_983F;
-const BASE: u32 = 0x1FBD_9830;
-
-pub const RR0_RX_AVAIL: u8 = 0x01;
-pub const RR0_TX_EMPTY: u8 = 0x04;
-pub const RR0_DCD: u8 = 0x08;
-pub const RR0_CTS: u8 = 0x20;
-pub const RR1_ALL_SENT: u8 = 0x01;
+use indy::map::Z85C30;
+use indy::regs::z85c30::*;
 
 #[derive(Default)]
 struct Channel {
@@ -80,7 +70,7 @@ impl Device for Z85c30 {
     }
 
     fn regions(&self) -> Vec<Region> {
-        vec![Region::new(BASE, 0x10)]
+        vec![Region::new(Z85C30.base, Z85C30.size)]
     }
 
     fn read(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, _size: usize) -> u64 {

@@ -4,11 +4,11 @@
 use core::marker::PhantomData;
 use core::mem::offset_of;
 
-use crate::abi_table::{
+use crate::memmap;
+use indy::abi::{
     ABI_TABLE_MIN_SIZE, ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr,
     MachineStatus, ProcInfo, SERIAL_RING_SIZE,
 };
-use crate::memmap;
 
 /// The kernel functions of the table, in stub order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

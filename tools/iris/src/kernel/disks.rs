@@ -5,7 +5,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::abi_table::BLOCK_SIZE;
+use indy::abi::BLOCK_SIZE;
 
 /// The root filesystem image another tool builds; attached as `DEFAULT_ROOTFS_TARGET` when it
 /// exists and no `--disk`/`--no-disk` says otherwise. Relative to the repository root.

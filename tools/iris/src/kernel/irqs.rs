@@ -4,17 +4,11 @@
 //! Ethernet model counts each completed descriptor with XIE, the CPU timer follows the rig
 //! clock at [`HZ`]. Sources the rig does not model are listed masked with a count of 0.
 
-use crate::abi_table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
+use indy::abi::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
+use indy::regs::int3::{ISTAT0, ISTAT1, MAPPED};
 
 /// Clock interrupts per second of the rig's kernel (CPU count/compare, IP7).
 pub const HZ: u64 = 100;
-
-/// INT3 local 0 status (mask at +4): SCSI, Ethernet, graphics DMA, parallel port.
-pub const INT3_ISTAT0: u32 = 0x1FBD_9883;
-/// INT3 local 1 status: front panel, HPC3 DMA, video.
-pub const INT3_ISTAT1: u32 = 0x1FBD_988B;
-/// INT3 mapped (local 2) status: vertical retrace, keyboard, serial.
-pub const INT3_MAPPED: u32 = 0x1FBD_9893;
 
 /// What the kernel knows at the time of the call.
 pub struct IrqState {
@@ -44,16 +38,16 @@ pub fn list(s: &IrqState) -> Vec<IrqInfo> {
     vec![
         info("timer", 0, 7, IRQ_ENABLED, s.uptime_ms * HZ / 1000),
         info("buserr", 0, 6, IRQ_ENABLED, 0),
-        info("enet", INT3_ISTAT0, 3, enet_flags, s.enet_raised),
-        info("scsi0", INT3_ISTAT0, 1, 0, 0),
-        info("scsi1", INT3_ISTAT0, 2, 0, 0),
-        info("gfxdma", INT3_ISTAT0, 4, 0, 0),
-        info("pport", INT3_ISTAT0, 5, 0, 0),
-        info("panel", INT3_ISTAT1, 1, 0, 0),
-        info("hpc3dma", INT3_ISTAT1, 4, 0, 0),
-        info("vretrace", INT3_MAPPED, 0, 0, 0),
-        info("keyboard", INT3_MAPPED, 4, 0, 0),
-        info("serial", INT3_MAPPED, 5, 0, 0),
+        info("enet", ISTAT0, 3, enet_flags, s.enet_raised),
+        info("scsi0", ISTAT0, 1, 0, 0),
+        info("scsi1", ISTAT0, 2, 0, 0),
+        info("gfxdma", ISTAT0, 4, 0, 0),
+        info("pport", ISTAT0, 5, 0, 0),
+        info("panel", ISTAT1, 1, 0, 0),
+        info("hpc3dma", ISTAT1, 4, 0, 0),
+        info("vretrace", MAPPED, 0, 0, 0),
+        info("keyboard", MAPPED, 4, 0, 0),
+        info("serial", MAPPED, 5, 0, 0),
     ]
 }
 
@@ -82,18 +76,18 @@ mod tests {
         assert_eq!(by("timer").count, 250);
         assert_eq!(by("enet").count, 9);
         assert_eq!(by("enet").flags, IRQ_ENABLED | IRQ_PENDING);
-        assert_eq!(by("enet").reg, INT3_ISTAT0);
+        assert_eq!(by("enet").reg, ISTAT0);
         assert_eq!(by("serial").flags, 0);
     }
 
     #[test]
     fn bytes_follow_the_struct_layout() {
-        let i = info("enet", INT3_ISTAT0, 3, 1, 0x0102_0304);
+        let i = info("enet", ISTAT0, 3, 1, 0x0102_0304);
         let b = irq_bytes(&i);
         assert_eq!(b.len(), size_of::<IrqInfo>());
         assert_eq!(&b[..5], b"enet\0");
         let at = |o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap());
-        assert_eq!(at(offset_of!(IrqInfo, reg)), INT3_ISTAT0);
+        assert_eq!(at(offset_of!(IrqInfo, reg)), ISTAT0);
         assert_eq!(at(offset_of!(IrqInfo, bit)), 3);
         assert_eq!(at(offset_of!(IrqInfo, count)), 0x0102_0304);
     }

@@ -13,9 +13,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::abi_table::{BLOCK_SIZE, MachineStatus, ProcInfo, SERIAL_RING_SIZE, status};
 use crate::clock::Clock;
-use crate::config::{Env, parse_ipv4, parse_mac};
+use crate::config::Env;
 use crate::console::ConsoleLog;
 use crate::devices::Bus;
 use crate::devices::mc::Watchdog;
@@ -24,6 +23,10 @@ use crate::memory::GuestMemory;
 use abi::{AbiFn, AbiRet};
 use disks::{BlockError, Disks};
 use ring::SerialRing;
+
+use indy::abi::{BLOCK_SIZE, MachineStatus, ProcInfo, SERIAL_RING_SIZE, status};
+use indy::map::{RAM_ALIAS_SIZE, RAM_PHYS, unmapped_phys};
+use indy::prom_env;
 
 /// The OS version in the status block.
 pub const OS_VERSION: &str = "7.0.0";
@@ -84,9 +87,9 @@ pub struct Kernel {
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
-    let phys = memmap::virt_to_phys(va)?;
+    let phys = unmapped_phys(va)?;
     // The whole buffer must stay inside the same KSEG.
-    memmap::virt_to_phys(va.checked_add(len.saturating_sub(1))?)?;
+    unmapped_phys(va.checked_add(len.saturating_sub(1))?)?;
     Some(u64::from(phys))
 }
 
@@ -101,8 +104,8 @@ impl Kernel {
         ram_bytes: u32,
     ) -> Kernel {
         let ring = SerialRing::new(
-            u64::from(memmap::RAM_PHYS + memmap::SERIAL_RING_OFF),
-            u64::from(memmap::RAM_PHYS + memmap::SERIAL_HEAD_OFF),
+            u64::from(RAM_PHYS + memmap::SERIAL_RING_OFF),
+            u64::from(RAM_PHYS + memmap::SERIAL_HEAD_OFF),
             SERIAL_RING_SIZE,
         );
         Kernel {
@@ -150,12 +153,12 @@ impl Kernel {
         let inside = |base: u32, len: u32| phys >= base && phys - base < len;
         // The stack guard page is left unmapped in both views of RAM: it bus-errors.
         let guard = memmap::STACK_GUARD_OFF;
-        if inside(memmap::RAM_PHYS + guard, memmap::STACK_GUARD_SIZE)
+        if inside(RAM_PHYS + guard, memmap::STACK_GUARD_SIZE)
             || inside(guard, memmap::STACK_GUARD_SIZE)
         {
             return status::E_NODEV;
         }
-        if inside(memmap::RAM_PHYS, self.ram_bytes) || inside(0, memmap::RAM_ALIAS_SIZE) {
+        if inside(RAM_PHYS, self.ram_bytes) || inside(0, RAM_ALIAS_SIZE) {
             return status::OK;
         }
         let claimed = self
@@ -168,7 +171,7 @@ impl Kernel {
 
     /// Whether the Ethernet model's interrupt is asserted (its reset register's CLRIRQ bit).
     fn enet_pending(&self, mem: &mut dyn GuestMemory) -> bool {
-        use crate::devices::hpc3_enet::{ERESET, RESET_CLRIRQ};
+        use indy::regs::hpc3::{ERESET, RESET_CLRIRQ};
         let now = self.clock.now_ms();
         self.bus
             .as_ref()
@@ -199,14 +202,14 @@ impl Kernel {
     pub fn status(&self) -> MachineStatus {
         let now = self.clock.now_ms();
         let mut mac = [0u8; 8];
-        if let Some(m) = self.env.get("eaddr").and_then(parse_mac) {
+        if let Some(Ok(m)) = self.env.get("eaddr").map(prom_env::parse_eaddr) {
             mac[..6].copy_from_slice(&m);
         }
         let ip = self
             .env
             .get("netaddr")
-            .and_then(parse_ipv4)
-            .unwrap_or([0; 4]);
+            .and_then(|n| prom_env::parse_netaddr(n).ok())
+            .map_or([0; 4], |n| n.addr.octets());
         let unix_time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs().min(u64::from(u32::MAX)) as u32)
@@ -226,7 +229,7 @@ impl Kernel {
     /// Refresh the machine status block in guest memory.
     pub fn update_status(&self, mem: &mut dyn GuestMemory) {
         let bytes = abi::status_bytes(&self.status());
-        let _ = mem.write(u64::from(memmap::RAM_PHYS + memmap::STATUS_OFF), &bytes);
+        let _ = mem.write(u64::from(RAM_PHYS + memmap::STATUS_OFF), &bytes);
     }
 
     fn bad_pointer(&mut self, f: AbiFn, va: u32) -> AbiRet {
@@ -317,7 +320,7 @@ impl Kernel {
                 self.stats.cache_inval_bytes += u64::from(a[1]);
                 AbiRet::Void
             }
-            AbiFn::VirtToPhys => AbiRet::U32(memmap::virt_to_phys(a[0]).unwrap_or(u32::MAX)),
+            AbiFn::VirtToPhys => AbiRet::U32(unmapped_phys(a[0]).unwrap_or(u32::MAX)),
             AbiFn::Reset => {
                 self.request = Some(KernelRequest::Reset);
                 AbiRet::NoReturn
@@ -381,7 +384,7 @@ impl Kernel {
                 };
                 let list = irqs::list(&state);
                 let n = list.len().min(max as usize);
-                let entry = core::mem::size_of::<crate::abi_table::IrqInfo>() as u32;
+                let entry = core::mem::size_of::<indy::abi::IrqInfo>() as u32;
                 if n > 0 {
                     let Some(bp) = phys_of(buf_va, n as u32 * entry) else {
                         return self.bad_pointer(f, buf_va);

@@ -7,6 +7,7 @@ use smoltcp::phy::{self, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 
 use super::wire::WireEnd;
+use indy::prom_env::{self, Netaddr};
 
 /// The guest's address when the environment names none: a private /24 that only exists inside
 /// the rig process (the wire is in memory; nothing is routed anywhere).
@@ -28,47 +29,26 @@ pub struct HostNet {
 impl HostNet {
     /// The host takes the first address of the guest's subnet (the second if the guest has the
     /// first), so any `netaddr` the guest is given works without further configuration.
-    pub fn for_guest(guest_ip: Ipv4Addr, prefix: u8) -> Result<HostNet, String> {
-        if !(1..=30).contains(&prefix) {
-            return Err(format!(
-                "prefix /{prefix} leaves no room for a host address"
-            ));
-        }
-        let mask = u32::MAX << (32 - prefix);
-        let network = u32::from(guest_ip) & mask;
-        let first = network + 1;
-        let host = if u32::from(guest_ip) == first {
+    pub fn for_guest(guest: Netaddr) -> HostNet {
+        let first = u32::from(guest.network()) + 1;
+        let host = if u32::from(guest.addr) == first {
             first + 1
         } else {
             first
         };
-        let broadcast = network | !mask;
-        let g = u32::from(guest_ip);
-        if g == network || g == broadcast {
-            return Err(format!("{guest_ip}/{prefix} is not a host address"));
-        }
-        Ok(HostNet {
-            guest_ip,
+        HostNet {
+            guest_ip: guest.addr,
             host_ip: Ipv4Addr::from(host),
-            prefix,
+            prefix: guest.prefix,
             host_mac: HOST_MAC,
-        })
+        }
     }
 
-    /// From the guest's `netaddr` (`a.b.c.d/prefix` or `a.b.c.d`, /24 assumed — the module
-    /// reads it the same way).
+    /// From the guest's `netaddr`, read as the module reads it.
     pub fn from_netaddr(netaddr: &str) -> Result<HostNet, String> {
-        let netaddr = netaddr.trim();
-        let (ip, prefix) = match netaddr.split_once('/') {
-            Some((ip, p)) => (
-                ip,
-                p.parse::<u8>()
-                    .map_err(|_| format!("bad prefix in netaddr {netaddr:?}"))?,
-            ),
-            None => (netaddr, 24),
-        };
-        let ip: Ipv4Addr = ip.parse().map_err(|_| format!("bad netaddr {netaddr:?}"))?;
-        HostNet::for_guest(ip, prefix)
+        prom_env::parse_netaddr(netaddr)
+            .map(HostNet::for_guest)
+            .map_err(|e| format!("netaddr {netaddr:?}: {e}"))
     }
 }
 

@@ -306,7 +306,7 @@ impl ModuleObj {
 #[macro_export]
 macro_rules! field {
     ($f:ident) => {
-        core::mem::offset_of!(iris::abi_table::AbiTable, $f)
+        core::mem::offset_of!(indy::abi::AbiTable, $f)
     };
 }
 

@@ -4,10 +4,9 @@
 //! entry there, CRS 2 reads it the same way (the X driver's `newport_cmap.c` sequence); both
 //! advance the address.
 
-pub const ENTRIES: usize = 8192;
-pub const CRS_ADDR: u32 = 0;
-pub const CRS_WRITE: u32 = 1;
-pub const CRS_READ: u32 = 2;
+use indy::regs::cmap::{CRS_ADDR, CRS_READ, CRS_WRITE};
+
+const ENTRIES: usize = indy::regs::cmap::ENTRIES as usize;
 
 pub struct Cmap {
     pub rgb: Vec<[u8; 3]>,

@@ -3,15 +3,7 @@
 //! transfer is a byte at DCBDATA0+3, a 2-byte transfer a halfword at +2, 3 or 4 bytes a word
 //! with 3-byte data left-justified (bits 31:8). Slaves see data right-aligned.
 
-pub const SLAVE_VC2: u32 = 0;
-/// Both CMAPs (writes only).
-pub const SLAVE_CMAP_ALL: u32 = 1;
-pub const SLAVE_CMAP0: u32 = 2;
-pub const SLAVE_CMAP1: u32 = 3;
-/// Both XMAPs (writes only).
-pub const SLAVE_XMAP_ALL: u32 = 4;
-pub const SLAVE_XMAP0: u32 = 5;
-pub const SLAVE_XMAP1: u32 = 6;
+use indy::regs::dcb::{crs_of, slave_of, width_of};
 
 /// The fields of a DCBMODE value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,9 +17,9 @@ pub struct DcbMode {
 impl DcbMode {
     pub fn decode(mode: u32) -> DcbMode {
         DcbMode {
-            width: mode & 3,
-            crs: (mode >> 4) & 7,
-            slave: (mode >> 7) & 0xF,
+            width: width_of(mode),
+            crs: crs_of(mode),
+            slave: slave_of(mode),
         }
     }
 
@@ -55,6 +47,7 @@ impl DcbMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use indy::regs::dcb::{SLAVE_CMAP0, SLAVE_VC2, SLAVE_XMAP0};
 
     #[test]
     fn decodes_the_reference_modes() {

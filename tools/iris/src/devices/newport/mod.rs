@@ -29,27 +29,15 @@ use rex3::Readback;
 use text::{Colours, Text};
 use vram::Vram;
 
-pub const REX3_PHYS: u32 = 0x1F0F_0000;
-/// Registers, their GO aliases (+0x800) and the configuration registers (0x1000..).
-pub const WINDOW: u32 = 0x2000;
-pub const GO: u32 = 0x800;
+use indy::map::REX3;
+use indy::regs::dcb::{
+    SLAVE_CMAP_ALL, SLAVE_CMAP0, SLAVE_CMAP1, SLAVE_VC2, SLAVE_XMAP_ALL, SLAVE_XMAP0, SLAVE_XMAP1,
+};
+use indy::regs::rex3::*;
+use indy::regs::xmap::{PIX_CI, PIX_RGB, SIZE_8, SIZE_24};
 
-pub const DRAWMODE1: u32 = 0x000;
-pub const DRAWMODE0: u32 = 0x004;
-pub const SETUP: u32 = 0x030;
-pub const XYSTARTI: u32 = 0x150;
-pub const XYENDI: u32 = 0x154;
-pub const WRMASK: u32 = 0x220;
-pub const HOSTRW0: u32 = 0x230;
-pub const DCBMODE: u32 = 0x238;
-pub const DCBDATA0: u32 = 0x240;
-pub const TOPSCAN: u32 = 0x1320;
-pub const XYWIN: u32 = 0x1324;
-pub const STATUS: u32 = 0x1338;
-
-pub const STATUS_VERSION: u32 = 3;
-pub const STATUS_GFXBUSY: u32 = 0x08;
-pub const STATUS_BACKBUSY: u32 = 0x10;
+/// The REX3 version the model reports in STATUS bits 2:0.
+pub const VERSION: u32 = 3;
 
 /// The DID every line of the rig's screen uses, and the CMAP base of its CI8 mode.
 pub const SCREEN_DID: u8 = 1;
@@ -147,7 +135,7 @@ impl Newport {
             cmap: cmap::Cmap::default(),
             text: Text::default(),
             dcbmode: 0,
-            xywin: rex3::XYWIN_IDENTITY,
+            xywin: XYWIN_IDENTITY,
             drawn: 0,
             stuck_busy: false,
         };
@@ -170,12 +158,12 @@ impl Newport {
     fn prom_init(&mut self) {
         self.vc2.program_1280x1024(SCREEN_DID);
         let screen = match self.depth {
-            Depth::Ci8 => xmap::entry(xmap::PIX_CI, xmap::SIZE_8, CMAP_MSB),
-            Depth::Rgb24 => xmap::entry(xmap::PIX_RGB, xmap::SIZE_24, 0),
+            Depth::Ci8 => indy::regs::xmap::entry(PIX_CI, SIZE_8, CMAP_MSB),
+            Depth::Rgb24 => indy::regs::xmap::entry(PIX_RGB, SIZE_24, 0),
         };
         // Other entries hold modes a driver that picks the wrong DID would notice.
-        self.xmap.modes = [xmap::entry(xmap::PIX_RGB, xmap::SIZE_8, 0); xmap::ENTRIES];
-        self.xmap.modes[0] = xmap::entry(xmap::PIX_CI, xmap::SIZE_8, 0x1F);
+        self.xmap.modes = [indy::regs::xmap::entry(PIX_RGB, SIZE_8, 0); indy::regs::xmap::ENTRIES];
+        self.xmap.modes[0] = indy::regs::xmap::entry(PIX_CI, SIZE_8, 0x1F);
         self.xmap.modes[usize::from(SCREEN_DID)] = screen;
         self.cmap = cmap::Cmap::default();
         for i in 0..256 {
@@ -183,7 +171,7 @@ impl Newport {
         }
         self.rex = Readback::default();
         self.dcbmode = 0;
-        self.xywin = rex3::XYWIN_IDENTITY;
+        self.xywin = XYWIN_IDENTITY;
         self.text.home();
         self.vram.fill(self.colours().bg);
         self.drawn = self.console.total();
@@ -231,20 +219,16 @@ impl Newport {
         } else {
             0
         };
-        STATUS_VERSION | busy
+        VERSION | busy
     }
 
     fn dcb_write(&mut self, size: usize, value: u32) {
         let m = DcbMode::decode(self.dcbmode);
         let data = m.data_in(size, value);
         match m.slave {
-            dcb::SLAVE_VC2 => self.vc2.write(m.crs, m.width, data),
-            dcb::SLAVE_CMAP_ALL | dcb::SLAVE_CMAP0 | dcb::SLAVE_CMAP1 => {
-                self.cmap.write(m.crs, data)
-            }
-            dcb::SLAVE_XMAP_ALL | dcb::SLAVE_XMAP0 | dcb::SLAVE_XMAP1 => {
-                self.xmap.write(m.crs, m.width, data)
-            }
+            SLAVE_VC2 => self.vc2.write(m.crs, m.width, data),
+            SLAVE_CMAP_ALL | SLAVE_CMAP0 | SLAVE_CMAP1 => self.cmap.write(m.crs, data),
+            SLAVE_XMAP_ALL | SLAVE_XMAP0 | SLAVE_XMAP1 => self.xmap.write(m.crs, m.width, data),
             _ => {}
         }
     }
@@ -252,9 +236,9 @@ impl Newport {
     fn dcb_read(&mut self, size: usize) -> u32 {
         let m = DcbMode::decode(self.dcbmode);
         let data = match m.slave {
-            dcb::SLAVE_VC2 => self.vc2.read(m.crs),
-            dcb::SLAVE_CMAP0 | dcb::SLAVE_CMAP1 => self.cmap.read(m.crs),
-            dcb::SLAVE_XMAP0 | dcb::SLAVE_XMAP1 => self.xmap.read(m.crs),
+            SLAVE_VC2 => self.vc2.read(m.crs),
+            SLAVE_CMAP0 | SLAVE_CMAP1 => self.cmap.read(m.crs),
+            SLAVE_XMAP0 | SLAVE_XMAP1 => self.xmap.read(m.crs),
             _ => 0,
         };
         m.data_out(size, data)
@@ -262,7 +246,7 @@ impl Newport {
 
     /// Register word offset, byte lane, and whether the access is a GO alias.
     fn decode(phys: u32) -> (u32, u32, bool) {
-        let off = phys.wrapping_sub(REX3_PHYS);
+        let off = phys.wrapping_sub(REX3.base);
         let go = off < 0x1000 && off & GO != 0;
         let reg = if go { off - GO } else { off };
         (reg & !3, reg & 3, go)
@@ -337,7 +321,7 @@ impl Device for NewportDevice {
     }
 
     fn regions(&self) -> Vec<Region> {
-        vec![Region::new(REX3_PHYS, WINDOW)]
+        vec![Region::new(REX3.base, REX3.size)]
     }
 
     fn read(&mut self, _ctx: &mut DevCtx<'_>, phys: u32, size: usize) -> u64 {

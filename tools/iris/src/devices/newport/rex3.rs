@@ -10,18 +10,11 @@
 
 use super::vram::Vram;
 
-/// DRAWMODE0 opcode field and its READ value.
-pub const DM0_OPCODE: u32 = 0x3;
-pub const DM0_READ: u32 = 0x1;
-pub const DM0_DOSETUP: u32 = 0x20;
-/// DRAWMODE1 fields used by readback.
-pub const DM1_RWPACKED: u32 = 0x80;
-pub const DM1_HD_SHIFT: u32 = 8;
-pub const DM1_HD8: u32 = 1;
-pub const DM1_HD32: u32 = 3;
+use indy::regs::rex3::{
+    DM0_DOSETUP, DM0_OPCODE, DM0_READ, DM1_HD_SHIFT, DM1_HD8, DM1_HD32, DM1_RWPACKED,
+};
 
-/// XYWIN value that makes coordinates 1:1 with VRAM.
-pub const XYWIN_IDENTITY: u32 = 0x1000_1000;
+/// XYWIN's coordinates are biased by this (XYWIN_IDENTITY holds it in both halves).
 const XYWIN_BIAS: i64 = 0x1000;
 
 #[derive(Default)]
@@ -116,10 +109,11 @@ impl Readback {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use indy::regs::rex3::{DM0_READ_BLOCK, DM1_READ8, DM1_READ24, XYWIN_IDENTITY};
 
     fn setup(dm1: u32, start: (u32, u32), end: (u32, u32)) -> Readback {
         let mut r = Readback {
-            drawmode0: 0x65,
+            drawmode0: DM0_READ_BLOCK,
             drawmode1: dm1,
             ..Readback::default()
         };
@@ -135,7 +129,7 @@ mod tests {
             v.set(x, 5, 0x10 + x);
             v.set(x, 6, 0x20 + x);
         }
-        let mut r = setup(0x3400_0189, (1, 5), (5, 6));
+        let mut r = setup(DM1_READ8, (1, 5), (5, 6));
         let mut words = Vec::new();
         for _ in 0..4 {
             r.go(&v, XYWIN_IDENTITY);
@@ -154,14 +148,14 @@ mod tests {
         let mut v = Vram::default();
         v.set(10, 20, 0x00AB_CDEF);
         v.set(11, 20, 0xFF12_3456);
-        let mut r = setup(0x3400_8399, (9, 19), (10, 19));
+        let mut r = setup(DM1_READ24, (9, 19), (10, 19));
         // XYWIN shifts coordinates by (+1, +1).
         r.go(&v, 0x1001_1001);
         assert_eq!(r.host, 0x00AB_CDEF);
         r.go(&v, 0x1001_1001);
         assert_eq!(r.host, 0x0012_3456);
         // Off-screen coordinates read 0.
-        let mut r = setup(0x3400_8399, (1279, 0), (1281, 0));
+        let mut r = setup(DM1_READ24, (1279, 0), (1281, 0));
         v.set(1279, 0, 7);
         r.go(&v, XYWIN_IDENTITY);
         assert_eq!(r.host, 7);

@@ -1,6 +1,8 @@
 //! Register-level tests of the whole board: the sequences the module's driver uses.
 
 use super::*;
+use indy::regs::dcb::SLAVE_XMAP0;
+use indy::regs::xmap::entry as xmap_entry;
 
 fn board() -> (Arc<ConsoleLog>, Newport) {
     let log = Arc::new(ConsoleLog::new(false));
@@ -9,11 +11,11 @@ fn board() -> (Arc<ConsoleLog>, Newport) {
 }
 
 fn w(n: &mut Newport, off: u32, v: u32) {
-    n.store(REX3_PHYS + off, 4, v);
+    n.store(REX3.base + off, 4, v);
 }
 
 fn r(n: &mut Newport, off: u32) -> u32 {
-    n.load(REX3_PHYS + off, 4)
+    n.load(REX3.base + off, 4)
 }
 
 /// Reads the rectangle as the reference's sequence does: GO _SETUP, GO reads, a plain last read.
@@ -39,7 +41,7 @@ fn read_rect(
 
 fn dcb_byte_read(n: &mut Newport, mode: u32) -> u32 {
     w(n, DCBMODE, mode);
-    n.load(REX3_PHYS + DCBDATA0 + 3, 1)
+    n.load(REX3.base + DCBDATA0 + 3, 1)
 }
 
 #[test]
@@ -62,7 +64,7 @@ fn console_text_reads_back_through_rex3() {
     assert!(blank.iter().all(|w| *w == 0));
     // Exactly the words asked for: the last plain read returned the final word of row 15.
     assert_eq!(words.len(), 320 * 16);
-    assert_eq!(r(&mut n, STATUS), STATUS_VERSION);
+    assert_eq!(r(&mut n, STATUS), VERSION);
     assert_eq!(r(&mut n, TOPSCAN), 0x3FF);
     n.stuck_busy = true;
     assert_eq!(r(&mut n, STATUS) & 0x18, 0x18);
@@ -73,24 +75,24 @@ fn dcb_reads_vc2_xmap_and_cmap() {
     let (_log, mut n) = board();
     // VC2 register 0 through an index byte (CRS 0) and a halfword read (CRS 1).
     w(&mut n, DCBMODE, 0x0084_1000 | 1);
-    n.store(REX3_PHYS + DCBDATA0 + 3, 1, 0);
+    n.store(REX3.base + DCBDATA0 + 3, 1, 0);
     w(&mut n, DCBMODE, 0x0084_1000 | (1 << 4) | 2);
     assert_eq!(
-        n.load(REX3_PHYS + DCBDATA0 + 2, 2),
+        n.load(REX3.base + DCBDATA0 + 2, 2),
         u32::from(vc2::LINE_TABLE)
     );
     // XMAP0 entry SCREEN_DID, low byte first.
     let did = u32::from(SCREEN_DID);
     let mut entry = 0;
     for i in 0..3 {
-        w(&mut n, DCBMODE, (dcb::SLAVE_XMAP0 << 7) | (7 << 4) | 1);
-        n.store(REX3_PHYS + DCBDATA0 + 3, 1, (did << 2) | i);
-        entry |= dcb_byte_read(&mut n, (dcb::SLAVE_XMAP0 << 7) | (5 << 4) | 1) << (8 * i);
+        w(&mut n, DCBMODE, (SLAVE_XMAP0 << 7) | (7 << 4) | 1);
+        n.store(REX3.base + DCBDATA0 + 3, 1, (did << 2) | i);
+        entry |= dcb_byte_read(&mut n, (SLAVE_XMAP0 << 7) | (5 << 4) | 1) << (8 * i);
     }
-    assert_eq!(entry, xmap::entry(xmap::PIX_CI, xmap::SIZE_8, CMAP_MSB));
+    assert_eq!(entry, xmap_entry(PIX_CI, SIZE_8, CMAP_MSB));
     // CMAP entry CMAP_BASE + 7 through the X driver's sequence.
     w(&mut n, DCBMODE, 0x100 | 0x0084_8000 | 0x1000_0000 | 8 | 2);
-    n.store(REX3_PHYS + DCBDATA0 + 2, 2, u32::from(CMAP_BASE) + FG);
+    n.store(REX3.base + DCBDATA0 + 2, 2, u32::from(CMAP_BASE) + FG);
     w(&mut n, DCBMODE, 0x100 | 0x0084_8000 | (2 << 4) | 3);
     assert_eq!(r(&mut n, DCBDATA0), 0xAAAA_AA00);
 }
@@ -101,7 +103,7 @@ fn rgb24_screen_and_scroll() {
     n.set_depth(Depth::Rgb24);
     assert_eq!(
         n.xmap.modes[usize::from(SCREEN_DID)],
-        xmap::entry(xmap::PIX_RGB, xmap::SIZE_24, 0)
+        xmap_entry(PIX_RGB, SIZE_24, 0)
     );
     log.transmit(b"#");
     let words = read_rect(&mut n, 0x3400_8399, 0, 0, 7, 15, 8 * 16);

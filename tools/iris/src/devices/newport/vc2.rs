@@ -6,13 +6,14 @@
 //! a halfword; CRS 3 reads or writes RAM at register 7 and increments register 7. The config
 //! register is 0x1F (NetBSD, MAME; Linux says 0x20).
 
-pub const REG_VENTRY: usize = 0x00;
-pub const REG_DENTRY: usize = 0x05;
-pub const REG_RADDR: usize = 0x07;
-pub const REG_CONTROL: usize = 0x10;
-pub const REG_CONFIG: usize = 0x1F;
+use indy::regs::vc2::{
+    CONFIG, CONTROL, CRS_INDEX, CRS_RAM, CRS_REG, DENTRY, RADDR, RAM_WORDS, REGS, VENTRY,
+};
 
-pub const RAM_WORDS: usize = 0x8000;
+/// Index of a VC2 register in [`Vc2::regs`].
+pub const fn reg(r: u8) -> usize {
+    r as usize
+}
 
 /// Where the rig's PROM-like setup puts its tables in VC2 RAM.
 pub const LINE_TABLE: u16 = 0x0100;
@@ -22,7 +23,7 @@ pub const DID_TABLE: u16 = 0x0400;
 pub const DID_LIST: u16 = 0x0800;
 
 pub struct Vc2 {
-    pub regs: [u16; 32],
+    pub regs: [u16; REGS],
     pub ram: Vec<u16>,
     /// Register selected by the last CRS 0 index write.
     index: u8,
@@ -31,7 +32,7 @@ pub struct Vc2 {
 impl Default for Vc2 {
     fn default() -> Self {
         Vc2 {
-            regs: [0; 32],
+            regs: [0; REGS],
             ram: vec![0; RAM_WORDS],
             index: 0,
         }
@@ -76,35 +77,35 @@ impl Vc2 {
         }
         self.ram[usize::from(DID_LIST)] = u16::from(did & 0x1F);
         self.ram[usize::from(DID_LIST) + 1] = (1280 << 5) | u16::from(did & 0x1F);
-        self.regs = [0; 32];
-        self.regs[REG_VENTRY] = LINE_TABLE;
-        self.regs[REG_DENTRY] = DID_TABLE;
-        self.regs[REG_CONTROL] = 0x00F5;
-        self.regs[REG_CONFIG] = 0x0003;
+        self.regs = [0; REGS];
+        self.regs[reg(VENTRY)] = LINE_TABLE;
+        self.regs[reg(DENTRY)] = DID_TABLE;
+        self.regs[reg(CONTROL)] = 0x00F5;
+        self.regs[reg(CONFIG)] = 0x0003;
     }
 
     fn ram_at(&mut self) -> usize {
-        let a = usize::from(self.regs[REG_RADDR]) % RAM_WORDS;
-        self.regs[REG_RADDR] = self.regs[REG_RADDR].wrapping_add(1);
+        let a = usize::from(self.regs[reg(RADDR)]) % RAM_WORDS;
+        self.regs[reg(RADDR)] = self.regs[reg(RADDR)].wrapping_add(1);
         a
     }
 
     /// A DCB write of `width` bytes (`data` right-aligned, 3 bytes in 23:0) to `crs`.
     pub fn write(&mut self, crs: u32, width: u32, data: u32) {
         match (crs, width) {
-            (0, 1) => self.index = data as u8,
-            (0, 3) => {
+            (CRS_INDEX, 1) => self.index = data as u8,
+            (CRS_INDEX, 3) => {
                 let reg = usize::from((data >> 16) as u8);
                 if let Some(r) = self.regs.get_mut(reg) {
                     *r = data as u16;
                 }
             }
-            (1, _) => {
+            (CRS_REG, _) => {
                 if let Some(r) = self.regs.get_mut(usize::from(self.index)) {
                     *r = data as u16;
                 }
             }
-            (3, _) => {
+            (CRS_RAM, _) => {
                 let a = self.ram_at();
                 self.ram[a] = data as u16;
             }
@@ -115,11 +116,11 @@ impl Vc2 {
     /// A DCB read from `crs` (halfword data).
     pub fn read(&mut self, crs: u32) -> u32 {
         match crs {
-            1 => self
+            CRS_REG => self
                 .regs
                 .get(usize::from(self.index))
                 .map_or(0, |r| u32::from(*r)),
-            3 => {
+            CRS_RAM => {
                 let a = self.ram_at();
                 u32::from(self.ram[a])
             }
@@ -136,13 +137,13 @@ mod tests {
     fn registers_and_ram_auto_increment() {
         let mut v = Vc2::default();
         v.program_1280x1024(3);
-        v.write(0, 1, REG_VENTRY as u32);
+        v.write(0, 1, u32::from(VENTRY));
         assert_eq!(v.read(1), u32::from(LINE_TABLE));
         // Word write: register 7 = LINE_TABLE + 2, then read (sequence, count) pairs.
         v.write(0, 3, (7 << 16) | u32::from(LINE_TABLE + 2));
         assert_eq!(v.read(3), u32::from(SEQ_VISIBLE));
         assert_eq!(v.read(3), 1024);
-        v.write(0, 1, REG_RADDR as u32);
+        v.write(0, 1, u32::from(RADDR));
         assert_eq!(v.read(1), u32::from(LINE_TABLE + 4));
         v.write(0, 3, (7 << 16) | u32::from(DID_LIST));
         assert_eq!(v.read(3), 3);

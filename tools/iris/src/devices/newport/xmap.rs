@@ -6,31 +6,19 @@
 //! `(entry<<2)|i` to CRS 7 (1 byte), then read one byte from CRS 5: byte i is bits 8i+7:8i, low
 //! byte first, as the X driver assembles them. Writing: CRS 5, 4 bytes, `(entry<<24)|value`.
 
-pub const ENTRIES: usize = 32;
-pub const CRS_MODE: u32 = 5;
-pub const CRS_ADDR: u32 = 7;
-
-pub const PIX_CI: u32 = 0;
-pub const PIX_RGB: u32 = 2;
-pub const SIZE_8: u32 = 1;
-pub const SIZE_24: u32 = 3;
-
-/// A mode entry: pixel mode, size and the CMAP MSB (bits 12:8 of the CI base).
-pub const fn entry(pix: u32, size: u32, cmap_msb: u32) -> u32 {
-    (size << 10) | (pix << 8) | ((cmap_msb & 0x1F) << 3)
-}
+use indy::regs::xmap::{CRS_INDEX, CRS_MODE, ENTRIES};
 
 #[derive(Default)]
 pub struct Xmap {
     pub modes: [u32; ENTRIES],
-    /// Last CRS 7 address byte.
+    /// Last CRS 7 index byte.
     addr: u8,
 }
 
 impl Xmap {
     pub fn write(&mut self, crs: u32, width: u32, data: u32) {
         match (crs, width) {
-            (CRS_ADDR, 1) => self.addr = data as u8,
+            (CRS_INDEX, 1) => self.addr = data as u8,
             (CRS_MODE, 0) => {
                 let e = usize::from((data >> 24) as u8);
                 if let Some(m) = self.modes.get_mut(e) {
@@ -61,13 +49,12 @@ mod tests {
         x.write(CRS_MODE, 0, (9 << 24) | 0x12_3456);
         let bytes: Vec<u32> = (0..4)
             .map(|i| {
-                x.write(CRS_ADDR, 1, (9 << 2) | i);
+                x.write(CRS_INDEX, 1, (9 << 2) | i);
                 x.read(CRS_MODE)
             })
             .collect();
         assert_eq!(bytes, [0x56, 0x34, 0x12, 0]);
-        assert_eq!(entry(PIX_CI, SIZE_8, 1), 0x408);
-        x.write(CRS_ADDR, 1, 0xFF);
+        x.write(CRS_INDEX, 1, 0xFF);
         assert_eq!(x.read(CRS_MODE), 0);
     }
 }

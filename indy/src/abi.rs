@@ -1,0 +1,191 @@
+//! The kernel ↔ module ABI table: one definition for the module (compiled for the 32-bit guest)
+//! and the iris rig (compiled for the 64-bit host, which writes the table into guest memory).
+//!
+//! Every field is one 32-bit guest word, so the layout is the same on both sides: on the guest a
+//! [`GuestFn`] is a real `extern "C"` function pointer and a [`GuestPtr`] a raw pointer; on the
+//! host both are plain `u32` guest addresses. `docs/abi.md` describes each entry.
+
+/// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
+/// and `bus_probe`.
+pub const ABI_VERSION: u32 = 11;
+/// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
+/// module checks the table's `size` before calling one (see [`AbiTable::has`]).
+pub const ABI_MIN_VERSION: u32 = 10;
+
+/// Size of the kernel's serial ring in bytes.
+pub const SERIAL_RING_SIZE: u32 = 8192;
+/// Bytes in one block as `block_read` counts them.
+pub const BLOCK_SIZE: u32 = 512;
+
+/// Status codes returned by `init` and ABI calls (negative = error).
+pub mod status {
+    pub const OK: i32 = 0;
+    pub const E_ABI_VERSION: i32 = -1;
+    pub const E_ABI_SIZE: i32 = -2;
+    pub const E_NOMEM: i32 = -3;
+    pub const E_IO: i32 = -5;
+    pub const E_NODEV: i32 = -19;
+    pub const E_INVAL: i32 = -22;
+    pub const E_RANGE: i32 = -34;
+    /// The kernel's table has no such entry (an older ABI).
+    pub const E_NOSYS: i32 = -38;
+}
+
+#[cfg(target_pointer_width = "32")]
+mod word {
+    /// A kernel function as the guest sees it.
+    pub type GuestFn<F> = F;
+    /// A pointer into guest memory as the guest sees it.
+    pub type GuestPtr<T> = *const T;
+    /// A mutable pointer into guest memory as the guest sees it.
+    pub type GuestMutPtr<T> = *mut T;
+}
+
+#[cfg(not(target_pointer_width = "32"))]
+mod word {
+    use core::marker::PhantomData;
+    /// A kernel function: on the host, the guest address of its stub.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug)]
+    pub struct GuestFn<F>(pub u32, pub PhantomData<F>);
+    /// A guest pointer: on the host, the guest address.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug)]
+    pub struct GuestPtr<T>(pub u32, pub PhantomData<T>);
+    /// A mutable guest pointer: on the host, the guest address.
+    pub type GuestMutPtr<T> = GuestPtr<T>;
+}
+
+pub use word::{GuestFn, GuestMutPtr, GuestPtr};
+
+/// One process as the kernel lists it (`proc_list`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProcInfo {
+    pub pid: u32,
+    /// 0 running, 1 ready, 2 sleeping, 3 stopped, 4 zombie.
+    pub state: u32,
+    /// CPU time used, in milliseconds.
+    pub cpu_ms: u32,
+    /// NUL-padded name.
+    pub name: [u8; 20],
+}
+
+/// One interrupt source as the kernel lists it (`irq_list`, ABI ≥ 11).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IrqInfo {
+    /// NUL-padded name ("enet", "serial", "timer", …).
+    pub name: [u8; 16],
+    /// Physical address of the status register holding the source (INT2/INT3 `istat`), or 0
+    /// when the source is a CPU interrupt line.
+    pub reg: u32,
+    /// The bit in `reg`, or the CPU's IP line (0–7) when `reg` is 0.
+    pub bit: u32,
+    /// [`IRQ_ENABLED`] | [`IRQ_PENDING`].
+    pub flags: u32,
+    /// Interrupts taken since boot (wraps at 2^32).
+    pub count: u32,
+}
+
+/// `IrqInfo::flags`: the source is unmasked.
+pub const IRQ_ENABLED: u32 = 1;
+/// `IrqInfo::flags`: the source is asserted now.
+pub const IRQ_PENDING: u32 = 2;
+
+/// The machine status block the kernel keeps up to date (read-only for the module).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MachineStatus {
+    /// IPv4 address the kernel knows for the machine (0 if none).
+    pub ip: [u8; 4],
+    /// Ethernet address, two bytes of padding.
+    pub mac: [u8; 8],
+    /// Installed RAM in bytes.
+    pub ram_bytes: u32,
+    /// Milliseconds since the kernel started.
+    pub uptime_ms: u32,
+    /// Wall-clock time, seconds since 1970-01-01 UTC (from the DS1386).
+    pub unix_time: u32,
+    /// The OS version string, NUL-padded ("7.0.0").
+    pub os_version: [u8; 16],
+}
+
+/// The table the kernel hands to `irix7_mcp_init`. Entries are never reordered; new ones go at
+/// the end with a version bump, and `size` tells the module how many the kernel filled in.
+#[repr(C)]
+pub struct AbiTable {
+    pub version: u32,
+    /// Size of the table in bytes as the kernel built it.
+    pub size: u32,
+    /// Write bytes to the console (Z85C30 channel B) and the serial ring. Returns bytes written.
+    pub console_write: GuestFn<unsafe extern "C" fn(*const u8, usize) -> i32>,
+    /// Base of the kernel's serial ring (`serial_ring_size` bytes).
+    pub serial_ring: GuestPtr<u8>,
+    pub serial_ring_size: u32,
+    /// Absolute count of bytes ever written to the ring; byte `n` lives at `n % size`.
+    pub serial_head: GuestPtr<u32>,
+    /// The machine status block.
+    pub machine_status: GuestPtr<MachineStatus>,
+    /// Look up an environment variable: `(key, key_len, buf, buf_len)` → value length (which may
+    /// exceed `buf_len`: the value was cut), or -1 when absent.
+    pub env_get: GuestFn<unsafe extern "C" fn(*const u8, usize, *mut u8, usize) -> i32>,
+    /// Read `count` 512-byte blocks from SCSI `target` at `lba` into `buf`: `(target, lba, count,
+    /// buf)` → 0 or a negative status (`E_NODEV`, `E_RANGE`, `E_IO`). ABI ≥ 10.
+    pub block_read: GuestFn<unsafe extern "C" fn(u32, u32, u32, *mut u8) -> i32>,
+    /// Size of SCSI `target` in blocks, or a negative status.
+    pub block_count: GuestFn<unsafe extern "C" fn(u32) -> i32>,
+    /// Monotonic milliseconds since boot.
+    pub clock_ms: GuestFn<unsafe extern "C" fn() -> u64>,
+    /// Write back (flush) the data cache over `(addr, len)` before a device reads it.
+    pub cache_wback: GuestFn<unsafe extern "C" fn(*const u8, usize)>,
+    /// Invalidate the data cache over `(addr, len)` before the CPU reads what a device wrote.
+    pub cache_inval: GuestFn<unsafe extern "C" fn(*const u8, usize)>,
+    /// Physical address of a kernel virtual address, for DMA descriptors.
+    pub virt_to_phys: GuestFn<unsafe extern "C" fn(*const u8) -> u32>,
+    /// The module's heap: base and size in bytes, owned by the module until `exit`.
+    pub heap_base: GuestMutPtr<u8>,
+    pub heap_size: u32,
+    /// Reset the machine (does not return).
+    pub reset: GuestFn<unsafe extern "C" fn()>,
+    /// Power the machine off (does not return).
+    pub poweroff: GuestFn<unsafe extern "C" fn()>,
+    /// Feed the memory controller's watchdog.
+    pub watchdog_kick: GuestFn<unsafe extern "C" fn()>,
+    /// Fill up to `max` entries of the process list: `(buf, max)` → number of processes.
+    pub proc_list: GuestFn<unsafe extern "C" fn(*mut ProcInfo, usize) -> i32>,
+    /// Queue keystrokes on the console input: `(bytes, len)` → bytes queued.
+    pub console_input: GuestFn<unsafe extern "C" fn(*const u8, usize) -> i32>,
+    /// Fill up to `max` interrupt sources: `(buf, max)` → number of sources. ABI ≥ 11.
+    pub irq_list: GuestFn<unsafe extern "C" fn(*mut IrqInfo, usize) -> i32>,
+    /// Whether a `width`-byte read of physical `phys` answers: `(phys, width)` → 0, `E_NODEV`
+    /// (bus error) or `E_INVAL` (width not 1/2/4 or unaligned). The kernel probes under its
+    /// bus-error handler, so a missing device is an answer, not a crash. ABI ≥ 11.
+    pub bus_probe: GuestFn<unsafe extern "C" fn(u32, u32) -> i32>,
+}
+
+impl AbiTable {
+    /// Whether the kernel's table reaches the entry ending `end` bytes into it (an entry's
+    /// `offset_of! + 4`): a table from an older kernel is shorter.
+    pub fn has(&self, end: usize) -> bool {
+        self.size as usize >= end
+    }
+}
+
+/// Number of 32-bit words in the table.
+pub const ABI_TABLE_WORDS: usize = 23;
+/// Size of the table in bytes.
+pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
+/// Size of an ABI 10 table (up to `console_input`): the least the module accepts.
+pub const ABI_TABLE_MIN_SIZE: u32 = 21 * 4;
+
+const _: () = assert!(core::mem::size_of::<AbiTable>() == ABI_TABLE_WORDS * 4);
+const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
+const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
+const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
+const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
+
+/// The module's exported entry points (symbols the loader looks up).
+pub const SYM_INIT: &str = "irix7_mcp_init";
+pub const SYM_POLL: &str = "irix7_mcp_poll";
+pub const SYM_EXIT: &str = "irix7_mcp_exit";
