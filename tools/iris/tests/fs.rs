@@ -411,7 +411,7 @@ fn overlay_write_remove_recreate_and_the_cap() {
 /// A copy of the plain fixture with `bits` set in feature_incompat and the checksum re-sealed.
 fn with_incompat(bits: u32, name: &str) -> PathBuf {
     let mut img = std::fs::read(fixtures_dir().join("rootfs.erofs")).unwrap();
-    let sb = irix7_mcp::fs::erofs::SUPERBLOCK_OFFSET;
+    let sb = irix7_mcp::services::fs::erofs::SUPERBLOCK_OFFSET;
     let old = u32::from_le_bytes(img[sb + 80..sb + 84].try_into().unwrap());
     img[sb + 80..sb + 84].copy_from_slice(&(old | bits).to_le_bytes());
     reseal(&mut img);
@@ -422,9 +422,9 @@ fn with_incompat(bits: u32, name: &str) -> PathBuf {
 
 /// Recomputes the superblock checksum (4 KiB blocks: the rest of block 0 after byte 1024).
 fn reseal(img: &mut [u8]) {
-    let sb = irix7_mcp::fs::erofs::SUPERBLOCK_OFFSET;
+    let sb = irix7_mcp::services::fs::erofs::SUPERBLOCK_OFFSET;
     let mut area = img[sb..4096].to_vec();
-    let sum = irix7_mcp::fs::erofs::checksum(&mut area);
+    let sum = irix7_mcp::services::fs::erofs::checksum(&mut area);
     img[sb + 4..sb + 8].copy_from_slice(&sum.to_le_bytes());
 }
 
@@ -464,7 +464,7 @@ fn compressed_and_unknown_features_are_refused_by_name() {
             .unwrap();
         assert_eq!(
             &sector[..4],
-            &irix7_mcp::fs::erofs::EROFS_MAGIC.to_le_bytes()
+            &irix7_mcp::services::fs::erofs::EROFS_MAGIC.to_le_bytes()
         );
         assert!(c.ok("status", json!({})).get("cache").is_none());
         drop(c);
@@ -623,7 +623,7 @@ fn corrupted_images_never_stop_the_module() {
     // The superblock and the root inode stay intact in most seeds, so the image mounts and the
     // walk meets the damage in inodes, directories and data; the last seed breaks the
     // superblock checksum (mount refused).
-    let sb = irix7_mcp::fs::erofs::SUPERBLOCK_OFFSET;
+    let sb = irix7_mcp::services::fs::erofs::SUPERBLOCK_OFFSET;
     let root_nid = u16::from_le_bytes([clean[sb + 14], clean[sb + 15]]) as usize;
     let meta = u32::from_le_bytes(clean[sb + 40..sb + 44].try_into().unwrap()) as usize;
     let root = meta * 4096 + root_nid * 32;

@@ -10,8 +10,9 @@ use font8x8::legacy::BASIC_LEGACY;
 use indy::map::REX3;
 use iris::console::ConsoleLog;
 use iris::devices::newport::{self as model, Depth};
-use irix7_mcp::drivers::newport::{MAX_POLLS, Newport, NewportBus};
-use irix7_mcp::screen::{FbError, Framebuffer, Mode, PixelKind};
+use irix7_mcp::drivers::newport::{MAX_POLLS, Newport};
+use irix7_mcp::hil::newport_bus::NewportBus;
+use irix7_mcp::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
 
 /// The driver's bus onto the model, counting accesses.
 struct ModelBus {

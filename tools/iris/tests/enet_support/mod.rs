@@ -11,7 +11,8 @@ use std::rc::Rc;
 use iris::devices::hpc3_enet::{self, Hpc3Enet, SeeqChip};
 use iris::memory::{GuestMemory, VecMemory};
 use iris::net::wire::{WireEnd, wire};
-use irix7_mcp::drivers::seeq::{Config, Counters, Hpc3Bus, Seeq};
+use irix7_mcp::drivers::seeq::{Config, Counters, Seeq};
+use irix7_mcp::hil::hpc3_bus::Hpc3Bus;
 use smoltcp::phy::{Device, RxToken, TxToken};
 use smoltcp::time::Instant;
 
