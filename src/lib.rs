@@ -18,7 +18,6 @@
 
 extern crate alloc;
 
-pub mod abi;
 pub mod board;
 pub mod drivers;
 pub mod hil;

@@ -1,9 +1,9 @@
 //! The SCSI disk as the kernel serves it: a [`BlockDevice`] over the ABI's `block_read`, so the
 //! filesystem and `block.read` reach the Indy's disks through the kernel's driver.
 
-use crate::abi::table::status;
 use crate::board::kernel::Kernel;
 use crate::hil::block::{BlockDevice, IoError, SECTOR_SIZE};
+use indy::abi::status;
 
 /// One SCSI target, its size read once when opened.
 pub struct KernelDisk {

@@ -3,7 +3,6 @@
 //! This is the only place that knows every layer: it builds the driver, the network stack, the
 //! MCP server and the tool context, and drives them from `poll`.
 
-use crate::abi::table::{ABI_MIN_VERSION, ABI_TABLE_MIN_SIZE, AbiTable, status};
 use crate::board::console::kprintln;
 use crate::board::disk::KernelDisk;
 use crate::board::kernel::{Kernel, KernelRawBus};
@@ -27,6 +26,7 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::RefCell;
+use indy::abi::{ABI_MIN_VERSION, ABI_TABLE_MIN_SIZE, AbiTable, status};
 use spin::Mutex;
 
 /// The smallest heap the module agrees to start with.
@@ -329,17 +329,17 @@ pub extern "C" fn irix7_mcp_exit() {
 /// bus-errors, so only the kernel can look (REX3 STATUS under its bus-error handler): on a
 /// kernel without `bus_probe` (ABI 10) the module does not risk the read and has no screen.
 fn probe_screen(kernel: Kernel) -> Result<Box<dyn Framebuffer>, &'static str> {
-    use crate::drivers::newport::{Newport, REX3_PHYS, regs};
+    use crate::drivers::newport::Newport;
     use crate::hil::newport_bus::NewportBus;
-    match kernel.bus_probe(REX3_PHYS + regs::STATUS, 4) {
+    use indy::regs::rex3;
+    match kernel.bus_probe(rex3::phys(rex3::STATUS), 4) {
         Ok(()) => {}
         Err(status::E_NOSYS) => return Err("unprobed (kernel ABI 10 has no bus_probe)"),
         Err(_) => return Err("none"),
     }
     // SAFETY: the kernel's probe of the board's STATUS register answered.
     let mut fb = Newport::new(unsafe { Kseg1Rex3::new() });
-    // STATUS bits 2:0: the REX3 version, never 0 on a board.
-    if fb.bus_mut().read32(regs::STATUS) & 0x7 == 0 {
+    if rex3::version(fb.bus_mut().read32(rex3::STATUS)).is_none() {
         return Err("none (no REX3 version in STATUS)");
     }
     Ok(Box::new(fb))

@@ -1,13 +1,13 @@
 //! Safe calls into the kernel through the ABI table. The table outlives the module (the kernel
 //! keeps it until `exit`), so the binding holds a `'static` reference.
 
-use crate::abi::table::{AbiTable, IrqInfo, MachineStatus, ProcInfo, status};
 use crate::board::mmio;
 use crate::hil::platform::{Console, Machine, Power};
 use crate::hil::raw_bus::{MmioError, RawBus};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem::offset_of;
+use indy::abi::{AbiTable, IrqInfo, MachineStatus, ProcInfo, status};
 
 /// Longest environment value the module reads; longer values are refused, not cut.
 pub const ENV_VALUE_MAX: usize = 1024;
@@ -93,7 +93,7 @@ impl Kernel {
     /// Reads `buf.len() / 512` blocks from SCSI `target` at `lba`. Errors are the kernel's
     /// negative status codes.
     pub fn block_read(&self, target: u32, lba: u32, buf: &mut [u8]) -> Result<(), i32> {
-        let count = (buf.len() / crate::abi::table::BLOCK_SIZE as usize) as u32;
+        let count = (buf.len() / indy::abi::BLOCK_SIZE as usize) as u32;
         // SAFETY: buf is a live, writable slice holding `count` blocks.
         let r = unsafe { (self.table.block_read)(target, lba, count, buf.as_mut_ptr()) };
         if r < 0 { Err(r) } else { Ok(()) }

@@ -1,19 +1,13 @@
 //! Raw access to physical addresses for the device tools (`mmio.*`, `mem.*`, `dma.list`), through
 //! [`crate::hil::raw_bus::RawBus`].
 //!
-//! Registers go through uncached KSEG1 (0xA000_0000 | phys), one access of the asked width.
-//! RAM goes through cached KSEG0 (0x8000_0000 | phys) so a read sees what the CPU wrote (the
+//! Registers go through uncached KSEG1, one access of the asked width. RAM goes through cached
+//! KSEG0 so a read sees what the CPU wrote (the
 //! R4400's data cache is write-back); after a write the caller writes the range back so a
 //! device doing DMA sees it. Both windows reach physical addresses below 512 MiB only.
 
 use crate::hil::raw_bus::MmioError;
-
-/// Uncached, unmapped window onto physical addresses below [`PHYS_LIMIT`].
-const KSEG1: u32 = 0xA000_0000;
-/// Cached, unmapped window onto the same addresses.
-const KSEG0: u32 = 0x8000_0000;
-/// KSEG0/KSEG1 reach physical addresses below this.
-pub const PHYS_LIMIT: u32 = 0x2000_0000;
+use indy::map::{KSEG_LIMIT, kseg0, kseg1};
 
 /// Checks one register access and returns its KSEG1 address.
 pub fn register_va(phys: u32, width: u32) -> Result<usize, MmioError> {
@@ -23,19 +17,19 @@ pub fn register_va(phys: u32, width: u32) -> Result<usize, MmioError> {
     if !phys.is_multiple_of(width) {
         return Err(MmioError::Align);
     }
-    if phys >= PHYS_LIMIT {
+    if phys >= KSEG_LIMIT {
         return Err(MmioError::Range);
     }
-    Ok((KSEG1 | phys) as usize)
+    Ok(kseg1(phys) as usize)
 }
 
 /// Checks a RAM range and returns its KSEG0 address.
 pub fn ram_va(phys: u32, len: usize) -> Result<usize, MmioError> {
     let end = u64::from(phys) + len as u64;
-    if end > u64::from(PHYS_LIMIT) {
+    if end > u64::from(KSEG_LIMIT) {
         return Err(MmioError::Range);
     }
-    Ok((KSEG0 | phys) as usize)
+    Ok(kseg0(phys) as usize)
 }
 
 /// Reads one register of `width` bytes; the value is zero-extended.

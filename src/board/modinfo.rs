@@ -2,8 +2,8 @@
 //!
 //! NUL-separated `key=value` strings (`name`, `version`, `abi`), as `docs/image.md` describes.
 
-use crate::abi::table::ABI_MIN_VERSION;
 use crate::services::status::VERSION;
+use indy::abi::ABI_MIN_VERSION;
 
 const fn digits(mut n: u32) -> usize {
     let mut d = 1;

@@ -1,12 +1,12 @@
 //! The real [`NewportBus`]: volatile uncached access to the REX3 window through KSEG1.
 
-use crate::drivers::newport::REX3_PHYS;
 use crate::hil::newport_bus::NewportBus;
+use indy::map::{REX3, kseg1};
 
 /// Uncached, unmapped KSEG1 address of the REX3 window.
-const BASE: usize = 0xA000_0000 | REX3_PHYS as usize;
+const BASE: usize = kseg1(REX3.base) as usize;
 /// The window the driver uses: registers, GO aliases and configuration registers.
-const WINDOW: u32 = 0x2000;
+const WINDOW: u32 = REX3.size;
 
 /// REX3 registers through KSEG1.
 pub struct Kseg1Rex3 {
@@ -15,7 +15,7 @@ pub struct Kseg1Rex3 {
 
 impl Kseg1Rex3 {
     /// # Safety
-    /// A Newport board answers at [`REX3_PHYS`] (probe it first: an empty GIO slot bus-errors)
+    /// A Newport board answers at [`REX3`] (probe it first: an empty GIO slot bus-errors)
     /// and nothing else drives it while this bus is in use.
     pub unsafe fn new() -> Kseg1Rex3 {
         Kseg1Rex3 { _private: () }

@@ -3,23 +3,18 @@
 //! driver's register logic runs over it on the Indy and over the rig's model in host tests.
 
 use crate::drivers::seeq::DMA_ALIGN;
-use crate::drivers::seeq::regs::EPIO_CFG;
 use crate::hil::hpc3_bus::Hpc3Bus;
 use alloc::alloc::{Layout, alloc_zeroed, dealloc};
 use core::ptr::NonNull;
+use indy::map::{HPC3_ENET, KSEG_LIMIT, SEEQ, kseg1};
+use indy::regs::hpc3::EPIO_CFG;
 
-/// Uncached, unmapped window onto physical addresses below 512 MiB.
-const KSEG1: u32 = 0xA000_0000;
-/// KSEG1 reaches physical addresses below this.
-const KSEG1_LIMIT: u32 = 0x2000_0000;
-/// The HPC3's register window (its Ethernet channel and the Seeq behind it lie inside): the
-/// only physical addresses [`Hpc3Bus::read32`] and [`Hpc3Bus::write32`] reach. Others read 0
-/// and write nothing, like an out-of-range DMA offset.
-const REGISTERS: core::ops::Range<u32> = 0x1FB8_0000..0x1FC0_0000;
-
-/// The uncached address of the HPC3 register at `phys`, if it is one.
+/// The uncached address of the register at `phys` if it is one of the Ethernet channel's or the
+/// Seeq's (`HPC3_ENET`, `SEEQ`): the only physical addresses [`Hpc3Bus::read32`] and
+/// [`Hpc3Bus::write32`] reach. Others read 0 and write nothing, like an out-of-range DMA offset.
 fn register(phys: u32) -> Option<usize> {
-    (REGISTERS.contains(&phys) && phys.is_multiple_of(4)).then_some((KSEG1 | phys) as usize)
+    let ours = HPC3_ENET.holds(phys, 4) || SEEQ.holds(phys, 4);
+    (ours && phys.is_multiple_of(4)).then_some(kseg1(phys) as usize)
 }
 
 /// Uncached HPC3 reads per microsecond of delay: each such read takes well over 100 ns on the
@@ -82,7 +77,7 @@ impl<C: CacheOps> Kseg1Bus<C> {
     /// overwritten by a stale line being evicted.
     ///
     /// # Safety
-    /// An HPC3 answers in [`REGISTERS`] (the Indy's, at its fixed address) and nothing else
+    /// The Indy's HPC3 and Seeq answer at their fixed addresses, and nothing else
     /// drives its Ethernet channel or the Seeq while this bus is in use.
     pub unsafe fn new(ops: C, len: usize) -> Result<Self, KsegError> {
         let size = len.max(1).next_multiple_of(DMA_ALIGN);
@@ -91,7 +86,7 @@ impl<C: CacheOps> Kseg1Bus<C> {
         let virt = NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or(KsegError::NoMemory)?;
         let phys = ops.virt_to_phys(virt.as_ptr());
         let end = u64::from(phys) + size as u64;
-        if !phys.is_multiple_of(DMA_ALIGN as u32) || end > u64::from(KSEG1_LIMIT) {
+        if !phys.is_multiple_of(DMA_ALIGN as u32) || end > u64::from(KSEG_LIMIT) {
             // SAFETY: allocated above with this layout.
             unsafe { dealloc(virt.as_ptr(), layout) };
             return Err(KsegError::NotKseg1);
@@ -114,7 +109,7 @@ impl<C: CacheOps> Kseg1Bus<C> {
     fn uncached(&self, offset: usize, size: usize) -> Option<usize> {
         let end = offset.checked_add(size)?;
         (end <= self.len && offset.is_multiple_of(size))
-            .then(|| (KSEG1 | self.phys.wrapping_add(offset as u32)) as usize)
+            .then(|| kseg1(self.phys.wrapping_add(offset as u32)) as usize)
     }
 
     fn cached(&self, offset: usize, len: usize) -> Option<*mut u8> {

@@ -2,6 +2,5 @@
 //! folder; each is written against a narrow bus trait so the same code runs on the Indy and, in
 //! host tests, against the iris rig's device models.
 
-pub mod indy_map;
 pub mod newport;
 pub mod seeq;

@@ -3,8 +3,8 @@
 //! Raw physical memory and register access is not here: it is [`crate::hil::raw_bus::RawBus`],
 //! which only the device tools are handed.
 
-use crate::abi::table::{IrqInfo, MachineStatus, ProcInfo};
 use alloc::vec::Vec;
+use indy::abi::{IrqInfo, MachineStatus, ProcInfo};
 
 /// What the machine is and how long it has been up.
 pub trait Machine {

@@ -3,9 +3,9 @@
 //! answers now (RAM it left unmapped, an empty GIO slot), so a bad address becomes an error
 //! instead of a bus error in the module.
 
-use crate::abi::table::status;
-use crate::drivers::indy_map::{self, RamError, Window};
 use crate::hil::raw_bus::RawBus;
+use indy::abi::status;
+use indy::map::{self, RamError, Window};
 
 /// Why an access was refused before it reached the bus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub enum PhysError {
 /// answering the kernel's probe. An ABI 10 kernel cannot probe; the range check is all there is
 /// then.
 pub fn check_ram(bus: &dyn RawBus, phys: u32, len: u32, ram_bytes: u32) -> Result<(), PhysError> {
-    indy_map::check_ram(phys, len, ram_bytes).map_err(|e| match e {
+    map::check_ram(phys, len, ram_bytes).map_err(|e| match e {
         RamError::HighRam => PhysError::HighRam { phys },
         RamError::NotRam => PhysError::NotRam {
             phys,
@@ -77,11 +77,11 @@ pub fn window_for(
         return Err(PhysError::Align { phys, width });
     }
     let span = width.saturating_mul(count);
-    let Some(window) = indy_map::find(phys, span) else {
+    let Some(window) = map::find(phys, span) else {
         return Err(PhysError::NoWindow {
             phys,
             span,
-            nearest: indy_map::nearest(phys),
+            nearest: map::nearest(phys),
         });
     };
     if !window.allows(width) {

@@ -1,8 +1,8 @@
 //! The kernel's process list, as the tools and the shell show it.
 
-use crate::abi::table::ProcInfo;
 use crate::hil::platform::Machine;
 use alloc::vec::Vec;
+use indy::abi::ProcInfo;
 
 /// Most processes read from the kernel in one call.
 pub const PROC_MAX: usize = 256;

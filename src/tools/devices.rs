@@ -1,13 +1,11 @@
 //! Device, memory, DMA and interrupt tools: `mem.read`/`mem.write` on physical RAM,
-//! `mmio.read`/`mmio.write` on the Indy's device windows (`drivers::indy_map`), `dev.list`,
+//! `mmio.read`/`mmio.write` on the Indy's device windows (`indy::map`), `dev.list`,
 //! `irq.list` (kernel ABI ≥ 11) and `dma.list`. Full-root tools: the writes can hang the machine
 //! or corrupt the kernel, and say so.
 
 use super::args::{addr, u32_or};
 use super::hex;
 use super::{Ctx, args};
-use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
-use crate::drivers::indy_map::{self, Window};
 use crate::hil::platform::c_str;
 use crate::hil::raw_bus::MmioError;
 use crate::hil::raw_bus::RawBus;
@@ -19,6 +17,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use indy::abi::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
+use indy::map::{self, Window};
+use indy::regs::{hpc3, rex3};
 use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use serde_json::Value;
 
@@ -252,7 +253,7 @@ fn phys_error(e: PhysError) -> ToolError {
             format!(
                 "{len} bytes at {phys:#x} are not all RAM: RAM is 0x08000000+{:#x} and the \
                  alias 0+0x80000",
-                ram.min(indy_map::LOW_RAM_MAX)
+                ram.min(map::LOW_RAM_MAX)
             ),
         ),
         PhysError::RamNoAnswer { at } => ToolError::new(
@@ -371,11 +372,7 @@ fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static W
 
 /// The widths a window allows, as the JSON list `dev.list` shows.
 fn widths(w: &Window) -> Vec<u32> {
-    match w.widths {
-        indy_map::W4 => vec![4],
-        5 => vec![1, 4],
-        _ => vec![1, 2, 4],
-    }
+    [1, 2, 4].into_iter().filter(|&n| w.allows(n)).collect()
 }
 
 fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
@@ -431,8 +428,8 @@ fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
 
 fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let bus = raw(ctx)?;
-    let mut devices = Vec::with_capacity(indy_map::WINDOWS.len());
-    for w in indy_map::WINDOWS {
+    let mut devices = Vec::with_capacity(map::WINDOWS.len());
+    for w in map::WINDOWS {
         let state = match bus.bus_probe(w.base, 4) {
             Ok(()) => "present",
             Err(status::E_NOSYS) => "unknown",
@@ -446,12 +443,13 @@ fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
             ("state", state.into()),
             ("description", w.description.into()),
         ];
-        let detail = if w.name == indy_map::SEEQ {
+        let detail = if *w == map::SEEQ {
             Some(String::from("driven by irix7-mcp"))
-        } else if w.name == indy_map::REX3 && state == "present" {
-            bus.mmio_read(indy_map::REX3_STATUS, 4)
+        } else if *w == map::REX3 && state == "present" {
+            bus.mmio_read(rex3::phys(rex3::STATUS), 4)
                 .ok()
-                .map(|s| format!("REX3 version {}", s & 7))
+                .and_then(rex3::version)
+                .map(|v| format!("REX3 version {v}"))
         } else {
             None
         };
@@ -500,38 +498,17 @@ fn irq_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     )]))))
 }
 
-/// HPC3 DMA channels (indy-hardware.md §1.2; the SCSI and PBUS channels follow Linux's
-/// `hpc3.h` layout): name, the pointer pair's base (cbp, ndbp at +4) and the count/control
-/// pair's base (bc, ctrl at +4). PBUS channels have no byte count.
-const CHANNELS: &[(&str, u32, u32)] = &[
-    ("enet-rx", 0x1FB9_4000, 0x1FB9_5000),
-    ("enet-tx", 0x1FB9_6000, 0x1FB9_7000),
-    ("scsi0", 0x1FB9_0000, 0x1FB9_1000),
-    ("scsi1", 0x1FB9_2000, 0x1FB9_3000),
-    ("pbus0", 0x1FB8_0000, 0x1FB8_0FFC),
-    ("pbus1", 0x1FB8_2000, 0x1FB8_2FFC),
-    ("pbus2", 0x1FB8_4000, 0x1FB8_4FFC),
-    ("pbus3", 0x1FB8_6000, 0x1FB8_6FFC),
-    ("pbus4", 0x1FB8_8000, 0x1FB8_8FFC),
-    ("pbus5", 0x1FB8_A000, 0x1FB8_AFFC),
-    ("pbus6", 0x1FB8_C000, 0x1FB8_CFFC),
-    ("pbus7", 0x1FB8_E000, 0x1FB8_EFFC),
-];
-
 fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let mut channels = Vec::with_capacity(CHANNELS.len());
-    for &(name, ptrs, counts) in CHANNELS {
-        let pbus = name.starts_with('p');
-        let mut regs = vec![("name", Value::from(name))];
+    let mut channels = Vec::with_capacity(hpc3::CHANNELS.len());
+    for c in hpc3::CHANNELS {
+        let mut regs = vec![("name", Value::from(c.name))];
         for (key, a) in [
-            ("cbp", ptrs),
-            ("ndbp", ptrs + 4),
-            ("bc", counts),
-            ("ctrl", counts + 4),
+            ("cbp", Some(c.cbp)),
+            ("ndbp", Some(c.ndbp)),
+            ("bc", c.bc),
+            ("ctrl", Some(c.ctrl)),
         ] {
-            if pbus && key == "bc" {
-                continue;
-            }
+            let Some(a) = a else { continue };
             let v = raw(ctx)?
                 .mmio_read(a, 4)
                 .map_err(|_| ToolError::new(ErrorCode::Io, format!("reading {a:#x} failed")))?;

@@ -3,9 +3,9 @@
 //! 3 or 4 bytes as a word with 3-byte data left-justified). Every transfer first waits for
 //! BACKBUSY to clear, a bounded number of polls.
 
-use super::regs::{DCBDATA0, DCBMODE, STATUS, STATUS_BACKBUSY};
 use crate::hil::framebuffer::FbError;
 use crate::hil::newport_bus::NewportBus;
+use indy::regs::rex3::{DCBDATA0, DCBMODE, STATUS, STATUS_BACKBUSY};
 
 /// STATUS polls before a busy board counts as hung. Each is an uncached bus read (well over
 /// 100 ns on the Indy), so this bounds a wait to tens of milliseconds.

@@ -3,7 +3,7 @@
 //! the CMAP colour map, behind [`Framebuffer`].
 //!
 //! ```ignore
-//! // After probing REX3_PHYS (an empty GIO slot bus-errors):
+//! // After probing the REX3 window (an empty GIO slot bus-errors):
 //! let mut fb = Newport::new(bus); // the board's KSEG1 bus, or a model in tests
 //! let mode = fb.mode()?;
 //! fb.read_span(&mode, 0, 0, &mut row)?;
@@ -13,17 +13,16 @@
 
 mod cmap;
 mod dcb;
-pub mod regs;
 mod rex3;
 mod vc2;
 mod xmap;
 
-pub use dcb::MAX_POLLS;
-pub use regs::REX3_PHYS;
-
 use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
 use crate::hil::newport_bus::NewportBus;
-use regs::{TOPSCAN, VRAM_ROWS, XYWIN, XYWIN_IDENTITY};
+pub use dcb::MAX_POLLS;
+use indy::regs::rex3::{
+    STATUS_BACKBUSY, STATUS_GFXBUSY, TOPSCAN, VRAM_ROWS, XYWIN, XYWIN_IDENTITY,
+};
 
 /// The Newport driver over a register bus.
 pub struct Newport<B: NewportBus> {
@@ -53,7 +52,7 @@ impl<B: NewportBus> Newport<B> {
 
 impl<B: NewportBus> Framebuffer for Newport<B> {
     fn mode(&mut self) -> Result<Mode, FbError> {
-        dcb::wait(&mut self.bus, regs::STATUS_GFXBUSY | regs::STATUS_BACKBUSY)?;
+        dcb::wait(&mut self.bus, STATUS_GFXBUSY | STATUS_BACKBUSY)?;
         let (width, height) = vc2::screen_size(&mut self.bus)?;
         let did = vc2::screen_did(&mut self.bus)?;
         let entry = xmap::entry(&mut self.bus, did)?;

@@ -8,9 +8,9 @@
 //! put back afterwards.
 
 use super::dcb;
-use super::regs::*;
 use crate::hil::framebuffer::FbError;
 use crate::hil::newport_bus::NewportBus;
+use indy::regs::rex3::*;
 
 /// Programs a block read of VRAM row `row`, columns `x0..=x1`, and primes the prefetch.
 fn start<B: NewportBus>(bus: &mut B, dm1: u32, x0: u32, x1: u32, row: u32) -> Result<(), FbError> {

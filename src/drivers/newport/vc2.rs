@@ -6,9 +6,11 @@
 //! a garbage table ends in `Unsupported`, never a hang.
 
 use super::dcb;
-use super::regs::*;
 use crate::hil::framebuffer::FbError;
 use crate::hil::newport_bus::NewportBus;
+use indy::regs::dcb::{SLAVE_VC2, WIDTH1, WIDTH2, WIDTH3, crs as dcb_crs, slave as dcb_slave};
+use indy::regs::rex3::VRAM_ROWS;
+use indy::regs::vc2::{CRS_INDEX, CRS_RAM, CRS_REG, DENTRY, PROTOCOL, RADDR, VENTRY};
 
 /// Timing-table pairs read at most (Linux reads 128 halfwords).
 pub const MAX_PAIRS: usize = 64;
@@ -19,26 +21,26 @@ pub const MAX_WIDTH: u32 = 1280;
 pub const MAX_HEIGHT: u32 = VRAM_ROWS;
 
 fn reg_mode(crs: u32, width: u32) -> u32 {
-    dcb_slave(SLAVE_VC2) | VC2_PROTOCOL | dcb_crs(crs) | width
+    dcb_slave(SLAVE_VC2) | PROTOCOL | dcb_crs(crs) | width
 }
 
 /// Reads VC2 register `reg`: its index as a byte to CRS 0, then a halfword from CRS 1.
 pub fn get<B: NewportBus>(bus: &mut B, reg: u8) -> Result<u16, FbError> {
-    dcb::write8(bus, reg_mode(VC2_CRS_INDEX, DCB_WIDTH1), reg)?;
-    dcb::select(bus, reg_mode(VC2_CRS_REG, DCB_WIDTH2))?;
+    dcb::write8(bus, reg_mode(CRS_INDEX, WIDTH1), reg)?;
+    dcb::select(bus, reg_mode(CRS_REG, WIDTH2))?;
     dcb::next16(bus)
 }
 
 /// Writes VC2 register `reg`: one 3-byte transfer `(reg<<24)|(value<<8)`.
 pub fn set<B: NewportBus>(bus: &mut B, reg: u8, value: u16) -> Result<(), FbError> {
     let word = (u32::from(reg) << 24) | (u32::from(value) << 8);
-    dcb::write32(bus, reg_mode(VC2_CRS_INDEX, DCB_WIDTH3), word)
+    dcb::write32(bus, reg_mode(CRS_INDEX, WIDTH3), word)
 }
 
 /// Points the RAM address (register 7) at `addr` and selects auto-incrementing RAM reads.
 pub fn seek<B: NewportBus>(bus: &mut B, addr: u16) -> Result<(), FbError> {
-    set(bus, VC2_RADDR, addr)?;
-    dcb::select(bus, reg_mode(VC2_CRS_RAM, DCB_WIDTH2))
+    set(bus, RADDR, addr)?;
+    dcb::select(bus, reg_mode(CRS_RAM, WIDTH2))
 }
 
 /// Columns of the line sequence at `addr`.
@@ -68,7 +70,7 @@ fn sequence_columns<B: NewportBus>(bus: &mut B, addr: u16) -> Result<u32, FbErro
 
 /// Width and height of the current video timing.
 pub fn screen_size<B: NewportBus>(bus: &mut B) -> Result<(u32, u32), FbError> {
-    let ventry = get(bus, VC2_VENTRY)?;
+    let ventry = get(bus, VENTRY)?;
     seek(bus, ventry)?;
     let mut table = [(0u16, 0u16); MAX_PAIRS];
     let mut pairs = 0;
@@ -104,7 +106,7 @@ pub fn screen_size<B: NewportBus>(bus: &mut B) -> Result<(u32, u32), FbError> {
 /// points at one list pointer per line; a list holds `(x<<5)|did` halfwords). The driver uses it
 /// for the whole screen.
 pub fn screen_did<B: NewportBus>(bus: &mut B) -> Result<u8, FbError> {
-    let dentry = get(bus, VC2_DENTRY)?;
+    let dentry = get(bus, DENTRY)?;
     seek(bus, dentry)?;
     let line0 = dcb::next16(bus)?;
     seek(bus, line0)?;

@@ -6,20 +6,24 @@
 //! returns them the other way round; the rig follows this driver, see `docs/newport.md`).
 
 use super::dcb;
-use super::regs::*;
 use crate::hil::framebuffer::{FbError, PixelKind};
 use crate::hil::newport_bus::NewportBus;
+use indy::regs::dcb::{SLAVE_XMAP0, WIDTH1, crs as dcb_crs, slave as dcb_slave};
+use indy::regs::xmap::{
+    CRS_INDEX, CRS_MODE, PIX_CI, PROTOCOL, SIZE_4, SIZE_8, SIZE_12, SIZE_24, cmap_base, pix_of,
+    size_of,
+};
 
 fn mode(crs: u32) -> u32 {
-    dcb_slave(SLAVE_XMAP0) | XMAP_PROTOCOL | dcb_crs(crs) | DCB_WIDTH1
+    dcb_slave(SLAVE_XMAP0) | PROTOCOL | dcb_crs(crs) | WIDTH1
 }
 
 /// The 24-bit mode entry of display ID `did` (0..32).
 pub fn entry<B: NewportBus>(bus: &mut B, did: u8) -> Result<u32, FbError> {
     let mut value = 0;
     for i in 0..3u8 {
-        dcb::write8(bus, mode(XMAP_CRS_INDEX), ((did & 0x1F) << 2) | i)?;
-        dcb::select(bus, mode(XMAP_CRS_MODE))?;
+        dcb::write8(bus, mode(CRS_INDEX), ((did & 0x1F) << 2) | i)?;
+        dcb::select(bus, mode(CRS_MODE))?;
         value |= u32::from(dcb::next8(bus)?) << (8 * i);
     }
     Ok(value)
@@ -27,16 +31,14 @@ pub fn entry<B: NewportBus>(bus: &mut B, did: u8) -> Result<u32, FbError> {
 
 /// The pixel kind an entry describes, or why the driver cannot read it.
 pub fn pixel_kind(entry: u32) -> Result<PixelKind, FbError> {
-    let pix = (entry >> 8) & 3;
-    let size = (entry >> 10) & 3;
-    match (size, pix) {
-        (1, 0) => Ok(PixelKind::Ci8 {
-            cmap_base: (((entry >> 3) & 0x1F) << 8) as u16,
+    match (size_of(entry), pix_of(entry)) {
+        (SIZE_8, PIX_CI) => Ok(PixelKind::Ci8 {
+            cmap_base: cmap_base(entry),
         }),
-        (1, _) => Ok(PixelKind::Rgb8),
-        (3, 1..=3) => Ok(PixelKind::Rgb24),
-        (0, _) => Err(FbError::Unsupported("4-bit XMAP mode")),
-        (2, _) => Err(FbError::Unsupported("12-bit XMAP mode")),
+        (SIZE_8, _) => Ok(PixelKind::Rgb8),
+        (SIZE_24, 1..=3) => Ok(PixelKind::Rgb24),
+        (SIZE_4, _) => Err(FbError::Unsupported("4-bit XMAP mode")),
+        (SIZE_12, _) => Err(FbError::Unsupported("12-bit XMAP mode")),
         _ => Err(FbError::Unsupported("24-bit colour-index XMAP mode")),
     }
 }

@@ -1,14 +1,19 @@
 //! The Seeq 8003/80C03 behind the HPC3 Ethernet DMA channel: probe, init, the RX and TX rings
-//! (indy-hardware.md §1.3–1.5). Everything goes through [`Hpc3Bus`], so this file has no
-//! hardware access.
+//! (`docs/hardware.md`, "Descriptors" and "Seeq"; the sequences are in `docs/network.md`).
+//! Everything goes through [`Hpc3Bus`], so this file has no hardware access.
 
 use super::layout::{Layout, RX_BUF_SIZE};
-use super::regs::*;
 use crate::hil::hpc3_bus::Hpc3Bus;
 use crate::hil::nic::RingPositions;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use indy::regs::enet_desc::*;
+use indy::regs::hpc3::*;
+use indy::regs::seeq::{
+    self, CONTROL_80C03, CONTROL_XCNT, RXCMD_IRQS, RXCMD_MATCH_STATION_BCAST, RXSTAT_GOOD,
+    TXCMD_80C03, TXCMD_8003,
+};
 
 /// Smallest frame on the wire without FCS; the 8003 does not pad, so the driver does.
 pub const MIN_FRAME: usize = 60;
@@ -131,8 +136,8 @@ pub struct Seeq<B: Hpc3Bus> {
     pub(super) tx: TxState,
 }
 
-fn seeq_write<B: Hpc3Bus>(bus: &mut B, reg: u32, value: u32) {
-    bus.write32(seeq(reg), value & 0xFF);
+fn seeq_write<B: Hpc3Bus>(bus: &mut B, reg: u32, value: u8) {
+    bus.write32(seeq::reg(reg), u32::from(value));
 }
 
 /// Resets the Ethernet channel: CRESET|CLRIRQ, at least 20 µs, then release.
@@ -147,7 +152,7 @@ pub fn probe<B: Hpc3Bus>(bus: &mut B) -> Chip {
     bus.write32(EPIO_CFG, PIO_CFG_VALUE);
     bus.write32(EDMA_CFG, DMA_CFG_VALUE);
     reset_channel(bus);
-    if bus.read32(seeq(0)) & 0xFF == 0 {
+    if bus.read32(seeq::reg(seeq::STATION)) & 0xFF == 0 {
         Chip::Seeq80C03
     } else {
         Chip::Seeq8003
@@ -277,16 +282,16 @@ impl<B: Hpc3Bus> Drop for Seeq<B> {
     }
 }
 
-/// The Linux init sequence (indy-hardware.md §1.5 "Init").
+/// The Linux init sequence (`docs/network.md`, "Init").
 fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
     let l = &info.layout;
     bus.write32(ERX_CTRL, 0);
     bus.write32(ETX_CTRL, 0);
     reset_channel(bus);
 
-    seeq_write(bus, SEEQ_TXCMD, 0);
+    seeq_write(bus, seeq::TXCMD, 0);
     for (n, byte) in info.mac.iter().enumerate() {
-        seeq_write(bus, n as u32, u32::from(*byte));
+        seeq_write(bus, seeq::STATION + n as u32, *byte);
     }
 
     for i in 0..l.tx_n {
@@ -308,16 +313,16 @@ fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
     }
 
     match info.chip {
-        Chip::Seeq8003 => seeq_write(bus, SEEQ_TXCMD, TXCMD_8003),
+        Chip::Seeq8003 => seeq_write(bus, seeq::TXCMD, TXCMD_8003),
         Chip::Seeq80C03 => {
-            seeq_write(bus, SEEQ_TXCMD, TXCMD_80C03);
-            seeq_write(bus, SEEQ_CONTROL, CONTROL_80C03);
-            seeq_write(bus, SEEQ_FRAME_GAP, 0);
+            seeq_write(bus, seeq::TXCMD, TXCMD_80C03);
+            seeq_write(bus, seeq::CONTROL, CONTROL_80C03);
+            seeq_write(bus, seeq::FRAME_GAP, 0);
         }
     }
     bus.write32(ERX_NDBP, info.phys(l.rx_desc(0)));
     bus.write32(ETX_NDBP, info.phys(l.tx_desc(0)));
-    seeq_write(bus, SEEQ_RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
+    seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
     bus.write32(ERX_CTRL, CTRL_ACTIVE);
 }
 
@@ -418,7 +423,7 @@ impl RxState {
             self.counters.rx_overflows += 1;
         }
         bus.write32(ERX_NDBP, info.phys(d));
-        seeq_write(bus, SEEQ_RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
+        seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
         bus.write32(ERX_CTRL, CTRL_ACTIVE);
         self.counters.rx_restarts += 1;
     }
@@ -504,8 +509,8 @@ impl TxState {
         self.counters.tx_frames += done;
         if done > 0 && info.chip == Chip::Seeq80C03 {
             // Clear the collision counters (the TX command left bank 2 selected).
-            seeq_write(bus, SEEQ_CONTROL, CONTROL_80C03 & !CONTROL_XCNT);
-            seeq_write(bus, SEEQ_CONTROL, CONTROL_80C03);
+            seeq_write(bus, seeq::CONTROL, CONTROL_80C03 & !CONTROL_XCNT);
+            seeq_write(bus, seeq::CONTROL, CONTROL_80C03);
         }
         if self.in_flight > 0 && bus.read32(ETX_CTRL) & CTRL_ACTIVE == 0 {
             self.kick(bus, info);

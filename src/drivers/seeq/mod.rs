@@ -15,7 +15,6 @@
 mod driver;
 mod layout;
 mod phy;
-pub mod regs;
 
 pub use driver::{Chip, Config, Counters, Error, MAX_FRAME, MAX_RING, MIN_FRAME, Seeq, probe};
 pub use layout::{BUF_STRIDE, DMA_ALIGN, RX_BUF_SIZE};

@@ -1,8 +1,8 @@
 //! The device tools through the real MCP server, over the fake machine's registers and RAM.
 
-use crate::abi::table::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
 use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, server_with};
+use indy::abi::{IRQ_ENABLED, IRQ_PENDING, IrqInfo};
 use serde_json::{Value, json};
 
 fn err_text(r: &Value) -> &str {
@@ -325,7 +325,7 @@ fn dev_list_probes_each_window() {
         .as_array()
         .unwrap()
         .clone();
-    assert_eq!(devs.len(), crate::drivers::indy_map::WINDOWS.len());
+    assert_eq!(devs.len(), indy::map::WINDOWS.len());
     let by = |n: &str| devs.iter().find(|d| d["name"] == n).unwrap().clone();
     assert_eq!(by("rex3")["state"], "absent");
     assert!(by("rex3").get("detail").is_none());
@@ -333,7 +333,7 @@ fn dev_list_probes_each_window() {
     assert_eq!(by("seeq")["detail"], "driven by irix7-mcp");
     assert_eq!(by("seeq")["base"], 0x1FBD_4000);
     assert_eq!(by("mc")["widths"], json!([4]));
-    for w in crate::drivers::indy_map::WINDOWS {
+    for w in indy::map::WINDOWS {
         let want: std::vec::Vec<u32> = [1, 2, 4].into_iter().filter(|&n| w.allows(n)).collect();
         assert_eq!(by(w.name)["widths"], json!(want), "{}", w.name);
     }

@@ -1,7 +1,6 @@
 //! A machine for host tests. Its state sits behind an `Rc` the test keeps, so a test can
 //! change the machine (clock, serial head, process list) and see what the tools did to it
 //! (console bytes, keystrokes, resets) while the server owns the context.
-use crate::abi::table::{MachineStatus, ProcInfo};
 use crate::hil::block::IoError;
 use crate::hil::platform::{Console, Machine, Power};
 use crate::hil::raw_bus::{MmioError, RawBus};
@@ -13,6 +12,7 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
+use indy::abi::{MachineStatus, ProcInfo};
 
 pub struct FakeState {
     pub now: Cell<u64>,
@@ -36,7 +36,7 @@ pub struct FakeState {
     /// Windows (base, size) whose probe bus-errors.
     pub absent: RefCell<Vec<(u32, u32)>>,
     /// The kernel's interrupt sources; `None`: an ABI 10 kernel (no `irq_list`/`bus_probe`).
-    pub irqs: RefCell<Option<Vec<crate::abi::table::IrqInfo>>>,
+    pub irqs: RefCell<Option<Vec<indy::abi::IrqInfo>>>,
 }
 
 pub struct FakePlatform {
@@ -69,9 +69,9 @@ impl Machine for FakePlatform {
             .copied()
             .collect()
     }
-    fn irqs(&self, max: usize) -> Result<Vec<crate::abi::table::IrqInfo>, i32> {
+    fn irqs(&self, max: usize) -> Result<Vec<indy::abi::IrqInfo>, i32> {
         let list = self.state.irqs.borrow();
-        let list = list.as_ref().ok_or(crate::abi::table::status::E_NOSYS)?;
+        let list = list.as_ref().ok_or(indy::abi::status::E_NOSYS)?;
         Ok(list.iter().take(max).copied().collect())
     }
 }
@@ -114,7 +114,7 @@ pub struct FakeBus {
 
 impl RawBus for FakeBus {
     fn bus_probe(&self, phys: u32, _width: u32) -> Result<(), i32> {
-        use crate::abi::table::status;
+        use indy::abi::status;
         if self.state.irqs.borrow().is_none() {
             return Err(status::E_NOSYS);
         }

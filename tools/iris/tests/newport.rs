@@ -11,8 +11,8 @@ use indy::map::REX3;
 use iris::console::ConsoleLog;
 use iris::devices::newport::{self as model, Depth};
 use irix7_mcp::drivers::newport::{MAX_POLLS, Newport};
-use irix7_mcp::hil::newport_bus::NewportBus;
 use irix7_mcp::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
+use irix7_mcp::hil::newport_bus::NewportBus;
 
 /// The driver's bus onto the model, counting accesses.
 struct ModelBus {

@@ -1,3 +1,0 @@
-//! The kernel ABI table's definition, shared with the rig.
-
-pub mod table;
