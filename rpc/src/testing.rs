@@ -18,6 +18,18 @@
 //! // then `messages(&drain(&mut resp, now_ms, 10_000).0)`.
 //! assert_eq!(messages(b"data: {\"id\":1}\n\n")[0]["id"], 1);
 //! ```
+//!
+//! The hand-built envelopes elsewhere map onto it like this:
+//! - in-process harness (`request(s, method, name, params)`):
+//!   `McpRequest::modern(method, params).send(s, now)`, then
+//!   `last_message(&drain(&mut resp, now, 10_000).0)`; `Mcp-Name` follows from `params`;
+//! - an SSE call with a progress token: `.id(7).meta("progressToken", json!("p1"))`, the body
+//!   polled by hand and its pieces fed to an [`SseReader`];
+//! - a raw TCP request (`mcp_request(id, method, params, extra_meta, accept)`):
+//!   `McpRequest::modern(method, params).id(id).meta(key, value).accept(accept)`, then
+//!   `.http("/mcp", "indy", token)`;
+//! - a legacy session request: `McpRequest::legacy(session_id, method, params)`, after
+//!   `McpRequest::initialize(version)` answered with the `Mcp-Session-Id`.
 
 use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
 use crate::mcp::{MODERN_VERSION, McpServer};

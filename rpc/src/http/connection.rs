@@ -16,8 +16,8 @@
 //! body is being written, later requests stay unparsed in a bounded hold buffer. Streamed
 //! bodies are pulled only while the bounded output buffer has room. A complete body
 //! (`Body::Full`) is not copied into the output buffer at all: once the head is out,
-//! [`Connection::pending_output`] hands out the body's own bytes (each copy costs the R4400
-//! about 2 instructions per byte, and a `tools/list` answer is ~20 KB).
+//! [`Connection::pending_output`] hands out the body's own bytes (one copy fewer of every
+//! complete answer; a `tools/list` answer is ~20 KB).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;

@@ -235,9 +235,7 @@ impl<C: 'static> McpServer<C> {
 
     /// `tools/list` from the listings serialised at registration: the page is one slice of
     /// them, spliced into the response with one copy, so no schema is cloned or serialised
-    /// per request. Blanks before the slice (insignificant JSON whitespace) give its copy the
-    /// source's word alignment: memcpy on the R4400 then moves words, not bytes, which saves
-    /// about one guest instruction per listing byte.
+    /// per request.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         // Only the cursor matters here: no clone of the whole params (`_meta` and all).
         let params = cx.params.get("cursor").map(|c| json!({ "cursor": c }));
@@ -252,14 +250,7 @@ impl<C: 'static> McpServer<C> {
             r.insert("nextCursor".into(), Value::from(n));
         }
         let listings = self.tools.listings(page);
-        self.finish_spliced(cx, "tools/list", r, "tools", listings.len() + 6, |out| {
-            const WORD: usize = 4;
-            // Reserved first, so the buffer cannot move between aligning and copying.
-            out.reserve(listings.len() + WORD + 2);
-            let src = listings.as_ptr() as usize;
-            while (out.as_ptr() as usize + out.len() + 1) % WORD != src % WORD {
-                out.push(b' ');
-            }
+        self.finish_spliced(cx, "tools/list", r, "tools", listings.len() + 2, |out| {
             out.push(b'[');
             out.extend_from_slice(listings);
             out.push(b']');
