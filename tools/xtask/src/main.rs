@@ -5,11 +5,11 @@ mod clients;
 mod cmd;
 mod conformance;
 mod docs;
-mod fixtures;
 mod image;
 mod isa;
 mod launch;
 mod prereqs;
+mod sizes;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -168,7 +168,7 @@ fn check_isa(path: Option<PathBuf>) -> Result<(), String> {
 
 fn build_fixtures() -> Result<Vec<PathBuf>, String> {
     let root = cmd::repo_root();
-    fixtures::build_fixture_images(root, &root.join("target/fixtures"))
+    irix7_fixtures::build_fixture_images(root, &root.join("target/fixtures"))
 }
 
 /// `cargo iris`: everything a newcomer needs, then the rig in the foreground.
@@ -183,16 +183,8 @@ fn iris(mut args: Vec<String>) -> Result<(), String> {
     })?;
     img.print_summary()?;
     build_fixtures()?;
-    let root = cmd::repo_root();
-    cmd::run(Command::new("cargo").current_dir(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "iris",
-    ]))?;
-    let status = Command::new(root.join("target/release/iris"))
-        .current_dir(root)
+    let status = Command::new(launch::rig_binary()?)
+        .current_dir(cmd::repo_root())
         .args(&args)
         .status()
         .map_err(|e| format!("cannot start the rig: {e}"))?;
