@@ -8,6 +8,7 @@ mod docs;
 mod image;
 mod isa;
 mod launch;
+mod layers;
 mod prereqs;
 mod sizes;
 mod suite;
@@ -54,6 +55,8 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Check that the module's imports follow its layers, and where `unsafe` and `#[path]` may be.
+    Layers,
     /// Build the EROFS fixture images into target/fixtures.
     Fixtures,
     /// Install prerequisites, then run every check and test.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         }
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
+        Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
         Cmd::Bench => suite::bench(),

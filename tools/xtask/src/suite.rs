@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{clients, conformance, image, isa, prereqs};
+use crate::{clients, conformance, image, isa, layers, prereqs};
 use std::process::Command;
 use std::time::Instant;
 
@@ -20,6 +20,10 @@ const STEPS: &[Step] = &[
     Step {
         name: "cargo fmt --check",
         run: fmt,
+    },
+    Step {
+        name: "layering: imports, unsafe and #[path] where they belong",
+        run: layers::run,
     },
     Step {
         name: "product image matches boot/config.conf",
