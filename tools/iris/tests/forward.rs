@@ -2,14 +2,13 @@
 //! smoltcp → virtual wire → HPC3/Seeq model → fake RAM → the module's Seeq driver → a guest-side
 //! smoltcp stack running echo servers (a stand-in for the module's HTTP server).
 
-mod enet_support;
+mod support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant as StdInstant};
 
-use enet_support::*;
 use iris::devices::hpc3_enet::SeeqChip;
 use iris::net::{Forward, Forwarder, ForwarderThread, HostNet};
 use irix7_mcp::drivers::seeq::Config as NicConfig;
@@ -17,24 +16,25 @@ use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+use support::enet::*;
 
 const ECHO_PORT: u16 = 7801;
 
 /// The guest side: the module's driver under a smoltcp interface with echo sockets.
-struct Guest {
-    rig: Rig,
+struct EchoGuest {
+    bench: DriverBench,
     iface: Interface,
     sockets: SocketSet<'static>,
     handles: Vec<SocketHandle>,
     start: StdInstant,
 }
 
-impl Guest {
-    fn new(rig: Rig, net: HostNet, listeners: usize) -> Guest {
-        let mut rig = rig;
+impl EchoGuest {
+    fn new(bench: DriverBench, net: HostNet, listeners: usize) -> EchoGuest {
+        let mut bench = bench;
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(MAC)));
         config.random_seed = 7;
-        let mut iface = Interface::new(config, &mut rig.drv, Instant::ZERO);
+        let mut iface = Interface::new(config, &mut bench.drv, Instant::ZERO);
         iface.update_ip_addrs(|a| {
             a.push(IpCidr::new(IpAddress::Ipv4(net.guest_ip), net.prefix))
                 .unwrap();
@@ -49,8 +49,8 @@ impl Guest {
                 sockets.add(s)
             })
             .collect();
-        Guest {
-            rig,
+        EchoGuest {
+            bench,
             iface,
             sockets,
             handles,
@@ -61,8 +61,8 @@ impl Guest {
     /// One round: NIC DMA, the stack, the echo servers.
     fn run_once(&mut self) {
         let now = Instant::from_micros(self.start.elapsed().as_micros() as i64);
-        self.rig.step();
-        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
+        self.bench.step();
+        self.iface.poll(now, &mut self.bench.drv, &mut self.sockets);
         for h in &self.handles {
             let s = self.sockets.get_mut::<tcp::Socket>(*h);
             if !s.is_open() {
@@ -85,8 +85,8 @@ impl Guest {
                 s.close();
             }
         }
-        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
-        self.rig.step();
+        self.iface.poll(now, &mut self.bench.drv, &mut self.sockets);
+        self.bench.step();
     }
 
     /// Runs the guest until `done` has received `n` results or `limit` passes.
@@ -103,18 +103,18 @@ impl Guest {
 }
 
 /// A guest with `listeners` echo sockets behind a forwarder of `forwards`.
-fn setup(forwards: &[Forward], listeners: usize) -> (Guest, ForwarderThread) {
+fn setup(forwards: &[Forward], listeners: usize) -> (EchoGuest, ForwarderThread) {
     let net = HostNet::default();
-    let rig = rig_with(
+    let bench = driver_bench_with(
         SeeqChip::C80C03,
         NicConfig {
             rx_ring: 32,
             tx_ring: 16,
         },
     );
-    let fwd = Forwarder::new(rig.host.clone(), net, forwards).unwrap();
+    let fwd = Forwarder::new(bench.host.clone(), net, forwards).unwrap();
     let thread = ForwarderThread::spawn(fwd);
-    (Guest::new(rig, net, listeners), thread)
+    (EchoGuest::new(bench, net, listeners), thread)
 }
 
 /// Sends `payload`, half-closes, reads everything back until the guest closes.
@@ -173,7 +173,7 @@ fn many_concurrent_clients_echo_through_the_forwarder() {
         (st.accepted, st.closed, st.open, st.refused),
         (CLIENTS as u64, CLIENTS as u64, 0, 0)
     );
-    let c = guest.rig.counters();
+    let c = guest.bench.counters();
     assert!(c.rx_frames > 0 && c.tx_frames > 0);
     assert_eq!(c.rx_errors + c.rx_bad_length + c.tx_ring_full, 0);
 }
@@ -271,3 +271,4 @@ fn clients_beyond_the_guests_sockets_wait_their_turn() {
         "some connects were refused and retried"
     );
 }
+
