@@ -67,6 +67,8 @@ pub struct RigOptions {
     /// Host 127.0.0.1 ports forwarded to guest ports (none by default; the CLI adds
     /// `net::DEFAULT_FORWARDS`).
     pub forwards: Vec<Forward>,
+    /// Write every frame on the virtual wire to this pcap file (needs a forward).
+    pub pcap: Option<PathBuf>,
 }
 
 impl Default for RigOptions {
@@ -83,6 +85,7 @@ impl Default for RigOptions {
             hang_insns: DEFAULT_HANG_INSNS,
             quiet: false,
             forwards: Vec::new(),
+            pcap: None,
         }
     }
 }
