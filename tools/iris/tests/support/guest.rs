@@ -4,16 +4,14 @@
 use std::net::SocketAddr;
 
 use iris::image::find_repo_root;
-use iris::net::Forward;
+use iris::net::{DEFAULT_GUEST_NETADDR, Forward};
 use iris::{Rig, RigHandle, RigOptions};
 
 use super::image::{PrivateImage, ProductImage};
 
-/// The guest's address on the virtual wire.
-pub const GUEST_NETADDR: &str = "netaddr=172.31.77.2/24";
-
-/// Rig options that boot `image` (by file URL and digest) with `extra_env` and the given guest
-/// ports forwarded to free host ports: quiet, no disks.
+/// Rig options that boot `image` from `url_path` (a private copy, or the image itself), checked
+/// against its digest, with `extra_env` and the given guest ports forwarded to free host ports:
+/// quiet, no disks.
 pub fn guest_options(
     url_path: &std::path::Path,
     image: &ProductImage,
@@ -23,7 +21,7 @@ pub fn guest_options(
     let mut env = vec![
         format!("mcp.url=file:{}", url_path.display()),
         format!("mcp.sha256={}", image.sha256()),
-        GUEST_NETADDR.to_string(),
+        format!("netaddr={DEFAULT_GUEST_NETADDR}"),
     ];
     env.extend(extra_env.iter().map(|s| s.to_string()));
     RigOptions {
