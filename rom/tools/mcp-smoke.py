@@ -26,6 +26,25 @@ LEGACY = "2025-11-25"
 MIN_GAP_S = 1 / 15
 
 
+def modern_request(method, params=None, rid=1, meta=None, client="mcp-smoke"):
+    """(body, headers) of a 2026-07-28 request: the `_meta` envelope (with `meta` merged in,
+    e.g. a progressToken) and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers.
+    tests/python imports this, so the envelope is written once."""
+    p = dict(params or {})
+    p["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+        **(meta or {}),
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if method in ("tools/call", "prompts/get"):
+        headers["Mcp-Name"] = p["name"]
+    elif method == "resources/read":
+        headers["Mcp-Name"] = p["uri"]
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": p}, headers
+
+
 class Failure(Exception):
     pass
 
@@ -69,18 +88,9 @@ class Client:
         data = [l[5:].strip() for l in text.splitlines() if l.startswith("data:")]
         return json.loads(data[-1] if data else text)
 
-    def modern(self, method, params=None, name=None):
-        params = dict(params or {})
-        params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "mcp-smoke", "version": "1"},
-        }
-        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-        if name is not None:
-            headers["Mcp-Name"] = name
+    def modern(self, method, params=None):
         self.next_id += 1
-        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        body, headers = modern_request(method, params, self.next_id)
         status, _, raw = self._post(body, headers)
         msg = self._message(raw)
         if status != 200 or "error" in msg:
@@ -89,7 +99,7 @@ class Client:
 
     def tool(self, name, args):
         """Calls a tool; returns (structured or None, text, is_error)."""
-        r = self.modern("tools/call", {"name": name, "arguments": args}, name=name)
+        r = self.modern("tools/call", {"name": name, "arguments": args})
         texts = [c.get("text", "") for c in r.get("content", []) if c.get("type") == "text"]
         return r.get("structuredContent"), "".join(texts[:1]), bool(r.get("isError"))
 
@@ -275,8 +285,7 @@ def main():
         return "write, read back, remove"
 
     def screen_capture():
-        r = c.modern("tools/call", {"name": "screen.capture", "arguments": {"scale": 4}},
-                     name="screen.capture")
+        r = c.modern("tools/call", {"name": "screen.capture", "arguments": {"scale": 4}})
         if r.get("isError"):
             raise Failure(str(r.get("content")))
         s = r["structuredContent"]

@@ -6,20 +6,12 @@
 //! R4400's data cache is write-back); after a write the caller writes the range back so a
 //! device doing DMA sees it. Both windows reach physical addresses below 512 MiB only.
 
-use crate::hil::raw_bus::MmioError;
+use crate::hil::raw_bus::{MmioError, check_register};
 use indy::map::{KSEG_LIMIT, kseg0, kseg1};
 
 /// Checks one register access and returns its KSEG1 address.
 pub fn register_va(phys: u32, width: u32) -> Result<usize, MmioError> {
-    if !matches!(width, 1 | 2 | 4) {
-        return Err(MmioError::Width);
-    }
-    if !phys.is_multiple_of(width) {
-        return Err(MmioError::Align);
-    }
-    if phys >= KSEG_LIMIT {
-        return Err(MmioError::Range);
-    }
+    check_register(phys, width)?;
     Ok(kseg1(phys) as usize)
 }
 

@@ -14,6 +14,21 @@ pub enum MmioError {
     Range,
 }
 
+/// Whether one register access of `width` bytes at `phys` is well formed: 1, 2 or 4 bytes,
+/// naturally aligned, below 512 MiB. Every [`RawBus`] refuses the others with this answer.
+pub fn check_register(phys: u32, width: u32) -> Result<(), MmioError> {
+    if !matches!(width, 1 | 2 | 4) {
+        return Err(MmioError::Width);
+    }
+    if !phys.is_multiple_of(width) {
+        return Err(MmioError::Align);
+    }
+    if phys >= indy::map::KSEG_LIMIT {
+        return Err(MmioError::Range);
+    }
+    Ok(())
+}
+
 /// Physical memory and registers, one access at a time.
 pub trait RawBus {
     /// Whether a `width`-byte read at physical `phys` answers: `Ok`, or the kernel's status

@@ -58,3 +58,25 @@ fn escape(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::fs::cache::CacheStats;
+    use crate::tools::testing::fake;
+
+    #[test]
+    fn the_page_shows_the_disk_cache() {
+        let mut status = fake::ctx().status();
+        status.cache = Some(CacheStats {
+            hits: 3,
+            misses: 1,
+            ..Default::default()
+        });
+        let page = render(&status);
+        assert!(
+            page.contains("<td>disk cache</td><td>3 hits, 1 misses, 0 evictions (75.0% hits)"),
+            "{page}"
+        );
+    }
+}

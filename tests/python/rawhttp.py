@@ -2,11 +2,26 @@
 status codes, headers, session ids, rate limits, SSE framing."""
 
 import http.client
+import importlib.util
 import json
+import os
 import urllib.parse
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+
+def _load_smoke():
+    """rom/tools/mcp-smoke.py, which builds the modern request envelope for both (its name is
+    not an importable module name, so it is loaded from its path)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "rom", "tools", "mcp-smoke.py")
+    spec = importlib.util.spec_from_file_location("mcp_smoke", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_smoke = _load_smoke()
+MODERN = _smoke.MODERN
+LEGACY = _smoke.LEGACY
 ACCEPT = "application/json, text/event-stream"
 
 
@@ -64,26 +79,9 @@ def request(url, method="POST", body=None, headers=None, conn=None, timeout=30):
             c.close()
 
 
-def envelope(extra=None):
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "irix7-tests", "version": "1"},
-    }
-    meta.update(extra or {})
-    return meta
-
-
 def modern(method, params=None, rid=1, meta=None):
     """(body, headers) of a 2026-07-28 request."""
-    p = dict(params or {})
-    p["_meta"] = envelope(meta)
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-    if method == "tools/call" or method == "prompts/get":
-        headers["Mcp-Name"] = p["name"]
-    elif method == "resources/read":
-        headers["Mcp-Name"] = p["uri"]
-    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": p}, headers
+    return _smoke.modern_request(method, params, rid, meta, client="irix7-tests")
 
 
 def post_modern(url, method, params=None, rid=1, meta=None, headers=None, conn=None):

@@ -3,7 +3,7 @@
 //! (console bytes, keystrokes, resets) while the server owns the context.
 use crate::hil::block::IoError;
 use crate::hil::platform::{Console, Machine, Power};
-use crate::hil::raw_bus::{MmioError, RawBus};
+use crate::hil::raw_bus::{MmioError, RawBus, check_register};
 use crate::services::context::Services;
 use crate::services::status::{HeapUsage, NetUsage};
 use crate::tools::Ctx;
@@ -125,7 +125,7 @@ impl RawBus for FakeBus {
         }
     }
     fn mmio_read(&self, phys: u32, width: u32) -> Result<u32, MmioError> {
-        crate::board::mmio::register_va(phys, width)?;
+        check_register(phys, width)?;
         let v = self.state.regs.borrow().get(&phys).copied().unwrap_or(0);
         Ok(if width == 4 {
             v
@@ -134,7 +134,7 @@ impl RawBus for FakeBus {
         })
     }
     fn mmio_write(&self, phys: u32, width: u32, value: u32) -> Result<(), MmioError> {
-        crate::board::mmio::register_va(phys, width)?;
+        check_register(phys, width)?;
         self.state.regs.borrow_mut().insert(phys, value);
         Ok(())
     }

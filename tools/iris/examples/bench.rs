@@ -11,6 +11,7 @@
 use iris::image::{find_repo_root, sha256_hex};
 use iris::net::host::WireDevice;
 use iris::{Rig, RigOptions};
+use rpc::testing::McpRequest;
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
@@ -184,26 +185,8 @@ fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
 }
 
-fn mcp_request(method: &str, name: Option<&str>, params: serde_json::Value) -> Vec<u8> {
-    let mut params = params;
-    params["_meta"] = serde_json::json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-        .to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(n) = name {
-        req.push_str(&format!("Mcp-Name: {n}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    req.into_bytes()
+fn mcp_request(method: &str, params: serde_json::Value) -> Vec<u8> {
+    McpRequest::modern(method, params).http("/mcp", "indy", None)
 }
 
 /// Mean instructions per exchange over `reps`, after warming up.
@@ -290,7 +273,6 @@ fn boot_rig(image_path: &str) -> Rig {
 fn status_of(rig: &mut Rig, c: &mut Client) -> serde_json::Value {
     let req = mcp_request(
         "tools/call",
-        Some("status"),
         serde_json::json!({"name": "status", "arguments": {}}),
     );
     c.exchange(rig, &req, 1);
@@ -304,7 +286,6 @@ fn status_of(rig: &mut Rig, c: &mut Client) -> serde_json::Value {
 fn fs_read(rig: &mut Rig, c: &mut Client, len: u64) -> (u64, usize) {
     let req = mcp_request(
         "tools/call",
-        Some("fs.read"),
         serde_json::json!({"name": "fs.read", "arguments": {
             "path": FS_FILE, "encoding": "base64", "length": len, "max_output": 8 << 20}}),
     );
@@ -344,7 +325,6 @@ fn fs_read_peak(image_path: &str, len: u64) -> (f64, f64, f64, f64) {
 fn screen_capture(rig: &mut Rig, c: &mut Client) -> Option<(u64, usize)> {
     let req = mcp_request(
         "tools/call",
-        Some("screen.capture"),
         serde_json::json!({"name": "screen.capture", "arguments": {}}),
     );
     let (insns, bytes) = c.exchange(rig, &req, 1);
@@ -436,22 +416,16 @@ fn main() -> ExitCode {
         Some(200_000.0),
     );
 
-    for (what, method, name, params) in [
-        (
-            "server/discover",
-            "server/discover",
-            None,
-            serde_json::json!({}),
-        ),
-        ("tools/list", "tools/list", None, serde_json::json!({})),
+    for (what, method, params) in [
+        ("server/discover", "server/discover", serde_json::json!({})),
+        ("tools/list", "tools/list", serde_json::json!({})),
         (
             "tools/call echo",
             "tools/call",
-            Some("echo"),
             serde_json::json!({"name": "echo", "arguments": {"text": "hello"}}),
         ),
     ] {
-        let (i, _) = measure(&mut rig, &mut c, &mcp_request(method, name, params), 10);
+        let (i, _) = measure(&mut rig, &mut c, &mcp_request(method, params), 10);
         line(what, i as f64, "insns/request", Some(400_000.0));
     }
 
@@ -459,13 +433,11 @@ fn main() -> ExitCode {
     // a byte in and out (parse, unescape, escape, send); no budget of its own.
     let small = mcp_request(
         "tools/call",
-        Some("echo"),
         serde_json::json!({"name": "echo", "arguments": {"text": "x"}}),
     );
     let text: String = "irix7 ".repeat(10_000);
     let large = mcp_request(
         "tools/call",
-        Some("echo"),
         serde_json::json!({"name": "echo", "arguments": {"text": text}}),
     );
     let (i_small, b_small) = measure(&mut rig, &mut c, &small, 5);
@@ -483,7 +455,6 @@ fn main() -> ExitCode {
         &mut rig,
         &mcp_request(
             "tools/call",
-            Some("status"),
             serde_json::json!({"name": "status", "arguments": {}}),
         ),
         1,

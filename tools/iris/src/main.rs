@@ -62,6 +62,9 @@ struct Cli {
     /// Forward no ports at all.
     #[arg(long, conflicts_with = "forwards")]
     no_forward: bool,
+    /// Write every Ethernet frame on the virtual wire to FILE (pcap, for Wireshark/tcpdump).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_forward")]
+    pcap: Option<std::path::PathBuf>,
     /// Count guest instructions per function of the module after init and print the top 30
     /// when the run ends (with --run-ms, or at power-off).
     #[arg(long)]
@@ -86,6 +89,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         hang_insns: cli.hang_insns,
         quiet: cli.quiet,
         forwards: forwards.clone(),
+        pcap: cli.pcap,
     };
     let mut rig = Rig::new(opts)?;
     if cli.screen_rgb24 {

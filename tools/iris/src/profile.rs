@@ -17,6 +17,7 @@ use std::rc::Rc;
 use unicorn_engine::{RegisterMIPS, UcHookId};
 
 use crate::cpu::{Uc, uc_err};
+use crate::error::RigError;
 use crate::kernel::abi::AbiFn;
 use crate::loader::LoadedImage;
 use crate::memmap::{self, ram_va};
@@ -363,6 +364,42 @@ impl Profiler {
         uc.remove_hook(self.hook)
             .map_err(|e| uc_err("remove profile hook", e))?;
         Ok(p)
+    }
+}
+
+/// The rig's profiling slot: no hook until `start`, then one [`Profiler`] until `stop`.
+#[derive(Default)]
+pub(crate) struct ProfileHook(Option<Profiler>);
+
+impl ProfileHook {
+    /// Installs the hook for `image`, or restarts the counts when one is already in.
+    pub(crate) fn start(
+        &mut self,
+        uc: &mut Uc,
+        image: Option<&LoadedImage>,
+    ) -> Result<(), RigError> {
+        if let Some(p) = &self.0 {
+            p.take();
+            return Ok(());
+        }
+        let Some(image) = image else {
+            return Err(RigError::State("profile_start before boot".into()));
+        };
+        self.0 = Some(Profiler::install(uc, image).map_err(RigError::Emulator)?);
+        Ok(())
+    }
+
+    /// The profile since `start` or the last take, if profiling.
+    pub(crate) fn take(&self) -> Option<Profile> {
+        self.0.as_ref().map(Profiler::take)
+    }
+
+    /// Removes the hook, if any, returning the profile since the last take.
+    pub(crate) fn stop(&mut self, uc: &mut Uc) -> Result<Option<Profile>, RigError> {
+        match self.0.take() {
+            Some(p) => p.remove(uc).map(Some).map_err(RigError::Emulator),
+            None => Ok(None),
+        }
     }
 }
 

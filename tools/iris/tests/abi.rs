@@ -1,14 +1,14 @@
 //! Each ABI table entry through the stub trampolines: arguments in $a0–$a3, results in $v0
 //! (and $v1 for u64), big-endian data in guest memory.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use indy::map::unmapped_phys;
 use iris::kernel::abi::AbiFn;
 use iris::{Rig, RunEnd};
+use support::synthetic::*;
 
 /// An argument the poll loads before the call.
 #[derive(Clone, Copy)]
@@ -48,10 +48,10 @@ struct Booted {
 
 impl Booted {
     fn new(tag: &str, m: &ModuleObj, tweak: impl FnOnce(&mut iris::RigOptions)) -> Booted {
-        let mut opts = setup(tag, &m.build());
+        let mut opts = synthetic_options(tag, &m.build());
         tweak(&mut opts);
         Booted {
-            rig: boot(opts).unwrap(),
+            rig: boot_synthetic(opts).unwrap(),
         }
     }
     fn sec(&self, name: &str) -> u32 {
@@ -405,7 +405,7 @@ fn reset_reloads_and_reinits() {
 #[test]
 fn background_rig_stops_on_request() {
     let image = hello_module("background hello\n", idle_poll()).build();
-    let handle = Rig::spawn(setup("spawn", &image)).unwrap();
+    let handle = Rig::spawn(synthetic_options("spawn", &image)).unwrap();
     assert!(handle.wait_for_console("background hello", Duration::from_secs(10)));
     std::thread::sleep(Duration::from_millis(50));
     assert!(handle.counters().polls > 0);
@@ -417,7 +417,7 @@ fn background_rig_stops_on_request() {
 #[test]
 fn background_rig_reports_boot_failure() {
     let image = hello_module("x\n", idle_poll()).build();
-    let opts = setup("spawn-bad", &image);
+    let opts = synthetic_options("spawn-bad", &image);
     std::fs::write(opts.root.as_ref().unwrap().join("m.o"), b"changed").unwrap();
     let e = Rig::spawn(opts).err().unwrap();
     assert!(e.to_string().contains("sha256 mismatch"), "{e}");
@@ -482,7 +482,7 @@ fn bus_probe_answers_for_ram_and_devices_only() {
 #[test]
 fn an_abi_10_table_is_shorter_and_says_version_10() {
     let m = call_module(field!(clock_ms), &[], "");
-    let mut opts = setup("abi10", &m.build());
+    let mut opts = synthetic_options("abi10", &m.build());
     opts.quiet = true;
     let mut rig = Rig::new(opts).unwrap();
     rig.offer_abi_10();

@@ -1,15 +1,15 @@
 //! Booting hand-assembled modules on the rig: the kernel's boot lines, console_write through the
 //! stub trampolines into the Z85C30 and the serial ring, instruction counting, the scheduler.
 
-mod common;
+mod support;
 
-use common::*;
 use iris::RunEnd;
+use support::synthetic::*;
 
 #[test]
 fn hello_module_boots_and_prints() {
     let image = hello_module("hello from the guest\n", idle_poll()).build();
-    let mut rig = boot(setup("hello", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("hello", &image)).unwrap();
     let console = rig.console_text();
     assert!(
         console.starts_with("IRIX 7 kernel 7.0.0 (iris rig)"),

@@ -3,13 +3,15 @@
 //! test of the module keeps that file equal to the registry), and a reserved `debug.*` name
 //! answers `E_NOSYS` on the guest as on the host.
 
-mod guest;
+mod support;
 
-use guest::{boot, call_tool, connect, first_text, mcp_request, messages, read_response};
 use iris::image::find_repo_root;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::net::SocketAddr;
+use support::guest::boot_guest;
+use support::http::{connect, read_response};
+use support::mcp::{call_tool, first_text, mcp_request, messages};
 
 /// Every tool the guest lists, following `nextCursor`.
 fn guest_listing(addr: SocketAddr) -> Vec<Value> {
@@ -43,7 +45,7 @@ fn the_guests_tools_list_is_the_host_registrys() {
     let path = find_repo_root().join("docs/tools.json");
     let text = std::fs::read_to_string(&path).expect("docs/tools.json (run `cargo xtask docs`)");
     let want: Vec<Value> = serde_json::from_str(&text).expect("docs/tools.json is a JSON array");
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let got = guest_listing(g.mcp);
     assert_eq!(
         names(&got),
@@ -58,7 +60,7 @@ fn the_guests_tools_list_is_the_host_registrys() {
 
 #[test]
 fn a_reserved_debug_name_answers_nosys_on_the_guest() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let r = call_tool(g.mcp, "debug.step", json!({}));
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(

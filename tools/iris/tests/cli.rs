@@ -1,11 +1,11 @@
 //! The `iris` binary: flags, exit statuses, one-line errors, console on stdout.
 
-mod common;
+mod support;
 
 use std::process::Command;
 
-use common::*;
 use iris::image::sha256_hex;
+use support::synthetic::*;
 
 fn iris() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iris"));
@@ -40,7 +40,7 @@ fn help_lists_the_flags() {
 #[test]
 fn runs_a_module_and_exits_zero() {
     let image = hello_module("hello over stdout\n", idle_poll()).build();
-    let opts = setup("cli-ok", &image);
+    let opts = synthetic_options("cli-ok", &image);
     let out = iris()
         .args(["--no-disk", "--run-ms", "100", "--root"])
         .arg(opts.root.unwrap())
@@ -60,7 +60,7 @@ fn runs_a_module_and_exits_zero() {
 #[test]
 fn digest_mismatch_exits_one_with_one_line() {
     let image = hello_module("x\n", idle_poll()).build();
-    let opts = setup("cli-mismatch", &image);
+    let opts = synthetic_options("cli-mismatch", &image);
     let root = opts.root.unwrap();
     let out = iris()
         .args([
@@ -108,7 +108,7 @@ fn guest_crash_exits_two() {
     let mut p = Asm::default();
     p.ops(&[BREAK, jr(RA), NOP]);
     let image = hello_module("x\n", p).build();
-    let root = setup("cli-crash", &image).root.unwrap();
+    let root = synthetic_options("cli-crash", &image).root.unwrap();
     let out = iris()
         .args(["--quiet", "--no-disk", "--root"])
         .arg(&root)

@@ -1,11 +1,11 @@
 //! The kernel's boot configuration and image checks, through the rig: each problem is one clear
 //! error and nothing runs.
 
-mod common;
+mod support;
 
-use common::*;
 use iris::image::{ImageError, sha256_hex};
 use iris::{Rig, RigError, RigOptions};
+use support::synthetic::*;
 
 fn config_of(opts: &RigOptions) -> std::path::PathBuf {
     opts.root.as_ref().unwrap().join("boot/config.conf")
@@ -14,7 +14,7 @@ fn config_of(opts: &RigOptions) -> std::path::PathBuf {
 #[test]
 fn digest_mismatch_refuses_to_load() {
     let image = hello_module("must not run\n", idle_poll()).build();
-    let opts = setup("mismatch", &image);
+    let opts = synthetic_options("mismatch", &image);
     let wrong = "ab".repeat(32);
     std::fs::write(
         config_of(&opts),
@@ -52,9 +52,9 @@ fn digest_mismatch_refuses_to_load() {
 #[test]
 fn missing_and_malformed_config_lines() {
     let image = hello_module("x\n", idle_poll()).build();
-    let opts = setup("noline", &image);
+    let opts = synthetic_options("noline", &image);
     std::fs::write(config_of(&opts), "mcp.url = file:m.o\n").unwrap();
-    let e = boot(opts.clone()).err().unwrap();
+    let e = boot_synthetic(opts.clone()).err().unwrap();
     assert!(matches!(e, RigError::Config(_)), "{e}");
     assert!(
         e.to_string()
@@ -68,7 +68,7 @@ fn missing_and_malformed_config_lines() {
         format!("mcp.url = file:m.o\nmcp.sha256 {}\n", sha256_hex(&image)),
     )
     .unwrap();
-    let e = boot(opts.clone()).err().unwrap();
+    let e = boot_synthetic(opts.clone()).err().unwrap();
     assert!(
         e.to_string()
             .contains("config.conf:2: malformed line (expected `key = value`)"),
@@ -76,7 +76,7 @@ fn missing_and_malformed_config_lines() {
     );
 
     std::fs::remove_file(config_of(&opts)).unwrap();
-    let e = boot(opts).err().unwrap();
+    let e = boot_synthetic(opts).err().unwrap();
     assert!(e.to_string().contains("cannot read boot config"), "{e}");
 }
 
@@ -84,12 +84,12 @@ fn missing_and_malformed_config_lines() {
 fn environment_overrides_url_and_digest() {
     let first = hello_module("first image\n", idle_poll()).build();
     let second = hello_module("second image\n", idle_poll()).build();
-    let mut opts = setup("override", &first);
+    let mut opts = synthetic_options("override", &first);
     let root = opts.root.clone().unwrap();
     std::fs::write(root.join("other.o"), &second).unwrap();
     opts.env.push("mcp.url=file:other.o".into());
     opts.env.push(format!("mcp.sha256={}", sha256_hex(&second)));
-    let rig = boot(opts).unwrap();
+    let rig = boot_synthetic(opts).unwrap();
     assert!(rig.console_text().contains("second image"));
     assert!(
         rig.console_text()
@@ -100,12 +100,12 @@ fn environment_overrides_url_and_digest() {
 #[test]
 fn missing_image_and_unsupported_url() {
     let image = hello_module("x\n", idle_poll()).build();
-    let mut opts = setup("noimage", &image);
+    let mut opts = synthetic_options("noimage", &image);
     opts.env.push("mcp.url=file:nonexistent.o".into());
-    let e = boot(opts.clone()).err().unwrap();
+    let e = boot_synthetic(opts.clone()).err().unwrap();
     assert!(matches!(e, RigError::Image(ImageError::Read { .. })), "{e}");
     opts.env.push("mcp.url=ftp://example/x.o".into());
-    let e = boot(opts).err().unwrap();
+    let e = boot_synthetic(opts).err().unwrap();
     assert!(
         matches!(e, RigError::Image(ImageError::UnsupportedUrl(_))),
         "{e}"
@@ -117,7 +117,7 @@ fn loader_errors_surface_through_boot() {
     let mut a = Asm::default();
     a.func("irix7_mcp_init").ret(0);
     a.func("irix7_mcp_exit").ret(0);
-    let e = boot(setup("noentry", &ModuleObj::new(a).build()))
+    let e = boot_synthetic(synthetic_options("noentry", &ModuleObj::new(a).build()))
         .err()
         .unwrap();
     assert_eq!(
@@ -133,7 +133,7 @@ fn init_failure_is_reported() {
     a.func("irix7_mcp_init").ret(-12);
     a.func("irix7_mcp_poll").ret(0);
     a.func("irix7_mcp_exit").ret(0);
-    let e = boot(setup("initfail", &ModuleObj::new(a).build()))
+    let e = boot_synthetic(synthetic_options("initfail", &ModuleObj::new(a).build()))
         .err()
         .unwrap();
     assert_eq!(e, RigError::InitFailed(-12));
@@ -144,7 +144,11 @@ fn init_failure_is_reported() {
 fn poll_failure_is_reported() {
     let mut p = Asm::default();
     p.ret(-5);
-    let mut rig = boot(setup("pollfail", &hello_module("x\n", p).build())).unwrap();
+    let mut rig = boot_synthetic(synthetic_options(
+        "pollfail",
+        &hello_module("x\n", p).build(),
+    ))
+    .unwrap();
     assert_eq!(rig.step().unwrap_err(), RigError::PollFailed(-5));
 }
 
@@ -153,14 +157,14 @@ fn bad_options() {
     let image = hello_module("x\n", idle_poll()).build();
     let e = Rig::new(RigOptions {
         ram_mib: 8,
-        ..setup("ram", &image)
+        ..synthetic_options("ram", &image)
     })
     .err()
     .unwrap();
     assert!(e.to_string().contains("--ram 8 MiB out of range"), "{e}");
     let e = Rig::new(RigOptions {
         env: vec!["novalue".into()],
-        ..setup("env", &image)
+        ..synthetic_options("env", &image)
     })
     .err()
     .unwrap();
@@ -171,7 +175,7 @@ fn bad_options() {
     let e = Rig::new(RigOptions {
         no_disk: false,
         disks: vec![(1, "/nonexistent/disk.img".into())],
-        ..setup("disk", &image)
+        ..synthetic_options("disk", &image)
     })
     .err()
     .unwrap();

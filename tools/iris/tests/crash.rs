@@ -1,12 +1,12 @@
 //! Guest faults end the run with a report (pc, cause, bad address), never a silent hang; a hung
 //! call is reported (watchdog off) or reset by the MC watchdog.
 
-mod common;
+mod support;
 
 use std::time::Duration;
 
-use common::*;
 use iris::{RigError, RunEnd};
+use support::synthetic::*;
 
 fn poll_body(ops: &[u32]) -> Asm {
     let mut p = Asm::default();
@@ -26,7 +26,7 @@ fn load_from_unmapped_address_is_reported() {
     // lui t0, 0xa0f0; lw t1, 0x10(t0): physical 0x00f00010 has nothing behind it.
     let poll = poll_body(&[lui(T0, 0xA0F0), lw(T1, 0x10, T0), NOP, jr(RA), NOP]);
     let image = hello_module("hi\n", poll).build();
-    let mut rig = boot(setup("unmapped", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("unmapped", &image)).unwrap();
     let poll_addr = rig.image().unwrap().poll;
     let c = crash_of(rig.step().unwrap_err());
     assert_eq!(c.call, "irix7_mcp_poll");
@@ -55,7 +55,7 @@ fn load_from_unmapped_address_is_reported() {
 fn store_to_unmapped_address_is_reported() {
     let poll = poll_body(&[lui(T0, 0xBF00), sw(ZERO, 0, T0), NOP, jr(RA), NOP]);
     let image = hello_module("hi\n", poll).build();
-    let mut rig = boot(setup("unmapped-w", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("unmapped-w", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.starts_with("write to unmapped memory"), "{c}");
     assert_eq!(
@@ -70,7 +70,7 @@ fn teq_trap_is_a_crash() {
     // teq zero, zero always traps (what a Rust divide-by-zero check does).
     let poll = poll_body(&[NOP, teq(ZERO, ZERO), jr(RA), NOP]);
     let image = hello_module("hi\n", poll).build();
-    let mut rig = boot(setup("teq", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("teq", &image)).unwrap();
     let poll_addr = rig.image().unwrap().poll;
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.contains("intno 22"), "{c}");
@@ -84,7 +84,7 @@ fn teq_trap_is_a_crash() {
 fn break_is_a_crash() {
     let poll = poll_body(&[BREAK, jr(RA), NOP]);
     let image = hello_module("hi\n", poll).build();
-    let mut rig = boot(setup("break", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("break", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.contains("intno 18"), "{c}");
     assert_eq!(c.pc, rig.image().unwrap().poll, "{c}");
@@ -96,7 +96,7 @@ fn misaligned_load_reports_address_error_with_decoded_address() {
     let mut p = Asm::default();
     p.la(T0, "abi_ptr").ops(&[lw(T1, 2, T0), NOP, jr(RA), NOP]);
     let image = hello_module("hi\n", p).build();
-    let mut rig = boot(setup("adel", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("adel", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.contains("intno 12"), "{c}");
     let data = rig
@@ -121,7 +121,9 @@ fn crash_in_init_fails_boot() {
     a.func("irix7_mcp_poll").ret(0);
     a.func("irix7_mcp_exit").ret(0);
     let image = ModuleObj::new(a).build();
-    let e = boot(setup("init-crash", &image)).err().unwrap();
+    let e = boot_synthetic(synthetic_options("init-crash", &image))
+        .err()
+        .unwrap();
     assert_eq!(crash_of(e.clone()).call, "irix7_mcp_init");
     assert_eq!(e.exit_code(), 2);
 }
@@ -132,9 +134,9 @@ fn hang_is_reported_when_the_watchdog_is_off() {
     let opts = iris::RigOptions {
         watchdog_ms: 0,
         hang_insns: 30_000_000,
-        ..setup("hang", &image)
+        ..synthetic_options("hang", &image)
     };
-    let mut rig = boot(opts).unwrap();
+    let mut rig = boot_synthetic(opts).unwrap();
     let poll_addr = rig.image().unwrap().poll;
     match rig.step().unwrap_err() {
         RigError::Hang {
@@ -157,9 +159,9 @@ fn watchdog_resets_a_hung_module_and_init_runs_again() {
     let image = hello_module("hello again\n", poll_body(&SPIN)).build();
     let opts = iris::RigOptions {
         watchdog_ms: 150,
-        ..setup("watchdog", &image)
+        ..synthetic_options("watchdog", &image)
     };
-    let mut rig = boot(opts).unwrap();
+    let mut rig = boot_synthetic(opts).unwrap();
     let end = rig
         .run_until(Duration::from_secs(20), |r| r.counters().resets >= 1)
         .unwrap();
@@ -183,7 +185,7 @@ fn mips4_instruction_is_a_reserved_instruction_crash() {
     // movn t0, t1, t2 (MIPS IV): the R4000 model raises reserved instruction.
     let poll = poll_body(&[0x012A_400B, jr(RA), NOP]);
     let image = hello_module("hi\n", poll).build();
-    let mut rig = boot(setup("movn", &image)).unwrap();
+    let mut rig = boot_synthetic(synthetic_options("movn", &image)).unwrap();
     let c = crash_of(rig.step().unwrap_err());
     assert!(c.what.contains("reserved instruction"), "{c}");
 }

@@ -1,16 +1,13 @@
-//! Issue 7's device tools on the rig with the real module image, over HTTP: `mem.*` on RAM,
+//! The device tools on the rig with the real module image, over HTTP: `mem.*` on RAM,
 //! `mmio.*` on HPC3 and unmodelled windows, `dev.list`, `irq.list` (and its E_NOSYS on an ABI 10
 //! kernel), `dma.list` ring positions, `proc.list`.
 
-mod guest;
+mod support;
 
-use guest::{call_tool, first_text, tool_ok};
-use iris::image::{find_repo_root, sha256_hex};
-use iris::net::Forward;
-use iris::{Rig, RigHandle, RigOptions};
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::time::Duration;
+use support::guest::{Guest, boot_guest_with};
+use support::mcp::{call_tool, first_text, tool_ok};
 
 /// Server limit: 20 requests per rolling second per client.
 const PACE: Duration = Duration::from_millis(60);
@@ -18,75 +15,27 @@ const PACE: Duration = Duration::from_millis(60);
 /// Free RAM the rig's kernel never uses: past the hang loop, below the stack guard.
 const FREE_RAM: u32 = 0x0800_8000;
 
-struct Booted {
-    _rig: RigHandle,
-    mcp: SocketAddr,
-    image: std::path::PathBuf,
-}
-
-impl Drop for Booted {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.image);
-    }
-}
-
-/// Boots the product image (a private copy), optionally on an ABI 10 table; `None` when the
-/// image is not built and `IRIX7_IMAGE` does not demand one.
-fn boot(abi_10: bool) -> Option<Booted> {
-    let path = guest::image_path();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(_) if std::env::var_os("IRIX7_IMAGE").is_none() => {
-            println!("skipped: no module image at {}", path.display());
-            return None;
-        }
-        Err(e) => panic!("IRIX7_IMAGE {}: {e}", path.display()),
-    };
-    let copy = std::env::temp_dir().join(format!(
-        "iris-devices-{}-{}.o",
-        std::process::id(),
-        u8::from(abi_10)
-    ));
-    std::fs::write(&copy, &bytes).unwrap();
-    let opts = RigOptions {
-        root: Some(find_repo_root()),
-        env: vec![
-            format!("mcp.url=file:{}", copy.display()),
-            format!("mcp.sha256={}", sha256_hex(&bytes)),
-            "netaddr=172.31.77.2/24".to_string(),
-        ],
-        quiet: true,
-        no_disk: true,
-        forwards: vec![Forward {
-            host_port: 0,
-            guest_port: 7801,
-        }],
-        ..RigOptions::default()
-    };
-    let rig = Rig::spawn_with(
-        opts,
-        Box::new(move |r: &mut Rig| {
+/// Boots the product image, optionally on an ABI 10 table.
+fn boot(abi_10: bool) -> Option<Guest> {
+    boot_guest_with(
+        &[],
+        |_| {},
+        move |r| {
             if abi_10 {
                 r.offer_abi_10();
             }
-            Ok(())
-        }),
+        },
     )
-    .expect("the rig boots the image");
-    let mcp = rig.forward_addrs()[0];
-    Some(Booted {
-        _rig: rig,
-        mcp,
-        image: copy,
-    })
 }
 
-fn call(g: &Booted, tool: &str, args: Value) -> Value {
+/// A tool call paced under the server's rate limit; the result (with `isError` on failure).
+fn call(g: &Guest, tool: &str, args: Value) -> Value {
     std::thread::sleep(PACE);
     call_tool(g.mcp, tool, args)
 }
 
-fn ok(g: &Booted, tool: &str, args: Value) -> Value {
+/// A paced tool call that must succeed; its structured result.
+fn ok(g: &Guest, tool: &str, args: Value) -> Value {
     std::thread::sleep(PACE);
     tool_ok(g.mcp, tool, args)
 }
@@ -182,7 +131,7 @@ fn devices_interrupts_dma_and_processes() {
         assert_eq!(dev(n)["state"], "present", "{n}: {d}");
     }
 
-    let irq_count = |g: &Booted| {
+    let irq_count = |g: &Guest| {
         let l = ok(g, "irq.list", json!({}));
         let src = l["sources"].as_array().unwrap().clone();
         let get = |n: &str| src.iter().find(|s| s["name"] == n).unwrap().clone();
@@ -192,7 +141,7 @@ fn devices_interrupts_dma_and_processes() {
         assert_eq!(get("serial")["enabled"], false);
         get("enet")["count"].as_u64().unwrap()
     };
-    let dma = |g: &Booted| ok(g, "dma.list", json!({}));
+    let dma = |g: &Guest| ok(g, "dma.list", json!({}));
 
     let irq_before = irq_count(&g);
     let dma_before = dma(&g);

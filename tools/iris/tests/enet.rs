@@ -1,9 +1,8 @@
 //! The module's Seeq driver against the rig's HPC3/Seeq model: probe, init, TX padding and
-//! reclaim, RX status handling, ring-end restarts and overflow storms (harness in `enet_support`).
+//! reclaim, RX status handling, ring-end restarts and overflow storms (harness in `support/enet.rs`).
 
-mod enet_support;
+mod support;
 
-use enet_support::*;
 use indy::regs::enet_desc::{DESC_BCNT, DESC_EOX, DESC_OWN};
 use indy::regs::hpc3::{DMA_CFG_VALUE, EDMA_CFG, EPIO_CFG, ERX_NDBP, ETX_NDBP, PIO_CFG_VALUE};
 use iris::devices::hpc3_enet::{Hpc3Enet, SeeqChip};
@@ -12,10 +11,11 @@ use iris::net::wire::wire;
 use irix7_mcp::drivers::seeq::{Chip, Config, Seeq};
 use std::cell::RefCell;
 use std::rc::Rc;
+use support::enet::*;
 
 #[test]
 fn probe_and_init_program_the_chip() {
-    let r = rig(8, 4);
+    let r = driver_bench(8, 4);
     assert_eq!(r.drv.chip(), Chip::Seeq80C03);
     let mut g = r.m.borrow_mut();
     assert_eq!(g.nic.station(), MAC);
@@ -35,7 +35,7 @@ fn probe_and_init_program_the_chip() {
     }
     drop(g);
 
-    let old = rig_with(
+    let old = driver_bench_with(
         SeeqChip::S8003,
         Config {
             rx_ring: 4,
@@ -78,7 +78,7 @@ fn bad_ring_sizes_are_refused() {
 
 #[test]
 fn tx_pads_short_frames_and_sends_full_ones_whole() {
-    let mut r = rig(8, 4);
+    let mut r = driver_bench(8, 4);
     let short = frame(PEER, MAC, 42, 1);
     let full = frame(PEER, MAC, 1514, 2);
     assert!(r.send(&short));
@@ -101,7 +101,7 @@ fn tx_pads_short_frames_and_sends_full_ones_whole() {
 
 #[test]
 fn rx_delivers_good_frames_and_drops_bad_and_own() {
-    let mut r = rig(8, 4);
+    let mut r = driver_bench(8, 4);
     let a = frame(MAC, PEER, 64, 1);
     let own = frame([0xFF; 6], MAC, 64, 2);
     let b = frame([0xFF; 6], PEER, 1514, 3);
@@ -134,7 +134,7 @@ fn rx_delivers_good_frames_and_drops_bad_and_own() {
 
 #[test]
 fn rx_restarts_at_the_end_of_the_ring_without_losing_frames() {
-    let mut r = rig(4, 4);
+    let mut r = driver_bench(4, 4);
     let sent: Vec<Vec<u8>> = (0..30).map(|i| frame(MAC, PEER, 60 + i, i as u8)).collect();
     for f in &sent {
         r.host.send(f.clone());
@@ -160,7 +160,7 @@ fn rx_restarts_at_the_end_of_the_ring_without_losing_frames() {
 
 #[test]
 fn rx_survives_an_overflow_storm() {
-    let mut r = rig(8, 4);
+    let mut r = driver_bench(8, 4);
     let storm: Vec<Vec<u8>> = (0..64).map(|i| frame(MAC, PEER, 300, i)).collect();
     let res = {
         let mut g = r.m.borrow_mut();
@@ -199,7 +199,7 @@ fn rx_survives_an_overflow_storm() {
 
 #[test]
 fn tx_reclaims_across_many_wraps() {
-    let mut r = rig(4, 4);
+    let mut r = driver_bench(4, 4);
     let sent: Vec<Vec<u8>> = (0..200)
         .map(|i| frame(PEER, MAC, 60 + (i * 13) % 1400, i as u8))
         .collect();
@@ -229,7 +229,7 @@ fn tx_reclaims_across_many_wraps() {
 
 #[test]
 fn tx_restarts_a_channel_that_stopped_before_the_chain_grew() {
-    let mut r = rig(4, 4);
+    let mut r = driver_bench(4, 4);
     let (f1, f2) = (frame(PEER, MAC, 60, 1), frame(PEER, MAC, 60, 2));
     assert!(r.send(&f1));
     assert!(r.send(&f2));

@@ -2,39 +2,39 @@
 //! smoltcp → virtual wire → HPC3/Seeq model → fake RAM → the module's Seeq driver → a guest-side
 //! smoltcp stack running echo servers (a stand-in for the module's HTTP server).
 
-mod enet_support;
+mod support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant as StdInstant};
 
-use enet_support::*;
 use iris::devices::hpc3_enet::SeeqChip;
-use iris::net::{Forward, Forwarder, ForwarderThread, HostNet};
+use iris::net::{Forward, Forwarder, ForwarderThread, HostNet, PcapFile};
 use irix7_mcp::drivers::seeq::Config as NicConfig;
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+use support::enet::*;
 
 const ECHO_PORT: u16 = 7801;
 
 /// The guest side: the module's driver under a smoltcp interface with echo sockets.
-struct Guest {
-    rig: Rig,
+struct EchoGuest {
+    bench: DriverBench,
     iface: Interface,
     sockets: SocketSet<'static>,
     handles: Vec<SocketHandle>,
     start: StdInstant,
 }
 
-impl Guest {
-    fn new(rig: Rig, net: HostNet, listeners: usize) -> Guest {
-        let mut rig = rig;
+impl EchoGuest {
+    fn new(bench: DriverBench, net: HostNet, listeners: usize) -> EchoGuest {
+        let mut bench = bench;
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(MAC)));
         config.random_seed = 7;
-        let mut iface = Interface::new(config, &mut rig.drv, Instant::ZERO);
+        let mut iface = Interface::new(config, &mut bench.drv, Instant::ZERO);
         iface.update_ip_addrs(|a| {
             a.push(IpCidr::new(IpAddress::Ipv4(net.guest_ip), net.prefix))
                 .unwrap();
@@ -49,8 +49,8 @@ impl Guest {
                 sockets.add(s)
             })
             .collect();
-        Guest {
-            rig,
+        EchoGuest {
+            bench,
             iface,
             sockets,
             handles,
@@ -61,8 +61,8 @@ impl Guest {
     /// One round: NIC DMA, the stack, the echo servers.
     fn run_once(&mut self) {
         let now = Instant::from_micros(self.start.elapsed().as_micros() as i64);
-        self.rig.step();
-        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
+        self.bench.step();
+        self.iface.poll(now, &mut self.bench.drv, &mut self.sockets);
         for h in &self.handles {
             let s = self.sockets.get_mut::<tcp::Socket>(*h);
             if !s.is_open() {
@@ -85,8 +85,8 @@ impl Guest {
                 s.close();
             }
         }
-        self.iface.poll(now, &mut self.rig.drv, &mut self.sockets);
-        self.rig.step();
+        self.iface.poll(now, &mut self.bench.drv, &mut self.sockets);
+        self.bench.step();
     }
 
     /// Runs the guest until `done` has received `n` results or `limit` passes.
@@ -103,18 +103,27 @@ impl Guest {
 }
 
 /// A guest with `listeners` echo sockets behind a forwarder of `forwards`.
-fn setup(forwards: &[Forward], listeners: usize) -> (Guest, ForwarderThread) {
+fn setup(forwards: &[Forward], listeners: usize) -> (EchoGuest, ForwarderThread) {
+    setup_captured(forwards, listeners, PcapFile::none())
+}
+
+/// `setup` with the wire captured to `capture`.
+fn setup_captured(
+    forwards: &[Forward],
+    listeners: usize,
+    capture: PcapFile,
+) -> (EchoGuest, ForwarderThread) {
     let net = HostNet::default();
-    let rig = rig_with(
+    let bench = driver_bench_with(
         SeeqChip::C80C03,
         NicConfig {
             rx_ring: 32,
             tx_ring: 16,
         },
     );
-    let fwd = Forwarder::new(rig.host.clone(), net, forwards).unwrap();
+    let fwd = Forwarder::new(bench.host.clone(), net, forwards, capture).unwrap();
     let thread = ForwarderThread::spawn(fwd);
-    (Guest::new(rig, net, listeners), thread)
+    (EchoGuest::new(bench, net, listeners), thread)
 }
 
 /// Sends `payload`, half-closes, reads everything back until the guest closes.
@@ -173,7 +182,7 @@ fn many_concurrent_clients_echo_through_the_forwarder() {
         (st.accepted, st.closed, st.open, st.refused),
         (CLIENTS as u64, CLIENTS as u64, 0, 0)
     );
-    let c = guest.rig.counters();
+    let c = guest.bench.counters();
     assert!(c.rx_frames > 0 && c.tx_frames > 0);
     assert_eq!(c.rx_errors + c.rx_bad_length + c.tx_ring_full, 0);
 }
@@ -269,5 +278,72 @@ fn clients_beyond_the_guests_sockets_wait_their_turn() {
     assert!(
         fwd.stats().retries > 0,
         "some connects were refused and retried"
+    );
+}
+
+/// The frames of a pcap file (native byte order, as smoltcp writes it), after checking the
+/// global header says Ethernet and every record is whole.
+fn pcap_frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let u32_at = |at: usize| u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap());
+    let u16_at = |at: usize| u16::from_ne_bytes(bytes[at..at + 2].try_into().unwrap());
+    assert!(bytes.len() >= 24, "no global header");
+    assert_eq!(u32_at(0), 0xa1b2_c3d4, "pcap magic");
+    assert_eq!((u16_at(4), u16_at(6)), (2, 4), "pcap version");
+    assert_eq!(u32_at(20), 1, "link type Ethernet");
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        assert!(at + 16 <= bytes.len(), "a record header cut short at {at}");
+        let (captured, original) = (u32_at(at + 8) as usize, u32_at(at + 12) as usize);
+        assert_eq!(captured, original, "no frame is truncated");
+        at += 16;
+        assert!(at + captured <= bytes.len(), "a record cut short at {at}");
+        frames.push(bytes[at..at + captured].to_vec());
+        at += captured;
+    }
+    frames
+}
+
+#[test]
+fn the_wire_is_captured_as_pcap() {
+    let path = std::env::temp_dir().join(format!("iris-wire-{}.pcap", std::process::id()));
+    let (mut guest, fwd) = setup_captured(
+        &[Forward {
+            host_port: 0,
+            guest_port: ECHO_PORT,
+        }],
+        1,
+        PcapFile::create(&path).unwrap(),
+    );
+    let addr = fwd.local_addrs()[0];
+    let (tx, rx) = mpsc::channel();
+    let payload = b"captured on the virtual wire\n".to_vec();
+    {
+        let payload = payload.clone();
+        std::thread::spawn(move || tx.send(echo_client(addr, payload)).unwrap());
+    }
+    let results = guest.run_until(&rx, 1, Duration::from_secs(30));
+    assert_eq!(results, [Ok(payload.clone())]);
+    // Stopping the forwarder ends the capture: the file is complete.
+    drop(fwd);
+    let bytes = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let frames = pcap_frames(&bytes);
+    let carries = |f: &&Vec<u8>| f.windows(payload.len()).any(|w| w == payload.as_slice());
+    // The payload crosses both ways: to the echo server and back.
+    let to_guest = frames
+        .iter()
+        .filter(carries)
+        .filter(|f| f[..6] == MAC)
+        .count();
+    let from_guest = frames
+        .iter()
+        .filter(carries)
+        .filter(|f| f[6..12] == MAC)
+        .count();
+    assert!(
+        to_guest > 0 && from_guest > 0,
+        "payload {to_guest}x to and {from_guest}x from the guest in {} frames",
+        frames.len()
     );
 }

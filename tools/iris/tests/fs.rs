@@ -1,14 +1,13 @@
 //! The file tools end to end: the real MIPS module in the rig, the fixture images attached as
-//! SCSI disks, every request through the rig's port forwarding (issue 5's acceptance).
+//! SCSI disks, every request through the rig's port forwarding.
 //!
 //! Needs `cargo xtask image` and `cargo xtask fixtures` (images and the staging tree under
 //! `target/fixtures/`); without them each test says so and returns.
 
-mod guest;
+mod support;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use guest::{Guest, boot_with, connect, messages, read_response, tool_request};
 use iris::image::find_repo_root;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -16,6 +15,9 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use support::guest::{Guest, boot_guest_with};
+use support::http::{connect, read_response};
+use support::mcp::{tool_request, tool_result};
 
 fn fixtures_dir() -> PathBuf {
     find_repo_root().join("target/fixtures")
@@ -40,10 +42,14 @@ fn staging() -> Option<PathBuf> {
 /// Boots with `disks` attached (none at all when empty) and extra NVRAM variables.
 fn boot_disks(env: &[&str], disks: &[(u8, PathBuf)]) -> Option<Guest> {
     let disks = disks.to_vec();
-    boot_with(env, move |o| {
-        o.no_disk = disks.is_empty();
-        o.disks = disks;
-    })
+    boot_guest_with(
+        env,
+        move |o| {
+            o.no_disk = disks.is_empty();
+            o.disks = disks;
+        },
+        |_| {},
+    )
 }
 
 /// A kept-alive MCP connection that moves the guest clock on before each call, so a walk of
@@ -74,13 +80,7 @@ impl<'g> Client<'g> {
             .unwrap();
         let r = read_response(&mut self.s, &mut self.buf, false)
             .unwrap_or_else(|| panic!("{tool} {args}: connection closed"));
-        assert_eq!(r.status, 200, "{tool} {args}: {}", r.text());
-        let msg = messages(&r.body)
-            .pop()
-            .unwrap_or_else(|| panic!("{tool}: {}", r.text()));
-        msg.get("result")
-            .cloned()
-            .unwrap_or_else(|| panic!("{tool} {args}: {msg}"))
+        tool_result(&format!("{tool} {args}"), r)
     }
 
     fn ok(&mut self, tool: &str, args: Value) -> Value {

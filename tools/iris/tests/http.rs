@@ -1,11 +1,12 @@
 //! The module's HTTP server end to end: the real MIPS image in the rig, reached through the
-//! rig's port forwarding with plain TCP clients (issue 3's acceptance).
+//! rig's port forwarding with plain TCP clients.
 
-mod guest;
+mod support;
 
-use guest::{Resp, boot, closed_by_server, connect, read_response, request};
 use std::io::Write;
 use std::time::Duration;
+use support::guest::boot_guest;
+use support::http::{Resp, closed_by_server, connect, read_response, request};
 
 const GET: &str = "GET / HTTP/1.1\r\nHost: indy\r\n\r\n";
 
@@ -22,7 +23,7 @@ fn uptime_ms(page: &Resp) -> u64 {
 
 #[test]
 fn status_page_on_both_ports_with_live_uptime() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let a = request(g.mcp, GET);
     assert_eq!(a.status, 200);
     assert!(a.header("content-type").unwrap().starts_with("text/html"));
@@ -53,7 +54,7 @@ fn status_page_on_both_ports_with_live_uptime() {
 
 #[test]
 fn two_hundred_keep_alive_requests_on_one_connection() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let mut s = connect(g.mcp);
     let mut buf = Vec::new();
     for i in 0..200 {
@@ -67,7 +68,7 @@ fn two_hundred_keep_alive_requests_on_one_connection() {
 
 #[test]
 fn eight_concurrent_connections_all_answered() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let addr = g.mcp;
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -90,7 +91,7 @@ fn eight_concurrent_connections_all_answered() {
 
 #[test]
 fn pipelined_requests_answered_in_order() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let mut s = connect(g.mcp);
     let batch = "GET / HTTP/1.1\r\nHost: indy\r\n\r\n\
                  GET /nothing-here HTTP/1.1\r\nHost: indy\r\n\r\n\
@@ -121,7 +122,7 @@ fn bad(addr: std::net::SocketAddr, raw: &[u8]) -> Option<u16> {
 
 #[test]
 fn bad_input_gets_its_error_while_another_connection_keeps_working() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let mut good = connect(g.mcp);
     let mut good_buf = Vec::new();
     let mut still_good = |what: &str| {

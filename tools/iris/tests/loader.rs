@@ -1,12 +1,12 @@
 //! The loader refuses bad images with a clear error and relocates good ones exactly.
 
-mod common;
+mod support;
 
-use common::*;
 use indy::abi::ABI_VERSION;
 use iris::loader::{LoadError, LoadedImage, load};
 use object::elf;
 use object::{Architecture, Endianness};
+use support::synthetic::*;
 
 const BASE: u32 = 0x8810_0000;
 const MAX: u32 = 0x70_0000;

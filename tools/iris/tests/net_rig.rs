@@ -3,34 +3,18 @@
 //! (restarts the channel) so HTTP works again. Skipped, with the reason printed, when the image
 //! has not been built (`cargo xtask image`); `IRIX7_IMAGE` names another image.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use iris::image::{find_repo_root, sha256_hex};
-use iris::net::Forward;
-use iris::{Rig, RigOptions, RunEnd};
+use iris::{Rig, RunEnd};
+use support::guest::guest_options;
+use support::image::ProductImage;
 
 const EADDR: [u8; 6] = [0x08, 0x00, 0x69, 0x0e, 0x07, 0x02];
-
-fn image() -> Option<(PathBuf, Vec<u8>)> {
-    let path = std::env::var_os("IRIX7_IMAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| find_repo_root().join("target/image/irix7-mcp.o"));
-    match std::fs::read(&path) {
-        Ok(bytes) => Some((path.canonicalize().unwrap(), bytes)),
-        Err(_) if std::env::var_os("IRIX7_IMAGE").is_none() => {
-            println!(
-                "skipped: no module image at {} (run `cargo xtask image`)",
-                path.display()
-            );
-            None
-        }
-        Err(e) => panic!("IRIX7_IMAGE {}: {e}", path.display()),
-    }
-}
 
 /// `GET /` on a client thread while the rig runs on this one; the status line.
 fn get_status_line(rig: &mut Rig, addr: SocketAddr) -> String {
@@ -60,26 +44,12 @@ fn get_status_line(rig: &mut Rig, addr: SocketAddr) -> String {
 
 #[test]
 fn http_survives_an_rx_overflow_storm() {
-    let Some((path, bytes)) = image() else {
+    let Some(image) = ProductImage::find_or_skip() else {
         return;
     };
     let eaddr = EADDR.map(|b| format!("{b:02x}")).join(":");
-    let opts = RigOptions {
-        root: Some(find_repo_root()),
-        env: vec![
-            format!("mcp.url=file:{}", path.display()),
-            format!("mcp.sha256={}", sha256_hex(&bytes)),
-            "netaddr=172.31.77.2/24".into(),
-            format!("eaddr={eaddr}"),
-        ],
-        quiet: true,
-        no_disk: true,
-        forwards: vec![Forward {
-            host_port: 0,
-            guest_port: 80,
-        }],
-        ..RigOptions::default()
-    };
+    let eaddr_env = format!("eaddr={eaddr}");
+    let opts = guest_options(&image.path, &image, &[&eaddr_env], &[80]);
     let mut rig = Rig::new(opts).unwrap();
     rig.boot().unwrap();
     let addr = rig.net().forward_addrs()[0];

@@ -2,38 +2,26 @@
 //! banner must reach the console and the serial ring. Skipped, with the reason printed, when the
 //! image is absent. `IRIX7_IMAGE` names another image file.
 
-mod common;
+mod support;
 
-use std::path::PathBuf;
-
-use iris::image::{find_repo_root, sha256_hex};
+use iris::image::find_repo_root;
 use iris::{Rig, RigOptions, RunEnd};
-
-fn image_path() -> PathBuf {
-    std::env::var_os("IRIX7_IMAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| find_repo_root().join("target/image/irix7-mcp.o"))
-}
+use support::image::ProductImage;
+use support::synthetic::temp_root;
 
 #[test]
 fn real_image_boots_and_prints_its_banner() {
-    let path = image_path();
-    let Ok(image) = std::fs::read(&path) else {
-        println!(
-            "skipped: no module image at {} (run `cargo xtask image`)",
-            path.display()
-        );
+    let Some(image) = ProductImage::find_or_skip() else {
         return;
     };
     // A config naming this very file, so a stale boot/config.conf does not hide a bad image.
-    let root = common::temp_root("real");
-    let abs = path.canonicalize().unwrap();
+    let root = temp_root("real");
     std::fs::write(
         root.join("boot/config.conf"),
         format!(
             "mcp.url = file:{}\nmcp.sha256 = {}\n",
-            abs.display(),
-            sha256_hex(&image)
+            image.path.display(),
+            image.sha256()
         ),
     )
     .unwrap();

@@ -1,16 +1,20 @@
-//! Issue 7's screen acceptance on the rig with the real module image: a line written to the
+//! The screen tools on the rig with the real module image: a line written to the
 //! console shows in a `screen.capture` PNG (decoded with the `png` crate) where the rig's
 //! Newport drew it; `GET /screen.bmp` (decoded with the `bmp` crate) is the full 1280×1024 mode
 //! and, box-filtered by 2, is the PNG pixel for pixel; without the token it is 401; and
 //! `resources/read irix7://screen` is the same thumbnail.
 
-mod guest;
+mod support;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use guest::{Guest, boot, messages, request, tool_request};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
+use support::guest::{Guest, boot_guest};
+use support::http::{Resp, request};
+use support::mcp::{
+    call_tool_with_token, expect_success, mcp_request, messages, tool_request, with_bearer,
+};
 
 const TOKEN: &str = "screen-test-token";
 
@@ -96,22 +100,9 @@ fn decode_bmp(bytes: &[u8]) -> Rgb {
     }
 }
 
-/// A raw request with the bearer token added.
-fn with_token(raw: &str) -> String {
-    raw.replacen(
-        "\r\nHost:",
-        &format!("\r\nAuthorization: Bearer {TOKEN}\r\nHost:"),
-        1,
-    )
-}
-
+/// A tool call with the token that must succeed; the whole result.
 fn call(addr: SocketAddr, tool: &str, args: Value) -> Value {
-    let r = request(addr, &with_token(&tool_request(1, tool, args)));
-    assert_eq!(r.status, 200, "{tool}: {}", r.text());
-    let msg = messages(&r.body).pop().expect("a JSON-RPC message");
-    let result = msg["result"].clone();
-    assert_ne!(result["isError"], json!(true), "{tool} failed: {msg}");
-    result
+    expect_success(tool, call_tool_with_token(addr, TOKEN, tool, args))
 }
 
 fn capture(g: &Guest, args: Value) -> (Value, Rgb) {
@@ -125,7 +116,7 @@ fn capture(g: &Guest, args: Value) -> (Value, Rgb) {
     (r, decode_png(&png))
 }
 
-fn get_bmp(addr: SocketAddr, token: bool) -> guest::Resp {
+fn get_bmp(addr: SocketAddr, token: bool) -> Resp {
     let auth = if token {
         format!("Authorization: Bearer {TOKEN}\r\n")
     } else {
@@ -139,7 +130,7 @@ fn get_bmp(addr: SocketAddr, token: bool) -> guest::Resp {
 
 #[test]
 fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
-    let Some(g) = boot(&[&format!("mcp.token={TOKEN}")]) else {
+    let Some(g) = boot_guest(&[&format!("mcp.token={TOKEN}")]) else {
         return;
     };
     let before = decode_bmp(&get_bmp(g.mcp, true).body);
@@ -225,7 +216,7 @@ fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
     }
 
     // The resource is the default thumbnail.
-    let raw = guest::mcp_request(
+    let raw = mcp_request(
         2,
         "resources/read",
         json!({"uri": "irix7://screen"}),
@@ -233,7 +224,7 @@ fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
         "application/json, text/event-stream",
     );
     let raw = raw.replacen("\r\nHost:", "\r\nMcp-Name: irix7://screen\r\nHost:", 1);
-    let r = request(g.mcp, &with_token(&raw));
+    let r = request(g.mcp, &with_bearer(&raw, TOKEN));
     assert_eq!(r.status, 200, "{}", r.text());
     let msg = messages(&r.body).pop().expect("a JSON-RPC message");
     let c = &msg["result"]["contents"][0];
@@ -245,7 +236,7 @@ fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
 
 #[test]
 fn the_bmp_needs_the_token_and_bad_regions_are_refused() {
-    let Some(g) = boot(&[&format!("mcp.token={TOKEN}")]) else {
+    let Some(g) = boot_guest(&[&format!("mcp.token={TOKEN}")]) else {
         return;
     };
     let r = get_bmp(g.mcp, false);
@@ -259,11 +250,14 @@ fn the_bmp_needs_the_token_and_bad_regions_are_refused() {
 
     let r = request(
         g.mcp,
-        &with_token(&tool_request(
-            3,
-            "screen.capture",
-            json!({"region": {"x": 1200, "y": 0, "width": 100, "height": 10}}),
-        )),
+        &with_bearer(
+            &tool_request(
+                3,
+                "screen.capture",
+                json!({"region": {"x": 1200, "y": 0, "width": 100, "height": 10}}),
+            ),
+            TOKEN,
+        ),
     );
     let msg = messages(&r.body).pop().expect("a JSON-RPC message");
     assert_eq!(msg["result"]["isError"], true, "{msg}");

@@ -2,11 +2,12 @@
 //! (404), a request without a session id is refused (400) — the rig clock jumps instead of the
 //! test waiting.
 
-mod guest;
+mod support;
 
-use guest::{boot, request};
+use support::guest::boot_guest;
+use support::http::{Resp, request};
 
-fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> guest::Resp {
+fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> Resp {
     let sid =
         session.map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"));
     request(
@@ -25,7 +26,7 @@ const PING: &str = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
 
 #[test]
 fn sessions_expire_after_thirty_idle_minutes_and_need_their_id() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let init = post(g.mcp, None, INIT);
     assert_eq!(init.status, 200);
     assert!(

@@ -1,17 +1,16 @@
-//! Issue 6's acceptance on the rig with the real module image: `system.reset` reboots with a
+//! System control on the rig with the real module image: `system.reset` reboots with a
 //! fresh uptime, a hung guest is reset by the MC watchdog, the serial ring reads across a wrap,
 //! and a streamed `shell.exec sleep` reports progress and frees its slot when cancelled.
 
-mod guest;
+mod support;
 
-use guest::{
-    Stream, boot, boot_with, call_tool, connect, first_text, mcp_request, read_response, tool_ok,
-    tool_request,
-};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
 use std::time::{Duration, Instant};
+use support::guest::{boot_guest, boot_guest_with};
+use support::http::{Stream, connect, read_response};
+use support::mcp::{call_tool, first_text, mcp_request, messages, tool_ok, tool_request};
 
 /// Server limit: 20 requests per rolling second per client; loops below stay well under it.
 const PACE: Duration = Duration::from_millis(150);
@@ -28,7 +27,7 @@ fn status_after_reboot(addr: SocketAddr, within: Duration) -> Value {
             .then(|| read_response(&mut s, &mut Vec::new(), false))
             .flatten();
         if let Some(r) = answered.filter(|r| r.status == 200) {
-            let msg = guest::messages(&r.body).pop().expect("a JSON-RPC message");
+            let msg = messages(&r.body).pop().expect("a JSON-RPC message");
             return msg["result"]["structuredContent"].clone();
         }
         assert!(
@@ -49,7 +48,7 @@ fn wait_until(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
 
 #[test]
 fn reset_reboots_with_a_fresh_uptime_and_the_digest_verified_again() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     // Ten minutes of uptime before the reset, so a clock that kept counting would show.
     g.rig.advance_clock(600_000);
     std::thread::sleep(PACE);
@@ -62,7 +61,7 @@ fn reset_reboots_with_a_fresh_uptime_and_the_digest_verified_again() {
         .unwrap();
     let mut buf = Vec::new();
     let r = read_response(&mut s, &mut buf, false).expect("system.reset answers first");
-    let res = guest::messages(&r.body).pop().unwrap();
+    let res = messages(&r.body).pop().unwrap();
     assert_eq!(
         res["result"]["structuredContent"],
         json!({"action": "reset", "in_ms": 100}),
@@ -105,7 +104,7 @@ fn reset_reboots_with_a_fresh_uptime_and_the_digest_verified_again() {
 #[test]
 fn a_hung_guest_is_reset_by_the_watchdog_and_serves_again() {
     const PERIOD_MS: u64 = 1_500;
-    let Some(g) = boot_with(&[], |o| o.watchdog_ms = PERIOD_MS) else {
+    let Some(g) = boot_guest_with(&[], |o| o.watchdog_ms = PERIOD_MS, |_| {}) else {
         return;
     };
     tool_ok(g.mcp, "status", json!({}));
@@ -141,10 +140,14 @@ fn a_hung_guest_is_reset_by_the_watchdog_and_serves_again() {
 
 #[test]
 fn with_the_watchdog_off_the_hang_hook_is_reported_as_a_hang() {
-    let Some(g) = boot_with(&[], |o| {
-        o.watchdog_ms = 0;
-        o.hang_insns = 50_000_000;
-    }) else {
+    let Some(g) = boot_guest_with(
+        &[],
+        |o| {
+            o.watchdog_ms = 0;
+            o.hang_insns = 50_000_000;
+        },
+        |_| {},
+    ) else {
         return;
     };
     tool_ok(g.mcp, "status", json!({}));
@@ -160,7 +163,7 @@ fn with_the_watchdog_off_the_hang_hook_is_reported_as_a_hang() {
 
 #[test]
 fn serial_ring_reads_across_a_wrap_report_lost_bytes_then_reach_eof() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let lines: Vec<String> = (0..3)
         .map(|i| {
             let c = char::from(b'a' + i);
@@ -233,7 +236,7 @@ fn decode(read: &Value) -> Vec<u8> {
 
 #[test]
 fn shell_sleep_streams_progress_and_closing_the_stream_frees_its_slot() {
-    let Some(g) = boot(&[]) else { return };
+    let Some(g) = boot_guest(&[]) else { return };
     let sleep_call = |id: u64, meta: Value, accept: &str| {
         mcp_request(
             id,
@@ -331,7 +334,7 @@ fn shell_sleep_streams_progress_and_closing_the_stream_frees_its_slot() {
     for (i, mut s) in others.into_iter().enumerate() {
         let r = read_response(&mut s, &mut Vec::new(), false)
             .unwrap_or_else(|| panic!("sleep {i} unanswered"));
-        let msg = guest::messages(&r.body).pop().unwrap();
+        let msg = messages(&r.body).pop().unwrap();
         assert_eq!(
             msg["result"]["structuredContent"]["exit_status"],
             json!(0),

@@ -2,6 +2,7 @@
 //! one ELF32 big-endian relocatable object (see `docs/image.md`).
 
 use crate::cmd::{self, repo_root};
+use crate::sizes;
 use object::{Object, ObjectSection};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -94,6 +95,8 @@ impl Image {
         println!("  text+rodata {code} bytes (budget {} bytes)", 512 * 1024);
         println!("  file      {:>8} bytes", self.bytes.len());
         println!("sha256  {}", self.sha256);
+        println!("text+rodata by crate");
+        print!("{}", sizes::table(&sizes::crate_sizes(&self.bytes)?));
         Ok(())
     }
 }

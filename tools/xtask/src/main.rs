@@ -5,11 +5,12 @@ mod clients;
 mod cmd;
 mod conformance;
 mod docs;
-mod fixtures;
 mod image;
 mod isa;
 mod launch;
+mod layers;
 mod prereqs;
+mod sizes;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,8 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Check that the module's imports follow its layers, and where `unsafe` and `#[path]` may be.
+    Layers,
     /// Build the EROFS fixture images into target/fixtures.
     Fixtures,
     /// Install prerequisites, then run every check and test.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         }
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
+        Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
         Cmd::Bench => suite::bench(),
@@ -168,7 +172,7 @@ fn check_isa(path: Option<PathBuf>) -> Result<(), String> {
 
 fn build_fixtures() -> Result<Vec<PathBuf>, String> {
     let root = cmd::repo_root();
-    fixtures::build_fixture_images(root, &root.join("target/fixtures"))
+    irix7_fixtures::build_fixture_images(root, &root.join("target/fixtures"))
 }
 
 /// `cargo iris`: everything a newcomer needs, then the rig in the foreground.
@@ -183,16 +187,8 @@ fn iris(mut args: Vec<String>) -> Result<(), String> {
     })?;
     img.print_summary()?;
     build_fixtures()?;
-    let root = cmd::repo_root();
-    cmd::run(Command::new("cargo").current_dir(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "iris",
-    ]))?;
-    let status = Command::new(root.join("target/release/iris"))
-        .current_dir(root)
+    let status = Command::new(launch::rig_binary()?)
+        .current_dir(cmd::repo_root())
         .args(&args)
         .status()
         .map_err(|e| format!("cannot start the rig: {e}"))?;

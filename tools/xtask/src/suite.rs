@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{clients, conformance, fixtures, image, isa, prereqs};
+use crate::{clients, conformance, image, isa, layers, prereqs};
 use std::process::Command;
 use std::time::Instant;
 
@@ -20,6 +20,10 @@ const STEPS: &[Step] = &[
     Step {
         name: "cargo fmt --check",
         run: fmt,
+    },
+    Step {
+        name: "layering: imports, unsafe and #[path] where they belong",
+        run: layers::run,
     },
     Step {
         name: "product image matches boot/config.conf",
@@ -175,7 +179,7 @@ fn audit_rejects_mips3() -> Result<(), String> {
 
 fn fixture_images() -> Result<(), String> {
     let root = repo_root();
-    for p in fixtures::build_fixture_images(root, &root.join("target/fixtures"))? {
+    for p in irix7_fixtures::build_fixture_images(root, &root.join("target/fixtures"))? {
         println!("  {}", p.strip_prefix(root).unwrap_or(&p).display());
     }
     Ok(())

@@ -1,14 +1,11 @@
-//! Builds the fixture images once per test process with the xtask code that ships them.
+//! Builds the fixture images once per test process with the code `cargo xtask fixtures` uses
+//! (the `irix7-fixtures` crate).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::Erofs;
-
-#[path = "../../../../tools/xtask/src/fixtures.rs"]
-#[allow(dead_code)]
-pub mod xtask_fixtures;
 
 /// The two fixture images and the tree they were built from.
 pub struct Fixtures {
@@ -54,7 +51,7 @@ pub fn fixtures() -> Option<&'static Fixtures> {
         remove_stale_outputs();
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let out = std::env::temp_dir().join(format!("{OUT_PREFIX}{}", std::process::id()));
-        let images = xtask_fixtures::build_fixture_images(&repo, &out)
+        let images = irix7_fixtures::build_fixture_images(&repo, &out)
             .unwrap_or_else(|e| panic!("building fixture images: {e}"));
         // The images live in memory from here on; only the staging tree stays on disk.
         let take = |p: &PathBuf| {
@@ -63,7 +60,7 @@ pub fn fixtures() -> Option<&'static Fixtures> {
             bytes
         };
         Some(Fixtures {
-            staging: out.join(xtask_fixtures::STAGING_DIR_NAME),
+            staging: out.join(irix7_fixtures::STAGING_DIR_NAME),
             plain: take(&images[0]),
             chunked: take(&images[1]),
         })

@@ -4,7 +4,7 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-use super::fixture::{self, fixtures, images, mount};
+use super::fixture::{fixtures, images, mount};
 use super::walk::walk_all;
 use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::{Erofs, INCOMPAT_CHUNKED_FILE, Layout};
@@ -166,7 +166,7 @@ fn fixture_build_is_reproducible() {
     let Some(f) = fixtures() else { return };
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::env::temp_dir().join(format!("irix7-fs-fixtures-again-{}", std::process::id()));
-    let again = fixture::xtask_fixtures::build_fixture_images(repo, &out).unwrap();
+    let again = irix7_fixtures::build_fixture_images(repo, &out).unwrap();
     assert!(
         fs::read(&again[0]).unwrap() == f.plain,
         "plain image differs between builds"

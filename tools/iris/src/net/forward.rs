@@ -15,7 +15,7 @@ use smoltcp::socket::tcp;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
 
-use super::host::{HostNet, WireDevice};
+use super::host::{HostDevice, HostNet, PcapFile, host_device};
 use super::wire::WireEnd;
 
 /// One forward: host 127.0.0.1:`host_port` → guest `guest_port`.
@@ -109,7 +109,7 @@ struct Conn {
 /// The host-side stack and every forward.
 pub struct Forwarder {
     iface: Interface,
-    device: WireDevice,
+    device: HostDevice,
     sockets: SocketSet<'static>,
     net: HostNet,
     listeners: Vec<(TcpListener, Forward)>,
@@ -120,8 +120,14 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Binds a listener on 127.0.0.1 for every forward and brings up the host stack on `wire`.
-    pub fn new(wire: WireEnd, net: HostNet, forwards: &[Forward]) -> io::Result<Forwarder> {
+    /// Binds a listener on 127.0.0.1 for every forward and brings up the host stack on `wire`,
+    /// every frame on it written to `capture`.
+    pub fn new(
+        wire: WireEnd,
+        net: HostNet,
+        forwards: &[Forward],
+        capture: PcapFile,
+    ) -> io::Result<Forwarder> {
         let mut listeners = Vec::new();
         for f in forwards {
             let l = TcpListener::bind((Ipv4Addr::LOCALHOST, f.host_port)).map_err(|e| {
@@ -136,7 +142,7 @@ impl Forwarder {
             l.set_nonblocking(true)?;
             listeners.push((l, *f));
         }
-        let mut device = WireDevice { wire };
+        let mut device = host_device(wire, capture);
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(net.host_mac)));
         config.random_seed = u64::from(std::process::id()) ^ 0x1715_2026;
         let mut iface = Interface::new(config, &mut device, Instant::ZERO);
@@ -449,7 +455,7 @@ impl ForwarderThread {
                                 .poll_delay()
                                 .unwrap_or(StdDuration::MAX)
                                 .min(StdDuration::from_millis(1));
-                            fwd.device.wire.wait_for_frames(wait);
+                            fwd.device.get_ref().wire.wait_for_frames(wait);
                         }
                     }
                 })

@@ -1,9 +1,14 @@
 //! The host side of the emulated Ethernet: the addresses the host-side smoltcp stack uses on
-//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`.
+//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`, optionally captured to
+//! a pcap file (`--pcap`): when a network test fails, the frames on the wire are the first
+//! thing to look at.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::net::Ipv4Addr;
+use std::path::Path;
 
-use smoltcp::phy::{self, DeviceCapabilities, Medium};
+use smoltcp::phy::{self, DeviceCapabilities, Medium, PcapMode, PcapSink, PcapWriter};
 use smoltcp::time::Instant;
 
 use super::wire::WireEnd;
@@ -55,6 +60,49 @@ impl HostNet {
 impl Default for HostNet {
     fn default() -> HostNet {
         HostNet::from_netaddr(DEFAULT_GUEST_NETADDR).expect("the default netaddr is valid")
+    }
+}
+
+/// The host end as the forwarder's stack sees it: every frame in either direction passes the
+/// capture (which does nothing without a file).
+pub type HostDevice = PcapWriter<WireDevice, PcapFile>;
+
+/// The host end of `wire`, captured to `capture`.
+pub fn host_device(wire: WireEnd, capture: PcapFile) -> HostDevice {
+    PcapWriter::new(WireDevice { wire }, capture, PcapMode::Both)
+}
+
+/// Where the capture goes: a pcap file, or nowhere.
+pub struct PcapFile(Option<BufWriter<File>>);
+
+impl PcapFile {
+    /// No capture.
+    pub fn none() -> PcapFile {
+        PcapFile(None)
+    }
+
+    /// Creates (truncates) `path` for the capture.
+    pub fn create(path: &Path) -> std::io::Result<PcapFile> {
+        Ok(PcapFile(Some(BufWriter::new(File::create(path)?))))
+    }
+}
+
+impl PcapSink for PcapFile {
+    fn write(&mut self, data: &[u8]) {
+        if let Some(w) = &mut self.0
+            && let Err(e) = w.write_all(data)
+        {
+            eprintln!("iris: pcap capture stopped: {e}");
+            self.0 = None;
+        }
+    }
+
+    /// Called after each frame, so the file is complete up to the last frame even when the rig
+    /// is killed.
+    fn flush(&mut self) {
+        if let Some(w) = &mut self.0 {
+            let _ = Write::flush(w);
+        }
     }
 }
 

@@ -10,6 +10,6 @@ pub mod wire;
 pub use forward::{
     DEFAULT_FORWARDS, Forward, ForwardStats, Forwarder, ForwarderThread, parse_forward,
 };
-pub use host::{DEFAULT_GUEST_NETADDR, HostNet};
+pub use host::{DEFAULT_GUEST_NETADDR, HostNet, PcapFile};
 pub use rig_net::RigNet;
 pub use wire::{WireEnd, WireStats, wire};

@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::rc::Rc;
 
 use crate::config::Env;
@@ -10,7 +11,7 @@ use crate::devices::Bus;
 use crate::devices::hpc3_enet::{Hpc3Enet, SeeqChip, StormHandle};
 
 use super::forward::{Forward, ForwardStats, Forwarder, ForwarderThread};
-use super::host::{DEFAULT_GUEST_NETADDR, HostNet};
+use super::host::{DEFAULT_GUEST_NETADDR, HostNet, PcapFile};
 use super::wire::{DEFAULT_CAPACITY, WireEnd, WireStats, wire};
 
 /// The rig's network as the rig and its tests see it.
@@ -26,7 +27,13 @@ impl RigNet {
     /// Adds the NIC to `bus` and starts forwarding `forwards` (none: the host end stays idle).
     /// The host stack's addresses follow the guest's `netaddr` (default
     /// [`DEFAULT_GUEST_NETADDR`]).
-    pub fn attach(bus: &mut Bus, env: &Env, forwards: &[Forward]) -> Result<RigNet, String> {
+    /// With `pcap`, the forwarder writes every frame on the wire to that file.
+    pub fn attach(
+        bus: &mut Bus,
+        env: &Env,
+        forwards: &[Forward],
+        pcap: Option<&Path>,
+    ) -> Result<RigNet, String> {
         let netaddr = env
             .get("netaddr")
             .filter(|v| !v.trim().is_empty())
@@ -38,11 +45,19 @@ impl RigNet {
         let storm = nic.storm_handle();
         let enet_irqs = nic.irq_counter();
         bus.add(Box::new(nic))?;
+        let capture = match pcap {
+            // The capture sits in the forwarder's stack, so without one there is nothing to see.
+            Some(_) if forwards.is_empty() => {
+                return Err("--pcap needs at least one forward".into());
+            }
+            Some(p) => PcapFile::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?,
+            None => PcapFile::none(),
+        };
         let forwarder = if forwards.is_empty() {
             None
         } else {
-            let f =
-                Forwarder::new(host_end.clone(), host_net, forwards).map_err(|e| e.to_string())?;
+            let f = Forwarder::new(host_end.clone(), host_net, forwards, capture)
+                .map_err(|e| e.to_string())?;
             Some(ForwarderThread::spawn(f))
         };
         Ok(RigNet {

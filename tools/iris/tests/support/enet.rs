@@ -1,9 +1,8 @@
-//! Shared harness: the module's Seeq driver (compiled for the host) on a test bus that routes
+//! The module's Seeq driver (compiled for the host) on a test bus that routes
 //! registers to the rig's HPC3/Seeq model and DMA to fake guest RAM. The bus keeps the CPU's
 //! view of the DMA buffers in a separate copy that only `dma_wback`/`dma_inval` synchronise with
 //! RAM, like the Indy's non-coherent cache, so a driver that forgets a cache operation sends or
 //! reads stale bytes here too.
-#![allow(dead_code)]
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -91,13 +90,15 @@ impl Hpc3Bus for TestBus {
     }
 }
 
-pub struct Rig {
+/// The driver on a bus to the NIC model, and the host end of the model's wire.
+pub struct DriverBench {
     pub m: Shared,
     pub host: WireEnd,
     pub drv: Seeq<TestBus>,
 }
 
-pub fn rig_with(chip: SeeqChip, config: Config) -> Rig {
+/// A bench with the given chip and ring sizes.
+pub fn driver_bench_with(chip: SeeqChip, config: Config) -> DriverBench {
     let (guest, host) = wire(1024);
     let m = Rc::new(RefCell::new(Machine {
         nic: Hpc3Enet::new(guest, chip),
@@ -109,11 +110,12 @@ pub fn rig_with(chip: SeeqChip, config: Config) -> Rig {
         cache: vec![0xEE; len],
     };
     let drv = Seeq::new(bus, MAC, config).unwrap();
-    Rig { m, host, drv }
+    DriverBench { m, host, drv }
 }
 
-pub fn rig(rx: usize, tx: usize) -> Rig {
-    rig_with(
+/// A bench with a Seeq 80C03 and `rx`/`tx` ring slots.
+pub fn driver_bench(rx: usize, tx: usize) -> DriverBench {
+    driver_bench_with(
         SeeqChip::C80C03,
         Config {
             rx_ring: rx,
@@ -122,7 +124,7 @@ pub fn rig(rx: usize, tx: usize) -> Rig {
     )
 }
 
-impl Rig {
+impl DriverBench {
     /// One DMA step of the model.
     pub fn step(&self) {
         let mut g = self.m.borrow_mut();

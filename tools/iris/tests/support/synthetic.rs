@@ -1,8 +1,6 @@
 //! Test helpers: a tiny MIPS assembler, an ELF relocatable-object builder (the `object` crate's
 //! writer) and a rig set up in a temporary root with a boot config for a given image.
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -325,7 +323,7 @@ pub fn temp_root(tag: &str) -> PathBuf {
 
 /// Options for a rig whose root holds `image` as `m.o` and a boot config naming it with its
 /// real digest. Quiet, no disks.
-pub fn setup(tag: &str, image: &[u8]) -> RigOptions {
+pub fn synthetic_options(tag: &str, image: &[u8]) -> RigOptions {
     let root = temp_root(tag);
     std::fs::write(root.join("m.o"), image).unwrap();
     std::fs::write(
@@ -344,7 +342,8 @@ pub fn setup(tag: &str, image: &[u8]) -> RigOptions {
     }
 }
 
-pub fn boot(opts: RigOptions) -> Result<Rig, RigError> {
+/// Builds and boots a rig (on this thread).
+pub fn boot_synthetic(opts: RigOptions) -> Result<Rig, RigError> {
     let mut rig = Rig::new(opts)?;
     rig.boot()?;
     Ok(rig)

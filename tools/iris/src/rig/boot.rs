@@ -1,0 +1,198 @@
+//! The kernel's side of the module's life: boot (load the image the boot configuration names,
+//! verify its SHA-256, relocate it, call init), the watchdog, resets (asked for by the module
+//! or fired by the watchdog, each a fresh load and init), power-off and exit.
+
+use super::scheduler::CallEnd;
+use super::{MAX_RESETS_IN_INIT, Phase, Rig};
+use crate::config::load_boot_config;
+use crate::cpu::uc_err;
+use crate::error::RigError;
+use crate::image;
+use crate::kernel::{KernelRequest, OS_VERSION};
+use crate::loader;
+use crate::memmap::{self, ram_va};
+use crate::memory::GuestMemory;
+use indy::map::RAM_PHYS;
+
+impl Rig {
+    /// Kernel entry: start the serial ring, print the boot lines, load the image named by the
+    /// boot configuration (verifying its SHA-256) and call `irix7_mcp_init`.
+    pub fn boot(&mut self) -> Result<(), RigError> {
+        if self.phase != Phase::Built {
+            return Err(RigError::State("boot called twice".into()));
+        }
+        self.map_mmio()?;
+        {
+            let mut mem = self.cpu.mem();
+            let mut k = self.kernel.borrow_mut();
+            k.ring
+                .clear(&mut mem)
+                .map_err(|e| RigError::Emulator(e.to_string()))?;
+        }
+        let ram_mib = self.opts.ram_mib;
+        self.klog(&format!("IRIX 7 kernel {OS_VERSION} (iris rig): SGI Indy IP24, R4400 (emulated), {ram_mib} MB RAM"));
+        let disks: Vec<String> = self
+            .kernel
+            .borrow()
+            .disks
+            .list()
+            .map(|(t, d)| {
+                format!(
+                    "scsi target {t}: {} ({} blocks)",
+                    d.path.display(),
+                    d.blocks
+                )
+            })
+            .collect();
+        for d in disks {
+            self.klog(&d);
+        }
+        self.arm_watchdog();
+        self.phase = Phase::Running;
+        let r = self.load_and_init();
+        if r.is_err() {
+            self.phase = Phase::Halted;
+        }
+        r
+    }
+
+    /// Call the module's `irix7_mcp_exit` and stop. Safe to call more than once.
+    pub fn stop(&mut self) -> Result<(), RigError> {
+        if self.phase != Phase::Running {
+            self.phase = Phase::Stopped;
+            return Ok(());
+        }
+        self.phase = Phase::Stopped;
+        let Some(exit) = self.image.as_ref().map(|i| i.exit) else {
+            return Ok(());
+        };
+        self.call_guest("irix7_mcp_exit", exit, &[])?;
+        self.klog("kernel: module exited");
+        Ok(())
+    }
+
+    fn arm_watchdog(&mut self) {
+        let mut wd = self.watchdog.borrow_mut();
+        wd.enabled = wd.period_ms > 0;
+        wd.last_kick_ms = self.clock.now_ms();
+    }
+
+    /// Fetch, verify and relocate the image into the module area, and write the ABI table.
+    fn load_module(&mut self) -> Result<(), RigError> {
+        let env = self.kernel.borrow().env.clone();
+        let cfg = match load_boot_config(&self.config_path, &env) {
+            Ok(c) => c,
+            Err(e) => {
+                self.klog(&format!("kernel: {e}"));
+                return Err(e.into());
+            }
+        };
+        self.klog(&format!("loading irix7-mcp from {}", cfg.url));
+        let data = image::fetch(&cfg.url, &self.root)
+            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
+        let digest = image::verify(&data, &cfg.sha256)
+            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
+        self.klog(&format!("sha256 {digest} verified"));
+        let img = loader::load(&data, ram_va(memmap::MODULE_OFF), memmap::MODULE_MAX)
+            .inspect_err(|e| self.klog(&format!("kernel: loader: {e}")))?;
+        let base_phys = u64::from(RAM_PHYS + memmap::MODULE_OFF);
+        let heap_size = self.kernel.borrow().heap_size();
+        {
+            let mut mem = self.cpu.mem();
+            let zero = vec![0u8; memmap::MODULE_MAX as usize];
+            let fault = |e: crate::memory::MemFault| RigError::Emulator(e.to_string());
+            mem.write(base_phys, &zero).map_err(fault)?;
+            mem.write(base_phys, &img.bytes).map_err(fault)?;
+            mem.write(
+                u64::from(RAM_PHYS + memmap::ABI_TABLE_OFF),
+                &self.kernel.borrow().table_image(),
+            )
+            .map_err(fault)?;
+        }
+        self.cpu
+            .uc
+            .ctl_flush_tb()
+            .map_err(|e| RigError::Emulator(uc_err("flush TB", e)))?;
+        let m = &img.modinfo;
+        let line = format!(
+            "module {} {} (ABI {}): {} bytes at {:#010x}, heap {} KiB at {:#010x}",
+            m.name,
+            m.version,
+            m.abi,
+            img.bytes.len(),
+            img.base,
+            heap_size / 1024,
+            ram_va(memmap::HEAP_OFF)
+        );
+        self.image = Some(img);
+        self.klog(&line);
+        Ok(())
+    }
+
+    /// Load the module and run its init, again after each reset it asks for.
+    fn load_and_init(&mut self) -> Result<(), RigError> {
+        for _ in 0..MAX_RESETS_IN_INIT {
+            self.load_module()?;
+            let Some(init) = self.image.as_ref().map(|i| i.init) else {
+                return Err(RigError::State("no image".into()));
+            };
+            let before = self.cpu.state.insns.get();
+            let end = self.call_guest("irix7_mcp_init", init, &[ram_va(memmap::ABI_TABLE_OFF)]);
+            self.counters.init_insns = self.cpu.state.insns.get() - before;
+            match end? {
+                CallEnd::Returned(0) => {
+                    self.kick_watchdog();
+                    return Ok(());
+                }
+                CallEnd::Returned(s) => {
+                    self.klog(&format!("kernel: irix7_mcp_init failed with status {s}"));
+                    return Err(RigError::InitFailed(s));
+                }
+                CallEnd::Request(KernelRequest::Poweroff) => {
+                    self.power_off();
+                    return Ok(());
+                }
+                CallEnd::Request(KernelRequest::Reset) => {
+                    self.note_reset("reset requested by the module", false)
+                }
+                CallEnd::DeviceReset(reason) => self.note_reset(&reason, true),
+            }
+        }
+        Err(RigError::ResetLoop(MAX_RESETS_IN_INIT))
+    }
+
+    fn note_reset(&mut self, reason: &str, watchdog: bool) {
+        self.klog(&format!("kernel: {reason}: resetting the machine"));
+        if !self.opts.quiet {
+            eprintln!("iris: {reason}: resetting the machine");
+        }
+        self.counters.resets += 1;
+        if watchdog {
+            self.counters.watchdog_resets += 1;
+        }
+        self.bus.borrow_mut().reset();
+        // `clock_ms` counts from boot: the new boot starts it at 0 (the watchdog is re-armed
+        // on the restarted clock).
+        self.clock.restart();
+        self.arm_watchdog();
+    }
+
+    pub(super) fn reset_machine(&mut self, reason: &str, watchdog: bool) -> Result<(), RigError> {
+        self.note_reset(reason, watchdog);
+        self.load_and_init()
+    }
+
+    pub(super) fn power_off(&mut self) {
+        self.klog("kernel: power off");
+        self.phase = Phase::PoweredOff;
+    }
+
+    pub(super) fn kick_watchdog(&mut self) {
+        self.watchdog.borrow_mut().kick(self.clock.now_ms());
+    }
+
+    pub(super) fn watchdog_active(&self) -> bool {
+        let wd = self.watchdog.borrow();
+        wd.enabled && wd.period_ms > 0
+    }
+}

@@ -1,0 +1,225 @@
+//! The rig: the machine (CPU, RAM, devices) and the kernel stand-in that boots the module and
+//! schedules it. [`Rig`] is the in-process API tests use; the `iris` binary is a thin CLI on it.
+//!
+//! One concept per file: `machine` assembles the devices and the memory map, `boot` loads and
+//! verifies the image and handles resets and power-off, `scheduler` runs guest calls and polls,
+//! `crash` turns a fault into a symbolised report. This file holds the options, the state and
+//! the accessors tests read.
+
+mod boot;
+mod crash;
+mod machine;
+mod scheduler;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::console::ConsoleLog;
+use crate::cpu::Cpu;
+use crate::devices::Bus;
+use crate::devices::mc::Watchdog;
+use crate::devices::newport::Newport;
+use crate::error::RigError;
+use crate::kernel::{Kernel, KernelStats};
+use crate::loader::LoadedImage;
+use crate::memmap;
+use crate::memory::GuestMemory;
+use crate::net::{Forward, RigNet};
+use crate::profile::{Profile, ProfileHook};
+use indy::regs::mc::WATCHDOG_PERIOD_MS;
+
+pub use scheduler::{Counters, RunEnd, Step};
+
+/// The boot configuration's default path, relative to the repository root.
+pub const DEFAULT_CONFIG: &str = "boot/config.conf";
+/// Guest instructions per slice of a long call: between slices devices tick and the watchdog is
+/// checked.
+pub const SLICE_INSNS: u64 = 10_000_000;
+/// With the watchdog off, a call running past this many instructions is reported as a hang.
+pub const DEFAULT_HANG_INSNS: u64 = 4_000_000_000;
+/// Resets in a row during init before the rig gives up.
+pub const MAX_RESETS_IN_INIT: u32 = 8;
+
+/// How to build a rig (the CLI flags, one to one).
+#[derive(Debug, Clone)]
+pub struct RigOptions {
+    /// Repository root for relative paths; found from the current directory when `None`.
+    pub root: Option<PathBuf>,
+    /// Boot configuration; `DEFAULT_CONFIG` under the root when `None`.
+    pub config: Option<PathBuf>,
+    /// `KEY=VALUE` NVRAM settings, applied after `env_file`.
+    pub env: Vec<String>,
+    pub env_file: Option<PathBuf>,
+    pub ram_mib: u32,
+    /// SCSI disks `(target, image path)`.
+    pub disks: Vec<(u8, PathBuf)>,
+    /// Attach no disk at all (not even the default root filesystem).
+    pub no_disk: bool,
+    /// MC watchdog period in ms; 0 turns the watchdog off.
+    pub watchdog_ms: u64,
+    /// Instruction budget of one guest call when the watchdog is off.
+    pub hang_insns: u64,
+    /// Do not echo the console to stdout, and no rig diagnostics on stderr.
+    pub quiet: bool,
+    /// Host 127.0.0.1 ports forwarded to guest ports (none by default; the CLI adds
+    /// `net::DEFAULT_FORWARDS`).
+    pub forwards: Vec<Forward>,
+    /// Write every frame on the virtual wire to this pcap file (needs a forward).
+    pub pcap: Option<PathBuf>,
+}
+
+impl Default for RigOptions {
+    fn default() -> RigOptions {
+        RigOptions {
+            root: None,
+            config: None,
+            env: Vec::new(),
+            env_file: None,
+            ram_mib: memmap::DEFAULT_RAM_MIB,
+            disks: Vec::new(),
+            no_disk: false,
+            watchdog_ms: WATCHDOG_PERIOD_MS,
+            hang_insns: DEFAULT_HANG_INSNS,
+            quiet: false,
+            forwards: Vec::new(),
+            pcap: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Built,
+    Running,
+    PoweredOff,
+    Stopped,
+    /// A fatal error ended the run; the module is not called again.
+    Halted,
+}
+
+/// The emulated Indy with its kernel.
+pub struct Rig {
+    opts: RigOptions,
+    root: PathBuf,
+    config_path: PathBuf,
+    cpu: Cpu,
+    bus: Rc<RefCell<Bus>>,
+    kernel: Rc<RefCell<Kernel>>,
+    clock: Rc<Clock>,
+    console: Arc<ConsoleLog>,
+    console_rx: Rc<RefCell<VecDeque<u8>>>,
+    watchdog: Rc<RefCell<Watchdog>>,
+    screen: Rc<RefCell<Newport>>,
+    image: Option<LoadedImage>,
+    counters: Counters,
+    phase: Phase,
+    mmio_mapped: bool,
+    net: RigNet,
+    /// The hang hook: the next guest call spins instead of running the module.
+    hang_next: Cell<bool>,
+    /// The profiling hook while `profile_start` is in force.
+    profiler: ProfileHook,
+}
+
+impl Rig {
+    /// The network: forwarded ports, wire and forwarder counters, the storm hook.
+    pub fn net(&self) -> &RigNet {
+        &self.net
+    }
+
+    /// Boot the module on an ABI 10 table (before `boot`): version 10, no `irq_list` or
+    /// `bus_probe`, as an older kernel hands it over.
+    pub fn offer_abi_10(&mut self) {
+        self.kernel.borrow_mut().abi_10 = true;
+    }
+
+    /// The Newport graphics board: switch it to 24-bit ([`Newport::set_depth`]), look at VRAM.
+    pub fn screen(&self) -> Rc<RefCell<Newport>> {
+        self.screen.clone()
+    }
+
+    fn klog(&mut self, line: &str) {
+        let mut mem = self.cpu.mem();
+        self.kernel.borrow_mut().log(&mut mem, line);
+    }
+
+    /// Everything the console (Z85C30 channel B) transmitted.
+    pub fn console_text(&self) -> String {
+        self.console.text()
+    }
+
+    pub fn console(&self) -> Arc<ConsoleLog> {
+        self.console.clone()
+    }
+
+    /// The serial ring as the module sees it: (head = bytes ever written, valid content in order).
+    pub fn serial_ring(&mut self) -> (u32, Vec<u8>) {
+        let ring = self.kernel.borrow().ring.clone();
+        let mut mem = self.cpu.mem();
+        let head = mem.read_u32(ring.head_phys).unwrap_or(0);
+        (head, ring.contents(&mut mem).unwrap_or_default())
+    }
+
+    /// Queue bytes on the console input (Z85C30 channel B receive).
+    pub fn console_input(&self, bytes: &[u8]) {
+        self.console_rx.borrow_mut().extend(bytes.iter().copied());
+    }
+
+    pub fn kernel_stats(&self) -> KernelStats {
+        self.kernel.borrow().stats.clone()
+    }
+
+    /// Start attributing guest instructions to the image's functions (a second block hook,
+    /// only while profiling). Restarts the counts when already profiling.
+    pub fn profile_start(&mut self) -> Result<(), RigError> {
+        self.profiler.start(&mut self.cpu.uc, self.image.as_ref())
+    }
+
+    /// The profile since `profile_start` or the last take; counting goes on from zero.
+    pub fn profile_take(&mut self) -> Option<Profile> {
+        self.profiler.take()
+    }
+
+    /// Stop profiling: removes the hook and returns the profile since the last take.
+    pub fn profile_stop(&mut self) -> Result<Option<Profile>, RigError> {
+        self.profiler.stop(&mut self.cpu.uc)
+    }
+
+    pub fn image(&self) -> Option<&LoadedImage> {
+        self.image.as_ref()
+    }
+
+    pub fn is_powered_off(&self) -> bool {
+        self.phase == Phase::PoweredOff
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn device_names(&self) -> Vec<String> {
+        self.bus.borrow().device_names()
+    }
+
+    /// Read guest physical memory (RAM).
+    pub fn read_phys(&mut self, phys: u64, len: usize) -> Result<Vec<u8>, RigError> {
+        let mut buf = vec![0u8; len];
+        self.cpu
+            .mem()
+            .read(phys, &mut buf)
+            .map_err(|e| RigError::State(e.to_string()))?;
+        Ok(buf)
+    }
+
+    /// Write guest physical memory (RAM).
+    pub fn write_phys(&mut self, phys: u64, data: &[u8]) -> Result<(), RigError> {
+        self.cpu
+            .mem()
+            .write(phys, data)
+            .map_err(|e| RigError::State(e.to_string()))
+    }
+}

@@ -1,0 +1,84 @@
+//! Boots the real module image in a rig on its own thread, with both server ports forwarded
+//! to free host ports, for end-to-end tests that talk TCP to it.
+
+use std::net::SocketAddr;
+
+use iris::image::find_repo_root;
+use iris::net::{DEFAULT_GUEST_NETADDR, Forward};
+use iris::{Rig, RigHandle, RigOptions};
+
+use super::image::{PrivateImage, ProductImage};
+
+/// Rig options that boot `image` from `url_path` (a private copy, or the image itself), checked
+/// against its digest, with `extra_env` and the given guest ports forwarded to free host ports:
+/// quiet, no disks.
+pub fn guest_options(
+    url_path: &std::path::Path,
+    image: &ProductImage,
+    extra_env: &[&str],
+    guest_ports: &[u16],
+) -> RigOptions {
+    let mut env = vec![
+        format!("mcp.url=file:{}", url_path.display()),
+        format!("mcp.sha256={}", image.sha256()),
+        format!("netaddr={DEFAULT_GUEST_NETADDR}"),
+    ];
+    env.extend(extra_env.iter().map(|s| s.to_string()));
+    RigOptions {
+        root: Some(find_repo_root()),
+        env,
+        quiet: true,
+        no_disk: true,
+        forwards: guest_ports
+            .iter()
+            .map(|&guest_port| Forward {
+                host_port: 0,
+                guest_port,
+            })
+            .collect(),
+        ..RigOptions::default()
+    }
+}
+
+/// A running guest and the host addresses of its MCP port and port 80.
+pub struct Guest {
+    pub rig: RigHandle,
+    pub mcp: SocketAddr,
+    pub http: SocketAddr,
+    _image: PrivateImage,
+}
+
+/// Boots the image with extra NVRAM variables, or `None` (with the reason printed) when the
+/// image has not been built and no `IRIX7_IMAGE` demands one.
+pub fn boot_guest(extra_env: &[&str]) -> Option<Guest> {
+    boot_guest_with(extra_env, |_| {}, |_| {})
+}
+
+/// Like `boot_guest`, with `tweak` adjusting the rig options (watchdog period, disks) and
+/// `before_boot` acting on the built rig (e.g. offering an older ABI table). The guest loads a
+/// private copy of the image.
+pub fn boot_guest_with(
+    extra_env: &[&str],
+    tweak: impl FnOnce(&mut RigOptions),
+    before_boot: impl FnOnce(&mut Rig) + Send + 'static,
+) -> Option<Guest> {
+    let image = ProductImage::find_or_skip()?;
+    let copy = image.private_copy();
+    let mut opts = guest_options(copy.path(), &image, extra_env, &[7801, 80]);
+    tweak(&mut opts);
+    let rig = Rig::spawn_with(
+        opts,
+        Box::new(move |r: &mut Rig| {
+            before_boot(r);
+            Ok(())
+        }),
+    )
+    .expect("the rig boots the image");
+    let addrs = rig.forward_addrs().to_vec();
+    Some(Guest {
+        rig,
+        mcp: addrs[0],
+        http: addrs[1],
+        _image: copy,
+    })
+}

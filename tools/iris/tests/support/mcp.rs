@@ -1,0 +1,101 @@
+//! MCP over the HTTP client: the modern-era request envelope and tool calls.
+
+use std::net::SocketAddr;
+
+use rpc::testing::McpRequest;
+pub use rpc::testing::messages;
+
+use super::http::{Resp, request};
+
+/// A modern-era (2026-07-28) JSON-RPC request as raw HTTP, built by `rpc::testing` (the one
+/// builder every test suite uses): `extra_meta` merged into `_meta` (e.g. a `progressToken`),
+/// `accept` as the Accept header, and the tests' `clientInfo`.
+pub fn mcp_request(
+    id: u64,
+    method: &str,
+    params: serde_json::Value,
+    extra_meta: serde_json::Value,
+    accept: &str,
+) -> String {
+    let mut req = McpRequest::modern(method, params)
+        .id(id)
+        .accept(accept)
+        .meta(
+            "io.modelcontextprotocol/clientInfo",
+            serde_json::json!({"name": "iris-tests", "version": "1"}),
+        );
+    if let Some(extra) = extra_meta.as_object() {
+        for (k, v) in extra {
+            req = req.meta(k, v.clone());
+        }
+    }
+    String::from_utf8_lossy(&req.http("/mcp", "indy", None)).into_owned()
+}
+
+/// A `tools/call` request answered as JSON.
+pub fn tool_request(id: u64, tool: &str, args: serde_json::Value) -> String {
+    mcp_request(
+        id,
+        "tools/call",
+        serde_json::json!({"name": tool, "arguments": args}),
+        serde_json::json!({}),
+        "application/json, text/event-stream",
+    )
+}
+
+/// Calls a tool on a fresh connection; the JSON-RPC `result` (with `isError` when it failed).
+pub fn call_tool(addr: SocketAddr, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    tool_result(tool, request(addr, &tool_request(1, tool, args)))
+}
+
+/// `call_tool` with a bearer token, for a guest booted with `mcp.token` set.
+pub fn call_tool_with_token(
+    addr: SocketAddr,
+    token: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> serde_json::Value {
+    let raw = with_bearer(&tool_request(1, tool, args), token);
+    tool_result(tool, request(addr, &raw))
+}
+
+/// A raw request with an `Authorization: Bearer` header added.
+pub fn with_bearer(raw: &str, token: &str) -> String {
+    raw.replacen(
+        "\r\nHost:",
+        &format!("\r\nAuthorization: Bearer {token}\r\nHost:"),
+        1,
+    )
+}
+
+/// The JSON-RPC `result` of a tool call's response (with `isError` when the tool failed);
+/// `tool` names the call in the panic when the response is not one.
+pub fn tool_result(tool: &str, r: Resp) -> serde_json::Value {
+    assert_eq!(r.status, 200, "{tool}: {}", r.text());
+    let msg = messages(&r.body)
+        .pop()
+        .unwrap_or_else(|| panic!("{tool}: no JSON-RPC message in {}", r.text()));
+    msg.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("{tool}: no result in {msg}"))
+}
+
+/// A tool result that must not be an error, returned whole.
+pub fn expect_success(tool: &str, result: serde_json::Value) -> serde_json::Value {
+    assert_ne!(
+        result["isError"],
+        serde_json::json!(true),
+        "{tool} failed: {result}"
+    );
+    result
+}
+
+/// Calls a tool that must succeed; its structured result.
+pub fn tool_ok(addr: SocketAddr, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    expect_success(tool, call_tool(addr, tool, args))["structuredContent"].clone()
+}
+
+/// The text of a tool result's first content block.
+pub fn first_text(result: &serde_json::Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or("")
+}
