@@ -8,10 +8,10 @@
 
 use core::ops::ControlFlow;
 
-use irix7_mcp::fs::block::RamDisk;
-use irix7_mcp::fs::erofs::{Erofs, SUPERBLOCK_OFFSET, checksum};
-use irix7_mcp::fs::overlay::{Overlay, WriteMode};
-use irix7_mcp::fs::stat::FileType;
+use irix7_mcp::hil::block::RamDisk;
+use irix7_mcp::services::fs::erofs::{Erofs, SUPERBLOCK_OFFSET, checksum};
+use irix7_mcp::services::fs::overlay::{Overlay, WriteMode};
+use irix7_mcp::services::fs::stat::FileType;
 use libfuzzer_sys::fuzz_target;
 
 /// Bounds on the walk: corrupt directories can form cycles.
