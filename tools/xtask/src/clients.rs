@@ -7,7 +7,7 @@ use crate::launch::{self, Rig, Spec};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-/// The Python SDK the client tests pin (`shared/reference/mcp.md`).
+/// The Python SDK the client tests pin (`docs/mcp.md` says which clients are tested).
 const PY_MCP: &str = "2.3.0";
 /// Node major version the conformance suites need.
 const NODE_MAJOR: &str = "v22.";

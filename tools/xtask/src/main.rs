@@ -55,7 +55,7 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Check that the module's imports follow its layers, and where `unsafe` and `#[path]` may be.
+    /// Check that the module's imports follow its layers, and where `unsafe` and path attributes may be.
     Layers,
     /// Build the EROFS fixture images into target/fixtures.
     Fixtures,

@@ -22,7 +22,7 @@ const STEPS: &[Step] = &[
         run: fmt,
     },
     Step {
-        name: "layering: imports, unsafe and #[path] where they belong",
+        name: "layering: imports, unsafe and path attributes where they belong",
         run: layers::run,
     },
     Step {
