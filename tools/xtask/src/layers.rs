@@ -1,12 +1,12 @@
 //! `cargo xtask layers` (and a suite step): keeps the module's dependencies flowing one way.
 //!
 //! The layers are the first folder under `src/` (`docs/architecture.md` draws them). A
-//! `crate::` path, whether in a `use` or inline in code, may only name the same layer or one the
-//! table in [`allowed`] lists; the protocol crate `rpc` stays above `services`. Two more rules
-//! keep the unsafe code where it can be audited: the word `unsafe` appears under `src/` only in
-//! `src/board/`, the crates that must have none forbid it at their root, and no file anywhere
-//! pulls in another
-//! file with a `path` attribute (that hides one crate's code inside another).
+//! `crate::` path, whether in a `use` or inline in code, and a `super::` chain that climbs to the
+//! crate root, may only name the same layer or one the table in [`allowed`] lists; the protocol
+//! crate `rpc` stays above `services`. Two more rules keep the unsafe code where it can be
+//! audited: the word `unsafe` appears under `src/` only in `src/board/`, the crates that must
+//! have none forbid it at their root, and no file anywhere pulls in another file with a `path`
+//! attribute (that hides one crate's code inside another).
 
 use std::fmt;
 use std::path::Path;
@@ -174,7 +174,9 @@ fn check_imports(f: &Source, code: &str, out: &mut Vec<Finding>) {
         return;
     };
     let may = allowed(layer);
-    for (line, target) in crate_paths(code) {
+    let mut paths = crate_paths(code);
+    paths.extend(super_paths(code, module_depth(&f.path)));
+    for (line, target) in paths {
         if target == layer || target == "self" || target == "*" {
             continue;
         }
@@ -221,6 +223,89 @@ fn crate_paths(code: &str) -> Vec<(usize, String)> {
             group_members(code, i + 1, &mut out);
         } else if let Some(seg) = ident_at(code, i) {
             out.push((line_of(code, i), seg));
+        }
+    }
+    out
+}
+
+/// How many modules deep a file under `src/` is: `src/tools/fs.rs` is `tools::fs` (2),
+/// `src/tools/mod.rs` is `tools` (1).
+fn module_depth(path: &str) -> usize {
+    let rest = path.strip_prefix("src/").unwrap_or(path);
+    let rest = rest.strip_suffix(".rs").unwrap_or(rest);
+    let rest = rest.strip_suffix("/mod").unwrap_or(rest);
+    rest.split('/').count()
+}
+
+/// `super::…` chains that climb out of the file to the crate root, as the first segment they
+/// name there (what `crate::` would have named). `depth` is the file's module depth; inline
+/// `mod x { … }` blocks around a chain add theirs.
+fn super_paths(code: &str, depth: usize) -> Vec<(usize, String)> {
+    let b = code.as_bytes();
+    let inline = inline_modules(code);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(found) = code[at..].find("super") {
+        let start = at + found;
+        at = start + "super".len();
+        let before = start.checked_sub(1).map(|i| b[i]);
+        if before.is_some_and(is_ident) || before == Some(b':') {
+            continue;
+        }
+        // Count `super::` links; `i` ends on the segment after the chain.
+        let mut supers = 0;
+        let mut i = start;
+        while code[i..].starts_with("super") && !b.get(i + 5).copied().is_some_and(is_ident) {
+            let j = skip_ws(b, i + 5);
+            if !code[j..].starts_with("::") {
+                break;
+            }
+            supers += 1;
+            i = skip_ws(b, j + 2);
+        }
+        at = at.max(i);
+        let enclosing = inline.iter().filter(|r| r.contains(&start)).count();
+        if supers == 0 || supers < depth + enclosing {
+            continue;
+        }
+        if b.get(i) == Some(&b'{') {
+            group_members(code, i + 1, &mut out);
+        } else if let Some(seg) = ident_at(code, i) {
+            out.push((line_of(code, i), seg));
+        }
+    }
+    out
+}
+
+/// The byte ranges of inline `mod name { … }` blocks.
+fn inline_modules(code: &str) -> Vec<std::ops::Range<usize>> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("mod") {
+        if at > 0 && is_ident(b[at - 1]) || b.get(at + 3).copied().is_some_and(is_ident) {
+            continue;
+        }
+        let i = skip_ws(b, at + 3);
+        let Some(name) = ident_at(code, i) else {
+            continue;
+        };
+        let open = skip_ws(b, i + name.len());
+        if b.get(open) != Some(&b'{') {
+            continue;
+        }
+        let mut depth = 0;
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        out.push(open..k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
         }
     }
     out
@@ -558,6 +643,32 @@ mod tests {
             "#![forbid(unsafe_code)]\npub type F = unsafe extern \"C\" fn();\n",
         ));
         assert!(ok.is_empty(), "{ok:?}");
+    }
+
+    #[test]
+    fn super_chains_that_climb_to_the_crate_root_are_checked() {
+        let f = with((
+            "src/services/fs/overlay.rs",
+            "use super::erofs::Erofs;\nuse super::super::super::tools::Ctx;\n",
+        ));
+        let got: Vec<_> = f.iter().map(|f| (f.line, f.what.as_str())).collect();
+        assert_eq!(got, [(2, "crate::tools")]);
+        let f = with((
+            "src/drivers/newport/mod.rs",
+            "use super::super::{hil::Bus, services::screen};\n",
+        ));
+        let got: Vec<_> = f.iter().map(|f| f.what.as_str()).collect();
+        assert_eq!(got, ["crate::services"]);
+    }
+
+    #[test]
+    fn super_inside_an_inline_module_counts_that_module() {
+        let code = "mod tests {\n    use super::super::proc;\n    use super::*;\n}\n";
+        assert!(with(("src/services/power.rs", code)).is_empty());
+        let out = "mod tests {\n    use super::super::super::tools::Ctx;\n}\n";
+        let f = with(("src/services/power.rs", out));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].line, f[0].what.as_str()), (2, "crate::tools"));
     }
 
     #[test]
