@@ -3,7 +3,7 @@
 //! answers now (RAM it left unmapped, an empty GIO slot), so a bad address becomes an error
 //! instead of a bus error in the module.
 
-use crate::hil::raw_bus::RawBus;
+use crate::hil::raw_bus::{MmioError, RawBus};
 use indy::abi::status;
 use indy::map::{self, RamError, Window};
 
@@ -16,10 +16,12 @@ pub enum PhysError {
     NotRam { phys: u32, len: u32, ram: u32 },
     /// A page of the range does not answer the kernel's probe.
     RamNoAnswer { at: u32 },
-    /// The width is not 1, 2 or 4.
-    Width { width: u32 },
-    /// The address is not a multiple of the width.
-    Align { phys: u32, width: u32 },
+    /// The access itself is malformed (its width, or an address not aligned to it).
+    Access {
+        phys: u32,
+        width: u32,
+        error: MmioError,
+    },
     /// No known window holds the span; `nearest` is the closest one.
     NoWindow {
         phys: u32,
@@ -71,10 +73,12 @@ pub fn window_for(
     count: u32,
 ) -> Result<&'static Window, PhysError> {
     if !matches!(width, 1 | 2 | 4) {
-        return Err(PhysError::Width { width });
+        let error = MmioError::Width;
+        return Err(PhysError::Access { phys, width, error });
     }
     if !phys.is_multiple_of(width) {
-        return Err(PhysError::Align { phys, width });
+        let error = MmioError::Align;
+        return Err(PhysError::Access { phys, width, error });
     }
     let span = width.saturating_mul(count);
     let Some(window) = map::find(phys, span) else {

@@ -58,7 +58,7 @@ pub fn opt_str<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<Option<&'a str>
 /// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
 pub fn addr(call: &ToolCall<'_>) -> Result<u32, ToolError> {
     let bad = || {
-        inval_arg(String::from(
+        inval(String::from(
             "`addr` must be a 32-bit address (integer or \"0x…\")",
         ))
     };
@@ -83,10 +83,11 @@ pub fn addr(call: &ToolCall<'_>) -> Result<u32, ToolError> {
 pub fn u32_or(call: &ToolCall<'_>, name: &str, default: u32) -> Result<u32, ToolError> {
     match opt_u64(call, name)? {
         None => Ok(default),
-        Some(v) => u32::try_from(v).map_err(|_| inval_arg(format!("`{name}` is too large"))),
+        Some(v) => u32::try_from(v).map_err(|_| inval(format!("`{name}` is too large"))),
     }
 }
 
-fn inval_arg(message: String) -> ToolError {
+/// An `E_INVAL` tool error.
+pub fn inval(message: String) -> ToolError {
     ToolError::new(ErrorCode::Inval, message)
 }

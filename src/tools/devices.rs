@@ -3,7 +3,7 @@
 //! `irq.list` (kernel ABI ≥ 11) and `dma.list`. Full-root tools: the writes can hang the machine
 //! or corrupt the kernel, and say so.
 
-use super::args::{addr, u32_or};
+use super::args::{addr, inval, u32_or};
 use super::hex;
 use super::{Ctx, args};
 use crate::hil::platform::c_str;
@@ -205,10 +205,6 @@ fn obj(pairs: Vec<(&'static str, Value)>) -> Value {
     Value::Object(m)
 }
 
-fn inval(msg: String) -> ToolError {
-    ToolError::new(ErrorCode::Inval, msg)
-}
-
 /// `hex` (default) or `base64`.
 fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
     match args::opt_str(call, "encoding")? {
@@ -260,8 +256,7 @@ fn phys_error(e: PhysError) -> ToolError {
             ErrorCode::Range,
             format!("RAM at {at:#x} does not answer (bus error)"),
         ),
-        PhysError::Width { width } => inval(format!("width {width} is not 1, 2 or 4")),
-        PhysError::Align { phys, width } => mmio_error(MmioError::Align, phys, width),
+        PhysError::Access { phys, width, error } => mmio_error(error, phys, width),
         PhysError::NoWindow {
             phys,
             span,
