@@ -48,6 +48,7 @@ fn hello_module_boots_and_prints() {
     let c = rig.counters();
     assert!(c.polls > 3, "{c:?}");
     assert_eq!(c.last_poll_insns, 2);
+    assert_eq!(c.max_poll_insns, 2);
     assert_eq!(c.total_insns, 17 + 2 * c.polls);
     rig.stop().unwrap();
     assert!(rig.console_text().ends_with("kernel: module exited\n"));

@@ -17,6 +17,9 @@ pub struct Counters {
     pub init_insns: u64,
     /// Instructions of the last completed `irix7_mcp_poll`.
     pub last_poll_insns: u64,
+    /// The most instructions any single completed poll executed (the bound on how long one
+    /// request can keep the machine from everything else; the watchdog counts poll to poll).
+    pub max_poll_insns: u64,
     /// Sum over all completed polls.
     pub poll_insns: u64,
     pub polls: u64,
@@ -98,6 +101,7 @@ impl Rig {
                 let used = self.cpu.state.insns.get() - before;
                 self.counters.polls += 1;
                 self.counters.last_poll_insns = used;
+                self.counters.max_poll_insns = self.counters.max_poll_insns.max(used);
                 self.counters.poll_insns += used;
                 self.kick_watchdog();
                 if s < 0 {
