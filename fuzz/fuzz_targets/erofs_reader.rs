@@ -31,10 +31,12 @@ const PATHS: [&str; 8] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
-    exercise(data.to_vec());
-    if let Some(resealed) = reseal(data) {
-        exercise(resealed);
-    }
+    irix7_fuzz::budget::case(|| {
+        exercise(data.to_vec());
+        if let Some(resealed) = reseal(data) {
+            exercise(resealed);
+        }
+    });
 });
 
 /// Recomputes the superblock checksum the way mkfs.erofs writes it.

@@ -3,6 +3,7 @@
 //! output stays bounded, and a closed peer always leads to a finished connection.
 //!
 //! Input layout: the first byte seeds the split/clock generator, the rest is the byte stream.
+//! Each case runs under the heap budget (`irix7_fuzz::budget`).
 
 #![no_main]
 
@@ -75,6 +76,11 @@ const OUT: usize = 512;
 const SLACK: usize = 1024;
 
 fuzz_target!(|data: &[u8]| {
+    irix7_fuzz::budget::case(|| case(data));
+});
+
+/// One case: the connection fed, polled and drained as the module's server does it.
+fn case(data: &[u8]) {
     let Some((&seed, input)) = data.split_first() else {
         return;
     };
@@ -124,4 +130,4 @@ fuzz_target!(|data: &[u8]| {
         conn.mark_sent(pending, now);
     }
     assert!(conn.is_finished());
-});
+}

@@ -1,6 +1,3 @@
-//! A machine for host tests. Its state sits behind an `Rc` the test keeps, so a test can
-//! change the machine (clock, serial head, process list) and see what the tools did to it
-//! (console bytes, keystrokes, resets) while the server owns the context.
 use crate::hil::block::IoError;
 use crate::hil::platform::{Console, Machine, Power};
 use crate::hil::raw_bus::{MmioError, RawBus, check_register};

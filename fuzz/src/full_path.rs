@@ -1,0 +1,346 @@
+//! The full path of the module: bytes on up to [`CONNS`] HTTP connections → `rpc::http`'s
+//! `Connection` → the module's `Router` → `McpServer` → the real tool families on the fake
+//! machine (`src/tools/testing/fake.rs`), with a bearer token configured, the fixture EROFS
+//! image mounted under a RAM overlay and the clock moving.
+//!
+//! Input: one seed byte (splits, clock steps, how much the peer takes, how long each request
+//! is pumped), then up to [`MAX_REQUESTS`] parts separated by [`NEXT`]. A part is either
+//! - `[c ]METHOD PATH\nName: value\n…\n\nbody`: sent as an HTTP/1.1 request on connection `c`
+//!   (0 without a digit), with `Host`, `Authorization: Bearer <token>` and `Content-Length`
+//!   added unless the part names them (or `Transfer-Encoding`) itself; or
+//! - `[c ]RAW\n<bytes>`: the bytes as they are, for framing the renderer would not produce.
+//!
+//! In both, `$SID` stands for the session id the last response announced and `$TOKEN` for the
+//! token. A request is pumped only a few polls before the next part is sent, so a part on
+//! another connection can cancel, ping or delete while a streamed call is still running; at
+//! the end every peer closes and every connection is drained until finished.
+//!
+//! Oracles: no panic; a connection never buffers more output than its limit allows; every
+//! connection finishes once its peer is gone.
+
+use crate::fake;
+use irix7_mcp::hil::block::{BlockDevice, IoError, SECTOR_SIZE};
+use irix7_mcp::net::router::Router;
+use irix7_mcp::services::fs::overlay::Overlay;
+use irix7_mcp::services::fs::Disk;
+use irix7_mcp::services::fs::erofs::Erofs;
+use rpc::http::{Connection, Peer};
+use rpc::mcp::McpServer;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+/// Separates the parts of one case (the same separator as `mcp_dispatch`'s).
+pub const NEXT: &[u8] = b"\n--\n";
+/// Parts per case at most, so one case stays quick.
+pub const MAX_REQUESTS: usize = 16;
+/// Connections a case can open at once.
+pub const CONNS: usize = 3;
+/// The bearer token the server requires.
+pub const TOKEN: &str = "fuzz-token-7801";
+/// The overlay's memory cap, as the module's default.
+const OVERLAY_CAP: usize = 4 << 20;
+/// Polls of the final drain at most (each moves the clock 100 ms; the longest tool run,
+/// `shell.exec sleep`, is capped far below this many polls' worth).
+const DRAIN_POLLS: usize = 4000;
+
+/// The fixture image (`tools/fixtures`), built once per process by `mkfs.erofs`.
+pub fn fixture() -> &'static [u8] {
+    static IMAGE: OnceLock<Vec<u8>> = OnceLock::new();
+    IMAGE.get_or_init(|| {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = std::env::temp_dir().join(format!("irix7-fuzz-{}", std::process::id()));
+        let images = irix7_fixtures::build_fixture_images(&repo, &out)
+            .unwrap_or_else(|e| panic!("building the fixture images (mkfs.erofs): {e}"));
+        let image = std::fs::read(&images[0]).expect("the fixture image just built");
+        let _ = std::fs::remove_dir_all(&out);
+        image
+    })
+}
+
+/// The fixture image as a disk, read in place: copying megabytes per case would cost more
+/// than the case.
+struct Fixture(&'static [u8]);
+
+impl BlockDevice for Fixture {
+    fn read(&mut self, lba: u32, count: u32, buf: &mut [u8]) -> Result<(), IoError> {
+        let start = lba as usize * SECTOR_SIZE;
+        let end = start + count as usize * SECTOR_SIZE;
+        if end > self.block_count() as usize * SECTOR_SIZE || buf.len() != end - start {
+            return Err(IoError { status: -5 });
+        }
+        let have = self.0.len().min(end);
+        let n = have.saturating_sub(start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        buf[n..].fill(0);
+        Ok(())
+    }
+
+    fn block_count(&self) -> u32 {
+        self.0.len().div_ceil(SECTOR_SIZE) as u32
+    }
+}
+
+/// The module's handler as `entry.rs` builds it, on the fake machine with the fixture mounted.
+fn router() -> (Router, Rc<fake::FakeState>) {
+    let (mut ctx, state) = fake::ctx_and_state();
+    let image = fixture();
+    ctx.fs = Erofs::mount(Disk(Box::new(Fixture(image))))
+        .ok()
+        .map(|fs| Overlay::new(Some(fs), OVERLAY_CAP));
+    ctx.open_disk = Box::new(move |target| match target {
+        2 => Ok(Disk(Box::new(Fixture(image)))),
+        _ => Err(IoError { status: -19 }),
+    });
+    let mut config = rpc::mcp::Config::new("7.0.0", None);
+    config.token = Some(TOKEN.into());
+    config.own_ip = Some([172, 31, 77, 2]);
+    let mut counter = 0u8;
+    let entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
+        for b in buf {
+            counter = counter.wrapping_add(37);
+            *b = counter;
+        }
+    });
+    let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
+    irix7_mcp::tools::register(&mut mcp).expect("the tool tables register");
+    (Router::new(mcp), state)
+}
+
+/// xorshift32: cheap, deterministic choices from the seed byte.
+struct Rng(u32);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0 as usize % n.max(1)
+    }
+}
+
+/// One case's world: the handler, the machine's clock, the connections and what the peer
+/// learnt (the session id).
+struct World {
+    router: Router,
+    state: Rc<fake::FakeState>,
+    conns: [Option<Connection>; CONNS],
+    http: rpc::http::Config,
+    now: u64,
+    session: Option<String>,
+    rng: Rng,
+}
+
+impl World {
+    fn tick(&mut self, ms: u64) {
+        self.now += ms;
+        self.state.now.set(self.now);
+    }
+
+    /// Offers `bytes` to connection `c` in pieces, pumping between them; what it does not
+    /// take (it holds at most its input buffer behind a response) is offered again after
+    /// pumping, a bounded number of times, then dropped as a peer that gave up would.
+    fn send(&mut self, c: usize, mut bytes: &[u8]) {
+        let mut stalls = 0;
+        while !bytes.is_empty() && stalls < 64 {
+            let piece = 1 + self.rng.below(bytes.len().min(1 << 16));
+            let conn = open(&mut self.conns[c], c, self.http, self.now);
+            let taken = conn.recv(&bytes[..piece], self.now, &mut self.router);
+            assert!(taken <= piece, "took {taken} of {piece} bytes");
+            bytes = &bytes[taken..];
+            if taken == 0 {
+                stalls += 1;
+            }
+            self.pump(1);
+        }
+    }
+
+    /// `rounds` polls of every open connection: the peer takes a random share of the output,
+    /// the clock moves, and any `Mcp-Session-Id` in the output is remembered.
+    fn pump(&mut self, rounds: usize) {
+        for _ in 0..rounds {
+            for c in 0..CONNS {
+                let Some(conn) = self.conns[c].as_mut() else {
+                    continue;
+                };
+                conn.poll(self.now, &mut self.router);
+                let out = conn.pending_output();
+                assert!(
+                    out.len() <= self.http.output_buffer + SLACK,
+                    "{} bytes of output buffered",
+                    out.len()
+                );
+                if let Some(sid) = session_id(out) {
+                    self.session = Some(sid);
+                }
+                let n = match self.rng.below(4) {
+                    0 => self.rng.below(out.len() + 1),
+                    _ => out.len(),
+                };
+                conn.mark_sent(n, self.now);
+            }
+            let ms = [0, 10, 100, 1000][self.rng.below(4)];
+            self.tick(ms);
+        }
+    }
+
+    /// Every peer closes; each connection flushes what it owes and must then be finished.
+    fn finish(&mut self) {
+        for conn in self.conns.iter_mut().flatten() {
+            conn.peer_closed();
+        }
+        for _ in 0..DRAIN_POLLS {
+            if self.conns.iter().flatten().all(Connection::is_finished) {
+                break;
+            }
+            for conn in self.conns.iter_mut().flatten() {
+                conn.poll(self.now, &mut self.router);
+                let n = conn.pending_output().len();
+                conn.mark_sent(n, self.now);
+            }
+            self.tick(100);
+        }
+        for (c, conn) in self.conns.iter().enumerate() {
+            if let Some(conn) = conn {
+                assert!(conn.is_finished(), "connection {c} never finished");
+            }
+        }
+    }
+}
+
+/// The connection in `slot` (number `c`), opened anew if it was never opened or has finished.
+fn open(
+    slot: &mut Option<Connection>,
+    c: usize,
+    http: rpc::http::Config,
+    now: u64,
+) -> &mut Connection {
+    if slot.as_ref().is_none_or(Connection::is_finished) {
+        let peer = Peer {
+            addr: [10, 0, 2, 2],
+            port: 40000 + c as u16,
+        };
+        *slot = Some(Connection::new(peer, http, now));
+    }
+    slot.as_mut().expect("just opened")
+}
+
+/// A response head or one chunk may overshoot the output buffer by its own size; the
+/// largest chunk is a stream piece of the server's `stream_chunk` (4 KiB) escaped as JSON
+/// (six bytes per input byte at worst) in an SSE frame.
+const SLACK: usize = 6 * 4096 + 1024;
+
+/// The value of an `Mcp-Session-Id` header in `out`, if one starts there.
+fn session_id(out: &[u8]) -> Option<String> {
+    const NAME: &[u8] = b"\r\nmcp-session-id: ";
+    let at = out
+        .windows(NAME.len())
+        .position(|w| w.eq_ignore_ascii_case(NAME))?;
+    let rest = &out[at + NAME.len()..];
+    let end = rest.iter().position(|&b| b == b'\r')?;
+    String::from_utf8(rest[..end].to_vec()).ok()
+}
+
+/// `$SID` and `$TOKEN` replaced in `bytes`.
+fn substitute(bytes: &[u8], session: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some((&b, tail)) = rest.split_first() {
+        if let Some(after) = rest.strip_prefix(b"$SID".as_slice()) {
+            out.extend_from_slice(session.unwrap_or("none").as_bytes());
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix(b"$TOKEN".as_slice()) {
+            out.extend_from_slice(TOKEN.as_bytes());
+            rest = after;
+        } else {
+            out.push(b);
+            rest = tail;
+        }
+    }
+    out
+}
+
+/// The connection a part names and the rest of its first line.
+fn connection_of(line: &[u8]) -> (usize, &[u8]) {
+    match line {
+        [d @ b'0'..=b'9', b' ', rest @ ..] => (usize::from(d - b'0') % CONNS, rest),
+        _ => (0, line),
+    }
+}
+
+/// One part rendered as the bytes the peer sends.
+fn render(first: &[u8], rest: &[u8], session: Option<&str>) -> Vec<u8> {
+    if first == b"RAW" {
+        return substitute(rest, session);
+    }
+    let split = find(rest, b"\n\n");
+    let (head, body) = match split {
+        Some(at) => (&rest[..at], &rest[at + 2..]),
+        None => (rest, &[][..]),
+    };
+    let mut out = Vec::with_capacity(body.len() + 256);
+    out.extend_from_slice(first);
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let (mut host, mut auth, mut framed) = (false, false, false);
+    for line in head.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let name = line.split(|&b| b == b':').next().unwrap_or_default();
+        host |= name.eq_ignore_ascii_case(b"host");
+        auth |= name.eq_ignore_ascii_case(b"authorization");
+        framed |= name.eq_ignore_ascii_case(b"content-length")
+            || name.eq_ignore_ascii_case(b"transfer-encoding");
+        out.extend_from_slice(line);
+        out.extend_from_slice(b"\r\n");
+    }
+    if !host {
+        out.extend_from_slice(b"Host: indy\r\n");
+    }
+    if !auth {
+        out.extend_from_slice(b"Authorization: Bearer $TOKEN\r\n");
+    }
+    if !framed && !body.is_empty() {
+        out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    let mut out = substitute(&out, session);
+    out.extend_from_slice(body);
+    out
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// One fuzz case (see the module docs for the layout).
+pub fn run(data: &[u8]) {
+    let Some((&seed, mut rest)) = data.split_first() else {
+        return;
+    };
+    let (router, state) = router();
+    let mut world = World {
+        router,
+        now: state.now.get(),
+        state,
+        conns: [None, None, None],
+        http: rpc::http::Config::default(),
+        session: None,
+        rng: Rng((0x9e37_79b9 ^ (u32::from(seed) << 8)) | 1),
+    };
+    for _ in 0..MAX_REQUESTS {
+        let (part, next) = match find(rest, NEXT) {
+            Some(at) => (&rest[..at], Some(&rest[at + NEXT.len()..])),
+            None => (rest, None),
+        };
+        let line_end = part.iter().position(|&b| b == b'\n').unwrap_or(part.len());
+        let (c, first) = connection_of(&part[..line_end]);
+        let body = part.get(line_end + 1..).unwrap_or_default();
+        let bytes = render(first, body, world.session.as_deref());
+        world.send(c, &bytes);
+        let rounds = 1 + world.rng.below(8);
+        world.pump(rounds);
+        match next {
+            Some(n) => rest = n,
+            None => break,
+        }
+    }
+    world.finish();
+}
