@@ -129,6 +129,10 @@ struct World {
     now: u64,
     session: Option<String>,
     rng: Rng,
+    /// The status of every response head the peers received, in order.
+    statuses: Vec<u16>,
+    /// The last bytes each peer received, so a status line split between two sends is seen.
+    tails: [Vec<u8>; CONNS],
 }
 
 impl World {
@@ -177,6 +181,7 @@ impl World {
                     0 => self.rng.below(out.len() + 1),
                     _ => out.len(),
                 };
+                received(&mut self.tails[c], &out[..n], &mut self.statuses);
                 conn.mark_sent(n, self.now);
             }
             let ms = [0, 10, 100, 1000][self.rng.below(4)];
@@ -193,9 +198,12 @@ impl World {
             if self.conns.iter().flatten().all(Connection::is_finished) {
                 break;
             }
-            for conn in self.conns.iter_mut().flatten() {
+            for (c, conn) in self.conns.iter_mut().enumerate() {
+                let Some(conn) = conn else { continue };
                 conn.poll(self.now, &mut self.router);
-                let n = conn.pending_output().len();
+                let out = conn.pending_output();
+                received(&mut self.tails[c], out, &mut self.statuses);
+                let n = out.len();
                 conn.mark_sent(n, self.now);
             }
             self.tick(100);
@@ -229,6 +237,28 @@ fn open(
 /// largest chunk is a stream piece of the server's `stream_chunk` (4 KiB) escaped as JSON
 /// (six bytes per input byte at worst) in an SSE frame.
 const SLACK: usize = 6 * 4096 + 1024;
+
+/// What a peer received: the status of each response head that starts in it is noted (a body
+/// that spells a status line is counted too; the tests' inputs have none).
+fn received(tail: &mut Vec<u8>, sent: &[u8], statuses: &mut Vec<u16>) {
+    const LINE: &[u8] = b"HTTP/1.1 ";
+    let keep = tail.len();
+    tail.extend_from_slice(sent);
+    let mut at = 0;
+    while let Some(i) = find(&tail[at..], LINE) {
+        let code = &tail[at + i + LINE.len()..];
+        if code.len() < 3 {
+            break;
+        }
+        if at + i + LINE.len() + 3 > keep {
+            let digits = core::str::from_utf8(&code[..3]).ok();
+            statuses.extend(digits.and_then(|d| d.parse::<u16>().ok()));
+        }
+        at += i + 1;
+    }
+    let cut = tail.len().saturating_sub(LINE.len() + 2);
+    tail.drain(..cut);
+}
 
 /// The value of an `Mcp-Session-Id` header in `out`, if one starts there.
 fn session_id(out: &[u8]) -> Option<String> {
@@ -310,10 +340,11 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// One fuzz case (see the module docs for the layout).
-pub fn run(data: &[u8]) {
+/// One fuzz case (see the module docs for the layout). Returns the statuses of the responses
+/// the peers received, in order.
+pub fn run(data: &[u8]) -> Vec<u16> {
     let Some((&seed, mut rest)) = data.split_first() else {
-        return;
+        return Vec::new();
     };
     let (router, state) = router();
     let mut world = World {
@@ -323,6 +354,8 @@ pub fn run(data: &[u8]) {
         conns: [None, None, None],
         http: rpc::http::Config::default(),
         session: None,
+        statuses: Vec::new(),
+        tails: Default::default(),
         rng: Rng((0x9e37_79b9 ^ (u32::from(seed) << 8)) | 1),
     };
     for _ in 0..MAX_REQUESTS {
@@ -343,4 +376,5 @@ pub fn run(data: &[u8]) {
         }
     }
     world.finish();
+    world.statuses
 }
