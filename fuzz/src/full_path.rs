@@ -21,9 +21,9 @@
 use crate::fake;
 use irix7_mcp::hil::block::{BlockDevice, IoError, SECTOR_SIZE};
 use irix7_mcp::net::router::Router;
-use irix7_mcp::services::fs::overlay::Overlay;
 use irix7_mcp::services::fs::Disk;
 use irix7_mcp::services::fs::erofs::Erofs;
+use irix7_mcp::services::fs::overlay::Overlay;
 use rpc::http::{Connection, Peer};
 use rpc::mcp::McpServer;
 use std::cell::RefCell;

@@ -274,8 +274,17 @@ fn smoke() -> Result<(), String> {
 /// rig: exact guest instruction counts and heap figures beside their budgets.
 /// Seconds each fuzz target runs in the suite (a long campaign is `docs/fuzzing.md`'s).
 const FUZZ_SECONDS: u32 = 20;
-const FUZZ_TARGETS: &[&str] = &["http_parser", "mcp_dispatch", "erofs_reader"];
+/// Each target and its longest input: 1 MiB (the module's body limit) where a request body
+/// reaches the parsers, less where the harness's own limits refuse long inputs early anyway.
+const FUZZ_TARGETS: &[(&str, usize)] = &[
+    ("http_parser", 64 << 10),
+    ("mcp_dispatch", 1 << 20),
+    ("full_path", 1 << 20),
+    ("erofs_reader", 64 << 10),
+];
 
+/// The fuzz crate's tests (the heap budget, the full-path seeds' answers, the kept crash
+/// inputs), then a short run of each target from its committed seeds and kept crash inputs.
 fn fuzz_short() -> Result<(), String> {
     let have = Command::new("cargo")
         .args(["fuzz", "--version"])
@@ -291,17 +300,27 @@ fn fuzz_short() -> Result<(), String> {
         ]))?;
     }
     let fuzz_dir = repo_root().join("fuzz");
-    for t in FUZZ_TARGETS {
+    cmd::run(
+        Command::new("cargo")
+            .current_dir(&fuzz_dir)
+            .args(["test", "--release"]),
+    )?;
+    for &(t, max_len) in FUZZ_TARGETS {
         let corpus = fuzz_dir.join("corpus").join(t);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let mut run = Command::new("cargo");
+        run.current_dir(&fuzz_dir)
+            .args(["fuzz", "run", "--sanitizer", "none", t])
+            .arg(&corpus)
+            .arg(fuzz_dir.join("seeds").join(t));
+        let kept = fuzz_dir.join("regressions").join(t);
+        if kept.is_dir() {
+            run.arg(kept);
+        }
         cmd::run(
-            Command::new("cargo")
-                .current_dir(&fuzz_dir)
-                .args(["fuzz", "run", "--sanitizer", "none", t])
-                .arg(&corpus)
-                .arg(fuzz_dir.join("seeds").join(t))
-                .arg("--")
+            run.arg("--")
                 .arg(format!("-max_total_time={FUZZ_SECONDS}"))
+                .arg(format!("-max_len={max_len}"))
                 .arg("-print_final_stats=1"),
         )?;
     }

@@ -1,0 +1,117 @@
+//! The full-path driver and the heap budget on known inputs: the seeds reach the states they
+//! were written for, the token and the budget are enforced, and every kept crash input
+//! (`fuzz/regressions/<target>/`) replays clean.
+//!
+//! The budget counts allocations process-wide, so the cases here run one at a time.
+
+use irix7_fuzz::budget::{self, BUDGET};
+use irix7_fuzz::full_path::{self, TOKEN};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs one full-path case under the budget, as the fuzz target does.
+fn case(data: &[u8]) -> (Vec<u16>, usize) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    full_path::fixture();
+    budget::case(|| full_path::run(data))
+}
+
+fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn seed(name: &str) -> Vec<u8> {
+    let p = crate_dir().join("seeds/full_path").join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The files under `dir`, sorted; none when it does not exist.
+fn inputs(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn modern_calls_of_real_tools_answer() {
+    let (statuses, _) = case(&seed("modern-tools"));
+    assert_eq!(
+        statuses, [200; 5],
+        "tools/list, status, fs.list, fs.read, shell.exec"
+    );
+}
+
+#[test]
+fn a_legacy_session_lives_through_batch_call_cancel_and_delete() {
+    let (statuses, _) = case(&seed("legacy-session"));
+    // initialize, initialized (202), batch, streamed call, cancel (202), DELETE.
+    assert_eq!(statuses, [200, 202, 200, 200, 202, 200]);
+}
+
+#[test]
+fn a_wrong_token_is_refused_and_the_other_routes_answer() {
+    let (statuses, _) = case(&seed("raw-framing"));
+    // A chunked body with broken JSON, the status page, the screen without a board, a wrong
+    // token from a foreign origin.
+    assert_eq!(statuses, [400, 200, 503, 403]);
+    let no_token =
+        b"\x01POST /mcp\nAuthorization: Basic eA==\nContent-Type: application/json\n\n{}";
+    assert_eq!(case(no_token).0, [401]);
+    let right = format!("\x01POST /mcp\nAuthorization: Bearer {TOKEN}\n\n{{}}");
+    assert_ne!(case(right.as_bytes()).0, [401]);
+}
+
+#[test]
+fn the_session_placeholder_names_the_session_initialize_opened() {
+    let data = seed("legacy-2025-11-25");
+    let (statuses, _) = case(&data);
+    assert_eq!(statuses, [200; 4]);
+    // Without the substitution the same requests name no session: 404 (or 400) after init.
+    let plain = String::from_utf8(data).unwrap().replace("$SID", "f00d");
+    let (statuses, _) = case(plain.as_bytes());
+    assert_eq!(statuses[0], 200);
+    assert!(statuses[1..].iter().all(|&s| s != 200), "{statuses:?}");
+}
+
+#[test]
+fn every_seed_stays_within_the_budget() {
+    for p in inputs(&crate_dir().join("seeds/full_path")) {
+        let data = std::fs::read(&p).unwrap();
+        let (statuses, peak) = case(&data);
+        assert!(!statuses.is_empty(), "{}: no response", p.display());
+        assert!(peak <= BUDGET, "{}: {peak} bytes", p.display());
+    }
+}
+
+#[test]
+fn a_case_over_the_budget_fails() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let within = budget::case(|| std::hint::black_box(vec![1u8; BUDGET / 2]).len());
+    assert!(within.1 >= BUDGET / 2);
+    let over = std::panic::catch_unwind(|| {
+        budget::case(|| std::hint::black_box(vec![1u8; BUDGET + 1]).len())
+    });
+    let message = over.expect_err("a case over the budget must fail");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(text.starts_with("heap budget:"), "{text}");
+}
+
+/// Kept crash inputs that are fixed: each must replay without a panic and within the budget.
+#[test]
+fn fixed_regressions_replay_clean() {
+    for p in inputs(&crate_dir().join("regressions/full_path")) {
+        case(&std::fs::read(&p).unwrap());
+    }
+    for p in inputs(&crate_dir().join("regressions/mcp_dispatch")) {
+        let data = std::fs::read(&p).unwrap();
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        budget::case(|| rpc::mcp::fuzz::one_input(&data));
+    }
+}
