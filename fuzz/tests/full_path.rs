@@ -2,18 +2,21 @@
 //! were written for, the token and the budget are enforced, and every kept crash input
 //! (`fuzz/regressions/<target>/`) replays clean.
 //!
-//! The budget counts allocations process-wide, so the cases here run one at a time.
+//! The budget counts allocations process-wide, so each test holds [`one_at_a_time`] for its
+//! whole run: another test building an input meanwhile would count against the case.
 
 use irix7_fuzz::budget::{self, BUDGET};
 use irix7_fuzz::full_path::{self, TOKEN};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Runs one full-path case under the budget, as the fuzz target does.
 fn case(data: &[u8]) -> (Vec<u16>, usize) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     full_path::fixture();
     budget::case(|| full_path::run(data))
 }
@@ -38,6 +41,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn modern_calls_of_real_tools_answer() {
+    let _one = one_at_a_time();
     let (statuses, _) = case(&seed("modern-tools"));
     assert_eq!(
         statuses, [200; 5],
@@ -47,6 +51,7 @@ fn modern_calls_of_real_tools_answer() {
 
 #[test]
 fn a_legacy_session_lives_through_batch_call_cancel_and_delete() {
+    let _one = one_at_a_time();
     let (statuses, _) = case(&seed("legacy-session"));
     // initialize, initialized (202), batch, streamed call, cancel (202), DELETE.
     assert_eq!(statuses, [200, 202, 200, 200, 202, 200]);
@@ -54,6 +59,7 @@ fn a_legacy_session_lives_through_batch_call_cancel_and_delete() {
 
 #[test]
 fn a_wrong_token_is_refused_and_the_other_routes_answer() {
+    let _one = one_at_a_time();
     let (statuses, _) = case(&seed("raw-framing"));
     // A chunked body with broken JSON, the status page, the screen without a board, a wrong
     // token from a foreign origin.
@@ -67,6 +73,7 @@ fn a_wrong_token_is_refused_and_the_other_routes_answer() {
 
 #[test]
 fn the_session_placeholder_names_the_session_initialize_opened() {
+    let _one = one_at_a_time();
     let data = seed("legacy-2025-11-25");
     let (statuses, _) = case(&data);
     assert_eq!(statuses, [200; 4]);
@@ -79,6 +86,7 @@ fn the_session_placeholder_names_the_session_initialize_opened() {
 
 #[test]
 fn every_seed_stays_within_the_budget() {
+    let _one = one_at_a_time();
     for p in inputs(&crate_dir().join("seeds/full_path")) {
         let data = std::fs::read(&p).unwrap();
         let (statuses, peak) = case(&data);
@@ -89,7 +97,7 @@ fn every_seed_stays_within_the_budget() {
 
 #[test]
 fn a_case_over_the_budget_fails() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let within = budget::case(|| std::hint::black_box(vec![1u8; BUDGET / 2]).len());
     assert!(within.1 >= BUDGET / 2);
     let over = std::panic::catch_unwind(|| {
@@ -106,12 +114,61 @@ fn a_case_over_the_budget_fails() {
 /// Kept crash inputs that are fixed: each must replay without a panic and within the budget.
 #[test]
 fn fixed_regressions_replay_clean() {
+    let _one = one_at_a_time();
     for p in inputs(&crate_dir().join("regressions/full_path")) {
         case(&std::fs::read(&p).unwrap());
     }
     for p in inputs(&crate_dir().join("regressions/mcp_dispatch")) {
         let data = std::fs::read(&p).unwrap();
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         budget::case(|| rpc::mcp::fuzz::one_input(&data));
+    }
+}
+
+/// A legacy (2025-03-26) session's `initialize`, then `body` in that session.
+fn in_legacy_session(body: &str) -> Vec<u8> {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
+    let head =
+        "POST /mcp\nContent-Type: application/json\nAccept: application/json, text/event-stream";
+    format!(
+        "\x01{head}\n\n{init}\n--\n{head}\nMcp-Session-Id: $SID\nMCP-Protocol-Version: 2025-03-26\n\n{body}"
+    )
+    .into_bytes()
+}
+
+/// Input classes that hold more heap than the budget today (issue 12's amplification
+/// findings, open until the module bounds them): each must fit once it does. Run with
+/// `cargo test --release -- --ignored` to see where they stand; the figures are in
+/// `docs/fuzzing.md`.
+mod open_findings {
+    use super::*;
+
+    fn within_budget(name: &str, data: &[u8]) {
+        let over = std::panic::catch_unwind(|| case(data));
+        let peak = over.map(|(_, peak)| peak);
+        assert!(peak.is_ok(), "{name}: over the {BUDGET}-byte budget");
+    }
+
+    #[test]
+    #[ignore = "open: a legacy batch has no item or output cap"]
+    fn a_legacy_batch_of_tools_list() {
+        let _one = one_at_a_time();
+        let items: Vec<String> = (0..1600)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/list"}}"#))
+            .collect();
+        within_budget(
+            "batch",
+            &in_legacy_session(&format!("[{}]", items.join(","))),
+        );
+    }
+
+    #[test]
+    #[ignore = "open: a 1 MiB body becomes a Value tree (and a clone) before validation"]
+    fn a_body_of_a_tiny_array() {
+        let _one = one_at_a_time();
+        let zeros = vec!["0"; 500_000].join(",");
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"status","arguments":{{"x":[{zeros}]}}}}}}"#
+        );
+        within_budget("array", &in_legacy_session(&body));
     }
 }
