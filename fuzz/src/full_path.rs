@@ -40,9 +40,12 @@ pub const CONNS: usize = 3;
 pub const TOKEN: &str = "fuzz-token-7801";
 /// The overlay's memory cap, as the module's default.
 const OVERLAY_CAP: usize = 4 << 20;
-/// Polls of the final drain at most (each moves the clock 100 ms; the longest tool run,
-/// `shell.exec sleep`, is capped far below this many polls' worth).
+/// Polls of each phase of the final drain at most (each moves the clock 100 ms; the longest
+/// tool run, `shell.exec sleep`, is capped far below this many polls' worth).
 const DRAIN_POLLS: usize = 4000;
+/// Polls without output after which every stream is taken as drained: a running call reports
+/// progress every 100 ms.
+const QUIET_POLLS: usize = 20;
 
 /// The fixture image (`tools/fixtures`), built once per process by `mkfs.erofs`.
 pub fn fixture() -> &'static [u8] {
@@ -186,8 +189,17 @@ impl World {
         }
     }
 
-    /// Every peer closes; each connection flushes what it owes and must then be finished.
+    /// Every peer takes all it is sent until the connections have been quiet for
+    /// [`QUIET_POLLS`] (every streamed body drained), then closes; each connection must then
+    /// flush what it owes and be finished.
     fn finish(&mut self) {
+        let mut quiet = 0;
+        for _ in 0..DRAIN_POLLS {
+            if quiet >= QUIET_POLLS {
+                break;
+            }
+            quiet = if self.flush_all() { 0 } else { quiet + 1 };
+        }
         for conn in self.conns.iter_mut().flatten() {
             conn.peer_closed();
         }
@@ -195,21 +207,30 @@ impl World {
             if self.conns.iter().flatten().all(Connection::is_finished) {
                 break;
             }
-            for (c, conn) in self.conns.iter_mut().enumerate() {
-                let Some(conn) = conn else { continue };
-                conn.poll(self.now, &mut self.router);
-                let out = conn.pending_output();
-                received(&mut self.tails[c], out, &mut self.statuses);
-                let n = out.len();
-                conn.mark_sent(n, self.now);
-            }
-            self.tick(100);
+            self.flush_all();
         }
         for (c, conn) in self.conns.iter().enumerate() {
             if let Some(conn) = conn {
                 assert!(conn.is_finished(), "connection {c} never finished");
             }
         }
+    }
+
+    /// One poll of every connection, the peers taking all of it, then 100 ms pass. Returns
+    /// whether any output came.
+    fn flush_all(&mut self) -> bool {
+        let mut any = false;
+        for (c, conn) in self.conns.iter_mut().enumerate() {
+            let Some(conn) = conn else { continue };
+            conn.poll(self.now, &mut self.router);
+            let out = conn.pending_output();
+            any |= !out.is_empty();
+            received(&mut self.tails[c], out, &mut self.statuses);
+            let n = out.len();
+            conn.mark_sent(n, self.now);
+        }
+        self.tick(100);
+        any
     }
 }
 

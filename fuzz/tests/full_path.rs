@@ -124,6 +124,22 @@ fn fixed_regressions_replay_clean() {
     }
 }
 
+/// `shell.exec` with the largest `max_output` over 8 MiB of file: its output streams out as
+/// it is made, so one such call fits the budget.
+#[test]
+fn a_shell_call_with_the_largest_output_fits() {
+    let _one = one_at_a_time();
+    let args = r#"{"command":"cat /big/4mib.bin /big/4mib.bin","max_output":8388608}"#;
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"shell.exec","arguments":{args},"_meta":{meta}}}}}"#
+    );
+    let head = "POST /mcp\nContent-Type: application/json\nAccept: application/json, text/event-stream\nMCP-Protocol-Version: 2026-07-28\nMcp-Method: tools/call\nMcp-Name: shell.exec";
+    let (statuses, peak) = case(format!("\x01{head}\n\n{body}").as_bytes());
+    assert_eq!(statuses, [200]);
+    assert!(peak <= BUDGET, "{peak} bytes");
+}
+
 /// A legacy (2025-03-26) session's `initialize`, then `body` in that session.
 fn in_legacy_session(body: &str) -> Vec<u8> {
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
