@@ -12,8 +12,15 @@ pub struct Limits {
     pub max_sessions: usize,
     /// A legacy session unused this long is gone (404 on its next request).
     pub session_idle_ms: u64,
-    /// Requests per rolling second per session (legacy) or per client address (modern).
+    /// Requests per rolling second per session (legacy) or per client address (modern). Each
+    /// item of a legacy batch counts as one.
     pub requests_per_second: usize,
+    /// Failed token checks per rolling second per client address; past it the client gets
+    /// 429 without its token being looked at.
+    pub auth_failures_per_second: usize,
+    /// Items in one legacy batch, and bytes of its answer.
+    pub batch_items: usize,
+    pub batch_answer_bytes: usize,
     /// Tool calls running at once per session (legacy) or per client address (modern).
     pub concurrent_calls: usize,
     /// Client addresses tracked for modern-era rate limits; the least recently seen is
@@ -36,6 +43,9 @@ impl Default for Limits {
             max_sessions: 16,
             session_idle_ms: 30 * 60 * 1000,
             requests_per_second: 20,
+            auth_failures_per_second: 5,
+            batch_items: 32,
+            batch_answer_bytes: 256 * 1024,
             concurrent_calls: 4,
             max_clients: 32,
             page_size: 100,
