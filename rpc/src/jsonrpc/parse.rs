@@ -2,8 +2,10 @@
 //! kept raw (the id), so numbers of any size or precision survive untouched.
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::budget::{Lease, Pool};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde::de::IgnoredAny;
@@ -132,9 +134,42 @@ pub enum Incoming {
     Batch(Vec<Result<Message, ParseFailure>>),
 }
 
+/// Why [`parse_within`] did not parse a body.
+#[derive(Debug, PartialEq)]
+pub enum Refusal {
+    /// The body is unusable (see [`parse`]).
+    Invalid(ParseFailure),
+    /// The memory its parse would take is not in the budget now; the client may retry.
+    OverBudget,
+}
+
+/// Heap a parse takes at most per value (the `Value`, its slot in a map or vector) and per
+/// byte of body (text is copied into the message's raw fields, then into its `params`).
+const COST_PER_VALUE: usize = 64;
+const COST_PER_BYTE: usize = 2;
+
+/// Like [`parse`], with the memory the parsed messages hold charged to `pool` before anything
+/// is built; the lease must be kept as long as the messages are.
+pub fn parse_within(body: &[u8], pool: &Rc<Pool>) -> Result<(Incoming, Lease), Refusal> {
+    let shape = check_shape(body).map_err(Refusal::Invalid)?;
+    let cost = shape
+        .values
+        .saturating_mul(COST_PER_VALUE)
+        .saturating_add(body.len().saturating_mul(COST_PER_BYTE));
+    let lease = pool.take(cost).ok_or(Refusal::OverBudget)?;
+    let incoming = parse_checked(body).map_err(Refusal::Invalid)?;
+    Ok((incoming, lease))
+}
+
 /// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
 /// empty batch or a JSON scalar: -32600).
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
+    check_shape(body)?;
+    parse_checked(body)
+}
+
+/// The pre-scan's verdict: nesting and value count within the limits.
+fn check_shape(body: &[u8]) -> Result<Shape, ParseFailure> {
     let shape = shape(body);
     if shape.deepest > MAX_NESTING {
         return Err(ParseFailure::new(
@@ -150,6 +185,11 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
             "Invalid Request: more values than a request may hold",
         ));
     }
+    Ok(shape)
+}
+
+/// Parses a body whose shape passed [`check_shape`].
+fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
     let first = body
         .iter()
         .copied()

@@ -1,5 +1,7 @@
 //! What the module tells the server when it builds it.
 
+use crate::budget::Pool;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -70,6 +72,9 @@ pub struct Config {
     /// `instructions` sent to clients.
     pub instructions: Option<String>,
     pub limits: Limits,
+    /// What parsed request bodies are charged to (see [`crate::budget`]); over it a request
+    /// gets 503 with `Retry-After`.
+    pub parse_budget: Rc<Pool>,
 }
 
 impl Config {
@@ -82,6 +87,7 @@ impl Config {
             version: version.into(),
             instructions,
             limits: Limits::default(),
+            parse_budget: Pool::new("parse", usize::MAX),
         }
     }
 }
@@ -94,6 +100,7 @@ impl fmt::Debug for Config {
             .field("extra_origins", &self.extra_origins)
             .field("version", &self.version)
             .field("limits", &self.limits)
+            .field("parse_budget", &self.parse_budget.limit())
             .finish()
     }
 }

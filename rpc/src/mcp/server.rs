@@ -13,7 +13,7 @@ use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, origin_ok};
 use super::session::Sessions;
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
-use crate::jsonrpc::{self, Incoming, Message, RpcError};
+use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -217,9 +217,19 @@ impl<C: 'static> McpServer<C> {
                 return reply::error(415, None, &err);
             }
         }
-        let incoming = match jsonrpc::parse(body) {
-            Ok(i) => i,
-            Err(f) => return reply::error(400, f.id.as_ref(), &f.error),
+        // The parsed messages stay charged to the budget until the answer is built.
+        let (incoming, _lease) = match jsonrpc::parse_within(body, &self.config.parse_budget) {
+            Ok(parsed) => parsed,
+            Err(Refusal::Invalid(f)) => return reply::error(400, f.id.as_ref(), &f.error),
+            Err(Refusal::OverBudget) => {
+                let mut r = reply::error(
+                    503,
+                    None,
+                    &reply::busy_error("request memory budget exhausted; retry later"),
+                );
+                r.headers.push("Retry-After", "1");
+                return r;
+            }
         };
         let first = match &incoming {
             Incoming::Single(Ok(m)) => Some(m),
