@@ -133,6 +133,9 @@ impl HttpServer {
                 let tx = tcp::SocketBuffer::new(alloc::vec![0; config.tx_buffer]);
                 let mut s = tcp::Socket::new(rx, tx);
                 s.set_timeout(Some(Duration::from_millis(config.tcp_timeout_ms)));
+                // Probes a silent peer, so one that vanished during a long answer (an SSE
+                // stream, a call waiting for its input) is found within the timeout.
+                s.set_keep_alive(Some(Duration::from_millis(config.tcp_timeout_ms / 3)));
                 s.set_nagle_enabled(false);
                 let handle = sockets.add(s);
                 slots.push(Slot {

@@ -472,6 +472,17 @@ impl Connection {
                     Err(e) => self.refuse(e.status, e.message, now_ms),
                 }
             }
+            // A refused request without a body is answered like any other (the connection
+            // stays open); one with a body is answered and closed, its body discarded unread.
+            Err(resp) if self.parser.announced_body() == 0 => match self.parser.proceed() {
+                Ok(Some(Event::Request(parsed))) => {
+                    self.request_started_ms = None;
+                    let head = parsed.request.method == Method::Head;
+                    let keep_alive = parsed.keep_alive && !self.peer_closed;
+                    self.start(resp, head, parsed.version, keep_alive);
+                }
+                _ => self.reject(resp, now_ms),
+            },
             Err(resp) => {
                 self.parser.reset();
                 self.reject(resp, now_ms);
@@ -1223,6 +1234,43 @@ mod tests {
         assert!(!c.is_finished());
         c.poll(15_000, &mut h);
         assert!(c.is_finished());
+    }
+
+    #[test]
+    fn a_refused_head_without_a_body_keeps_the_connection() {
+        struct NoSuchPath;
+        impl Handler for NoSuchPath {
+            fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+                match head.path() {
+                    "/there" => Ok(Admission::Anonymous),
+                    _ => Err(Response::full(404, "text/plain", "no")),
+                }
+            }
+            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
+                Response::full(200, "text/plain", req.target)
+            }
+        }
+        let mut c = conn();
+        let mut h = NoSuchPath;
+        c.recv(
+            b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nGET /there HTTP/1.1\r\nHost: x\r\n\r\n",
+            0,
+            &mut h,
+        );
+        let mut out = Vec::new();
+        loop {
+            c.poll(0, &mut h);
+            let n = c.pending_output().len();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(c.pending_output());
+            c.mark_sent(n, 0);
+        }
+        let r = replies(&out);
+        assert_eq!(r.iter().map(|r| r.status).collect::<Vec<_>>(), [404, 200]);
+        assert_eq!(r[0].header("connection"), None);
+        assert!(!c.is_finished());
     }
 
     #[test]
