@@ -12,8 +12,8 @@ use super::reply;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, origin_ok};
 use super::session::Sessions;
-use crate::http::{Handler, Headers, Method, Peer, Request, Response};
-use crate::jsonrpc::{self, Incoming, Message, RpcError};
+use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
+use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -45,6 +45,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) prompts: Vec<PromptDef<C>>,
     pub(crate) sessions: Sessions,
     pub(crate) clients: ClientWindows,
+    /// Failed token checks by client address.
+    auth_failures: ClientWindows,
     pub(crate) calls: Calls,
     pub(crate) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -62,6 +64,7 @@ impl<C: 'static> McpServer<C> {
             prompts: Vec::new(),
             sessions: Sessions::default(),
             clients: ClientWindows::default(),
+            auth_failures: ClientWindows::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
@@ -140,6 +143,43 @@ impl<C: 'static> McpServer<C> {
         Ok(())
     }
 
+    /// Judges a request to `/mcp` (or a path guarded like it) from its head, before its body
+    /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
+    /// checks limited per client address (429 past the limit, without looking at the token).
+    pub fn admit(
+        &mut self,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
+        let limits = self.config.limits;
+        if self.config.token.is_some()
+            && self
+                .auth_failures
+                .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
+        {
+            let mut r = reply::error(
+                429,
+                None,
+                &RpcError::new(jsonrpc::INVALID_REQUEST, "Too many failed authentications"),
+            );
+            r.headers.push("Retry-After", "1");
+            return Err(r);
+        }
+        let verdict = self.authorize(headers);
+        if let Err(r) = &verdict
+            && r.status == 401
+        {
+            self.auth_failures.admit(
+                peer.addr,
+                now_ms,
+                limits.auth_failures_per_second,
+                limits.max_clients,
+            );
+        }
+        verdict.map(|()| Admission::Authenticated)
+    }
+
     /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
     /// needs to be built) and what `Handler::handle` calls.
     pub fn handle_parts(
@@ -177,9 +217,19 @@ impl<C: 'static> McpServer<C> {
                 return reply::error(415, None, &err);
             }
         }
-        let incoming = match jsonrpc::parse(body) {
-            Ok(i) => i,
-            Err(f) => return reply::error(400, f.id.as_ref(), &f.error),
+        // The parsed messages stay charged to the budget until the answer is built.
+        let (incoming, _lease) = match jsonrpc::parse_within(body, &self.config.parse_budget) {
+            Ok(parsed) => parsed,
+            Err(Refusal::Invalid(f)) => return reply::error(400, f.id.as_ref(), &f.error),
+            Err(Refusal::OverBudget) => {
+                let mut r = reply::error(
+                    503,
+                    None,
+                    &reply::busy_error("request memory budget exhausted; retry later"),
+                );
+                r.headers.push("Retry-After", "1");
+                return r;
+            }
         };
         let first = match &incoming {
             Incoming::Single(Ok(m)) => Some(m),
@@ -215,6 +265,10 @@ impl<C: 'static> McpServer<C> {
 }
 
 impl<C: 'static> Handler for McpServer<C> {
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        McpServer::admit(self, &head.headers, peer, now_ms)
+    }
+
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
         self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
     }

@@ -215,6 +215,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         fs_error: None,
         open_disk: Box::new(|_| Err(IoError { status: -19 })),
         screen: None,
+        memory: Default::default(),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),
