@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // The fixture image is built once, before the first case is measured.
-    irix7_fuzz::full_path::fixture();
+    // The one-time setup is done before the first case is measured.
+    irix7_fuzz::full_path::prepare();
     irix7_fuzz::budget::case(|| irix7_fuzz::full_path::run(data));
 });

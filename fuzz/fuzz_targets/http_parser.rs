@@ -95,6 +95,9 @@ fn case(data: &[u8]) {
         },
         idle_timeout_ms: 5_000,
         request_timeout_ms: 5_000,
+        min_body_rate: 512,
+        linger_ms: 2_000,
+        linger_bytes: 4096,
         output_buffer: OUT,
         input_buffer: 256,
     };

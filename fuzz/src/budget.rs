@@ -58,6 +58,11 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// Heap bytes live now (all threads).
+pub fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
 fn grew(n: usize) {
     let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
     PEAK.fetch_max(live, Ordering::Relaxed);

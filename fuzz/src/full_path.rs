@@ -1,7 +1,8 @@
 //! The full path of the module: bytes on up to [`CONNS`] HTTP connections → `rpc::http`'s
 //! `Connection` → the module's `Router` → `McpServer` → the real tool families on the fake
 //! machine (`src/tools/testing/fake.rs`), with a bearer token configured, the fixture EROFS
-//! image mounted under a RAM overlay and the clock moving.
+//! image mounted under a RAM overlay, the clock moving, and the memory plan `entry.rs` makes
+//! for a heap of [`HEAP`] (its request-body and parse pools, its server configuration).
 //!
 //! Input: one seed byte (splits, clock steps, how much the peer takes, how long each request
 //! is pumped), then up to [`MAX_REQUESTS`] parts separated by [`NEXT`]. A part is either
@@ -20,10 +21,14 @@
 
 use crate::fake;
 use irix7_mcp::hil::block::{BlockDevice, IoError, SECTOR_SIZE};
+use irix7_mcp::net::budget::{PoolGauge, ServerBudgets};
 use irix7_mcp::net::router::Router;
+use irix7_mcp::net::server::ServerConfig;
 use irix7_mcp::services::fs::Disk;
 use irix7_mcp::services::fs::erofs::Erofs;
 use irix7_mcp::services::fs::overlay::Overlay;
+use irix7_mcp::services::memory::MemoryPlan;
+use rpc::budget::Pool;
 use rpc::http::{Connection, Peer};
 use rpc::mcp::McpServer;
 use std::cell::RefCell;
@@ -38,6 +43,8 @@ pub const MAX_REQUESTS: usize = 16;
 pub const CONNS: usize = 3;
 /// The bearer token the server requires.
 pub const TOKEN: &str = "fuzz-token-7801";
+/// The heap the server's memory plan is made for: the module's test heap.
+pub const HEAP: usize = 8 << 20;
 /// The overlay's memory cap, as the module's default.
 const OVERLAY_CAP: usize = 4 << 20;
 /// Polls of each phase of the final drain at most (each moves the clock 100 ms; the longest
@@ -47,8 +54,15 @@ const DRAIN_POLLS: usize = 4000;
 /// progress every 100 ms.
 const QUIET_POLLS: usize = 20;
 
+/// The one-time setup (the fixture image, the idle figure of the memory plan), so that the
+/// first measured case does not carry it.
+pub fn prepare() {
+    fixture();
+    idle();
+}
+
 /// The fixture image (`tools/fixtures`), built once per process by `mkfs.erofs`.
-pub fn fixture() -> &'static [u8] {
+fn fixture() -> &'static [u8] {
     static IMAGE: OnceLock<Vec<u8>> = OnceLock::new();
     IMAGE.get_or_init(|| {
         let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -84,8 +98,12 @@ impl BlockDevice for Fixture {
     }
 }
 
-/// The module's handler as `entry.rs` builds it, on the fake machine with the fixture mounted.
-fn router() -> (Router, Rc<fake::FakeState>) {
+/// The module's handler and HTTP settings as `entry.rs` makes them for a [`HEAP`] heap, on
+/// the fake machine with the fixture mounted; the connections' request-body pool.
+fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
+    let mut server = ServerConfig::for_heap(HEAP);
+    let budgets = ServerBudgets::plan(HEAP, idle(), &server);
+    server.http.limits.body = server.http.limits.body.min(budgets.requests.limit());
     let (mut ctx, state) = fake::ctx_and_state();
     let image = fixture();
     ctx.fs = Erofs::mount(Disk(Box::new(Fixture(image))))
@@ -95,9 +113,17 @@ fn router() -> (Router, Rc<fake::FakeState>) {
         2 => Ok(Disk(Box::new(Fixture(image)))),
         _ => Err(IoError { status: -19 }),
     });
+    ctx.memory = MemoryPlan {
+        heap_budget: budgets.heap_budget,
+        gauges: vec![
+            Box::new(PoolGauge(budgets.requests.clone())),
+            Box::new(PoolGauge(budgets.parse.clone())),
+        ],
+    };
     let mut config = rpc::mcp::Config::new("7.0.0", None);
     config.token = Some(TOKEN.into());
     config.own_ip = Some([172, 31, 77, 2]);
+    config.parse_budget = budgets.parse.clone();
     let mut counter = 0u8;
     let entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         for b in buf {
@@ -107,7 +133,32 @@ fn router() -> (Router, Rc<fake::FakeState>) {
     });
     let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
     irix7_mcp::tools::register(&mut mcp).expect("the tool tables register");
-    (Router::new(mcp), state)
+    (Router::new(mcp), state, server.http, budgets.requests)
+}
+
+/// What the module holds once up, as the plan counts it: a server as [`router`] builds it
+/// (measured once, on this host) and the sockets' buffers.
+fn idle() -> usize {
+    static IDLE: OnceLock<usize> = OnceLock::new();
+    *IDLE.get_or_init(|| {
+        let before = crate::budget::live();
+        let built = router_without_plan();
+        let held = crate::budget::live().saturating_sub(before);
+        drop(built);
+        held + ServerConfig::for_heap(HEAP).socket_bytes()
+    })
+}
+
+/// The server [`router`] builds, before any plan exists (pools without limits).
+fn router_without_plan() -> McpServer<irix7_mcp::tools::Ctx> {
+    let (ctx, _) = fake::ctx_and_state();
+    let mut mcp = McpServer::new(
+        rpc::mcp::Config::new("7.0.0", None),
+        Rc::new(RefCell::new(ctx)),
+        Box::new(|b: &mut [u8]| b.fill(1)),
+    );
+    irix7_mcp::tools::register(&mut mcp).expect("the tool tables register");
+    mcp
 }
 
 /// xorshift32: cheap, deterministic choices from the seed byte.
@@ -129,6 +180,8 @@ struct World {
     state: Rc<fake::FakeState>,
     conns: [Option<Connection>; CONNS],
     http: rpc::http::Config,
+    /// The request-body pool every connection charges.
+    bodies: Rc<Pool>,
     now: u64,
     session: Option<String>,
     rng: Rng,
@@ -151,7 +204,7 @@ impl World {
         let mut stalls = 0;
         while !bytes.is_empty() && stalls < 64 {
             let piece = 1 + self.rng.below(bytes.len().min(1 << 16));
-            let conn = open(&mut self.conns[c], c, self.http, self.now);
+            let conn = open(&mut self.conns[c], c, self.http, self.now, &self.bodies);
             let taken = conn.recv(&bytes[..piece], self.now, &mut self.router);
             assert!(taken <= piece, "took {taken} of {piece} bytes");
             bytes = &bytes[taken..];
@@ -235,18 +288,19 @@ impl World {
 }
 
 /// The connection in `slot` (number `c`), opened anew if it was never opened or has finished.
-fn open(
-    slot: &mut Option<Connection>,
+fn open<'a>(
+    slot: &'a mut Option<Connection>,
     c: usize,
     http: rpc::http::Config,
     now: u64,
-) -> &mut Connection {
+    bodies: &Rc<Pool>,
+) -> &'a mut Connection {
     if slot.as_ref().is_none_or(Connection::is_finished) {
         let peer = Peer {
             addr: [10, 0, 2, 2],
             port: 40000 + c as u16,
         };
-        *slot = Some(Connection::new(peer, http, now));
+        *slot = Some(Connection::with_pool(peer, http, now, bodies.clone()));
     }
     slot.as_mut().expect("just opened")
 }
@@ -359,13 +413,14 @@ pub fn run(data: &[u8]) -> Vec<u16> {
     let Some((&seed, mut rest)) = data.split_first() else {
         return Vec::new();
     };
-    let (router, state) = router();
+    let (router, state, http, bodies) = router();
     let mut world = World {
         router,
         now: state.now.get(),
         state,
         conns: [None, None, None],
-        http: rpc::http::Config::default(),
+        http,
+        bodies,
         session: None,
         statuses: Vec::new(),
         tails: Default::default(),
