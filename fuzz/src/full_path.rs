@@ -9,7 +9,9 @@
 //! - `[c ]METHOD PATH\nName: value\n…\n\nbody`: sent as an HTTP/1.1 request on connection `c`
 //!   (0 without a digit), with `Host`, `Authorization: Bearer <token>` and `Content-Length`
 //!   added unless the part names them (or `Transfer-Encoding`) itself; or
-//! - `[c ]RAW\n<bytes>`: the bytes as they are, for framing the renderer would not produce.
+//! - `[c ]RAW\n<bytes>`: the bytes as they are, for framing the renderer would not produce;
+//! - `[c ]CLOSE` or `[c ]RESET`: the peer of connection `c` sends FIN (how a modern client
+//!   cancels a streamed call) or the connection is reset; a later part opens it anew.
 //!
 //! In both, `$SID` stands for the session id the last response announced and `$TOKEN` for the
 //! token. A request is pumped only a few polls before the next part is sent, so a part on
@@ -434,8 +436,15 @@ pub fn run(data: &[u8]) -> Vec<u16> {
         let line_end = part.iter().position(|&b| b == b'\n').unwrap_or(part.len());
         let (c, first) = connection_of(&part[..line_end]);
         let body = part.get(line_end + 1..).unwrap_or_default();
-        let bytes = render(first, body, world.session.as_deref());
-        world.send(c, &bytes);
+        match (first, world.conns[c].as_mut()) {
+            (b"CLOSE", Some(conn)) => conn.peer_closed(),
+            (b"RESET", Some(conn)) => conn.abort(),
+            (b"CLOSE" | b"RESET", None) => {}
+            _ => {
+                let bytes = render(first, body, world.session.as_deref());
+                world.send(c, &bytes);
+            }
+        }
         let rounds = 1 + world.rng.below(8);
         world.pump(rounds);
         match next {

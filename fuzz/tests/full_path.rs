@@ -58,6 +58,17 @@ fn a_legacy_session_lives_through_batch_call_cancel_and_delete() {
 }
 
 #[test]
+fn a_streamed_call_is_cancelled_by_closing_its_connection() {
+    let _one = one_at_a_time();
+    let (statuses, _) = case(&seed("modern-stream-cancel"));
+    // `shell.exec sleep` streaming on connection 0 until its peer closes; a notification; a
+    // streamed fs.read on connection 2 after it, answered.
+    assert_eq!(statuses.first(), Some(&200), "{statuses:?}");
+    assert_eq!(statuses.last(), Some(&200), "{statuses:?}");
+    assert_eq!(statuses.len(), 3, "{statuses:?}");
+}
+
+#[test]
 fn a_wrong_token_is_refused_and_the_other_routes_answer() {
     let _one = one_at_a_time();
     let (statuses, _) = case(&seed("raw-framing"));
