@@ -34,6 +34,9 @@ struct Cli {
     /// RAM size in MiB (16..=256).
     #[arg(long, value_name = "MIB", default_value_t = iris::memmap::DEFAULT_RAM_MIB)]
     ram: u32,
+    /// Offer the module at most KIB of heap (the ABI promises 1024) instead of the rest of RAM.
+    #[arg(long = "heap", value_name = "KIB")]
+    heap: Option<u32>,
     /// Attach a raw disk image (512-byte blocks) as SCSI target ID (repeatable).
     #[arg(long = "disk", value_name = "ID=PATH", value_parser = parse_disk_arg)]
     disks: Vec<(u8, PathBuf)>,
@@ -83,6 +86,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         env: cli.env,
         env_file: cli.env_file,
         ram_mib: cli.ram,
+        heap_kib: cli.heap,
         disks: cli.disks,
         no_disk: cli.no_disk,
         watchdog_ms: cli.watchdog_ms,

@@ -94,6 +94,7 @@ impl Rig {
         kernel
             .borrow_mut()
             .attach_devices(bus.clone(), net.enet_irq_counter());
+        kernel.borrow_mut().heap_cap = opts.heap_kib.map(|k| k.saturating_mul(1024));
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
         Ok(Rig {

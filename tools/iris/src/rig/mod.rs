@@ -55,6 +55,9 @@ pub struct RigOptions {
     pub env: Vec<String>,
     pub env_file: Option<PathBuf>,
     pub ram_mib: u32,
+    /// Heap offered to the module in KiB, when less than the rest of RAM (the ABI promises
+    /// 1024): to test the module on a kernel that gives only what it promises.
+    pub heap_kib: Option<u32>,
     /// SCSI disks `(target, image path)`.
     pub disks: Vec<(u8, PathBuf)>,
     /// Attach no disk at all (not even the default root filesystem).
@@ -80,6 +83,7 @@ impl Default for RigOptions {
             env: Vec::new(),
             env_file: None,
             ram_mib: memmap::DEFAULT_RAM_MIB,
+            heap_kib: None,
             disks: Vec::new(),
             no_disk: false,
             watchdog_ms: WATCHDOG_PERIOD_MS,
