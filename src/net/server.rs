@@ -15,7 +15,7 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use rpc::budget::Pool;
-use rpc::http::{Connection, Handler, Peer};
+use rpc::http::{Admission, Connection, Handler, Peer, Request, Response};
 use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp::{self, State};
 use smoltcp::time::Duration;
@@ -83,6 +83,28 @@ impl ServerConfig {
     }
 }
 
+/// Requests answered in one poll at most. The watchdog is kicked once a poll, and no poll may
+/// run long (docs/bounds.md): with every request's own work bounded, this bounds the poll.
+/// Connections are visited from a rotating start, so a busy one cannot starve the others.
+pub const REQUESTS_PER_POLL: usize = 4;
+
+/// Counts the requests a handler answers.
+struct Counted<'a> {
+    inner: &'a mut dyn Handler,
+    handled: usize,
+}
+
+impl Handler for Counted<'_> {
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        self.inner.admit(head, peer, now_ms)
+    }
+
+    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        self.handled += 1;
+        self.inner.handle(req, peer, now_ms)
+    }
+}
+
 /// A handshake not completed this long after the SYN gives its socket back.
 pub const HANDSHAKE_MS: u64 = 3_000;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
@@ -115,6 +137,8 @@ pub struct HttpServer {
     per_client: usize,
     /// What request bodies are charged to, shared by every connection.
     requests: Rc<Pool>,
+    /// The slot the next poll starts at.
+    next: usize,
     pub stats: ServerStats,
 }
 
@@ -153,6 +177,7 @@ impl HttpServer {
             http: config.http,
             per_client: config.per_client.max(1),
             requests,
+            next: 0,
             stats: ServerStats::default(),
         }
     }
@@ -180,9 +205,20 @@ impl HttpServer {
         now_ms: u64,
     ) -> bool {
         let mut work = false;
-        for i in 0..self.slots.len() {
-            work |= self.poll_slot(i, sockets, handler, now_ms);
+        let mut counted = Counted {
+            inner: handler,
+            handled: 0,
+        };
+        let n = self.slots.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            // Past the poll's share of requests, connections only write what is owed; what
+            // they received waits in the socket for the next poll.
+            let read = counted.handled < REQUESTS_PER_POLL;
+            work |= self.poll_slot(i, sockets, &mut counted, now_ms, read);
+            work |= !read;
         }
+        self.next = (self.next + 1) % n.max(1);
         let ports: Vec<u16> = self.slots.iter().map(|s| s.port).collect();
         for (i, &port) in ports.iter().enumerate() {
             if !ports[..i].contains(&port) {
@@ -271,6 +307,7 @@ impl HttpServer {
         sockets: &mut SocketSet<'static>,
         handler: &mut dyn Handler,
         now_ms: u64,
+        read: bool,
     ) -> bool {
         let mut work = false;
         let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
@@ -344,7 +381,7 @@ impl HttpServer {
         };
 
         // Received bytes into the connection; what it does not take stays in the socket.
-        while sock.can_recv() {
+        while read && sock.can_recv() {
             let taken = sock.recv(|buf| {
                 let n = conn.recv(buf, now_ms, handler);
                 (n, n)
@@ -354,7 +391,7 @@ impl HttpServer {
                 Ok(_) => work = true,
             }
         }
-        if !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
+        if read && !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
             conn.peer_closed();
             slot.fin_seen = true;
             work = true;
@@ -531,6 +568,35 @@ mod tests {
     fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
         let s = stack.sockets.get_mut::<tcp::Socket>(h);
         s.send_slice(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
+        let (mut stack, mut server) = setup(8);
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let clients: Vec<_> = (0..7).map(|i| client(&mut stack, 42000 + i)).collect();
+        run_guarded(&mut stack, &mut server, &mut now);
+        for &h in &clients {
+            send(&mut stack, h, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        // Let the requests reach the server's sockets without the server reading them.
+        for _ in 0..5 {
+            now += 1;
+            stack.poll(now);
+        }
+        let mut counted = Counted {
+            inner: &mut Guarded,
+            handled: 0,
+        };
+        assert!(server.poll(&mut stack.sockets, &mut counted, now));
+        assert_eq!(counted.handled, REQUESTS_PER_POLL);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let answered = clients
+            .iter()
+            .filter(|&&h| drain(&mut stack, h).contains("/x"))
+            .count();
+        assert_eq!(answered, 7);
     }
 
     #[test]
