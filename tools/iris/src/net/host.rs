@@ -1,7 +1,7 @@
 //! The host side of the emulated Ethernet: the addresses the host-side smoltcp stack uses on
-//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`, optionally captured to
-//! a pcap file (`--pcap`): when a network test fails, the frames on the wire are the first
-//! thing to look at.
+//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`, optionally faulty
+//! (`--wire-faults`) and captured to a pcap file (`--pcap`): when a network test fails, the
+//! frames on the wire are the first thing to look at.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -11,6 +11,7 @@ use std::path::Path;
 use smoltcp::phy::{self, DeviceCapabilities, Medium, PcapMode, PcapSink, PcapWriter};
 use smoltcp::time::Instant;
 
+use super::faults::{Faulty, WireFaults, faulty};
 use super::wire::WireEnd;
 use indy::prom_env::{self, Netaddr};
 
@@ -63,13 +64,18 @@ impl Default for HostNet {
     }
 }
 
-/// The host end as the forwarder's stack sees it: every frame in either direction passes the
-/// capture (which does nothing without a file).
-pub type HostDevice = PcapWriter<WireDevice, PcapFile>;
+/// The host end as the forwarder's stack sees it: the wire's faults (`--wire-faults`; none by
+/// default) between the stack and the capture, the capture (which does nothing without a file)
+/// right at the wire. So the capture holds what the guest sent, before the wire damaged it,
+/// and what the guest was handed, after: the module's view of the wire.
+pub type HostDevice = Faulty<PcapWriter<WireDevice, PcapFile>>;
 
-/// The host end of `wire`, captured to `capture`.
-pub fn host_device(wire: WireEnd, capture: PcapFile) -> HostDevice {
-    PcapWriter::new(WireDevice { wire }, capture, PcapMode::Both)
+/// The host end of `wire`, captured to `capture`, with `faults`.
+pub fn host_device(wire: WireEnd, capture: PcapFile, faults: &WireFaults) -> HostDevice {
+    faulty(
+        PcapWriter::new(WireDevice { wire }, capture, PcapMode::Both),
+        faults,
+    )
 }
 
 /// Where the capture goes: a pcap file, or nowhere.
