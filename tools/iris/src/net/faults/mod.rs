@@ -1,10 +1,11 @@
 //! A faulty virtual wire (`--wire-faults`): decorators around the host end of the wire, in the
 //! shape of smoltcp's `phy::Device`, that lose, corrupt, reorder, duplicate and delay frames in
-//! both directions. Loss, corruption, the frame size limit and the rate limit are smoltcp's own
-//! `FaultInjector`; reordering, duplication and delay, which smoltcp does not offer, are one
-//! small decorator each. Every random choice comes from the spec's seed, so a given seed makes
+//! both directions. Loss, the frame size limit and the rate limit are smoltcp's own
+//! `FaultInjector`; corruption (which it gets wrong for sent frames, see `corrupt.rs`),
+//! reordering, duplication and delay, which smoltcp does not offer, are one small decorator each. Every random choice comes from the spec's seed, so a given seed makes
 //! the same choices for the same sequence of frames. See `docs/rig.md`.
 
+mod corrupt;
 mod delay;
 mod duplicate;
 mod reorder;
@@ -14,6 +15,7 @@ use std::fmt;
 use smoltcp::phy::{self, Device, FaultInjector};
 use smoltcp::time::{Duration, Instant};
 
+pub use corrupt::Corrupt;
 pub use delay::Delay;
 pub use duplicate::Duplicate;
 pub use reorder::Reorder;
@@ -146,23 +148,23 @@ impl fmt::Display for WireFaults {
 }
 
 /// The host end with its faults, as the host stack sees it: the stack's frames are delayed,
-/// maybe reordered, maybe duplicated, then maybe lost or corrupted on their way to `D`; frames
-/// from `D` meet the same faults in the opposite order.
-pub type Faulty<D> = Delay<Reorder<Duplicate<FaultInjector<D>>>>;
+/// maybe reordered, maybe duplicated, then (each copy on its own) maybe corrupted and maybe lost
+/// on their way to `D`; frames from `D` meet the same faults in the opposite order.
+pub type Faulty<D> = Delay<Reorder<Duplicate<Corrupt<FaultInjector<D>>>>>;
 
 /// Wraps `dev` in the faults `f` asks for (with no faults, every frame passes unchanged).
 pub fn faulty<D: Device>(dev: D, f: &WireFaults) -> Faulty<D> {
     // smoltcp's xorshift is stuck at zero when seeded with zero: the low bit keeps it off.
     let mut injector = FaultInjector::new(dev, (Dice::new(f.seed, 0).draw() as u32) | 1);
     injector.set_drop_chance(f.loss_pct);
-    injector.set_corrupt_chance(f.corrupt_pct);
     injector.set_max_packet_size(f.max_size);
     if let Some((n, per_ms)) = f.rate {
         injector.set_max_tx_rate(n);
         injector.set_max_rx_rate(n);
         injector.set_bucket_interval(Duration::from_millis(per_ms));
     }
-    let dup = Duplicate::new(injector, f.dup_pct, f.seed);
+    let corrupt = Corrupt::new(injector, f.corrupt_pct, f.seed);
+    let dup = Duplicate::new(corrupt, f.dup_pct, f.seed);
     let reorder = Reorder::new(dup, f.reorder_pct, f.seed);
     Delay::new(reorder, Duration::from_millis(f.delay_ms))
 }
