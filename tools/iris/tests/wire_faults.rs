@@ -326,3 +326,25 @@ fn a_lossy_corrupting_wire_delivers_4_mib_and_the_screen_intact() {
         );
     }
 }
+
+#[test]
+fn a_reordering_duplicating_slow_wire_still_serves() {
+    let Some((disk, staging)) = fixtures() else {
+        return;
+    };
+    let Some(image) = ProductImage::find_or_skip() else {
+        return;
+    };
+    let copy = image.private_copy();
+    let faults = WireFaults::parse("reorder=5,dup=5,delay=2ms,seed=3").unwrap();
+    let g = boot(&image, &copy, &disk, Some(faults), None);
+    let path = "/big/over-1mib.bin";
+    let file = read_file(&g, path);
+    assert!(
+        file == std::fs::read(staging.join(&path[1..])).unwrap(),
+        "{path} over the reordering wire differs"
+    );
+    let r = echo(&g, "in order");
+    assert_eq!(r["content"][0]["text"], "in order", "{r}");
+    g.rig.stop().expect("the guest stops");
+}
