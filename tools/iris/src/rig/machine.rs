@@ -79,8 +79,14 @@ impl Rig {
         for d in standard_devices(&links) {
             bus.add(d).map_err(RigError::Emulator)?;
         }
-        let net = RigNet::attach(&mut bus, &env, &opts.forwards, opts.pcap.as_deref())
-            .map_err(RigError::Config)?;
+        let net = RigNet::attach(
+            &mut bus,
+            &env,
+            &opts.forwards,
+            opts.pcap.as_deref(),
+            opts.wire_faults.as_ref(),
+        )
+        .map_err(RigError::Config)?;
         let bus = Rc::new(RefCell::new(bus));
         let kernel = Rc::new(RefCell::new(Kernel::new(
             env,

@@ -28,7 +28,7 @@ use crate::kernel::{Kernel, KernelStats};
 use crate::loader::LoadedImage;
 use crate::memmap;
 use crate::memory::GuestMemory;
-use crate::net::{Forward, RigNet};
+use crate::net::{Forward, RigNet, WireFaults};
 use crate::profile::{Profile, ProfileHook};
 use indy::regs::mc::WATCHDOG_PERIOD_MS;
 
@@ -73,6 +73,8 @@ pub struct RigOptions {
     pub forwards: Vec<Forward>,
     /// Write every frame on the virtual wire to this pcap file (needs a forward).
     pub pcap: Option<PathBuf>,
+    /// Loss, corruption, reordering, duplication and delay on the virtual wire (needs a forward).
+    pub wire_faults: Option<WireFaults>,
 }
 
 impl Default for RigOptions {
@@ -91,6 +93,7 @@ impl Default for RigOptions {
             quiet: false,
             forwards: Vec::new(),
             pcap: None,
+            wire_faults: None,
         }
     }
 }
