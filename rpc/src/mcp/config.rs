@@ -45,7 +45,7 @@ impl Default for Limits {
             max_sessions: 16,
             session_idle_ms: 30 * 60 * 1000,
             requests_per_second: 20,
-            auth_failures_per_second: 5,
+            auth_failures_per_second: 20,
             batch_items: 16,
             batch_answer_bytes: 128 * 1024,
             concurrent_calls: 4,
