@@ -47,10 +47,22 @@ impl Default for ServerConfig {
             tx_buffer: 16 * 1024,
             tcp_timeout_ms: 60_000,
             per_client: 8,
-            http: rpc::http::Config::default(),
+            http: rpc::http::Config {
+                limits: rpc::http::Limits {
+                    body: MAX_BODY,
+                    ..rpc::http::Limits::default()
+                },
+                ..rpc::http::Config::default()
+            },
         }
     }
 }
+
+/// The largest request body. A request is parsed, checked and handed to its tool in the poll
+/// that completes it, at about 43 guest instructions a body byte (measured on a `fs.write`),
+/// so this bounds that poll at about 5.6M instructions; bigger writes go in pieces
+/// (`fs.write` with `append` or `offset`).
+pub const MAX_BODY: usize = 128 * 1024;
 
 impl ServerConfig {
     /// The pool for a heap of `heap` bytes: the full pool from 4 MiB up; below that fewer
