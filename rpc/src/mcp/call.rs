@@ -307,6 +307,10 @@ enum Phase<C> {
 const MAX_ROUNDS: u32 = 8;
 /// Input requests per round.
 const MAX_REQUESTS: usize = 8;
+/// How long one round of client input may stay unanswered. A client that never answers (or
+/// vanished) would otherwise hold the call's socket and concurrency slot until its session
+/// expires; after this the call ends with `E_TIMEOUT` and lets go of both.
+pub(crate) const ASK_DEADLINE_MS: u64 = 60_000;
 
 /// A legacy call waiting for client input (see `inputs`).
 pub(crate) struct Asking<C> {
@@ -321,6 +325,8 @@ pub(crate) struct Asking<C> {
     answers: Map<String, Value>,
     rounds: u32,
     sent: u64,
+    /// When the current round was first polled: the deadline counts from there.
+    round_since_ms: Option<u64>,
 }
 
 impl<C> Asking<C> {
@@ -342,6 +348,7 @@ impl<C> Asking<C> {
             answers: Map::new(),
             rounds: 0,
             sent: 0,
+            round_since_ms: None,
         }
     }
 }
@@ -554,6 +561,7 @@ impl<C: 'static> CallStream<C> {
             return;
         };
         ask.rounds += 1;
+        ask.round_since_ms = None;
         ask.state = ir.request_state;
         ask.answers = Map::new();
         ask.waiting.clear();
@@ -635,7 +643,23 @@ impl<C: 'static> CallStream<C> {
             return true;
         }
         if !ask.waiting.is_empty() {
-            return false;
+            let since = *ask.round_since_ms.get_or_insert(now_ms);
+            if now_ms.saturating_sub(since) < ASK_DEADLINE_MS {
+                return false;
+            }
+            // The waiting entries in `Answers` belong to this call: they are pruned once the
+            // result below ends it.
+            let keys: Vec<&str> = ask.waiting.iter().map(|(k, _)| k.as_str()).collect();
+            let err = ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the client did not answer {} within {} s",
+                    keys.join(", "),
+                    ASK_DEADLINE_MS / 1000
+                ),
+            );
+            self.begin_result(ToolOutput::error(&err));
+            return true;
         }
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return false;
@@ -760,5 +784,122 @@ impl<C: 'static> Drop for CallStream<C> {
             self.abort(false);
         }
         self.call.finished.set(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ASK_DEADLINE_MS;
+    use crate::http::{Body, BodyPoll, Response};
+    use crate::mcp::{
+        Annotations, Config, InputRequired, LEGACY_VERSIONS, McpServer, Started, ToolCall, ToolDef,
+        ToolError, ToolOutput,
+    };
+    use crate::testing::{McpRequest, drain, last_message, messages};
+    use alloc::boxed::Box;
+    use alloc::rc::Rc;
+    use alloc::string::{String, ToString};
+    use alloc::vec::Vec;
+    use core::cell::RefCell;
+    use serde_json::{Value, json};
+
+    /// Asks the client for a confirmation, then answers with what it said.
+    fn confirm(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
+        match call.input_responses {
+            Some(r) => Ok(Started::Done(ToolOutput::text(r["ok"].to_string()))),
+            None => Ok(Started::InputRequired(InputRequired {
+                input_requests: json!({"ok": {"method": "elicitation/create",
+                    "params": {"message": "go?", "requestedSchema": {"type": "object"}}}}),
+                request_state: None,
+            })),
+        }
+    }
+
+    const TOOLS: &[ToolDef<()>] = &[ToolDef {
+        name: "confirm",
+        title: None,
+        description: "Asks first",
+        input_schema: r#"{"type":"object"}"#,
+        output_schema: None,
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: confirm,
+    }];
+
+    const T0: u64 = 5_000;
+
+    fn server() -> (McpServer<()>, String) {
+        let mut c = Config::new("7.0", None);
+        c.limits.requests_per_second = 10_000;
+        let mut s = McpServer::new(c, Rc::new(RefCell::new(())), Box::new(|b| b.fill(9)));
+        s.register_tools(TOOLS).unwrap();
+        let r = McpRequest::initialize(LEGACY_VERSIONS[0])
+            .param("capabilities", json!({"elicitation": {}}))
+            .send(&mut s, T0);
+        let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
+        (s, sid)
+    }
+
+    fn call(s: &mut McpServer<()>, sid: &str, now: u64) -> Response {
+        McpRequest::legacy(
+            sid,
+            "tools/call",
+            json!({"name": "confirm", "arguments": {}}),
+        )
+        .send(s, now)
+    }
+
+    /// One poll of a streamed body: what it said and the bytes it wrote.
+    fn poll(r: &mut Response, now: u64) -> (BodyPoll, Vec<u8>) {
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let mut out = Vec::new();
+        let p = src.poll(&mut out, 1 << 16, now);
+        (p, out)
+    }
+
+    #[test]
+    fn an_unanswered_request_for_input_ends_the_call_at_the_deadline() {
+        let (mut s, sid) = server();
+        let mut r = call(&mut s, &sid, T0);
+        let (_, sent) = poll(&mut r, T0);
+        let asked = messages(&sent);
+        assert_eq!(asked[0]["method"], "elicitation/create", "{asked:?}");
+        // Just before the deadline the call still waits.
+        assert_eq!(
+            poll(&mut r, T0 + ASK_DEADLINE_MS - 1),
+            (BodyPoll::Pending, Vec::new())
+        );
+        let (p, out) = poll(&mut r, T0 + ASK_DEADLINE_MS);
+        assert_eq!(p, BodyPoll::End);
+        let result = messages(&out).pop().unwrap();
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let text = result["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, "E_TIMEOUT: the client did not answer ok within 60 s");
+    }
+
+    #[test]
+    fn calls_past_the_deadline_give_their_slots_back() {
+        let (mut s, sid) = server();
+        let limit = Config::new("7.0", None).limits.concurrent_calls;
+        let mut waiting: Vec<Response> = (0..limit).map(|_| call(&mut s, &sid, T0)).collect();
+        for r in &mut waiting {
+            assert_eq!(poll(r, T0).0, BodyPoll::Data);
+        }
+        let busy = |s: &mut McpServer<()>, now: u64| {
+            let mut r = call(s, &sid, now);
+            let last: Value = last_message(&drain(&mut r, now, 100).0).unwrap();
+            last["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("E_BUSY"))
+        };
+        assert!(busy(&mut s, T0 + 1), "the slots are all taken");
+        let late = T0 + ASK_DEADLINE_MS;
+        for r in &mut waiting {
+            while poll(r, late).0 != BodyPoll::End {}
+        }
+        assert!(!busy(&mut s, late), "the timed-out calls freed their slots");
     }
 }
