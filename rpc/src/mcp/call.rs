@@ -6,12 +6,13 @@
 use super::encode::{Base64Stream, TextEscaper, escape_str};
 use super::inputs::Answers;
 use super::limits::CallState;
+use super::resource::{STREAM_MARK, Streamed};
 use super::schema;
 use super::tool::{
     Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use crate::http::{BodyPoll, BodySource};
+use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -787,6 +788,155 @@ impl<C: 'static> Drop for CallStream<C> {
     }
 }
 
+/// A complete JSON answer with one string member streamed from a source: the answer was
+/// rendered with [`STREAM_MARK`] in that member, and goes out as the bytes before the mark,
+/// the source's bytes (base64, or JSON-escaped text), then the bytes after it. A
+/// `resources/read` of a screen capture answers this way, a bounded piece per poll.
+pub(crate) struct SplicedStream<C: 'static> {
+    ctx: Rc<RefCell<C>>,
+    head: Vec<u8>,
+    source: Option<Box<dyn ContentSource<C>>>,
+    enc: Enc,
+    tail: Vec<u8>,
+    chunk: usize,
+    raw: Vec<u8>,
+    pending: Vec<u8>,
+    sent: usize,
+}
+
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "read by resources/read once dispatch.rs wires streamed reads"
+    )
+)]
+impl<C: 'static> SplicedStream<C> {
+    /// Splits `rendered` at the mark; `None` when the mark is not in it (it always is when
+    /// `rendered` holds `item.item`).
+    pub(crate) fn new(
+        ctx: Rc<RefCell<C>>,
+        rendered: &[u8],
+        item: Streamed<C>,
+        chunk: usize,
+    ) -> Option<Self> {
+        let mut mark = Vec::new();
+        escape_str(STREAM_MARK, &mut mark);
+        let at = rendered.windows(mark.len()).position(|w| w == &mark[..])?;
+        Some(SplicedStream {
+            ctx,
+            head: rendered.get(..at)?.to_vec(),
+            source: Some(item.source),
+            enc: if item.text {
+                Enc::Text(TextEscaper::default())
+            } else {
+                Enc::B64(Base64Stream::default())
+            },
+            tail: rendered.get(at + mark.len()..)?.to_vec(),
+            chunk: chunk.max(1),
+            raw: Vec::new(),
+            pending: Vec::new(),
+            sent: 0,
+        })
+    }
+
+    /// A response whose full JSON body `resp` holds `item`'s mark, as a streamed response
+    /// (`resp` unchanged when it does not hold it, e.g. an error answer).
+    pub(crate) fn response(
+        ctx: Rc<RefCell<C>>,
+        mut resp: Response,
+        item: Streamed<C>,
+        chunk: usize,
+    ) -> Response {
+        if let Body::Full(bytes) = &resp.body
+            && let Some(s) = SplicedStream::new(ctx, bytes, item, chunk)
+        {
+            resp.body = Body::Stream(Box::new(s));
+        }
+        resp
+    }
+}
+
+impl<C: 'static> BodySource for SplicedStream<C> {
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, _now_ms: u64) -> BodyPoll {
+        let start = out.len();
+        if !self.head.is_empty() {
+            self.pending = core::mem::take(&mut self.head);
+        }
+        loop {
+            let room = max.saturating_sub(out.len() - start);
+            let end = self.pending.len().min(self.sent + room);
+            out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
+            self.sent = end;
+            if self.sent < self.pending.len() {
+                return BodyPoll::Data;
+            }
+            self.pending.clear();
+            self.sent = 0;
+            let Some(source) = self.source.as_mut() else {
+                if self.tail.is_empty() {
+                    return BodyPoll::End;
+                }
+                self.pending = core::mem::take(&mut self.tail);
+                continue;
+            };
+            if out.len() - start >= max {
+                return BodyPoll::Data;
+            }
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+                return if out.len() > start {
+                    BodyPoll::Data
+                } else {
+                    BodyPoll::Pending
+                };
+            };
+            self.raw.clear();
+            let r = source.read(&mut ctx, &mut self.raw, self.chunk);
+            drop(ctx);
+            match &mut self.enc {
+                Enc::Text(e) => e.push(&self.raw, &mut self.pending),
+                Enc::B64(e) => e.push(&self.raw, &mut self.pending),
+            }
+            match r {
+                Ok(SourcePoll::Data) => {}
+                // One piece per poll round when the source says so, so other clients run.
+                Ok(SourcePoll::Pending) if self.pending.is_empty() => {
+                    return if out.len() > start {
+                        BodyPoll::Data
+                    } else {
+                        BodyPoll::Pending
+                    };
+                }
+                Ok(SourcePoll::Pending) => {}
+                Ok(SourcePoll::End) => {
+                    match &mut self.enc {
+                        Enc::Text(e) => e.finish(&mut self.pending),
+                        Enc::B64(e) => e.finish(&mut self.pending),
+                    }
+                    self.source = None;
+                }
+                // The head is out, so no error answer can follow: the body ends without its
+                // tail, which a client cannot mistake for a complete (truncated) item.
+                Err(_) => {
+                    self.cancel();
+                    return BodyPoll::End;
+                }
+            }
+        }
+    }
+
+    fn cancel(&mut self) {
+        if let Some(mut source) = self.source.take()
+            && let Ok(mut ctx) = self.ctx.try_borrow_mut()
+        {
+            source.cancel(&mut ctx);
+        }
+        self.pending.clear();
+        self.tail.clear();
+        self.head.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ASK_DEADLINE_MS;
@@ -901,5 +1051,163 @@ mod tests {
             while poll(r, late).0 != BodyPoll::End {}
         }
         assert!(!busy(&mut s, late), "the timed-out calls freed their slots");
+    }
+
+    use super::SplicedStream;
+    use crate::jsonrpc::Id;
+    use crate::mcp::reply;
+    use crate::mcp::resource::{ResourceContents, Streamed};
+    use crate::mcp::{Content, ContentSource, SourcePoll, StreamKind};
+
+    /// Hands out `data` a few bytes per read, saying Pending (no bytes) between pieces, as a
+    /// capture does while deflate holds its output; counts its reads and a cancel.
+    struct Pieces {
+        data: Vec<u8>,
+        at: usize,
+        idle: bool,
+        reads: Rc<RefCell<(u32, bool)>>,
+    }
+
+    impl ContentSource<()> for Pieces {
+        fn read(
+            &mut self,
+            _: &mut (),
+            out: &mut Vec<u8>,
+            max: usize,
+        ) -> Result<SourcePoll, ToolError> {
+            self.reads.borrow_mut().0 += 1;
+            self.idle = !self.idle;
+            if self.idle {
+                return Ok(SourcePoll::Pending);
+            }
+            let n = (self.data.len() - self.at).min(max).min(5);
+            out.extend_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(if self.at == self.data.len() {
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            })
+        }
+
+        fn cancel(&mut self, _: &mut ()) {
+            self.reads.borrow_mut().1 = true;
+        }
+    }
+
+    fn streamed(kind: StreamKind, data: &[u8]) -> (Streamed<()>, Rc<RefCell<(u32, bool)>>) {
+        let reads = Rc::new(RefCell::new((0, false)));
+        let source = Pieces {
+            data: data.to_vec(),
+            at: 0,
+            idle: false,
+            reads: reads.clone(),
+        };
+        let s = Streamed::of(Content::stream(kind, Box::new(source))).unwrap();
+        (s, reads)
+    }
+
+    /// The answer a stream of `item` gives, polled with at most `max` bytes per poll: its
+    /// bytes and the number of polls.
+    fn spliced(item: Streamed<()>, max: usize) -> (Vec<u8>, usize) {
+        let id = Id::from_value(&json!(42)).unwrap();
+        let result = json!({"contents": [item.item.clone()], "ttlMs": 5});
+        let resp = reply::result(&id, &result);
+        let mut r = SplicedStream::response(Rc::new(RefCell::new(())), resp, item, 3);
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let (mut out, mut polls) = (Vec::new(), 0);
+        loop {
+            polls += 1;
+            let before = out.len();
+            let p = src.poll(&mut out, max, 0);
+            assert!(out.len() - before <= max);
+            if p == BodyPoll::End {
+                return (out, polls);
+            }
+            assert!(polls < 10_000);
+        }
+    }
+
+    #[test]
+    fn a_streamed_resource_answers_the_same_bytes_as_a_complete_one() {
+        let png: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let kind = StreamKind::ResourceBlob {
+            uri: "irix7://screen".into(),
+            mime_type: "image/png".into(),
+        };
+        let (item, reads) = streamed(kind, &png);
+        let (bytes, polls) = spliced(item, 64);
+        let whole = ResourceContents::Blob {
+            uri: "irix7://screen".into(),
+            mime_type: Some("image/png".into()),
+            data: png,
+        };
+        let id = Id::from_value(&json!(42)).unwrap();
+        let want = crate::jsonrpc::result_response(
+            &id,
+            &json!({"contents": [whole.to_json()], "ttlMs": 5}),
+        );
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+        // A read of at most 3 bytes (the chunk) per step and one idle read per poll: the
+        // source was drained over many polls, not in one.
+        assert!(polls > 300, "{polls} polls");
+        assert!(reads.borrow().0 > 600);
+    }
+
+    #[test]
+    fn streamed_text_is_escaped_like_a_complete_answer() {
+        let text = "line \"one\"\n\u{e9}t\u{e9} \u{1F5A5}\n".repeat(20);
+        let kind = StreamKind::ResourceText {
+            uri: "irix7://log".into(),
+            mime_type: "text/plain".into(),
+        };
+        let (item, _) = streamed(kind, text.as_bytes());
+        let (bytes, _) = spliced(item, 7);
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v["result"]["contents"][0],
+            json!({"uri": "irix7://log", "mimeType": "text/plain", "text": text})
+        );
+    }
+
+    #[test]
+    fn a_cancelled_stream_lets_its_source_go() {
+        let kind = StreamKind::ResourceBlob {
+            uri: "irix7://screen".into(),
+            mime_type: "image/png".into(),
+        };
+        let (item, reads) = streamed(kind, &[1; 100]);
+        let id = Id::from_value(&json!(1)).unwrap();
+        let resp = reply::result(&id, &json!({"contents": [item.item.clone()]}));
+        let mut r = SplicedStream::response(Rc::new(RefCell::new(())), resp, item, 3);
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let mut out = Vec::new();
+        src.poll(&mut out, 40, 0);
+        assert!(!reads.borrow().1);
+        src.cancel();
+        assert!(reads.borrow().1, "the source was told");
+    }
+
+    #[test]
+    fn only_streamed_resource_items_splice() {
+        assert!(Streamed::<()>::of(Content::text("x")).is_none());
+        let kind = StreamKind::Text;
+        let (src, _) = (
+            Pieces {
+                data: Vec::new(),
+                at: 0,
+                idle: false,
+                reads: Rc::default(),
+            },
+            (),
+        );
+        assert!(Streamed::of(Content::stream(kind, Box::new(src))).is_none());
     }
 }
