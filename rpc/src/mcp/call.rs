@@ -67,7 +67,71 @@ struct Streaming<C> {
 enum EmitPoll {
     Progress,
     Pending,
+    /// Progress made by a heavy step: end this poll, go on at the next.
+    Yield,
     Done,
+}
+
+/// A structured result that weighs more than this ([`weight`]) is checked against the output
+/// schema and written a stage per poll (a 300-entry `fs.list` weighs ~2,100 and took 13M guest
+/// instructions when checked and written in the poll that ran the tool).
+const HEAVY: usize = 512;
+/// Bytes of a heavy structured result's JSON escaped or copied per step: the output pacing
+/// then bounds the work of a poll.
+const TAIL_PIECE: usize = 8 * 1024;
+
+/// The JSON nodes of `v` plus one per 64 bytes of its strings, counted up to just past
+/// `limit`.
+fn weight(v: &Value, limit: usize) -> usize {
+    let mut n = 0usize;
+    let mut stack = alloc::vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::String(s) => n += s.len() / 64,
+            Value::Array(a) if n + a.len() <= limit => stack.extend(a.iter()),
+            Value::Object(m) if n + m.len() <= limit => stack.extend(m.values()),
+            Value::Array(_) | Value::Object(_) => return limit + 1,
+            _ => {}
+        }
+        if n > limit {
+            break;
+        }
+    }
+    n
+}
+
+/// Whether a result is heavy enough to be written over several polls.
+fn heavy<C>(output: &ToolOutput<C>) -> bool {
+    !output.is_error
+        && output
+            .structured
+            .as_ref()
+            .is_some_and(|v| weight(v, HEAVY) > HEAVY)
+}
+
+/// The structured result's two copies: its JSON escaped into a text block, then the same
+/// bytes as `structuredContent`; `at` is how far the current copy has got.
+enum Tail {
+    Text { json: Vec<u8>, at: usize },
+    Raw { json: Vec<u8>, at: usize },
+}
+
+/// Where a piece of `json` from `at` ends: on a character boundary, at most `piece` bytes on
+/// unless one character is longer.
+fn piece_end(json: &[u8], at: usize, piece: usize) -> usize {
+    let continues = |i: usize| json.get(i).is_some_and(|b| b & 0xC0 == 0x80);
+    let mut end = at.saturating_add(piece).min(json.len());
+    while end > at && continues(end) {
+        end -= 1;
+    }
+    if end == at && at < json.len() {
+        end = at + 1;
+        while continues(end) {
+            end += 1;
+        }
+    }
+    end
 }
 
 /// Writes a `CallToolResult` piece by piece.
@@ -80,20 +144,19 @@ struct Emitter<C> {
     is_error: bool,
     late_error: Option<ToolError>,
     raw: Vec<u8>,
+    /// Written a stage per poll (see [`HEAVY`]).
+    heavy: bool,
+    /// A heavy result gives the poll that ran the tool back before its first stage.
+    yielded: bool,
+    /// A heavy result's schema check, done on a poll of its own.
+    check: bool,
+    tail: Option<Tail>,
 }
 
 impl<C> Emitter<C> {
-    fn new(mut output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
-        if let (Some(s), Some(v), false) = (output_schema, &output.structured, output.is_error)
-            && let Err(why) = schema::validate(s, v)
-        {
-            let err = ToolError::new(
-                ErrorCode::Internal,
-                format!("structured result does not match outputSchema: {why}"),
-            );
-            output = ToolOutput::error(&err);
-        }
-        Emitter {
+    fn new(output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
+        let heavy = heavy(&output);
+        let mut em = Emitter {
             blocks: output.content.into(),
             streaming: None,
             wrote_block: false,
@@ -102,6 +165,31 @@ impl<C> Emitter<C> {
             is_error: output.is_error,
             late_error: None,
             raw: Vec::new(),
+            heavy,
+            yielded: false,
+            check: heavy,
+            tail: None,
+        };
+        if !heavy {
+            em.check_schema(output_schema);
+        }
+        em
+    }
+
+    /// Replaces a structured result that does not match the output schema with an error.
+    fn check_schema(&mut self, output_schema: Option<&Value>) {
+        if let (Some(s), Some(v), false) = (output_schema, &self.structured, self.is_error)
+            && let Err(why) = schema::validate(s, v)
+        {
+            let err = ToolError::new(
+                ErrorCode::Internal,
+                format!("structured result does not match outputSchema: {why}"),
+            );
+            let output = ToolOutput::<C>::error(&err);
+            self.blocks = output.content.into();
+            self.structured = output.structured;
+            self.is_error = output.is_error;
+            self.heavy = false;
         }
     }
 
@@ -116,7 +204,23 @@ impl<C> Emitter<C> {
         self.wrote_block = true;
     }
 
-    fn advance(&mut self, ctx: &mut C, out: &mut Vec<u8>, chunk: usize, extra: &[u8]) -> EmitPoll {
+    fn advance(
+        &mut self,
+        ctx: &mut C,
+        out: &mut Vec<u8>,
+        chunk: usize,
+        extra: &[u8],
+        output_schema: Option<&Value>,
+    ) -> EmitPoll {
+        if self.heavy && !self.yielded {
+            self.yielded = true;
+            return EmitPoll::Yield;
+        }
+        if self.check {
+            self.check = false;
+            self.check_schema(output_schema);
+            return EmitPoll::Yield;
+        }
         if !self.started {
             self.started = true;
             out.extend_from_slice(b"{\"content\":[");
@@ -175,8 +279,7 @@ impl<C> Emitter<C> {
             out.extend_from_slice(b"\"}");
             self.is_error = true;
         }
-        self.finish_tail(out, extra);
-        EmitPoll::Done
+        self.tail_step(out, extra)
     }
 
     fn cancel(&mut self, ctx: &mut C) {
@@ -235,10 +338,11 @@ pub(crate) fn render_now<C>(
     output_schema: Option<&Value>,
     extra: &[u8],
 ) -> Result<Vec<u8>, ToolOutput<C>> {
-    if output
-        .content
-        .iter()
-        .any(|b| matches!(b, Content::Stream(..)))
+    if heavy(&output)
+        || output
+            .content
+            .iter()
+            .any(|b| matches!(b, Content::Stream(..)))
     {
         return Err(output);
     }
@@ -246,7 +350,7 @@ pub(crate) fn render_now<C>(
     let mut out = Vec::new();
     // Without streamed blocks every step makes progress without touching the context; the
     // bound only guards against a logic error looping forever.
-    for _ in 0..(em.blocks.len() + 4) {
+    for _ in 0..(em.blocks.len() + 6) {
         if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
             return Ok(out);
         }
@@ -270,24 +374,60 @@ impl<C> Emitter<C> {
             encode_value(out, &v);
             return EmitPoll::Progress;
         }
-        self.finish_tail(out, extra);
-        EmitPoll::Done
+        self.tail_step(out, extra)
     }
 
-    fn finish_tail(&mut self, out: &mut Vec<u8>, extra: &[u8]) {
-        if let Some(v) = &self.structured {
-            let text = serde_json::to_string(v).unwrap_or_default();
-            if self.wrote_block {
-                out.push(b',');
+    /// One step of the end of the result: the structured result as a text block and as
+    /// `structuredContent` (serialised once for both), then `isError` and `extra`. A heavy
+    /// result serialises on a poll of its own and goes out [`TAIL_PIECE`] bytes a step.
+    fn tail_step(&mut self, out: &mut Vec<u8>, extra: &[u8]) -> EmitPoll {
+        let piece = if self.heavy { TAIL_PIECE } else { usize::MAX };
+        match self.tail.take() {
+            None => {
+                let Some(v) = &self.structured else {
+                    out.push(b']');
+                    self.close(out, extra);
+                    return EmitPoll::Done;
+                };
+                let json = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
+                if self.wrote_block {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+                self.tail = Some(Tail::Text { json, at: 0 });
+                if self.heavy {
+                    EmitPoll::Yield
+                } else {
+                    EmitPoll::Progress
+                }
             }
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-            escape_str(&text, out);
-            out.extend_from_slice(b"\"}]");
-            out.extend_from_slice(b",\"structuredContent\":");
-            encode_value(out, v);
-        } else {
-            out.push(b']');
+            Some(Tail::Text { json, at }) => {
+                let end = piece_end(&json, at, piece);
+                let text = json.get(at..end).unwrap_or(&[]);
+                // Serialised JSON is UTF-8, and the piece ends on a character boundary.
+                escape_str(core::str::from_utf8(text).unwrap_or(""), out);
+                if end < json.len() {
+                    self.tail = Some(Tail::Text { json, at: end });
+                } else {
+                    out.extend_from_slice(b"\"}],\"structuredContent\":");
+                    self.tail = Some(Tail::Raw { json, at: 0 });
+                }
+                EmitPoll::Progress
+            }
+            Some(Tail::Raw { json, at }) => {
+                let end = at.saturating_add(piece).min(json.len());
+                out.extend_from_slice(json.get(at..end).unwrap_or(&[]));
+                if end < json.len() {
+                    self.tail = Some(Tail::Raw { json, at: end });
+                    return EmitPoll::Progress;
+                }
+                self.close(out, extra);
+                EmitPoll::Done
+            }
         }
+    }
+
+    fn close(&self, out: &mut Vec<u8>, extra: &[u8]) {
         if self.is_error {
             out.extend_from_slice(b",\"isError\":true");
         }
@@ -300,7 +440,7 @@ enum Phase<C> {
     Running(Box<dyn ToolRun<C>>),
     /// Legacy bridge: waiting for the client's answers to requests sent on this stream.
     Asking(Box<Asking<C>>),
-    Emitting(Emitter<C>),
+    Emitting(Box<Emitter<C>>),
     Finished,
 }
 
@@ -489,7 +629,10 @@ impl<C: 'static> CallStream<C> {
         self.pending
             .extend_from_slice(self.setup.id.as_json().as_bytes());
         self.pending.extend_from_slice(b",\"result\":");
-        self.phase = Phase::Emitting(Emitter::new(output, self.setup.output_schema.as_ref()));
+        self.phase = Phase::Emitting(Box::new(Emitter::new(
+            output,
+            self.setup.output_schema.as_ref(),
+        )));
     }
 
     fn end_result(&mut self) {
@@ -758,9 +901,16 @@ impl<C: 'static> BodySource for CallStream<C> {
                         &mut self.pending,
                         self.setup.chunk,
                         &self.setup.result_extra,
+                        self.setup.output_schema.as_ref(),
                     ) {
                         EmitPoll::Progress => {}
                         EmitPoll::Pending => return wrote(out),
+                        // A heavy step ran: the bytes so far go out, the rest next poll.
+                        EmitPoll::Yield => {
+                            drop(ctx);
+                            self.flush_into(out, start, max);
+                            return BodyPoll::Pending;
+                        }
                         EmitPoll::Done => {
                             drop(ctx);
                             self.end_result();
@@ -1209,5 +1359,125 @@ mod tests {
             (),
         );
         assert!(Streamed::of(Content::stream(kind, Box::new(src))).is_none());
+    }
+
+    /// A structured result of `n` numbers (strings when `bad`, against the output schema).
+    fn listing(n: u64, bad: bool) -> Value {
+        let items: Vec<Value> = (0..n)
+            .map(|i| if bad { json!(i.to_string()) } else { json!(i) })
+            .collect();
+        json!({"items": items, "note": "caf\u{e9} \u{1F5A5}".repeat(900)})
+    }
+
+    fn big(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
+        let n = call.args["n"].as_u64().unwrap_or(0);
+        let bad = call.args.get("bad").is_some();
+        Ok(Started::Done(ToolOutput::structured(listing(n, bad))))
+    }
+
+    const BIG: &[ToolDef<()>] = &[ToolDef {
+        name: "big",
+        title: None,
+        description: "A big structured result",
+        input_schema: r#"{"type":"object"}"#,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"items":{"type":"array","items":{"type":"integer"}},"note":{"type":"string"}},"required":["items"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: big,
+    }];
+
+    /// Calls `big`; the response, its JSON, and what each poll of its body answered.
+    fn call_big(args: Value) -> (Response, Value, Vec<BodyPoll>) {
+        let mut c = Config::new("7.0", None);
+        c.limits.requests_per_second = 10_000;
+        let mut s = McpServer::new(c, Rc::new(RefCell::new(())), Box::new(|b| b.fill(9)));
+        s.register_tools(BIG).unwrap();
+        let mut r = McpRequest::modern("tools/call", json!({"name": "big", "arguments": args}))
+            .accept("application/json")
+            .send(&mut s, T0);
+        let (mut body, mut polls) = (Vec::new(), Vec::new());
+        if let Body::Full(b) = &r.body {
+            body = b.clone();
+        }
+        if let Body::Stream(src) = &mut r.body {
+            loop {
+                let p = src.poll(&mut body, 1 << 14, T0);
+                let end = p == BodyPoll::End;
+                polls.push(p);
+                if end {
+                    break;
+                }
+                assert!(polls.len() < 1000);
+            }
+        }
+        let v = serde_json::from_slice(&body).unwrap();
+        (r, v, polls)
+    }
+
+    #[test]
+    fn a_heavy_structured_result_is_checked_and_written_over_several_polls() {
+        let (r, v, polls) = call_big(json!({"n": 3000}));
+        assert!(
+            matches!(r.body, Body::Stream(_)),
+            "streamed, not built in one poll"
+        );
+        let result = &v["result"];
+        assert_eq!(result["structuredContent"], listing(3000, false));
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, serde_json::to_string(&listing(3000, false)).unwrap());
+        assert!(result.get("isError").is_none(), "{result}");
+        // The poll that ran the tool, the one of the check and the one that serialised the
+        // result each end there ("come back next poll"); then 16 KiB pieces go out.
+        assert!(
+            polls[..3].iter().all(|p| *p == BodyPoll::Pending),
+            "{polls:?}"
+        );
+        let size = text.len() * 2;
+        assert!(
+            polls.len() > 3 + size / (16 << 10),
+            "{polls:?} for {size} bytes"
+        );
+    }
+
+    #[test]
+    fn a_heavy_result_that_breaks_its_schema_is_an_internal_error() {
+        let (_, v, _) = call_big(json!({"n": 3000, "bad": true}));
+        let result = &v["result"];
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("E_INTERNAL: structured result does not match outputSchema"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_light_structured_result_is_still_answered_whole() {
+        let (r, v, _) = call_big(json!({"n": 3}));
+        assert!(matches!(r.body, Body::Full(_)));
+        assert_eq!(v["result"]["structuredContent"]["items"], json!([0, 1, 2]));
+    }
+
+    #[test]
+    fn weight_counts_nodes_and_string_bytes_and_stops_past_the_limit() {
+        assert_eq!(super::weight(&json!({"a": [1, 2], "b": "x"}), 100), 5);
+        assert_eq!(super::weight(&json!("y".repeat(640)), 100), 11);
+        assert_eq!(super::weight(&json!(alloc::vec![0; 500]), 100), 101);
+        let pieces = |s: &str, piece| {
+            let mut at = 0;
+            let mut out = Vec::new();
+            while at < s.len() {
+                let end = super::piece_end(s.as_bytes(), at, piece);
+                out.push(s[at..end].to_string());
+                at = end;
+            }
+            out
+        };
+        let s = "ab\u{e9}\u{1F5A5}c";
+        assert_eq!(pieces(s, 4), ["ab\u{e9}", "\u{1F5A5}", "c"]);
+        assert_eq!(pieces(s, 3), ["ab", "\u{e9}", "\u{1F5A5}", "c"]);
     }
 }
