@@ -672,7 +672,7 @@ fn a_long_listing_is_gathered_over_several_polls() {
     let mut s = server_with(ctx_with_dir(150));
     let mut r = rpc::testing::McpRequest::modern(
         "tools/call",
-        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 1000}}),
+        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 500}}),
     )
     .send(&mut s, 0);
     let rpc::http::Body::Stream(src) = &mut r.body else {
@@ -706,7 +706,7 @@ fn a_directory_that_changes_while_listed_is_busy() {
     let mut s = server_with(ctx_with_dir(150));
     let mut r = rpc::testing::McpRequest::modern(
         "tools/call",
-        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 1000}}),
+        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 500}}),
     )
     .send(&mut s, 0);
     let rpc::http::Body::Stream(src) = &mut r.body else {

@@ -135,7 +135,7 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
         assert!(r["content"].is_array());
     });
     measure("fs.list /bigdir (300 entries)", f, |g| {
-        let r = Client::new(g).call("fs.list", json!({"path": "/bigdir", "limit": 1024}));
+        let r = Client::new(g).call("fs.list", json!({"path": "/bigdir", "limit": 512}));
         let entries = r["structuredContent"]["entries"].as_array().map(Vec::len);
         assert_eq!(entries, Some(300));
     });
