@@ -73,7 +73,7 @@ enum EmitPoll {
 }
 
 /// A structured result that weighs more than this ([`weight`]) is checked against the output
-/// schema and written a stage per poll (a 300-entry `fs.list` weighs ~2,100 and took 13M guest
+/// schema and written a stage per poll (a 300-entry `fs.list` weighs ~1,800 and took 13M guest
 /// instructions when checked and written in the poll that ran the tool).
 const HEAVY: usize = 512;
 /// Bytes of a heavy structured result's JSON escaped or copied per step: the output pacing
