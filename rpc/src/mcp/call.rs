@@ -954,13 +954,6 @@ pub(crate) struct SplicedStream<C: 'static> {
     sent: usize,
 }
 
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by resources/read once dispatch.rs wires streamed reads"
-    )
-)]
 impl<C: 'static> SplicedStream<C> {
     /// Splits `rendered` at the mark; `None` when the mark is not in it (it always is when
     /// `rendered` holds `item.item`).

@@ -60,26 +60,12 @@ pub type OpenFn<C> = fn(&mut C, &str) -> Result<Content<C>, ToolError>;
 
 /// A streamed item taken apart: its JSON with [`STREAM_MARK`] in place of its data, whether
 /// the data is text, and where the data comes from.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by resources/read once dispatch.rs wires streamed reads"
-    )
-)]
 pub(crate) struct Streamed<C> {
     pub(crate) item: Value,
     pub(crate) text: bool,
     pub(crate) source: Box<dyn ContentSource<C>>,
 }
 
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by resources/read once dispatch.rs wires streamed reads"
-    )
-)]
 impl<C> Streamed<C> {
     /// `None` for content that is not a streamed resource item.
     pub(crate) fn of(content: Content<C>) -> Option<Self> {
@@ -259,10 +245,6 @@ impl<C> ResourceCatalog<C> {
         self.templates.extend_from_slice(table);
     }
 
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "registered by McpServer once server.rs offers it")
-    )]
     /// Adds streamed readers (a later duplicate URI is ignored: the first one wins).
     pub fn register_streams(&mut self, table: &[StreamDef<C>]) {
         for def in table {
@@ -272,13 +254,6 @@ impl<C> ResourceCatalog<C> {
         }
     }
 
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "read by resources/read once dispatch.rs wires streamed reads"
-        )
-    )]
     /// The streamed reader of `uri`, if it has one.
     pub(crate) fn stream_for(&self, uri: &str) -> Option<OpenFn<C>> {
         self.streams.iter().find(|s| s.uri == uri).map(|s| s.open)

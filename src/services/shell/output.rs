@@ -6,6 +6,7 @@
 //! all running commands: a per-call cap alone lets many concurrent calls (several sessions or
 //! clients) hold the heap between them.
 
+use crate::services::memory::{BudgetUse, Gauge};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -92,9 +93,18 @@ impl Default for Budget {
     }
 }
 
-/// What [`BUDGET`] holds and allows now (for `status` and `irix7://mem`).
-pub fn budget_usage() -> BudgetUsage {
-    BUDGET.usage()
+/// [`BUDGET`] as `status` and `irix7://mem` show it.
+impl Gauge for &'static Budget {
+    fn usage(&self) -> BudgetUse {
+        let u = Budget::usage(self);
+        BudgetUse {
+            name: "shell",
+            limit: u.limit,
+            used: u.used,
+            peak: u.peak,
+            refused: u.refused as u64,
+        }
+    }
 }
 
 #[derive(Debug)]
