@@ -7,8 +7,9 @@
 //!   flood or half-open connections hold nothing for long);
 //! - once the module has closed a connection, the socket listens again as soon as the peer
 //!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
-//! - one client address holds at most `per_client` connections of a port (its next one is
-//!   answered 503 with `Retry-After` and closed);
+//! - one client address holds at most `per_client` connections of a port: its next one
+//!   resets its own anonymous connection idle the longest, or is answered 503 with
+//!   `Retry-After` and closed;
 //! - when a port has no listening socket left, the connection that proved nothing (no
 //!   authenticated request) and was idle longest, at least [`GRACE_MS`], is reset to make
 //!   room, so authenticated clients are never locked out by anonymous ones.
@@ -289,16 +290,39 @@ impl HttpServer {
         }
     }
 
-    /// Whether the client at `peer` already holds its share of slot `i`'s port.
-    fn over_cap(&self, i: usize, peer: Peer) -> bool {
+    /// Whether the client at `peer` may have one more connection on slot `i`'s port: yes
+    /// under its cap, or once its own anonymous connection idle the longest (past
+    /// [`GRACE_MS`]) is reset to make room.
+    fn room_for(
+        &mut self,
+        i: usize,
+        peer: Peer,
+        sockets: &mut SocketSet<'static>,
+        now_ms: u64,
+    ) -> bool {
         let port = self.slots[i].port;
-        self.slots
-            .iter()
-            .filter(|s| {
-                s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+        let theirs = || {
+            self.slots.iter().enumerate().filter_map(move |(j, s)| {
+                let c = s.conn.as_ref()?;
+                (s.port == port && c.peer().addr == peer.addr).then_some((j, c))
             })
-            .count()
-            >= self.per_client
+        };
+        if theirs().count() < self.per_client {
+            return true;
+        }
+        let idlest = theirs()
+            .filter(|(_, c)| {
+                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
+            })
+            .min_by_key(|(_, c)| c.last_activity_ms())
+            .map(|(j, _)| j);
+        match idlest {
+            Some(j) => {
+                self.reap(j, sockets, now_ms);
+                true
+            }
+            None => false,
+        }
     }
 
     fn poll_slot(
@@ -356,7 +380,7 @@ impl HttpServer {
                             port: 0,
                         },
                     };
-                    let over_cap = self.over_cap(i, peer);
+                    let over_cap = !self.room_for(i, peer, sockets, now_ms);
                     let slot = &mut self.slots[i];
                     let mut conn =
                         Connection::with_pool(peer, self.http, now_ms, self.requests.clone());
@@ -570,7 +594,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_over_its_cap_is_told_so_and_its_other_connections_are_kept() {
+    fn a_client_over_its_cap_is_told_so_or_its_idlest_anonymous_connection_gives_way() {
         let (mut stack, mut server) = setup(4);
         server.per_client = 2;
         let mut now = 0;
@@ -589,6 +613,15 @@ mod tests {
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, a).contains("/kept"));
         assert!(drain(&mut stack, b).contains("/kept"));
+        // Once its connections have been idle past the grace time, the client's next one
+        // takes the place of its idlest anonymous one instead.
+        now += GRACE_MS;
+        let d = client(&mut stack, 43003);
+        run_guarded(&mut stack, &mut server, &mut now);
+        send(&mut stack, d, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n");
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, d).contains("/new"));
+        assert_eq!(server.stats.reaped, 1);
     }
 
     #[test]
