@@ -4,7 +4,7 @@
 //! aborts the module, which resets the machine. So every allocation whose size a client
 //! chooses is charged to a [`Pool`] *before* it is made: request bodies in flight, parsed
 //! JSON trees, batch answers, shell output. A charge over the pool's limit is refused, and the
-//! caller answers `503` with `Retry-After` (HTTP) or `E_BUSY`/`E_NOMEM` (a tool) instead of
+//! caller answers `503` with `Retry-After` (HTTP) or `E_BUSY` (a tool) instead of
 //! allocating. The pools' limits are sized from the heap at init, so their sum plus the
 //! module's idle use stays under the heap whatever the clients send.
 //!

@@ -7,15 +7,17 @@
 //!   flood or half-open connections hold nothing for long);
 //! - once the module has closed a connection, the socket listens again as soon as the peer
 //!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
-//! - one client address holds at most `per_client` connections of a port;
+//! - one client address holds at most `per_client` connections of a port: its next one
+//!   resets its own anonymous connection idle the longest, or is answered 503 with
+//!   `Retry-After` and closed;
 //! - when a port has no listening socket left, the connection that proved nothing (no
-//!   authenticated request) and was idle longest is reset to make room, so authenticated
-//!   clients are never locked out by anonymous ones.
+//!   authenticated request) and was idle longest, at least [`GRACE_MS`], is reset to make
+//!   room, so authenticated clients are never locked out by anonymous ones.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use rpc::budget::Pool;
-use rpc::http::{Connection, Handler, Peer};
+use rpc::http::{Admission, Connection, Handler, Peer, Request, Response};
 use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp::{self, State};
 use smoltcp::time::Duration;
@@ -46,10 +48,22 @@ impl Default for ServerConfig {
             tx_buffer: 16 * 1024,
             tcp_timeout_ms: 60_000,
             per_client: 8,
-            http: rpc::http::Config::default(),
+            http: rpc::http::Config {
+                limits: rpc::http::Limits {
+                    body: MAX_BODY,
+                    ..rpc::http::Limits::default()
+                },
+                ..rpc::http::Config::default()
+            },
         }
     }
 }
+
+/// The largest request body. A request is parsed, checked and handed to its tool in the poll
+/// that completes it, at about 43 guest instructions a body byte (measured on a `fs.write`),
+/// so this bounds that poll at about 5.6M instructions; bigger writes go in pieces
+/// (`fs.write` with `append` or `offset`).
+pub const MAX_BODY: usize = 128 * 1024;
 
 impl ServerConfig {
     /// The pool for a heap of `heap` bytes: the full pool from 4 MiB up; below that fewer
@@ -83,8 +97,33 @@ impl ServerConfig {
     }
 }
 
+/// Requests answered in one poll at most. The watchdog is kicked once a poll, and no poll may
+/// run long (docs/bounds.md): with every request's own work bounded, this bounds the poll.
+/// Connections are visited from a rotating start, so a busy one cannot starve the others.
+pub const REQUESTS_PER_POLL: usize = 4;
+
+/// Counts the requests a handler answers.
+struct Counted<'a> {
+    inner: &'a mut dyn Handler,
+    handled: usize,
+}
+
+impl Handler for Counted<'_> {
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        self.inner.admit(head, peer, now_ms)
+    }
+
+    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        self.handled += 1;
+        self.inner.handle(req, peer, now_ms)
+    }
+}
+
 /// A handshake not completed this long after the SYN gives its socket back.
 pub const HANDSHAKE_MS: u64 = 3_000;
+/// An anonymous connection younger than this (by its last activity) is not reset to make
+/// room: a client that just connected gets the time to send its request.
+pub const GRACE_MS: u64 = 1_000;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
 pub const CLOSE_MS: u64 = 5_000;
 
@@ -115,6 +154,8 @@ pub struct HttpServer {
     per_client: usize,
     /// What request bodies are charged to, shared by every connection.
     requests: Rc<Pool>,
+    /// The slot the next poll starts at.
+    next: usize,
     pub stats: ServerStats,
 }
 
@@ -153,6 +194,7 @@ impl HttpServer {
             http: config.http,
             per_client: config.per_client.max(1),
             requests,
+            next: 0,
             stats: ServerStats::default(),
         }
     }
@@ -180,9 +222,20 @@ impl HttpServer {
         now_ms: u64,
     ) -> bool {
         let mut work = false;
-        for i in 0..self.slots.len() {
-            work |= self.poll_slot(i, sockets, handler, now_ms);
+        let mut counted = Counted {
+            inner: handler,
+            handled: 0,
+        };
+        let n = self.slots.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            // Past the poll's share of requests, connections only write what is owed; what
+            // they received waits in the socket for the next poll.
+            let read = counted.handled < REQUESTS_PER_POLL;
+            work |= self.poll_slot(i, sockets, &mut counted, now_ms, read);
+            work |= !read;
         }
+        self.next = (self.next + 1) % n.max(1);
         let ports: Vec<u16> = self.slots.iter().map(|s| s.port).collect();
         for (i, &port) in ports.iter().enumerate() {
             if !ports[..i].contains(&port) {
@@ -222,8 +275,11 @@ impl HttpServer {
             return false;
         }
         let victim = on_port()
-            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
-            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+            .filter_map(|(i, s)| Some((i, s.conn.as_ref()?)))
+            .filter(|(_, c)| {
+                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
+            })
+            .min_by_key(|(_, c)| c.last_activity_ms())
             .map(|(i, _)| i);
         match victim {
             Some(i) => {
@@ -235,8 +291,9 @@ impl HttpServer {
     }
 
     /// Whether the client at `peer` may have one more connection on slot `i`'s port: yes
-    /// under its cap, or after its own anonymous connection idle the longest is reset.
-    fn make_room_for(
+    /// under its cap, or once its own anonymous connection idle the longest (past
+    /// [`GRACE_MS`]) is reset to make room.
+    fn room_for(
         &mut self,
         i: usize,
         peer: Peer,
@@ -245,18 +302,21 @@ impl HttpServer {
     ) -> bool {
         let port = self.slots[i].port;
         let theirs = || {
-            self.slots.iter().enumerate().filter(move |(_, s)| {
-                s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+            self.slots.iter().enumerate().filter_map(move |(j, s)| {
+                let c = s.conn.as_ref()?;
+                (s.port == port && c.peer().addr == peer.addr).then_some((j, c))
             })
         };
         if theirs().count() < self.per_client {
             return true;
         }
-        let oldest = theirs()
-            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
-            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+        let idlest = theirs()
+            .filter(|(_, c)| {
+                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
+            })
+            .min_by_key(|(_, c)| c.last_activity_ms())
             .map(|(j, _)| j);
-        match oldest {
+        match idlest {
             Some(j) => {
                 self.reap(j, sockets, now_ms);
                 true
@@ -271,6 +331,7 @@ impl HttpServer {
         sockets: &mut SocketSet<'static>,
         handler: &mut dyn Handler,
         now_ms: u64,
+        read: bool,
     ) -> bool {
         let mut work = false;
         let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
@@ -319,17 +380,15 @@ impl HttpServer {
                             port: 0,
                         },
                     };
-                    if !self.make_room_for(i, peer, sockets, now_ms) {
-                        self.reap(i, sockets, now_ms);
-                        return true;
-                    }
+                    let over_cap = !self.room_for(i, peer, sockets, now_ms);
                     let slot = &mut self.slots[i];
-                    slot.conn = Some(Connection::with_pool(
-                        peer,
-                        self.http,
-                        now_ms,
-                        self.requests.clone(),
-                    ));
+                    let mut conn =
+                        Connection::with_pool(peer, self.http, now_ms, self.requests.clone());
+                    if over_cap {
+                        // Told, not reset: the client reads why and when to come back.
+                        conn.refuse_now(503, "too many connections from this address", now_ms);
+                    }
+                    slot.conn = Some(conn);
                     slot.fin_seen = false;
                     self.stats.accepted += 1;
                     work = true;
@@ -344,7 +403,7 @@ impl HttpServer {
         };
 
         // Received bytes into the connection; what it does not take stays in the socket.
-        while sock.can_recv() {
+        while read && sock.can_recv() {
             let taken = sock.recv(|buf| {
                 let n = conn.recv(buf, now_ms, handler);
                 (n, n)
@@ -354,7 +413,7 @@ impl HttpServer {
                 Ok(_) => work = true,
             }
         }
-        if !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
+        if read && !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
             conn.peer_closed();
             slot.fin_seen = true;
             work = true;
@@ -442,7 +501,8 @@ mod tests {
             sockets_per_port: per_port,
             ..Default::default()
         };
-        let server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+        let mut server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+        server.per_client = per_port.saturating_sub(1).max(1);
         (stack, server)
     }
 
@@ -534,8 +594,70 @@ mod tests {
     }
 
     #[test]
+    fn a_client_over_its_cap_is_told_so_or_its_idlest_anonymous_connection_gives_way() {
+        let (mut stack, mut server) = setup(4);
+        server.per_client = 2;
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let a = client(&mut stack, 43000);
+        let b = client(&mut stack, 43001);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let c = client(&mut stack, 43002);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let refused = drain(&mut stack, c);
+        assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+        assert!(refused.contains("Retry-After: 1"), "{refused}");
+        for h in [a, b] {
+            send(&mut stack, h, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, a).contains("/kept"));
+        assert!(drain(&mut stack, b).contains("/kept"));
+        // Once its connections have been idle past the grace time, the client's next one
+        // takes the place of its idlest anonymous one instead.
+        now += GRACE_MS;
+        let d = client(&mut stack, 43003);
+        run_guarded(&mut stack, &mut server, &mut now);
+        send(&mut stack, d, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n");
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, d).contains("/new"));
+        assert_eq!(server.stats.reaped, 1);
+    }
+
+    #[test]
+    fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
+        let (mut stack, mut server) = setup(8);
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let clients: Vec<_> = (0..7).map(|i| client(&mut stack, 42000 + i)).collect();
+        run_guarded(&mut stack, &mut server, &mut now);
+        for &h in &clients {
+            send(&mut stack, h, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        // Let the requests reach the server's sockets without the server reading them.
+        for _ in 0..5 {
+            now += 1;
+            stack.poll(now);
+        }
+        let mut counted = Counted {
+            inner: &mut Guarded,
+            handled: 0,
+        };
+        assert!(server.poll(&mut stack.sockets, &mut counted, now));
+        assert_eq!(counted.handled, REQUESTS_PER_POLL);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let answered = clients
+            .iter()
+            .filter(|&&h| drain(&mut stack, h).contains("/x"))
+            .count();
+        assert_eq!(answered, 7);
+    }
+
+    #[test]
     fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_ones() {
         let (mut stack, mut server) = setup(3);
+        // Every client here has the same address: this is about the pool, not the cap.
+        server.per_client = 8;
         let mut now = 0;
         run_guarded(&mut stack, &mut server, &mut now);
         let agent = client(&mut stack, 41000);
@@ -547,10 +669,12 @@ mod tests {
         );
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, agent).contains("/a"));
-        // Six silent clients, one after the other: each finds a listening socket, because the
+        // Six silent clients, a second apart: each finds a listening socket, because the
         // anonymous connection idle the longest is reset to make room.
         let silent: Vec<_> = (1..=6)
             .map(|i| {
+                // Each earlier client has been silent past its grace time.
+                now += GRACE_MS;
                 let h = client(&mut stack, 41000 + i);
                 run_guarded(&mut stack, &mut server, &mut now);
                 h

@@ -90,6 +90,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register(table);
     }
 
+    /// Adds streamed readers of resources (see [`super::StreamDef`]).
+    pub fn register_resource_streams(&mut self, table: &[super::StreamDef<C>]) {
+        self.resources.register_streams(table);
+    }
+
     pub fn register_templates(&mut self, table: &[TemplateDef<C>]) {
         self.resources.register_templates(table);
     }
@@ -120,15 +125,7 @@ impl<C: 'static> McpServer<C> {
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
     /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
     pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        if let Some(origin) = headers.get("Origin")
-            && !origin_ok(origin, self.config.own_ip, &self.config.extra_origins)
-        {
-            return Err(reply::error(
-                403,
-                None,
-                &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
-            ));
-        }
+        self.check_origin(headers)?;
         if let Some(token) = &self.config.token
             && !bearer_ok(token, headers.get("Authorization"))
         {
@@ -143,9 +140,24 @@ impl<C: 'static> McpServer<C> {
         Ok(())
     }
 
+    fn check_origin(&self, headers: &Headers) -> Result<(), Response> {
+        match headers.get("Origin") {
+            Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
+                Err(reply::error(
+                    403,
+                    None,
+                    &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Judges a request to `/mcp` (or a path guarded like it) from its head, before its body
     /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
-    /// checks limited per client address (429 past the limit, without looking at the token).
+    /// checks limited per client address: past the limit the answer is 401 with
+    /// `Retry-After`, without the token being looked at (so guessing gains nothing, and clients
+    /// still see the error they know how to report).
     pub fn admit(
         &mut self,
         headers: &Headers,
@@ -153,16 +165,21 @@ impl<C: 'static> McpServer<C> {
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let limits = self.config.limits;
+        self.check_origin(headers)?;
         if self.config.token.is_some()
             && self
                 .auth_failures
                 .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
         {
             let mut r = reply::error(
-                429,
+                401,
                 None,
-                &RpcError::new(jsonrpc::INVALID_REQUEST, "Too many failed authentications"),
+                &RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Unauthorized: too many failed attempts from this address; retry later",
+                ),
             );
+            r.headers.push("WWW-Authenticate", "Bearer");
             r.headers.push("Retry-After", "1");
             return Err(r);
         }

@@ -106,8 +106,15 @@ fn failed_authentications_are_throttled_per_client_before_the_token_is_checked()
     }
     // The fourth guess in the same second is not even looked at, nor is the right token.
     let r = s.admit(&wrong, peer(1), T0 + 10).unwrap_err();
-    assert_eq!((r.status, header(&r, "Retry-After")), (429, Some("1")));
-    assert_eq!(s.admit(&right, peer(1), T0 + 20).unwrap_err().status, 429);
+    assert_eq!((r.status, header(&r, "Retry-After")), (401, Some("1")));
+    let r = s.admit(&right, peer(1), T0 + 20).unwrap_err();
+    assert_eq!((r.status, header(&r, "Retry-After")), (401, Some("1")));
+    // The Origin check still comes first.
+    let foreign = headers(&[
+        ("Origin", "http://evil.example"),
+        ("Authorization", "Bearer guess"),
+    ]);
+    assert_eq!(s.admit(&foreign, peer(1), T0 + 30).unwrap_err().status, 403);
     // Another client is not affected; a second later the first may try again.
     assert_eq!(
         s.admit(&right, peer(2), T0 + 20).ok(),
