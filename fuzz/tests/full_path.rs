@@ -100,8 +100,7 @@ fn every_seed_stays_within_the_budget() {
     let _one = one_at_a_time();
     for p in inputs(&crate_dir().join("seeds/full_path")) {
         let data = std::fs::read(&p).unwrap();
-        let (statuses, peak) = case(&data);
-        assert!(!statuses.is_empty(), "{}: no response", p.display());
+        let (_, peak) = case(&data);
         assert!(peak <= BUDGET, "{}: {peak} bytes", p.display());
     }
 }
