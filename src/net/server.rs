@@ -440,7 +440,13 @@ impl HttpServer {
         }
 
         if conn.is_finished() {
-            sock.close();
+            // A connection given up on (a peer that stopped reading, a lingering close past
+            // its bounds) is reset; any other ends with a FIN after its last byte.
+            if conn.is_aborted() {
+                sock.abort();
+            } else {
+                sock.close();
+            }
             slot.conn = None;
             slot.state = sock.state();
             slot.since_ms = now_ms;

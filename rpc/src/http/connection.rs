@@ -333,6 +333,12 @@ impl Connection {
         self.out_pos = 0;
     }
 
+    /// Whether the connection was given up on ([`Connection::abort`], or a bound passed): the
+    /// socket should be reset rather than closed.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted
+    }
+
     /// Whether the socket should be closed now (everything owed to the peer was handed out).
     pub fn is_finished(&self) -> bool {
         self.aborted
@@ -1231,7 +1237,7 @@ mod tests {
         }
         // Past the byte bound: reset.
         c.recv(&[0; 1001], 2, &mut h);
-        assert!(c.is_finished());
+        assert!(c.is_finished() && c.is_aborted());
         assert!(c.pending_output().is_empty());
         // Past the time bound: reset too.
         let (mut c, mut h) = (conn(), TestHandler::default());
@@ -1239,7 +1245,7 @@ mod tests {
         c.poll(14_999, &mut h);
         assert!(!c.is_finished());
         c.poll(15_000, &mut h);
-        assert!(c.is_finished());
+        assert!(c.is_finished() && c.is_aborted());
     }
 
     #[test]
