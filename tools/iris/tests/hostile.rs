@@ -47,8 +47,6 @@ const AUTH_ANSWER: Duration = Duration::from_secs(5);
 /// a request body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(20);
 const BODY_DEADLINE: Duration = Duration::from_secs(30);
-/// A connection the server ends sooner than this was refused rather than cut off.
-const REFUSED: Duration = Duration::from_secs(1);
 /// How long the machine gets to serve `GET /` and `echo` again after an attack.
 const RECOVERY: Duration = Duration::from_secs(90);
 /// The heap an unauthenticated flood may add at most (it must buffer no bodies).
@@ -122,8 +120,10 @@ fn no_client_can_take_the_machine_down() {
         println!("note: no fixture disk (cargo xtask fixtures): the shell.exec attack is skipped");
     }
     let mut f = Findings::default();
-    let attacks: [(&str, Attack); 9] = [
-        ("legacy batches", legacy_batches),
+    let attacks: [(&str, Attack); 11] = [
+        ("batch of tools/list", batch_of_lists),
+        ("batch of screen reads", batch_of_screens),
+        ("batch items and the rate limit", batch_rate),
         ("unauthenticated bodies", unauthenticated_bodies),
         ("5 MiB body without Expect", big_body_without_expect),
         ("parse amplification", parse_amplification),
@@ -325,61 +325,79 @@ fn executed(r: &support::http::Resp) -> usize {
         })
 }
 
-/// 2025-03-26 batches: thousands of cheap items, hundreds of screen captures, and a batch
-/// bigger than the rate limit: refused or capped, and every item counted against the limit.
-fn legacy_batches(c: &Ctx, f: &mut Findings) {
-    const A: &str = "legacy batches";
-    let sid = match legacy_session(c.mcp, "2025-03-26") {
-        Ok(s) => s,
-        Err(e) => return f.check(A, false, format!("no 2025-03-26 session: {e}")),
-    };
-    let batch = |n: usize, method: &str, params: Value| -> Value {
-        (0..n)
-            .map(|i| json!({"jsonrpc":"2.0","id":i + 10,"method":method,"params":params}))
-            .collect()
-    };
-    for (n, method, params) in [
-        (3000, "tools/list", json!({})),
-        (200, "resources/read", json!({"uri": "irix7://screen"})),
-    ] {
-        // A fresh rate window for each.
-        std::thread::sleep(Duration::from_millis(1100));
-        let t = Instant::now();
-        match legacy(
-            c.mcp,
-            &sid,
-            method,
-            batch(n, method, params),
-            Duration::from_secs(120),
-        ) {
-            Err(e) => f.check(
-                A,
-                false,
-                format!(
-                    "a batch of {n} {method}: no answer after {:.1?}: {e}",
-                    t.elapsed()
-                ),
-            ),
-            Ok(r) => {
-                let done = executed(&r);
-                f.check(
-                    A,
-                    r.status >= 400 || done <= BATCH_CAP,
-                    format!(
-                        "a batch of {n} {method}: HTTP {}, {done} items executed, {} bytes, \
-                         {:.1?} (refused, or at most {BATCH_CAP} executed)",
-                        r.status,
-                        r.body.len(),
-                        t.elapsed()
-                    ),
-                );
-            }
+/// A 2025-03-26 session (the one version with batches) and a batch of `n` `method` requests.
+fn batch_session(
+    c: &Ctx,
+    f: &mut Findings,
+    attack: &str,
+    n: usize,
+    method: &str,
+    params: Value,
+) -> Option<(String, Value)> {
+    match legacy_session(c.mcp, "2025-03-26") {
+        Ok(sid) => {
+            let items = (0..n)
+                .map(|i| json!({"jsonrpc":"2.0","id":i + 10,"method":method,"params":params}))
+                .collect();
+            Some((sid, items))
+        }
+        Err(e) => {
+            f.check(attack, false, format!("no 2025-03-26 session: {e}"));
+            None
         }
     }
-    // Every item counts: a batch of twice the rate gets at most `RATE` answers, and the next
-    // request in the same second is refused.
+}
+
+/// A batch that is expensive as a whole: refused, or at most `BATCH_CAP` items executed.
+fn big_batch(c: &Ctx, f: &mut Findings, attack: &str, n: usize, method: &str, params: Value) {
+    let Some((sid, items)) = batch_session(c, f, attack, n, method, params) else {
+        return;
+    };
+    let t = Instant::now();
+    match legacy(c.mcp, &sid, method, items, Duration::from_secs(120)) {
+        Err(e) => f.check(
+            attack,
+            false,
+            format!(
+                "a batch of {n} {method}: no answer after {:.1?}: {e}",
+                t.elapsed()
+            ),
+        ),
+        Ok(r) => f.check(
+            attack,
+            r.status >= 400 || executed(&r) <= BATCH_CAP,
+            format!(
+                "a batch of {n} {method}: HTTP {}, {} items executed, {} bytes, {:.1?} \
+                 (refused, or at most {BATCH_CAP} executed)",
+                r.status,
+                executed(&r),
+                r.body.len(),
+                t.elapsed()
+            ),
+        ),
+    }
+}
+
+/// A few thousand `tools/list` in one legacy batch (each answer is about 20 KB).
+fn batch_of_lists(c: &Ctx, f: &mut Findings) {
+    big_batch(c, f, "batch of tools/list", 3000, "tools/list", json!({}));
+}
+
+/// About 200 screen captures in one legacy batch (each about 55M guest instructions).
+fn batch_of_screens(c: &Ctx, f: &mut Findings) {
+    let screen = json!({"uri": "irix7://screen"});
+    big_batch(c, f, "batch of screen reads", 200, "resources/read", screen);
+}
+
+/// Every batch item counts against the rate limit: a batch of twice the rate gets at most
+/// `RATE` answers, and the next request in the same second is refused.
+fn batch_rate(c: &Ctx, f: &mut Findings) {
+    const A: &str = "batch items and the rate limit";
+    let Some((sid, pings)) = batch_session(c, f, A, 2 * RATE, "ping", json!({})) else {
+        return;
+    };
+    // A fresh rate window.
     std::thread::sleep(Duration::from_millis(1100));
-    let pings = batch(2 * RATE, "ping", json!({}));
     match legacy(c.mcp, &sid, "ping", pings, Duration::from_secs(20)) {
         Err(e) => f.check(A, false, format!("a batch of {} pings: {e}", 2 * RATE)),
         Ok(r) => {
@@ -555,7 +573,7 @@ fn big_body_without_expect(c: &Ctx, f: &mut Findings) {
         let want: &[u16] = if token { &[413] } else { &[401, 413] };
         let t = Instant::now();
         let seen = (|| -> Result<Outcome, String> {
-            let mut s = open(c.mcp, Duration::from_secs(30)).map_err(|e| e.to_string())?;
+            let mut s = open(c.mcp, Duration::from_secs(15)).map_err(|e| e.to_string())?;
             s.write_all(head.as_bytes())
                 .and_then(|_| s.write_all(&body))
                 .map_err(|e| format!("sending the body failed after {:.1?}: {e}", t.elapsed()))?;
@@ -633,11 +651,96 @@ fn status_page(addr: SocketAddr, within: Duration) -> Result<Duration, String> {
     Ok(t.elapsed())
 }
 
-/// Slot exhaustion without a token: connections opened and closed at once, silent
-/// connections, heads and bodies trickled a byte at a time. Each must be cut off by an
-/// absolute deadline, and `GET /` and the authenticated client must be served meanwhile.
+/// The kinds of stalled client, and the deadline each must be cut off by.
+const STALLED: [(&str, Duration); 3] = [
+    ("silent", HEAD_DEADLINE),
+    ("slowloris head", HEAD_DEADLINE),
+    ("trickled body", BODY_DEADLINE),
+];
+
+/// One stalled client of `kind` on its own thread: when the server ended it, or `None`.
+fn stall(kind: &'static str, addr: SocketAddr) -> std::thread::JoinHandle<Option<Duration>> {
+    std::thread::spawn(move || match kind {
+        "silent" => {
+            let mut s = open(addr, Duration::from_secs(10)).ok()?;
+            time_to_close(&mut s, HEAD_DEADLINE + Duration::from_secs(15))
+        }
+        "slowloris head" => trickle(addr, None),
+        _ => trickle(addr, Some(TOKEN)),
+    })
+}
+
+/// Joins stalled clients and checks that each kind was cut off within its deadline (plus
+/// `grace`: the forwarder gives up on a connection the guest has no slot for after 10 s).
+fn judge_stalled(
+    f: &mut Findings,
+    what: &str,
+    held: Vec<(&'static str, std::thread::JoinHandle<Option<Duration>>)>,
+    grace: Duration,
+) {
+    let ends: Vec<(&str, Option<Duration>)> = held
+        .into_iter()
+        .map(|(kind, t)| (kind, t.join().unwrap_or(None)))
+        .collect();
+    for (kind, deadline) in STALLED {
+        let times: Vec<Option<Duration>> = ends
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, t)| *t)
+            .collect();
+        let held_on = times
+            .iter()
+            .filter(|t| t.is_none_or(|d| d > deadline + grace))
+            .count();
+        let worst = times.iter().flatten().max().copied().unwrap_or_default();
+        f.check(
+            "connection slots",
+            held_on == 0,
+            format!(
+                "{what}: {kind}: {held_on} of {} not cut off within {:?} (latest end {worst:.1?})",
+                times.len(),
+                deadline + grace
+            ),
+        );
+    }
+}
+
+/// The guest's count of open connections (`irix7://net`).
+fn open_connections(addr: SocketAddr) -> Result<u64, String> {
+    let req = McpRequest::modern("resources/read", json!({"uri": "irix7://net"}));
+    let r = modern(addr, req, Duration::from_secs(20))?;
+    let msg = last_message(&r).ok_or_else(|| format!("irix7://net: HTTP {}", r.status))?;
+    let text = msg["result"]["contents"][0]["text"].as_str().unwrap_or("");
+    text.lines()
+        .find_map(|l| l.strip_prefix("connections"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("irix7://net has no connection count: {text}"))
+}
+
+/// Slot exhaustion without a token: stalled clients cut off by absolute deadlines, connections
+/// opened and closed at once, then 40 stalled clients at once while `GET /` and the
+/// authenticated client must be served.
 fn connection_slots(c: &Ctx, f: &mut Findings) {
     const A: &str = "connection slots";
+    // Three of each kind on port 80, fewer than its slots: all accepted, all cut off.
+    let mut held = Vec::new();
+    for (kind, _) in STALLED {
+        for _ in 0..3 {
+            held.push((kind, stall(kind, c.http)));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    match open_connections(c.mcp) {
+        Ok(n) => f.check(
+            A,
+            n >= 9,
+            format!("{n} connections open on the guest while 9 stalled clients hold on"),
+        ),
+        Err(e) => f.check(A, false, format!("irix7://net: {e}")),
+    }
+    judge_stalled(f, "9 stalled clients", held, Duration::ZERO);
+
     // A dozen connections to port 80, closed without a byte.
     for _ in 0..12 {
         drop(open(c.http, Duration::from_secs(5)));
@@ -649,34 +752,15 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
         format!("GET / after 12 empty connections to port 80: {page:.1?}"),
     );
 
-    // Silent connections, slowloris heads and trickled authenticated bodies, all at once.
+    // 40 stalled clients over both ports at once (the echo client runs throughout).
     let t0 = Instant::now();
-    let mut held: Vec<(&str, std::thread::JoinHandle<Option<Duration>>)> = Vec::new();
-    for i in 0..20 {
-        let addr = if i % 2 == 0 { c.mcp } else { c.http };
-        held.push((
-            "silent",
-            std::thread::spawn(move || {
-                let mut s = open(addr, Duration::from_secs(10)).ok()?;
-                time_to_close(&mut s, HEAD_DEADLINE + Duration::from_secs(15))
-            }),
-        ));
+    let mut held = Vec::new();
+    for (kind, _) in STALLED {
+        let n = if kind == "silent" { 20 } else { 10 };
+        for i in 0..n {
+            held.push((kind, stall(kind, if i % 2 == 0 { c.mcp } else { c.http })));
+        }
     }
-    for i in 0..10 {
-        let addr = if i % 2 == 0 { c.mcp } else { c.http };
-        held.push((
-            "slowloris head",
-            std::thread::spawn(move || trickle(addr, None)),
-        ));
-    }
-    for i in 0..10 {
-        let addr = if i % 2 == 0 { c.mcp } else { c.http };
-        held.push((
-            "trickled body",
-            std::thread::spawn(move || trickle(addr, Some(TOKEN))),
-        ));
-    }
-    // While they hold on: the status page (the echo client runs throughout).
     let mut pages = Vec::new();
     while t0.elapsed() < Duration::from_secs(20) {
         pages.push(status_page(c.http, Duration::from_secs(30)));
@@ -691,44 +775,12 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
         A,
         bad.is_empty(),
         format!(
-            "GET / while 40 stalled connections are held: {} of {} slow or failed {bad:?}",
+            "GET / while 40 stalled clients hold on: {} of {} slow or failed {bad:?}",
             bad.len(),
             pages.len()
         ),
     );
-    let mut ends: Vec<(&str, Option<Duration>)> = held
-        .into_iter()
-        .map(|(kind, t)| (kind, t.join().unwrap_or(None)))
-        .collect();
-    ends.sort_by_key(|(kind, _)| *kind);
-    for kind in ["silent", "slowloris head", "trickled body"] {
-        let deadline = if kind == "trickled body" {
-            BODY_DEADLINE
-        } else {
-            HEAD_DEADLINE
-        };
-        let times: Vec<Option<Duration>> = ends
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, t)| *t)
-            .collect();
-        // Closed within a second: the guest had no slot for it (or capped the client).
-        let refused = times.iter().flatten().filter(|d| **d < REFUSED).count();
-        let held_on = times
-            .iter()
-            .filter(|t| t.is_none_or(|d| d > deadline))
-            .count();
-        let worst = times.iter().flatten().max().copied().unwrap_or_default();
-        f.check(
-            A,
-            held_on == 0 && refused < times.len(),
-            format!(
-                "{kind}: {} connections, {refused} refused at once, {held_on} not cut off within \
-                 {deadline:?} (latest end {worst:.1?})",
-                times.len()
-            ),
-        );
-    }
+    judge_stalled(f, "40 stalled clients", held, Duration::from_secs(12));
 }
 
 /// A stalled client: `POST /mcp` whose head (no token) or, with `token`, whose 1000-byte body
@@ -739,7 +791,7 @@ fn trickle(addr: SocketAddr, token: Option<&str>) -> Option<Duration> {
         BODY_DEADLINE
     } else {
         HEAD_DEADLINE
-    } + Duration::from_secs(10);
+    } + Duration::from_secs(15);
     let mut s = open(addr, Duration::from_secs(10)).ok()?;
     let t = Instant::now();
     let (start, drip): (String, &[u8]) = match token {
@@ -773,57 +825,61 @@ fn trickle(addr: SocketAddr, token: Option<&str>) -> Option<Duration> {
     None
 }
 
-/// Spoofed SYNs from many sources to both ports, repeated, never completed: the status page
-/// and the authenticated client must still be served.
+/// Spoofed SYNs to both ports, repeated, never completed: first from one client (a per-client
+/// cap must keep it to a few slots), then from a hundred (handshakes must time out or be
+/// reaped). The status page and the authenticated client must be served throughout.
 fn half_open_handshakes(c: &Ctx, f: &mut Findings) {
     const A: &str = "half-open handshakes";
-    let mut injected = 0;
-    let mut bad = Vec::new();
-    let mut pages = 0;
-    let before = c.storm.results().len();
-    for round in 0..8u16 {
-        // Bursts of 4: each must find a free receive buffer, as a real flood's frames would.
-        for burst in 0..10u16 {
-            let frames: Vec<Vec<u8>> = (0..4u16)
-                .map(|k| {
-                    let n = round * 40 + burst * 4 + k;
-                    let src = [172, 31, 77, 100 + (n % 100) as u8];
-                    let port = if n % 2 == 0 { 80 } else { 7801 };
-                    let frame =
-                        syn_frame((src, 30000 + n), (GUEST_IP, port), 0x1000 * u32::from(n));
-                    assert!(frame_checksums_ok(&frame));
-                    frame
-                })
-                .collect();
-            injected += frames.len();
-            c.storm.inject(frames);
-            std::thread::sleep(Duration::from_millis(50));
+    for (who, sources, rounds) in [
+        ("one spoofed client", 1u16, 3u16),
+        ("100 spoofed clients", 100, 6),
+    ] {
+        let before = c.storm.results().len();
+        let (mut injected, mut pages, mut bad) = (0, 0, Vec::new());
+        for round in 0..rounds {
+            // Bursts of 4: each must find a free receive buffer, as a real flood's frames would.
+            for burst in 0..10u16 {
+                let frames: Vec<Vec<u8>> = (0..4u16)
+                    .map(|k| {
+                        let n = round * 40 + burst * 4 + k;
+                        let src = [172, 31, 77, 100 + (n % sources) as u8];
+                        let port = if n % 2 == 0 { 80 } else { 7801 };
+                        let seq = 0x1000 * u32::from(n);
+                        let frame = syn_frame((src, 30000 + n), (GUEST_IP, port), seq);
+                        assert!(frame_checksums_ok(&frame));
+                        frame
+                    })
+                    .collect();
+                injected += frames.len();
+                c.storm.inject(frames);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            pages += 1;
+            match status_page(c.http, Duration::from_secs(30)) {
+                Ok(d) if d <= ECHO_BOUND => {}
+                other => bad.push(format!("{other:.1?}")),
+            }
+            std::thread::sleep(Duration::from_secs(1));
         }
-        pages += 1;
-        match status_page(c.http, Duration::from_secs(30)) {
-            Ok(d) if d <= ECHO_BOUND => {}
-            other => bad.push(format!("{other:.1?}")),
-        }
-        std::thread::sleep(Duration::from_secs(1));
+        let results = c.storm.results();
+        let stored: usize = results[before.min(results.len())..]
+            .iter()
+            .map(|r| r.stored)
+            .sum();
+        f.check(
+            A,
+            stored == injected,
+            format!("{who}: {stored} of {injected} SYNs reached the guest's receive ring"),
+        );
+        f.check(
+            A,
+            bad.is_empty(),
+            format!(
+                "{who}: GET / during the SYN flood: {} of {pages} slow or failed {bad:?}",
+                bad.len()
+            ),
+        );
     }
-    let results = c.storm.results();
-    let stored: usize = results[before.min(results.len())..]
-        .iter()
-        .map(|r| r.stored)
-        .sum();
-    f.check(
-        A,
-        stored == injected,
-        format!("{stored} of {injected} spoofed SYNs reached the guest's receive ring"),
-    );
-    f.check(
-        A,
-        bad.is_empty(),
-        format!(
-            "GET / during the SYN flood: {} of {pages} slow or failed {bad:?}",
-            bad.len()
-        ),
-    );
 }
 
 /// Screen captures in a row: each answered, none stalling the echo client past its bound (the
@@ -886,9 +942,14 @@ fn big_shell_outputs(c: &Ctx, f: &mut Findings) {
         let summary = r.as_ref().map_or_else(
             |e| e.clone(),
             |r| {
-                let bytes = last_message(r)
-                    .and_then(|m| m["result"]["structuredContent"]["output_bytes"].as_u64());
-                format!("{} output_bytes {bytes:?}", describe(r))
+                let sc = last_message(r).map(|m| m["result"]["structuredContent"].clone());
+                let sc = sc.unwrap_or_default();
+                format!(
+                    "{}, output_bytes {}, truncated {}",
+                    describe(r),
+                    sc["output_bytes"],
+                    sc["truncated"]
+                )
             },
         );
         f.check(
