@@ -182,7 +182,7 @@ fn no_client_can_take_the_machine_down() {
         crashes == 0,
         format!("{crashes} attacks stopped the machine"),
     );
-    let echoes = m.prober.all();
+    // Each attack judged the echoes of its own stretch, and `recover` the time between them.
     let Machine {
         g,
         prober,
@@ -191,7 +191,6 @@ fn no_client_can_take_the_machine_down() {
         ..
     } = m;
     drop(prober);
-    judge_echoes(&mut f, "whole run (since the last boot)", &echoes);
     aftermath(&g, &mut f, uptime0, booted);
     let failed = f.failed();
     assert!(
@@ -223,23 +222,44 @@ fn recover(c: &Ctx) -> Option<Duration> {
     None
 }
 
+/// The attack whose per-address throttle also meets the well-behaved client: the rig's
+/// forwarder gives every host connection the same source address, so a correct token sent
+/// right after a flood of wrong ones from "another client" is refused with 429 too.
+const SHARED_ADDRESS_429: &str = "failed authentication";
+
 /// The well-behaved client's samples of one stretch: every echo came back, each within
-/// `ECHO_BOUND`.
+/// `ECHO_BOUND` (after `SHARED_ADDRESS_429`, a 429 is counted but not held against it).
 fn judge_echoes(f: &mut Findings, attack: &str, samples: &[support::hostile::Sample]) {
-    let failed: Vec<&str> = samples.iter().filter_map(|s| s.error.as_deref()).collect();
+    let throttled = |e: &str| attack == SHARED_ADDRESS_429 && e.starts_with("HTTP 429");
+    let failed: Vec<&str> = samples
+        .iter()
+        .filter_map(|s| s.error.as_deref())
+        .filter(|e| !throttled(e))
+        .collect();
+    let shared = samples
+        .iter()
+        .filter_map(|s| s.error.as_deref())
+        .filter(|e| throttled(e))
+        .count();
     let worst = samples.iter().map(|s| s.latency).max().unwrap_or_default();
     let slow = samples.iter().filter(|s| s.latency > ECHO_BOUND).count();
     f.check(
         attack,
         !samples.is_empty() && failed.is_empty() && slow == 0,
         format!(
-            "well-behaved echo: {} calls, {} failed{}, {slow} over {ECHO_BOUND:?}, worst {worst:.2?}",
+            "well-behaved echo: {} calls, {} failed{}, {slow} over {ECHO_BOUND:?}, worst \
+             {worst:.2?}{}",
             samples.len(),
             failed.len(),
             failed
                 .first()
                 .map(|e| format!(" (first: {e})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if shared > 0 {
+                format!(", {shared} refused 429 by the throttle of the shared source address")
+            } else {
+                String::new()
+            }
         ),
     );
 }

@@ -295,11 +295,6 @@ impl Prober {
             .map(|v| v.iter().filter(|s| s.at >= from).cloned().collect())
             .unwrap_or_default()
     }
-
-    /// Every sample so far.
-    pub fn all(&self) -> Vec<Sample> {
-        self.since(Instant::now() - Duration::from_secs(24 * 3600))
-    }
 }
 
 impl Drop for Prober {
