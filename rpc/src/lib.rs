@@ -6,6 +6,7 @@
 
 extern crate alloc;
 
+pub mod budget;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;

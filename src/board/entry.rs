@@ -11,6 +11,7 @@ use crate::board::seeq_bus::Kseg1Bus;
 use crate::drivers::seeq::{self, Seeq};
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::c_str;
+use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
@@ -19,6 +20,7 @@ use crate::net::tx_checksum::TcpChecksumTx;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
+use crate::services::memory::MemoryPlan;
 use crate::services::status::{HeapUsage, NetUsage, VERSION};
 use crate::tools::devices::RawAccess;
 use crate::tools::{self, Ctx};
@@ -250,6 +252,27 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         "screen {}",
         screen.as_ref().map_or_else(|e| *e, |_| "newport")
     );
+    let mut server_config = ServerConfig {
+        ports: alloc::vec![port, 80],
+        ..ServerConfig::for_heap(heap_usage().size)
+    };
+    // The budgets are sized from what the module holds once up, sockets included (created
+    // below, so counted here).
+    let heap = heap_usage();
+    let budgets = ServerBudgets::plan(
+        heap.size,
+        heap.used + server_config.socket_bytes(),
+        &server_config,
+    );
+    server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
+    config.parse_budget = budgets.parse.clone();
+    let memory = MemoryPlan {
+        heap_budget: budgets.heap_budget,
+        gauges: alloc::vec![
+            Box::new(PoolGauge(budgets.requests.clone())),
+            Box::new(PoolGauge(budgets.parse.clone())),
+        ],
+    };
     let services = Services {
         platform: Box::new(kernel),
         abi_version,
@@ -260,6 +283,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         fs_error: root.error,
         open_disk: Box::new(open_disk),
         screen: screen.ok(),
+        memory,
     };
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
@@ -280,11 +304,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         kprintln!(kernel, "conformance fixtures: {e}");
         status::E_INVAL
     })?;
-    let server_config = ServerConfig {
-        ports: alloc::vec![port, 80],
-        ..ServerConfig::default()
-    };
-    let server = HttpServer::new(&mut stack.sockets, &server_config);
+    let server = HttpServer::new(&mut stack.sockets, &server_config, budgets.requests);
     Ok(Module {
         kernel,
         stack,

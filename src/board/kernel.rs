@@ -71,13 +71,11 @@ impl Kernel {
     }
 
     /// A copy of the serial ring and the absolute write offset read before the copy.
-    pub fn serial_ring(&self) -> (Vec<u8>, u32) {
+    pub fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
         let size = self.table.serial_ring_size as usize;
         let head = self.serial_head();
         let mut copy = Vec::new();
-        if copy.try_reserve_exact(size).is_err() {
-            return (copy, head);
-        }
+        copy.try_reserve_exact(size).ok()?;
         // SAFETY: the kernel owns `size` bytes at `serial_ring` for the module's lifetime. It
         // may write while they are copied, so no reference is ever made to them: the bytes go
         // through a raw pointer into the module's own buffer, and a byte the kernel overwrote
@@ -87,7 +85,7 @@ impl Kernel {
             core::ptr::copy_nonoverlapping(self.table.serial_ring, copy.as_mut_ptr(), size);
             copy.set_len(size);
         }
-        (copy, head)
+        Some((copy, head))
     }
 
     /// Reads `buf.len() / 512` blocks from SCSI `target` at `lba`. Errors are the kernel's
@@ -225,7 +223,7 @@ impl Console for Kernel {
     fn console_write(&self, bytes: &[u8]) {
         Kernel::console_write(self, bytes)
     }
-    fn serial_ring(&self) -> (Vec<u8>, u32) {
+    fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
         Kernel::serial_ring(self)
     }
     fn serial_head(&self) -> u32 {

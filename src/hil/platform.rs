@@ -25,8 +25,9 @@ pub trait Console {
     fn console_write(&self, bytes: &[u8]);
     /// A copy of the serial ring, and the absolute count of bytes ever written to it, read
     /// before the copy (the kernel may write during it; `services::serial_ring` deals with
-    /// that). A copy, not a view: the kernel changes the ring under any reference.
-    fn serial_ring(&self) -> (Vec<u8>, u32);
+    /// that). A copy, not a view: the kernel changes the ring under any reference. `None`
+    /// when the heap has no room for the copy.
+    fn serial_ring(&self) -> Option<(Vec<u8>, u32)>;
     /// The absolute count of bytes ever written to the serial ring.
     fn serial_head(&self) -> u32;
     /// Queues keystrokes on the console input; returns how many were taken.

@@ -11,7 +11,9 @@ use alloc::rc::Rc;
 use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use rpc::http::{Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route};
+use rpc::http::{
+    Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route,
+};
 use rpc::mcp::McpServer;
 
 /// The module's request handler, the same on every port.
@@ -89,6 +91,26 @@ impl BodySource for BmpBody {
 }
 
 impl Handler for Router {
+    /// Every request is judged from its head: only `/mcp` takes a body, and only once its
+    /// token and Origin passed; `/screen.bmp` is guarded the same way. A refused request's
+    /// body is never buffered.
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        match head.path() {
+            "/mcp" => self.mcp.admit(&head.headers, peer, now_ms),
+            "/" | "/index.html" => {
+                route::allow(head, &[Method::Get])?;
+                route::no_body(head)?;
+                Ok(Admission::Anonymous)
+            }
+            crate::tools::screen::BMP_PATH => {
+                route::allow(head, &[Method::Get])?;
+                route::no_body(head)?;
+                self.mcp.admit(&head.headers, peer, now_ms)
+            }
+            _ => Err(route::not_found()),
+        }
+    }
+
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
         self.requests += 1;
         match req.path() {

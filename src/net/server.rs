@@ -1,9 +1,21 @@
 //! The TCP side of the HTTP server: a pool of smoltcp sockets per port, each carrying one
 //! `rpc::http::Connection` once a client connects. Every call to [`HttpServer::poll`] moves
 //! bytes between sockets and connections without blocking; the connections do the HTTP.
+//!
+//! The pool is fixed, so it is what a hostile client aims at. It is kept open for new clients:
+//! - a handshake that is not completed within [`HANDSHAKE_MS`] gives its socket back (a SYN
+//!   flood or half-open connections hold nothing for long);
+//! - once the module has closed a connection, the socket listens again as soon as the peer
+//!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
+//! - one client address holds at most `per_client` connections of a port;
+//! - when a port has no listening socket left, the connection that proved nothing (no
+//!   authenticated request) and was idle longest is reset to make room, so authenticated
+//!   clients are never locked out by anonymous ones.
 
+use alloc::rc::Rc;
 use alloc::vec::Vec;
-use rpc::http::{Connection, Handler, Peer};
+use rpc::budget::Pool;
+use rpc::http::{Admission, Connection, Handler, Peer, Request, Response};
 use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp::{self, State};
 use smoltcp::time::Duration;
@@ -20,6 +32,8 @@ pub struct ServerConfig {
     pub tx_buffer: usize,
     /// Drop a TCP connection whose peer stopped answering for this long.
     pub tcp_timeout_ms: u64,
+    /// Connections one client address may hold on one port.
+    pub per_client: usize,
     pub http: rpc::http::Config,
 }
 
@@ -31,10 +45,70 @@ impl Default for ServerConfig {
             rx_buffer: 8 * 1024,
             tx_buffer: 16 * 1024,
             tcp_timeout_ms: 60_000,
+            per_client: 8,
             http: rpc::http::Config::default(),
         }
     }
 }
+
+impl ServerConfig {
+    /// The pool for a heap of `heap` bytes: the full pool from 4 MiB up; below that fewer
+    /// and smaller sockets, so that the module still serves on the 1 MiB the ABI promises.
+    pub fn for_heap(heap: usize) -> Self {
+        let full = ServerConfig::default();
+        if heap >= 4 << 20 {
+            return full;
+        }
+        ServerConfig {
+            sockets_per_port: 4,
+            per_client: 3,
+            rx_buffer: 4 * 1024,
+            tx_buffer: 8 * 1024,
+            http: rpc::http::Config {
+                output_buffer: 4 * 1024,
+                input_buffer: 4 * 1024,
+                limits: rpc::http::Limits {
+                    header_section: 8 * 1024,
+                    ..full.http.limits
+                },
+                ..full.http
+            },
+            ..full
+        }
+    }
+
+    /// Heap the sockets' buffers take.
+    pub fn socket_bytes(&self) -> usize {
+        self.ports.len() * self.sockets_per_port * (self.rx_buffer + self.tx_buffer)
+    }
+}
+
+/// Requests answered in one poll at most. The watchdog is kicked once a poll, and no poll may
+/// run long (docs/bounds.md): with every request's own work bounded, this bounds the poll.
+/// Connections are visited from a rotating start, so a busy one cannot starve the others.
+pub const REQUESTS_PER_POLL: usize = 4;
+
+/// Counts the requests a handler answers.
+struct Counted<'a> {
+    inner: &'a mut dyn Handler,
+    handled: usize,
+}
+
+impl Handler for Counted<'_> {
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        self.inner.admit(head, peer, now_ms)
+    }
+
+    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        self.handled += 1;
+        self.inner.handle(req, peer, now_ms)
+    }
+}
+
+/// A handshake not completed this long after the SYN gives its socket back.
+pub const HANDSHAKE_MS: u64 = 3_000;
+/// A socket the module closed waits at most this long for the peer to take the last bytes.
+pub const CLOSE_MS: u64 = 5_000;
 
 struct Slot {
     handle: SocketHandle,
@@ -42,24 +116,40 @@ struct Slot {
     conn: Option<Connection>,
     /// The peer's FIN has been passed on to the connection.
     fin_seen: bool,
+    /// The socket's state when last looked at, and since when it has been in it.
+    state: State,
+    since_ms: u64,
 }
 
 /// Counters for status and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServerStats {
     pub accepted: u64,
+    /// Connections reset to keep the pool open: stalled handshakes, clients over their cap,
+    /// anonymous connections evicted for a new client.
+    pub reaped: u64,
 }
 
 /// The listening sockets and the connections on them.
 pub struct HttpServer {
     slots: Vec<Slot>,
     http: rpc::http::Config,
+    per_client: usize,
+    /// What request bodies are charged to, shared by every connection.
+    requests: Rc<Pool>,
+    /// The slot the next poll starts at.
+    next: usize,
     pub stats: ServerStats,
 }
 
 impl HttpServer {
-    /// Creates the sockets in `sockets` and starts listening.
-    pub fn new(sockets: &mut SocketSet<'static>, config: &ServerConfig) -> Self {
+    /// Creates the sockets in `sockets` and starts listening. Request bodies are charged to
+    /// `requests`.
+    pub fn new(
+        sockets: &mut SocketSet<'static>,
+        config: &ServerConfig,
+        requests: Rc<Pool>,
+    ) -> Self {
         let mut slots = Vec::new();
         for &port in &config.ports {
             for _ in 0..config.sockets_per_port {
@@ -67,6 +157,9 @@ impl HttpServer {
                 let tx = tcp::SocketBuffer::new(alloc::vec![0; config.tx_buffer]);
                 let mut s = tcp::Socket::new(rx, tx);
                 s.set_timeout(Some(Duration::from_millis(config.tcp_timeout_ms)));
+                // Probes a silent peer, so one that vanished during a long answer (an SSE
+                // stream, a call waiting for its input) is found within the timeout.
+                s.set_keep_alive(Some(Duration::from_millis(config.tcp_timeout_ms / 3)));
                 s.set_nagle_enabled(false);
                 let handle = sockets.add(s);
                 slots.push(Slot {
@@ -74,12 +167,17 @@ impl HttpServer {
                     port,
                     conn: None,
                     fin_seen: false,
+                    state: State::Closed,
+                    since_ms: 0,
                 });
             }
         }
         HttpServer {
             slots,
             http: config.http,
+            per_client: config.per_client.max(1),
+            requests,
+            next: 0,
             stats: ServerStats::default(),
         }
     }
@@ -107,33 +205,147 @@ impl HttpServer {
         now_ms: u64,
     ) -> bool {
         let mut work = false;
-        for slot in &mut self.slots {
-            let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
-            work |= Self::poll_slot(slot, sock, &self.http, &mut self.stats, handler, now_ms);
+        let mut counted = Counted {
+            inner: handler,
+            handled: 0,
+        };
+        let n = self.slots.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            // Past the poll's share of requests, connections only write what is owed; what
+            // they received waits in the socket for the next poll.
+            let read = counted.handled < REQUESTS_PER_POLL;
+            work |= self.poll_slot(i, sockets, &mut counted, now_ms, read);
+            work |= !read;
+        }
+        self.next = (self.next + 1) % n.max(1);
+        let ports: Vec<u16> = self.slots.iter().map(|s| s.port).collect();
+        for (i, &port) in ports.iter().enumerate() {
+            if !ports[..i].contains(&port) {
+                work |= self.keep_listening(port, sockets, now_ms);
+            }
         }
         work
     }
 
-    fn poll_slot(
-        slot: &mut Slot,
-        sock: &mut tcp::Socket<'static>,
-        http: &rpc::http::Config,
-        stats: &mut ServerStats,
-        handler: &mut dyn Handler,
+    /// Resets the connection of slot `i` (the peer gets a RST); the socket listens again on
+    /// the next poll.
+    fn reap(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+        let slot = &mut self.slots[i];
+        if let Some(mut conn) = slot.conn.take() {
+            conn.abort();
+        }
+        sockets.get_mut::<tcp::Socket>(slot.handle).abort();
+        slot.state = State::Closed;
+        slot.since_ms = now_ms;
+        self.stats.reaped += 1;
+    }
+
+    /// When no socket of `port` listens and no handshake is under way on it, resets the
+    /// anonymous connection idle the longest, so the next client can connect. (A stalled
+    /// handshake gives its socket back by itself after [`HANDSHAKE_MS`].)
+    fn keep_listening(&mut self, port: u16, sockets: &mut SocketSet<'static>, now_ms: u64) -> bool {
+        let on_port = || {
+            self.slots
+                .iter()
+                .enumerate()
+                .filter(move |(_, s)| s.port == port)
+        };
+        if on_port().any(|(_, s)| {
+            s.conn.is_none()
+                && matches!(s.state, State::Listen | State::SynReceived | State::Closed)
+        }) {
+            return false;
+        }
+        let victim = on_port()
+            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
+            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+            .map(|(i, _)| i);
+        match victim {
+            Some(i) => {
+                self.reap(i, sockets, now_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the client at `peer` may have one more connection on slot `i`'s port: yes
+    /// under its cap, or after its own anonymous connection idle the longest is reset.
+    fn make_room_for(
+        &mut self,
+        i: usize,
+        peer: Peer,
+        sockets: &mut SocketSet<'static>,
         now_ms: u64,
     ) -> bool {
+        let port = self.slots[i].port;
+        let theirs = || {
+            self.slots.iter().enumerate().filter(move |(_, s)| {
+                s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+            })
+        };
+        if theirs().count() < self.per_client {
+            return true;
+        }
+        let oldest = theirs()
+            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
+            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+            .map(|(j, _)| j);
+        match oldest {
+            Some(j) => {
+                self.reap(j, sockets, now_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn poll_slot(
+        &mut self,
+        i: usize,
+        sockets: &mut SocketSet<'static>,
+        handler: &mut dyn Handler,
+        now_ms: u64,
+        read: bool,
+    ) -> bool {
         let mut work = false;
-        if slot.conn.is_none() {
-            match sock.state() {
-                // A closed socket listens again; one lingering in TIME-WAIT is reset so that
-                // a burst of short connections cannot use up the pool.
-                State::Closed | State::TimeWait => {
+        let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
+        if state != self.slots[i].state {
+            self.slots[i].state = state;
+            self.slots[i].since_ms = now_ms;
+        }
+        let waited = now_ms.saturating_sub(self.slots[i].since_ms);
+        if self.slots[i].conn.is_none() {
+            match state {
+                // A closed socket listens again; one lingering in TIME-WAIT, or whose peer has
+                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset so
+                // that a burst of short connections cannot use up the pool.
+                State::Closed
+                | State::TimeWait
+                | State::FinWait2
+                | State::LastAck
+                | State::Closing => {
+                    let slot = &mut self.slots[i];
+                    let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
                     sock.abort();
                     if sock.listen(slot.port).is_err() {
                         return false;
                     }
+                    slot.state = State::Listen;
+                    slot.since_ms = now_ms;
+                    return true;
+                }
+                State::SynReceived if waited >= HANDSHAKE_MS => {
+                    self.reap(i, sockets, now_ms);
+                    return true;
+                }
+                State::FinWait1 if waited >= CLOSE_MS => {
+                    self.reap(i, sockets, now_ms);
+                    return true;
                 }
                 State::Established | State::CloseWait => {
+                    let sock = sockets.get::<tcp::Socket>(self.slots[i].handle);
                     let peer = match sock.remote_endpoint() {
                         Some(ep) => Peer {
                             addr: ipv4_octets(ep.addr),
@@ -144,20 +356,32 @@ impl HttpServer {
                             port: 0,
                         },
                     };
-                    slot.conn = Some(Connection::new(peer, *http, now_ms));
+                    if !self.make_room_for(i, peer, sockets, now_ms) {
+                        self.reap(i, sockets, now_ms);
+                        return true;
+                    }
+                    let slot = &mut self.slots[i];
+                    slot.conn = Some(Connection::with_pool(
+                        peer,
+                        self.http,
+                        now_ms,
+                        self.requests.clone(),
+                    ));
                     slot.fin_seen = false;
-                    stats.accepted += 1;
+                    self.stats.accepted += 1;
                     work = true;
                 }
                 _ => return false,
             }
         }
+        let slot = &mut self.slots[i];
+        let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
         let Some(conn) = slot.conn.as_mut() else {
             return work;
         };
 
         // Received bytes into the connection; what it does not take stays in the socket.
-        while sock.can_recv() {
+        while read && sock.can_recv() {
             let taken = sock.recv(|buf| {
                 let n = conn.recv(buf, now_ms, handler);
                 (n, n)
@@ -167,7 +391,7 @@ impl HttpServer {
                 Ok(_) => work = true,
             }
         }
-        if !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
+        if read && !slot.fin_seen && !sock.may_recv() && sock.recv_queue() == 0 {
             conn.peer_closed();
             slot.fin_seen = true;
             work = true;
@@ -196,6 +420,8 @@ impl HttpServer {
         if conn.is_finished() {
             sock.close();
             slot.conn = None;
+            slot.state = sock.state();
+            slot.since_ms = now_ms;
             work = true;
         } else if !sock.is_active() {
             // Reset by the peer or timed out: stop whatever the connection was doing.
@@ -220,7 +446,7 @@ mod tests {
     use super::*;
     use crate::net::config::IpConfig;
     use crate::net::stack::{NetStack, instant};
-    use rpc::http::{Request, Response};
+    use rpc::http::{Admission, Request, Response};
     use smoltcp::phy::{Loopback, Medium};
     use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
     use std::string::String;
@@ -253,7 +479,7 @@ mod tests {
             sockets_per_port: per_port,
             ..Default::default()
         };
-        let server = HttpServer::new(&mut stack.sockets, &cfg);
+        let server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
         (stack, server)
     }
 
@@ -316,31 +542,102 @@ mod tests {
         let _ = instant(0);
     }
 
-    #[test]
-    fn a_full_pool_refuses_extra_clients_and_keeps_serving() {
-        let (mut stack, mut server) = setup(3);
-        let mut now = 0;
-        run(&mut stack, &mut server, &mut now, 2);
-        let clients: Vec<_> = (0..5).map(|i| client(&mut stack, 41000 + i)).collect();
-        run(&mut stack, &mut server, &mut now, 20);
-        assert_eq!(server.open_connections(&stack.sockets), 3);
-        let established = clients
-            .iter()
-            .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Established)
-            .count();
-        assert_eq!(established, 3);
-        for &h in &clients {
-            let s = stack.sockets.get_mut::<tcp::Socket>(h);
-            if s.state() == State::Established {
-                s.send_slice(b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
-                    .unwrap();
-            }
+    /// Answers with the request path; a request with `Authorization: yes` is authenticated.
+    struct Guarded;
+    impl Handler for Guarded {
+        fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+            Ok(match head.headers.get("Authorization") {
+                Some("yes") => Admission::Authenticated,
+                _ => Admission::Anonymous,
+            })
         }
-        run(&mut stack, &mut server, &mut now, 20);
+        fn handle(&mut self, req: Request, _peer: Peer, _now: u64) -> Response {
+            Response::full(200, "text/plain", req.path().as_bytes().to_vec())
+        }
+    }
+
+    fn run_guarded(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64) {
+        for _ in 0..20 {
+            *now += 1;
+            stack.poll(*now);
+            server.poll(&mut stack.sockets, &mut Guarded, *now);
+            stack.poll(*now);
+        }
+    }
+
+    fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
+        let s = stack.sockets.get_mut::<tcp::Socket>(h);
+        s.send_slice(text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
+        let (mut stack, mut server) = setup(8);
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let clients: Vec<_> = (0..7).map(|i| client(&mut stack, 42000 + i)).collect();
+        run_guarded(&mut stack, &mut server, &mut now);
+        for &h in &clients {
+            send(&mut stack, h, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        // Let the requests reach the server's sockets without the server reading them.
+        for _ in 0..5 {
+            now += 1;
+            stack.poll(now);
+        }
+        let mut counted = Counted {
+            inner: &mut Guarded,
+            handled: 0,
+        };
+        assert!(server.poll(&mut stack.sockets, &mut counted, now));
+        assert_eq!(counted.handled, REQUESTS_PER_POLL);
+        run_guarded(&mut stack, &mut server, &mut now);
         let answered = clients
             .iter()
-            .filter(|&&h| drain(&mut stack, h).contains("/ok"))
+            .filter(|&&h| drain(&mut stack, h).contains("/x"))
             .count();
-        assert_eq!(answered, 3);
+        assert_eq!(answered, 7);
+    }
+
+    #[test]
+    fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_ones() {
+        let (mut stack, mut server) = setup(3);
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let agent = client(&mut stack, 41000);
+        run_guarded(&mut stack, &mut server, &mut now);
+        send(
+            &mut stack,
+            agent,
+            "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n",
+        );
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, agent).contains("/a"));
+        // Six silent clients, one after the other: each finds a listening socket, because the
+        // anonymous connection idle the longest is reset to make room.
+        let silent: Vec<_> = (1..=6)
+            .map(|i| {
+                let h = client(&mut stack, 41000 + i);
+                run_guarded(&mut stack, &mut server, &mut now);
+                h
+            })
+            .collect();
+        let last = *silent.last().unwrap();
+        assert_eq!(
+            stack.sockets.get::<tcp::Socket>(last).state(),
+            State::Established
+        );
+        assert_eq!(server.stats.reaped, 5);
+        // The reset clients were told.
+        for &h in &silent[..5] {
+            assert_eq!(stack.sockets.get::<tcp::Socket>(h).state(), State::Closed);
+        }
+        // The authenticated connection was never the one reset.
+        send(&mut stack, agent, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, agent).contains("/again"));
+        send(&mut stack, last, "GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, last).contains("/late"));
     }
 }

@@ -5,6 +5,7 @@
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::Platform;
 use crate::services::fs::{DiskOpener, Fs, FsError};
+use crate::services::memory::MemoryPlan;
 use crate::services::power::{self, Action, Pending};
 use crate::services::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
@@ -27,6 +28,8 @@ pub struct Services {
     pub open_disk: DiskOpener,
     /// The graphics board (the Newport driver), if one answered at boot.
     pub screen: Option<Box<dyn Framebuffer>>,
+    /// The heap budget and the budgets of input-driven work, for the status reports.
+    pub memory: MemoryPlan,
 }
 
 impl Services {
@@ -43,6 +46,8 @@ impl Services {
             .as_ref()
             .and_then(|f| f.lower())
             .map(|e| e.cache_stats());
+        st.heap_budget = self.memory.heap_budget;
+        st.budgets = self.memory.budgets();
         st
     }
 }

@@ -3,8 +3,10 @@
 
 use crate::hil::platform::{Platform, c_str};
 use crate::services::fs::cache::CacheStats;
+use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use serde_json::{Value, json};
 
 /// The module's version, from Cargo: in the banner, `status`, `.modinfo` and the status page.
@@ -44,6 +46,9 @@ pub struct Status {
     pub net: NetUsage,
     /// The filesystem's block cache (the 16-block LRU), when an image is mounted.
     pub cache: Option<CacheStats>,
+    /// Heap bytes the module means never to pass (0: no plan).
+    pub heap_budget: usize,
+    pub budgets: Vec<BudgetUse>,
 }
 
 impl Status {
@@ -63,6 +68,8 @@ impl Status {
             heap,
             net,
             cache: None,
+            heap_budget: 0,
+            budgets: Vec::new(),
         }
     }
 
@@ -133,7 +140,14 @@ impl Status {
             "port": self.net.port,
             "open_connections": self.net.open_connections,
             "requests": self.net.requests,
-            "heap": {"used": self.heap.used, "peak": self.heap.peak, "size": self.heap.size},
+            "heap": {
+                "used": self.heap.used, "peak": self.heap.peak, "size": self.heap.size,
+                "budget": self.heap_budget,
+            },
+            "budgets": self.budgets.iter().map(|b| json!({
+                "name": b.name, "limit": b.limit, "used": b.used, "peak": b.peak,
+                "refused": b.refused,
+            })).collect::<Vec<_>>(),
         });
         if let (Some(c), Value::Object(m)) = (&self.cache, &mut v) {
             m.insert(
@@ -195,21 +209,35 @@ pub fn net_text(st: &Status) -> String {
     )
 }
 
-/// The memory figures as text (`irix7://mem`, the shell's `mem`).
+/// The memory figures as text (`irix7://mem`, the shell's `mem`): the heap, then one line
+/// per budget of input-driven work (used / limit, peak, charges refused).
 pub fn mem_text(st: &Status) -> String {
     let h = st.heap;
-    format!(
+    let mut text = format!(
         "ram         {ram} MiB\n\
          heap size   {size} bytes\n\
          heap used   {used} bytes\n\
          heap free   {free} bytes\n\
-         heap peak   {peak} bytes\n",
+         heap peak   {peak} bytes\n\
+         heap budget {budget} bytes\n",
         ram = st.ram_bytes >> 20,
         size = h.size,
         used = h.used,
         free = h.size.saturating_sub(h.used),
         peak = h.peak,
-    )
+        budget = st.heap_budget,
+    );
+    for b in &st.budgets {
+        text.push_str(&format!(
+            "budget {name:<10} {used} / {limit} bytes (peak {peak}, {refused} refused)\n",
+            name = b.name,
+            used = b.used,
+            limit = b.limit,
+            peak = b.peak,
+            refused = b.refused,
+        ));
+    }
+    text
 }
 
 /// `3d 04:05:06.789` style.

@@ -112,7 +112,7 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
             ));
         }
     };
-    let (ring, head) = ctx.platform.serial_ring();
+    let (ring, head) = ring_copy(ctx)?;
     let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(|e| match e {
         RingError::Future { offset, head } => ToolError::new(
             ErrorCode::Range,
@@ -145,20 +145,30 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
     }))))
 }
 
+/// A copy of the kernel's ring and its head, or `E_BUSY` when the heap has no room for it now.
+fn ring_copy(ctx: &Ctx) -> Result<(Vec<u8>, u32), ToolError> {
+    ctx.platform.serial_ring().ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::Busy,
+            "no memory for a copy of the serial ring; retry later",
+        )
+    })
+}
+
 /// The ring's content as text (what `serial.read` with no offset and no limit returns).
-pub fn ring_text(ctx: &Ctx) -> String {
-    let (ring, head) = ctx.platform.serial_ring();
+pub fn ring_text(ctx: &Ctx) -> Result<String, ToolError> {
+    let (ring, head) = ring_copy(ctx)?;
     let bytes: Vec<u8> = serial_ring::read(&ring, head, None, ring.len())
         .map(|c| c.data)
         .unwrap_or_default();
-    String::from_utf8_lossy(&bytes).into_owned()
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     Ok(vec![ResourceContents::Text {
         uri: String::from(uri),
         mime_type: Some(String::from("text/plain")),
-        text: ring_text(ctx),
+        text: ring_text(ctx)?,
     }])
 }
 

@@ -23,9 +23,11 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::message::{Body, BodyPoll, BodySource, Handler, Method, Peer, Response};
+use super::message::{Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Response};
 use super::parser::{Event, Limits, Parsed, Parser, Version, list};
 use super::response::{self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK};
+use crate::budget::Pool;
+use alloc::rc::Rc;
 
 /// Per-connection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,9 +37,18 @@ pub struct Config {
     /// abort one whose peer has not taken any pending output for this long.
     pub idle_timeout_ms: u64,
     /// Answer 408 and close when a request head has not been received completely this long
-    /// after its first byte (slow-loris heads). A body only has to keep moving: no body byte
-    /// for `idle_timeout_ms` also gets 408, so a big upload over a slow link is not cut off.
+    /// after its first byte (slow-loris heads). A body gets the same time plus its length at
+    /// `min_body_rate`, counted from its head: a deadline, not reset by each byte, so a
+    /// client trickling a body cannot hold the connection for ever.
     pub request_timeout_ms: u64,
+    /// Bytes per second a body must at least arrive at (see `request_timeout_ms`).
+    pub min_body_rate: usize,
+    /// After an error answered before the request was read to its end, received bytes are
+    /// read and discarded for at most this long and this many bytes, so that a client that
+    /// sends its whole body before reading gets to read the error ("lingering close"). Past
+    /// either bound the connection is reset.
+    pub linger_ms: u64,
+    pub linger_bytes: usize,
     /// Output bytes buffered at most before streamed bodies are paused (a response head or
     /// one chunk may exceed it by its own size).
     pub output_buffer: usize,
@@ -51,6 +62,9 @@ impl Default for Config {
             limits: Limits::default(),
             idle_timeout_ms: 30_000,
             request_timeout_ms: 30_000,
+            min_body_rate: 8 * 1024,
+            linger_ms: 15_000,
+            linger_bytes: 8 * 1024 * 1024,
             output_buffer: 16 * 1024,
             input_buffer: 16 * 1024,
         }
@@ -71,6 +85,12 @@ enum Writing {
 /// tiny chunks; wait for the peer to take more first.
 const MIN_PIECE: usize = 512;
 
+/// The discarding after an early error (see [`Config::linger_ms`]).
+struct Linger {
+    until_ms: u64,
+    bytes_left: usize,
+}
+
 /// The state of one HTTP connection. See the module docs for how to drive it.
 pub struct Connection {
     config: Config,
@@ -87,9 +107,13 @@ pub struct Connection {
     peer_closed: bool,
     aborted: bool,
     last_activity_ms: u64,
-    last_rx_ms: u64,
     /// When the first byte of the request being received arrived.
     request_started_ms: Option<u64>,
+    /// When the body being received must be complete.
+    body_deadline_ms: Option<u64>,
+    linger: Option<Linger>,
+    /// A request on this connection proved its credentials (see [`Admission`]).
+    authenticated: bool,
     /// Since when unsent output has waited without the peer taking any of it.
     out_waiting_since: Option<u64>,
     /// Reused buffer a stream writes into before it is framed as a chunk.
@@ -97,11 +121,18 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A connection whose request bodies are limited only by [`Limits::body`].
     pub fn new(peer: Peer, config: Config, now_ms: u64) -> Self {
+        Self::with_pool(peer, config, now_ms, Pool::new("requests", usize::MAX))
+    }
+
+    /// A connection that charges the request bodies it buffers to `pool` (see
+    /// [`crate::budget`]); a body the pool cannot take is answered 503 with `Retry-After`.
+    pub fn with_pool(peer: Peer, config: Config, now_ms: u64, pool: Rc<Pool>) -> Self {
         Connection {
             config,
             peer,
-            parser: Parser::new(config.limits),
+            parser: Parser::with_pool(config.limits, pool),
             held: Vec::new(),
             out: Vec::new(),
             out_pos: 0,
@@ -110,8 +141,10 @@ impl Connection {
             peer_closed: false,
             aborted: false,
             last_activity_ms: now_ms,
-            last_rx_ms: now_ms,
             request_started_ms: None,
+            body_deadline_ms: None,
+            linger: None,
+            authenticated: false,
             out_waiting_since: None,
             scratch: Vec::new(),
         }
@@ -121,16 +154,27 @@ impl Connection {
         self.peer
     }
 
+    /// Whether a request on this connection was admitted as [`Admission::Authenticated`]
+    /// (the server keeps such connections over anonymous ones when slots run short).
+    pub fn authenticated(&self) -> bool {
+        self.authenticated
+    }
+
+    /// When the connection last received or sent anything.
+    pub fn last_activity_ms(&self) -> u64 {
+        self.last_activity_ms
+    }
+
     /// Takes received bytes: parses them and answers complete requests through `handler`.
     /// Returns how many bytes were taken; fewer than given means "hold the rest in the socket
     /// and offer it again later". Once the connection is closing, input is taken and dropped.
     pub fn recv(&mut self, bytes: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
         if self.closing || self.aborted {
+            self.discard(bytes.len());
             return bytes.len();
         }
         if !bytes.is_empty() {
             self.last_activity_ms = now_ms;
-            self.last_rx_ms = now_ms;
         }
         self.pump(now_ms, handler);
         let mut rest = bytes;
@@ -153,9 +197,21 @@ impl Connection {
             }
         }
         if self.closing {
+            self.discard(rest.len());
             return bytes.len();
         }
         bytes.len() - rest.len()
+    }
+
+    /// Counts bytes dropped while closing against the lingering bound.
+    fn discard(&mut self, n: usize) {
+        if let Some(l) = self.linger.as_mut() {
+            if n > l.bytes_left {
+                self.abort();
+            } else {
+                l.bytes_left -= n;
+            }
+        }
     }
 
     /// Advances the connection: streamed bodies, requests waiting behind them, timeouts.
@@ -164,15 +220,18 @@ impl Connection {
             return;
         }
         self.pump(now_ms, handler);
+        if self.linger.as_ref().is_some_and(|l| now_ms >= l.until_ms) {
+            self.abort();
+            return;
+        }
         if let Some(start) = self.request_started_ms {
-            let late = if self.parser.reading_body() {
-                now_ms.saturating_sub(self.last_rx_ms) >= self.config.idle_timeout_ms
-            } else {
-                now_ms.saturating_sub(start) >= self.config.request_timeout_ms
+            let late = match self.body_deadline_ms {
+                Some(deadline) if self.parser.reading_body() => now_ms >= deadline,
+                _ => now_ms.saturating_sub(start) >= self.config.request_timeout_ms,
             };
             if late {
                 self.parser.reset();
-                self.refuse(408, "request not completed in time");
+                self.refuse(408, "request not completed in time", now_ms);
                 return;
             }
         }
@@ -246,6 +305,7 @@ impl Connection {
         }
         self.peer_closed = true;
         self.closing = true;
+        self.linger = None;
         self.held = Vec::new();
         self.parser.reset();
         self.request_started_ms = None;
@@ -261,6 +321,7 @@ impl Connection {
         self.writing = None;
         self.aborted = true;
         self.closing = true;
+        self.linger = None;
         self.held = Vec::new();
         self.out = Vec::new();
         self.out_pos = 0;
@@ -268,7 +329,11 @@ impl Connection {
 
     /// Whether the socket should be closed now (everything owed to the peer was handed out).
     pub fn is_finished(&self) -> bool {
-        self.aborted || (self.closing && self.writing.is_none() && self.pending() == 0)
+        self.aborted
+            || (self.closing
+                && self.writing.is_none()
+                && self.pending() == 0
+                && self.linger.is_none())
     }
 
     /// Unsent bytes: the output buffer's and a complete body's.
@@ -365,27 +430,71 @@ impl Connection {
     fn parse(&mut self, input: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
         match self.parser.feed(input) {
             Ok((n, event)) => {
+                if !self.closing && self.parser.in_progress() {
+                    self.request_started_ms.get_or_insert(now_ms);
+                }
                 match event {
                     None => {}
-                    Some(Event::Continue) => self.out.extend_from_slice(CONTINUE),
-                    Some(Event::Request(parsed)) => {
-                        self.request_started_ms = None;
-                        self.dispatch(*parsed, now_ms, handler);
-                    }
-                }
-                if self.parser.in_progress() && !self.closing {
-                    self.request_started_ms.get_or_insert(now_ms);
+                    Some(Event::Head) => self.admit(now_ms, handler),
+                    Some(Event::Request(parsed)) => self.dispatch(*parsed, now_ms, handler),
                 }
                 n
             }
             Err(e) => {
-                self.refuse(e.status, e.message);
+                self.refuse(e.status, e.message, now_ms);
                 input.len()
             }
         }
     }
 
+    /// A head is complete: the handler admits it or answers it before the body is read.
+    fn admit(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        let Some(head) = self.parser.pending_head() else {
+            return;
+        };
+        match handler.admit(head, self.peer, now_ms) {
+            Ok(admission) => {
+                self.authenticated |= admission == Admission::Authenticated;
+                let expect_continue = self.parser.expects_continue();
+                let body_len = self.parser.announced_body();
+                match self.parser.proceed() {
+                    Ok(Some(Event::Request(parsed))) => self.dispatch(*parsed, now_ms, handler),
+                    Ok(_) => {
+                        if expect_continue {
+                            self.out.extend_from_slice(CONTINUE);
+                        }
+                        let start = self.request_started_ms.unwrap_or(now_ms);
+                        let body_ms =
+                            body_len as u64 * 1000 / self.config.min_body_rate.max(1) as u64;
+                        self.body_deadline_ms =
+                            Some(start + self.config.request_timeout_ms + body_ms);
+                    }
+                    Err(e) => self.refuse(e.status, e.message, now_ms),
+                }
+            }
+            // A refused request without a body is answered like any other (the connection
+            // stays open); one with a body is answered and closed, its body discarded unread.
+            Err(resp) if self.parser.announced_body() == 0 => match self.parser.proceed() {
+                Ok(Some(Event::Request(parsed))) => {
+                    self.request_started_ms = None;
+                    let head = parsed.request.method == Method::Head;
+                    let keep_alive = parsed.keep_alive && !self.peer_closed;
+                    self.start(resp, head, parsed.version, keep_alive);
+                }
+                _ => self.reject(resp, now_ms),
+            },
+            Err(resp) => {
+                self.parser.reset();
+                self.reject(resp, now_ms);
+            }
+        }
+    }
+
     fn dispatch(&mut self, parsed: Parsed, now_ms: u64, handler: &mut dyn Handler) {
+        self.request_started_ms = None;
+        self.body_deadline_ms = None;
+        // The body stays charged to the request budget until the handler is done with it.
+        let _lease = self.parser.take_lease();
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed;
@@ -394,14 +503,26 @@ impl Connection {
     }
 
     /// Answers a request that could not be read, and closes.
-    fn refuse(&mut self, status: u16, message: &str) {
+    fn refuse(&mut self, status: u16, message: &str, now_ms: u64) {
+        let mut resp = response::error(status, message);
+        if status == 503 {
+            resp.headers.push("Retry-After", "1");
+        }
+        self.reject(resp, now_ms);
+    }
+
+    /// Answers a request that will not be read to its end, then closes once the client has
+    /// had the chance to read the answer (see [`Config::linger_ms`]).
+    fn reject(&mut self, resp: Response, now_ms: u64) {
         self.request_started_ms = None;
-        self.start(
-            response::error(status, message),
-            false,
-            Version::Http11,
-            false,
-        );
+        self.body_deadline_ms = None;
+        self.start(resp, false, Version::Http11, false);
+        if !self.peer_closed && !self.aborted {
+            self.linger = Some(Linger {
+                until_ms: now_ms + self.config.linger_ms,
+                bytes_left: self.config.linger_bytes,
+            });
+        }
     }
 
     /// Writes the head of `resp` and sets its body up for writing.
@@ -582,6 +703,17 @@ mod tests {
 
     fn conn() -> Connection {
         Connection::new(PEER, Config::default(), 0)
+    }
+
+    /// After an error the connection waits for the client to finish sending (lingering
+    /// close), and ends when it closes its side.
+    fn assert_lingers(c: &mut Connection) {
+        assert!(
+            !c.is_finished(),
+            "an error is followed by a lingering close"
+        );
+        c.peer_closed();
+        assert!(c.is_finished());
     }
 
     /// Polls and takes all output, as a socket that accepts everything would.
@@ -1024,43 +1156,169 @@ mod tests {
         let r = replies(&drain(&mut c, &mut h, 31_000));
         assert_eq!(r[0].status, 408);
         assert_eq!(r[0].header("connection"), Some("close"));
-        assert!(c.is_finished());
+        assert_lingers(&mut c);
         assert!(h.seen.is_empty());
     }
 
     #[test]
-    fn slow_body_may_take_long_but_must_keep_moving() {
+    fn a_trickled_body_is_cut_off_at_its_deadline() {
         let (mut c, mut h) = (conn(), TestHandler::default());
         c.recv(
             b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n",
             0,
             &mut h,
         );
-        // One byte every 20 s: past the 30 s request timeout, yet never idle for 30 s.
+        // One byte every 10 s: each byte keeps the body moving, but the deadline (30 s plus
+        // 4 bytes at the minimum rate, from the head) is not moved by them.
         for (i, b) in b"abc".iter().enumerate() {
-            let now = 20_000 * (i as u64 + 1);
+            let now = 10_000 * (i as u64 + 1);
             c.poll(now - 1, &mut h);
             assert!(c.pending_output().is_empty());
             c.recv(&[*b], now, &mut h);
         }
-        c.poll(89_999, &mut h);
-        assert!(c.pending_output().is_empty());
-        c.poll(90_000, &mut h);
-        let r = replies(&drain(&mut c, &mut h, 90_000));
+        c.poll(30_000, &mut h);
+        let r = replies(&drain(&mut c, &mut h, 30_000));
         assert_eq!(r[0].status, 408);
         assert!(h.seen.is_empty());
+        assert_lingers(&mut c);
+    }
 
+    #[test]
+    fn a_big_body_gets_time_by_its_length() {
         let (mut c, mut h) = (conn(), TestHandler::default());
+        // 80 KiB at the minimum 8 KiB/s: 10 s beyond the 30 s head allowance.
         c.recv(
-            b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\na",
+            b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 81920\r\n\r\n",
             0,
             &mut h,
         );
-        c.poll(29_000, &mut h);
-        let r = send(&mut c, &mut h, b"b", 29_000);
-        assert_eq!(r[0].body, b"POST /up ab");
-        c.poll(45_000, &mut h);
+        let piece = vec![b'z'; 2048];
+        for i in 0..39u64 {
+            assert_eq!(c.recv(&piece, i * 1000, &mut h), 2048);
+            c.poll(i * 1000, &mut h);
+            assert!(c.pending_output().is_empty());
+        }
+        c.recv(&piece, 39_000, &mut h);
+        let r = replies(&drain(&mut c, &mut h, 39_000));
+        assert_eq!(r[0].status, 200, "{}", text(&r[0].body));
+        assert_eq!(h.seen, ["/up"]);
+    }
+
+    #[test]
+    fn an_early_error_lingers_so_a_client_sending_its_body_reads_it() {
+        let config = Config {
+            linger_bytes: 10_000,
+            ..Config::default()
+        };
+        let (mut c, mut h) = (Connection::new(PEER, config, 0), TestHandler::default());
+        let r = send(
+            &mut c,
+            &mut h,
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n",
+            0,
+        );
+        assert_eq!(r[0].status, 413);
+        // The body the client goes on sending is read and dropped, within the bound.
+        for _ in 0..9 {
+            assert_eq!(c.recv(&[0; 1000], 1, &mut h), 1000);
+            assert!(!c.is_finished());
+        }
+        // Past the byte bound: reset.
+        c.recv(&[0; 1001], 2, &mut h);
+        assert!(c.is_finished());
+        assert!(c.pending_output().is_empty());
+        // Past the time bound: reset too.
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        send(&mut c, &mut h, b"BROKEN\r\n\r\n", 0);
+        c.poll(14_999, &mut h);
         assert!(!c.is_finished());
+        c.poll(15_000, &mut h);
+        assert!(c.is_finished());
+    }
+
+    #[test]
+    fn a_refused_head_without_a_body_keeps_the_connection() {
+        struct NoSuchPath;
+        impl Handler for NoSuchPath {
+            fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+                match head.path() {
+                    "/there" => Ok(Admission::Anonymous),
+                    _ => Err(Response::full(404, "text/plain", "no")),
+                }
+            }
+            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
+                Response::full(200, "text/plain", req.target)
+            }
+        }
+        let mut c = conn();
+        let mut h = NoSuchPath;
+        c.recv(
+            b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nGET /there HTTP/1.1\r\nHost: x\r\n\r\n",
+            0,
+            &mut h,
+        );
+        let mut out = Vec::new();
+        loop {
+            c.poll(0, &mut h);
+            let n = c.pending_output().len();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(c.pending_output());
+            c.mark_sent(n, 0);
+        }
+        let r = replies(&out);
+        assert_eq!(r.iter().map(|r| r.status).collect::<Vec<_>>(), [404, 200]);
+        assert_eq!(r[0].header("connection"), None);
+        assert!(!c.is_finished());
+    }
+
+    #[test]
+    fn a_refused_head_is_answered_before_its_body_and_without_continue() {
+        struct Guard(usize);
+        impl Handler for Guard {
+            fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+                match head.headers.get("Authorization") {
+                    Some("Bearer ok") => Ok(Admission::Authenticated),
+                    _ => Err(Response::full(401, "text/plain", "who are you")),
+                }
+            }
+            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
+                self.0 += 1;
+                Response::full(200, "text/plain", req.body)
+            }
+        }
+        let pool = Pool::new("requests", 1 << 20);
+        let mut c = Connection::with_pool(PEER, Config::default(), 0, pool.clone());
+        let mut g = Guard(0);
+        c.recv(
+            b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 900000\r\n\r\n",
+            0,
+            &mut g,
+        );
+        let out = text(c.pending_output());
+        assert!(out.starts_with("HTTP/1.1 401"), "{out}");
+        assert!(!out.contains("100 Continue"));
+        assert!(!c.authenticated());
+        c.recv(&[b'x'; 8192], 1, &mut g);
+        assert_eq!(pool.usage().peak, 0, "no body byte was buffered");
+        assert_eq!(g.0, 0);
+        // With the token: 100 Continue, the body, the answer.
+        let mut c = Connection::with_pool(PEER, Config::default(), 0, pool.clone());
+        c.recv(
+            b"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ok\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n",
+            0,
+            &mut g,
+        );
+        assert!(text(c.pending_output()).starts_with("HTTP/1.1 100 Continue"));
+        let n = c.pending_output().len();
+        c.mark_sent(n, 1);
+        c.recv(b"abc", 1, &mut g);
+        let n = c.pending_output().len();
+        c.mark_sent(n, 1);
+        assert_eq!(c.pending_output(), b"abc");
+        assert!(c.authenticated());
+        assert_eq!(pool.usage().used, 0, "the body's bytes were given back");
     }
 
     #[test]
@@ -1126,7 +1384,7 @@ mod tests {
         assert_eq!(r[0].header("connection"), Some("close"));
         assert!(text(&r[0].body).starts_with("400 Bad Request: "));
         assert!(h.seen.is_empty());
-        assert!(c.is_finished());
+        assert_lingers(&mut c);
     }
 
     #[test]
@@ -1152,7 +1410,7 @@ mod tests {
         assert!(c.parser.buffered() <= 2 * Limits::default().header_section);
         let r = replies(&drain(&mut c, &mut h, 0));
         assert_eq!(r[0].status, 431);
-        assert!(c.is_finished());
+        assert_lingers(&mut c);
     }
 
     #[test]
@@ -1165,7 +1423,7 @@ mod tests {
             0,
         );
         assert_eq!(r[0].status, 413);
-        assert!(c.is_finished());
+        assert_lingers(&mut c);
     }
 
     #[test]
@@ -1194,7 +1452,7 @@ mod tests {
             let (mut c, mut h) = (conn(), TestHandler::default());
             let r = send(&mut c, &mut h, input, 0);
             assert_eq!(r[0].status, status, "{}", text(input));
-            assert!(c.is_finished());
+            assert_lingers(&mut c);
         }
         let long = format!("GET /{} HTTP/1.1\r\n", "a".repeat(9000));
         let (mut c, mut h) = (conn(), TestHandler::default());
@@ -1229,6 +1487,8 @@ mod tests {
                 s.starts_with("HTTP/1.1 4") || s.starts_with("HTTP/1.1 5") || s.is_empty(),
                 "{s}"
             );
+            // Whatever state it is left in, the connection ends on its own.
+            c.poll(120_000, &mut h);
             assert!(c.is_finished());
         }
     }
@@ -1291,7 +1551,7 @@ mod tests {
             if let Some(i) = finals.iter().position(|r| r.status >= 400) {
                 assert_eq!(i, finals.len() - 1);
                 assert_eq!(finals[i].header("connection"), Some("close"));
-                assert!(c.is_finished());
+                assert_lingers(&mut c);
             }
             for (reply, target) in finals.iter().zip(h.seen.iter()) {
                 let want: &[u8] = match target.as_str() {

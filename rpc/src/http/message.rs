@@ -138,8 +138,25 @@ impl Response {
     }
 }
 
+/// How a request got past [`Handler::admit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// It proved who sent it (the bearer token, or no token is configured).
+    Authenticated,
+    /// It needs no credentials (the status page).
+    Anonymous,
+}
+
 /// Something that answers requests: the module's router, the MCP endpoint.
 pub trait Handler {
+    /// Judges a request from its head alone, before any body byte is read or `100 Continue`
+    /// is sent (`head.body` is empty): `Err` is the answer (401, 403, 404, 413...), and the
+    /// body is then discarded unread. The default admits everything anonymously.
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        let _ = (head, peer, now_ms);
+        Ok(Admission::Anonymous)
+    }
+
     /// Answer one request. `now_ms` is the monotonic clock; `peer` identifies the client
     /// connection's remote address (for per-client limits).
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response;

@@ -24,6 +24,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::message::{Headers, Method, Request};
+use crate::budget::{self, Lease, Pool};
+use alloc::rc::Rc;
 
 /// Hard limits on one request. Every byte the parser keeps is bounded by one of these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +74,11 @@ pub struct Parsed {
 /// What the parser reports when it has something to say.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
-    /// The head carried `Expect: 100-continue` and announces a body: the client may be
-    /// waiting for an interim `100 Continue` before it sends the body.
-    Continue,
+    /// A request head is complete ([`Parser::head`]). The parser reads nothing more until the
+    /// caller decides: [`Parser::proceed`] to read the body (and send `100 Continue` if
+    /// [`Parser::expects_continue`]), or refuse the request from its head alone — so an
+    /// unauthorised client never gets a body buffered.
+    Head,
     /// One complete request.
     Request(Box<Parsed>),
 }
@@ -90,10 +94,18 @@ const fn err(status: u16, message: &'static str) -> ParseError {
     ParseError { status, message }
 }
 
+/// A body the request memory budget (or the heap) cannot take now.
+const BUSY: ParseError = err(503, "request memory budget exhausted; retry later");
+
 #[derive(Debug)]
 enum State {
     /// Collecting the request line and header fields in `buf`.
     Head,
+    /// The head is complete; waiting for [`Parser::proceed`].
+    Admit {
+        body: BodyKind,
+        expect_continue: bool,
+    },
     /// Reading a `Content-Length` body.
     Body { remaining: usize },
     /// Collecting a chunk-size line in `buf`.
@@ -125,6 +137,9 @@ pub struct Parser {
     skip_cr: bool,
     /// The request whose body is being read.
     pending: Option<Box<Parsed>>,
+    /// What the body being read is charged to (see [`crate::budget`]).
+    pool: Rc<Pool>,
+    lease: Option<Lease>,
 }
 
 /// How many bytes of empty lines are tolerated before a request line (RFC 9112 §2.2 asks
@@ -136,7 +151,14 @@ const MAX_SKIPPED: usize = 8;
 const BODY_RESERVE: usize = 16 * 1024;
 
 impl Parser {
+    /// A parser whose bodies are limited only by [`Limits::body`].
     pub fn new(limits: Limits) -> Self {
+        Self::with_pool(limits, Pool::new("requests", usize::MAX))
+    }
+
+    /// A parser that charges the bodies it buffers to `pool` (shared by every connection), and
+    /// refuses a body the pool cannot take with 503.
+    pub fn with_pool(limits: Limits, pool: Rc<Pool>) -> Self {
         Parser {
             limits,
             state: State::Head,
@@ -147,6 +169,8 @@ impl Parser {
             skipped: 0,
             skip_cr: false,
             pending: None,
+            pool,
+            lease: None,
         }
     }
 
@@ -165,7 +189,58 @@ impl Parser {
 
     /// Whether the head is complete and the body (or its trailer) is being received.
     pub fn reading_body(&self) -> bool {
-        !matches!(self.state, State::Head | State::Failed(_))
+        !matches!(
+            self.state,
+            State::Head | State::Admit { .. } | State::Failed(_)
+        )
+    }
+
+    /// The request whose head was just reported by [`Event::Head`] (its body still empty).
+    pub fn pending_head(&self) -> Option<&Request> {
+        match self.state {
+            State::Admit { .. } => self.pending.as_ref().map(|p| &p.request),
+            _ => None,
+        }
+    }
+
+    /// Whether the admitted request asked for `100 Continue` before sending its body.
+    pub fn expects_continue(&self) -> bool {
+        matches!(
+            self.state,
+            State::Admit {
+                expect_continue: true,
+                ..
+            }
+        )
+    }
+
+    /// How many body bytes the admitted request may still bring: its `Content-Length`, or the
+    /// body limit for a chunked body.
+    pub fn announced_body(&self) -> usize {
+        match self.state {
+            State::Admit {
+                body: BodyKind::Length(n),
+                ..
+            } => n,
+            State::Admit { .. } => self.limits.body,
+            _ => 0,
+        }
+    }
+
+    /// The head reported by [`Event::Head`] was accepted: read the body. Returns the request
+    /// at once when it has none. 503 when the body cannot be charged to the pool.
+    pub fn proceed(&mut self) -> Result<Option<Event>, ParseError> {
+        let r = self.start_body();
+        if let Err(e) = r {
+            self.fail(e);
+        }
+        r
+    }
+
+    /// The bytes the body in progress holds against the pool; the caller keeps them charged
+    /// until it is done with the request.
+    pub fn take_lease(&mut self) -> Option<Lease> {
+        self.lease.take()
     }
 
     /// Bytes of memory the head/line buffer holds (tests check limits are not exceeded).
@@ -174,9 +249,16 @@ impl Parser {
         self.buf.capacity()
     }
 
-    /// Forgets a partial request (the peer went away).
+    /// Forgets a partial request (the peer went away, or its head was refused).
     pub fn reset(&mut self) {
-        *self = Parser::new(self.limits);
+        *self = Parser::with_pool(self.limits, self.pool.clone());
+    }
+
+    fn fail(&mut self, e: ParseError) {
+        self.state = State::Failed(e);
+        self.buf = Vec::new();
+        self.pending = None;
+        self.lease = None;
     }
 
     /// Consumes bytes from `input` until it runs out or an event happens. Returns how many
@@ -191,9 +273,7 @@ impl Parser {
             let step = match self.step(&input[used..]) {
                 Ok(step) => step,
                 Err(e) => {
-                    self.state = State::Failed(e);
-                    self.buf = Vec::new();
-                    self.pending = None;
+                    self.fail(e);
                     return Err(e);
                 }
             };
@@ -209,9 +289,11 @@ impl Parser {
     fn step(&mut self, input: &[u8]) -> Result<(usize, Option<Event>), ParseError> {
         match self.state {
             State::Head => self.head(input),
+            // Nothing is read until the head is admitted.
+            State::Admit { .. } => Ok((0, Some(Event::Head))),
             State::Body { remaining } => {
                 let take = remaining.min(input.len());
-                self.body_mut()?.extend_from_slice(&input[..take]);
+                self.append_body(&input[..take])?;
                 if take == remaining {
                     Ok((take, Some(self.complete()?)))
                 } else {
@@ -248,7 +330,7 @@ impl Parser {
             }
             State::ChunkData { remaining } => {
                 let take = remaining.min(input.len());
-                self.body_mut()?.extend_from_slice(&input[..take]);
+                self.append_body(&input[..take])?;
                 self.state = if take == remaining {
                     State::ChunkEnd { cr: false }
                 } else {
@@ -275,6 +357,29 @@ impl Parser {
         match self.pending.as_mut() {
             Some(p) => Ok(&mut p.request.body),
             None => Err(err(500, "parser lost its request")),
+        }
+    }
+
+    /// Appends body bytes, growing the buffer only as far as the pool and the heap allow.
+    fn append_body(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
+        self.reserve_body(bytes.len())?;
+        self.body_mut()?.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn reserve_body(&mut self, extra: usize) -> Result<(), ParseError> {
+        let lease = match self.lease.as_mut() {
+            Some(l) => l,
+            None => self.lease.insert(self.pool.take(0).ok_or(BUSY)?),
+        };
+        let body = match self.pending.as_mut() {
+            Some(p) => &mut p.request.body,
+            None => return Err(err(500, "parser lost its request")),
+        };
+        if budget::reserve(body, extra, lease) {
+            Ok(())
+        } else {
+            Err(BUSY)
         }
     }
 
@@ -357,7 +462,6 @@ impl Parser {
         self.buf.clear();
         self.line_start = 0;
         self.fields = 0;
-        let expect_continue = head.expect_continue;
         let parsed = Box::new(Parsed {
             request: Request {
                 method: head.method,
@@ -368,21 +472,30 @@ impl Parser {
             version: head.version,
             keep_alive: head.keep_alive,
         });
-        match head.body {
-            BodyKind::Length(0) => {
-                self.pending = Some(parsed);
-                Ok(Some(self.complete()?))
-            }
+        self.pending = Some(parsed);
+        self.state = State::Admit {
+            expect_continue: head.expect_continue && !matches!(head.body, BodyKind::Length(0)),
+            body: head.body,
+        };
+        Ok(Some(Event::Head))
+    }
+
+    fn start_body(&mut self) -> Result<Option<Event>, ParseError> {
+        let State::Admit { body, .. } = self.state else {
+            return Ok(None);
+        };
+        // A lease the caller did not take belongs to an earlier request.
+        self.lease = None;
+        match body {
+            BodyKind::Length(0) => Ok(Some(self.complete()?)),
             BodyKind::Length(n) => {
-                self.pending = Some(parsed);
-                self.body_mut()?.reserve(n.min(BODY_RESERVE));
+                self.reserve_body(n.min(BODY_RESERVE))?;
                 self.state = State::Body { remaining: n };
-                Ok(expect_continue.then_some(Event::Continue))
+                Ok(None)
             }
             BodyKind::Chunked => {
-                self.pending = Some(parsed);
                 self.state = State::ChunkSize;
-                Ok(expect_continue.then_some(Event::Continue))
+                Ok(None)
             }
         }
     }
@@ -424,6 +537,7 @@ fn line_piece(input: &[u8]) -> (usize, bool) {
     }
 }
 
+#[derive(Clone, Copy, Debug)]
 enum BodyKind {
     Length(usize),
     Chunked,
@@ -661,7 +775,15 @@ mod tests {
                     Ok((n, ev)) => {
                         assert!(n > 0 || ev.is_some(), "no progress");
                         rest = &rest[n..];
-                        events.extend(ev);
+                        if ev == Some(Event::Head) {
+                            events.push(Event::Head);
+                            match p.proceed() {
+                                Ok(ev) => events.extend(ev),
+                                Err(e) => return (events, Some(e)),
+                            }
+                        } else {
+                            events.extend(ev);
+                        }
                     }
                     Err(e) => return (events, Some(e)),
                 }
@@ -687,7 +809,7 @@ mod tests {
             .into_iter()
             .filter_map(|e| match e {
                 Event::Request(p) => Some(*p),
-                Event::Continue => None,
+                Event::Head => None,
             })
             .collect()
     }
@@ -736,7 +858,8 @@ mod tests {
         let input = b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\n";
         let (n, ev) = p.feed(input).unwrap();
         assert_eq!(n, 28);
-        assert!(matches!(ev, Some(Event::Request(_))));
+        assert_eq!(ev, Some(Event::Head));
+        assert!(matches!(p.proceed().unwrap(), Some(Event::Request(_))));
         assert!(!p.in_progress());
         let (n2, ev2) = p.feed(&input[n..]).unwrap();
         assert_eq!(n2, input.len() - n);
@@ -990,20 +1113,31 @@ mod tests {
 
     #[test]
     fn expect_continue() {
-        let (ev, e) = parse(
-            b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+        let mut p = Parser::new(Limits::default());
+        let head =
+            b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi";
+        let (n, ev) = p.feed(head).unwrap();
+        assert_eq!((n, ev), (head.len() - 2, Some(Event::Head)));
+        assert!(p.expects_continue());
+        assert_eq!(p.announced_body(), 2);
+        assert_eq!(p.pending_head().map(|r| r.target.as_str()), Some("/"));
+        // Nothing of the body is read before the head is admitted.
+        assert_eq!(p.feed(b"hi").unwrap(), (0, Some(Event::Head)));
+        assert_eq!(p.proceed().unwrap(), None);
+        assert!(
+            matches!(p.feed(b"hi").unwrap(), (2, Some(Event::Request(r))) if r.request.body == b"hi")
         );
-        assert_eq!(e, None);
-        assert_eq!(ev.len(), 2);
-        assert_eq!(ev[0], Event::Continue);
-        assert!(matches!(&ev[1], Event::Request(p) if p.request.body == b"hi"));
         // No body: nothing to wait for.
-        let (ev, _) = parse(b"GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n");
-        assert!(matches!(ev.as_slice(), [Event::Request(_)]));
+        let mut p = Parser::new(Limits::default());
+        p.feed(b"GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n")
+            .unwrap();
+        assert!(!p.expects_continue());
+        assert!(matches!(p.proceed().unwrap(), Some(Event::Request(_))));
         // HTTP/1.0: ignored.
-        let (ev, _) =
-            parse(b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx");
-        assert!(matches!(ev.as_slice(), [Event::Request(_)]));
+        let mut p = Parser::new(Limits::default());
+        p.feed(b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n")
+            .unwrap();
+        assert!(!p.expects_continue());
         assert_eq!(
             status(b"GET / HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"),
             417
@@ -1012,6 +1146,26 @@ mod tests {
         let (ev, e) = parse(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2000000\r\n\r\n");
         assert!(ev.is_empty());
         assert_eq!(e.map(|e| e.status), Some(413));
+    }
+
+    #[test]
+    fn bodies_are_charged_to_the_pool_and_refused_past_it() {
+        let pool = Pool::new("requests", 40 * 1024);
+        let mut p = Parser::with_pool(Limits::default(), pool.clone());
+        let head = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 30000\r\n\r\n";
+        assert_eq!(p.feed(head).unwrap().1, Some(Event::Head));
+        assert_eq!(p.proceed().unwrap(), None);
+        let (_, ev) = p.feed(&[b'a'; 30000]).unwrap();
+        assert!(matches!(ev, Some(Event::Request(_))));
+        let lease = p.take_lease().expect("the body's lease");
+        assert!(lease.bytes() >= 30000 && lease.bytes() <= 40 * 1024);
+        // A second body while the first is still held does not fit.
+        let mut q = Parser::with_pool(Limits::default(), pool.clone());
+        q.feed(head).unwrap();
+        assert_eq!(q.proceed().unwrap_err().status, 503);
+        drop(lease);
+        assert_eq!(pool.usage().used, 0);
+        assert!(pool.usage().refused >= 1);
     }
 
     #[test]
@@ -1025,13 +1179,16 @@ mod tests {
     #[test]
     fn reset_forgets_partial_request() {
         let mut p = Parser::new(Limits::default());
-        p.feed(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\nabc")
+        p.feed(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
             .unwrap();
+        p.proceed().unwrap();
+        p.feed(b"abc").unwrap();
         assert!(p.in_progress());
         p.reset();
         assert!(!p.in_progress());
         let (_, ev) = p.feed(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-        assert!(matches!(ev, Some(Event::Request(_))));
+        assert_eq!(ev, Some(Event::Head));
+        assert!(matches!(p.proceed().unwrap(), Some(Event::Request(_))));
     }
 
     /// A small deterministic generator for the garbage tests (no external RNG needed).

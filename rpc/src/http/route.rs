@@ -17,6 +17,24 @@ pub fn allow(req: &Request, allowed: &[Method]) -> Result<(), Response> {
     }
 }
 
+/// For [`super::Handler::admit`]: 413 when a request head announces a body that the
+/// resource does not take (so it is discarded, not buffered).
+pub fn no_body(head: &Request) -> Result<(), Response> {
+    let announced = head.headers.get("Transfer-Encoding").is_some()
+        || head
+            .headers
+            .get("Content-Length")
+            .is_some_and(|n| n.trim() != "0");
+    if announced {
+        Err(super::response::error(
+            413,
+            "this resource takes no request body",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// 404 with a short plain-text body.
 pub fn not_found() -> Response {
     Response::full(404, "text/plain; charset=utf-8", "404 Not Found\n")

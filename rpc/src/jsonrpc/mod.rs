@@ -7,7 +7,7 @@ mod parse;
 
 pub(crate) use encode::write_value;
 pub use encode::{error_response, notification, result_response};
-pub use parse::{Id, Incoming, Message, ParseFailure, parse};
+pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
 
 use alloc::string::String;
 use serde_json::Value;

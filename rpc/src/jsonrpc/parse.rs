@@ -2,8 +2,10 @@
 //! kept raw (the id), so numbers of any size or precision survive untouched.
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
+use crate::budget::{Lease, Pool};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde::de::IgnoredAny;
@@ -132,16 +134,62 @@ pub enum Incoming {
     Batch(Vec<Result<Message, ParseFailure>>),
 }
 
+/// Why [`parse_within`] did not parse a body.
+#[derive(Debug, PartialEq)]
+pub enum Refusal {
+    /// The body is unusable (see [`parse`]).
+    Invalid(ParseFailure),
+    /// The memory its parse would take is not in the budget now; the client may retry.
+    OverBudget,
+}
+
+/// Heap a parse takes at most per value (the `Value`, its slot in a map or vector) and per
+/// byte of body (text is copied into the message's raw fields, then into its `params`).
+const COST_PER_VALUE: usize = 64;
+const COST_PER_BYTE: usize = 2;
+
+/// Like [`parse`], with the memory the parsed messages hold charged to `pool` before anything
+/// is built; the lease must be kept as long as the messages are.
+pub fn parse_within(body: &[u8], pool: &Rc<Pool>) -> Result<(Incoming, Lease), Refusal> {
+    let shape = check_shape(body).map_err(Refusal::Invalid)?;
+    let cost = shape
+        .values
+        .saturating_mul(COST_PER_VALUE)
+        .saturating_add(body.len().saturating_mul(COST_PER_BYTE));
+    let lease = pool.take(cost).ok_or(Refusal::OverBudget)?;
+    let incoming = parse_checked(body).map_err(Refusal::Invalid)?;
+    Ok((incoming, lease))
+}
+
 /// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
 /// empty batch or a JSON scalar: -32600).
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
-    if nesting(body) > MAX_NESTING {
+    check_shape(body)?;
+    parse_checked(body)
+}
+
+/// The pre-scan's verdict: nesting and value count within the limits.
+fn check_shape(body: &[u8]) -> Result<Shape, ParseFailure> {
+    let shape = shape(body);
+    if shape.deepest > MAX_NESTING {
         return Err(ParseFailure::new(
             None,
             INVALID_REQUEST,
             "Invalid Request: nested too deeply",
         ));
     }
+    if shape.values > MAX_VALUES {
+        return Err(ParseFailure::new(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: more values than a request may hold",
+        ));
+    }
+    Ok(shape)
+}
+
+/// Parses a body whose shape passed [`check_shape`].
+fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
     let first = body
         .iter()
         .copied()
@@ -188,10 +236,26 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
 /// keeps the recursive decoders (serde_json, the schema validator) within a small kernel stack.
 pub const MAX_NESTING: usize = 32;
 
-/// The deepest bracket nesting in `body`, ignoring brackets inside strings. Works on any bytes
+/// Most values (array items, object members, nested or not) in one request. The parsed tree
+/// costs tens of bytes per value whatever their text costs (`[]` is 2 bytes of input and a
+/// whole `Value`), so this, not the body size, bounds the memory a parse takes. MCP requests
+/// hold a few dozen; big inputs (`fs.write`) are one string.
+pub const MAX_VALUES: usize = 4096;
+
+/// What the pre-scan sees of a body before serde builds anything from it.
+struct Shape {
+    /// The deepest bracket nesting.
+    deepest: usize,
+    /// Values inside containers, counted as opening brackets and commas: at least as many as
+    /// serde would build.
+    values: usize,
+}
+
+/// The shape of `body`, ignoring brackets and commas inside strings. Works on any bytes
 /// (malformed JSON is the parser's business).
-fn nesting(body: &[u8]) -> usize {
+fn shape(body: &[u8]) -> Shape {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    let mut values = 0usize;
     for &b in body {
         if in_string {
             match (escaped, b) {
@@ -207,12 +271,14 @@ fn nesting(body: &[u8]) -> usize {
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                values += 1;
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
             _ => {}
         }
     }
-    deepest
+    Shape { deepest, values }
 }
 
 /// Parses one message from well-formed JSON text.
@@ -305,8 +371,31 @@ mod tests {
     use alloc::string::String;
 
     #[test]
+    fn many_tiny_values_are_refused_before_any_tree_is_built() {
+        let mut body =
+            String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":[");
+        for i in 0..MAX_VALUES {
+            body.push_str(if i == 0 { "[]" } else { ",[]" });
+        }
+        body.push_str("]}}");
+        let e = parse(body.as_bytes()).unwrap_err();
+        assert_eq!(e.error.code, INVALID_REQUEST);
+        assert!(e.error.message.contains("more values"));
+        // A long string is one value, whatever its commas.
+        let text = ",".repeat(100_000);
+        let body = alloc::format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{{\"x\":\"{text}\"}}}}"
+        );
+        assert!(matches!(
+            parse(body.as_bytes()),
+            Ok(Incoming::Single(Ok(_)))
+        ));
+    }
+
+    #[test]
     fn nesting_ignores_strings_and_is_limited() {
-        assert_eq!(nesting(br#"{"a":[1,{"b":"[[[{{{\"]"}]}"#), 3);
+        let s = shape(br#"{"a":[1,{"b":"[[[{{{\",\"]"}]}"#);
+        assert_eq!((s.deepest, s.values), (3, 4));
         let deep = |n: usize| {
             let mut s =
                 String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":");

@@ -1,5 +1,7 @@
 //! What the module tells the server when it builds it.
 
+use crate::budget::Pool;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -12,8 +14,15 @@ pub struct Limits {
     pub max_sessions: usize,
     /// A legacy session unused this long is gone (404 on its next request).
     pub session_idle_ms: u64,
-    /// Requests per rolling second per session (legacy) or per client address (modern).
+    /// Requests per rolling second per session (legacy) or per client address (modern). Each
+    /// item of a legacy batch counts as one.
     pub requests_per_second: usize,
+    /// Failed token checks per rolling second per client address; past it the client gets
+    /// 429 without its token being looked at.
+    pub auth_failures_per_second: usize,
+    /// Items in one legacy batch, and bytes of its answer.
+    pub batch_items: usize,
+    pub batch_answer_bytes: usize,
     /// Tool calls running at once per session (legacy) or per client address (modern).
     pub concurrent_calls: usize,
     /// Client addresses tracked for modern-era rate limits; the least recently seen is
@@ -36,6 +45,9 @@ impl Default for Limits {
             max_sessions: 16,
             session_idle_ms: 30 * 60 * 1000,
             requests_per_second: 20,
+            auth_failures_per_second: 20,
+            batch_items: 16,
+            batch_answer_bytes: 128 * 1024,
             concurrent_calls: 4,
             max_clients: 32,
             page_size: 100,
@@ -60,6 +72,9 @@ pub struct Config {
     /// `instructions` sent to clients.
     pub instructions: Option<String>,
     pub limits: Limits,
+    /// What parsed request bodies are charged to (see [`crate::budget`]); over it a request
+    /// gets 503 with `Retry-After`.
+    pub parse_budget: Rc<Pool>,
 }
 
 impl Config {
@@ -72,6 +87,7 @@ impl Config {
             version: version.into(),
             instructions,
             limits: Limits::default(),
+            parse_budget: Pool::new("parse", usize::MAX),
         }
     }
 }
@@ -84,6 +100,7 @@ impl fmt::Debug for Config {
             .field("extra_origins", &self.extra_origins)
             .field("version", &self.version)
             .field("limits", &self.limits)
+            .field("parse_budget", &self.parse_budget.limit())
             .finish()
     }
 }

@@ -446,15 +446,25 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let def = entry.def;
-        let args = match cx.params.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(a)) => a.clone(),
+        // The arguments are validated and handed to the tool where they lie in the request:
+        // a big argument is never copied before it is known to be acceptable.
+        let no_args = Value::Object(Map::new());
+        let args_value = match cx.params.get("arguments") {
+            None | Some(Value::Null) => &no_args,
+            Some(v) if v.is_object() => v,
             Some(_) => {
                 return self.fail(
                     cx,
                     RpcError::invalid_params("Invalid params: arguments must be an object"),
                 );
             }
+        };
+        let Some(args) = args_value.as_object() else {
+            return self.tool_error(
+                cx.id,
+                cx.era,
+                &ToolError::new(ErrorCode::Internal, "arguments"),
+            );
         };
         let missing: Vec<&str> = def
             .requires
@@ -476,7 +486,7 @@ impl<C: 'static> McpServer<C> {
         }
         if let Some(err) = cx
             .headers
-            .and_then(|h| param_header_mismatch(&entry.input, &args, h))
+            .and_then(|h| param_header_mismatch(&entry.input, args, h))
         {
             return self.fail(cx, err);
         }
@@ -484,17 +494,9 @@ impl<C: 'static> McpServer<C> {
             Ok(r) => r,
             Err(e) => return self.fail(cx, e),
         };
-        let args_value = Value::Object(args);
-        if let Err(why) = schema::validate(&entry.input, &args_value) {
+        if let Err(why) = schema::validate(&entry.input, args_value) {
             return self.tool_error(cx.id, cx.era, &ToolError::new(ErrorCode::Inval, why));
         }
-        let Value::Object(args) = args_value else {
-            return self.tool_error(
-                cx.id,
-                cx.era,
-                &ToolError::new(ErrorCode::Internal, "arguments"),
-            );
-        };
         if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
             let why = format!(
                 "{} tool calls already running",
@@ -508,7 +510,7 @@ impl<C: 'static> McpServer<C> {
                 return self.busy_result(cx.id, cx.era, "server context in use");
             };
             let call = ToolCall {
-                args: &args,
+                args,
                 now_ms: cx.now_ms,
                 client_capabilities: cx.caps,
                 input_responses,

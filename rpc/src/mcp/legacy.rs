@@ -97,6 +97,17 @@ impl<C: 'static> McpServer<C> {
                     );
                     return reply::error(400, None, &err);
                 }
+                if items.len() > limits.batch_items {
+                    let err = RpcError::new(
+                        jsonrpc::INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: a batch of {} items; at most {} are answered",
+                            items.len(),
+                            limits.batch_items
+                        ),
+                    );
+                    return reply::error(413, None, &err);
+                }
                 if !admitted {
                     return reply::busy(None, "more requests per second than allowed");
                 }
@@ -107,7 +118,10 @@ impl<C: 'static> McpServer<C> {
 
     /// 2025-03-26 batches: each request is answered in a JSON array; a batch of only
     /// notifications gets 202. Tool calls cannot be batched here: their results may stream,
-    /// so a batched `tools/call` gets -32600 asking for it to be sent alone.
+    /// so a batched `tools/call` gets -32600 asking for it to be sent alone, as does any other
+    /// request whose answer streams. Every item after the first (counted by the caller)
+    /// counts against the session's rate, and the answer is capped in bytes: items past
+    /// either limit are answered with an error instead of being run.
     fn batch(
         &mut self,
         serial: u64,
@@ -115,11 +129,27 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         now_ms: u64,
     ) -> Response {
+        let limits = self.config.limits;
         let mut out: Vec<u8> = Vec::from(&b"["[..]);
         let mut any = false;
-        for item in items {
+        for (i, item) in items.into_iter().enumerate() {
+            let over_rate = i > 0
+                && !self
+                    .sessions
+                    .find_serial(serial)
+                    .is_some_and(|s| s.window.admit(now_ms, limits.requests_per_second));
             let bytes = match item {
                 Err(f) => Some(jsonrpc::error_response(f.id.as_ref(), &f.error)),
+                Ok(m @ Message::Request { .. }) if over_rate => Some(jsonrpc::error_response(
+                    m.id(),
+                    &reply::busy_error("more requests per second than allowed"),
+                )),
+                Ok(m @ Message::Request { .. }) if out.len() >= limits.batch_answer_bytes => {
+                    Some(jsonrpc::error_response(
+                        m.id(),
+                        &reply::busy_error("the batch's answer is full; send this request again"),
+                    ))
+                }
                 Ok(m @ Message::Request { .. })
                     if matches!(m.method(), Some("tools/call" | "initialize")) =>
                 {
@@ -133,6 +163,13 @@ impl<C: 'static> McpServer<C> {
                     let r = self.legacy_message(serial, &m, headers, now_ms);
                     match r.body {
                         Body::Full(b) if m.id().is_some() => Some(b),
+                        Body::Stream(_) if m.id().is_some() => {
+                            let err = RpcError::new(
+                                jsonrpc::INVALID_REQUEST,
+                                "Invalid Request: this answer streams; send the request alone",
+                            );
+                            Some(jsonrpc::error_response(m.id(), &err))
+                        }
                         _ => None,
                     }
                 }

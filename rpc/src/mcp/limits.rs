@@ -49,6 +49,24 @@ pub(crate) struct ClientWindows {
 }
 
 impl ClientWindows {
+    /// Whether `addr` already used up its `limit` in the last second (nothing is counted).
+    pub(crate) fn exhausted(&mut self, addr: [u8; 4], now_ms: u64, limit: usize) -> bool {
+        self.entries
+            .iter_mut()
+            .find(|e| e.0 == addr)
+            .is_some_and(|e| {
+                let w = &mut e.2;
+                while w
+                    .stamps
+                    .front()
+                    .is_some_and(|&t| now_ms.saturating_sub(t) >= 1000)
+                {
+                    w.stamps.pop_front();
+                }
+                w.stamps.len() >= limit
+            })
+    }
+
     pub(crate) fn admit(&mut self, addr: [u8; 4], now_ms: u64, limit: usize, cap: usize) -> bool {
         if let Some(e) = self.entries.iter_mut().find(|e| e.0 == addr) {
             e.1 = now_ms;
@@ -164,6 +182,9 @@ mod tests {
             assert!(t.admit([10, 0, 0, i], u64::from(i), 1, 4));
         }
         assert_eq!(t.entries.len(), 4);
+        assert!(t.exhausted([10, 0, 0, 9], 20, 1));
         assert!(!t.admit([10, 0, 0, 9], 20, 1, 4));
+        assert!(!t.exhausted([10, 0, 0, 9], 1009, 1));
+        assert!(!t.exhausted([10, 0, 0, 42], 20, 1));
     }
 }

@@ -48,15 +48,16 @@ pub(crate) fn not_allowed(allow: &str) -> Response {
 
 /// 429 `E_BUSY` for anything but a tool call (which gets an `isError` result instead).
 pub(crate) fn busy(id: Option<&Id>, why: &str) -> Response {
-    let mut msg = alloc::string::String::from("E_BUSY: ");
-    msg.push_str(why);
-    let mut r = error(
-        429,
-        id,
-        &RpcError::with_data(BUSY, msg, serde_json::json!({"code": "E_BUSY"})),
-    );
+    let mut r = error(429, id, &busy_error(why));
     r.headers.push("Retry-After", "1");
     r
+}
+
+/// The JSON-RPC error of [`busy`], for a batch item.
+pub(crate) fn busy_error(why: &str) -> RpcError {
+    let mut msg = alloc::string::String::from("E_BUSY: ");
+    msg.push_str(why);
+    RpcError::with_data(BUSY, msg, serde_json::json!({"code": "E_BUSY"}))
 }
 
 /// A streamed body with the SSE or JSON content type.

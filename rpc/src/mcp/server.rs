@@ -12,8 +12,8 @@ use super::reply;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, origin_ok};
 use super::session::Sessions;
-use crate::http::{Handler, Headers, Method, Peer, Request, Response};
-use crate::jsonrpc::{self, Incoming, Message, RpcError};
+use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
+use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -45,6 +45,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) prompts: Vec<PromptDef<C>>,
     pub(crate) sessions: Sessions,
     pub(crate) clients: ClientWindows,
+    /// Failed token checks by client address.
+    auth_failures: ClientWindows,
     pub(crate) calls: Calls,
     pub(crate) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -62,6 +64,7 @@ impl<C: 'static> McpServer<C> {
             prompts: Vec::new(),
             sessions: Sessions::default(),
             clients: ClientWindows::default(),
+            auth_failures: ClientWindows::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
@@ -117,15 +120,7 @@ impl<C: 'static> McpServer<C> {
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
     /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
     pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        if let Some(origin) = headers.get("Origin")
-            && !origin_ok(origin, self.config.own_ip, &self.config.extra_origins)
-        {
-            return Err(reply::error(
-                403,
-                None,
-                &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
-            ));
-        }
+        self.check_origin(headers)?;
         if let Some(token) = &self.config.token
             && !bearer_ok(token, headers.get("Authorization"))
         {
@@ -138,6 +133,63 @@ impl<C: 'static> McpServer<C> {
             return Err(r);
         }
         Ok(())
+    }
+
+    fn check_origin(&self, headers: &Headers) -> Result<(), Response> {
+        match headers.get("Origin") {
+            Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
+                Err(reply::error(
+                    403,
+                    None,
+                    &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Judges a request to `/mcp` (or a path guarded like it) from its head, before its body
+    /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
+    /// checks limited per client address: past the limit the answer is 401 with
+    /// `Retry-After`, without the token being looked at (so guessing gains nothing, and clients
+    /// still see the error they know how to report).
+    pub fn admit(
+        &mut self,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
+        let limits = self.config.limits;
+        self.check_origin(headers)?;
+        if self.config.token.is_some()
+            && self
+                .auth_failures
+                .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
+        {
+            let mut r = reply::error(
+                401,
+                None,
+                &RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    "Unauthorized: too many failed attempts from this address; retry later",
+                ),
+            );
+            r.headers.push("WWW-Authenticate", "Bearer");
+            r.headers.push("Retry-After", "1");
+            return Err(r);
+        }
+        let verdict = self.authorize(headers);
+        if let Err(r) = &verdict
+            && r.status == 401
+        {
+            self.auth_failures.admit(
+                peer.addr,
+                now_ms,
+                limits.auth_failures_per_second,
+                limits.max_clients,
+            );
+        }
+        verdict.map(|()| Admission::Authenticated)
     }
 
     /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
@@ -177,9 +229,19 @@ impl<C: 'static> McpServer<C> {
                 return reply::error(415, None, &err);
             }
         }
-        let incoming = match jsonrpc::parse(body) {
-            Ok(i) => i,
-            Err(f) => return reply::error(400, f.id.as_ref(), &f.error),
+        // The parsed messages stay charged to the budget until the answer is built.
+        let (incoming, _lease) = match jsonrpc::parse_within(body, &self.config.parse_budget) {
+            Ok(parsed) => parsed,
+            Err(Refusal::Invalid(f)) => return reply::error(400, f.id.as_ref(), &f.error),
+            Err(Refusal::OverBudget) => {
+                let mut r = reply::error(
+                    503,
+                    None,
+                    &reply::busy_error("request memory budget exhausted; retry later"),
+                );
+                r.headers.push("Retry-After", "1");
+                return r;
+            }
         };
         let first = match &incoming {
             Incoming::Single(Ok(m)) => Some(m),
@@ -215,6 +277,10 @@ impl<C: 'static> McpServer<C> {
 }
 
 impl<C: 'static> Handler for McpServer<C> {
+    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        McpServer::admit(self, &head.headers, peer, now_ms)
+    }
+
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
         self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
     }

@@ -80,12 +80,12 @@ impl Console for FakePlatform {
     fn console_write(&self, bytes: &[u8]) {
         self.state.console.borrow_mut().extend_from_slice(bytes);
     }
-    fn serial_ring(&self) -> (Vec<u8>, u32) {
+    fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
         let head = self.state.serial_head.get();
         self.state
             .serial_head
             .set(head.wrapping_add(self.state.serial_head_bump.get()));
-        (self.ring.clone(), head)
+        Some((self.ring.clone(), head))
     }
     fn serial_head(&self) -> u32 {
         self.state.serial_head.get()
@@ -218,6 +218,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         fs_error: None,
         open_disk: Box::new(|_| Err(IoError { status: -19 })),
         screen: None,
+        memory: Default::default(),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

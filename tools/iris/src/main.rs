@@ -34,6 +34,9 @@ struct Cli {
     /// RAM size in MiB (16..=256).
     #[arg(long, value_name = "MIB", default_value_t = iris::memmap::DEFAULT_RAM_MIB)]
     ram: u32,
+    /// Offer the module at most KIB of heap (the ABI promises 1024) instead of the rest of RAM.
+    #[arg(long = "heap", value_name = "KIB")]
+    heap: Option<u32>,
     /// Attach a raw disk image (512-byte blocks) as SCSI target ID (repeatable).
     #[arg(long = "disk", value_name = "ID=PATH", value_parser = parse_disk_arg)]
     disks: Vec<(u8, PathBuf)>,
@@ -65,6 +68,11 @@ struct Cli {
     /// Write every Ethernet frame on the virtual wire to FILE (pcap, for Wireshark/tcpdump).
     #[arg(long, value_name = "FILE", conflicts_with = "no_forward")]
     pcap: Option<std::path::PathBuf>,
+    /// Make the virtual wire faulty in both directions, e.g.
+    /// loss=5,corrupt=1,reorder=2,dup=1,delay=3ms,seed=7 (percentages per frame; also
+    /// size=BYTES and rate=FRAMES/MSms). See docs/rig.md.
+    #[arg(long, value_name = "SPEC", value_parser = iris::net::WireFaults::parse, conflicts_with = "no_forward")]
+    wire_faults: Option<iris::net::WireFaults>,
     /// Count guest instructions per function of the module after init and print the top 30
     /// when the run ends (with --run-ms, or at power-off).
     #[arg(long)]
@@ -83,6 +91,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         env: cli.env,
         env_file: cli.env_file,
         ram_mib: cli.ram,
+        heap_kib: cli.heap,
         disks: cli.disks,
         no_disk: cli.no_disk,
         watchdog_ms: cli.watchdog_ms,
@@ -90,6 +99,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         quiet: cli.quiet,
         forwards: forwards.clone(),
         pcap: cli.pcap,
+        wire_faults: cli.wire_faults,
     };
     let mut rig = Rig::new(opts)?;
     if cli.screen_rgb24 {
@@ -99,6 +109,9 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
             .set_depth(iris::devices::newport::Depth::Rgb24);
     }
     if !cli.quiet {
+        if let Some(f) = &cli.wire_faults {
+            eprintln!("iris: wire faults {f}");
+        }
         let n = rig.net().host_net();
         for (a, f) in rig.net().forward_addrs().iter().zip(&forwards) {
             eprintln!(

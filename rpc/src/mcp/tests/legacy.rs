@@ -221,3 +221,47 @@ fn legacy_batches_only_in_2025_03_26() {
     assert_eq!(r.status, 400);
     assert_eq!(body_json(&mut r, T0)["error"]["code"], -32600);
 }
+
+#[test]
+fn batches_are_capped_in_items_rate_and_answer_bytes() {
+    let mut c = config();
+    c.limits.batch_items = 8;
+    c.limits.requests_per_second = 5;
+    c.limits.batch_answer_bytes = 2000;
+    let mut s = server_with(c);
+    let (sid, _) = initialize(&mut s, "2025-03-26", T0);
+    let h = [
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-03-26"),
+    ];
+    let items = |n: usize, method: &str| {
+        Value::Array(
+            (0..n)
+                .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": method}))
+                .collect(),
+        )
+        .to_string()
+    };
+    // Too many items: refused whole, nothing run.
+    let mut r = post(&mut s, &h, &items(9, "ping"), T0 + 2000);
+    assert_eq!(r.status, 413);
+    assert_eq!(body_json(&mut r, T0 + 2000)["error"]["code"], -32600);
+    // Every item counts against the rate: 5 per second, the rest answered E_BUSY.
+    let mut r = post(&mut s, &h, &items(8, "ping"), T0 + 4000);
+    let v = body_json(&mut r, T0 + 4000);
+    let busy = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["error"]["data"]["code"] == "E_BUSY")
+            .count()
+    };
+    assert_eq!(busy(&v), 3, "{v}");
+    // The answer stops growing past its byte cap: later items get E_BUSY, not run.
+    let mut r = post(&mut s, &h, &items(5, "tools/list"), T0 + 6000);
+    let v = body_json(&mut r, T0 + 6000);
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 5);
+    assert!(arr[0]["result"]["tools"].is_array());
+    assert!(busy(&v) >= 1, "{v}");
+}

@@ -99,3 +99,24 @@ fn fifth_concurrent_tool_call_is_busy() {
     );
     assert_eq!(v["result"]["content"][0]["text"], "ok");
 }
+
+#[test]
+fn a_parse_over_the_budget_is_refused_with_503_and_the_budget_is_given_back() {
+    let mut c = config();
+    c.parse_budget = crate::budget::Pool::new("parse", 8 * 1024);
+    let pool = c.parse_budget.clone();
+    let mut s = server_with(c);
+    assert_eq!(modern(&mut s, "tools/list", json!({}), T0).status, 200);
+    let text = "x".repeat(5000);
+    let r = modern(
+        &mut s,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": text}}),
+        T0 + 10,
+    );
+    assert_eq!(r.status, 503);
+    assert_eq!(header(&r, "Retry-After"), Some("1"));
+    let u = pool.usage();
+    assert_eq!((u.used, u.refused), (0, 1));
+    assert!(u.peak > 0 && u.peak <= 8 * 1024);
+}

@@ -87,3 +87,41 @@ fn origin_is_checked() {
     assert_eq!(run(Some("http://10.0.2.15:7801")), 200);
     assert_eq!(run(None), 200);
 }
+
+#[test]
+fn failed_authentications_are_throttled_per_client_before_the_token_is_checked() {
+    use crate::http::Admission;
+    let mut c = config();
+    c.token = Some("a-token-long-enough".into());
+    c.limits.auth_failures_per_second = 3;
+    let mut s = server_with(c);
+    let peer = |last| Peer {
+        addr: [10, 0, 0, last],
+        port: 1,
+    };
+    let wrong = headers(&[("Authorization", "Bearer guess")]);
+    let right = headers(&[("Authorization", "Bearer a-token-long-enough")]);
+    for _ in 0..3 {
+        assert_eq!(s.admit(&wrong, peer(1), T0).unwrap_err().status, 401);
+    }
+    // The fourth guess in the same second is not even looked at, nor is the right token.
+    let r = s.admit(&wrong, peer(1), T0 + 10).unwrap_err();
+    assert_eq!((r.status, header(&r, "Retry-After")), (401, Some("1")));
+    let r = s.admit(&right, peer(1), T0 + 20).unwrap_err();
+    assert_eq!((r.status, header(&r, "Retry-After")), (401, Some("1")));
+    // The Origin check still comes first.
+    let foreign = headers(&[
+        ("Origin", "http://evil.example"),
+        ("Authorization", "Bearer guess"),
+    ]);
+    assert_eq!(s.admit(&foreign, peer(1), T0 + 30).unwrap_err().status, 403);
+    // Another client is not affected; a second later the first may try again.
+    assert_eq!(
+        s.admit(&right, peer(2), T0 + 20).ok(),
+        Some(Admission::Authenticated)
+    );
+    assert_eq!(
+        s.admit(&right, peer(1), T0 + 1000).ok(),
+        Some(Admission::Authenticated)
+    );
+}

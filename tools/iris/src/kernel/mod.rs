@@ -84,6 +84,9 @@ pub struct Kernel {
     /// Hand the module an ABI 10 table (version 10, no `irq_list`/`bus_probe`), as an older
     /// kernel would.
     pub abi_10: bool,
+    /// Offer the module at most this much heap (a kernel that gives only what the ABI
+    /// promises); by default the heap runs to the end of RAM.
+    pub heap_cap: Option<u32>,
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
@@ -123,6 +126,7 @@ impl Kernel {
             bus: None,
             enet_irqs: Rc::default(),
             abi_10: false,
+            heap_cap: None,
         }
     }
 
@@ -180,7 +184,8 @@ impl Kernel {
     }
 
     pub fn heap_size(&self) -> u32 {
-        self.ram_bytes - memmap::HEAP_OFF
+        let rest = self.ram_bytes - memmap::HEAP_OFF;
+        self.heap_cap.map_or(rest, |cap| cap.min(rest))
     }
 
     /// Write to the console: the serial ring and the Z85C30 (stdout).

@@ -15,6 +15,7 @@ use smoltcp::socket::tcp;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
 
+use super::faults::WireFaults;
 use super::host::{HostDevice, HostNet, PcapFile, host_device};
 use super::wire::WireEnd;
 
@@ -110,6 +111,8 @@ struct Conn {
 pub struct Forwarder {
     iface: Interface,
     device: HostDevice,
+    /// The wire under `device`, for the thread to sleep on.
+    wire: WireEnd,
     sockets: SocketSet<'static>,
     net: HostNet,
     listeners: Vec<(TcpListener, Forward)>,
@@ -128,6 +131,17 @@ impl Forwarder {
         forwards: &[Forward],
         capture: PcapFile,
     ) -> io::Result<Forwarder> {
+        Forwarder::with_faults(wire, net, forwards, capture, &WireFaults::default())
+    }
+
+    /// [`Forwarder::new`] over a wire with `faults`.
+    pub fn with_faults(
+        wire: WireEnd,
+        net: HostNet,
+        forwards: &[Forward],
+        capture: PcapFile,
+        faults: &WireFaults,
+    ) -> io::Result<Forwarder> {
         let mut listeners = Vec::new();
         for f in forwards {
             let l = TcpListener::bind((Ipv4Addr::LOCALHOST, f.host_port)).map_err(|e| {
@@ -142,7 +156,7 @@ impl Forwarder {
             l.set_nonblocking(true)?;
             listeners.push((l, *f));
         }
-        let mut device = host_device(wire, capture);
+        let mut device = host_device(wire.clone(), capture, faults);
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(net.host_mac)));
         config.random_seed = u64::from(std::process::id()) ^ 0x1715_2026;
         let mut iface = Interface::new(config, &mut device, Instant::ZERO);
@@ -152,6 +166,7 @@ impl Forwarder {
         Ok(Forwarder {
             iface,
             device,
+            wire,
             sockets: SocketSet::new(Vec::new()),
             net,
             listeners,
@@ -455,7 +470,7 @@ impl ForwarderThread {
                                 .poll_delay()
                                 .unwrap_or(StdDuration::MAX)
                                 .min(StdDuration::from_millis(1));
-                            fwd.device.get_ref().wire.wait_for_frames(wait);
+                            fwd.wire.wait_for_frames(wait);
                         }
                     }
                 })

@@ -1,7 +1,7 @@
 //! The host side of the emulated Ethernet: the addresses the host-side smoltcp stack uses on
-//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`, optionally captured to
-//! a pcap file (`--pcap`): when a network test fails, the frames on the wire are the first
-//! thing to look at.
+//! the virtual wire, and the wire's host end as a smoltcp `phy::Device`, optionally faulty
+//! (`--wire-faults`) and captured to a pcap file (`--pcap`): when a network test fails, the
+//! frames on the wire are the first thing to look at.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -11,6 +11,7 @@ use std::path::Path;
 use smoltcp::phy::{self, DeviceCapabilities, Medium, PcapMode, PcapSink, PcapWriter};
 use smoltcp::time::Instant;
 
+use super::faults::{Faulty, WireFaults, faulty};
 use super::wire::WireEnd;
 use indy::prom_env::{self, Netaddr};
 
@@ -63,13 +64,18 @@ impl Default for HostNet {
     }
 }
 
-/// The host end as the forwarder's stack sees it: every frame in either direction passes the
-/// capture (which does nothing without a file).
-pub type HostDevice = PcapWriter<WireDevice, PcapFile>;
+/// The host end as the forwarder's stack sees it: the wire's faults (`--wire-faults`; none by
+/// default) between the stack and the capture, the capture (which does nothing without a file)
+/// right at the wire. So the capture holds what the guest sent, before the wire damaged it,
+/// and what the guest was handed, after: the module's view of the wire.
+pub type HostDevice = Faulty<PcapWriter<WireDevice, PcapFile>>;
 
-/// The host end of `wire`, captured to `capture`.
-pub fn host_device(wire: WireEnd, capture: PcapFile) -> HostDevice {
-    PcapWriter::new(WireDevice { wire }, capture, PcapMode::Both)
+/// The host end of `wire`, captured to `capture`, with `faults`.
+pub fn host_device(wire: WireEnd, capture: PcapFile, faults: &WireFaults) -> HostDevice {
+    faulty(
+        PcapWriter::new(WireDevice { wire }, capture, PcapMode::Both),
+        faults,
+    )
 }
 
 /// Where the capture goes: a pcap file, or nowhere.
@@ -155,6 +161,63 @@ impl phy::Device for WireDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::wire::wire;
+    use smoltcp::phy::{Device, RxToken, TxToken};
+
+    /// Frames in a pcap file smoltcp wrote (native byte order, 24-byte header, 16-byte records).
+    fn captured(path: &Path) -> Vec<Vec<u8>> {
+        let bytes = std::fs::read(path).unwrap();
+        let mut at = 24;
+        let mut frames = Vec::new();
+        while at + 16 <= bytes.len() {
+            let len = u32::from_ne_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            frames.push(bytes[at + 16..at + 16 + len].to_vec());
+            at += 16 + len;
+        }
+        frames
+    }
+
+    #[test]
+    fn the_capture_sees_what_the_guest_sent_and_what_it_was_handed() {
+        let path = std::env::temp_dir().join(format!("iris-host-{}.pcap", std::process::id()));
+        let (guest, host) = wire(16);
+        let faults = WireFaults::parse("loss=100").unwrap();
+        let mut dev = host_device(host, PcapFile::create(&path).unwrap(), &faults);
+        guest.send(vec![1; 60]);
+        assert!(
+            dev.receive(Instant::ZERO).is_none(),
+            "lost on its way to the host"
+        );
+        if let Some(tx) = dev.transmit(Instant::ZERO) {
+            tx.consume(60, |b| b.fill(2));
+        }
+        assert_eq!(guest.recv(), None, "lost on its way to the guest");
+        drop(dev);
+        assert_eq!(captured(&path), [vec![1; 60]], "only the guest's frame");
+
+        let (guest, host) = wire(16);
+        let faults = WireFaults::parse("corrupt=100").unwrap();
+        let mut dev = host_device(host, PcapFile::create(&path).unwrap(), &faults);
+        guest.send(vec![1; 60]);
+        let (rx, _) = dev.receive(Instant::ZERO).unwrap();
+        assert_ne!(
+            rx.consume(<[u8]>::to_vec),
+            vec![1; 60],
+            "damaged for the host"
+        );
+        dev.transmit(Instant::ZERO)
+            .unwrap()
+            .consume(60, |b| b.fill(2));
+        let sent = guest.recv().unwrap();
+        assert_ne!(sent, vec![2; 60], "damaged for the guest");
+        drop(dev);
+        assert_eq!(
+            captured(&path),
+            [vec![1; 60], sent],
+            "as sent, as handed over"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
 
     #[test]
     fn host_address_follows_the_guest() {

@@ -10,6 +10,7 @@ use crate::config::Env;
 use crate::devices::Bus;
 use crate::devices::hpc3_enet::{Hpc3Enet, SeeqChip, StormHandle};
 
+use super::faults::WireFaults;
 use super::forward::{Forward, ForwardStats, Forwarder, ForwarderThread};
 use super::host::{DEFAULT_GUEST_NETADDR, HostNet, PcapFile};
 use super::wire::{DEFAULT_CAPACITY, WireEnd, WireStats, wire};
@@ -28,11 +29,14 @@ impl RigNet {
     /// The host stack's addresses follow the guest's `netaddr` (default
     /// [`DEFAULT_GUEST_NETADDR`]).
     /// With `pcap`, the forwarder writes every frame on the wire to that file.
+    /// With `faults`, the host end of the wire loses, corrupts, reorders, duplicates or delays
+    /// frames as they ask.
     pub fn attach(
         bus: &mut Bus,
         env: &Env,
         forwards: &[Forward],
         pcap: Option<&Path>,
+        faults: Option<&WireFaults>,
     ) -> Result<RigNet, String> {
         let netaddr = env
             .get("netaddr")
@@ -53,10 +57,15 @@ impl RigNet {
             Some(p) => PcapFile::create(p).map_err(|e| format!("pcap {}: {e}", p.display()))?,
             None => PcapFile::none(),
         };
+        if faults.is_some() && forwards.is_empty() {
+            // The faults sit in the forwarder's stack too.
+            return Err("--wire-faults needs at least one forward".into());
+        }
         let forwarder = if forwards.is_empty() {
             None
         } else {
-            let f = Forwarder::new(host_end.clone(), host_net, forwards, capture)
+            let faults = faults.copied().unwrap_or_default();
+            let f = Forwarder::with_faults(host_end.clone(), host_net, forwards, capture, &faults)
                 .map_err(|e| e.to_string())?;
             Some(ForwarderThread::spawn(f))
         };

@@ -79,8 +79,14 @@ impl Rig {
         for d in standard_devices(&links) {
             bus.add(d).map_err(RigError::Emulator)?;
         }
-        let net = RigNet::attach(&mut bus, &env, &opts.forwards, opts.pcap.as_deref())
-            .map_err(RigError::Config)?;
+        let net = RigNet::attach(
+            &mut bus,
+            &env,
+            &opts.forwards,
+            opts.pcap.as_deref(),
+            opts.wire_faults.as_ref(),
+        )
+        .map_err(RigError::Config)?;
         let bus = Rc::new(RefCell::new(bus));
         let kernel = Rc::new(RefCell::new(Kernel::new(
             env,
@@ -94,6 +100,7 @@ impl Rig {
         kernel
             .borrow_mut()
             .attach_devices(bus.clone(), net.enet_irq_counter());
+        kernel.borrow_mut().heap_cap = opts.heap_kib.map(|k| k.saturating_mul(1024));
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
         Ok(Rig {

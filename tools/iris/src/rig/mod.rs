@@ -28,7 +28,7 @@ use crate::kernel::{Kernel, KernelStats};
 use crate::loader::LoadedImage;
 use crate::memmap;
 use crate::memory::GuestMemory;
-use crate::net::{Forward, RigNet};
+use crate::net::{Forward, RigNet, WireFaults};
 use crate::profile::{Profile, ProfileHook};
 use indy::regs::mc::WATCHDOG_PERIOD_MS;
 
@@ -55,6 +55,9 @@ pub struct RigOptions {
     pub env: Vec<String>,
     pub env_file: Option<PathBuf>,
     pub ram_mib: u32,
+    /// Heap offered to the module in KiB, when less than the rest of RAM (the ABI promises
+    /// 1024): to test the module on a kernel that gives only what it promises.
+    pub heap_kib: Option<u32>,
     /// SCSI disks `(target, image path)`.
     pub disks: Vec<(u8, PathBuf)>,
     /// Attach no disk at all (not even the default root filesystem).
@@ -70,6 +73,8 @@ pub struct RigOptions {
     pub forwards: Vec<Forward>,
     /// Write every frame on the virtual wire to this pcap file (needs a forward).
     pub pcap: Option<PathBuf>,
+    /// Loss, corruption, reordering, duplication and delay on the virtual wire (needs a forward).
+    pub wire_faults: Option<WireFaults>,
 }
 
 impl Default for RigOptions {
@@ -80,6 +85,7 @@ impl Default for RigOptions {
             env: Vec::new(),
             env_file: None,
             ram_mib: memmap::DEFAULT_RAM_MIB,
+            heap_kib: None,
             disks: Vec::new(),
             no_disk: false,
             watchdog_ms: WATCHDOG_PERIOD_MS,
@@ -87,6 +93,7 @@ impl Default for RigOptions {
             quiet: false,
             forwards: Vec::new(),
             pcap: None,
+            wire_faults: None,
         }
     }
 }

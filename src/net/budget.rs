@@ -1,0 +1,107 @@
+//! The server's memory plan: how much of the heap the kernel gave each kind of input-driven
+//! work may hold, decided once at init from the heap's size and what the module already uses.
+//!
+//! The heap is split into:
+//! - a reserve (`heap / 16`, at least 64 KiB) for the small bounded allocations nobody charges
+//!   (sessions, tables, headers); the rest is the *heap budget* the module means never to pass;
+//! - what is in use once the module is up (sockets, caches, the tool catalogue);
+//! - per connection, what the HTTP layer holds outside any pool (output and hold buffers, a
+//!   request head, one complete answer), times the number of sockets;
+//! - shell output (an eighth of the heap, the shell's own budget) and one screen capture;
+//! - what remains: request bodies (two fifths) and parsed requests (three fifths).
+//!
+//! `irix7://mem` shows the plan and its use; the hostile-load suite checks that the heap peak
+//! stays under the budget whatever clients send.
+
+use crate::net::server::ServerConfig;
+use crate::services::memory::{BudgetUse, Gauge};
+use alloc::rc::Rc;
+use rpc::budget::Pool;
+
+/// What one screen capture holds at most (measured peak of a full-screen capture's encoder,
+/// `cargo xtask bench`), set aside on heaps big enough to capture at all.
+const CAPTURE: usize = 512 * 1024;
+/// The largest complete answer a connection holds (a `tools/list` page, a `mem.read`).
+const ANSWER: usize = 32 * 1024;
+
+/// The budgets the server charges.
+pub struct ServerBudgets {
+    pub heap_budget: usize,
+    /// Request bodies being received (`rpc::http`).
+    pub requests: Rc<Pool>,
+    /// Parsed JSON-RPC messages (`rpc::jsonrpc::parse_within`).
+    pub parse: Rc<Pool>,
+}
+
+impl ServerBudgets {
+    /// The plan for a heap of `heap` bytes of which `idle` are in use with the server up
+    /// (its sockets included), serving with `server`.
+    pub fn plan(heap: usize, idle: usize, server: &ServerConfig) -> Self {
+        let reserve = (heap / 16).max(64 * 1024);
+        let heap_budget = heap.saturating_sub(reserve);
+        let http = &server.http;
+        let per_connection =
+            http.output_buffer + http.input_buffer + http.limits.header_section + ANSWER;
+        let connections = server.ports.len() * server.sockets_per_port;
+        let capture = if heap >= 4 << 20 { CAPTURE } else { 0 };
+        let fixed = idle + connections * per_connection + heap / 8 + capture;
+        let free = heap_budget.saturating_sub(fixed);
+        ServerBudgets {
+            heap_budget,
+            requests: Pool::new("requests", free / 5 * 2),
+            parse: Pool::new("parse", free / 5 * 3),
+        }
+    }
+}
+
+/// A pool seen by the status reports.
+pub struct PoolGauge(pub Rc<Pool>);
+
+impl Gauge for PoolGauge {
+    fn usage(&self) -> BudgetUse {
+        let u = self.0.usage();
+        BudgetUse {
+            name: u.name,
+            limit: u.limit,
+            used: u.used,
+            peak: u.peak,
+            refused: u.refused,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_fits_the_heap_it_is_made_for() {
+        for heap in [1 << 20, 2 << 20, 8 << 20, 56 << 20] {
+            let server = ServerConfig::for_heap(heap);
+            let idle = server.socket_bytes() + 300 * 1024;
+            let b = ServerBudgets::plan(heap, idle, &server);
+            let http = &server.http;
+            let per_conn =
+                http.output_buffer + http.input_buffer + http.limits.header_section + ANSWER;
+            let conns = server.ports.len() * server.sockets_per_port;
+            let total = idle
+                + conns * per_conn
+                + heap / 8
+                + if heap >= 4 << 20 { CAPTURE } else { 0 }
+                + b.requests.limit()
+                + b.parse.limit();
+            assert!(
+                total <= b.heap_budget,
+                "{heap}: {total} > {}",
+                b.heap_budget
+            );
+            assert!(b.heap_budget < heap);
+            // Something is left for requests even on the ABI's 1 MiB.
+            assert!(
+                b.requests.limit() >= 16 * 1024,
+                "{heap}: {}",
+                b.requests.limit()
+            );
+        }
+    }
+}

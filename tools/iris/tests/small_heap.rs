@@ -1,0 +1,126 @@
+//! The module on a kernel that gives exactly the heap the ABI promises (1 MiB): it starts,
+//! sizes its socket pool and budgets to it, serves the tools, refuses what does not fit with
+//! clear answers, and its heap peak stays under the budget it reports. One KiB less and it
+//! refuses to start, saying why.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::io::Write;
+use support::guest::boot_guest_with;
+use support::http::{connect, read_response, request};
+use support::mcp::{mcp_request, tool_ok};
+
+/// A figure from `irix7://mem`'s text, e.g. `heap budget 983040 bytes`.
+fn mem_figure(text: &str, name: &str) -> usize {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no `{name}` in:\n{text}"))
+}
+
+fn read_mem(addr: std::net::SocketAddr) -> String {
+    let raw = mcp_request(
+        1,
+        "resources/read",
+        json!({"uri": "irix7://mem"}),
+        json!({}),
+        "application/json",
+    );
+    let r = request(addr, &raw);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    v["result"]["contents"][0]["text"]
+        .as_str()
+        .expect("mem text")
+        .to_string()
+}
+
+#[test]
+fn the_module_serves_on_the_heap_the_abi_promises() {
+    let Some(g) = boot_guest_with(&[], |o| o.heap_kib = Some(1024), |_| {}) else {
+        return;
+    };
+    let mem = read_mem(g.mcp);
+    assert_eq!(mem_figure(&mem, "heap size"), 1 << 20, "{mem}");
+    let budget = mem_figure(&mem, "heap budget");
+    assert!(budget > 0 && budget < 1 << 20, "{mem}");
+    assert!(mem.contains("budget requests"), "{mem}");
+    assert!(mem.contains("budget parse"), "{mem}");
+
+    // The tools work.
+    let echo = tool_ok(g.mcp, "echo", json!({"text": "small"}));
+    assert_eq!(echo["text"], "small", "{echo}");
+    let status = tool_ok(g.mcp, "status", json!({}));
+    assert!(
+        status["heap"]["budget"].as_u64().is_some_and(|b| b > 0),
+        "{status}"
+    );
+    let list = request(
+        g.mcp,
+        &mcp_request(2, "tools/list", json!({}), json!({}), "application/json"),
+    );
+    assert_eq!(list.status, 200);
+    assert_eq!(
+        request(g.http, "GET / HTTP/1.1\r\nHost: indy\r\n\r\n").status,
+        200
+    );
+
+    // A body bigger than the request budget is refused from its head (413), not buffered.
+    let mut s = connect(g.mcp);
+    s.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
+          Expect: 100-continue\r\nContent-Length: 1000000\r\n\r\n",
+    )
+    .unwrap();
+    let r = read_response(&mut s, &mut Vec::new(), false).expect("an answer");
+    assert_eq!(r.status, 413, "{}", r.text());
+
+    // Several clients at once, each asking for the big listing.
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let addr = g.mcp;
+            std::thread::spawn(move || {
+                let raw = mcp_request(
+                    10 + i,
+                    "tools/list",
+                    json!({}),
+                    json!({}),
+                    "application/json",
+                );
+                request(addr, &raw).status
+            })
+        })
+        .collect();
+    for t in threads {
+        let status = t.join().unwrap();
+        assert!(status == 200 || status == 429 || status == 503, "{status}");
+    }
+
+    let mem = read_mem(g.mcp);
+    let peak = mem_figure(&mem, "heap peak");
+    assert!(
+        peak <= budget,
+        "heap peak {peak} over the budget {budget}:\n{mem}"
+    );
+    println!("1 MiB heap: budget {budget}, peak {peak}\n{mem}");
+    let c = g.rig.counters();
+    assert_eq!((c.resets, c.watchdog_resets), (0, 0));
+    g.rig.stop().unwrap();
+}
+
+#[test]
+fn less_than_the_promised_heap_is_refused_at_init() {
+    let Some(image) = support::image::ProductImage::find_or_skip() else {
+        return;
+    };
+    let copy = image.private_copy();
+    let mut opts = support::guest::guest_options(copy.path(), &image, &[], &[7801]);
+    opts.heap_kib = Some(1023);
+    match iris::Rig::spawn(opts) {
+        Err(iris::RigError::InitFailed(code)) => assert_eq!(code, indy::abi::status::E_NOMEM),
+        Err(e) => panic!("init should fail with E_NOMEM, not {e:?}"),
+        Ok(_) => panic!("the module started on 1023 KiB of heap"),
+    }
+}
