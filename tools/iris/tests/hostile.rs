@@ -29,7 +29,7 @@ use support::guest::{Guest, boot_guest_with};
 use support::hostile::{
     Findings, GUEST_MAC, Outcome, Prober, TOKEN, describe, exchange, first_status,
     frame_checksums_ok, heap, last_message, legacy, legacy_session, modern, open, syn_frame,
-    time_to_close, uptime_ms,
+    time_to_cut, uptime_ms,
 };
 
 /// The longest a well-behaved `echo` may take, in host wall time, under any attack: generous
@@ -139,6 +139,8 @@ fn no_client_can_take_the_machine_down() {
         ("failed authentication", failed_authentication),
     ];
     let mut crashes = 0;
+    // The longest poll of machines an attack stopped: the bench figure covers every machine.
+    let mut earlier_max_poll = 0;
     for (name, attack) in attacks {
         let from = Instant::now();
         let (before, poll_before) = {
@@ -170,6 +172,7 @@ fn no_client_can_take_the_machine_down() {
             // The rig stops on a guest crash (an aborting module): say how, and give the
             // remaining attacks a fresh machine so that they are judged on their own.
             crashes += 1;
+            earlier_max_poll = earlier_max_poll.max(c.max_poll_insns);
             let console = m.g.rig.console_text();
             let tail: Vec<&str> = console.lines().rev().take(6).collect();
             let Machine { g, prober, .. } = m;
@@ -208,7 +211,7 @@ fn no_client_can_take_the_machine_down() {
         ..
     } = m;
     drop(prober);
-    aftermath(&g, &mut f, uptime0, booted);
+    aftermath(&g, &mut f, uptime0, booted, earlier_max_poll);
     let failed = f.failed();
     assert!(
         failed.is_empty(),
@@ -285,10 +288,12 @@ fn judge_echoes(f: &mut Findings, attack: &str, samples: &[support::hostile::Sam
 
 /// After the attacks: no reset of any kind, the uptime grew by about the time the run took,
 /// one verification line on the console, the heap peak inside the budget and no poll over
-/// `MAX_POLL_INSNS`; the figures are written for the bench.
-fn aftermath(g: &Guest, f: &mut Findings, uptime0: u64, started: Instant) {
+/// `MAX_POLL_INSNS` (on this machine or any an attack stopped); the figures are written for
+/// the bench.
+fn aftermath(g: &Guest, f: &mut Findings, uptime0: u64, started: Instant, earlier_max_poll: u64) {
     const A: &str = "aftermath";
     let c = g.rig.counters();
+    let max_poll = c.max_poll_insns.max(earlier_max_poll);
     f.check(
         A,
         c.resets == 0 && c.watchdog_resets == 0,
@@ -317,11 +322,8 @@ fn aftermath(g: &Guest, f: &mut Findings, uptime0: u64, started: Instant) {
     );
     f.check(
         A,
-        c.max_poll_insns <= MAX_POLL_INSNS,
-        format!(
-            "max_poll_insns {} (bound {MAX_POLL_INSNS})",
-            c.max_poll_insns
-        ),
+        max_poll <= MAX_POLL_INSNS,
+        format!("max_poll_insns {} (bound {MAX_POLL_INSNS})", max_poll),
     );
     let h = match heap(g.mcp) {
         Ok(h) => h,
@@ -347,7 +349,7 @@ fn aftermath(g: &Guest, f: &mut Findings, uptime0: u64, started: Instant) {
     let dir = find_repo_root().join("target/bench");
     let text = format!(
         "max_poll_insns {}\nheap_peak {}\nheap_budget {}\n",
-        c.max_poll_insns, h.peak, h.budget
+        max_poll, h.peak, h.budget
     );
     std::fs::create_dir_all(&dir)
         .and_then(|_| std::fs::write(dir.join("hostile.txt"), text))
@@ -711,7 +713,7 @@ fn stall(kind: &'static str, addr: SocketAddr) -> std::thread::JoinHandle<Option
     std::thread::spawn(move || match kind {
         "silent" => {
             let mut s = open(addr, Duration::from_secs(10)).ok()?;
-            time_to_close(&mut s, HEAD_DEADLINE + Duration::from_secs(20))
+            time_to_cut(&mut s, HEAD_DEADLINE + Duration::from_secs(20))
         }
         "slowloris head" => trickle(addr, None),
         _ => trickle(addr, Some(TOKEN)),
@@ -837,7 +839,7 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
 }
 
 /// A stalled client: `POST /mcp` whose head (no token) or, with `token`, whose 1000-byte body
-/// comes one byte every 2 s. The time until the server ends it (closes or answers), or `None`
+/// comes one byte every 2 s. The time until the server cuts it off (closes or answers), or `None`
 /// when it still holds after the deadline and a margin.
 fn trickle(addr: SocketAddr, token: Option<&str>) -> Option<Duration> {
     let deadline = if token.is_some() {
@@ -871,7 +873,7 @@ fn trickle(addr: SocketAddr, token: Option<&str>) -> Option<Duration> {
         if s.write_all(&[*b]).is_err() {
             return Some(t.elapsed());
         }
-        if time_to_close(&mut s, Duration::from_secs(2)).is_some() {
+        if time_to_cut(&mut s, Duration::from_secs(2)).is_some() {
             return Some(t.elapsed());
         }
     }

@@ -88,19 +88,18 @@ pub fn first_status(s: &mut TcpStream, deadline: Duration) -> Outcome {
     }
 }
 
-/// Waits up to `deadline` for the server to end the connection (EOF or reset); anything it
-/// sends meanwhile is read and dropped. The time it took, or `None` when it stayed open.
-pub fn time_to_close(s: &mut TcpStream, deadline: Duration) -> Option<Duration> {
+/// Waits up to `deadline` for the server to give up on a stalled connection: it closes or
+/// resets it, or answers (a 408 or 400 before its lingering close). The time it took, or `None`
+/// when it stayed open and silent.
+pub fn time_to_cut(s: &mut TcpStream, deadline: Duration) -> Option<Duration> {
     let start = Instant::now();
     let mut b = [0u8; 4096];
     while start.elapsed() < deadline {
         let left = deadline.saturating_sub(start.elapsed());
         let _ = s.set_read_timeout(Some(left.max(Duration::from_millis(10))));
         match s.read(&mut b) {
-            Ok(0) => return Some(start.elapsed()),
-            Ok(_) => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Some(start.elapsed()),
+            _ => return Some(start.elapsed()),
         }
     }
     None
