@@ -830,6 +830,15 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
             pages.len()
         ),
     );
+    // Past every deadline the guest should hold none of them: its own count tells a
+    // connection it forgot without telling the peer from one it still holds.
+    std::thread::sleep(
+        (t0 + BODY_DEADLINE + DEADLINE_SLACK).saturating_duration_since(Instant::now()),
+    );
+    match open_connections(c.mcp) {
+        Ok(n) => println!("    the guest counts {n} open connections after the deadlines"),
+        Err(e) => f.check(A, false, format!("irix7://net: {e}")),
+    }
     judge_stalled(
         f,
         "40 stalled clients",
