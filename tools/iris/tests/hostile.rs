@@ -642,11 +642,18 @@ fn big_body_without_expect(c: &Ctx, f: &mut Findings) {
 }
 
 /// An authenticated ~1 MiB `tools/call` whose arguments are hundreds of thousands of empty
-/// arrays (then objects): a clear error, the heap intact.
+/// arrays (then objects), and a ~120 KB one: a clear error, the heap intact.
 fn parse_amplification(c: &Ctx, f: &mut Findings) {
     const A: &str = "parse amplification";
-    for (what, empty) in [("arrays", "[]"), ("objects", "{}")] {
-        let many = vec![empty; 330_000].join(",");
+    // Just under the 1 MiB the issue names and just under the 128 KiB request body limit the
+    // module now has: whichever limit holds, one of them reaches the parser.
+    let sizes = [
+        (330_000, "arrays", "[]"),
+        (330_000, "objects", "{}"),
+        (40_000, "arrays", "[]"),
+    ];
+    for (n, what, empty) in sizes {
+        let many = vec![empty; n].join(",");
         let args: Value = serde_json::from_str(&format!(r#"{{"text":"x","x":[{many}]}}"#))
             .expect("the arguments are JSON");
         let req =
