@@ -21,6 +21,7 @@ use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
 use crate::services::memory::MemoryPlan;
+use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, VERSION};
 use crate::tools::devices::RawAccess;
 use crate::tools::{self, Ctx};
@@ -266,11 +267,13 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
     );
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
+    shell_output::BUDGET.configure(heap.size);
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: alloc::vec![
             Box::new(PoolGauge(budgets.requests.clone())),
             Box::new(PoolGauge(budgets.parse.clone())),
+            Box::new(&shell_output::BUDGET),
         ],
     };
     let services = Services {

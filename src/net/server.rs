@@ -7,10 +7,12 @@
 //!   flood or half-open connections hold nothing for long);
 //! - once the module has closed a connection, the socket listens again as soon as the peer
 //!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
-//! - one client address holds at most `per_client` connections of a port;
+//! - one client address holds at most `per_client` connections of a port: its next one
+//!   resets its own anonymous connection idle the longest, or is answered 503 with
+//!   `Retry-After` and closed;
 //! - when a port has no listening socket left, the connection that proved nothing (no
-//!   authenticated request) and was idle longest is reset to make room, so authenticated
-//!   clients are never locked out by anonymous ones.
+//!   authenticated request) and was idle longest, at least [`GRACE_MS`], is reset to make
+//!   room, so authenticated clients are never locked out by anonymous ones.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -46,10 +48,22 @@ impl Default for ServerConfig {
             tx_buffer: 16 * 1024,
             tcp_timeout_ms: 60_000,
             per_client: 8,
-            http: rpc::http::Config::default(),
+            http: rpc::http::Config {
+                limits: rpc::http::Limits {
+                    body: MAX_BODY,
+                    ..rpc::http::Limits::default()
+                },
+                ..rpc::http::Config::default()
+            },
         }
     }
 }
+
+/// The largest request body. A request is parsed, checked and handed to its tool in the poll
+/// that completes it, at about 43 guest instructions a body byte (measured on a `fs.write`),
+/// so this bounds that poll at about 5.6M instructions; bigger writes go in pieces
+/// (`fs.write` with `append` or `offset`).
+pub const MAX_BODY: usize = 128 * 1024;
 
 impl ServerConfig {
     /// The pool for a heap of `heap` bytes: the full pool from 4 MiB up; below that fewer
@@ -107,6 +121,9 @@ impl Handler for Counted<'_> {
 
 /// A handshake not completed this long after the SYN gives its socket back.
 pub const HANDSHAKE_MS: u64 = 3_000;
+/// An anonymous connection younger than this (by its last activity) is not reset to make
+/// room: a client that just connected gets the time to send its request.
+pub const GRACE_MS: u64 = 1_000;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
 pub const CLOSE_MS: u64 = 5_000;
 
@@ -258,8 +275,11 @@ impl HttpServer {
             return false;
         }
         let victim = on_port()
-            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
-            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+            .filter_map(|(i, s)| Some((i, s.conn.as_ref()?)))
+            .filter(|(_, c)| {
+                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
+            })
+            .min_by_key(|(_, c)| c.last_activity_ms())
             .map(|(i, _)| i);
         match victim {
             Some(i) => {
@@ -271,8 +291,9 @@ impl HttpServer {
     }
 
     /// Whether the client at `peer` may have one more connection on slot `i`'s port: yes
-    /// under its cap, or after its own anonymous connection idle the longest is reset.
-    fn make_room_for(
+    /// under its cap, or once its own anonymous connection idle the longest (past
+    /// [`GRACE_MS`]) is reset to make room.
+    fn room_for(
         &mut self,
         i: usize,
         peer: Peer,
@@ -281,18 +302,21 @@ impl HttpServer {
     ) -> bool {
         let port = self.slots[i].port;
         let theirs = || {
-            self.slots.iter().enumerate().filter(move |(_, s)| {
-                s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+            self.slots.iter().enumerate().filter_map(move |(j, s)| {
+                let c = s.conn.as_ref()?;
+                (s.port == port && c.peer().addr == peer.addr).then_some((j, c))
             })
         };
         if theirs().count() < self.per_client {
             return true;
         }
-        let oldest = theirs()
-            .filter(|(_, s)| s.conn.as_ref().is_some_and(|c| !c.authenticated()))
-            .min_by_key(|(_, s)| s.conn.as_ref().map_or(0, |c| c.last_activity_ms()))
+        let idlest = theirs()
+            .filter(|(_, c)| {
+                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
+            })
+            .min_by_key(|(_, c)| c.last_activity_ms())
             .map(|(j, _)| j);
-        match oldest {
+        match idlest {
             Some(j) => {
                 self.reap(j, sockets, now_ms);
                 true
@@ -356,17 +380,15 @@ impl HttpServer {
                             port: 0,
                         },
                     };
-                    if !self.make_room_for(i, peer, sockets, now_ms) {
-                        self.reap(i, sockets, now_ms);
-                        return true;
-                    }
+                    let over_cap = !self.room_for(i, peer, sockets, now_ms);
                     let slot = &mut self.slots[i];
-                    slot.conn = Some(Connection::with_pool(
-                        peer,
-                        self.http,
-                        now_ms,
-                        self.requests.clone(),
-                    ));
+                    let mut conn =
+                        Connection::with_pool(peer, self.http, now_ms, self.requests.clone());
+                    if over_cap {
+                        // Told, not reset: the client reads why and when to come back.
+                        conn.refuse_now(503, "too many connections from this address", now_ms);
+                    }
+                    slot.conn = Some(conn);
                     slot.fin_seen = false;
                     self.stats.accepted += 1;
                     work = true;
@@ -479,7 +501,8 @@ mod tests {
             sockets_per_port: per_port,
             ..Default::default()
         };
-        let server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+        let mut server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+        server.per_client = per_port.saturating_sub(1).max(1);
         (stack, server)
     }
 
@@ -571,6 +594,37 @@ mod tests {
     }
 
     #[test]
+    fn a_client_over_its_cap_is_told_so_or_its_idlest_anonymous_connection_gives_way() {
+        let (mut stack, mut server) = setup(4);
+        server.per_client = 2;
+        let mut now = 0;
+        run_guarded(&mut stack, &mut server, &mut now);
+        let a = client(&mut stack, 43000);
+        let b = client(&mut stack, 43001);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let c = client(&mut stack, 43002);
+        run_guarded(&mut stack, &mut server, &mut now);
+        let refused = drain(&mut stack, c);
+        assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+        assert!(refused.contains("Retry-After: 1"), "{refused}");
+        for h in [a, b] {
+            send(&mut stack, h, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n");
+        }
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, a).contains("/kept"));
+        assert!(drain(&mut stack, b).contains("/kept"));
+        // Once its connections have been idle past the grace time, the client's next one
+        // takes the place of its idlest anonymous one instead.
+        now += GRACE_MS;
+        let d = client(&mut stack, 43003);
+        run_guarded(&mut stack, &mut server, &mut now);
+        send(&mut stack, d, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n");
+        run_guarded(&mut stack, &mut server, &mut now);
+        assert!(drain(&mut stack, d).contains("/new"));
+        assert_eq!(server.stats.reaped, 1);
+    }
+
+    #[test]
     fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
         let (mut stack, mut server) = setup(8);
         let mut now = 0;
@@ -602,6 +656,8 @@ mod tests {
     #[test]
     fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_ones() {
         let (mut stack, mut server) = setup(3);
+        // Every client here has the same address: this is about the pool, not the cap.
+        server.per_client = 8;
         let mut now = 0;
         run_guarded(&mut stack, &mut server, &mut now);
         let agent = client(&mut stack, 41000);
@@ -613,10 +669,12 @@ mod tests {
         );
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, agent).contains("/a"));
-        // Six silent clients, one after the other: each finds a listening socket, because the
+        // Six silent clients, a second apart: each finds a listening socket, because the
         // anonymous connection idle the longest is reset to make room.
         let silent: Vec<_> = (1..=6)
             .map(|i| {
+                // Each earlier client has been silent past its grace time.
+                now += GRACE_MS;
                 let h = client(&mut stack, 41000 + i);
                 run_guarded(&mut stack, &mut server, &mut now);
                 h

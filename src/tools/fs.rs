@@ -30,9 +30,11 @@ pub const READ_DEFAULT_MAX: u64 = 1 << 20;
 pub const READ_MAX: u64 = 8 << 20;
 /// Longest symlink target `fs.readlink` returns and `fs.stat` shows.
 pub const LINK_MAX: usize = 512;
-/// Default and largest page of `fs.list`.
+/// Default page of `fs.list`.
 pub const LIST_DEFAULT: u64 = 256;
-pub const LIST_MAX: u64 = 1024;
+/// At most 512: the output schema check of a page runs in one poll (~13K guest instructions
+/// an entry), so 512 entries keep it near 7M, under the 10M a poll may run.
+pub const LIST_MAX: u64 = 512;
 /// Bytes of a UTF-8 read checked per step before streaming starts.
 const CHECK_STEP: usize = 32 * 1024;
 
@@ -125,12 +127,12 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         title: Some("List a directory"),
         description: "Lists a directory of the merged view (symlinks followed), sorted by name, \
                       without . and ..: name, type, size, mode, origin of each entry. Pages of \
-                      `limit` entries (default 256, at most 1024) from `offset`; `next_offset` \
+                      `limit` entries (default 256, at most 512) from `offset`; `next_offset` \
                       is there while more entries follow.",
         input_schema: r#"{"type":"object","properties":{
           "path":{"type":"string","description":"Directory to list"},
           "offset":{"type":"integer","minimum":0,"default":0},
-          "limit":{"type":"integer","minimum":1,"maximum":1024,"default":256}},
+          "limit":{"type":"integer","minimum":1,"maximum":512,"default":256}},
           "required":["path"],"additionalProperties":false}"#,
         output_schema: Some(LIST_OUTPUT),
         annotations: Annotations::READ_ONLY,
@@ -687,19 +689,51 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     done(m)
 }
 
+/// Entries `fs.list` stats per step: each costs ~35K guest instructions (an inode read and
+/// its JSON), so 48 keep a step near 2M where a 300-entry page took 11M in one poll.
+const LIST_STEP: usize = 48;
+
 fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let path = path_arg(call)?;
     let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
     let limit = args::opt_u64(call, "limit")?
         .unwrap_or(LIST_DEFAULT)
-        .clamp(1, LIST_MAX);
+        .clamp(1, LIST_MAX) as usize;
     let offset = usize::try_from(offset).unwrap_or(usize::MAX);
     let fs = mounted(ctx)?;
-    let l = fs.list(path, offset, limit as usize).map_err(fs_error)?;
-    let entries: Vec<Value> = l
-        .entries
-        .iter()
-        .map(|e| {
+    // The first piece now (it checks the path and counts the directory), the rest a step per
+    // poll.
+    let l = fs
+        .list(path, offset, limit.min(LIST_STEP))
+        .map_err(fs_error)?;
+    let mut run = ListRun {
+        path: l.path,
+        offset,
+        limit,
+        total: l.total,
+        entries: Vec::new(),
+    };
+    run.add(&l.entries);
+    if run.complete() {
+        return Ok(Started::Done(run.output()));
+    }
+    Ok(Started::Run(Box::new(run)))
+}
+
+/// A listing gathered [`LIST_STEP`] entries a step.
+struct ListRun {
+    /// The directory's canonical path.
+    path: String,
+    offset: usize,
+    limit: usize,
+    /// The directory's size when the listing began.
+    total: usize,
+    entries: Vec<Value>,
+}
+
+impl ListRun {
+    fn add(&mut self, entries: &[crate::services::fs::overlay::ListEntry]) {
+        self.entries.extend(entries.iter().map(|e| {
             let mut m = Map::new();
             put(&mut m, "name", e.name.as_str().into());
             put(&mut m, "type", e.stat.file_type.as_str().into());
@@ -707,18 +741,61 @@ fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
             put(&mut m, "mode", mode_text(e.stat.mode).into());
             put(&mut m, "origin", e.stat.origin.as_str().into());
             Value::Object(m)
-        })
-        .collect();
-    let next = offset.saturating_add(entries.len());
-    let mut m = Map::new();
-    put(&mut m, "path", l.path.into());
-    put(&mut m, "total", l.total.into());
-    put(&mut m, "offset", offset.into());
-    if next < l.total {
-        put(&mut m, "next_offset", next.into());
+        }));
     }
-    put(&mut m, "entries", Value::Array(entries));
-    done(m)
+
+    /// Where the next piece starts.
+    fn next(&self) -> usize {
+        self.offset.saturating_add(self.entries.len())
+    }
+
+    fn complete(&self) -> bool {
+        self.entries.len() >= self.limit || self.next() >= self.total
+    }
+
+    fn output(&mut self) -> ToolOutput<Ctx> {
+        let next = self.next();
+        let mut m = Map::new();
+        put(&mut m, "path", self.path.as_str().into());
+        put(&mut m, "total", self.total.into());
+        put(&mut m, "offset", self.offset.into());
+        if next < self.total {
+            put(&mut m, "next_offset", next.into());
+        }
+        put(
+            &mut m,
+            "entries",
+            Value::Array(core::mem::take(&mut self.entries)),
+        );
+        ToolOutput::structured(Value::Object(m))
+    }
+}
+
+impl ToolRun<Ctx> for ListRun {
+    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+        let fs = match mounted(ctx) {
+            Ok(fs) => fs,
+            Err(e) => return Step::Failed(e),
+        };
+        let want = (self.limit - self.entries.len()).min(LIST_STEP);
+        let l = match fs.list(&self.path, self.next(), want) {
+            Ok(l) => l,
+            Err(e) => return Step::Failed(fs_error(e)),
+        };
+        // Pieces of a directory that changed in between would not fit together.
+        if l.total != self.total || l.entries.is_empty() {
+            return Step::Failed(ToolError::new(
+                ErrorCode::Busy,
+                format!("{} changed while it was listed; list it again", self.path),
+            ));
+        }
+        self.add(&l.entries);
+        if self.complete() {
+            Step::Done(self.output())
+        } else {
+            Step::Pending
+        }
+    }
 }
 
 fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {

@@ -4,15 +4,20 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// Lower-case hex digits of `bytes`.
+/// Lower-case hex digits of `bytes`. Written as bytes into place, then checked once: a
+/// `String::push` per digit (UTF-8 encoding, a capacity check) cost ~47 guest instructions a
+/// byte, 6M of the 12M one poll of a 64 KiB `mem.read` ran.
 pub fn encode(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    let mut out = alloc::vec![0u8; bytes.len() * 2];
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        if let [hi, lo] = pair {
+            *hi = DIGITS[usize::from(b >> 4)];
+            *lo = DIGITS[usize::from(b & 15)];
+        }
     }
-    s
+    // Hex digits are ASCII: the check cannot fail.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The bytes of an even-length string of hex digits, or `None`.
@@ -34,6 +39,9 @@ mod tests {
     #[test]
     fn round_trips_and_refuses_bad_text() {
         assert_eq!(encode(&[0x00, 0xAB, 0x7f]), "00ab7f");
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(decode(&encode(&all)), Some(all));
+        assert_eq!(encode(&[]), "");
         assert_eq!(decode("00AB7f"), Some(alloc::vec![0x00, 0xAB, 0x7F]));
         assert_eq!(decode("abc"), None);
         assert_eq!(decode("zz"), None);

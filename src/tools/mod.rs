@@ -81,6 +81,10 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
     server.register_resources(screen::RESOURCES);
+    server.register_resource_streams(&[rpc::mcp::StreamDef {
+        uri: "irix7://screen",
+        open: screen::open_resource,
+    }]);
     Ok(())
 }
 

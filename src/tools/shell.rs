@@ -7,9 +7,13 @@
 //! U+FFFD), streamed from memory so it is never escaped into one big string. The structured
 //! result carries `exit_status`, `truncated`, `output_bytes`, and `output` itself when it is at
 //! most [`INLINE_MAX`] bytes.
+//!
+//! Memory: a call keeps at most `max_output` bytes ([`OUTPUT_MAX`] at most), and every running
+//! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
+//! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
 use super::{Ctx, args};
-use crate::services::shell::output::Output;
+use crate::services::shell::output::{self, Budget, Output};
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -22,9 +26,10 @@ use rpc::mcp::{
 };
 use serde_json::json;
 
-/// Default and largest `max_output`.
+/// Default and largest `max_output`: a seventh of the shared budget on the rig's 56 MiB heap,
+/// all of it on an 8 MiB one.
 pub const OUTPUT_DEFAULT: u64 = 1 << 20;
-pub const OUTPUT_MAX: u64 = 8 << 20;
+pub const OUTPUT_MAX: u64 = 1 << 20;
 /// Output up to this size is also in the structured result.
 pub const INLINE_MAX: usize = 16 * 1024;
 /// Least time between two progress notices.
@@ -40,7 +45,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
                   progress and can be cancelled. `reboot`/`poweroff` act after answering.",
     input_schema: r#"{"type":"object","properties":{
   "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},
-  "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,"description":"Most output bytes returned; the rest is dropped and `truncated` set"}},
+  "max_output":{"type":"integer","minimum":1,"maximum":1048576,"default":1048576,"description":"Most output bytes returned; the rest is dropped and `truncated` set. All running calls share one output budget (an eighth of the module's heap): a call that would exceed it fails with E_BUSY"}},
   "required":["command"],"additionalProperties":false}"#,
     output_schema: Some(
         r#"{"type":"object","properties":{
@@ -53,11 +58,21 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     ),
     annotations: Annotations::DESTRUCTIVE,
     requires: &[],
-    errors: &[ErrorCode::NotFound],
+    errors: &[ErrorCode::NotFound, ErrorCode::Busy],
     start,
 }];
 
 fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    output::BUDGET.configure((ctx.heap)().size);
+    start_on(ctx, call, &output::BUDGET)
+}
+
+/// Starts a command whose output draws on `budget`.
+fn start_on(
+    ctx: &mut Ctx,
+    call: &ToolCall<'_>,
+    budget: &'static Budget,
+) -> Result<Started<Ctx>, ToolError> {
     let command = args::string(call, "command")?;
     if command.len() > 4 * 4096 {
         return Err(ToolError::new(ErrorCode::Inval, "`command` is too long"));
@@ -65,10 +80,10 @@ fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     let cap = args::opt_u64(call, "max_output")?
         .unwrap_or(OUTPUT_DEFAULT)
         .clamp(1, OUTPUT_MAX) as usize;
-    let mut out = Output::new(cap);
+    let mut out = Output::with_budget(cap, budget);
     match shell::run(ctx, command, &mut out, call.now_ms) {
         Err(e) => Err(shell_error(&e)),
-        Ok(Exit::Status(status)) => Ok(Started::Done(finish(command, status, out))),
+        Ok(Exit::Status(status)) => finish(command, status, out).map(Started::Done),
         Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
             command: String::from(command),
             job,
@@ -78,26 +93,40 @@ fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     }
 }
 
-/// The tool result for a finished command.
-fn finish(command: &str, status: i32, out: Output) -> ToolOutput<Ctx> {
-    let (bytes, truncated) = out.into_parts();
+/// The tool result for a finished command, or the refusal of one the budget stopped.
+fn finish(command: &str, status: i32, out: Output) -> Result<ToolOutput<Ctx>, ToolError> {
+    if out.refused() {
+        let budget = out.budget();
+        // Given back first, so the figures are what the other calls hold.
+        drop(out);
+        let u = budget.map(Budget::usage).unwrap_or_default();
+        return Err(ToolError::new(
+            ErrorCode::Busy,
+            format!(
+                "shell output budget exhausted: running commands hold {} of {} bytes; \
+                 retry when they finish or lower max_output",
+                u.used, u.limit
+            ),
+        ));
+    }
+    let bytes = out.bytes();
     let mut structured = json!({
         "command": command,
         "exit_status": status,
         "output_bytes": bytes.len(),
-        "truncated": truncated,
+        "truncated": out.truncated(),
     });
     if bytes.len() <= INLINE_MAX {
-        structured["output"] = String::from_utf8_lossy(&bytes).into_owned().into();
+        structured["output"] = String::from_utf8_lossy(bytes).into_owned().into();
     }
-    ToolOutput {
+    Ok(ToolOutput {
         content: vec![Content::stream(
             StreamKind::Text,
-            Box::new(BytesSource { bytes, pos: 0 }),
+            Box::new(BytesSource { out, pos: 0 }),
         )],
         structured: Some(structured),
         is_error: false,
-    }
+    })
 }
 
 /// A command running across polls.
@@ -114,7 +143,16 @@ impl ToolRun<Ctx> for ShellRun {
         let Some(out) = self.out.as_mut() else {
             return Step::Failed(ToolError::new(ErrorCode::Internal, "stepped after the end"));
         };
-        match self.job.step(ctx, out, now) {
+        let step = self.job.step(ctx, out, now);
+        if out.refused() {
+            // Stop reading at once: nothing more can be kept.
+            let out = self.out.take().unwrap_or_else(|| Output::new(0));
+            return match finish(&self.command, 1, out) {
+                Ok(done) => Step::Done(done),
+                Err(e) => Step::Failed(e),
+            };
+        }
+        match step {
             JobStep::Pending => {
                 let due = self
                     .last_progress_ms
@@ -127,7 +165,10 @@ impl ToolRun<Ctx> for ShellRun {
             }
             JobStep::Done(status) => {
                 let out = self.out.take().unwrap_or_else(|| Output::new(0));
-                Step::Done(finish(&self.command, status, out))
+                match finish(&self.command, status, out) {
+                    Ok(done) => Step::Done(done),
+                    Err(e) => Step::Failed(e),
+                }
             }
         }
     }
@@ -138,9 +179,10 @@ impl ToolRun<Ctx> for ShellRun {
     }
 }
 
-/// Streams the output bytes into the response's text block.
+/// Streams the output bytes into the response's text block; the output (and its share of the
+/// budget) is held until the last byte has gone or the client went away.
 struct BytesSource {
-    bytes: Vec<u8>,
+    out: Output,
     pos: usize,
 }
 
@@ -151,11 +193,12 @@ impl ContentSource<Ctx> for BytesSource {
         out: &mut Vec<u8>,
         max: usize,
     ) -> Result<SourcePoll, ToolError> {
-        let rest = self.bytes.get(self.pos..).unwrap_or(&[]);
+        let rest = self.out.bytes().get(self.pos..).unwrap_or(&[]);
         let n = rest.len().min(max);
         out.extend_from_slice(rest.get(..n).unwrap_or(&[]));
         self.pos += n;
-        Ok(if self.pos >= self.bytes.len() {
+        Ok(if self.pos >= self.out.len() {
+            self.out.release();
             SourcePoll::End
         } else {
             SourcePoll::Data
@@ -163,7 +206,7 @@ impl ContentSource<Ctx> for BytesSource {
     }
 
     fn cancel(&mut self, _ctx: &mut Ctx) {
-        self.bytes = Vec::new();
+        self.out.release();
     }
 }
 

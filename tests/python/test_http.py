@@ -48,11 +48,27 @@ def test_401_with_www_authenticate(token_url, token, given):
 
 
 def test_right_token_is_accepted_and_basic_scheme_is_not(token_url, token):
+    # The failed attempts above came from this same address; let their throttle window pass.
+    _wait_window()
     r = post_modern(token_url, "tools/list", headers={"Authorization": f"Bearer {token}"})
     assert r.status == 200, r.body
     assert "status" in [t["name"] for t in r.json()["result"]["tools"]]
     r = post_modern(token_url, "tools/list", headers={"Authorization": f"Basic {token}"})
     assert r.status == 401
+
+
+def test_failed_attempts_are_throttled_per_address_then_forgiven(token_url, token):
+    _wait_window()
+    answers = [post_modern(token_url, "tools/list", headers={"Authorization": "Bearer guess"}) for _ in range(25)]
+    assert all(r.status == 401 for r in answers)
+    throttled = [r for r in answers if r.headers.get("retry-after") == "1"]
+    assert throttled, "25 wrong tokens in a burst were all checked"
+    # While throttled even the right token is not looked at: guessing gains nothing.
+    r = post_modern(token_url, "tools/list", headers={"Authorization": f"Bearer {token}"})
+    assert r.status == 401 and r.headers.get("retry-after") == "1", r.status
+    _wait_window()
+    r = post_modern(token_url, "tools/list", headers={"Authorization": f"Bearer {token}"})
+    assert r.status == 200, r.body
 
 
 def test_status_page_is_open_without_token(token_url):

@@ -160,6 +160,12 @@ impl Connection {
         self.authenticated
     }
 
+    /// Answers `status` with `message` at once, before any request is read (a server over its
+    /// limits), and closes after a lingering close. 503 gets `Retry-After: 1`.
+    pub fn refuse_now(&mut self, status: u16, message: &str, now_ms: u64) {
+        self.refuse(status, message, now_ms);
+    }
+
     /// When the connection last received or sent anything.
     pub fn last_activity_ms(&self) -> u64 {
         self.last_activity_ms

@@ -6,12 +6,13 @@
 use super::encode::{Base64Stream, TextEscaper, escape_str};
 use super::inputs::Answers;
 use super::limits::CallState;
+use super::resource::{STREAM_MARK, Streamed};
 use super::schema;
 use super::tool::{
     Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use crate::http::{BodyPoll, BodySource};
+use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -66,7 +67,71 @@ struct Streaming<C> {
 enum EmitPoll {
     Progress,
     Pending,
+    /// Progress made by a heavy step: end this poll, go on at the next.
+    Yield,
     Done,
+}
+
+/// A structured result that weighs more than this ([`weight`]) is checked against the output
+/// schema and written a stage per poll (a 300-entry `fs.list` weighs ~1,800 and took 13M guest
+/// instructions when checked and written in the poll that ran the tool).
+const HEAVY: usize = 512;
+/// Bytes of a heavy structured result's JSON escaped or copied per step: the output pacing
+/// then bounds the work of a poll.
+const TAIL_PIECE: usize = 8 * 1024;
+
+/// The JSON nodes of `v` plus one per 64 bytes of its strings, counted up to just past
+/// `limit`.
+fn weight(v: &Value, limit: usize) -> usize {
+    let mut n = 0usize;
+    let mut stack = alloc::vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::String(s) => n += s.len() / 64,
+            Value::Array(a) if n + a.len() <= limit => stack.extend(a.iter()),
+            Value::Object(m) if n + m.len() <= limit => stack.extend(m.values()),
+            Value::Array(_) | Value::Object(_) => return limit + 1,
+            _ => {}
+        }
+        if n > limit {
+            break;
+        }
+    }
+    n
+}
+
+/// Whether a result is heavy enough to be written over several polls.
+fn heavy<C>(output: &ToolOutput<C>) -> bool {
+    !output.is_error
+        && output
+            .structured
+            .as_ref()
+            .is_some_and(|v| weight(v, HEAVY) > HEAVY)
+}
+
+/// The structured result's two copies: its JSON escaped into a text block, then the same
+/// bytes as `structuredContent`; `at` is how far the current copy has got.
+enum Tail {
+    Text { json: Vec<u8>, at: usize },
+    Raw { json: Vec<u8>, at: usize },
+}
+
+/// Where a piece of `json` from `at` ends: on a character boundary, at most `piece` bytes on
+/// unless one character is longer.
+fn piece_end(json: &[u8], at: usize, piece: usize) -> usize {
+    let continues = |i: usize| json.get(i).is_some_and(|b| b & 0xC0 == 0x80);
+    let mut end = at.saturating_add(piece).min(json.len());
+    while end > at && continues(end) {
+        end -= 1;
+    }
+    if end == at && at < json.len() {
+        end = at + 1;
+        while continues(end) {
+            end += 1;
+        }
+    }
+    end
 }
 
 /// Writes a `CallToolResult` piece by piece.
@@ -79,20 +144,19 @@ struct Emitter<C> {
     is_error: bool,
     late_error: Option<ToolError>,
     raw: Vec<u8>,
+    /// Written a stage per poll (see [`HEAVY`]).
+    heavy: bool,
+    /// A heavy result gives the poll that ran the tool back before its first stage.
+    yielded: bool,
+    /// A heavy result's schema check, done on a poll of its own.
+    check: bool,
+    tail: Option<Tail>,
 }
 
 impl<C> Emitter<C> {
-    fn new(mut output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
-        if let (Some(s), Some(v), false) = (output_schema, &output.structured, output.is_error)
-            && let Err(why) = schema::validate(s, v)
-        {
-            let err = ToolError::new(
-                ErrorCode::Internal,
-                format!("structured result does not match outputSchema: {why}"),
-            );
-            output = ToolOutput::error(&err);
-        }
-        Emitter {
+    fn new(output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
+        let heavy = heavy(&output);
+        let mut em = Emitter {
             blocks: output.content.into(),
             streaming: None,
             wrote_block: false,
@@ -101,6 +165,31 @@ impl<C> Emitter<C> {
             is_error: output.is_error,
             late_error: None,
             raw: Vec::new(),
+            heavy,
+            yielded: false,
+            check: heavy,
+            tail: None,
+        };
+        if !heavy {
+            em.check_schema(output_schema);
+        }
+        em
+    }
+
+    /// Replaces a structured result that does not match the output schema with an error.
+    fn check_schema(&mut self, output_schema: Option<&Value>) {
+        if let (Some(s), Some(v), false) = (output_schema, &self.structured, self.is_error)
+            && let Err(why) = schema::validate(s, v)
+        {
+            let err = ToolError::new(
+                ErrorCode::Internal,
+                format!("structured result does not match outputSchema: {why}"),
+            );
+            let output = ToolOutput::<C>::error(&err);
+            self.blocks = output.content.into();
+            self.structured = output.structured;
+            self.is_error = output.is_error;
+            self.heavy = false;
         }
     }
 
@@ -115,7 +204,23 @@ impl<C> Emitter<C> {
         self.wrote_block = true;
     }
 
-    fn advance(&mut self, ctx: &mut C, out: &mut Vec<u8>, chunk: usize, extra: &[u8]) -> EmitPoll {
+    fn advance(
+        &mut self,
+        ctx: &mut C,
+        out: &mut Vec<u8>,
+        chunk: usize,
+        extra: &[u8],
+        output_schema: Option<&Value>,
+    ) -> EmitPoll {
+        if self.heavy && !self.yielded {
+            self.yielded = true;
+            return EmitPoll::Yield;
+        }
+        if self.check {
+            self.check = false;
+            self.check_schema(output_schema);
+            return EmitPoll::Yield;
+        }
         if !self.started {
             self.started = true;
             out.extend_from_slice(b"{\"content\":[");
@@ -174,8 +279,7 @@ impl<C> Emitter<C> {
             out.extend_from_slice(b"\"}");
             self.is_error = true;
         }
-        self.finish_tail(out, extra);
-        EmitPoll::Done
+        self.tail_step(out, extra)
     }
 
     fn cancel(&mut self, ctx: &mut C) {
@@ -234,10 +338,11 @@ pub(crate) fn render_now<C>(
     output_schema: Option<&Value>,
     extra: &[u8],
 ) -> Result<Vec<u8>, ToolOutput<C>> {
-    if output
-        .content
-        .iter()
-        .any(|b| matches!(b, Content::Stream(..)))
+    if heavy(&output)
+        || output
+            .content
+            .iter()
+            .any(|b| matches!(b, Content::Stream(..)))
     {
         return Err(output);
     }
@@ -245,7 +350,7 @@ pub(crate) fn render_now<C>(
     let mut out = Vec::new();
     // Without streamed blocks every step makes progress without touching the context; the
     // bound only guards against a logic error looping forever.
-    for _ in 0..(em.blocks.len() + 4) {
+    for _ in 0..(em.blocks.len() + 6) {
         if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
             return Ok(out);
         }
@@ -269,24 +374,60 @@ impl<C> Emitter<C> {
             encode_value(out, &v);
             return EmitPoll::Progress;
         }
-        self.finish_tail(out, extra);
-        EmitPoll::Done
+        self.tail_step(out, extra)
     }
 
-    fn finish_tail(&mut self, out: &mut Vec<u8>, extra: &[u8]) {
-        if let Some(v) = &self.structured {
-            let text = serde_json::to_string(v).unwrap_or_default();
-            if self.wrote_block {
-                out.push(b',');
+    /// One step of the end of the result: the structured result as a text block and as
+    /// `structuredContent` (serialised once for both), then `isError` and `extra`. A heavy
+    /// result serialises on a poll of its own and goes out [`TAIL_PIECE`] bytes a step.
+    fn tail_step(&mut self, out: &mut Vec<u8>, extra: &[u8]) -> EmitPoll {
+        let piece = if self.heavy { TAIL_PIECE } else { usize::MAX };
+        match self.tail.take() {
+            None => {
+                let Some(v) = &self.structured else {
+                    out.push(b']');
+                    self.close(out, extra);
+                    return EmitPoll::Done;
+                };
+                let json = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
+                if self.wrote_block {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+                self.tail = Some(Tail::Text { json, at: 0 });
+                if self.heavy {
+                    EmitPoll::Yield
+                } else {
+                    EmitPoll::Progress
+                }
             }
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-            escape_str(&text, out);
-            out.extend_from_slice(b"\"}]");
-            out.extend_from_slice(b",\"structuredContent\":");
-            encode_value(out, v);
-        } else {
-            out.push(b']');
+            Some(Tail::Text { json, at }) => {
+                let end = piece_end(&json, at, piece);
+                let text = json.get(at..end).unwrap_or(&[]);
+                // Serialised JSON is UTF-8, and the piece ends on a character boundary.
+                escape_str(core::str::from_utf8(text).unwrap_or(""), out);
+                if end < json.len() {
+                    self.tail = Some(Tail::Text { json, at: end });
+                } else {
+                    out.extend_from_slice(b"\"}],\"structuredContent\":");
+                    self.tail = Some(Tail::Raw { json, at: 0 });
+                }
+                EmitPoll::Progress
+            }
+            Some(Tail::Raw { json, at }) => {
+                let end = at.saturating_add(piece).min(json.len());
+                out.extend_from_slice(json.get(at..end).unwrap_or(&[]));
+                if end < json.len() {
+                    self.tail = Some(Tail::Raw { json, at: end });
+                    return EmitPoll::Progress;
+                }
+                self.close(out, extra);
+                EmitPoll::Done
+            }
         }
+    }
+
+    fn close(&self, out: &mut Vec<u8>, extra: &[u8]) {
         if self.is_error {
             out.extend_from_slice(b",\"isError\":true");
         }
@@ -299,7 +440,7 @@ enum Phase<C> {
     Running(Box<dyn ToolRun<C>>),
     /// Legacy bridge: waiting for the client's answers to requests sent on this stream.
     Asking(Box<Asking<C>>),
-    Emitting(Emitter<C>),
+    Emitting(Box<Emitter<C>>),
     Finished,
 }
 
@@ -307,6 +448,10 @@ enum Phase<C> {
 const MAX_ROUNDS: u32 = 8;
 /// Input requests per round.
 const MAX_REQUESTS: usize = 8;
+/// How long one round of client input may stay unanswered. A client that never answers (or
+/// vanished) would otherwise hold the call's socket and concurrency slot until its session
+/// expires; after this the call ends with `E_TIMEOUT` and lets go of both.
+pub(crate) const ASK_DEADLINE_MS: u64 = 60_000;
 
 /// A legacy call waiting for client input (see `inputs`).
 pub(crate) struct Asking<C> {
@@ -321,6 +466,8 @@ pub(crate) struct Asking<C> {
     answers: Map<String, Value>,
     rounds: u32,
     sent: u64,
+    /// When the current round was first polled: the deadline counts from there.
+    round_since_ms: Option<u64>,
 }
 
 impl<C> Asking<C> {
@@ -342,6 +489,7 @@ impl<C> Asking<C> {
             answers: Map::new(),
             rounds: 0,
             sent: 0,
+            round_since_ms: None,
         }
     }
 }
@@ -481,7 +629,10 @@ impl<C: 'static> CallStream<C> {
         self.pending
             .extend_from_slice(self.setup.id.as_json().as_bytes());
         self.pending.extend_from_slice(b",\"result\":");
-        self.phase = Phase::Emitting(Emitter::new(output, self.setup.output_schema.as_ref()));
+        self.phase = Phase::Emitting(Box::new(Emitter::new(
+            output,
+            self.setup.output_schema.as_ref(),
+        )));
     }
 
     fn end_result(&mut self) {
@@ -554,6 +705,7 @@ impl<C: 'static> CallStream<C> {
             return;
         };
         ask.rounds += 1;
+        ask.round_since_ms = None;
         ask.state = ir.request_state;
         ask.answers = Map::new();
         ask.waiting.clear();
@@ -635,7 +787,23 @@ impl<C: 'static> CallStream<C> {
             return true;
         }
         if !ask.waiting.is_empty() {
-            return false;
+            let since = *ask.round_since_ms.get_or_insert(now_ms);
+            if now_ms.saturating_sub(since) < ASK_DEADLINE_MS {
+                return false;
+            }
+            // The waiting entries in `Answers` belong to this call: they are pruned once the
+            // result below ends it.
+            let keys: Vec<&str> = ask.waiting.iter().map(|(k, _)| k.as_str()).collect();
+            let err = ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the client did not answer {} within {} s",
+                    keys.join(", "),
+                    ASK_DEADLINE_MS / 1000
+                ),
+            );
+            self.begin_result(ToolOutput::error(&err));
+            return true;
         }
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return false;
@@ -733,9 +901,16 @@ impl<C: 'static> BodySource for CallStream<C> {
                         &mut self.pending,
                         self.setup.chunk,
                         &self.setup.result_extra,
+                        self.setup.output_schema.as_ref(),
                     ) {
                         EmitPoll::Progress => {}
                         EmitPoll::Pending => return wrote(out),
+                        // A heavy step ran: the bytes so far go out, the rest next poll.
+                        EmitPoll::Yield => {
+                            drop(ctx);
+                            self.flush_into(out, start, max);
+                            return BodyPoll::Pending;
+                        }
                         EmitPoll::Done => {
                             drop(ctx);
                             self.end_result();
@@ -760,5 +935,542 @@ impl<C: 'static> Drop for CallStream<C> {
             self.abort(false);
         }
         self.call.finished.set(true);
+    }
+}
+
+/// A complete JSON answer with one string member streamed from a source: the answer was
+/// rendered with [`STREAM_MARK`] in that member, and goes out as the bytes before the mark,
+/// the source's bytes (base64, or JSON-escaped text), then the bytes after it. A
+/// `resources/read` of a screen capture answers this way, a bounded piece per poll.
+pub(crate) struct SplicedStream<C: 'static> {
+    ctx: Rc<RefCell<C>>,
+    head: Vec<u8>,
+    source: Option<Box<dyn ContentSource<C>>>,
+    enc: Enc,
+    tail: Vec<u8>,
+    chunk: usize,
+    raw: Vec<u8>,
+    pending: Vec<u8>,
+    sent: usize,
+}
+
+impl<C: 'static> SplicedStream<C> {
+    /// Splits `rendered` at the mark; `None` when the mark is not in it (it always is when
+    /// `rendered` holds `item.item`).
+    pub(crate) fn new(
+        ctx: Rc<RefCell<C>>,
+        rendered: &[u8],
+        item: Streamed<C>,
+        chunk: usize,
+    ) -> Option<Self> {
+        let mut mark = Vec::new();
+        escape_str(STREAM_MARK, &mut mark);
+        let at = rendered.windows(mark.len()).position(|w| w == &mark[..])?;
+        Some(SplicedStream {
+            ctx,
+            head: rendered.get(..at)?.to_vec(),
+            source: Some(item.source),
+            enc: if item.text {
+                Enc::Text(TextEscaper::default())
+            } else {
+                Enc::B64(Base64Stream::default())
+            },
+            tail: rendered.get(at + mark.len()..)?.to_vec(),
+            chunk: chunk.max(1),
+            raw: Vec::new(),
+            pending: Vec::new(),
+            sent: 0,
+        })
+    }
+
+    /// A response whose full JSON body `resp` holds `item`'s mark, as a streamed response
+    /// (`resp` unchanged when it does not hold it, e.g. an error answer).
+    pub(crate) fn response(
+        ctx: Rc<RefCell<C>>,
+        mut resp: Response,
+        item: Streamed<C>,
+        chunk: usize,
+    ) -> Response {
+        if let Body::Full(bytes) = &resp.body
+            && let Some(s) = SplicedStream::new(ctx, bytes, item, chunk)
+        {
+            resp.body = Body::Stream(Box::new(s));
+        }
+        resp
+    }
+}
+
+impl<C: 'static> BodySource for SplicedStream<C> {
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, _now_ms: u64) -> BodyPoll {
+        let start = out.len();
+        if !self.head.is_empty() {
+            self.pending = core::mem::take(&mut self.head);
+        }
+        loop {
+            let room = max.saturating_sub(out.len() - start);
+            let end = self.pending.len().min(self.sent + room);
+            out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
+            self.sent = end;
+            if self.sent < self.pending.len() {
+                return BodyPoll::Data;
+            }
+            self.pending.clear();
+            self.sent = 0;
+            let Some(source) = self.source.as_mut() else {
+                if self.tail.is_empty() {
+                    return BodyPoll::End;
+                }
+                self.pending = core::mem::take(&mut self.tail);
+                continue;
+            };
+            if out.len() - start >= max {
+                return BodyPoll::Data;
+            }
+            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+                return if out.len() > start {
+                    BodyPoll::Data
+                } else {
+                    BodyPoll::Pending
+                };
+            };
+            self.raw.clear();
+            let r = source.read(&mut ctx, &mut self.raw, self.chunk);
+            drop(ctx);
+            match &mut self.enc {
+                Enc::Text(e) => e.push(&self.raw, &mut self.pending),
+                Enc::B64(e) => e.push(&self.raw, &mut self.pending),
+            }
+            match r {
+                Ok(SourcePoll::Data) => {}
+                // One piece per poll round when the source says so, so other clients run.
+                Ok(SourcePoll::Pending) if self.pending.is_empty() => {
+                    return if out.len() > start {
+                        BodyPoll::Data
+                    } else {
+                        BodyPoll::Pending
+                    };
+                }
+                Ok(SourcePoll::Pending) => {}
+                Ok(SourcePoll::End) => {
+                    match &mut self.enc {
+                        Enc::Text(e) => e.finish(&mut self.pending),
+                        Enc::B64(e) => e.finish(&mut self.pending),
+                    }
+                    self.source = None;
+                }
+                // The head is out, so no error answer can follow: the body ends without its
+                // tail, which a client cannot mistake for a complete (truncated) item.
+                Err(_) => {
+                    self.cancel();
+                    return BodyPoll::End;
+                }
+            }
+        }
+    }
+
+    fn cancel(&mut self) {
+        if let Some(mut source) = self.source.take()
+            && let Ok(mut ctx) = self.ctx.try_borrow_mut()
+        {
+            source.cancel(&mut ctx);
+        }
+        self.pending.clear();
+        self.tail.clear();
+        self.head.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ASK_DEADLINE_MS;
+    use crate::http::{Body, BodyPoll, Response};
+    use crate::mcp::{
+        Annotations, Config, InputRequired, LEGACY_VERSIONS, McpServer, Started, ToolCall, ToolDef,
+        ToolError, ToolOutput,
+    };
+    use crate::testing::{McpRequest, drain, last_message, messages};
+    use alloc::boxed::Box;
+    use alloc::rc::Rc;
+    use alloc::string::{String, ToString};
+    use alloc::vec::Vec;
+    use core::cell::RefCell;
+    use serde_json::{Value, json};
+
+    /// Asks the client for a confirmation, then answers with what it said.
+    fn confirm(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
+        match call.input_responses {
+            Some(r) => Ok(Started::Done(ToolOutput::text(r["ok"].to_string()))),
+            None => Ok(Started::InputRequired(InputRequired {
+                input_requests: json!({"ok": {"method": "elicitation/create",
+                    "params": {"message": "go?", "requestedSchema": {"type": "object"}}}}),
+                request_state: None,
+            })),
+        }
+    }
+
+    const TOOLS: &[ToolDef<()>] = &[ToolDef {
+        name: "confirm",
+        title: None,
+        description: "Asks first",
+        input_schema: r#"{"type":"object"}"#,
+        output_schema: None,
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: confirm,
+    }];
+
+    const T0: u64 = 5_000;
+
+    fn server() -> (McpServer<()>, String) {
+        let mut c = Config::new("7.0", None);
+        c.limits.requests_per_second = 10_000;
+        let mut s = McpServer::new(c, Rc::new(RefCell::new(())), Box::new(|b| b.fill(9)));
+        s.register_tools(TOOLS).unwrap();
+        let r = McpRequest::initialize(LEGACY_VERSIONS[0])
+            .param("capabilities", json!({"elicitation": {}}))
+            .send(&mut s, T0);
+        let sid = r.headers.get("Mcp-Session-Id").unwrap().to_string();
+        (s, sid)
+    }
+
+    fn call(s: &mut McpServer<()>, sid: &str, now: u64) -> Response {
+        McpRequest::legacy(
+            sid,
+            "tools/call",
+            json!({"name": "confirm", "arguments": {}}),
+        )
+        .send(s, now)
+    }
+
+    /// One poll of a streamed body: what it said and the bytes it wrote.
+    fn poll(r: &mut Response, now: u64) -> (BodyPoll, Vec<u8>) {
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let mut out = Vec::new();
+        let p = src.poll(&mut out, 1 << 16, now);
+        (p, out)
+    }
+
+    #[test]
+    fn an_unanswered_request_for_input_ends_the_call_at_the_deadline() {
+        let (mut s, sid) = server();
+        let mut r = call(&mut s, &sid, T0);
+        let (_, sent) = poll(&mut r, T0);
+        let asked = messages(&sent);
+        assert_eq!(asked[0]["method"], "elicitation/create", "{asked:?}");
+        // Just before the deadline the call still waits.
+        assert_eq!(
+            poll(&mut r, T0 + ASK_DEADLINE_MS - 1),
+            (BodyPoll::Pending, Vec::new())
+        );
+        let (p, out) = poll(&mut r, T0 + ASK_DEADLINE_MS);
+        assert_eq!(p, BodyPoll::End);
+        let result = messages(&out).pop().unwrap();
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let text = result["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, "E_TIMEOUT: the client did not answer ok within 60 s");
+    }
+
+    #[test]
+    fn calls_past_the_deadline_give_their_slots_back() {
+        let (mut s, sid) = server();
+        let limit = Config::new("7.0", None).limits.concurrent_calls;
+        let mut waiting: Vec<Response> = (0..limit).map(|_| call(&mut s, &sid, T0)).collect();
+        for r in &mut waiting {
+            assert_eq!(poll(r, T0).0, BodyPoll::Data);
+        }
+        let busy = |s: &mut McpServer<()>, now: u64| {
+            let mut r = call(s, &sid, now);
+            let last: Value = last_message(&drain(&mut r, now, 100).0).unwrap();
+            last["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("E_BUSY"))
+        };
+        assert!(busy(&mut s, T0 + 1), "the slots are all taken");
+        let late = T0 + ASK_DEADLINE_MS;
+        for r in &mut waiting {
+            while poll(r, late).0 != BodyPoll::End {}
+        }
+        assert!(!busy(&mut s, late), "the timed-out calls freed their slots");
+    }
+
+    use super::SplicedStream;
+    use crate::jsonrpc::Id;
+    use crate::mcp::reply;
+    use crate::mcp::resource::{ResourceContents, Streamed};
+    use crate::mcp::{Content, ContentSource, SourcePoll, StreamKind};
+
+    /// Hands out `data` a few bytes per read, saying Pending (no bytes) between pieces, as a
+    /// capture does while deflate holds its output; counts its reads and a cancel.
+    struct Pieces {
+        data: Vec<u8>,
+        at: usize,
+        idle: bool,
+        reads: Rc<RefCell<(u32, bool)>>,
+    }
+
+    impl ContentSource<()> for Pieces {
+        fn read(
+            &mut self,
+            _: &mut (),
+            out: &mut Vec<u8>,
+            max: usize,
+        ) -> Result<SourcePoll, ToolError> {
+            self.reads.borrow_mut().0 += 1;
+            self.idle = !self.idle;
+            if self.idle {
+                return Ok(SourcePoll::Pending);
+            }
+            let n = (self.data.len() - self.at).min(max).min(5);
+            out.extend_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(if self.at == self.data.len() {
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            })
+        }
+
+        fn cancel(&mut self, _: &mut ()) {
+            self.reads.borrow_mut().1 = true;
+        }
+    }
+
+    fn streamed(kind: StreamKind, data: &[u8]) -> (Streamed<()>, Rc<RefCell<(u32, bool)>>) {
+        let reads = Rc::new(RefCell::new((0, false)));
+        let source = Pieces {
+            data: data.to_vec(),
+            at: 0,
+            idle: false,
+            reads: reads.clone(),
+        };
+        let s = Streamed::of(Content::stream(kind, Box::new(source))).unwrap();
+        (s, reads)
+    }
+
+    /// The answer a stream of `item` gives, polled with at most `max` bytes per poll: its
+    /// bytes and the number of polls.
+    fn spliced(item: Streamed<()>, max: usize) -> (Vec<u8>, usize) {
+        let id = Id::from_value(&json!(42)).unwrap();
+        let result = json!({"contents": [item.item.clone()], "ttlMs": 5});
+        let resp = reply::result(&id, &result);
+        let mut r = SplicedStream::response(Rc::new(RefCell::new(())), resp, item, 3);
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let (mut out, mut polls) = (Vec::new(), 0);
+        loop {
+            polls += 1;
+            let before = out.len();
+            let p = src.poll(&mut out, max, 0);
+            assert!(out.len() - before <= max);
+            if p == BodyPoll::End {
+                return (out, polls);
+            }
+            assert!(polls < 10_000);
+        }
+    }
+
+    #[test]
+    fn a_streamed_resource_answers_the_same_bytes_as_a_complete_one() {
+        let png: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let kind = StreamKind::ResourceBlob {
+            uri: "irix7://screen".into(),
+            mime_type: "image/png".into(),
+        };
+        let (item, reads) = streamed(kind, &png);
+        let (bytes, polls) = spliced(item, 64);
+        let whole = ResourceContents::Blob {
+            uri: "irix7://screen".into(),
+            mime_type: Some("image/png".into()),
+            data: png,
+        };
+        let id = Id::from_value(&json!(42)).unwrap();
+        let want = crate::jsonrpc::result_response(
+            &id,
+            &json!({"contents": [whole.to_json()], "ttlMs": 5}),
+        );
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+        // A read of at most 3 bytes (the chunk) per step and one idle read per poll: the
+        // source was drained over many polls, not in one.
+        assert!(polls > 300, "{polls} polls");
+        assert!(reads.borrow().0 > 600);
+    }
+
+    #[test]
+    fn streamed_text_is_escaped_like_a_complete_answer() {
+        let text = "line \"one\"\n\u{e9}t\u{e9} \u{1F5A5}\n".repeat(20);
+        let kind = StreamKind::ResourceText {
+            uri: "irix7://log".into(),
+            mime_type: "text/plain".into(),
+        };
+        let (item, _) = streamed(kind, text.as_bytes());
+        let (bytes, _) = spliced(item, 7);
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            v["result"]["contents"][0],
+            json!({"uri": "irix7://log", "mimeType": "text/plain", "text": text})
+        );
+    }
+
+    #[test]
+    fn a_cancelled_stream_lets_its_source_go() {
+        let kind = StreamKind::ResourceBlob {
+            uri: "irix7://screen".into(),
+            mime_type: "image/png".into(),
+        };
+        let (item, reads) = streamed(kind, &[1; 100]);
+        let id = Id::from_value(&json!(1)).unwrap();
+        let resp = reply::result(&id, &json!({"contents": [item.item.clone()]}));
+        let mut r = SplicedStream::response(Rc::new(RefCell::new(())), resp, item, 3);
+        let Body::Stream(src) = &mut r.body else {
+            panic!("expected a stream");
+        };
+        let mut out = Vec::new();
+        src.poll(&mut out, 40, 0);
+        assert!(!reads.borrow().1);
+        src.cancel();
+        assert!(reads.borrow().1, "the source was told");
+    }
+
+    #[test]
+    fn only_streamed_resource_items_splice() {
+        assert!(Streamed::<()>::of(Content::text("x")).is_none());
+        let kind = StreamKind::Text;
+        let (src, _) = (
+            Pieces {
+                data: Vec::new(),
+                at: 0,
+                idle: false,
+                reads: Rc::default(),
+            },
+            (),
+        );
+        assert!(Streamed::of(Content::stream(kind, Box::new(src))).is_none());
+    }
+
+    /// A structured result of `n` numbers (strings when `bad`, against the output schema).
+    fn listing(n: u64, bad: bool) -> Value {
+        let items: Vec<Value> = (0..n)
+            .map(|i| if bad { json!(i.to_string()) } else { json!(i) })
+            .collect();
+        json!({"items": items, "note": "caf\u{e9} \u{1F5A5}".repeat(900)})
+    }
+
+    fn big(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
+        let n = call.args["n"].as_u64().unwrap_or(0);
+        let bad = call.args.get("bad").is_some();
+        Ok(Started::Done(ToolOutput::structured(listing(n, bad))))
+    }
+
+    const BIG: &[ToolDef<()>] = &[ToolDef {
+        name: "big",
+        title: None,
+        description: "A big structured result",
+        input_schema: r#"{"type":"object"}"#,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"items":{"type":"array","items":{"type":"integer"}},"note":{"type":"string"}},"required":["items"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: big,
+    }];
+
+    /// Calls `big`; the response, its JSON, and what each poll of its body answered.
+    fn call_big(args: Value) -> (Response, Value, Vec<BodyPoll>) {
+        let mut c = Config::new("7.0", None);
+        c.limits.requests_per_second = 10_000;
+        let mut s = McpServer::new(c, Rc::new(RefCell::new(())), Box::new(|b| b.fill(9)));
+        s.register_tools(BIG).unwrap();
+        let mut r = McpRequest::modern("tools/call", json!({"name": "big", "arguments": args}))
+            .accept("application/json")
+            .send(&mut s, T0);
+        let (mut body, mut polls) = (Vec::new(), Vec::new());
+        if let Body::Full(b) = &r.body {
+            body = b.clone();
+        }
+        if let Body::Stream(src) = &mut r.body {
+            loop {
+                let p = src.poll(&mut body, 1 << 14, T0);
+                let end = p == BodyPoll::End;
+                polls.push(p);
+                if end {
+                    break;
+                }
+                assert!(polls.len() < 1000);
+            }
+        }
+        let v = serde_json::from_slice(&body).unwrap();
+        (r, v, polls)
+    }
+
+    #[test]
+    fn a_heavy_structured_result_is_checked_and_written_over_several_polls() {
+        let (r, v, polls) = call_big(json!({"n": 3000}));
+        assert!(
+            matches!(r.body, Body::Stream(_)),
+            "streamed, not built in one poll"
+        );
+        let result = &v["result"];
+        assert_eq!(result["structuredContent"], listing(3000, false));
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, serde_json::to_string(&listing(3000, false)).unwrap());
+        assert!(result.get("isError").is_none(), "{result}");
+        // The poll that ran the tool, the one of the check and the one that serialised the
+        // result each end there ("come back next poll"); then 16 KiB pieces go out.
+        assert!(
+            polls[..3].iter().all(|p| *p == BodyPoll::Pending),
+            "{polls:?}"
+        );
+        let size = text.len() * 2;
+        assert!(
+            polls.len() > 3 + size / (16 << 10),
+            "{polls:?} for {size} bytes"
+        );
+    }
+
+    #[test]
+    fn a_heavy_result_that_breaks_its_schema_is_an_internal_error() {
+        let (_, v, _) = call_big(json!({"n": 3000, "bad": true}));
+        let result = &v["result"];
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("E_INTERNAL: structured result does not match outputSchema"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_light_structured_result_is_still_answered_whole() {
+        let (r, v, _) = call_big(json!({"n": 3}));
+        assert!(matches!(r.body, Body::Full(_)));
+        assert_eq!(v["result"]["structuredContent"]["items"], json!([0, 1, 2]));
+    }
+
+    #[test]
+    fn weight_counts_nodes_and_string_bytes_and_stops_past_the_limit() {
+        assert_eq!(super::weight(&json!({"a": [1, 2], "b": "x"}), 100), 5);
+        assert_eq!(super::weight(&json!("y".repeat(640)), 100), 11);
+        assert_eq!(super::weight(&json!(alloc::vec![0; 500]), 100), 101);
+        let pieces = |s: &str, piece| {
+            let mut at = 0;
+            let mut out = Vec::new();
+            while at < s.len() {
+                let end = super::piece_end(s.as_bytes(), at, piece);
+                out.push(s[at..end].to_string());
+                at = end;
+            }
+            out
+        };
+        let s = "ab\u{e9}\u{1F5A5}c";
+        assert_eq!(pieces(s, 4), ["ab\u{e9}", "\u{1F5A5}", "c"]);
+        assert_eq!(pieces(s, 3), ["ab", "\u{e9}", "\u{1F5A5}", "c"]);
     }
 }

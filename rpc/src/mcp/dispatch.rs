@@ -1,13 +1,13 @@
 //! Method dispatch shared by both eras: what each method answers, and how results are
 //! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
 
-use super::call::{Asking, CallSetup, CallStream, Framing, render_now};
+use super::call::{Asking, CallSetup, CallStream, Framing, SplicedStream, render_now};
 use super::cursor;
 use super::limits::{CallState, Key};
 use super::prompt::{PromptCall, PromptReply};
 use super::reply;
 use super::request::{Cx, Era, header_text};
-use super::resource::ResourceContents;
+use super::resource::{ResourceContents, Streamed};
 use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{Started, ToolCall, ToolError, ToolOutput};
@@ -214,7 +214,7 @@ impl<C: 'static> McpServer<C> {
             "resources/templates/list" => self.list(cx, "resourceTemplates", |s| {
                 s.resources.templates.iter().map(|t| t.listing()).collect()
             }),
-            "resources/read" => self.read_resource(cx),
+            "resources/read" => return self.read_resource(cx),
             "prompts/list" => self.list(cx, "prompts", |s| {
                 s.prompts.iter().map(|p| p.listing()).collect()
             }),
@@ -284,7 +284,53 @@ impl<C: 'static> McpServer<C> {
         Ok(Value::Object(r))
     }
 
-    fn read_resource(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
+    /// `resources/read`: a resource with a streamed reader answers with its item's data
+    /// streamed into the result, a bounded piece per poll; any other is read whole.
+    fn read_resource(&mut self, cx: &Cx<'_>) -> Response {
+        let uri = cx.params.get("uri").and_then(Value::as_str);
+        if let Some((uri, open)) = uri.and_then(|u| Some((u, self.resources.stream_for(u)?))) {
+            let opened = match self.ctx.try_borrow_mut() {
+                Ok(mut ctx) => open(&mut ctx, uri),
+                Err(_) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
+            };
+            let item = match opened.map(Streamed::of) {
+                Ok(Some(item)) => item,
+                Ok(None) => {
+                    let e = ToolError::new(ErrorCode::Internal, "not a streamed resource item");
+                    return self.fail(
+                        cx,
+                        RpcError::new(
+                            jsonrpc::INTERNAL_ERROR,
+                            alloc::string::ToString::to_string(&e),
+                        ),
+                    );
+                }
+                Err(e) => {
+                    return self.fail(
+                        cx,
+                        RpcError::new(
+                            jsonrpc::INTERNAL_ERROR,
+                            alloc::string::ToString::to_string(&e),
+                        ),
+                    );
+                }
+            };
+            let result = json!({"contents": [item.item.clone()]});
+            let resp = self.finish(cx, "resources/read", result);
+            return SplicedStream::response(
+                self.ctx.clone(),
+                resp,
+                item,
+                self.config.limits.stream_chunk,
+            );
+        }
+        match self.read_resource_whole(cx) {
+            Ok(v) => self.finish(cx, "resources/read", v),
+            Err(e) => self.fail(cx, e),
+        }
+    }
+
+    fn read_resource_whole(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
         let Some(uri) = cx.params.get("uri").and_then(Value::as_str) else {
             return Err(RpcError::invalid_params("Invalid params: uri is required"));
         };

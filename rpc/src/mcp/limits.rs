@@ -26,6 +26,15 @@ pub(crate) struct RateWindow {
 impl RateWindow {
     /// Counts a request at `now_ms` if fewer than `limit` arrived in the second before it.
     pub(crate) fn admit(&mut self, now_ms: u64, limit: usize) -> bool {
+        if self.full(now_ms, limit) {
+            return false;
+        }
+        self.stamps.push_back(now_ms);
+        true
+    }
+
+    /// Whether `limit` requests arrived in the second before `now_ms` (nothing is counted).
+    fn full(&mut self, now_ms: u64, limit: usize) -> bool {
         while self
             .stamps
             .front()
@@ -33,11 +42,7 @@ impl RateWindow {
         {
             self.stamps.pop_front();
         }
-        if self.stamps.len() >= limit {
-            return false;
-        }
-        self.stamps.push_back(now_ms);
-        true
+        self.stamps.len() >= limit
     }
 }
 
@@ -54,17 +59,7 @@ impl ClientWindows {
         self.entries
             .iter_mut()
             .find(|e| e.0 == addr)
-            .is_some_and(|e| {
-                let w = &mut e.2;
-                while w
-                    .stamps
-                    .front()
-                    .is_some_and(|&t| now_ms.saturating_sub(t) >= 1000)
-                {
-                    w.stamps.pop_front();
-                }
-                w.stamps.len() >= limit
-            })
+            .is_some_and(|e| e.2.full(now_ms, limit))
     }
 
     pub(crate) fn admit(&mut self, addr: [u8; 4], now_ms: u64, limit: usize, cap: usize) -> bool {

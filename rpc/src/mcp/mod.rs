@@ -49,7 +49,9 @@ pub use reply::{
     BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
     UNSUPPORTED_VERSION,
 };
-pub use resource::{ReadFn, ResourceContents, ResourceDef, TemplateDef, TemplateReadFn};
+pub use resource::{
+    OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
+};
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
 pub use tool::{

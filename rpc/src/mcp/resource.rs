@@ -1,6 +1,7 @@
 //! Resources and resource templates: tables of readable URIs, listed in registration order.
 
-use super::tool::ToolError;
+use super::tool::{Content, ContentSource, StreamKind, ToolError};
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use base64::Engine;
@@ -47,6 +48,56 @@ impl ResourceContents {
         Value::Object(m)
     }
 }
+
+/// What the streamed member holds until the body is written: the JSON of the result is
+/// rendered once with it, then split there, so the members around it come out exactly as a
+/// complete answer would have them. NULs never occur in a URI or MIME type.
+pub(crate) const STREAM_MARK: &str = "\u{0}irix7-streamed\u{0}";
+
+/// Opens a streamed resource (see [`StreamDef`]): its one item as a
+/// [`Content::Stream`] of kind [`StreamKind::ResourceBlob`] or [`StreamKind::ResourceText`].
+pub type OpenFn<C> = fn(&mut C, &str) -> Result<Content<C>, ToolError>;
+
+/// A streamed item taken apart: its JSON with [`STREAM_MARK`] in place of its data, whether
+/// the data is text, and where the data comes from.
+pub(crate) struct Streamed<C> {
+    pub(crate) item: Value,
+    pub(crate) text: bool,
+    pub(crate) source: Box<dyn ContentSource<C>>,
+}
+
+impl<C> Streamed<C> {
+    /// `None` for content that is not a streamed resource item.
+    pub(crate) fn of(content: Content<C>) -> Option<Self> {
+        let Content::Stream(kind, source) = content else {
+            return None;
+        };
+        let (uri, mime_type, text) = match kind {
+            StreamKind::ResourceBlob { uri, mime_type } => (uri, mime_type, false),
+            StreamKind::ResourceText { uri, mime_type } => (uri, mime_type, true),
+            _ => return None,
+        };
+        let mut m = Map::new();
+        m.insert("uri".into(), Value::from(uri));
+        m.insert("mimeType".into(), Value::from(mime_type));
+        let key = if text { "text" } else { "blob" };
+        m.insert(key.into(), Value::from(STREAM_MARK));
+        Some(Streamed {
+            item: Value::Object(m),
+            text,
+            source,
+        })
+    }
+}
+
+/// A fixed resource whose read is answered as a stream: the same URI's [`ResourceDef`] is its
+/// listing, this its reader, used in place of the def's `read`.
+pub struct StreamDef<C> {
+    pub uri: &'static str,
+    pub open: OpenFn<C>,
+}
+
+copy_for_any_context!(StreamDef);
 
 /// Reads a fixed resource. A `NOT_FOUND` error becomes the protocol's not-found error.
 pub type ReadFn<C> = fn(&mut C, &str) -> Result<Vec<ResourceContents>, ToolError>;
@@ -166,6 +217,7 @@ pub(crate) fn match_template<'u>(
 pub struct ResourceCatalog<C> {
     pub(crate) resources: Vec<ResourceDef<C>>,
     pub(crate) templates: Vec<TemplateDef<C>>,
+    pub(crate) streams: Vec<StreamDef<C>>,
 }
 
 impl<C> Default for ResourceCatalog<C> {
@@ -173,6 +225,7 @@ impl<C> Default for ResourceCatalog<C> {
         ResourceCatalog {
             resources: Vec::new(),
             templates: Vec::new(),
+            streams: Vec::new(),
         }
     }
 }
@@ -190,6 +243,20 @@ impl<C> ResourceCatalog<C> {
     /// Adds templates.
     pub fn register_templates(&mut self, table: &[TemplateDef<C>]) {
         self.templates.extend_from_slice(table);
+    }
+
+    /// Adds streamed readers (a later duplicate URI is ignored: the first one wins).
+    pub fn register_streams(&mut self, table: &[StreamDef<C>]) {
+        for def in table {
+            if !self.streams.iter().any(|r| r.uri == def.uri) {
+                self.streams.push(*def);
+            }
+        }
+    }
+
+    /// The streamed reader of `uri`, if it has one.
+    pub(crate) fn stream_for(&self, uri: &str) -> Option<OpenFn<C>> {
+        self.streams.iter().find(|s| s.uri == uri).map(|s| s.open)
     }
 }
 
@@ -212,5 +279,34 @@ mod tests {
             Some(alloc::vec![("x", "y")])
         );
         assert_eq!(match_template("a://b", "a://b"), Some(alloc::vec![]));
+    }
+
+    fn open_a(_: &mut (), _: &str) -> Result<Content<()>, ToolError> {
+        Ok(Content::text("a"))
+    }
+
+    fn open_b(_: &mut (), _: &str) -> Result<Content<()>, ToolError> {
+        Ok(Content::text("b"))
+    }
+
+    #[test]
+    fn a_streamed_reader_is_found_by_its_uri_and_the_first_one_wins() {
+        let mut c = ResourceCatalog::<()>::default();
+        c.register_streams(&[
+            StreamDef {
+                uri: "irix7://screen",
+                open: open_a,
+            },
+            StreamDef {
+                uri: "irix7://screen",
+                open: open_b,
+            },
+        ]);
+        let open = c.stream_for("irix7://screen").unwrap();
+        let Ok(Content::Block(v)) = open(&mut (), "irix7://screen") else {
+            panic!("opened");
+        };
+        assert_eq!(v["text"], "a");
+        assert!(c.stream_for("irix7://status").is_none());
     }
 }

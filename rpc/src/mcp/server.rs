@@ -90,6 +90,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register(table);
     }
 
+    /// Adds streamed readers of resources (see [`super::StreamDef`]).
+    pub fn register_resource_streams(&mut self, table: &[super::StreamDef<C>]) {
+        self.resources.register_streams(table);
+    }
+
     pub fn register_templates(&mut self, table: &[TemplateDef<C>]) {
         self.resources.register_templates(table);
     }

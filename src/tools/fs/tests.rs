@@ -648,3 +648,88 @@ fn status_shows_the_cache() {
             .contains("disk cache  no filesystem mounted")
     );
 }
+
+/// A RAM-only filesystem with `n` files in `/d`.
+fn ctx_with_dir(n: usize) -> Ctx {
+    let mut ctx = fake::ctx();
+    let mut fs = Overlay::new(None, 1 << 20);
+    fs.mkdir("/d").unwrap();
+    for i in 0..n {
+        let name = format!("/d/f{i:03}");
+        fs.write(
+            &name,
+            b"x",
+            crate::services::fs::overlay::WriteMode::Truncate,
+        )
+        .unwrap();
+    }
+    ctx.fs = Some(fs);
+    ctx
+}
+
+#[test]
+fn a_long_listing_is_gathered_over_several_polls() {
+    let mut s = server_with(ctx_with_dir(150));
+    let mut r = rpc::testing::McpRequest::modern(
+        "tools/call",
+        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 500}}),
+    )
+    .send(&mut s, 0);
+    let rpc::http::Body::Stream(src) = &mut r.body else {
+        panic!("a listing of 150 runs across polls");
+    };
+    let (mut body, mut polls) = (Vec::new(), 0);
+    while src.poll(&mut body, 1 << 16, 0) != rpc::http::BodyPoll::End {
+        polls += 1;
+        assert!(polls < 100);
+    }
+    // 48 entries when the call starts, then 48 a poll: two more polls gather the rest.
+    assert!(polls >= 3, "{polls} polls");
+    let v = rpc::testing::last_message(&body).unwrap();
+    let l = &v["result"]["structuredContent"];
+    let names: Vec<&str> = l["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (0..150).map(|i| format!("f{i:03}")).collect();
+    assert_eq!(names, want);
+    assert_eq!(
+        (l["total"].as_u64(), l.get("next_offset")),
+        (Some(150), None)
+    );
+}
+
+#[test]
+fn a_directory_that_changes_while_listed_is_busy() {
+    let mut s = server_with(ctx_with_dir(150));
+    let mut r = rpc::testing::McpRequest::modern(
+        "tools/call",
+        json!({"name": "fs.list", "arguments": {"path": "/d", "limit": 500}}),
+    )
+    .send(&mut s, 0);
+    let rpc::http::Body::Stream(src) = &mut r.body else {
+        panic!("a listing of 150 runs across polls");
+    };
+    let mut body = Vec::new();
+    assert_eq!(
+        src.poll(&mut body, 1 << 16, 0),
+        rpc::http::BodyPoll::Pending
+    );
+    ok(
+        &mut s,
+        "fs.write",
+        json!({"path": "/d/new", "content": "y"}),
+    );
+    let rpc::http::Body::Stream(src) = &mut r.body else {
+        unreachable!()
+    };
+    while src.poll(&mut body, 1 << 16, 0) != rpc::http::BodyPoll::End {}
+    let v = rpc::testing::last_message(&body).unwrap();
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "E_BUSY: /d changed while it was listed; list it again"
+    );
+}

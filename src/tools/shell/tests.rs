@@ -1,6 +1,7 @@
 //! `shell.exec` through the real MCP server.
 
 use crate::services::fs::overlay::{Overlay, WriteMode};
+use crate::services::shell::output::Budget;
 use crate::tools::Ctx;
 use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, server, server_with};
@@ -372,4 +373,73 @@ fn a_big_cat_steps_with_byte_progress() {
         result["content"][0]["text"].as_str().unwrap().len(),
         300_000
     );
+}
+
+/// `shell.exec` on a budget of its own, so filling it cannot disturb the tests running beside.
+static TEST_BUDGET: Budget = Budget::new();
+
+fn start_on_test_budget(
+    ctx: &mut Ctx,
+    call: &rpc::mcp::ToolCall<'_>,
+) -> Result<rpc::mcp::Started<Ctx>, rpc::mcp::ToolError> {
+    super::start_on(ctx, call, &TEST_BUDGET)
+}
+
+#[test]
+fn concurrent_outputs_past_the_shared_budget_are_refused_with_busy() {
+    // 300 000 bytes held in a buffer that doubles from 64 KiB: 512 KiB charged per call. Two
+    // fit under 1.2 MB, three do not.
+    TEST_BUDGET.configure(8 * 1_200_000);
+    let mut s = server_with(ctx_with_files());
+    s.register_tools(&[rpc::mcp::ToolDef {
+        name: "test.shell",
+        start: start_on_test_budget,
+        ..super::TOOLS[0]
+    }])
+    .unwrap();
+    let start = |s: &mut McpServer<Ctx>| {
+        McpRequest::modern(
+            "tools/call",
+            json!({"name": "test.shell", "arguments": {"command": "cat /var/big"}}),
+        )
+        .send(s, 0)
+    };
+    let mut calls: Vec<(Response, Vec<u8>, bool)> =
+        (0..3).map(|_| (start(&mut s), Vec::new(), false)).collect();
+    // Step all three side by side until each has its whole answer; nothing streams out of a
+    // body before its command is done, so all three outputs are held at once.
+    for now in 0..1000 {
+        for (r, buf, ended) in calls.iter_mut().filter(|c| !c.2) {
+            *ended = poll(r, buf, now);
+        }
+        if calls.iter().all(|c| c.2) {
+            break;
+        }
+    }
+    let results: Vec<Value> = calls
+        .iter()
+        .map(|(_, buf, ended)| {
+            assert!(ended);
+            messages(buf).pop().unwrap()["result"].clone()
+        })
+        .collect();
+    let refused: Vec<&Value> = results.iter().filter(|r| r["isError"] == true).collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    let text = refused[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("E_BUSY: shell output budget exhausted: running commands hold ")
+            && text.contains(" of 1200000 bytes"),
+        "{text}"
+    );
+    for r in results.iter().filter(|r| r["isError"] != true) {
+        assert_eq!(r["structuredContent"]["output_bytes"], 300_000);
+    }
+    // Everything was given back once the answers went out; the peak stayed under the limit.
+    let u = TEST_BUDGET.usage();
+    assert_eq!((u.used, u.limit, u.refused), (0, 1_200_000, 1));
+    assert!(u.peak <= u.limit && u.peak >= 2 * 300_000, "{u:?}");
+    // With the budget free again the same command runs.
+    let r = call(&mut s, "test.shell", json!({"command": "cat /var/big"}));
+    assert_eq!(r["structuredContent"]["output_bytes"], 300_000, "{r}");
+    assert_eq!(TEST_BUDGET.usage().used, 0);
 }

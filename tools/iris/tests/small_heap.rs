@@ -98,6 +98,21 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
         assert!(status == 200 || status == 429 || status == 503, "{status}");
     }
 
+    // The heavy tools answer, or refuse with a clear E_ code; none takes the machine down.
+    for (tool, args) in [
+        ("screen.capture", json!({})),
+        ("mem.read", json!({"addr": "0x88000000", "length": 65536})),
+        ("fs.list", json!({"path": "/"})),
+    ] {
+        let r = support::mcp::call_tool(g.mcp, tool, args);
+        let refused = r["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("E_"));
+        assert!(r["isError"] != true || refused, "{tool}: {r}");
+    }
+    let bmp = request(g.mcp, "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n");
+    assert!(bmp.status == 200 || bmp.status == 503, "{}", bmp.status);
+
     let mem = read_mem(g.mcp);
     let peak = mem_figure(&mem, "heap peak");
     assert!(
