@@ -646,6 +646,12 @@ mod tests {
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, d).contains("/new"));
         assert_eq!(server.stats.reaped, 1);
+        // The one that gave way was told so (an RST), whichever slot it had.
+        let gone = [a, b, c]
+            .iter()
+            .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Closed)
+            .count();
+        assert_eq!(gone, 1);
     }
 
     #[test]
