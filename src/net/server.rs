@@ -124,6 +124,8 @@ pub const HANDSHAKE_MS: u64 = 3_000;
 /// An anonymous connection younger than this (by its last activity) is not reset to make
 /// room: a client that just connected gets the time to send its request.
 pub const GRACE_MS: u64 = 1_000;
+/// A reset socket waits at most this long for its RST to leave before it listens again.
+pub const RST_MS: u64 = 200;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
 pub const CLOSE_MS: u64 = 5_000;
 
@@ -352,14 +354,17 @@ impl HttpServer {
                 // (and listens once that is sent) so that a burst of short connections cannot
                 // use up the pool.
                 // A reset on its way out: listening now would forget the peer before the RST
-                // is sent, and the peer would wait on a connection that no longer exists.
+                // is sent, and the peer would wait on a connection that no longer exists. Not
+                // for long, though: an RST to an address that never answers ARP (a spoofed
+                // SYN) is never sent.
                 State::Closed
-                    if sockets
-                        .get::<tcp::Socket>(self.slots[i].handle)
-                        .remote_endpoint()
-                        .is_some() =>
+                    if waited < RST_MS
+                        && sockets
+                            .get::<tcp::Socket>(self.slots[i].handle)
+                            .remote_endpoint()
+                            .is_some() =>
                 {
-                    return false;
+                    return true;
                 }
                 State::Closed => {
                     let slot = &mut self.slots[i];
