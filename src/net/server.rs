@@ -124,6 +124,8 @@ pub const HANDSHAKE_MS: u64 = 3_000;
 /// An anonymous connection younger than this (by its last activity) is not reset to make
 /// room: a client that just connected gets the time to send its request.
 pub const GRACE_MS: u64 = 1_000;
+/// A reset socket waits at most this long for its RST to leave before it listens again.
+pub const RST_MS: u64 = 200;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
 pub const CLOSE_MS: u64 = 5_000;
 
@@ -245,9 +247,9 @@ impl HttpServer {
         work
     }
 
-    /// Resets the connection of slot `i` (the peer gets a RST); the socket listens again on
-    /// the next poll.
-    fn reap(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+    /// Resets the connection of slot `i` (the peer gets a RST); the socket listens again once
+    /// the RST is out.
+    fn reset(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
         let slot = &mut self.slots[i];
         if let Some(mut conn) = slot.conn.take() {
             conn.abort();
@@ -255,6 +257,11 @@ impl HttpServer {
         sockets.get_mut::<tcp::Socket>(slot.handle).abort();
         slot.state = State::Closed;
         slot.since_ms = now_ms;
+    }
+
+    /// [`HttpServer::reset`] of a connection the pool took back (counted in the stats).
+    fn reap(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+        self.reset(i, sockets, now_ms);
         self.stats.reaped += 1;
     }
 
@@ -343,21 +350,37 @@ impl HttpServer {
         if self.slots[i].conn.is_none() {
             match state {
                 // A closed socket listens again; one lingering in TIME-WAIT, or whose peer has
-                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset so
-                // that a burst of short connections cannot use up the pool.
+                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset
+                // (and listens once that is sent) so that a burst of short connections cannot
+                // use up the pool.
+                // A reset on its way out: listening now would forget the peer before the RST
+                // is sent, and the peer would wait on a connection that no longer exists. Not
+                // for long, though: an RST to an address that never answers ARP (a spoofed
+                // SYN) is never sent.
                 State::Closed
-                | State::TimeWait
-                | State::FinWait2
-                | State::LastAck
-                | State::Closing => {
+                    if waited < RST_MS
+                        && sockets
+                            .get::<tcp::Socket>(self.slots[i].handle)
+                            .remote_endpoint()
+                            .is_some() =>
+                {
+                    return true;
+                }
+                State::Closed => {
                     let slot = &mut self.slots[i];
-                    let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
-                    sock.abort();
-                    if sock.listen(slot.port).is_err() {
+                    if sockets
+                        .get_mut::<tcp::Socket>(slot.handle)
+                        .listen(slot.port)
+                        .is_err()
+                    {
                         return false;
                     }
                     slot.state = State::Listen;
                     slot.since_ms = now_ms;
+                    return true;
+                }
+                State::TimeWait | State::FinWait2 | State::LastAck | State::Closing => {
+                    self.reset(i, sockets, now_ms);
                     return true;
                 }
                 State::SynReceived if waited >= HANDSHAKE_MS => {
@@ -440,7 +463,13 @@ impl HttpServer {
         }
 
         if conn.is_finished() {
-            sock.close();
+            // A connection given up on (a peer that stopped reading, a lingering close past
+            // its bounds) is reset; any other ends with a FIN after its last byte.
+            if conn.is_aborted() {
+                sock.abort();
+            } else {
+                sock.close();
+            }
             slot.conn = None;
             slot.state = sock.state();
             slot.since_ms = now_ms;
@@ -622,6 +651,12 @@ mod tests {
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, d).contains("/new"));
         assert_eq!(server.stats.reaped, 1);
+        // The one that gave way was told so (an RST), whichever slot it had.
+        let gone = [a, b, c]
+            .iter()
+            .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Closed)
+            .count();
+        assert_eq!(gone, 1);
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct Config {
     /// Close a connection that has nothing in flight and saw no traffic for this long; also
     /// abort one whose peer has not taken any pending output for this long.
     pub idle_timeout_ms: u64,
+    /// Close a connection whose peer has sent nothing at all for this long after it opened
+    /// (a silent client holds a slot for less time than a kept-alive one between requests).
+    pub first_byte_timeout_ms: u64,
     /// Answer 408 and close when a request head has not been received completely this long
     /// after its first byte (slow-loris heads). A body gets the same time plus its length at
     /// `min_body_rate`, counted from its head: a deadline, not reset by each byte, so a
@@ -61,6 +64,7 @@ impl Default for Config {
         Config {
             limits: Limits::default(),
             idle_timeout_ms: 30_000,
+            first_byte_timeout_ms: 10_000,
             request_timeout_ms: 30_000,
             min_body_rate: 8 * 1024,
             linger_ms: 15_000,
@@ -114,6 +118,8 @@ pub struct Connection {
     linger: Option<Linger>,
     /// A request on this connection proved its credentials (see [`Admission`]).
     authenticated: bool,
+    /// The peer has not sent a byte yet.
+    silent: bool,
     /// Since when unsent output has waited without the peer taking any of it.
     out_waiting_since: Option<u64>,
     /// Reused buffer a stream writes into before it is framed as a chunk.
@@ -145,6 +151,7 @@ impl Connection {
             body_deadline_ms: None,
             linger: None,
             authenticated: false,
+            silent: true,
             out_waiting_since: None,
             scratch: Vec::new(),
         }
@@ -181,6 +188,7 @@ impl Connection {
         }
         if !bytes.is_empty() {
             self.last_activity_ms = now_ms;
+            self.silent = false;
         }
         self.pump(now_ms, handler);
         let mut rest = bytes;
@@ -250,7 +258,13 @@ impl Connection {
         } else {
             self.out_waiting_since = None;
             let idle = self.writing.is_none() && !self.parser.in_progress() && self.held.is_empty();
-            if idle && now_ms.saturating_sub(self.last_activity_ms) >= self.config.idle_timeout_ms {
+            // A connection that never sent a byte gets less time than one between requests.
+            let allowed = if self.silent {
+                self.config.first_byte_timeout_ms
+            } else {
+                self.config.idle_timeout_ms
+            };
+            if idle && now_ms.saturating_sub(self.last_activity_ms) >= allowed {
                 self.closing = true;
             }
         }
@@ -331,6 +345,12 @@ impl Connection {
         self.held = Vec::new();
         self.out = Vec::new();
         self.out_pos = 0;
+    }
+
+    /// Whether the connection was given up on ([`Connection::abort`], or a bound passed): the
+    /// socket should be reset rather than closed.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted
     }
 
     /// Whether the socket should be closed now (everything owed to the peer was handed out).
@@ -1134,10 +1154,11 @@ mod tests {
 
     #[test]
     fn idle_timeout_closes_silently() {
+        // A client that never sends anything has 10 s.
         let (mut c, mut h) = (conn(), TestHandler::default());
-        c.poll(29_999, &mut h);
+        c.poll(9_999, &mut h);
         assert!(!c.is_finished());
-        c.poll(30_000, &mut h);
+        c.poll(10_000, &mut h);
         assert!(c.is_finished());
         assert!(c.pending_output().is_empty());
 
@@ -1231,7 +1252,7 @@ mod tests {
         }
         // Past the byte bound: reset.
         c.recv(&[0; 1001], 2, &mut h);
-        assert!(c.is_finished());
+        assert!(c.is_finished() && c.is_aborted());
         assert!(c.pending_output().is_empty());
         // Past the time bound: reset too.
         let (mut c, mut h) = (conn(), TestHandler::default());
@@ -1239,7 +1260,7 @@ mod tests {
         c.poll(14_999, &mut h);
         assert!(!c.is_finished());
         c.poll(15_000, &mut h);
-        assert!(c.is_finished());
+        assert!(c.is_finished() && c.is_aborted());
     }
 
     #[test]

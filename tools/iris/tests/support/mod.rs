@@ -4,7 +4,8 @@
 //! - `http`: a plain TCP/HTTP client (responses, chunked bodies, SSE streams);
 //! - `mcp`: MCP requests and tool calls over that client;
 //! - `synthetic`: tiny hand-assembled ELF modules and a rig in a temporary root to load them;
-//! - `enet`: the module's Seeq driver on the host against the rig's HPC3/Seeq model.
+//! - `enet`: the module's Seeq driver on the host against the rig's HPC3/Seeq model;
+//! - `hostile`: attackers, the well-behaved client and the findings of the hostile-load suite.
 
 // Every test binary compiles the whole harness but uses only part of it, so what one binary
 // leaves unused is not dead code.
@@ -12,6 +13,8 @@
 pub mod enet;
 #[allow(dead_code)]
 pub mod guest;
+#[allow(dead_code)]
+pub mod hostile;
 #[allow(dead_code)]
 pub mod http;
 #[allow(dead_code)]
