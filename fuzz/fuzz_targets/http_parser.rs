@@ -94,6 +94,7 @@ fn case(data: &[u8]) {
             chunk_line: 64,
         },
         idle_timeout_ms: 5_000,
+        first_byte_timeout_ms: 2_000,
         request_timeout_ms: 5_000,
         min_body_rate: 512,
         linger_ms: 2_000,
