@@ -134,12 +134,12 @@ fn fixed_regressions_replay_clean() {
     }
 }
 
-/// `shell.exec` with the largest `max_output` over 8 MiB of file: its output streams out as
+/// `shell.exec` with the largest `max_output` (1 MiB) over 8 MiB of file: its output streams as
 /// it is made, so one such call fits the budget.
 #[test]
 fn a_shell_call_with_the_largest_output_fits() {
     let _one = one_at_a_time();
-    let args = r#"{"command":"cat /big/4mib.bin /big/4mib.bin","max_output":8388608}"#;
+    let args = r#"{"command":"cat /big/4mib.bin /big/4mib.bin","max_output":1048576}"#;
     let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"shell.exec","arguments":{args},"_meta":{meta}}}}}"#
