@@ -11,13 +11,5 @@ pub mod full_path;
 #[global_allocator]
 static HEAP: budget::Counting = budget::Counting;
 
-// `fake.rs` names its imports from the module crate's root (`crate::hil`, …): these make the
-// same paths resolve here.
-use irix7_mcp::{hil, services, tools};
-
-/// The module's fake machine (`src/tools/testing/fake.rs`), compiled here as is: the module
-/// crate builds it only for its own tests.
-#[allow(dead_code)]
-pub mod fake {
-    include!("../../src/tools/testing/fake.rs");
-}
+/// The module's fake machine (`src/tools/testing/fake.rs`, the `testing` feature).
+pub use irix7_mcp::tools::testing::fake;

@@ -17,8 +17,8 @@ pub mod screen;
 pub mod serial;
 pub mod shell;
 pub mod system;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use context::Ctx;
 

@@ -3,9 +3,8 @@
 
 /// A machine for host tests. Its state sits behind an `Rc` the test keeps, so a test can
 /// change the machine (clock, serial head, process list) and see what the tools did to it
-/// (console bytes, keystrokes, resets) while the server owns the context.
-///
-/// The file has no inner attributes: the fuzz crate includes it as is (`fuzz/src/lib.rs`), so
-/// its full-path target runs the tools on this very machine.
+/// (console bytes, keystrokes, resets) while the server owns the context. The fuzz crate's
+/// full-path target runs the tools on it too (the `testing` feature).
 pub mod fake;
+#[cfg(test)]
 pub mod harness;

@@ -270,11 +270,9 @@ fn smoke() -> Result<(), String> {
     Ok(())
 }
 
-/// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
-/// rig: exact guest instruction counts and heap figures beside their budgets.
 /// Seconds each fuzz target runs in the suite (a long campaign is `docs/fuzzing.md`'s).
 const FUZZ_SECONDS: u32 = 20;
-/// Each target and its longest input: 1 MiB (the module's body limit) where a request body
+/// Each target and its longest input: 1 MiB (more than the module's body limit) where a body
 /// reaches the parsers, less where the harness's own limits refuse long inputs early anyway.
 const FUZZ_TARGETS: &[(&str, usize)] = &[
     ("http_parser", 64 << 10),
@@ -327,6 +325,8 @@ fn fuzz_short() -> Result<(), String> {
     Ok(())
 }
 
+/// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
+/// rig: exact guest instruction counts and heap figures beside their budgets.
 pub fn bench() -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
