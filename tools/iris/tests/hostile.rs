@@ -44,8 +44,10 @@ const RATE: usize = 20;
 /// How long an unauthenticated request head may wait for its 401.
 const AUTH_ANSWER: Duration = Duration::from_secs(5);
 /// Absolute deadlines a stalled client must be cut off by (docs/bounds.md, "Deadlines"): a
-/// request head 30 s after its first byte, an idle connection after 30 s, a body 30 s plus its
-/// length at 8 KiB/s after its head (the trickled bodies announce 1000 bytes).
+/// connection that sent nothing 10 s after it opened, a request head 30 s after its first
+/// byte, a body 30 s plus its length at 8 KiB/s after its head (the trickled bodies announce
+/// 1000 bytes).
+const SILENT_DEADLINE: Duration = Duration::from_secs(10);
 const HEAD_DEADLINE: Duration = Duration::from_secs(30);
 const BODY_DEADLINE: Duration = Duration::from_millis(30_000 + 1000 * 1000 / 8192);
 /// What a deadline may be missed by: polls, the forwarder's linger, a loaded host.
@@ -737,7 +739,7 @@ fn status_page(addr: SocketAddr, within: Duration) -> Result<Duration, String> {
 
 /// The kinds of stalled client, and the deadline each must be cut off by.
 const STALLED: [(&str, Duration); 3] = [
-    ("silent", HEAD_DEADLINE),
+    ("silent", SILENT_DEADLINE),
     ("slowloris head", HEAD_DEADLINE),
     ("trickled body", BODY_DEADLINE),
 ];
