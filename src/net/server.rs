@@ -245,9 +245,9 @@ impl HttpServer {
         work
     }
 
-    /// Resets the connection of slot `i` (the peer gets a RST); the socket listens again on
-    /// the next poll.
-    fn reap(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+    /// Resets the connection of slot `i` (the peer gets a RST); the socket listens again once
+    /// the RST is out.
+    fn reset(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
         let slot = &mut self.slots[i];
         if let Some(mut conn) = slot.conn.take() {
             conn.abort();
@@ -255,6 +255,11 @@ impl HttpServer {
         sockets.get_mut::<tcp::Socket>(slot.handle).abort();
         slot.state = State::Closed;
         slot.since_ms = now_ms;
+    }
+
+    /// [`HttpServer::reset`] of a connection the pool took back (counted in the stats).
+    fn reap(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+        self.reset(i, sockets, now_ms);
         self.stats.reaped += 1;
     }
 
@@ -343,21 +348,34 @@ impl HttpServer {
         if self.slots[i].conn.is_none() {
             match state {
                 // A closed socket listens again; one lingering in TIME-WAIT, or whose peer has
-                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset so
-                // that a burst of short connections cannot use up the pool.
+                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset
+                // (and listens once that is sent) so that a burst of short connections cannot
+                // use up the pool.
+                // A reset on its way out: listening now would forget the peer before the RST
+                // is sent, and the peer would wait on a connection that no longer exists.
                 State::Closed
-                | State::TimeWait
-                | State::FinWait2
-                | State::LastAck
-                | State::Closing => {
+                    if sockets
+                        .get::<tcp::Socket>(self.slots[i].handle)
+                        .remote_endpoint()
+                        .is_some() =>
+                {
+                    return false;
+                }
+                State::Closed => {
                     let slot = &mut self.slots[i];
-                    let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
-                    sock.abort();
-                    if sock.listen(slot.port).is_err() {
+                    if sockets
+                        .get_mut::<tcp::Socket>(slot.handle)
+                        .listen(slot.port)
+                        .is_err()
+                    {
                         return false;
                     }
                     slot.state = State::Listen;
                     slot.since_ms = now_ms;
+                    return true;
+                }
+                State::TimeWait | State::FinWait2 | State::LastAck | State::Closing => {
+                    self.reset(i, sockets, now_ms);
                     return true;
                 }
                 State::SynReceived if waited >= HANDSHAKE_MS => {
@@ -628,6 +646,12 @@ mod tests {
         run_guarded(&mut stack, &mut server, &mut now);
         assert!(drain(&mut stack, d).contains("/new"));
         assert_eq!(server.stats.reaped, 1);
+        // The one that gave way was told so (an RST), whichever slot it had.
+        let gone = [a, b, c]
+            .iter()
+            .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Closed)
+            .count();
+        assert_eq!(gone, 1);
     }
 
     #[test]

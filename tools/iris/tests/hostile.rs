@@ -513,8 +513,8 @@ fn unauthenticated_bodies(c: &Ctx, f: &mut Findings) {
         .into_iter()
         .map(|t| t.join().unwrap_or_else(|_| Err("panicked".into())))
         .collect();
-    // 503 is the per-address connection share: twenty connections from the rig's one address
-    // are more than a client may hold, and the cap answers from the head too.
+    // 503: the connection was over the address's share of the pool (every client of the rig
+    // has the forwarder's address) and was refused before its head was even read.
     let refused = |u: &Unauth| match u.outcome {
         Outcome::Status(401 | 503) => true,
         Outcome::Status(413) => u.len > 128 * 1024,
