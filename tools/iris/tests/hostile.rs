@@ -44,8 +44,10 @@ const RATE: usize = 20;
 /// How long an unauthenticated request head may wait for its 401.
 const AUTH_ANSWER: Duration = Duration::from_secs(5);
 /// Absolute deadlines a stalled client must be cut off by (docs/bounds.md, "Deadlines"): a
-/// request head 30 s after its first byte, an idle connection after 30 s, a body 30 s plus its
-/// length at 8 KiB/s after its head (the trickled bodies announce 1000 bytes).
+/// connection that sent nothing 10 s after it opened, a request head 30 s after its first
+/// byte, a body 30 s plus its length at 8 KiB/s after its head (the trickled bodies announce
+/// 1000 bytes).
+const SILENT_DEADLINE: Duration = Duration::from_secs(10);
 const HEAD_DEADLINE: Duration = Duration::from_secs(30);
 const BODY_DEADLINE: Duration = Duration::from_millis(30_000 + 1000 * 1000 / 8192);
 /// What a deadline may be missed by: polls, the forwarder's linger, a loaded host.
@@ -552,7 +554,8 @@ fn unauthenticated_bodies(c: &Ctx, f: &mut Findings) {
         A,
         stuck == 0 && other.is_empty() && answered >= 10,
         format!(
-            "{answered} of 20 refused from the head (401, or 413 over the body limit) within \
+            "{answered} of 20 refused from the head (401, 413 over the body limit, 503 over the \
+             connection share) within \
              {AUTH_ANSWER:?} (slowest \
              {slowest:.1?}), {stuck} waited for the body, others: {other:?}"
         ),
@@ -739,7 +742,7 @@ fn status_page(addr: SocketAddr, within: Duration) -> Result<Duration, String> {
 
 /// The kinds of stalled client, and the deadline each must be cut off by.
 const STALLED: [(&str, Duration); 3] = [
-    ("silent", HEAD_DEADLINE),
+    ("silent", SILENT_DEADLINE),
     ("slowloris head", HEAD_DEADLINE),
     ("trickled body", BODY_DEADLINE),
 ];
