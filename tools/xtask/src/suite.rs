@@ -372,7 +372,8 @@ fn hostile_bench() -> Result<(), String> {
     let figures = root.join(HOSTILE_FIGURES);
     // A file left by an earlier run must not stand in for this one's.
     let _ = std::fs::remove_file(&figures);
-    cmd::run(
+    // The suite writes its figures before it judges, so they are printed even when it fails.
+    let suite = cmd::run(
         cargo()
             .env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
             .args([
@@ -384,7 +385,7 @@ fn hostile_bench() -> Result<(), String> {
                 "--test",
                 "hostile",
             ]),
-    )?;
+    );
     let text = std::fs::read_to_string(&figures)
         .map_err(|e| format!("the hostile suite wrote no figures ({HOSTILE_FIGURES}: {e})"))?;
     let f = HostileFigures::parse(&text)?;
@@ -398,6 +399,7 @@ fn hostile_bench() -> Result<(), String> {
         };
         println!("  {name:<44} {value:>14} {unit:<6} budget {budget:>12}  {verdict}");
     }
+    suite?;
     if over.is_empty() {
         Ok(())
     } else {
