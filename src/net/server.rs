@@ -281,14 +281,29 @@ impl HttpServer {
         }) {
             return false;
         }
-        let victim = on_port()
+        self.reap_idlest_anonymous(sockets, now_ms, |s| s.port == port)
+    }
+
+    /// Resets the anonymous connection idle the longest (past [`GRACE_MS`]) among the slots
+    /// `among` picks. Whether there was one.
+    fn reap_idlest_anonymous(
+        &mut self,
+        sockets: &mut SocketSet<'static>,
+        now_ms: u64,
+        among: impl Fn(&Slot) -> bool,
+    ) -> bool {
+        let idlest = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| among(s))
             .filter_map(|(i, s)| Some((i, s.conn.as_ref()?)))
             .filter(|(_, c)| {
                 !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
             })
             .min_by_key(|(_, c)| c.last_activity_ms())
             .map(|(i, _)| i);
-        match victim {
+        match idlest {
             Some(i) => {
                 self.reap(i, sockets, now_ms);
                 true
@@ -308,28 +323,11 @@ impl HttpServer {
         now_ms: u64,
     ) -> bool {
         let port = self.slots[i].port;
-        let theirs = || {
-            self.slots.iter().enumerate().filter_map(move |(j, s)| {
-                let c = s.conn.as_ref()?;
-                (s.port == port && c.peer().addr == peer.addr).then_some((j, c))
-            })
+        let theirs = move |s: &Slot| {
+            s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
         };
-        if theirs().count() < self.per_client {
-            return true;
-        }
-        let idlest = theirs()
-            .filter(|(_, c)| {
-                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
-            })
-            .min_by_key(|(_, c)| c.last_activity_ms())
-            .map(|(j, _)| j);
-        match idlest {
-            Some(j) => {
-                self.reap(j, sockets, now_ms);
-                true
-            }
-            None => false,
-        }
+        self.slots.iter().filter(|s| theirs(s)).count() < self.per_client
+            || self.reap_idlest_anonymous(sockets, now_ms, theirs)
     }
 
     fn poll_slot(
