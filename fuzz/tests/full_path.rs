@@ -108,10 +108,14 @@ fn every_seed_stays_within_the_budget() {
 #[test]
 fn a_case_over_the_budget_fails() {
     let _one = one_at_a_time();
+    // The counts are process-wide and the harness's own threads free memory while a case runs
+    // (the previous test's captured output, its thread's exit), so the sizes keep a margin
+    // rather than sitting one byte from the budget.
+    let margin = BUDGET / 8;
     let within = budget::case(|| std::hint::black_box(vec![1u8; BUDGET / 2]).len());
-    assert!(within.1 >= BUDGET / 2);
+    assert!(within.1 >= BUDGET / 2 - margin, "{} bytes", within.1);
     let over = std::panic::catch_unwind(|| {
-        budget::case(|| std::hint::black_box(vec![1u8; BUDGET + 1]).len())
+        budget::case(|| std::hint::black_box(vec![1u8; BUDGET + margin]).len())
     });
     let message = over.expect_err("a case over the budget must fail");
     let text = message
