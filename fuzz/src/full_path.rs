@@ -56,11 +56,18 @@ const DRAIN_POLLS: usize = 4000;
 /// progress every 100 ms.
 const QUIET_POLLS: usize = 20;
 
-/// The one-time setup (the fixture image, the idle figure of the memory plan), so that the
-/// first measured case does not carry it.
+/// The one-time setup (the fixture image, the idle figure of the memory plan, the catalog),
+/// so that the first measured case does not carry it.
 pub fn prepare() {
     fixture();
     idle();
+    CATALOG.with(|_| ());
+}
+
+thread_local! {
+    /// What every case's server offers, registered once per thread and copied into each
+    /// case's server: registering parses and renders every schema, which was most of a case.
+    static CATALOG: McpServer<irix7_mcp::tools::Ctx> = router_without_plan();
 }
 
 /// The fixture image (`tools/fixtures`), built once per process by `mkfs.erofs`.
@@ -133,8 +140,8 @@ fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
             *b = counter;
         }
     });
-    let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
-    irix7_mcp::tools::register(&mut mcp).expect("the tool tables register");
+    let ctx = Rc::new(RefCell::new(ctx));
+    let mcp = CATALOG.with(|c| McpServer::with_catalog_of(c, config, ctx, entropy));
     (Router::new(mcp), state, server.http, budgets.requests)
 }
 
@@ -151,7 +158,8 @@ fn idle() -> usize {
     })
 }
 
-/// The server [`router`] builds, before any plan exists (pools without limits).
+/// A server with the module's tools as `entry.rs` registers them, before any plan exists
+/// (pools without limits): the idle figure and the catalog.
 fn router_without_plan() -> McpServer<irix7_mcp::tools::Ctx> {
     let (ctx, _) = fake::ctx_and_state();
     let mut mcp = McpServer::new(

@@ -33,6 +33,18 @@ pub(crate) struct ToolEntry<C> {
     pub(crate) listing: Range<usize>,
 }
 
+// By hand: a derive would ask `C: Clone`, which the context never needs to be.
+impl<C> Clone for ToolEntry<C> {
+    fn clone(&self) -> Self {
+        ToolEntry {
+            def: self.def,
+            input: self.input.clone(),
+            output: self.output.clone(),
+            listing: self.listing.clone(),
+        }
+    }
+}
+
 /// Tool names kept for a later milestone. A call to any name under `prefix` answers the
 /// `isError` result `E_NOSYS: <name> is <why>`, so an agent learns the feature is planned
 /// rather than misspelt; none is listed in `tools/list`, because listing tools that cannot
@@ -55,6 +67,16 @@ pub struct ToolRegistry<C> {
     /// with a single copy, never cloned or re-serialised per request.
     listings: Vec<u8>,
     reserved: Vec<Reserved>,
+}
+
+impl<C> Clone for ToolRegistry<C> {
+    fn clone(&self) -> Self {
+        ToolRegistry {
+            entries: self.entries.clone(),
+            listings: self.listings.clone(),
+            reserved: self.reserved.clone(),
+        }
+    }
 }
 
 impl<C> Default for ToolRegistry<C> {

@@ -220,6 +220,16 @@ pub struct ResourceCatalog<C> {
     pub(crate) streams: Vec<StreamDef<C>>,
 }
 
+impl<C> Clone for ResourceCatalog<C> {
+    fn clone(&self) -> Self {
+        ResourceCatalog {
+            resources: self.resources.clone(),
+            templates: self.templates.clone(),
+            streams: self.streams.clone(),
+        }
+    }
+}
+
 impl<C> Default for ResourceCatalog<C> {
     fn default() -> Self {
         ResourceCatalog {

@@ -71,6 +71,23 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
+    /// A fresh server (no sessions, calls or counters) offering what `self` offers: its tools,
+    /// resources and prompts, copied rather than registered again (registration parses and
+    /// renders every schema). For harnesses that need a new server per case.
+    pub fn with_catalog_of(
+        other: &Self,
+        config: Config,
+        ctx: Rc<RefCell<C>>,
+        entropy: Entropy,
+    ) -> Self {
+        McpServer {
+            tools: other.tools.clone(),
+            resources: other.resources.clone(),
+            prompts: other.prompts.clone(),
+            ..McpServer::new(config, ctx, entropy)
+        }
+    }
+
     /// Adds a tool family's table (all or nothing).
     pub fn register_tools(&mut self, table: &[super::ToolDef<C>]) -> Result<(), RegistryError> {
         self.tools.register(table)

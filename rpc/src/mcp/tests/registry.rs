@@ -153,3 +153,33 @@ fn reservations_and_tables_cannot_overlap() {
     assert_eq!(s.tools().reserved().len(), 1);
     assert_eq!(s.tool_count(), TOOLS.len());
 }
+
+#[test]
+fn a_server_with_the_catalog_of_another_offers_the_same_and_shares_no_state() {
+    let mut first = server();
+    initialize(&mut first, "2025-11-25", T0);
+    assert_eq!(first.session_count(), 1);
+    let mut c = config();
+    c.limits.page_size = 100;
+    let mut copy = McpServer::with_catalog_of(
+        &first,
+        c,
+        Rc::new(RefCell::new(Ctx::default())),
+        Box::new(|b: &mut [u8]| b.fill(7)),
+    );
+    assert_eq!(copy.session_count(), 0, "sessions stay the first server's");
+    assert_eq!(copy.tool_count(), first.tool_count());
+    assert_eq!(
+        copy.tools.listings(copy.tools.entries()),
+        first.tools.listings(first.tools.entries())
+    );
+    let (_, templates) = modern_json(&mut copy, "resources/templates/list", json!({}), T0);
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        TEMPLATES[0].uri_template
+    );
+    let args = json!({"name": "echo", "arguments": {"text": "from the copy"}});
+    let (status, called) = modern_json(&mut copy, "tools/call", args, T0);
+    assert_eq!(status, 200);
+    assert!(called.to_string().contains("from the copy"), "{called}");
+}
