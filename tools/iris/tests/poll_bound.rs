@@ -172,7 +172,7 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
     measure("GET /screen.bmp", f, |g| {
         let bmp = support::http::request(
             g.mcp,
-            "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nConnection: close\r\n\r\n",
+            "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer iris-suite-token-5d1c08\r\nConnection: close\r\n\r\n",
         );
         assert_eq!(bmp.status, 200);
         assert_eq!(bmp.body.len(), 54 + 1280 * 1024 * 3);

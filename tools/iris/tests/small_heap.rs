@@ -70,7 +70,7 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
     // A body bigger than the request budget is refused from its head (413), not buffered.
     let mut s = connect(g.mcp);
     s.write_all(
-        b"POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
+        b"POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer iris-suite-token-5d1c08\r\nContent-Type: application/json\r\n\
           Expect: 100-continue\r\nContent-Length: 1000000\r\n\r\n",
     )
     .unwrap();
@@ -110,7 +110,10 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
             .is_some_and(|t| t.starts_with("E_"));
         assert!(r["isError"] != true || refused, "{tool}: {r}");
     }
-    let bmp = request(g.mcp, "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n");
+    let bmp = request(
+        g.mcp,
+        "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer iris-suite-token-5d1c08\r\n\r\n",
+    );
     assert!(bmp.status == 200 || bmp.status == 503, "{}", bmp.status);
 
     let mem = read_mem(g.mcp);

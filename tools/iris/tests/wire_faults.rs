@@ -79,7 +79,10 @@ struct Guest {
 
 /// The screen as BMP, whole.
 fn screen_bmp(g: &Guest) -> Vec<u8> {
-    let r = request(g.mcp, "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n");
+    let r = request(
+        g.mcp,
+        "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer iris-suite-token-5d1c08\r\n\r\n",
+    );
     assert_eq!(r.status, 200, "GET /screen.bmp: {}", r.text());
     assert!(r.body.starts_with(b"BM"), "not a BMP");
     r.body

@@ -103,6 +103,8 @@ impl Rig {
         kernel.borrow_mut().heap_cap = opts.heap_kib.map(|k| k.saturating_mul(1024));
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
+        let host_ports: Vec<u16> = net.forward_addrs().iter().map(|a| a.port()).collect();
+        let token_files = crate::token::TokenFiles::new(&root, &host_ports);
         Ok(Rig {
             opts,
             root,
@@ -122,6 +124,7 @@ impl Rig {
             net,
             hang_next: Cell::new(false),
             profiler: ProfileHook::default(),
+            token_files,
         })
     }
 
