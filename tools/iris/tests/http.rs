@@ -154,8 +154,11 @@ fn bad_input_gets_its_error_while_another_connection_keeps_working() {
     assert_eq!(bad(g.mcp, &big), Some(431));
     still_good("a 1 MiB header");
 
-    let huge = b"POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer iris-suite-token-5d1c08\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n{";
-    assert_eq!(bad(g.mcp, huge), Some(413));
+    let huge = format!(
+        "POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+         Content-Length: 104857600\r\n\r\n{{"
+    );
+    assert_eq!(bad(g.mcp, huge.as_bytes()), Some(413));
     still_good("a 100 MiB Content-Length");
 
     // A request that never finishes: the rig clock jumps past the request timeout.

@@ -77,11 +77,6 @@ pub fn without_bearer(raw: &str) -> String {
     raw.replacen(&format!("\r\nAuthorization: Bearer {TOKEN}\r\n"), "\r\n", 1)
 }
 
-/// The header line a hand-written raw request adds to carry the suite's token.
-pub fn auth_line() -> String {
-    format!("Authorization: Bearer {TOKEN}\r\n")
-}
-
 /// The JSON-RPC `result` of a tool call's response (with `isError` when the tool failed);
 /// `tool` names the call in the panic when the response is not one.
 pub fn tool_result(tool: &str, r: Resp) -> serde_json::Value {
