@@ -370,7 +370,7 @@ fn screen_bmp(rig: &mut Rig, c: &mut Client) -> (u64, usize) {
         "GET /screen.bmp failed: {}",
         String::from_utf8_lossy(&c.inbox[..c.inbox.len().min(300)])
     );
-    profile_exchange(rig, c, req);
+    profile_exchange(rig, c, req.as_bytes());
     (insns, bytes)
 }
 
