@@ -17,6 +17,7 @@ use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
 use crate::net::tx_checksum::TcpChecksumTx;
+use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
@@ -230,6 +231,26 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
                 .collect()
         })
         .unwrap_or_default();
+    // Fails closed: a value that does not parse serves read-only tools, never everything.
+    let (policy, refused) =
+        rpc::mcp::Policy::parse_or_read_only(kernel.env("mcp.policy").as_deref().unwrap_or(""));
+    if let Some(why) = refused {
+        kprintln!(
+            kernel,
+            "mcp.policy refused ({why}): serving read-only tools only"
+        );
+    }
+    config.policy = policy;
+    // Every audit record becomes a console line (so the kernel's serial ring and the rig's
+    // console keep it) and a line of the in-module ring.
+    let audit_log = Rc::new(RefCell::new(AuditLog::default()));
+    let log = audit_log.clone();
+    config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
+        kprintln!(kernel, "{r}");
+        if let Ok(mut log) = log.try_borrow_mut() {
+            log.push(&alloc::string::ToString::to_string(r));
+        }
+    }));
     kprintln!(
         kernel,
         "token {}",
@@ -287,6 +308,8 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         open_disk: Box::new(open_disk),
         screen: screen.ok(),
         memory,
+        audit: audit_log,
+        policy: String::from(config.policy.text()),
     };
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
@@ -301,6 +324,13 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         kprintln!(kernel, "tool registry: {e}");
         status::E_INVAL
     })?;
+    kprintln!(
+        kernel,
+        "policy {}: {} of {} tools offered",
+        mcp.tools().policy().text(),
+        mcp.tools().offered(),
+        mcp.tools().len()
+    );
     // The test image also carries the fixtures the official conformance suites call.
     #[cfg(feature = "conformance")]
     rpc_conformance::register(&mut mcp).map_err(|e| {

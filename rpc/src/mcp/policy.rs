@@ -112,6 +112,25 @@ impl Policy {
         Ok(Policy { rule, text })
     }
 
+    /// [`Self::parse`], failing closed: a value that does not parse gives `read-only` (the
+    /// narrowest keyword that still lets an agent see what is wrong), named so that the
+    /// refusal says why, and the parse error to report.
+    pub fn parse_or_read_only(value: &str) -> (Self, Option<PolicyError>) {
+        match Policy::parse(value) {
+            Ok(p) => (p, None),
+            Err(e) => {
+                let mut shown: String = value.trim().chars().take(MAX_GLOB_LEN).collect();
+                shown.retain(|c| !c.is_control());
+                let text = alloc::format!("read-only (the configured {shown:?} is invalid)");
+                let policy = Policy {
+                    rule: Rule::ReadOnly,
+                    text,
+                };
+                (policy, Some(e))
+            }
+        }
+    }
+
     pub fn rule(&self) -> &Rule {
         &self.rule
     }
@@ -172,6 +191,7 @@ fn glob_matches(glob: &[u8], name: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     #[test]
     fn globs_match_whole_names() {
@@ -250,6 +270,14 @@ mod tests {
         ] {
             assert!(Policy::parse(bad).is_err(), "{bad}");
         }
+        let (p, err) = Policy::parse_or_read_only("fs.*,,x");
+        assert_eq!(p.rule(), &Rule::ReadOnly);
+        assert_eq!(
+            p.text(),
+            "read-only (the configured \"fs.*,,x\" is invalid)"
+        );
+        assert_eq!(err.unwrap().to_string(), "an empty item in the list");
+        assert_eq!(Policy::parse_or_read_only("no-destructive").1, None);
         // A single unknown word is a one-glob list: it allows that tool name only.
         let p = Policy::parse("readonly").unwrap();
         assert!(!p.allows("fs.read", Annotations::READ_ONLY));
