@@ -4,7 +4,6 @@
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
-use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::fmt::{self, Write};
@@ -143,9 +142,7 @@ pub fn summarise_args(args: &Map<String, Value>) -> String {
         let mut item = String::new();
         let key = if valid_key(k) { k.as_str() } else { "<key>" };
         let _ = write!(item, "{}{key}=", if i == 0 { "" } else { "," });
-        let data_key = DATA_KEYS.iter().any(|d| {
-            k.eq_ignore_ascii_case(d) || k.to_ascii_lowercase().ends_with(&format!("_{d}"))
-        });
+        let data_key = DATA_KEYS.iter().any(|d| names_data(k, d));
         match v {
             Value::Null => item.push_str("null"),
             Value::Bool(b) => {
@@ -155,10 +152,14 @@ pub fn summarise_args(args: &Map<String, Value>) -> String {
                 let _ = write!(item, "{n}");
             }
             Value::Number(_) => item.push_str("<number>"),
+            // Shown quoted as they are: those with a quote, a backslash or a control character
+            // would need escaping, and are summarised instead.
             Value::String(s)
-                if !data_key && s.len() <= MAX_SHOWN_STRING && !s.chars().any(char::is_control) =>
+                if !data_key
+                    && s.len() <= MAX_SHOWN_STRING
+                    && !s.chars().any(|c| c.is_control() || c == '"' || c == '\\') =>
             {
-                let _ = write!(item, "{s:?}");
+                let _ = write!(item, "\"{s}\"");
             }
             Value::String(s) => {
                 let _ = write!(item, "<{} bytes>", s.len());
@@ -178,6 +179,15 @@ pub fn summarise_args(args: &Map<String, Value>) -> String {
     }
     out.push('}');
     out
+}
+
+/// Whether argument `k` is `data_key` or ends with `_<data_key>` (ASCII case ignored).
+fn names_data(k: &str, data_key: &str) -> bool {
+    let (k, d) = (k.as_bytes(), data_key.as_bytes());
+    let Some(at) = k.len().checked_sub(d.len()) else {
+        return false;
+    };
+    k[at..].eq_ignore_ascii_case(d) && (at == 0 || k[at - 1] == b'_')
 }
 
 /// An argument name worth printing: short and of name characters (a client chooses it).
@@ -237,6 +247,7 @@ pub(crate) fn code_of_text(text: &str) -> Option<ErrorCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
     use alloc::string::ToString;
     use serde_json::json;
 
@@ -273,12 +284,18 @@ mod tests {
             "list": [1, 2, 3],
             "obj": {"a": 1},
             "line": "a\nb",
+            "quoted": "a\"b",
+            "Auth_Token": "xy",
+            "tokens": "ab",
             "we ird\"key": 1,
         }));
         assert!(s.contains("path=<65 bytes>"), "{s}");
         assert!(s.contains("list=<3 items>"), "{s}");
         assert!(s.contains("obj=<1 keys>"), "{s}");
         assert!(s.contains("line=<3 bytes>"), "{s}");
+        assert!(s.contains("quoted=<3 bytes>"), "{s}");
+        assert!(s.contains("Auth_Token=<2 bytes>"), "{s}");
+        assert!(s.contains("tokens=\"ab\""), "{s}");
         assert!(s.contains("<key>=1"), "{s}");
         assert!(!s.contains("xxxx"), "{s}");
     }

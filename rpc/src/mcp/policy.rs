@@ -119,9 +119,10 @@ impl Policy {
         match Policy::parse(value) {
             Ok(p) => (p, None),
             Err(e) => {
+                // Shown inside quotes: no control characters, no quotes of its own.
                 let mut shown: String = value.trim().chars().take(MAX_GLOB_LEN).collect();
-                shown.retain(|c| !c.is_control());
-                let text = alloc::format!("read-only (the configured {shown:?} is invalid)");
+                shown.retain(|c| !c.is_control() && c != '"' && c != '\\');
+                let text = alloc::format!("read-only (the configured \"{shown}\" is invalid)");
                 let policy = Policy {
                     rule: Rule::ReadOnly,
                     text,
