@@ -22,7 +22,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "status",
         title: Some("Machine status"),
         description: "The Indy's status: module and OS version, uptime, date, IP and MAC \
-                      address, RAM, module heap, open connections. Start here.",
+                      address, RAM, module heap, open connections, the tool policy \
+                      (mcp.policy). Start here.",
         input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
         output_schema: Some(STATUS_SCHEMA),
         annotations: Annotations::READ_ONLY,
