@@ -241,6 +241,15 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         );
     }
     config.policy = policy;
+    // Fails closed too: a value that does not parse asks for consent.
+    let confirm = kernel.env("mcp.confirm");
+    config.confirm = rpc::mcp::confirm::parse(confirm.as_deref()).unwrap_or_else(|| {
+        kprintln!(
+            kernel,
+            "mcp.confirm is not on/off: destructive tools ask for consent"
+        );
+        true
+    });
     // Every audit record becomes a console line (so the kernel's serial ring and the rig's
     // console keep it) and a line of the in-module ring.
     let audit_log = Rc::new(RefCell::new(AuditLog::default()));
@@ -309,7 +318,14 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         screen: screen.ok(),
         memory,
         audit: audit_log,
-        policy: String::from(config.policy.text()),
+        policy: if config.confirm {
+            alloc::format!(
+                "{}, destructive tools ask first (mcp.confirm)",
+                config.policy.text()
+            )
+        } else {
+            String::from(config.policy.text())
+        },
     };
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
@@ -319,6 +335,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         entropy.stir(kernel.clock_ms());
         entropy.fill(buf);
     });
+    let confirm_on = config.confirm;
     let mut mcp = rpc::mcp::McpServer::new(config, ctx.clone(), session_entropy);
     tools::register(&mut mcp).map_err(|e| {
         kprintln!(kernel, "tool registry: {e}");
@@ -326,10 +343,15 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
     })?;
     kprintln!(
         kernel,
-        "policy {}: {} of {} tools offered",
+        "policy {}: {} of {} tools offered{}",
         mcp.tools().policy().text(),
         mcp.tools().offered(),
-        mcp.tools().len()
+        mcp.tools().len(),
+        if confirm_on {
+            "; destructive ones ask for consent (mcp.confirm)"
+        } else {
+            ""
+        }
     );
     // The test image also carries the fixtures the official conformance suites call.
     #[cfg(feature = "conformance")]

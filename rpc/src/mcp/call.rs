@@ -4,6 +4,7 @@
 //! in memory whole.
 
 use super::audit::{Outcome, PendingAudit, code_of_text};
+use super::confirm;
 use super::encode::{Base64Stream, TextEscaper, escape_str};
 use super::inputs::Answers;
 use super::limits::CallState;
@@ -481,6 +482,8 @@ pub(crate) const ASK_DEADLINE_MS: u64 = 60_000;
 /// A legacy call waiting for client input (see `inputs`).
 pub(crate) struct Asking<C> {
     pub(crate) def: ToolDef<C>,
+    /// The call needs consent (`mcp.confirm`): each restart goes through the gate again.
+    pub(crate) gated: bool,
     pub(crate) args: Map<String, Value>,
     pub(crate) caps: Value,
     pub(crate) shared: Rc<RefCell<Answers>>,
@@ -498,6 +501,7 @@ pub(crate) struct Asking<C> {
 impl<C> Asking<C> {
     pub(crate) fn new(
         def: ToolDef<C>,
+        gated: bool,
         args: Map<String, Value>,
         caps: Value,
         shared: Rc<RefCell<Answers>>,
@@ -505,6 +509,7 @@ impl<C> Asking<C> {
     ) -> Self {
         Asking {
             def,
+            gated,
             args,
             caps,
             shared,
@@ -848,7 +853,7 @@ impl<C: 'static> CallStream<C> {
             input_responses: Some(&ask.answers),
             request_state: ask.state.as_deref(),
         };
-        let started = (ask.def.start)(&mut ctx, &call);
+        let started = confirm::start(&ask.def, ask.gated, &mut ctx, &call);
         drop(ctx);
         match started {
             Err(e) => self.begin_result(ToolOutput::error(&e)),

@@ -79,6 +79,9 @@ pub struct Config {
     pub parse_budget: Rc<Pool>,
     /// Which tools are offered (`mcp.policy`); the rest are not listed and answer `E_PERM`.
     pub policy: Policy,
+    /// `mcp.confirm`: calls of destructive tools ask the user's consent first (see
+    /// [`super::confirm`]).
+    pub confirm: bool,
     /// Gets a record of every call of a tool not annotated read-only and of every failed
     /// authentication (see [`super::audit`]).
     pub audit: Option<AuditSink>,
@@ -96,6 +99,7 @@ impl Config {
             limits: Limits::default(),
             parse_budget: Pool::new("parse", usize::MAX),
             policy: Policy::default(),
+            confirm: false,
             audit: None,
         }
     }
@@ -111,6 +115,7 @@ impl fmt::Debug for Config {
             .field("limits", &self.limits)
             .field("parse_budget", &self.parse_budget.limit())
             .field("policy", &self.policy.text())
+            .field("confirm", &self.confirm)
             .field("audit", &self.audit.as_ref().map(|_| "<sink>"))
             .finish()
     }

@@ -3,6 +3,7 @@
 
 use super::audit::{Outcome, PendingAudit, Via};
 use super::call::{Asking, CallSetup, CallStream, Framing, SplicedStream, render_now};
+use super::confirm;
 use super::cursor;
 use super::limits::{CallState, Key};
 use super::prompt::{PromptCall, PromptReply};
@@ -606,6 +607,11 @@ impl<C: 'static> McpServer<C> {
             );
             return busy(self, &why);
         }
+        let gated = self.config.confirm && def.annotations.destructive;
+        if gated && cx.caps.get("elicitation").is_none() {
+            let err = confirm::cannot_ask(def.name);
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
+        }
         let output_schema = entry.output.clone();
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
@@ -618,7 +624,7 @@ impl<C: 'static> McpServer<C> {
                 input_responses,
                 request_state,
             };
-            (def.start)(&mut ctx, &call)
+            confirm::start(&def, gated, &mut ctx, &call)
         };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
@@ -656,7 +662,8 @@ impl<C: 'static> McpServer<C> {
                 (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
                     self.calls.add(&call);
                     let shared = self.answers.clone();
-                    let ask = Asking::new(def, args.clone(), cx.caps.clone(), shared, serial);
+                    let caps = cx.caps.clone();
+                    let ask = Asking::new(def, gated, args.clone(), caps, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,

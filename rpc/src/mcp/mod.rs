@@ -18,6 +18,7 @@ macro_rules! copy_for_any_context {
 mod audit;
 mod call;
 mod config;
+pub mod confirm;
 mod cursor;
 mod dispatch;
 mod encode;

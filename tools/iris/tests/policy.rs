@@ -376,3 +376,61 @@ fn writes_destructive_calls_and_failed_logins_are_audited_without_data_or_tokens
         Duration::from_secs(10)
     ));
 }
+
+#[test]
+fn with_confirm_destructive_calls_need_a_yes_through_elicitation() {
+    let token = format!("mcp.token={TOKEN}");
+    let Some(g) = boot_guest(&[&token, "mcp.confirm=on"]) else {
+        return;
+    };
+    assert!(
+        g.rig.wait_for_console(
+            "tools offered; destructive ones ask for consent (mcp.confirm)",
+            Duration::from_secs(10)
+        ),
+        "{}",
+        g.rig.console_text()
+    );
+    let call = |caps: Value, responses: Option<Value>| {
+        g.rig.advance_clock(60);
+        let mut params = json!({"name": "fs.remove", "arguments": {"path": "/tmp/x"}});
+        if let Some(r) = responses {
+            params["inputResponses"] = json!({"irix7.confirm": r});
+        }
+        let req = McpRequest::modern("tools/call", params).capabilities(caps);
+        answer("fs.remove", send(g.mcp, &req, Some(TOKEN)))["result"].clone()
+    };
+    let r = call(json!({}), None);
+    assert!(
+        text(&r).starts_with("E_PERM: fs.remove needs the user's consent (mcp.confirm)"),
+        "{r}"
+    );
+    let elicit = json!({"elicitation": {}});
+    let r = call(elicit.clone(), None);
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert_eq!(
+        r["inputRequests"]["irix7.confirm"]["params"]["message"],
+        "Allow the destructive tool fs.remove {path=\"/tmp/x\"} on this machine?"
+    );
+    let r = call(elicit.clone(), Some(json!({"action": "decline"})));
+    assert_eq!(
+        text(&r),
+        "E_PERM: fs.remove was not allowed by the user (mcp.confirm)"
+    );
+    // A yes runs the tool: without a disk it answers with its own error, not E_PERM.
+    let r = call(
+        elicit,
+        Some(json!({"action": "accept", "content": {"confirm": true}})),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(!text(&r).starts_with("E_PERM"), "{r}");
+    // Tools that are not destructive run without asking.
+    let c = Client::modern(&g);
+    let r = c.call("console.write", json!({"text": "no question"}));
+    assert_ne!(r["isError"], true, "{r}");
+    let st = c.call("status", json!({}));
+    assert_eq!(
+        st["structuredContent"]["policy"],
+        "full, destructive tools ask first (mcp.confirm)"
+    );
+}

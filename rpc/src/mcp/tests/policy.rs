@@ -305,3 +305,132 @@ fn failed_logins_are_audited_without_the_token_and_throttling_once_a_second() {
         lines[1]
     );
 }
+
+/// A server with `mcp.confirm` on, auditing.
+fn confirming() -> (McpServer<Ctx>, Rc<RefCell<Vec<AuditRecord>>>) {
+    let (mut s, seen) = audited("full");
+    s.config.confirm = true;
+    (s, seen)
+}
+
+fn modern_call(s: &mut McpServer<Ctx>, tool: &str, caps: Value, extra: Value) -> Value {
+    let mut params = json!({"name": tool, "arguments": {"path": "/x"}});
+    if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
+        p.extend(e);
+    }
+    let mut r = McpRequest::modern("tools/call", params)
+        .capabilities(caps)
+        .send(s, T0);
+    body_json(&mut r, T0)
+}
+
+#[test]
+fn with_confirm_a_destructive_call_asks_first_and_runs_only_on_a_yes() {
+    let (mut s, seen) = confirming();
+    let elicit = json!({"elicitation": {}});
+    // A client that cannot be asked is refused.
+    let v = modern_call(&mut s, "fail", json!({}), json!({}));
+    assert_eq!(
+        text_of(&v),
+        "E_PERM: fail needs the user's consent (mcp.confirm) and this client cannot be asked \
+         (no elicitation capability)"
+    );
+    // One that can is asked, with a data-free description of the call.
+    let v = modern_call(&mut s, "fail", elicit.clone(), json!({}));
+    assert_eq!(v["result"]["resultType"], "input_required", "{v}");
+    let ask = &v["result"]["inputRequests"]["irix7.confirm"];
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(
+        ask["params"]["message"],
+        "Allow the destructive tool fail {path=\"/x\"} on this machine?"
+    );
+    assert_eq!(
+        ask["params"]["requestedSchema"]["required"],
+        json!(["confirm"])
+    );
+    // A yes runs the tool (which fails its own way here); anything else is E_PERM.
+    let answer = |a: Value| json!({"inputResponses": {"irix7.confirm": a}});
+    let yes = answer(json!({"action": "accept", "content": {"confirm": true}}));
+    let v = modern_call(&mut s, "fail", elicit.clone(), yes);
+    assert_eq!(text_of(&v), "E_NOT_FOUND: no such file: /x");
+    for no in [
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"confirm": false}}),
+    ] {
+        let v = modern_call(&mut s, "fail", elicit.clone(), answer(no));
+        assert_eq!(
+            text_of(&v),
+            "E_PERM: fail was not allowed by the user (mcp.confirm)"
+        );
+    }
+    // Tools that are not destructive are not asked about.
+    let mut r = McpRequest::modern(
+        "tools/call",
+        json!({"name": "slow", "arguments": {"steps": 0}}),
+    )
+    .send(&mut s, T0);
+    assert_eq!(
+        body_json(&mut r, T0)["result"]["content"][0]["text"],
+        "slow done"
+    );
+    let outcomes: Vec<String> = seen
+        .borrow()
+        .iter()
+        .map(|r| r.to_string().rsplit("-> ").next().unwrap().to_string())
+        .collect();
+    // The question itself is no outcome: the refusal, the yes, the two noes, the write.
+    assert_eq!(
+        outcomes,
+        ["E_PERM", "E_NOT_FOUND", "E_PERM", "E_PERM", "ok"]
+    );
+}
+
+#[test]
+fn with_confirm_a_legacy_session_is_asked_on_its_stream_or_refused_without_one() {
+    let (mut s, _) = confirming();
+    let r = McpRequest::initialize("2025-11-25")
+        .param("capabilities", json!({"elicitation": {}}))
+        .send(&mut s, T0);
+    let sid = header(&r, "Mcp-Session-Id").unwrap().to_string();
+    let call =
+        McpRequest::legacy(&sid, "tools/call", json!({"name": "fail", "arguments": {}})).id(4);
+    for (answer, want) in [
+        (
+            json!({"action": "accept", "content": {"confirm": true}}),
+            "E_NOT_FOUND: no such file: /x",
+        ),
+        (
+            json!({"action": "cancel"}),
+            "E_PERM: fail was not allowed by the user (mcp.confirm)",
+        ),
+    ] {
+        let mut r = call.send(&mut s, T0);
+        let Body::Stream(src) = &mut r.body else {
+            panic!("the question streams")
+        };
+        let mut out = Vec::new();
+        src.poll(&mut out, 1 << 16, T0);
+        let (msgs, _, _) = sse_events(&out);
+        let ask = msgs
+            .iter()
+            .find(|m| m["method"] == "elicitation/create")
+            .expect("asked");
+        assert!(
+            ask["params"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tool fail {}")
+        );
+        let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer});
+        assert_eq!(legacy(&mut s, &sid, &reply, T0).status, 202);
+        let rest = body_bytes(&mut r, T0);
+        let (msgs, _, _) = sse_events(&rest);
+        let last = msgs.last().unwrap();
+        assert_eq!(last["id"], 4);
+        assert_eq!(last["result"]["content"][0]["text"], want, "{last}");
+    }
+    // Without SSE the client cannot be asked: the call fails closed.
+    let mut r = call.accept("application/json").send(&mut s, T0);
+    let v = body_json(&mut r, T0);
+    assert!(text_of(&v).starts_with("E_NOTSUP"), "{v}");
+}
