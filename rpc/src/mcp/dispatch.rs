@@ -483,7 +483,7 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params("Invalid params: name is required"),
             );
         };
-        let Some(entry) = self.tools.get(name) else {
+        let Some((index, entry)) = self.tools.find(name) else {
             if let Some(r) = self.tools.reserved_for(name) {
                 let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
                 return self.tool_error(cx.id, cx.era, &err);
@@ -496,7 +496,7 @@ impl<C: 'static> McpServer<C> {
         let def = entry.def;
         let mut audit = self.audit_start(cx, &def);
         let (response, outcome) = if self.tools.offers(&def) {
-            self.call_offered(cx, &mut audit)
+            self.call_offered(cx, index, &mut audit)
         } else {
             let why = format!(
                 "{} is outside mcp.policy={}",
@@ -534,21 +534,19 @@ impl<C: 'static> McpServer<C> {
         ))
     }
 
-    /// Runs a call of a tool the policy offers. The outcome is `None` when the result streams:
-    /// the stream took `audit` and writes it when the call ends.
+    /// Runs a call of the tool at `index` in the registry, which the policy offers. The outcome
+    /// is `None` when the result streams: the stream took `audit` and writes it when the call
+    /// ends.
     fn call_offered(
         &mut self,
         cx: &Cx<'_>,
+        index: usize,
         audit: &mut Option<PendingAudit>,
     ) -> (Response, Option<Outcome>) {
         let failed = |code| Some(Outcome::Failed(code));
-        let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
-            let err = RpcError::invalid_params("Invalid params: name is required");
-            return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
-        };
-        let Some(entry) = self.tools.get(name) else {
-            let err = RpcError::invalid_params(format!("Invalid params: unknown tool {name}"));
-            return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
+        let Some(entry) = self.tools.entry(index) else {
+            let err = ToolError::new(ErrorCode::Internal, "no such registry entry");
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         };
         let def = entry.def;
         // The arguments are validated and handed to the tool where they lie in the request:

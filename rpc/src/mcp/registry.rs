@@ -256,8 +256,16 @@ impl<C> ToolRegistry<C> {
         self.entries.iter().map(|e| &e.def)
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry<C>> {
-        self.entries.iter().find(|e| e.def.name == name)
+    pub(crate) fn entry(&self, index: usize) -> Option<&ToolEntry<C>> {
+        self.entries.get(index)
+    }
+
+    /// The tool `name` and its index (for [`Self::entry`]).
+    pub(crate) fn find(&self, name: &str) -> Option<(usize, &ToolEntry<C>)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.def.name == name)
     }
 
     /// Indices of the tools the policy offers, in registration order.
