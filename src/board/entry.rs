@@ -19,6 +19,7 @@ use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
 use crate::net::tx_checksum::TcpChecksumTx;
+use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
@@ -251,6 +252,35 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
                 .collect()
         })
         .unwrap_or_default();
+    // Fails closed: a value that does not parse serves read-only tools, never everything.
+    let (policy, refused) =
+        rpc::mcp::Policy::parse_or_read_only(kernel.env("mcp.policy").as_deref().unwrap_or(""));
+    if let Some(why) = refused {
+        kprintln!(
+            kernel,
+            "mcp.policy refused ({why}): serving read-only tools only"
+        );
+    }
+    config.policy = policy;
+    // Fails closed too: a value that does not parse asks for consent.
+    let confirm = kernel.env("mcp.confirm");
+    config.confirm = rpc::mcp::confirm::parse(confirm.as_deref()).unwrap_or_else(|| {
+        kprintln!(
+            kernel,
+            "mcp.confirm is not on/off: destructive tools ask for consent"
+        );
+        true
+    });
+    // Every audit record becomes a console line (so the kernel's serial ring and the rig's
+    // console keep it) and a line of the in-module ring.
+    let audit_log = Rc::new(RefCell::new(AuditLog::default()));
+    let log = audit_log.clone();
+    config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
+        kprintln!(kernel, "{r}");
+        if let Ok(mut log) = log.try_borrow_mut() {
+            log.push(&alloc::string::ToString::to_string(r));
+        }
+    }));
 
     let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| Disk(Box::new(d)));
     let root = mount::mount_root(
@@ -299,6 +329,15 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         open_disk: Box::new(open_disk),
         screen: screen.ok(),
         memory,
+        audit: audit_log,
+        policy: if config.confirm {
+            alloc::format!(
+                "{}, destructive tools ask first (mcp.confirm)",
+                config.policy.text()
+            )
+        } else {
+            String::from(config.policy.text())
+        },
     };
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
@@ -310,11 +349,24 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         e.stir(sources::event_sample(kernel.clock_ms()));
         e.fill(buf);
     });
+    let confirm_on = config.confirm;
     let mut mcp = rpc::mcp::McpServer::new(config, ctx.clone(), session_entropy);
     tools::register(&mut mcp).map_err(|e| {
         kprintln!(kernel, "tool registry: {e}");
         status::E_INVAL
     })?;
+    kprintln!(
+        kernel,
+        "policy {}: {} of {} tools offered{}",
+        mcp.tools().policy().text(),
+        mcp.tools().offered(),
+        mcp.tools().len(),
+        if confirm_on {
+            "; destructive ones ask for consent (mcp.confirm)"
+        } else {
+            ""
+        }
+    );
     // The test image also carries the fixtures the official conformance suites call.
     #[cfg(feature = "conformance")]
     rpc_conformance::register(&mut mcp).map_err(|e| {

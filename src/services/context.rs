@@ -4,11 +4,15 @@
 
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::Platform;
+use crate::services::audit::AuditLog;
 use crate::services::fs::{DiskOpener, Fs, FsError};
 use crate::services::memory::MemoryPlan;
 use crate::services::power::{self, Action, Pending};
 use crate::services::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::string::String;
+use core::cell::RefCell;
 
 pub struct Services {
     pub platform: Box<dyn Platform>,
@@ -30,6 +34,10 @@ pub struct Services {
     pub screen: Option<Box<dyn Framebuffer>>,
     /// The heap budget and the budgets of input-driven work, for the status reports.
     pub memory: MemoryPlan,
+    /// The audit trail's last lines; shared with the MCP server's audit sink, which fills it.
+    pub audit: Rc<RefCell<AuditLog>>,
+    /// The tool policy in force (`mcp.policy`), as `status` shows it.
+    pub policy: String,
 }
 
 impl Services {
@@ -48,6 +56,7 @@ impl Services {
             .map(|e| e.cache_stats());
         st.heap_budget = self.memory.heap_budget;
         st.budgets = self.memory.budgets();
+        st.policy = self.policy.clone();
         st
     }
 }

@@ -1,7 +1,8 @@
 //! The machine's services, hardware-free and tested on the host: the filesystem, screen capture,
-//! the shell, the serial ring, status figures, power and the physical-memory policy. They are
+//! the shell, the serial ring, the audit trail, status figures, power and the physical-memory policy. They are
 //! written against `hil` traits and know nothing of MCP; `tools` puts them on the wire.
 
+pub mod audit;
 pub mod context;
 pub mod entropy;
 pub mod fs;

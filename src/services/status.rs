@@ -49,6 +49,8 @@ pub struct Status {
     /// Heap bytes the module means never to pass (0: no plan).
     pub heap_budget: usize,
     pub budgets: Vec<BudgetUse>,
+    /// The tool policy in force (`mcp.policy`).
+    pub policy: String,
 }
 
 impl Status {
@@ -70,6 +72,7 @@ impl Status {
             cache: None,
             heap_budget: 0,
             budgets: Vec::new(),
+            policy: String::from("full"),
         }
     }
 
@@ -138,6 +141,7 @@ impl Status {
             "ip": self.ip_text(),
             "mac": self.mac_text(),
             "port": self.net.port,
+            "policy": self.policy,
             "open_connections": self.net.open_connections,
             "requests": self.net.requests,
             "heap": {
@@ -173,7 +177,8 @@ impl Status {
              ram         {ram} MiB\n\
              heap        {hu} / {hs} bytes (peak {hp})\n\
              connections {conn} open, {req} requests served\n\
-             disk cache  {cache}\n",
+             disk cache  {cache}\n\
+             policy      {policy}\n",
             abi = self.abi_version,
             os = self.os_version,
             up = format_duration(self.uptime_ms),
@@ -187,6 +192,7 @@ impl Status {
             conn = self.net.open_connections,
             req = self.net.requests,
             cache = self.cache_text(),
+            policy = self.policy,
         )
     }
 }

@@ -39,10 +39,11 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     name: "shell.exec",
     title: Some("Run a shell command"),
     description: "Runs one command of the module's builtin shell: help, echo, uname, uptime, \
-                  time, status, net, mem, ps, ls, cat, sleep, reboot, poweroff. Words split \
-                  like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns the output \
-                  and the exit status (0 ok, 1 failed, 2 usage). `sleep`, `cat`, `ls` report \
-                  progress and can be cancelled. `reboot`/`poweroff` act after answering.",
+                  time, status, net, mem, audit, ps, ls, cat, sleep, reboot, poweroff. Words \
+                  split like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns \
+                  the output and the exit status (0 ok, 1 failed, 2 usage). `sleep`, `cat`, \
+                  `ls` report progress and can be cancelled. `reboot`/`poweroff` act after \
+                  answering.",
     input_schema: r#"{"type":"object","properties":{
   "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},
   "max_output":{"type":"integer","minimum":1,"maximum":1048576,"default":1048576,"description":"Most output bytes returned; the rest is dropped and `truncated` set. All running calls share one output budget (an eighth of the module's heap): a call that would exceed it fails with E_BUSY"}},

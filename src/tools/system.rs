@@ -1,5 +1,5 @@
 //! System tools: `status`, `echo`, `system.reset`, `system.poweroff`, and the
-//! `irix7://status`, `irix7://net`, `irix7://mem` resources.
+//! `irix7://status`, `irix7://net`, `irix7://mem`, `irix7://audit` resources.
 
 use super::{Ctx, args};
 use crate::services::power::{self, Action};
@@ -22,7 +22,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "status",
         title: Some("Machine status"),
         description: "The Indy's status: module and OS version, uptime, date, IP and MAC \
-                      address, RAM, module heap, open connections. Start here.",
+                      address, RAM, module heap, open connections, the tool policy \
+                      (mcp.policy). Start here.",
         input_schema: r#"{"type":"object","properties":{},"additionalProperties":false}"#,
         output_schema: Some(STATUS_SCHEMA),
         annotations: Annotations::READ_ONLY,
@@ -87,6 +88,7 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
   "os_version":{"type":"string"},"uptime_ms":{"type":"integer"},"date":{"type":"string"},
   "unix_time":{"type":"integer"},"ram_bytes":{"type":"integer"},"ip":{"type":"string"},
   "mac":{"type":"string"},"port":{"type":"integer"},"open_connections":{"type":"integer"},
+  "policy":{"type":"string","description":"The tool policy in force (mcp.policy)"},
   "requests":{"type":"integer"},
   "heap":{"type":"object","properties":{"used":{"type":"integer"},"peak":{"type":"integer"},
     "size":{"type":"integer"}},"required":["used","peak","size"]},
@@ -123,6 +125,16 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         description: "RAM and the module heap's figures as plain text.",
         mime_type: Some("text/plain"),
         read: read_mem,
+    },
+    ResourceDef {
+        uri: "irix7://audit",
+        name: "audit",
+        title: Some("Audit trail"),
+        description: "The last lines of the audit trail as plain text, oldest first: one line \
+                      per call of a tool that is not read-only and per failed authentication \
+                      (time, client, session, tool, a data-free argument summary, outcome).",
+        mime_type: Some("text/plain"),
+        read: read_audit,
     },
 ];
 
@@ -191,10 +203,21 @@ fn read_mem(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError
     Ok(text_resource(uri, mem_text(&ctx.status())))
 }
 
+fn read_audit(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+    let text = ctx
+        .audit
+        .try_borrow()
+        .map_err(|_| ToolError::new(ErrorCode::Busy, "the audit log is being written"))?
+        .text();
+    Ok(text_resource(uri, text))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::tools::testing::harness::{call, request, server};
+    use alloc::string::String;
     use serde_json::json;
+    extern crate std;
 
     #[test]
     fn status_reports_the_machine() {
@@ -369,9 +392,123 @@ mod tests {
                 "irix7://status",
                 "irix7://net",
                 "irix7://mem",
+                "irix7://audit",
                 "irix7://serial",
                 "irix7://screen"
             ]
+        );
+    }
+
+    /// A server whose audit sink fills the context's log, as the board's does, under `policy`.
+    fn audited(policy: &str) -> rpc::mcp::McpServer<crate::tools::Ctx> {
+        use crate::services::fs::overlay::Overlay;
+        use alloc::rc::Rc;
+        use core::cell::RefCell;
+        let (mut ctx, _) = crate::tools::testing::fake::ctx_and_state();
+        let mut fs = Overlay::new(None, 1 << 20);
+        fs.mkdir("/tmp").unwrap();
+        ctx.fs = Some(fs);
+        let mut config = rpc::mcp::Config::new("7.0.0", None);
+        config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
+        ctx.policy = String::from(config.policy.text());
+        let log = ctx.audit.clone();
+        config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
+            log.borrow_mut()
+                .push(&alloc::string::ToString::to_string(r));
+        }));
+        let mut n = 0u8;
+        let entropy: rpc::mcp::Entropy = alloc::boxed::Box::new(move |b: &mut [u8]| {
+            for x in b {
+                n = n.wrapping_add(11);
+                *x = n;
+            }
+        });
+        let mut s = rpc::mcp::McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
+        crate::tools::register(&mut s).unwrap();
+        s
+    }
+
+    fn audit_text(s: &mut rpc::mcp::McpServer<crate::tools::Ctx>) -> String {
+        let r = request(s, "resources/read", json!({"uri": "irix7://audit"}));
+        String::from(r["result"]["contents"][0]["text"].as_str().unwrap())
+    }
+
+    #[test]
+    fn writes_are_audited_in_the_resource_and_the_shell_without_their_data() {
+        let mut s = audited("full");
+        let r = call(
+            &mut s,
+            "fs.write",
+            json!({"path": "/tmp/note", "content": "top secret words"}),
+        );
+        assert_ne!(r["isError"], true, "{r}");
+        let r = call(&mut s, "fs.remove", json!({"path": "/tmp/missing"}));
+        assert_eq!(r["isError"], true);
+        call(&mut s, "status", json!({}));
+        call(&mut s, "fs.read", json!({"path": "/tmp/note"}));
+        let text = audit_text(&mut s);
+        let lines: std::vec::Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].starts_with("# 2 audit lines since boot, 2 kept, 0 dropped"),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with("stateless fs.write {content=<16 bytes>,path=\"/tmp/note\"} -> ok"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("fs.remove {path=\"/tmp/missing\"} -> E_NOENT"),
+            "{text}"
+        );
+        assert!(!text.contains("secret"));
+        // The shell shows the same lines (and its own call, which is destructive, comes after).
+        let r = call(&mut s, "shell.exec", json!({"command": "audit"}));
+        let out = r["structuredContent"]["output"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(out.contains("fs.write {content=<16 bytes>"), "{r}");
+    }
+
+    #[test]
+    fn the_policy_shows_in_status_and_bad_values_fail_closed() {
+        let mut s = audited("fs.*,status");
+        let r = call(&mut s, "status", json!({}));
+        assert_eq!(r["structuredContent"]["policy"], "fs.*,status");
+        let r = call(&mut s, "echo", json!({"text": "x"}));
+        assert_eq!(
+            r["content"][0]["text"],
+            "E_PERM: echo is outside mcp.policy=fs.*,status"
+        );
+        let mut s = audited("fs.*,,status");
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://status"}));
+        let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("policy      read-only (the configured \"fs.*,,status\" is invalid)\n"),
+            "{text}"
+        );
+        let r = call(
+            &mut s,
+            "fs.write",
+            json!({"path": "/tmp/x", "content": "y"}),
+        );
+        assert!(
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("E_PERM: fs.write is outside mcp.policy=read-only")
+        );
+        let listed = request(&mut s, "tools/list", json!({}));
+        let tools = listed["result"]["tools"].as_array().unwrap();
+        assert!(
+            tools
+                .iter()
+                .all(|t| t["annotations"]["readOnlyHint"] == true)
+        );
+        assert!(tools.iter().any(|t| t["name"] == "fs.read"));
+        assert!(
+            audit_text(&mut s)
+                .contains("fs.write {content=<1 bytes>,path=\"/tmp/x\"} -> refused by policy")
         );
     }
 }

@@ -3,6 +3,8 @@
 //! the result, pulling streamed content blocks through the encoders so big results never sit
 //! in memory whole.
 
+use super::audit::{Outcome, PendingAudit, code_of_text};
+use super::confirm;
 use super::encode::{Base64Stream, TextEscaper, escape_str};
 use super::inputs::Answers;
 use super::limits::CallState;
@@ -51,6 +53,8 @@ pub(crate) struct CallSetup {
     pub(crate) result_extra: Vec<u8>,
     pub(crate) output_schema: Option<Value>,
     pub(crate) chunk: usize,
+    /// The call's audit record, written when the call ends (see [`super::audit`]).
+    pub(crate) audit: Option<PendingAudit>,
 }
 
 enum Enc {
@@ -142,6 +146,8 @@ struct Emitter<C> {
     started: bool,
     structured: Option<Value>,
     is_error: bool,
+    /// The code of an error result, for its audit record.
+    code: Option<ErrorCode>,
     late_error: Option<ToolError>,
     raw: Vec<u8>,
     /// Written a stage per poll (see [`HEAVY`]).
@@ -156,6 +162,14 @@ struct Emitter<C> {
 impl<C> Emitter<C> {
     fn new(output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
         let heavy = heavy(&output);
+        let code = if output.is_error {
+            output.content.iter().find_map(|b| match b {
+                Content::Block(v) => code_of_text(v.get("text")?.as_str()?),
+                Content::Stream(..) => None,
+            })
+        } else {
+            None
+        };
         let mut em = Emitter {
             blocks: output.content.into(),
             streaming: None,
@@ -163,6 +177,7 @@ impl<C> Emitter<C> {
             started: false,
             structured: output.structured,
             is_error: output.is_error,
+            code,
             late_error: None,
             raw: Vec::new(),
             heavy,
@@ -189,7 +204,17 @@ impl<C> Emitter<C> {
             self.blocks = output.content.into();
             self.structured = output.structured;
             self.is_error = output.is_error;
+            self.code = Some(ErrorCode::Internal);
             self.heavy = false;
+        }
+    }
+
+    /// How the call ended, as its audit record says.
+    fn outcome(&self) -> Outcome {
+        match (self.is_error, self.code) {
+            (false, _) => Outcome::Ok,
+            (true, Some(code)) => Outcome::Failed(code),
+            (true, None) => Outcome::Error,
         }
     }
 
@@ -278,6 +303,7 @@ impl<C> Emitter<C> {
             escape_str(&err.to_string(), out);
             out.extend_from_slice(b"\"}");
             self.is_error = true;
+            self.code = Some(err.code);
         }
         self.tail_step(out, extra)
     }
@@ -337,7 +363,7 @@ pub(crate) fn render_now<C>(
     output: ToolOutput<C>,
     output_schema: Option<&Value>,
     extra: &[u8],
-) -> Result<Vec<u8>, ToolOutput<C>> {
+) -> Result<(Vec<u8>, Outcome), ToolOutput<C>> {
     if heavy(&output)
         || output
             .content
@@ -352,10 +378,10 @@ pub(crate) fn render_now<C>(
     // bound only guards against a logic error looping forever.
     for _ in 0..(em.blocks.len() + 6) {
         if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
-            return Ok(out);
+            break;
         }
     }
-    Ok(out)
+    Ok((out, em.outcome()))
 }
 
 impl<C> Emitter<C> {
@@ -456,6 +482,8 @@ pub(crate) const ASK_DEADLINE_MS: u64 = 60_000;
 /// A legacy call waiting for client input (see `inputs`).
 pub(crate) struct Asking<C> {
     pub(crate) def: ToolDef<C>,
+    /// The call needs consent (`mcp.confirm`): each restart goes through the gate again.
+    pub(crate) gated: bool,
     pub(crate) args: Map<String, Value>,
     pub(crate) caps: Value,
     pub(crate) shared: Rc<RefCell<Answers>>,
@@ -473,6 +501,7 @@ pub(crate) struct Asking<C> {
 impl<C> Asking<C> {
     pub(crate) fn new(
         def: ToolDef<C>,
+        gated: bool,
         args: Map<String, Value>,
         caps: Value,
         shared: Rc<RefCell<Answers>>,
@@ -480,6 +509,7 @@ impl<C> Asking<C> {
     ) -> Self {
         Asking {
             def,
+            gated,
             args,
             caps,
             shared,
@@ -661,6 +691,14 @@ impl<C: 'static> CallStream<C> {
                 .extend_from_slice(&jsonrpc::error_response(Some(&self.setup.id), &err));
         }
         self.call.finished.set(true);
+        self.audit(Outcome::Cancelled);
+    }
+
+    /// Writes the call's audit record (once; later calls do nothing).
+    fn audit(&mut self, outcome: Outcome) {
+        if let Some(a) = self.setup.audit.take() {
+            a.finish(outcome);
+        }
     }
 }
 
@@ -815,7 +853,7 @@ impl<C: 'static> CallStream<C> {
             input_responses: Some(&ask.answers),
             request_state: ask.state.as_deref(),
         };
-        let started = (ask.def.start)(&mut ctx, &call);
+        let started = confirm::start(&ask.def, ask.gated, &mut ctx, &call);
         drop(ctx);
         match started {
             Err(e) => self.begin_result(ToolOutput::error(&e)),
@@ -912,8 +950,10 @@ impl<C: 'static> BodySource for CallStream<C> {
                             return BodyPoll::Pending;
                         }
                         EmitPoll::Done => {
+                            let outcome = em.outcome();
                             drop(ctx);
                             self.end_result();
+                            self.audit(outcome);
                         }
                     }
                 }

@@ -1,5 +1,7 @@
 //! What the module tells the server when it builds it.
 
+use super::audit::AuditSink;
+use super::policy::Policy;
 use crate::budget::Pool;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -78,6 +80,14 @@ pub struct Config {
     /// What parsed request bodies are charged to (see [`crate::budget`]); over it a request
     /// gets 503 with `Retry-After`.
     pub parse_budget: Rc<Pool>,
+    /// Which tools are offered (`mcp.policy`); the rest are not listed and answer `E_PERM`.
+    pub policy: Policy,
+    /// `mcp.confirm`: calls of destructive tools ask the user's consent first (see
+    /// [`super::confirm`]).
+    pub confirm: bool,
+    /// Gets a record of every call of a tool not annotated read-only and of every failed
+    /// authentication (see [`super::audit`]).
+    pub audit: Option<AuditSink>,
 }
 
 impl Config {
@@ -92,6 +102,9 @@ impl Config {
             instructions,
             limits: Limits::default(),
             parse_budget: Pool::new("parse", usize::MAX),
+            policy: Policy::default(),
+            confirm: false,
+            audit: None,
         }
     }
 }
@@ -106,6 +119,9 @@ impl fmt::Debug for Config {
             .field("version", &self.version)
             .field("limits", &self.limits)
             .field("parse_budget", &self.parse_budget.limit())
+            .field("policy", &self.policy.text())
+            .field("confirm", &self.confirm)
+            .field("audit", &self.audit.as_ref().map(|_| "<sink>"))
             .finish()
     }
 }

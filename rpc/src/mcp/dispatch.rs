@@ -1,7 +1,9 @@
 //! Method dispatch shared by both eras: what each method answers, and how results are
 //! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
 
+use super::audit::{Outcome, PendingAudit, Via};
 use super::call::{Asking, CallSetup, CallStream, Framing, SplicedStream, render_now};
+use super::confirm;
 use super::cursor;
 use super::limits::{CallState, Key};
 use super::prompt::{PromptCall, PromptReply};
@@ -10,7 +12,7 @@ use super::request::{Cx, Era, header_text};
 use super::resource::{ResourceContents, Streamed};
 use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
-use super::tool::{Started, ToolCall, ToolError, ToolOutput};
+use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value};
 use crate::mcp::ErrorCode;
@@ -239,9 +241,9 @@ impl<C: 'static> McpServer<C> {
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         // Only the cursor matters here: no clone of the whole params (`_meta` and all).
         let params = cx.params.get("cursor").map(|c| json!({ "cursor": c }));
-        let entries = self.tools.entries();
+        let listed = self.tools.listed();
         let page_size = self.config.limits.page_size;
-        let (page, next) = match cursor::page(entries, params.as_ref(), page_size) {
+        let (page, next) = match cursor::page(listed, params.as_ref(), page_size) {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
@@ -440,27 +442,27 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    /// A complete tool result, sent at once.
+    /// A complete tool result, sent at once, and how it ended (for the audit record).
     fn tool_result(
         &self,
         id: &Id,
         era: Era,
         output: ToolOutput<C>,
         schema: Option<&Value>,
-    ) -> Result<Response, ToolOutput<C>> {
-        let body = render_now(output, schema, &self.result_extra(era))?;
+    ) -> Result<(Response, Outcome), ToolOutput<C>> {
+        let (body, outcome) = render_now(output, schema, &self.result_extra(era))?;
         let mut out = Vec::with_capacity(body.len() + 40);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
         out.extend_from_slice(&body);
         out.push(b'}');
-        Ok(reply::json(200, out))
+        Ok((reply::json(200, out), outcome))
     }
 
     fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {
         match self.tool_result(id, era, ToolOutput::error(err), None) {
-            Ok(r) => r,
+            Ok((r, _)) => r,
             Err(_) => reply::error(
                 200,
                 Some(id),
@@ -481,7 +483,7 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params("Invalid params: name is required"),
             );
         };
-        let Some(entry) = self.tools.get(name) else {
+        let Some((index, entry)) = self.tools.find(name) else {
             if let Some(r) = self.tools.reserved_for(name) {
                 let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
                 return self.tool_error(cx.id, cx.era, &err);
@@ -492,6 +494,61 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let def = entry.def;
+        let mut audit = self.audit_start(cx, &def);
+        let (response, outcome) = if self.tools.offers(&def) {
+            self.call_offered(cx, index, &mut audit)
+        } else {
+            let why = format!(
+                "{} is outside mcp.policy={}",
+                def.name,
+                self.tools.policy().text()
+            );
+            let err = ToolError::new(ErrorCode::Perm, why);
+            let r = self.tool_error(cx.id, cx.era, &err);
+            (r, Some(Outcome::RefusedByPolicy))
+        };
+        if let (Some(a), Some(outcome)) = (audit, outcome) {
+            a.finish(outcome);
+        }
+        response
+    }
+
+    /// The audit record a call of `def` starts, if calls of it are audited: those of tools
+    /// not annotated read-only, when the configuration has a sink.
+    fn audit_start(&self, cx: &Cx<'_>, def: &ToolDef<C>) -> Option<PendingAudit> {
+        if def.annotations.read_only {
+            return None;
+        }
+        let sink = self.config.audit.clone()?;
+        let via = match cx.session_tag {
+            Some(tag) => Via::Session(String::from_utf8_lossy(&tag).into_owned()),
+            None => Via::Stateless,
+        };
+        let empty = Map::new();
+        let args = match cx.params.get("arguments") {
+            Some(Value::Object(a)) => a,
+            _ => &empty,
+        };
+        Some(PendingAudit::new(
+            sink, cx.now_ms, cx.client, via, def.name, args,
+        ))
+    }
+
+    /// Runs a call of the tool at `index` in the registry, which the policy offers. The outcome
+    /// is `None` when the result streams: the stream took `audit` and writes it when the call
+    /// ends.
+    fn call_offered(
+        &mut self,
+        cx: &Cx<'_>,
+        index: usize,
+        audit: &mut Option<PendingAudit>,
+    ) -> (Response, Option<Outcome>) {
+        let failed = |code| Some(Outcome::Failed(code));
+        let Some(entry) = self.tools.entry(index) else {
+            let err = ToolError::new(ErrorCode::Internal, "no such registry entry");
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
+        };
+        let def = entry.def;
         // The arguments are validated and handed to the tool where they lie in the request:
         // a big argument is never copied before it is known to be acceptable.
         let no_args = Value::Object(Map::new());
@@ -499,18 +556,13 @@ impl<C: 'static> McpServer<C> {
             None | Some(Value::Null) => &no_args,
             Some(v) if v.is_object() => v,
             Some(_) => {
-                return self.fail(
-                    cx,
-                    RpcError::invalid_params("Invalid params: arguments must be an object"),
-                );
+                let err = RpcError::invalid_params("Invalid params: arguments must be an object");
+                return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
             }
         };
         let Some(args) = args_value.as_object() else {
-            return self.tool_error(
-                cx.id,
-                cx.era,
-                &ToolError::new(ErrorCode::Internal, "arguments"),
-            );
+            let err = ToolError::new(ErrorCode::Internal, "arguments");
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         };
         let missing: Vec<&str> = def
             .requires
@@ -528,32 +580,40 @@ impl<C: 'static> McpServer<C> {
                 format!("Missing required client capability: {}", missing.join(", ")),
                 json!({"requiredCapabilities": req}),
             );
-            return self.fail(cx, err);
+            return (self.fail(cx, err), failed(ErrorCode::NotSup));
         }
         if let Some(err) = cx
             .headers
             .and_then(|h| param_header_mismatch(&entry.input, args, h))
         {
-            return self.fail(cx, err);
+            return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
         }
         let (input_responses, request_state) = match retry_params(cx.params) {
             Ok(r) => r,
-            Err(e) => return self.fail(cx, e),
+            Err(e) => return (self.fail(cx, e), failed(ErrorCode::InvalidParams)),
         };
         if let Err(why) = schema::validate(&entry.input, args_value) {
-            return self.tool_error(cx.id, cx.era, &ToolError::new(ErrorCode::Inval, why));
+            let err = ToolError::new(ErrorCode::Inval, why);
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }
+        let busy =
+            |s: &Self, why: &str| (s.busy_result(cx.id, cx.era, why), failed(ErrorCode::Busy));
         if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
             let why = format!(
                 "{} tool calls already running",
                 self.config.limits.concurrent_calls
             );
-            return self.busy_result(cx.id, cx.era, &why);
+            return busy(self, &why);
+        }
+        let gated = self.config.confirm && def.annotations.destructive;
+        if gated && cx.caps.get("elicitation").is_none() {
+            let err = confirm::cannot_ask(def.name);
+            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }
         let output_schema = entry.output.clone();
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                return self.busy_result(cx.id, cx.era, "server context in use");
+                return busy(self, "server context in use");
             };
             let call = ToolCall {
                 args,
@@ -562,7 +622,7 @@ impl<C: 'static> McpServer<C> {
                 input_responses,
                 request_state,
             };
-            (def.start)(&mut ctx, &call)
+            confirm::start(&def, gated, &mut ctx, &call)
         };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
@@ -575,41 +635,54 @@ impl<C: 'static> McpServer<C> {
             result_extra: extra.clone(),
             output_schema: output_schema.clone(),
             chunk,
+            audit: None,
         };
         let call = CallState::new(cx.key, cx.id.clone());
+        // A result that streams takes the audit record and writes it when the call ends.
+        let streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
+            audit: audit.take(),
+            ..setup(framing)
+        };
         match started {
-            Err(e) if e.code == ErrorCode::InvalidParams => {
-                self.fail(cx, RpcError::invalid_params(e.message))
-            }
-            Err(e) => self.tool_error(cx.id, cx.era, &e),
+            Err(e) if e.code == ErrorCode::InvalidParams => (
+                self.fail(cx, RpcError::invalid_params(e.message)),
+                failed(ErrorCode::InvalidParams),
+            ),
+            Err(e) => (self.tool_error(cx.id, cx.era, &e), failed(e.code)),
+            // Asking the client is not an outcome: the call ends on the retry that answers.
             Ok(Started::InputRequired(ir)) => match (cx.era, cx.key) {
-                (Era::Modern, _) => self.finish(cx, "tools/call", ir.to_json()),
+                (Era::Modern, _) => {
+                    let r = self.finish(cx, "tools/call", ir.to_json());
+                    audit.take();
+                    (r, None)
+                }
                 // Legacy: ask the client with requests on the call's SSE stream.
                 (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
                     self.calls.add(&call);
                     let shared = self.answers.clone();
-                    let ask = Asking::new(def, args.clone(), cx.caps.clone(), shared, serial);
+                    let caps = cx.caps.clone();
+                    let ask = Asking::new(def, gated, args.clone(), caps, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,
                     };
-                    let s = CallStream::asking(self.ctx.clone(), ask, ir, setup(framing), call);
-                    reply::stream(true, Body::Stream(Box::new(s)))
+                    let setup = streamed(framing, audit);
+                    let s = CallStream::asking(self.ctx.clone(), ask, ir, setup, call);
+                    (reply::stream(true, Body::Stream(Box::new(s))), None)
                 }
-                (Era::Legacy(_), _) => self.tool_error(cx.id, cx.era, &input_unsupported()),
+                (Era::Legacy(_), _) => {
+                    let err = input_unsupported();
+                    (self.tool_error(cx.id, cx.era, &err), failed(err.code))
+                }
             },
             Ok(Started::Done(output)) => {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
-                    Ok(r) => r,
+                    Ok((r, outcome)) => (r, Some(outcome)),
                     Err(output) => {
                         self.calls.add(&call);
-                        let s = CallStream::emitting(
-                            self.ctx.clone(),
-                            output,
-                            setup(Framing::Json),
-                            call,
-                        );
-                        reply::stream(false, Body::Stream(Box::new(s)))
+                        let setup = streamed(Framing::Json, audit);
+                        let s = CallStream::emitting(self.ctx.clone(), output, setup, call);
+                        (reply::stream(false, Body::Stream(Box::new(s))), None)
                     }
                 }
             }
@@ -623,8 +696,9 @@ impl<C: 'static> McpServer<C> {
                 } else {
                     Framing::Json
                 };
-                let s = CallStream::running(self.ctx.clone(), run, setup(framing), call);
-                reply::stream(sse, Body::Stream(Box::new(s)))
+                let setup = streamed(framing, audit);
+                let s = CallStream::running(self.ctx.clone(), run, setup, call);
+                (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
     }

@@ -29,6 +29,7 @@ pub enum ErrorCode {
     Busy,
     Timeout,
     Client,
+    Perm,
     Internal,
     InvalidParams,
 }
@@ -58,6 +59,7 @@ impl ErrorCode {
         ErrorCode::Busy,
         ErrorCode::Timeout,
         ErrorCode::Client,
+        ErrorCode::Perm,
         ErrorCode::Internal,
         ErrorCode::InvalidParams,
     ];
@@ -65,8 +67,12 @@ impl ErrorCode {
     /// Codes the server itself may answer for any tool (schema check, limits, its own bugs):
     /// documented once, not in every tool's list (a tool may still list `Busy` when it has a
     /// reason of its own).
-    pub const GENERIC: &'static [ErrorCode] =
-        &[ErrorCode::Inval, ErrorCode::Busy, ErrorCode::Internal];
+    pub const GENERIC: &'static [ErrorCode] = &[
+        ErrorCode::Inval,
+        ErrorCode::Busy,
+        ErrorCode::Perm,
+        ErrorCode::Internal,
+    ];
 
     /// The code as it follows `E_` on the wire.
     pub const fn as_str(self) -> &'static str {
@@ -93,6 +99,7 @@ impl ErrorCode {
             ErrorCode::Busy => "BUSY",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Client => "CLIENT",
+            ErrorCode::Perm => "PERM",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::InvalidParams => "INVALID_PARAMS",
         }
@@ -135,6 +142,9 @@ impl ErrorCode {
             }
             ErrorCode::Timeout => "The device did not finish within the driver's bound.",
             ErrorCode::Client => "The client did not answer a request the tool made of it.",
+            ErrorCode::Perm => {
+                "The machine's `mcp.policy` does not allow this tool (the message names the policy)."
+            }
             ErrorCode::Internal => {
                 "A server-side bug, e.g. a structured result that does not match its output schema."
             }

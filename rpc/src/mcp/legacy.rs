@@ -3,7 +3,7 @@
 
 use super::limits::Key;
 use super::reply;
-use super::request::{Cx, Era, accepts_sse, object_params};
+use super::request::{Cx, Era, accepts_sse, object_params, session_tag};
 use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
 use super::session::plausible_id;
 use super::tool::LogLevel;
@@ -79,7 +79,7 @@ impl<C: 'static> McpServer<C> {
                         // Cancellations and answers to our own requests reduce work: never
                         // refused.
                         (Message::Response { .. }, _) | (_, Some("notifications/cancelled")) => {
-                            self.legacy_message(serial, &msg, headers, now_ms)
+                            self.legacy_message(serial, &msg, headers, peer, now_ms)
                         }
                         (Message::Request { id, .. }, Some("tools/call")) => {
                             self.busy_result(id, Era::Legacy(version), why)
@@ -87,7 +87,7 @@ impl<C: 'static> McpServer<C> {
                         _ => reply::busy(msg.id(), why),
                     };
                 }
-                self.legacy_message(serial, &msg, headers, now_ms)
+                self.legacy_message(serial, &msg, headers, peer, now_ms)
             }
             Incoming::Batch(items) => {
                 if version != BATCH_VERSION {
@@ -111,7 +111,7 @@ impl<C: 'static> McpServer<C> {
                 if !admitted {
                     return reply::busy(None, "more requests per second than allowed");
                 }
-                self.batch(serial, items, headers, now_ms)
+                self.batch(serial, items, headers, peer, now_ms)
             }
         }
     }
@@ -127,6 +127,7 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         items: Vec<Result<Message, ParseFailure>>,
         headers: &Headers,
+        peer: Peer,
         now_ms: u64,
     ) -> Response {
         let limits = self.config.limits;
@@ -160,7 +161,7 @@ impl<C: 'static> McpServer<C> {
                     Some(jsonrpc::error_response(m.id(), &err))
                 }
                 Ok(m) => {
-                    let r = self.legacy_message(serial, &m, headers, now_ms);
+                    let r = self.legacy_message(serial, &m, headers, peer, now_ms);
                     match r.body {
                         Body::Full(b) if m.id().is_some() => Some(b),
                         Body::Stream(_) if m.id().is_some() => {
@@ -194,6 +195,7 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         msg: &Message,
         headers: &Headers,
+        peer: Peer,
         now_ms: u64,
     ) -> Response {
         let key = Key::Session(serial);
@@ -258,6 +260,7 @@ impl<C: 'static> McpServer<C> {
                 }
                 let caps = session.client_capabilities.clone();
                 let log_level = session.log_level;
+                let tag = session_tag(&session.id);
                 let sse_ids = Some((serial, session.streams));
                 session.streams += 1;
                 let retry = (version >= "2025-11-25").then_some(self.config.limits.sse_retry_ms);
@@ -277,6 +280,8 @@ impl<C: 'static> McpServer<C> {
                     sse_retry_ms: retry,
                     now_ms,
                     headers: None,
+                    client: peer.addr,
+                    session_tag: Some(tag),
                 };
                 self.dispatch(method, &cx)
             }

@@ -15,8 +15,10 @@ macro_rules! copy_for_any_context {
     };
 }
 
+mod audit;
 mod call;
 mod config;
+pub mod confirm;
 mod cursor;
 mod dispatch;
 mod encode;
@@ -27,6 +29,7 @@ mod inputs;
 mod legacy;
 mod limits;
 mod modern;
+mod policy;
 mod prompt;
 mod registry;
 mod reply;
@@ -41,8 +44,10 @@ mod tool;
 #[cfg(test)]
 mod tests;
 
+pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, Outcome, Via, summarise_args};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;
+pub use policy::{Policy, PolicyError, Rule as PolicyRule};
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use registry::{RegistryError, Reserved, ToolRegistry};
 pub use reply::{

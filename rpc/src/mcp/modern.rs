@@ -167,6 +167,8 @@ impl<C: 'static> McpServer<C> {
             sse_retry_ms: None,
             now_ms,
             headers: Some(headers),
+            client: peer.addr,
+            session_tag: None,
         };
         self.dispatch(method, &cx)
     }

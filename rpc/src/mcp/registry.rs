@@ -2,6 +2,7 @@
 //! listed in registration order (stable across requests).
 
 use super::error_code::ErrorCode;
+use super::policy::Policy;
 use super::schema;
 use super::tool::ToolDef;
 use crate::jsonrpc::write_value;
@@ -29,7 +30,8 @@ pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
     pub(crate) input: Value,
     pub(crate) output: Option<Value>,
-    /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`].
+    /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
+    /// the policy hides it).
     pub(crate) listing: Range<usize>,
 }
 
@@ -59,13 +61,18 @@ pub struct Reserved {
     pub why: &'static str,
 }
 
-/// All tools the server offers, and the names it keeps back.
+/// All tools the server has, which of them the policy offers, and the names it keeps back.
 pub struct ToolRegistry<C> {
     entries: Vec<ToolEntry<C>>,
-    /// Every tool's listing, serialised once at registration and joined with commas in
-    /// registration order: a page of `tools/list` is one slice of it, spliced into the answer
-    /// with a single copy, never cloned or re-serialised per request.
+    /// The listing of every tool the policy offers, serialised once (at registration, or when
+    /// the policy is set) and joined with commas in registration order: a page of
+    /// `tools/list` is one slice of it, spliced into the answer with a single copy, never
+    /// cloned or re-serialised per request.
     listings: Vec<u8>,
+    /// Indices into `entries` of the tools the policy offers, in registration order: what
+    /// `tools/list` pages through.
+    listed: Vec<usize>,
+    policy: Policy,
     reserved: Vec<Reserved>,
 }
 
@@ -74,6 +81,8 @@ impl<C> Clone for ToolRegistry<C> {
         ToolRegistry {
             entries: self.entries.clone(),
             listings: self.listings.clone(),
+            listed: self.listed.clone(),
+            policy: self.policy.clone(),
             reserved: self.reserved.clone(),
         }
     }
@@ -84,6 +93,8 @@ impl<C> Default for ToolRegistry<C> {
         ToolRegistry {
             entries: Vec::new(),
             listings: Vec::new(),
+            listed: Vec::new(),
+            policy: Policy::default(),
             reserved: Vec::new(),
         }
     }
@@ -109,9 +120,7 @@ impl<C> ToolRegistry<C> {
                 return Err(err(String::from("name must be 1-128 of [A-Za-z0-9_.-]")));
             }
             let dup_old = self.entries.iter().any(|e| e.def.name == def.name);
-            let dup_new = fresh
-                .iter()
-                .any(|(e, _): &(ToolEntry<C>, _)| e.def.name == def.name);
+            let dup_new = fresh.iter().any(|e: &ToolEntry<C>| e.def.name == def.name);
             if dup_old || dup_new {
                 return Err(err(String::from("registered twice")));
             }
@@ -145,28 +154,64 @@ impl<C> ToolRegistry<C> {
                     Some(v)
                 }
             };
-            let mut listing_json = Vec::new();
-            write_value(&mut listing_json, &listing(def, &input, output.as_ref()));
-            fresh.push((
-                ToolEntry {
-                    def: *def,
-                    input,
-                    output,
-                    listing: 0..0,
-                },
-                listing_json,
-            ));
+            fresh.push(ToolEntry {
+                def: *def,
+                input,
+                output,
+                listing: 0..0,
+            });
         }
-        for (mut entry, json) in fresh {
-            if !self.listings.is_empty() {
-                self.listings.push(b',');
-            }
-            let start = self.listings.len();
-            self.listings.extend_from_slice(&json);
-            entry.listing = start..self.listings.len();
+        for entry in fresh {
             self.entries.push(entry);
+            self.list(self.entries.len() - 1);
         }
         Ok(())
+    }
+
+    /// Appends entry `i`'s listing when the policy offers it.
+    fn list(&mut self, i: usize) {
+        let Some(entry) = self.entries.get_mut(i) else {
+            return;
+        };
+        if !self.policy.allows(entry.def.name, entry.def.annotations) {
+            entry.listing = 0..0;
+            return;
+        }
+        if !self.listings.is_empty() {
+            self.listings.push(b',');
+        }
+        let start = self.listings.len();
+        let shown = listing(&entry.def, &entry.input, entry.output.as_ref());
+        write_value(&mut self.listings, &shown);
+        entry.listing = start..self.listings.len();
+        self.listed.push(i);
+    }
+
+    /// Sets the policy and renders the listing of what it offers, once: `tools/list` then
+    /// costs the same whatever the policy.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+        self.listings = Vec::new();
+        self.listed = Vec::new();
+        for i in 0..self.entries.len() {
+            self.list(i);
+        }
+        self.listings.shrink_to_fit();
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Whether the policy offers `def`.
+    pub fn offers(&self, def: &ToolDef<C>) -> bool {
+        self.policy.allows(def.name, def.annotations)
+    }
+
+    /// How many registered tools the policy offers.
+    pub fn offered(&self) -> usize {
+        self.listed.len()
     }
 
     /// Reserves a prefix; refused when the prefix is not a valid name start or a registered
@@ -211,19 +256,29 @@ impl<C> ToolRegistry<C> {
         self.entries.iter().map(|e| &e.def)
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry<C>> {
-        self.entries.iter().find(|e| e.def.name == name)
+    pub(crate) fn entry(&self, index: usize) -> Option<&ToolEntry<C>> {
+        self.entries.get(index)
     }
 
-    pub(crate) fn entries(&self) -> &[ToolEntry<C>] {
-        &self.entries
+    /// The tool `name` and its index (for [`Self::entry`]).
+    pub(crate) fn find(&self, name: &str) -> Option<(usize, &ToolEntry<C>)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.def.name == name)
     }
 
-    /// The listings of `page` (consecutive entries) as the comma-separated JSON that goes
-    /// between `[` and `]`.
-    pub(crate) fn listings(&self, page: &[ToolEntry<C>]) -> &[u8] {
-        match (page.first(), page.last()) {
-            (Some(a), Some(b)) => self.listings.get(a.listing.start..b.listing.end),
+    /// Indices of the tools the policy offers, in registration order.
+    pub(crate) fn listed(&self) -> &[usize] {
+        &self.listed
+    }
+
+    /// The listings of `page` (consecutive items of [`Self::listed`]) as the comma-separated
+    /// JSON that goes between `[` and `]`.
+    pub(crate) fn listings(&self, page: &[usize]) -> &[u8] {
+        let range = |i: Option<&usize>| Some(self.entries.get(*i?)?.listing.clone());
+        match (range(page.first()), range(page.last())) {
+            (Some(a), Some(b)) => self.listings.get(a.start..b.end),
             _ => None,
         }
         .unwrap_or(&[])

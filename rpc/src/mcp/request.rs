@@ -31,6 +31,22 @@ pub(crate) struct Cx<'a> {
     pub(crate) now_ms: u64,
     /// The request headers, for `Mcp-Param-*` checks (modern era only).
     pub(crate) headers: Option<&'a Headers>,
+    /// The client's address and, for a legacy session, the first bytes of its id: what an
+    /// audit record names.
+    pub(crate) client: [u8; 4],
+    pub(crate) session_tag: Option<[u8; SESSION_TAG]>,
+}
+
+/// Bytes of a session id an audit record shows.
+pub(crate) const SESSION_TAG: usize = 8;
+
+/// The first [`SESSION_TAG`] bytes of a session id (ids are longer, and ASCII).
+pub(crate) fn session_tag(id: &str) -> [u8; SESSION_TAG] {
+    let mut tag = [b'?'; SESSION_TAG];
+    for (t, b) in tag.iter_mut().zip(id.bytes()) {
+        *t = b;
+    }
+    tag
 }
 
 /// A header value as compared with the body: optional whitespace trimmed, `=?base64?…?=`

@@ -3,6 +3,7 @@
 //! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
 //! and hands the message to that era's handler.
 
+use super::audit::{AuditEvent, AuditRecord, AuthFailure};
 use super::config::Config;
 use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
@@ -47,6 +48,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) clients: ClientWindows,
     /// Failed token checks by client address.
     auth_failures: ClientWindows,
+    /// Throttled refusals audited by client address: one a second each.
+    throttle_audited: ClientWindows,
     pub(crate) calls: Calls,
     pub(crate) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -56,15 +59,18 @@ pub struct McpServer<C: 'static> {
 impl<C: 'static> McpServer<C> {
     /// A server with no tools, resources or prompts yet.
     pub fn new(config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
+        let mut tools = ToolRegistry::default();
+        tools.set_policy(config.policy.clone());
         McpServer {
             config,
             ctx,
-            tools: ToolRegistry::default(),
+            tools,
             resources: ResourceCatalog::default(),
             prompts: Vec::new(),
             sessions: Sessions::default(),
             clients: ClientWindows::default(),
             auth_failures: ClientWindows::default(),
+            throttle_audited: ClientWindows::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
@@ -80,8 +86,12 @@ impl<C: 'static> McpServer<C> {
         ctx: Rc<RefCell<C>>,
         entropy: Entropy,
     ) -> Self {
+        let mut tools = other.tools.clone();
+        if *tools.policy() != config.policy {
+            tools.set_policy(config.policy.clone());
+        }
         McpServer {
-            tools: other.tools.clone(),
+            tools,
             resources: other.resources.clone(),
             prompts: other.prompts.clone(),
             ..McpServer::new(config, ctx, entropy)
@@ -210,6 +220,12 @@ impl<C: 'static> McpServer<C> {
                 .auth_failures
                 .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
         {
+            if self
+                .throttle_audited
+                .admit(peer.addr, now_ms, 1, limits.max_clients)
+            {
+                self.audit_auth(peer, now_ms, AuthFailure::Throttled);
+            }
             let mut r = reply::error(
                 401,
                 None,
@@ -232,8 +248,20 @@ impl<C: 'static> McpServer<C> {
                 limits.auth_failures_per_second,
                 limits.max_clients,
             );
+            self.audit_auth(peer, now_ms, auth_failure(headers));
         }
         verdict.map(|()| Admission::Authenticated)
+    }
+
+    /// Hands a failed authentication to the audit sink.
+    fn audit_auth(&self, peer: Peer, now_ms: u64, why: AuthFailure) {
+        if let Some(sink) = &self.config.audit {
+            sink(&AuditRecord {
+                at_ms: now_ms,
+                client: peer.addr,
+                event: AuditEvent::AuthFailed(why),
+            });
+        }
     }
 
     /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
@@ -247,6 +275,10 @@ impl<C: 'static> McpServer<C> {
         now_ms: u64,
     ) -> Response {
         if let Err(refused) = self.authorize(headers) {
+            // Reached only by callers that skip `admit` (harnesses): `admit` refused it first.
+            if refused.status == 401 {
+                self.audit_auth(peer, now_ms, auth_failure(headers));
+            }
             return refused;
         }
         for serial in self
@@ -327,6 +359,20 @@ impl<C: 'static> Handler for McpServer<C> {
 
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
         self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
+    }
+}
+
+/// Why a request with this `Authorization` failed the token check.
+fn auth_failure(headers: &Headers) -> AuthFailure {
+    let bearer = headers.get("Authorization").is_some_and(|v| {
+        v.trim()
+            .get(..7)
+            .is_some_and(|s| s.eq_ignore_ascii_case("bearer "))
+    });
+    if bearer {
+        AuthFailure::Wrong
+    } else {
+        AuthFailure::Missing
     }
 }
 

@@ -77,6 +77,12 @@ pub const BUILTINS: &[Builtin] = &[
         run: mem,
     },
     Builtin {
+        name: "audit",
+        usage: "audit",
+        help: "the audit trail's last lines (as irix7://audit)",
+        run: audit,
+    },
+    Builtin {
         name: "ps",
         usage: "ps",
         help: "the kernel's processes",
@@ -255,6 +261,22 @@ fn mem(ctx: &mut Services, args: &[String], out: &mut Output, _now: u64) -> Exit
         );
     }
     Exit::Status(0)
+}
+
+fn audit(ctx: &mut Services, args: &[String], out: &mut Output, _now: u64) -> Exit {
+    if let Some(e) = no_args("audit", args, out) {
+        return e;
+    }
+    match ctx.audit.try_borrow() {
+        Ok(log) => {
+            out.push_str(&log.text());
+            Exit::Status(0)
+        }
+        Err(_) => {
+            out.push_str("audit: the log is being written; try again\n");
+            Exit::Status(1)
+        }
+    }
 }
 
 fn ps(ctx: &mut Services, args: &[String], out: &mut Output, _now: u64) -> Exit {

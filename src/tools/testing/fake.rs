@@ -216,6 +216,8 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         open_disk: Box::new(|_| Err(IoError { status: -19 })),
         screen: None,
         memory: Default::default(),
+        audit: Default::default(),
+        policy: alloc::string::String::from("full"),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

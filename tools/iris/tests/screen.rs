@@ -166,16 +166,27 @@ fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
     assert_eq!((after.width, after.height), (1280, 1024));
 
     // Where the line was drawn: the pixels that changed, one 16-pixel text row starting at
-    // the left edge, as wide as the marker's 8-pixel cells.
-    let changed: Vec<(usize, usize)> = (0..1024)
+    // the left edge, as wide as the marker's 8-pixel cells. The console.write is audited, so
+    // its audit line follows in the next text row (and nothing else changed).
+    let all_changed: Vec<(usize, usize)> = (0..1024)
         .flat_map(|y| (0..1280).map(move |x| (x, y)))
         .filter(|&(x, y)| before.at(x, y) != after.at(x, y))
         .collect();
-    assert!(!changed.is_empty(), "the marker line changed no pixel");
-    let top = changed.iter().map(|p| p.1).min().unwrap();
+    assert!(!all_changed.is_empty(), "the marker line changed no pixel");
+    let top = all_changed.iter().map(|p| p.1).min().unwrap();
+    let row_end = (top / 16 + 1) * 16;
+    let changed: Vec<(usize, usize)> = all_changed
+        .iter()
+        .copied()
+        .filter(|p| p.1 < row_end)
+        .collect();
     let bottom = changed.iter().map(|p| p.1).max().unwrap();
     let right = changed.iter().map(|p| p.0).max().unwrap();
     assert!(bottom - top < 16, "changes span rows {top}..={bottom}");
+    assert!(
+        all_changed.iter().all(|p| p.1 < row_end + 16),
+        "changes below the marker's row and the audit line's"
+    );
     assert!(
         right < marker.len() * 8 && right >= (marker.len() - 1) * 8,
         "changes end at x {right}"

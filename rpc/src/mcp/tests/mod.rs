@@ -403,6 +403,7 @@ mod legacy;
 mod limits;
 mod modern;
 mod over_http;
+mod policy;
 mod registry;
 mod resources;
 mod security;

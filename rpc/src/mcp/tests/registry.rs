@@ -47,7 +47,7 @@ fn tools_list_splices_the_registry_listings_in_one_piece() {
     };
     let text = core::str::from_utf8(body).unwrap();
     let at = text.find("\"tools\":[").unwrap() + "\"tools\":[".len();
-    let listings = s.tools.listings(s.tools.entries());
+    let listings = s.tools.listings(s.tools.listed());
     assert_eq!(
         &body[at..at + listings.len()],
         listings,
@@ -170,8 +170,8 @@ fn a_server_with_the_catalog_of_another_offers_the_same_and_shares_no_state() {
     assert_eq!(copy.session_count(), 0, "sessions stay the first server's");
     assert_eq!(copy.tool_count(), first.tool_count());
     assert_eq!(
-        copy.tools.listings(copy.tools.entries()),
-        first.tools.listings(first.tools.entries())
+        copy.tools.listings(copy.tools.listed()),
+        first.tools.listings(first.tools.listed())
     );
     let (_, templates) = modern_json(&mut copy, "resources/templates/list", json!({}), T0);
     assert_eq!(

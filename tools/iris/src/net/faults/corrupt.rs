@@ -3,23 +3,21 @@
 //! smoltcp's `FaultInjector` offers this too, but in 0.14 it flips its bit in the transmit
 //! buffer before the stack writes the frame over it, so sent frames always went out intact.
 
-use smoltcp::phy::{Device, DeviceCapabilities};
+use smoltcp::phy::Device;
 use smoltcp::time::Instant;
 
-use super::{Dice, FrameRx, FrameTx, Outbox, give_frame, take_frame};
+use super::{Dice, Fault, give_frame, take_frame};
 
 /// Flips one bit in `pct` percent of frames.
-pub struct Corrupt<D> {
-    inner: D,
+pub struct Corrupt {
     pct: u8,
     rx_dice: Dice,
     tx_dice: Dice,
 }
 
-impl<D: Device> Corrupt<D> {
-    pub fn new(inner: D, pct: u8, seed: u64) -> Corrupt<D> {
+impl Corrupt {
+    pub fn new(pct: u8, seed: u64) -> Corrupt {
         Corrupt {
-            inner,
             pct,
             rx_dice: Dice::new(seed, 5),
             tx_dice: Dice::new(seed, 6),
@@ -35,36 +33,16 @@ fn damage(dice: &mut Dice, pct: u8, frame: &mut [u8]) {
     }
 }
 
-impl<D: Device> Outbox for Corrupt<D> {
-    fn post(&mut self, now: Instant, mut frame: Vec<u8>) {
-        damage(&mut self.tx_dice, self.pct, &mut frame);
-        give_frame(&mut self.inner, now, &frame);
-    }
-}
-
-impl<D: Device> Device for Corrupt<D> {
-    type RxToken<'a>
-        = FrameRx
-    where
-        Self: 'a;
-    type TxToken<'a>
-        = FrameTx<'a, Self>
-    where
-        Self: 'a;
-
-    fn receive(&mut self, now: Instant) -> Option<(FrameRx, FrameTx<'_, Self>)> {
-        let mut frame = take_frame(&mut self.inner, now)?;
+impl Fault for Corrupt {
+    fn receive<D: Device>(&mut self, inner: &mut D, now: Instant) -> Option<Vec<u8>> {
+        let mut frame = take_frame(inner, now)?;
         damage(&mut self.rx_dice, self.pct, &mut frame);
-        Some((FrameRx(frame), FrameTx::new(self, now)))
+        Some(frame)
     }
 
-    fn transmit(&mut self, now: Instant) -> Option<FrameTx<'_, Self>> {
-        self.inner.transmit(now)?;
-        Some(FrameTx::new(self, now))
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        self.inner.capabilities()
+    fn send<D: Device>(&mut self, inner: &mut D, now: Instant, mut frame: Vec<u8>) {
+        damage(&mut self.tx_dice, self.pct, &mut frame);
+        give_frame(inner, now, &frame);
     }
 }
 
@@ -83,7 +61,7 @@ mod tests {
     #[test]
     fn at_100_percent_every_frame_has_one_bit_flipped_both_ways() {
         let (guest, host) = wire(64);
-        let mut c = Corrupt::new(WireDevice { wire: host }, 100, 3);
+        let mut c = Corrupt::new(100, 3).around(WireDevice { wire: host });
         let frame: Vec<u8> = (0..60).collect();
         for _ in 0..20 {
             guest.send(frame.clone());
@@ -99,7 +77,7 @@ mod tests {
     #[test]
     fn at_0_percent_frames_pass_intact() {
         let (guest, host) = wire(64);
-        let mut c = Corrupt::new(WireDevice { wire: host }, 0, 3);
+        let mut c = Corrupt::new(0, 3).around(WireDevice { wire: host });
         c.transmit(Instant::ZERO)
             .unwrap()
             .consume(3, |b| b.copy_from_slice(&[1, 2, 3]));

@@ -3,25 +3,23 @@
 
 use std::collections::VecDeque;
 
-use smoltcp::phy::{Device, DeviceCapabilities};
+use smoltcp::phy::Device;
 use smoltcp::time::{Duration, Instant};
 
-use super::{FrameRx, FrameTx, MAX_HELD, Outbox, give_frame, take_frame};
+use super::{Fault, MAX_HELD, give_frame, take_frame};
 
 /// Delays every frame by `delay`.
-pub struct Delay<D> {
-    inner: D,
+pub struct Delay {
     delay: Duration,
-    /// Frames received from `inner`, each with the time it is due to the stack.
+    /// Frames received from the device, each with the time it is due to the stack.
     rx: VecDeque<(Instant, Vec<u8>)>,
-    /// Frames the stack sent, each with the time it is due to `inner`.
+    /// Frames the stack sent, each with the time it is due to the device.
     tx: VecDeque<(Instant, Vec<u8>)>,
 }
 
-impl<D: Device> Delay<D> {
-    pub fn new(inner: D, delay: Duration) -> Delay<D> {
+impl Delay {
+    pub fn new(delay: Duration) -> Delay {
         Delay {
-            inner,
             delay,
             rx: VecDeque::new(),
             tx: VecDeque::new(),
@@ -29,42 +27,23 @@ impl<D: Device> Delay<D> {
     }
 
     /// Hands `inner` the sent frames that are due.
-    fn flush(&mut self, now: Instant) {
+    fn flush<D: Device>(&mut self, inner: &mut D, now: Instant) {
         while let Some((due, _)) = self.tx.front() {
-            if *due > now || self.inner.transmit(now).is_none() {
+            if *due > now || inner.transmit(now).is_none() {
                 break;
             }
             if let Some((_, frame)) = self.tx.pop_front() {
-                give_frame(&mut self.inner, now, &frame);
+                give_frame(inner, now, &frame);
             }
         }
     }
 }
 
-impl<D: Device> Outbox for Delay<D> {
-    fn post(&mut self, now: Instant, frame: Vec<u8>) {
-        if self.delay == Duration::ZERO && self.tx.is_empty() {
-            give_frame(&mut self.inner, now, &frame);
-        } else {
-            self.tx.push_back((now + self.delay, frame));
-        }
-    }
-}
-
-impl<D: Device> Device for Delay<D> {
-    type RxToken<'a>
-        = FrameRx
-    where
-        Self: 'a;
-    type TxToken<'a>
-        = FrameTx<'a, Self>
-    where
-        Self: 'a;
-
-    fn receive(&mut self, now: Instant) -> Option<(FrameRx, FrameTx<'_, Self>)> {
-        self.flush(now);
+impl Fault for Delay {
+    fn receive<D: Device>(&mut self, inner: &mut D, now: Instant) -> Option<Vec<u8>> {
+        self.flush(inner, now);
         while self.rx.len() < MAX_HELD {
-            let Some(frame) = take_frame(&mut self.inner, now) else {
+            let Some(frame) = take_frame(inner, now) else {
                 break;
             };
             self.rx.push_back((now + self.delay, frame));
@@ -72,20 +51,20 @@ impl<D: Device> Device for Delay<D> {
         if self.rx.front().is_none_or(|(due, _)| *due > now) {
             return None;
         }
-        let (_, frame) = self.rx.pop_front()?;
-        Some((FrameRx(frame), FrameTx::new(self, now)))
+        self.rx.pop_front().map(|(_, frame)| frame)
     }
 
-    fn transmit(&mut self, now: Instant) -> Option<FrameTx<'_, Self>> {
-        self.flush(now);
-        if self.tx.len() >= MAX_HELD || (self.tx.is_empty() && self.inner.transmit(now).is_none()) {
-            return None;
+    fn send<D: Device>(&mut self, inner: &mut D, now: Instant, frame: Vec<u8>) {
+        if self.delay == Duration::ZERO && self.tx.is_empty() {
+            give_frame(inner, now, &frame);
+        } else {
+            self.tx.push_back((now + self.delay, frame));
         }
-        Some(FrameTx::new(self, now))
     }
 
-    fn capabilities(&self) -> DeviceCapabilities {
-        self.inner.capabilities()
+    fn ready<D: Device>(&mut self, inner: &mut D, now: Instant) -> bool {
+        self.flush(inner, now);
+        self.tx.len() < MAX_HELD && (!self.tx.is_empty() || inner.transmit(now).is_some())
     }
 }
 
@@ -99,7 +78,7 @@ mod tests {
     #[test]
     fn frames_wait_their_delay_in_both_directions_and_keep_their_order() {
         let (guest, host) = wire(16);
-        let mut d = Delay::new(WireDevice { wire: host }, Duration::from_millis(3));
+        let mut d = Delay::new(Duration::from_millis(3)).around(WireDevice { wire: host });
         let t0 = Instant::from_millis(100);
         guest.send(vec![1]);
         guest.send(vec![2]);
@@ -128,7 +107,7 @@ mod tests {
     #[test]
     fn without_a_delay_frames_pass_at_once() {
         let (guest, host) = wire(16);
-        let mut d = Delay::new(WireDevice { wire: host }, Duration::ZERO);
+        let mut d = Delay::new(Duration::ZERO).around(WireDevice { wire: host });
         let t = Instant::from_millis(5);
         d.transmit(t)
             .unwrap()

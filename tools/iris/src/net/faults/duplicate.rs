@@ -1,14 +1,13 @@
 //! Duplication: now and then a frame arrives twice, as when a switch floods it on two ports or
 //! a sender's retry crosses the original.
 
-use smoltcp::phy::{Device, DeviceCapabilities};
+use smoltcp::phy::Device;
 use smoltcp::time::Instant;
 
-use super::{Dice, FrameRx, FrameTx, Outbox, give_frame, take_frame};
+use super::{Dice, Fault, give_frame, take_frame};
 
 /// Delivers `pct` percent of frames a second time, right after the first.
-pub struct Duplicate<D> {
-    inner: D,
+pub struct Duplicate {
     pct: u8,
     rx_dice: Dice,
     tx_dice: Dice,
@@ -16,10 +15,9 @@ pub struct Duplicate<D> {
     rx_again: Option<Vec<u8>>,
 }
 
-impl<D: Device> Duplicate<D> {
-    pub fn new(inner: D, pct: u8, seed: u64) -> Duplicate<D> {
+impl Duplicate {
+    pub fn new(pct: u8, seed: u64) -> Duplicate {
         Duplicate {
-            inner,
             pct,
             rx_dice: Dice::new(seed, 3),
             tx_dice: Dice::new(seed, 4),
@@ -28,46 +26,23 @@ impl<D: Device> Duplicate<D> {
     }
 }
 
-impl<D: Device> Outbox for Duplicate<D> {
-    fn post(&mut self, now: Instant, frame: Vec<u8>) {
-        give_frame(&mut self.inner, now, &frame);
-        if self.tx_dice.roll(self.pct) {
-            give_frame(&mut self.inner, now, &frame);
+impl Fault for Duplicate {
+    fn receive<D: Device>(&mut self, inner: &mut D, now: Instant) -> Option<Vec<u8>> {
+        if let Some(again) = self.rx_again.take() {
+            return Some(again);
         }
-    }
-}
-
-impl<D: Device> Device for Duplicate<D> {
-    type RxToken<'a>
-        = FrameRx
-    where
-        Self: 'a;
-    type TxToken<'a>
-        = FrameTx<'a, Self>
-    where
-        Self: 'a;
-
-    fn receive(&mut self, now: Instant) -> Option<(FrameRx, FrameTx<'_, Self>)> {
-        let frame = match self.rx_again.take() {
-            Some(f) => f,
-            None => {
-                let f = take_frame(&mut self.inner, now)?;
-                if self.rx_dice.roll(self.pct) {
-                    self.rx_again = Some(f.clone());
-                }
-                f
-            }
-        };
-        Some((FrameRx(frame), FrameTx::new(self, now)))
+        let frame = take_frame(inner, now)?;
+        if self.rx_dice.roll(self.pct) {
+            self.rx_again = Some(frame.clone());
+        }
+        Some(frame)
     }
 
-    fn transmit(&mut self, now: Instant) -> Option<FrameTx<'_, Self>> {
-        self.inner.transmit(now)?;
-        Some(FrameTx::new(self, now))
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        self.inner.capabilities()
+    fn send<D: Device>(&mut self, inner: &mut D, now: Instant, frame: Vec<u8>) {
+        give_frame(inner, now, &frame);
+        if self.tx_dice.roll(self.pct) {
+            give_frame(inner, now, &frame);
+        }
     }
 }
 
@@ -81,7 +56,7 @@ mod tests {
     #[test]
     fn at_100_percent_every_frame_comes_twice_both_ways() {
         let (guest, host) = wire(16);
-        let mut d = Duplicate::new(WireDevice { wire: host }, 100, 1);
+        let mut d = Duplicate::new(100, 1).around(WireDevice { wire: host });
         let t = Instant::ZERO;
         guest.send(vec![1]);
         guest.send(vec![2]);
@@ -96,7 +71,7 @@ mod tests {
     #[test]
     fn some_frames_come_twice_at_10_percent() {
         let (guest, host) = wire(2000);
-        let mut d = Duplicate::new(WireDevice { wire: host }, 10, 7);
+        let mut d = Duplicate::new(10, 7).around(WireDevice { wire: host });
         for i in 0..1000u16 {
             guest.send(i.to_be_bytes().to_vec());
         }

@@ -2,8 +2,9 @@
 //! shape of smoltcp's `phy::Device`, that lose, corrupt, reorder, duplicate and delay frames in
 //! both directions. Loss, the frame size limit and the rate limit are smoltcp's own
 //! `FaultInjector`; corruption (which it gets wrong for sent frames, see `corrupt.rs`),
-//! reordering, duplication and delay, which smoltcp does not offer, are one small decorator each. Every random choice comes from the spec's seed, so a given seed makes
-//! the same choices for the same sequence of frames. See `docs/rig.md`.
+//! reordering, duplication and delay, which smoltcp does not offer, are one small [`Fault`]
+//! each, made a device by [`Faulted`]. Every random choice comes from the spec's seed, so a
+//! given seed makes the same choices for the same sequence of frames. See `docs/rig.md`.
 
 mod corrupt;
 mod delay;
@@ -12,7 +13,7 @@ mod reorder;
 
 use std::fmt;
 
-use smoltcp::phy::{self, Device, FaultInjector};
+use smoltcp::phy::{self, Device, DeviceCapabilities, FaultInjector};
 use smoltcp::time::{Duration, Instant};
 
 pub use corrupt::Corrupt;
@@ -149,7 +150,8 @@ impl fmt::Display for WireFaults {
 /// The host end with its faults, as the host stack sees it: the stack's frames are delayed,
 /// maybe reordered, maybe duplicated, then (each copy on its own) maybe corrupted and maybe lost
 /// on their way to `D`; frames from `D` meet the same faults in the opposite order.
-pub type Faulty<D> = Delay<Reorder<Duplicate<Corrupt<FaultInjector<D>>>>>;
+pub type Faulty<D> =
+    Faulted<Delay, Faulted<Reorder, Faulted<Duplicate, Faulted<Corrupt, FaultInjector<D>>>>>;
 
 /// Wraps `dev` in the faults `f` asks for (with no faults, every frame passes unchanged).
 pub fn faulty<D: Device>(dev: D, f: &WireFaults) -> Faulty<D> {
@@ -162,10 +164,68 @@ pub fn faulty<D: Device>(dev: D, f: &WireFaults) -> Faulty<D> {
         injector.set_max_rx_rate(n);
         injector.set_bucket_interval(Duration::from_millis(per_ms));
     }
-    let corrupt = Corrupt::new(injector, f.corrupt_pct, f.seed);
-    let dup = Duplicate::new(corrupt, f.dup_pct, f.seed);
-    let reorder = Reorder::new(dup, f.reorder_pct, f.seed);
-    Delay::new(reorder, Duration::from_millis(f.delay_ms))
+    let corrupt = Corrupt::new(f.corrupt_pct, f.seed).around(injector);
+    let dup = Duplicate::new(f.dup_pct, f.seed).around(corrupt);
+    let reorder = Reorder::new(f.reorder_pct, f.seed).around(dup);
+    Delay::new(Duration::from_millis(f.delay_ms)).around(reorder)
+}
+
+/// One kind of fault: what becomes of frames on their way in from, and out to, the device it
+/// sits in front of. [`Faulted`] makes it a `phy::Device` of its own, so faults stack.
+pub trait Fault: Sized {
+    /// The next frame for the stack, if one is due, taken from `inner`.
+    fn receive<D: Device>(&mut self, inner: &mut D, now: Instant) -> Option<Vec<u8>>;
+
+    /// A frame the stack sent, on its way to `inner`.
+    fn send<D: Device>(&mut self, inner: &mut D, now: Instant, frame: Vec<u8>);
+
+    /// Whether the stack may send now: by default, when `inner` would take a frame.
+    fn ready<D: Device>(&mut self, inner: &mut D, now: Instant) -> bool {
+        inner.transmit(now).is_some()
+    }
+
+    /// This fault in front of `inner`.
+    fn around<D: Device>(self, inner: D) -> Faulted<Self, D> {
+        Faulted { fault: self, inner }
+    }
+}
+
+/// A [`Fault`] in front of a device, seen by the stack as a device.
+pub struct Faulted<F, D> {
+    fault: F,
+    inner: D,
+}
+
+impl<F: Fault, D: Device> Outbox for Faulted<F, D> {
+    fn post(&mut self, now: Instant, frame: Vec<u8>) {
+        self.fault.send(&mut self.inner, now, frame);
+    }
+}
+
+impl<F: Fault, D: Device> Device for Faulted<F, D> {
+    type RxToken<'a>
+        = FrameRx
+    where
+        Self: 'a;
+    type TxToken<'a>
+        = FrameTx<'a, Self>
+    where
+        Self: 'a;
+
+    fn receive(&mut self, now: Instant) -> Option<(FrameRx, FrameTx<'_, Self>)> {
+        let frame = self.fault.receive(&mut self.inner, now)?;
+        Some((FrameRx(frame), FrameTx::new(self, now)))
+    }
+
+    fn transmit(&mut self, now: Instant) -> Option<FrameTx<'_, Self>> {
+        self.fault
+            .ready(&mut self.inner, now)
+            .then(|| FrameTx::new(self, now))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        self.inner.capabilities()
+    }
 }
 
 /// A deterministic source of per-frame choices (SplitMix64), one per decorator and direction.

@@ -1,17 +1,16 @@
 //! Reordering: now and then a frame is held back until the next frame in the same direction has
 //! overtaken it, as when two paths of different length carry one flow.
 
-use smoltcp::phy::{Device, DeviceCapabilities};
+use smoltcp::phy::Device;
 use smoltcp::time::{Duration, Instant};
 
-use super::{Dice, FrameRx, FrameTx, Outbox, give_frame, take_frame};
+use super::{Dice, Fault, give_frame, take_frame};
 
 /// How long a held frame waits to be overtaken; past that it goes on in order.
 pub const HOLD: Duration = Duration::from_millis(5);
 
 /// Swaps `pct` percent of frames with the frame after them.
-pub struct Reorder<D> {
-    inner: D,
+pub struct Reorder {
     pct: u8,
     rx_dice: Dice,
     tx_dice: Dice,
@@ -22,10 +21,9 @@ pub struct Reorder<D> {
     tx_held: Option<(Instant, Vec<u8>)>,
 }
 
-impl<D: Device> Reorder<D> {
-    pub fn new(inner: D, pct: u8, seed: u64) -> Reorder<D> {
+impl Reorder {
+    pub fn new(pct: u8, seed: u64) -> Reorder {
         Reorder {
-            inner,
             pct,
             rx_dice: Dice::new(seed, 1),
             tx_dice: Dice::new(seed, 2),
@@ -36,16 +34,19 @@ impl<D: Device> Reorder<D> {
     }
 
     /// Sends a held frame nothing overtook within [`HOLD`].
-    fn flush(&mut self, now: Instant) {
+    fn flush<D: Device>(&mut self, inner: &mut D, now: Instant) {
         if self.tx_held.as_ref().is_some_and(|(t, _)| now >= *t + HOLD)
             && let Some((_, frame)) = self.tx_held.take()
         {
-            give_frame(&mut self.inner, now, &frame);
+            give_frame(inner, now, &frame);
         }
     }
+}
 
+impl Fault for Reorder {
     /// The next received frame in the order the stack gets them.
-    fn next_rx(&mut self, now: Instant) -> Option<Vec<u8>> {
+    fn receive<D: Device>(&mut self, inner: &mut D, now: Instant) -> Option<Vec<u8>> {
+        self.flush(inner, now);
         let release = self
             .rx_held
             .as_ref()
@@ -54,7 +55,7 @@ impl<D: Device> Reorder<D> {
             self.rx_overtaken = false;
             return self.rx_held.take().map(|(_, f)| f);
         }
-        let frame = take_frame(&mut self.inner, now)?;
+        let frame = take_frame(inner, now)?;
         if self.rx_held.is_some() {
             self.rx_overtaken = true;
             return Some(frame);
@@ -63,49 +64,25 @@ impl<D: Device> Reorder<D> {
             return Some(frame);
         }
         self.rx_held = Some((now, frame));
-        let next = take_frame(&mut self.inner, now)?;
+        let next = take_frame(inner, now)?;
         self.rx_overtaken = true;
         Some(next)
     }
-}
 
-impl<D: Device> Outbox for Reorder<D> {
-    fn post(&mut self, now: Instant, frame: Vec<u8>) {
+    fn send<D: Device>(&mut self, inner: &mut D, now: Instant, frame: Vec<u8>) {
         if let Some((_, held)) = self.tx_held.take() {
-            give_frame(&mut self.inner, now, &frame);
-            give_frame(&mut self.inner, now, &held);
+            give_frame(inner, now, &frame);
+            give_frame(inner, now, &held);
         } else if self.tx_dice.roll(self.pct) {
             self.tx_held = Some((now, frame));
         } else {
-            give_frame(&mut self.inner, now, &frame);
+            give_frame(inner, now, &frame);
         }
     }
-}
 
-impl<D: Device> Device for Reorder<D> {
-    type RxToken<'a>
-        = FrameRx
-    where
-        Self: 'a;
-    type TxToken<'a>
-        = FrameTx<'a, Self>
-    where
-        Self: 'a;
-
-    fn receive(&mut self, now: Instant) -> Option<(FrameRx, FrameTx<'_, Self>)> {
-        self.flush(now);
-        let frame = self.next_rx(now)?;
-        Some((FrameRx(frame), FrameTx::new(self, now)))
-    }
-
-    fn transmit(&mut self, now: Instant) -> Option<FrameTx<'_, Self>> {
-        self.flush(now);
-        self.inner.transmit(now)?;
-        Some(FrameTx::new(self, now))
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        self.inner.capabilities()
+    fn ready<D: Device>(&mut self, inner: &mut D, now: Instant) -> bool {
+        self.flush(inner, now);
+        inner.transmit(now).is_some()
     }
 }
 
@@ -123,7 +100,7 @@ mod tests {
     #[test]
     fn every_frame_is_swapped_with_the_next_at_100_percent() {
         let (guest, host) = wire(16);
-        let mut r = Reorder::new(WireDevice { wire: host }, 100, 1);
+        let mut r = Reorder::new(100, 1).around(WireDevice { wire: host });
         let t = Instant::from_millis(10);
         for i in 1..=4 {
             guest.send(vec![i]);
@@ -139,7 +116,7 @@ mod tests {
     #[test]
     fn a_frame_nothing_overtakes_goes_on_after_the_hold() {
         let (guest, host) = wire(16);
-        let mut r = Reorder::new(WireDevice { wire: host }, 100, 1);
+        let mut r = Reorder::new(100, 1).around(WireDevice { wire: host });
         let t = Instant::from_millis(10);
         guest.send(vec![9]);
         assert_eq!(rx_all(&mut r, t), []);
@@ -153,7 +130,7 @@ mod tests {
     #[test]
     fn at_0_percent_the_order_stays() {
         let (guest, host) = wire(16);
-        let mut r = Reorder::new(WireDevice { wire: host }, 0, 1);
+        let mut r = Reorder::new(0, 1).around(WireDevice { wire: host });
         for i in 1..=4 {
             guest.send(vec![i]);
         }
