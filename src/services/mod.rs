@@ -5,6 +5,7 @@
 pub mod context;
 pub mod entropy;
 pub mod fs;
+pub mod identity;
 pub mod memory;
 pub mod phys;
 pub mod power;

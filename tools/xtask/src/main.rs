@@ -43,6 +43,9 @@ enum Cmd {
         /// Output path, relative to the repository root.
         #[arg(long, default_value = image::IMAGE_PATH)]
         out: PathBuf,
+        /// Append `-TAG` to the build id (a test image that differs only in its id).
+        #[arg(long, value_name = "TAG")]
+        build_tag: Option<String>,
     },
     /// Disassemble the image and refuse instructions the R4400's 32-bit kernel cannot run.
     CheckIsa {
@@ -89,12 +92,14 @@ fn main() -> ExitCode {
             token_file,
             features,
             out,
+            build_tag,
         } => {
             let opts = image::Options {
                 features,
                 token_file,
                 cpu: None,
                 out,
+                build_tag,
             };
             image_cmd(&opts, update_config, check_config)
         }
