@@ -195,7 +195,7 @@ impl Rig {
             Err(r) => r,
         };
         let Some((data, good)) = self.last_good.recall() else {
-            return Err(refusal.error);
+            return Err(*refusal.error);
         };
         self.klog(&format!(
             "deploy of {} refused: {}; running last good {good}",

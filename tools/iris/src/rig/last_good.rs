@@ -13,7 +13,8 @@ use crate::image::sha256_hex;
 pub(super) struct Refusal {
     pub deploy: u32,
     pub digest: String,
-    pub error: RigError,
+    /// Boxed: the error is large and a refusal travels in a `Result`.
+    pub error: Box<RigError>,
 }
 
 impl Refusal {
@@ -21,7 +22,7 @@ impl Refusal {
         Refusal {
             deploy,
             digest: digest.to_string(),
-            error,
+            error: Box::new(error),
         }
     }
 }

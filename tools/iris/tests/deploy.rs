@@ -1,0 +1,230 @@
+//! Deploys an agent can trust, end to end on the real image: the machine says which build it
+//! runs; a changed image named in the boot configuration takes at `system.reset` and the new
+//! build id answers; an image with the wrong digest, or none at all, is refused and the machine
+//! comes back on the last good image, saying why in `status` and on the console.
+//!
+//! The changed image is the product image built with a build tag (`cargo xtask image
+//! --build-tag deploy-test --out target/image/irix7-mcp-deploy.o`, which `cargo xtask test`
+//! builds): the same code with another build id, so another digest.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use iris::image::{find_repo_root, sha256_hex};
+use iris::net::{DEFAULT_GUEST_NETADDR, Forward};
+use iris::{Rig, RigOptions};
+use serde_json::{Value, json};
+use support::http::{connect, read_response};
+use support::image::ProductImage;
+use support::mcp::{mcp_request, messages, tool_request, with_bearer};
+
+const TOKEN: &str = "deploy-test-token-0123";
+/// Server limit: 20 requests per rolling second per client; polling stays well under it.
+const PACE: Duration = Duration::from_millis(200);
+/// The build tag of the changed image.
+const TAG: &str = "deploy-test";
+
+/// The changed image: `IRIX7_DEPLOY_IMAGE`, or `target/image/irix7-mcp-deploy.o`; `None` (the
+/// test is skipped, saying so) when it has not been built and no variable demands it.
+fn changed_image() -> Option<Vec<u8>> {
+    let (path, demanded) = match std::env::var_os("IRIX7_DEPLOY_IMAGE") {
+        Some(p) => (PathBuf::from(p), true),
+        None => (
+            find_repo_root().join("target/image/irix7-mcp-deploy.o"),
+            false,
+        ),
+    };
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if demanded => panic!("IRIX7_DEPLOY_IMAGE {}: {e}", path.display()),
+        Err(_) => {
+            println!(
+                "skipped: no changed image at {} (run `cargo xtask image --build-tag {TAG} \
+                 --out target/image/irix7-mcp-deploy.o`)",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Points the boot configuration at `image` with digest `sha256`, as `cargo xtask deploy` does.
+fn configure(config: &Path, image: &Path, sha256: &str) {
+    std::fs::write(
+        config,
+        format!(
+            "mcp.url = file:{}\nmcp.sha256 = {sha256}\n",
+            image.display()
+        ),
+    )
+    .unwrap();
+}
+
+/// A tool call with the token on a fresh connection: the JSON-RPC message, or `None` when the
+/// guest does not answer (yet).
+fn try_call(addr: SocketAddr, raw: &str) -> Option<Value> {
+    use std::io::Write;
+    let mut s = connect(addr);
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s.write_all(with_bearer(raw, TOKEN).as_bytes()).ok()?;
+    let r = read_response(&mut s, &mut Vec::new(), false)?;
+    (r.status == 200).then(|| messages(&r.body).pop()).flatten()
+}
+
+/// `status` once the guest answers, within `within`.
+fn status(addr: SocketAddr, within: Duration) -> Value {
+    let start = Instant::now();
+    loop {
+        if let Some(m) = try_call(addr, &tool_request(1, "status", json!({}))) {
+            return m["result"]["structuredContent"].clone();
+        }
+        assert!(
+            start.elapsed() < within,
+            "the guest did not answer within {within:?}"
+        );
+        std::thread::sleep(PACE);
+    }
+}
+
+/// `serverInfo.version` as the modern era reports it on `server/discover`.
+fn server_version(addr: SocketAddr) -> String {
+    let raw = mcp_request(
+        2,
+        "server/discover",
+        json!({}),
+        json!({}),
+        "application/json, text/event-stream",
+    );
+    let m = try_call(addr, &raw).expect("server/discover answers");
+    m["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Asks the machine to reset and waits until the rig has reset it `resets` times in all.
+fn reset(g: &iris::RigHandle, addr: SocketAddr, resets: u64) {
+    let m = try_call(
+        addr,
+        &tool_request(3, "system.reset", json!({"delay_ms": 100})),
+    )
+    .expect("system.reset answers");
+    assert_eq!(
+        m["result"]["structuredContent"],
+        json!({"action": "reset", "in_ms": 100}),
+        "{m}"
+    );
+    let start = Instant::now();
+    while g.counters().resets < resets {
+        assert!(start.elapsed() < Duration::from_secs(30), "no reset");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_changed_image_takes_and_a_refused_one_falls_back_to_the_last_good() {
+    let Some(product) = ProductImage::find_or_skip() else {
+        return;
+    };
+    let Some(changed) = changed_image() else {
+        return;
+    };
+    let (sha_a, sha_b) = (product.sha256(), sha256_hex(&changed));
+    assert_ne!(sha_a, sha_b, "the changed image must differ");
+
+    let dir = std::env::temp_dir().join(format!("iris-deploy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b, config) = (dir.join("a.o"), dir.join("b.o"), dir.join("config.conf"));
+    std::fs::write(&a, &product.bytes).unwrap();
+    std::fs::write(&b, &changed).unwrap();
+    configure(&config, &a, &sha_a);
+    let opts = RigOptions {
+        root: Some(find_repo_root()),
+        config: Some(config.clone()),
+        env: vec![
+            format!("netaddr={DEFAULT_GUEST_NETADDR}"),
+            format!("mcp.token={TOKEN}"),
+        ],
+        quiet: true,
+        no_disk: true,
+        forwards: vec![Forward {
+            host_port: 0,
+            guest_port: 7801,
+        }],
+        ..RigOptions::default()
+    };
+    let g = Rig::spawn(opts).expect("the rig boots the product image");
+    let addr = g.forward_addrs()[0];
+
+    // Boot: the machine says which build it runs.
+    let before = status(addr, Duration::from_secs(20));
+    let id_a = before["build_id"].as_str().unwrap().to_string();
+    assert_eq!(before["image"]["sha256"], sha_a.as_str(), "{before}");
+    assert_eq!(before["image"]["sha256_short"], &sha_a[..12]);
+    assert_eq!(before["image"]["deploy"], "ok");
+    assert!(!id_a.ends_with(TAG), "{id_a}");
+    assert_eq!(
+        server_version(addr),
+        format!(
+            "{}+{id_a}.{}",
+            before["module_version"].as_str().unwrap(),
+            &sha_a[..12]
+        )
+    );
+
+    // Deploy the changed image: name it in the configuration, reset, see the new build answer.
+    configure(&config, &b, &sha_b);
+    reset(&g, addr, 1);
+    let after = status(addr, Duration::from_secs(30));
+    let id_b = after["build_id"].as_str().unwrap().to_string();
+    assert_eq!(after["image"]["sha256"], sha_b.as_str(), "{after}");
+    assert_eq!(after["image"]["deploy"], "ok");
+    assert_eq!(id_b, format!("{id_a}-{TAG}"), "same sources, tagged");
+    assert!(server_version(addr).contains(&format!("+{id_b}.{}", &sha_b[..12])));
+
+    // Deploy a corrupt image (one byte changed, the digest of the real one): the kernel refuses
+    // it and the machine comes back on the last good image, the changed one, saying why.
+    let mut corrupt = product.bytes.clone();
+    let mid = corrupt.len() / 2;
+    corrupt[mid] ^= 0x40;
+    let c = dir.join("c.o");
+    std::fs::write(&c, &corrupt).unwrap();
+    configure(&config, &c, &sha_a);
+    reset(&g, addr, 2);
+    let fallen = status(addr, Duration::from_secs(30));
+    assert_eq!(fallen["build_id"], id_b.as_str(), "{fallen}");
+    assert_eq!(fallen["image"]["sha256"], sha_b.as_str());
+    assert_eq!(fallen["image"]["deploy"], "sha256 mismatch");
+    assert_eq!(fallen["image"]["refused_sha256"], sha_a.as_str());
+    let line = format!("deploy of {sha_a} refused: sha256 mismatch; running last good {sha_b}");
+    assert!(
+        g.wait_for_console(&line, Duration::from_secs(5)),
+        "no `{line}`"
+    );
+
+    // An image that is not there at all: refused as a failed fetch, same fallback.
+    configure(&config, &dir.join("missing.o"), &sha_a);
+    reset(&g, addr, 3);
+    let fallen = status(addr, Duration::from_secs(30));
+    assert_eq!(fallen["image"]["sha256"], sha_b.as_str(), "{fallen}");
+    assert_eq!(fallen["image"]["deploy"], "fetch failed");
+    assert!(g.wait_for_console(
+        &format!("deploy of {sha_a} refused: fetch failed; running last good {sha_b}"),
+        Duration::from_secs(5)
+    ));
+
+    // Fixed: the configured image runs again and the refusal is gone.
+    configure(&config, &a, &sha_a);
+    reset(&g, addr, 4);
+    let back = status(addr, Duration::from_secs(30));
+    assert_eq!(back["build_id"], id_a.as_str(), "{back}");
+    assert_eq!(back["image"]["deploy"], "ok");
+    assert!(back["image"].get("refused_sha256").is_none());
+
+    g.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
