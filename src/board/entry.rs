@@ -10,7 +10,6 @@ use crate::board::newport_bus::Kseg1Rex3;
 use crate::board::seeq_bus::Kseg1Bus;
 use crate::drivers::seeq::{self, Seeq};
 use crate::hil::framebuffer::Framebuffer;
-use crate::hil::platform::c_str;
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
 use crate::net::router::Router;

@@ -3,6 +3,9 @@
 //! build id answers; an image with the wrong digest, or none at all, is refused and the machine
 //! comes back on the last good image, saying why in `status` and on the console.
 //!
+//! The kernel's side alone is tested with tiny synthetic modules: a new start of the rig falls
+//! back to the last good image it kept on disk when the configured one fails its init.
+//!
 //! The changed image is the product image built with a build tag (`cargo xtask image
 //! --build-tag deploy-test --out target/image/irix7-mcp-deploy.o`, which `cargo xtask test`
 //! builds): the same code with another build id, so another digest.
@@ -15,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use iris::image::{find_repo_root, sha256_hex};
 use iris::net::{DEFAULT_GUEST_NETADDR, Forward};
-use iris::{Rig, RigOptions};
+use iris::{Rig, RigError, RigOptions};
 use serde_json::{Value, json};
 use support::http::{connect, read_response};
 use support::image::ProductImage;
 use support::mcp::{mcp_request, messages, tool_request, with_bearer};
+use support::synthetic::{Asm, ModuleObj, hello_module, idle_poll, synthetic_options};
 
 const TOKEN: &str = "deploy-test-token-0123";
 /// Server limit: 20 requests per rolling second per client; polling stays well under it.
@@ -183,7 +187,11 @@ fn a_changed_image_takes_and_a_refused_one_falls_back_to_the_last_good() {
     let id_b = after["build_id"].as_str().unwrap().to_string();
     assert_eq!(after["image"]["sha256"], sha_b.as_str(), "{after}");
     assert_eq!(after["image"]["deploy"], "ok");
-    assert_eq!(id_b, format!("{id_a}-{TAG}"), "same sources, tagged");
+    assert_eq!(
+        id_b,
+        format!("{id_a}-{TAG}"),
+        "both images must be built from the same sources (rebuild the stale one)"
+    );
     assert!(server_version(addr).contains(&format!("+{id_b}.{}", &sha_b[..12])));
 
     // Deploy a corrupt image (one byte changed, the digest of the real one): the kernel refuses
@@ -227,4 +235,60 @@ fn a_changed_image_takes_and_a_refused_one_falls_back_to_the_last_good() {
 
     g.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_new_rig_boots_the_last_good_image_it_kept_when_the_configured_one_fails_init() {
+    let good = hello_module("the good module is up\n", idle_poll()).build();
+    let mut opts = synthetic_options("last-good", &good);
+    let root = opts.root.clone().unwrap();
+    opts.last_good_file = Some("target/iris/last-good.o".into());
+    let mut rig = Rig::new(opts.clone()).unwrap();
+    rig.boot().unwrap();
+    rig.stop().unwrap();
+    let kept = root.join("target/iris/last-good.o");
+    assert_eq!(
+        std::fs::read(&kept).unwrap(),
+        good,
+        "kept for the next start"
+    );
+
+    // The next deploy's init fails.
+    let mut a = Asm::default();
+    a.func("irix7_mcp_init").ret(-12);
+    a.func("irix7_mcp_poll").ret(0);
+    a.func("irix7_mcp_exit").ret(0);
+    let bad = ModuleObj::new(a).build();
+    let (sha_good, sha_bad) = (sha256_hex(&good), sha256_hex(&bad));
+    std::fs::write(root.join("bad.o"), &bad).unwrap();
+    configure(&root.join("boot/config.conf"), Path::new("bad.o"), &sha_bad);
+
+    let mut rig = Rig::new(opts.clone()).unwrap();
+    rig.boot().unwrap();
+    let console = rig.console_text();
+    assert!(
+        console.contains("kernel: irix7_mcp_init failed with status -12"),
+        "{console}"
+    );
+    let line = format!("deploy of {sha_bad} refused: init failed; running last good {sha_good}\n");
+    assert!(console.contains(&line), "{console}");
+    assert!(console.ends_with("the good module is up\n"), "{console}");
+    // What the module reads through `image_info`: the good digest, why, the refused digest.
+    let info = rig
+        .read_phys(
+            u64::from(indy::map::RAM_PHYS + iris::memmap::IMAGE_INFO_OFF),
+            68,
+        )
+        .unwrap();
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    assert_eq!(hex(&info[..32]), sha_good);
+    assert_eq!(info[32..36], indy::abi::DEPLOY_INIT_FAILED.to_be_bytes());
+    assert_eq!(hex(&info[36..]), sha_bad);
+    rig.stop().unwrap();
+
+    // Without a kept image the same deploy stops the machine, as before.
+    std::fs::remove_file(&kept).unwrap();
+    let e = Rig::new(opts).unwrap().boot().unwrap_err();
+    assert_eq!(e, RigError::InitFailed(-12));
+    let _ = std::fs::remove_dir_all(&root);
 }
