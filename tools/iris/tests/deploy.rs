@@ -3,6 +3,9 @@
 //! build id answers; an image with the wrong digest, or none at all, is refused and the machine
 //! comes back on the last good image, saying why in `status` and on the console.
 //!
+//! The same over HTTPS: the image comes from a local TLS server whose self-signed certificate
+//! the boot configuration pins (`mcp.tls_pin`); another certificate is refused.
+//!
 //! The kernel's side alone is tested with tiny synthetic modules: a new start of the rig falls
 //! back to the last good image it kept on disk when the configured one fails its init.
 //!
@@ -24,6 +27,7 @@ use support::http::{connect, read_response};
 use support::image::ProductImage;
 use support::mcp::{mcp_request, messages, tool_request, with_bearer};
 use support::synthetic::{Asm, ModuleObj, hello_module, idle_poll, synthetic_options};
+use support::tls::TlsImageServer;
 
 const TOKEN: &str = "deploy-test-token-0123";
 /// Server limit: 20 requests per rolling second per client; polling stays well under it.
@@ -57,14 +61,47 @@ fn changed_image() -> Option<Vec<u8>> {
 
 /// Points the boot configuration at `image` with digest `sha256`, as `cargo xtask deploy` does.
 fn configure(config: &Path, image: &Path, sha256: &str) {
+    configure_url(config, &format!("file:{}", image.display()), sha256, None);
+}
+
+/// The same with any URL and, for `https://`, a certificate pin.
+fn configure_url(config: &Path, url: &str, sha256: &str, tls_pin: Option<&str>) {
+    let pin = tls_pin.map_or(String::new(), |p| format!("mcp.tls_pin = {p}\n"));
     std::fs::write(
         config,
-        format!(
-            "mcp.url = file:{}\nmcp.sha256 = {sha256}\n",
-            image.display()
-        ),
+        format!("mcp.url = {url}\nmcp.sha256 = {sha256}\n{pin}"),
     )
     .unwrap();
+}
+
+/// Boots the rig on `config`, with the token and the MCP port forwarded.
+fn boot(config: &Path) -> (iris::RigHandle, SocketAddr) {
+    let opts = RigOptions {
+        root: Some(find_repo_root()),
+        config: Some(config.to_path_buf()),
+        env: vec![
+            format!("netaddr={DEFAULT_GUEST_NETADDR}"),
+            format!("mcp.token={TOKEN}"),
+        ],
+        quiet: true,
+        no_disk: true,
+        forwards: vec![Forward {
+            host_port: 0,
+            guest_port: 7801,
+        }],
+        ..RigOptions::default()
+    };
+    let g = Rig::spawn(opts).expect("the rig boots the product image");
+    let addr = g.forward_addrs()[0];
+    (g, addr)
+}
+
+/// A fresh directory for one test's images and configuration.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iris-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// A tool call with the token on a fresh connection: the JSON-RPC message, or `None` when the
@@ -139,30 +176,12 @@ fn a_changed_image_takes_and_a_refused_one_falls_back_to_the_last_good() {
     let (sha_a, sha_b) = (product.sha256(), sha256_hex(&changed));
     assert_ne!(sha_a, sha_b, "the changed image must differ");
 
-    let dir = std::env::temp_dir().join(format!("iris-deploy-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("deploy");
     let (a, b, config) = (dir.join("a.o"), dir.join("b.o"), dir.join("config.conf"));
     std::fs::write(&a, &product.bytes).unwrap();
     std::fs::write(&b, &changed).unwrap();
     configure(&config, &a, &sha_a);
-    let opts = RigOptions {
-        root: Some(find_repo_root()),
-        config: Some(config.clone()),
-        env: vec![
-            format!("netaddr={DEFAULT_GUEST_NETADDR}"),
-            format!("mcp.token={TOKEN}"),
-        ],
-        quiet: true,
-        no_disk: true,
-        forwards: vec![Forward {
-            host_port: 0,
-            guest_port: 7801,
-        }],
-        ..RigOptions::default()
-    };
-    let g = Rig::spawn(opts).expect("the rig boots the product image");
-    let addr = g.forward_addrs()[0];
+    let (g, addr) = boot(&config);
 
     // Boot: the machine says which build it runs.
     let before = status(addr, Duration::from_secs(20));
@@ -291,4 +310,84 @@ fn a_new_rig_boots_the_last_good_image_it_kept_when_the_configured_one_fails_ini
     let e = Rig::new(opts).unwrap().boot().unwrap_err();
     assert_eq!(e, RigError::InitFailed(-12));
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn an_https_deploy_from_a_server_with_a_pinned_self_signed_certificate() {
+    let Some(product) = ProductImage::find_or_skip() else {
+        return;
+    };
+    let Some(changed) = changed_image() else {
+        return;
+    };
+    let (sha_a, sha_b) = (product.sha256(), sha256_hex(&changed));
+    let server = TlsImageServer::start(changed);
+    let dir = scratch("deploy-https");
+    let (a, config) = (dir.join("a.o"), dir.join("config.conf"));
+    std::fs::write(&a, &product.bytes).unwrap();
+    configure(&config, &a, &sha_a);
+    let (g, addr) = boot(&config);
+    let before = status(addr, Duration::from_secs(20));
+    assert_eq!(before["image"]["sha256"], sha_a.as_str(), "{before}");
+
+    // The changed image over HTTPS, the server's certificate pinned: it takes.
+    let url = server.url("irix7-mcp.o");
+    configure_url(&config, &url, &sha_b, Some(&server.cert_sha256));
+    reset(&g, addr, 1);
+    let after = status(addr, Duration::from_secs(30));
+    assert_eq!(after["image"]["sha256"], sha_b.as_str(), "{after}");
+    assert_eq!(after["image"]["deploy"], "ok");
+    assert!(
+        after["build_id"].as_str().unwrap().ends_with(TAG),
+        "{after}"
+    );
+    assert!(
+        g.console_text()
+            .contains(&format!("loading irix7-mcp from {url}"))
+    );
+    assert_eq!(server.served.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // Another pin: the kernel refuses the server, and the machine stays on the last good image.
+    let wrong = "0".repeat(64);
+    configure_url(&config, &url, &sha_a, Some(&wrong));
+    reset(&g, addr, 2);
+    let fallen = status(addr, Duration::from_secs(30));
+    assert_eq!(fallen["image"]["sha256"], sha_b.as_str(), "{fallen}");
+    assert_eq!(fallen["image"]["deploy"], "fetch failed");
+    let console = g.console_text();
+    assert!(
+        console.contains(&format!("is not the pinned {wrong}")),
+        "{console}"
+    );
+    g.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn https_fetch_trusts_only_the_pinned_certificate() {
+    let server = TlsImageServer::start(b"an image".to_vec());
+    let url = server.url("x.o");
+    let pin = server.cert_sha256.clone();
+    assert_eq!(
+        iris::https::fetch_https(&url, Some(&pin)).unwrap(),
+        b"an image"
+    );
+    assert_eq!(
+        iris::image::fetch(&url, Path::new("/"), Some(&pin.to_uppercase())).unwrap(),
+        b"an image",
+        "through the kernel's fetch, the pin in either case"
+    );
+    let e = iris::https::fetch_https(&url, Some(&"ab".repeat(32)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("certificate sha256 {pin} is not the pinned")),
+        "{e}"
+    );
+    // Without a pin the web's roots decide, and a self-signed certificate is not among them.
+    let e = iris::https::fetch_https(&url, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("UnknownIssuer"), "{e}");
+    assert_eq!(server.served.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

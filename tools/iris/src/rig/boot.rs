@@ -99,7 +99,7 @@ impl Rig {
     fn fetch_configured(&mut self, cfg: &BootConfig) -> Result<(Vec<u8>, String), Refusal> {
         self.klog(&format!("loading irix7-mcp from {}", cfg.url));
         let refuse = |deploy, e: image::ImageError| Refusal::new(deploy, &cfg.sha256, e.into());
-        let data = image::fetch(&cfg.url, &self.root).map_err(|e| {
+        let data = image::fetch(&cfg.url, &self.root, cfg.tls_pin.as_deref()).map_err(|e| {
             self.klog(&format!("kernel: {e}"));
             refuse(DEPLOY_FETCH_FAILED, e)
         })?;
