@@ -281,6 +281,8 @@ fn smoke() -> Result<(), String> {
                 .arg(&script)
                 .arg("--url")
                 .arg(rig.mcp_url())
+                .arg("--sha256")
+                .arg(&product.sha256)
                 .args(smoke_args),
         );
         rig.check_alive()?;
