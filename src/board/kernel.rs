@@ -199,8 +199,9 @@ impl Kernel {
             return None;
         }
         // SAFETY: the entry exists (checked above) and points to the kernel's block, valid and
-        // aligned for the module's lifetime; read whole and volatile like the status block.
-        Some(unsafe { core::ptr::read_volatile(self.table.image_info) })
+        // aligned for the module's lifetime. The kernel writes it before `init` and not again
+        // while the module runs, so a plain copy will do (a volatile one is byte by byte).
+        Some(unsafe { core::ptr::read(self.table.image_info) })
     }
 
     /// Whether a `width`-byte read at `phys` answers (`E_NODEV`: bus error); `Err(E_NOSYS)` on
