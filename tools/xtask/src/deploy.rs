@@ -60,7 +60,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
 
     let before = client.status()?;
     println!("running {}", describe(&before));
-    let uptime_before = before["uptime_ms"].as_u64().unwrap_or(u64::MAX);
+    let uptime_before = before["uptime_ms"].as_u64().unwrap_or(0);
+    let seen_before = Instant::now();
     let reset = client.call("system.reset", json!({"delay_ms": RESET_DELAY_MS}))?;
     if reset["action"] != "reset" {
         return Err(format!("system.reset answered {reset}"));
@@ -71,9 +72,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     std::thread::sleep(Duration::from_millis(RESET_DELAY_MS));
     loop {
         if let Ok(st) = client.status() {
-            let rebooted = st["uptime_ms"].as_u64().is_some_and(|u| u < uptime_before);
+            let rebooted = st["uptime_ms"]
+                .as_u64()
+                .is_some_and(|u| has_rebooted(uptime_before, seen_before.elapsed(), u));
             let sha = st["image"]["sha256"].as_str().unwrap_or_default();
-            if sha == img.sha256 && st["build_id"] == build_id.as_str() {
+            // Before the reset the old instance answers; a redeploy of the same build must not
+            // be taken for done until the machine has rebooted.
+            if rebooted && sha == img.sha256 && st["build_id"] == build_id.as_str() {
                 println!(
                     "up      {} after {:.1} s",
                     describe(&st),
@@ -99,6 +104,14 @@ pub fn run(opts: &Options) -> Result<(), String> {
         }
         std::thread::sleep(PACE);
     }
+}
+
+/// Whether an uptime of `now` ms, read `elapsed` after one of `before` ms, is a new boot's:
+/// without a reboot it would be about `before + elapsed`; the reset comes `RESET_DELAY_MS`
+/// after the request, so a new boot's uptime is at least that much less. Half of it is the
+/// margin for the time the requests themselves took.
+fn has_rebooted(before: u64, elapsed: Duration, now: u64) -> bool {
+    now + RESET_DELAY_MS / 2 < before + elapsed.as_millis() as u64
 }
 
 /// What `status` says about the running build, in one line.
@@ -194,16 +207,47 @@ impl Client {
             .map_err(|err| err.to_string())?;
         s.write_all(request.as_bytes())
             .map_err(|err| format!("{addr}: {err}"))?;
-        let mut response = Vec::new();
-        s.take(MAX_RESPONSE)
-            .read_to_end(&mut response)
-            .map_err(|err| format!("{addr}: {err}"))?;
+        let response = read_response(&mut s).map_err(|err| format!("{addr}: {err}"))?;
         let msg = parse_response(&response)?;
         let result = msg.get("result").ok_or_else(|| format!("{tool}: {msg}"))?;
         if result["isError"] == true {
             return Err(format!("{tool}: {}", result["content"][0]["text"]));
         }
         Ok(result["structuredContent"].clone())
+    }
+}
+
+/// Reads until the response is complete (its Content-Length, the last chunk, or the end of the
+/// connection): a server may keep the connection open after answering.
+fn read_response(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut response = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while (response.len() as u64) < MAX_RESPONSE && !is_complete(&response) {
+        match s.read(&mut buf)? {
+            0 => break,
+            n => response.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(response)
+}
+
+/// Whether `response` holds a whole HTTP response.
+fn is_complete(response: &[u8]) -> bool {
+    let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
+    let body = &response[end + 4..];
+    if head.contains("transfer-encoding: chunked") {
+        return dechunk(body).is_ok();
+    }
+    match head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        Some(len) => body.len() >= len,
+        None => false,
     }
 }
 
@@ -216,8 +260,10 @@ fn parse_response(response: &[u8]) -> Result<Value, String> {
         .ok_or("no complete response head")?;
     let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
     let status = head.split_whitespace().nth(1).unwrap_or_default();
-    if status != "200" {
-        return Err(format!("HTTP {status}"));
+    match status {
+        "200" => {}
+        "401" => return Err("HTTP 401: the machine wants its token (--token-file)".into()),
+        _ => return Err(format!("HTTP {status}")),
     }
     let mut body = response[end + 4..].to_vec();
     if head.contains("transfer-encoding: chunked") {
@@ -274,16 +320,42 @@ mod tests {
     }
 
     #[test]
+    fn reboots() {
+        let s = Duration::from_secs;
+        // Still the old boot: its uptime went on.
+        assert!(!has_rebooted(20_000, s(2), 22_010));
+        assert!(!has_rebooted(300, s(2), 2_250));
+        // A new boot, also when the old one was younger than the new one is now.
+        assert!(has_rebooted(20_000, s(2), 1_500));
+        assert!(has_rebooted(300, s(3), 1_000));
+    }
+
+    #[test]
     fn responses() {
         let json = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\":1}";
         assert_eq!(parse_response(json).unwrap(), json!({"id": 1}));
         let sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
                     Transfer-Encoding: chunked\r\n\r\n5\r\ndata:\r\n9\r\n {\"id\":2}\r\n0\r\n\r\n";
         assert_eq!(parse_response(sse).unwrap(), json!({"id": 2}));
-        assert_eq!(
-            parse_response(b"HTTP/1.1 401 Unauthorized\r\n\r\n").unwrap_err(),
-            "HTTP 401"
+        assert!(
+            parse_response(b"HTTP/1.1 401 Unauthorized\r\n\r\n")
+                .unwrap_err()
+                .starts_with("HTTP 401")
         );
+        assert_eq!(
+            parse_response(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
+            "HTTP 404"
+        );
+        assert!(is_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        ));
+        assert!(!is_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n{}"
+        ));
+        assert!(is_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        ));
+        assert!(!is_complete(b"HTTP/1.1 200 OK\r\n"));
         assert!(dechunk(b"ff\r\nab").is_err());
     }
 }
