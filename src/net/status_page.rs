@@ -1,6 +1,7 @@
 //! The human status page at `GET /`: what a developer opens in a browser to see that the
 //! machine is up, before pointing an agent at `/mcp`.
 
+use crate::services::identity::BUILD_ID;
 use crate::services::status::VERSION;
 use crate::services::status::{Status, format_duration};
 use alloc::format;
@@ -17,6 +18,7 @@ pub fn render(s: &Status) -> String {
 h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><body>\n\
 <h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n\
 <tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
+<tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n{deploy}\
 <tr><td>uptime</td><td>{up}</td></tr>\n\
 <tr><td>date</td><td>{date}</td></tr>\n\
 <tr><td>ip</td><td>{ip}</td></tr>\n\
@@ -31,6 +33,11 @@ h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><bo
 <li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
         os = escape(&s.os_version),
         abi = s.abi_version,
+        sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
+        deploy = s.identity.refused_line().map_or(String::new(), |l| format!(
+            "<tr><td>deploy</td><td>{}</td></tr>\n",
+            escape(&l)
+        )),
         up = format_duration(s.uptime_ms),
         date = s.date_text(),
         mac = s.mac_text(),
@@ -64,6 +71,19 @@ mod tests {
     use super::*;
     use crate::services::fs::cache::CacheStats;
     use crate::tools::testing::fake;
+
+    #[test]
+    fn the_page_says_which_build_runs() {
+        let status = fake::ctx().status();
+        let page = render(&status);
+        let want = format!(
+            "<td>build</td><td>{}, image sha256 {}</td>",
+            crate::services::identity::BUILD_ID,
+            "5b".repeat(6)
+        );
+        assert!(page.contains(&want), "{page}");
+        assert!(!page.contains("deploy"), "{page}");
+    }
 
     #[test]
     fn the_page_shows_the_disk_cache() {

@@ -69,7 +69,7 @@ pub struct Config {
     pub own_ip: Option<[u8; 4]>,
     /// Further allowed origins, exact (`https://agent.example:8443`), compared ignoring case.
     pub extra_origins: Vec<String>,
-    /// `serverInfo.version`: the OS version the kernel reports.
+    /// `serverInfo.version` (the module sends its version and build, `docs/mcp.md`).
     pub version: String,
     /// `instructions` sent to clients.
     pub instructions: Option<String>,
