@@ -6,8 +6,8 @@
 //! host both are plain `u32` guest addresses. `docs/abi.md` describes each entry.
 
 /// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
-/// and `bus_probe`.
-pub const ABI_VERSION: u32 = 11;
+/// and `bus_probe`; 12 added `image_info`.
+pub const ABI_VERSION: u32 = 12;
 /// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
 /// module checks the table's `size` before calling one (see [`AbiTable::has`]).
 pub const ABI_MIN_VERSION: u32 = 10;
@@ -93,6 +93,44 @@ pub const IRQ_ENABLED: u32 = 1;
 /// `IrqInfo::flags`: the source is asserted now.
 pub const IRQ_PENDING: u32 = 2;
 
+/// `ImageInfo::deploy`: the kernel runs the image the boot configuration names.
+pub const DEPLOY_OK: u32 = 0;
+/// `ImageInfo::deploy`: the configured image's SHA-256 was not the configured one.
+pub const DEPLOY_SHA256_MISMATCH: u32 = 1;
+/// `ImageInfo::deploy`: the configured image could not be fetched.
+pub const DEPLOY_FETCH_FAILED: u32 = 2;
+/// `ImageInfo::deploy`: the configured image could not be relocated (not a loadable object).
+pub const DEPLOY_LOAD_FAILED: u32 = 3;
+/// `ImageInfo::deploy`: the configured image's `irix7_mcp_init` failed.
+pub const DEPLOY_INIT_FAILED: u32 = 4;
+
+/// The words the kernel says for a `deploy` value (its console line, the module's `status`).
+pub fn deploy_reason(deploy: u32) -> &'static str {
+    match deploy {
+        DEPLOY_OK => "ok",
+        DEPLOY_SHA256_MISMATCH => "sha256 mismatch",
+        DEPLOY_FETCH_FAILED => "fetch failed",
+        DEPLOY_LOAD_FAILED => "load failed",
+        DEPLOY_INIT_FAILED => "init failed",
+        _ => "unknown",
+    }
+}
+
+/// What the kernel knows about the image it runs (`image_info`, ABI ≥ 12): the digest it
+/// verified at load, and whether that is the image the boot configuration names or the last
+/// good one the kernel fell back to because the configured one was refused.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageInfo {
+    /// SHA-256 of the running image, as the kernel verified it before loading.
+    pub sha256: [u8; 32],
+    /// [`DEPLOY_OK`], or why the configured image was refused and the last good one runs.
+    pub deploy: u32,
+    /// The digest the boot configuration named for the refused image (zero when `deploy` is
+    /// [`DEPLOY_OK`]).
+    pub refused_sha256: [u8; 32],
+}
+
 /// The machine status block the kernel keeps up to date (read-only for the module).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -162,6 +200,9 @@ pub struct AbiTable {
     /// (bus error) or `E_INVAL` (width not 1/2/4 or unaligned). The kernel probes under its
     /// bus-error handler, so a missing device is an answer, not a crash. ABI ≥ 11.
     pub bus_probe: GuestFn<unsafe extern "C" fn(u32, u32) -> i32>,
+    /// What the kernel knows about the running image: its digest and the last deploy's
+    /// outcome. ABI ≥ 12.
+    pub image_info: GuestPtr<ImageInfo>,
 }
 
 impl AbiTable {
@@ -173,7 +214,7 @@ impl AbiTable {
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 23;
+pub const ABI_TABLE_WORDS: usize = 24;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
 /// Size of an ABI 10 table (up to `console_input`): the least the module accepts.
@@ -183,6 +224,7 @@ const _: () = assert!(core::mem::size_of::<AbiTable>() == ABI_TABLE_WORDS * 4);
 const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
 const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
+const _: () = assert!(core::mem::size_of::<ImageInfo>() == 68);
 const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
 
 /// The module's exported entry points (symbols the loader looks up).

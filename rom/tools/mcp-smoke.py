@@ -156,6 +156,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", default="http://127.0.0.1:7801/mcp")
     ap.add_argument("--token", default=None)
+    ap.add_argument("--sha256", default=None,
+                    help="the image digest the machine must say it runs (boot/config.conf's)")
     ap.add_argument("--skip-block", action="store_true", help="no block.read checks")
     ap.add_argument("--skip-fs", action="store_true", help="no fs.* checks")
     ap.add_argument("--skip-screen", action="store_true", help="no screen.capture check")
@@ -172,11 +174,15 @@ def main():
             results.append(False)
             print(f"FAIL  {name}: {e}")
 
+    server_version = []
+
     def discover():
         r = c.modern("server/discover")
         if MODERN not in r.get("supportedVersions", []):
             raise Failure(f"supportedVersions {r.get('supportedVersions')}")
-        return r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+        info = r["_meta"]["io.modelcontextprotocol/serverInfo"]
+        server_version.append(info["version"])
+        return f"{info['name']} {info['version']}"
 
     def legacy():
         result, n = c.legacy_session()
@@ -203,6 +209,20 @@ def main():
     def status():
         s, _ = c.ok("status", {})
         return f"uptime {s['uptime_ms']} ms, ip {s['ip']}"
+
+    def build_identity():
+        # Which build answers: the id in status and serverInfo, the digest the kernel verified.
+        s, _ = c.ok("status", {})
+        build, sha = s.get("build_id"), s.get("image", {}).get("sha256")
+        if not build:
+            raise Failure("status has no build_id")
+        if server_version and f"+{build}" not in server_version[0]:
+            raise Failure(f"serverInfo.version {server_version[0]} does not name build {build}")
+        if opts.sha256 and sha != opts.sha256.lower():
+            raise Failure(f"the machine runs image {sha}, not {opts.sha256}")
+        if s.get("image", {}).get("deploy", "ok") != "ok":
+            raise Failure(f"the last deploy was refused: {s['image']}")
+        return f"build {build}, image sha256 {sha}"
 
     marker = f"mcp-smoke {int(time.time() * 1000) % 1000000}"
 
@@ -326,6 +346,7 @@ def main():
     check("initialize session (2025-11-25)", legacy)
     check("tools/list", tools_list)
     check("status", status)
+    check("build identity", build_identity)
     check("console.write + serial.read", console_write_then_serial_read)
     check("serial.write", serial_write)
     check("input.keys", input_keys)

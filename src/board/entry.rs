@@ -11,7 +11,6 @@ use crate::board::newport_bus::Kseg1Rex3;
 use crate::board::seeq_bus::Kseg1Bus;
 use crate::drivers::seeq::{self, Seeq};
 use crate::hil::framebuffer::Framebuffer;
-use crate::hil::platform::c_str;
 use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
@@ -23,6 +22,7 @@ use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
+use crate::services::identity::Identity;
 use crate::services::memory::MemoryPlan;
 use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, VERSION};
@@ -152,12 +152,18 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
     // SAFETY: the region is the module's until exit, and nothing was allocated before.
     unsafe { crate::board::heap::init(heap_base, heap_size) };
 
+    let identity = Identity {
+        image: kernel.image_info(),
+    };
     {
         use core::fmt::Write as _;
         let mut c = crate::board::console::Console(kernel);
-        let _ = writeln!(c, "irix7-mcp {VERSION}, ABI {version}");
+        let _ = writeln!(c, "irix7-mcp {VERSION}, ABI {version}, {}", identity.line());
+        if let Some(line) = identity.refused_line() {
+            let _ = writeln!(c, "{line}");
+        }
     }
-    match start(kernel, version) {
+    match start(kernel, version, identity) {
         Ok(m) => {
             *module = Some(m);
             status::OK
@@ -167,9 +173,8 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
 }
 
 /// Brings up the NIC, the network stack and the MCP server from the environment.
-fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
+fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module, i32> {
     let now = kernel.clock_ms();
-    let machine = kernel.machine_status();
 
     let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
     if let Some(e) = mac_err {
@@ -223,7 +228,7 @@ fn start(kernel: Kernel, abi_version: u32) -> Result<Module, i32> {
         None => kprintln!(kernel, "ip via DHCP, MCP on port {port}, status page on 80"),
     }
 
-    let mut config = rpc::mcp::Config::new(c_str(&machine.os_version), Some(tools::instructions()));
+    let mut config = rpc::mcp::Config::new(identity.server_version(), Some(tools::instructions()));
     config.token = choose_token(kernel, &mut entropy.borrow_mut());
     let (hosts, dropped) = access::hosts(kernel.env("mcp.hosts").as_deref());
     if dropped > 0 {

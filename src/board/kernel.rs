@@ -7,7 +7,7 @@ use crate::hil::raw_bus::{MmioError, RawBus};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem::offset_of;
-use indy::abi::{AbiTable, IrqInfo, MachineStatus, ProcInfo, status};
+use indy::abi::{AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
 
 /// Longest environment value the module reads; longer values are refused, not cut.
 pub const ENV_VALUE_MAX: usize = 1024;
@@ -192,6 +192,18 @@ impl Kernel {
         Ok(list)
     }
 
+    /// The kernel's image info block, or `None` on a kernel before ABI 12 (or a null pointer).
+    pub fn image_info(&self) -> Option<ImageInfo> {
+        if !self.table.has(offset_of!(AbiTable, image_info) + 4) || self.table.image_info.is_null()
+        {
+            return None;
+        }
+        // SAFETY: the entry exists (checked above) and points to the kernel's block, valid and
+        // aligned for the module's lifetime. The kernel writes it before `init` and not again
+        // while the module runs, so a plain copy will do (a volatile one is byte by byte).
+        Some(unsafe { core::ptr::read(self.table.image_info) })
+    }
+
     /// Whether a `width`-byte read at `phys` answers (`E_NODEV`: bus error); `Err(E_NOSYS)` on
     /// an ABI 10 kernel.
     pub fn bus_probe(&self, phys: u32, width: u32) -> Result<(), i32> {
@@ -216,6 +228,9 @@ impl Machine for Kernel {
     }
     fn irqs(&self, max: usize) -> Result<Vec<IrqInfo>, i32> {
         Kernel::irqs(self, max)
+    }
+    fn image_info(&self) -> Option<ImageInfo> {
+        Kernel::image_info(self)
     }
 }
 

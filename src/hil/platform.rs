@@ -4,7 +4,7 @@
 //! which only the device tools are handed.
 
 use alloc::vec::Vec;
-use indy::abi::{IrqInfo, MachineStatus, ProcInfo};
+use indy::abi::{ImageInfo, IrqInfo, MachineStatus, ProcInfo};
 
 /// What the machine is and how long it has been up.
 pub trait Machine {
@@ -17,6 +17,9 @@ pub trait Machine {
     /// The kernel's interrupt sources, at most `max`; `Err(E_NOSYS)` when its ABI has no
     /// `irq_list` (ABI 10).
     fn irqs(&self, max: usize) -> Result<Vec<IrqInfo>, i32>;
+    /// The running image's digest and the last deploy's outcome; `None` when the kernel's ABI
+    /// has no `image_info` (before 12).
+    fn image_info(&self) -> Option<ImageInfo>;
 }
 
 /// The console: output, the kernel's serial ring, keyboard input.

@@ -3,6 +3,7 @@
 //! needs (name, version, uptime, where MCP is and whether it needs the token); the details
 //! (address, date, heap, connections, cache) are for a request carrying the token.
 
+use crate::services::identity::BUILD_ID;
 use crate::services::status::VERSION;
 use crate::services::status::{Status, format_duration};
 use alloc::format;
@@ -54,7 +55,7 @@ pub fn render_details(s: &Status, access: &Access) -> String {
 <tr><td>ram</td><td>{ram} MiB</td></tr>\n\
 <tr><td>module heap</td><td>{hu} of {hs} bytes in use (peak {hp})</td></tr>\n\
 <tr><td>connections</td><td>{conn} open, {req} requests served</td></tr>\n\
-<tr><td>disk cache</td><td>{cache}</td></tr>\n\
+<tr><td>disk cache</td><td>{cache}</td></tr>\n{deploy}\
 </table>\n<p>{access}</p>\n<h2>Endpoints</h2>\n<ul>\n\
 <li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
 2025-11-25 session after <code>initialize</code>)</li>\n\
@@ -72,16 +73,22 @@ pub fn render_details(s: &Status, access: &Access) -> String {
         conn = s.net.open_connections,
         req = s.net.requests,
         cache = s.cache_text(),
+        deploy = s.identity.refused_line().map_or(String::new(), |l| format!(
+            "<tr><td>deploy</td><td>{}</td></tr>\n",
+            escape(&l)
+        )),
     )
 }
 
-/// The rows both pages show: what is running and for how long.
+/// The rows both pages show: what is running (which build, so an agent can see its deploy
+/// took) and for how long.
 fn identity_rows(s: &Status) -> String {
     format!(
         "<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
+<tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n\
 <tr><td>uptime</td><td>{up}</td></tr>\n",
-        // The build identity (image digest, build id) belongs here, in both pages.
         abi = s.abi_version,
+        sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
         up = format_duration(s.uptime_ms),
     )
 }
@@ -106,6 +113,24 @@ mod tests {
     use super::*;
     use crate::services::fs::cache::CacheStats;
     use crate::tools::testing::fake;
+
+    #[test]
+    fn the_page_says_which_build_runs() {
+        let status = fake::ctx().status();
+        let access = Access {
+            mcp_port: 7801,
+            token_required: true,
+        };
+        let want = format!(
+            "<td>build</td><td>{}, image sha256 {}</td>",
+            crate::services::identity::BUILD_ID,
+            "5b".repeat(6)
+        );
+        for page in [render(&status, &access), render_details(&status, &access)] {
+            assert!(page.contains(&want), "{page}");
+            assert!(!page.contains("deploy"), "{page}");
+        }
+    }
 
     #[test]
     fn the_page_shows_the_disk_cache() {

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod context;
 pub mod entropy;
 pub mod fs;
+pub mod identity;
 pub mod memory;
 pub mod phys;
 pub mod power;

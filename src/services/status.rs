@@ -3,6 +3,7 @@
 
 use crate::hil::platform::{Platform, c_str};
 use crate::services::fs::cache::CacheStats;
+use crate::services::identity::{BUILD_ID, Identity};
 use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::string::String;
@@ -38,6 +39,8 @@ pub struct NetUsage {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Status {
     pub abi_version: u32,
+    /// Which build runs, and whether the kernel fell back to it from a refused deploy.
+    pub identity: Identity,
     pub os_version: String,
     pub uptime_ms: u64,
     pub unix_time: u32,
@@ -63,6 +66,9 @@ impl Status {
         }
         Status {
             abi_version,
+            identity: Identity {
+                image: p.image_info(),
+            },
             os_version: String::from(c_str(&m.os_version)),
             uptime_ms: p.clock_ms(),
             unix_time: m.unix_time,
@@ -132,6 +138,7 @@ impl Status {
         let mut v = json!({
             "module": "irix7-mcp",
             "module_version": VERSION,
+            "build_id": BUILD_ID,
             "abi": self.abi_version,
             "os_version": self.os_version,
             "uptime_ms": self.uptime_ms,
@@ -153,6 +160,19 @@ impl Status {
                 "refused": b.refused,
             })).collect::<Vec<_>>(),
         });
+        if let (Some(sha256), Value::Object(m)) = (self.identity.sha256(), &mut v) {
+            let mut image = json!({
+                "sha256": sha256,
+                "sha256_short": self.identity.sha256_short(),
+                "deploy": "ok",
+            });
+            if let (Some((why, refused)), Value::Object(i)) = (self.identity.refused(), &mut image)
+            {
+                i.insert("deploy".into(), why.into());
+                i.insert("refused_sha256".into(), refused.into());
+            }
+            m.insert("image".into(), image);
+        }
         if let (Some(c), Value::Object(m)) = (&self.cache, &mut v) {
             m.insert(
                 "cache".into(),
@@ -168,8 +188,16 @@ impl Status {
 
     /// The plain-text form (`irix7://status`, the shell's `status`).
     pub fn to_text(&self) -> String {
+        let id = &self.identity;
+        let deploy = match id.refused_line() {
+            Some(line) => format!("deploy      {line}\n"),
+            None => String::new(),
+        };
         format!(
             "irix7-mcp {VERSION} (ABI {abi}) on IRIX {os}\n\
+             build       {BUILD_ID}\n\
+             image       sha256 {sha}\n\
+             {deploy}\
              uptime      {up}\n\
              date        {date}\n\
              ip          {ip}\n\
@@ -181,6 +209,10 @@ impl Status {
              policy      {policy}\n",
             abi = self.abi_version,
             os = self.os_version,
+            sha = id
+                .sha256()
+                .as_deref()
+                .unwrap_or("unknown (kernel ABI < 12)"),
             up = format_duration(self.uptime_ms),
             date = self.date_text(),
             ip = self.ip_text(),

@@ -84,7 +84,15 @@ const ACTION_OUTPUT: &str = r#"{"type":"object","properties":{
   "required":["action","in_ms"]}"#;
 
 const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
-  "module":{"type":"string"},"module_version":{"type":"string"},"abi":{"type":"integer"},
+  "module":{"type":"string"},"module_version":{"type":"string"},
+  "build_id":{"type":"string","description":"Digest of the module's sources (`dev`: not built by cargo xtask image)"},
+  "image":{"type":"object","description":"The running image as the kernel verified it (absent before kernel ABI 12)",
+    "properties":{"sha256":{"type":"string"},"sha256_short":{"type":"string"},
+    "deploy":{"type":"string","enum":["ok","sha256 mismatch","fetch failed","load failed","init failed","unknown"],
+      "description":"ok: the configured image runs; otherwise why it was refused and the last good image runs"},
+    "refused_sha256":{"type":"string","description":"The digest the boot configuration named for the refused image"}},
+    "required":["sha256","sha256_short","deploy"]},
+  "abi":{"type":"integer"},
   "os_version":{"type":"string"},"uptime_ms":{"type":"integer"},"date":{"type":"string"},
   "unix_time":{"type":"integer"},"ram_bytes":{"type":"integer"},"ip":{"type":"string"},
   "mac":{"type":"string"},"port":{"type":"integer"},"open_connections":{"type":"integer"},
@@ -97,7 +105,7 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
     "evictions":{"type":"integer"},"block_size":{"type":"integer"},
     "capacity":{"type":"integer"},"resident":{"type":"integer"},
     "direct_blocks":{"type":"integer"}}}},
-  "required":["module","module_version","abi","os_version","uptime_ms","date","ip","mac",
+  "required":["module","module_version","build_id","abi","os_version","uptime_ms","date","ip","mac",
     "ram_bytes","heap"]}"#;
 
 pub const RESOURCES: &[ResourceDef<Ctx>] = &[
@@ -237,6 +245,51 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(text).unwrap(),
             *st
         );
+    }
+
+    #[test]
+    fn status_says_which_build_runs_and_why() {
+        use crate::services::identity::BUILD_ID;
+        use crate::tools::testing::{fake, harness::server_with};
+        use indy::abi::{DEPLOY_SHA256_MISMATCH, ImageInfo};
+        let (ctx, state) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        let st = call(&mut s, "status", json!({}))["structuredContent"].clone();
+        assert_eq!(st["build_id"], BUILD_ID);
+        assert_eq!(st["image"]["sha256"], "5b".repeat(32));
+        assert_eq!(st["image"]["sha256_short"], "5b".repeat(6));
+        assert_eq!(st["image"]["deploy"], "ok");
+        assert!(st["image"].get("refused_sha256").is_none(), "{st}");
+
+        // The kernel fell back to the last good image: status says why and what it refused.
+        state.image.set(Some(ImageInfo {
+            sha256: [0x5b; 32],
+            deploy: DEPLOY_SHA256_MISMATCH,
+            refused_sha256: [0xee; 32],
+        }));
+        let st = call(&mut s, "status", json!({}))["structuredContent"].clone();
+        assert_eq!(st["image"]["deploy"], "sha256 mismatch");
+        assert_eq!(st["image"]["refused_sha256"], "ee".repeat(32));
+        let r = request(&mut s, "resources/read", json!({"uri": "irix7://status"}));
+        let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("build       {BUILD_ID}\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("image       sha256 {}\n", "5b".repeat(32))));
+        assert!(
+            text.contains(&format!(
+                "deploy      deploy of {} refused: sha256 mismatch; running the last good image\n",
+                "ee".repeat(32)
+            )),
+            "{text}"
+        );
+
+        // A kernel before ABI 12 says nothing about the image.
+        state.image.set(None);
+        let st = call(&mut s, "status", json!({}))["structuredContent"].clone();
+        assert!(st.get("image").is_none(), "{st}");
+        assert_eq!(st["build_id"], BUILD_ID);
     }
 
     #[test]

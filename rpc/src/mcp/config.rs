@@ -72,7 +72,7 @@ pub struct Config {
     /// Names the machine is reached by (`mcp.hosts`): a request without an `Origin` must name
     /// one of them, a loopback name or the own address in `Host` (the DNS-rebinding guard).
     pub hosts: Vec<String>,
-    /// `serverInfo.version`: the OS version the kernel reports.
+    /// `serverInfo.version` (the module sends its version and build, `docs/mcp.md`).
     pub version: String,
     /// `instructions` sent to clients.
     pub instructions: Option<String>,

@@ -34,6 +34,8 @@ pub struct FakeState {
     pub absent: RefCell<Vec<(u32, u32)>>,
     /// The kernel's interrupt sources; `None`: an ABI 10 kernel (no `irq_list`/`bus_probe`).
     pub irqs: RefCell<Option<Vec<indy::abi::IrqInfo>>>,
+    /// The kernel's image info; `None`: a kernel before ABI 12.
+    pub image: Cell<Option<indy::abi::ImageInfo>>,
 }
 
 pub struct FakePlatform {
@@ -70,6 +72,9 @@ impl Machine for FakePlatform {
         let list = self.state.irqs.borrow();
         let list = list.as_ref().ok_or(indy::abi::status::E_NOSYS)?;
         Ok(list.iter().take(max).copied().collect())
+    }
+    fn image_info(&self) -> Option<indy::abi::ImageInfo> {
+        self.state.image.get()
     }
 }
 
@@ -193,6 +198,10 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         ram: RefCell::default(),
         absent: RefCell::default(),
         irqs: RefCell::new(Some(Vec::new())),
+        image: Cell::new(Some(indy::abi::ImageInfo {
+            sha256: [0x5b; 32],
+            ..Default::default()
+        })),
     });
     let services = Services {
         platform: Box::new(FakePlatform {

@@ -8,6 +8,9 @@ use std::path::Path;
 /// Keys the boot configuration must provide (after the environment's overrides).
 pub const KEY_URL: &str = "mcp.url";
 pub const KEY_SHA256: &str = "mcp.sha256";
+/// Optional: the SHA-256 (hex) of an `https://` image server's certificate, trusted instead of
+/// the web's roots (a lab server with a self-signed certificate).
+pub const KEY_TLS_PIN: &str = "mcp.tls_pin";
 
 /// Environment defaults of the rig's NVRAM: an SGI Ethernet address (OUI 08:00:69) and an IPv4
 /// address for the emulated network. `--env` overrides them.
@@ -31,6 +34,8 @@ pub struct BootConfig {
     pub url: String,
     /// Lower-case hex SHA-256.
     pub sha256: String,
+    /// Lower-case hex SHA-256 of the HTTPS server's certificate, when pinned.
+    pub tls_pin: Option<String>,
 }
 
 /// Parse `key = value` lines; `#` starts a comment line; blank lines are skipped. `origin` names
@@ -84,7 +89,23 @@ pub fn boot_config_from(text: &str, origin: &str, env: &Env) -> Result<BootConfi
             "{origin}: malformed {KEY_SHA256} (want 64 hex digits): {sha256}"
         )));
     }
-    Ok(BootConfig { url, sha256 })
+    let tls_pin = match get(KEY_TLS_PIN) {
+        Ok(pin) => {
+            let pin = pin.to_ascii_lowercase();
+            if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(ConfigError(format!(
+                    "{origin}: malformed {KEY_TLS_PIN} (want 64 hex digits): {pin}"
+                )));
+            }
+            Some(pin)
+        }
+        Err(_) => None,
+    };
+    Ok(BootConfig {
+        url,
+        sha256,
+        tls_pin,
+    })
 }
 
 /// The NVRAM environment: `name=value` variables, later settings override earlier ones.
@@ -160,7 +181,8 @@ mod tests {
             c,
             BootConfig {
                 url: "file:x.o".into(),
-                sha256: SHA.into()
+                sha256: SHA.into(),
+                tls_pin: None,
             }
         );
     }
@@ -177,6 +199,19 @@ mod tests {
         let e =
             boot_config_from("mcp.url = a\nmcp.sha256 = 12\n", "c", &Env::default()).unwrap_err();
         assert!(e.0.contains("malformed mcp.sha256"), "{e}");
+    }
+
+    #[test]
+    fn a_tls_pin_is_64_hex_digits() {
+        let text = format!("mcp.url = https://lab/x.o\nmcp.sha256 = {SHA}\n");
+        let mut env = Env::default();
+        env.apply_setting(&format!("mcp.tls_pin={}", SHA.to_uppercase()))
+            .unwrap();
+        let c = boot_config_from(&text, "c", &env).unwrap();
+        assert_eq!(c.tls_pin.as_deref(), Some(SHA));
+        env.apply_setting("mcp.tls_pin=abc").unwrap();
+        let e = boot_config_from(&text, "c", &env).unwrap_err();
+        assert!(e.0.contains("malformed mcp.tls_pin"), "{e}");
     }
 
     #[test]

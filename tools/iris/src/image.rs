@@ -27,7 +27,7 @@ impl fmt::Display for ImageError {
             ImageError::UnsupportedUrl(u) => {
                 write!(
                     f,
-                    "unsupported image URL `{u}` (use file:PATH or a path relative to the repository)"
+                    "unsupported image URL `{u}` (use file:PATH, a path relative to the repository, http:// or https://)"
                 )
             }
             ImageError::Read { path, error } => {
@@ -72,10 +72,14 @@ pub fn resolve_url(url: &str, root: &Path) -> Result<PathBuf, ImageError> {
     })
 }
 
-/// Read the image a URL names: `http://` over the network, anything else from a file.
-pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
+/// Read the image a URL names: `http://` and `https://` over the network (`tls_pin`: the
+/// SHA-256 of the HTTPS server's certificate, for a self-signed one), anything else from a file.
+pub fn fetch(url: &str, root: &Path, tls_pin: Option<&str>) -> Result<Vec<u8>, ImageError> {
     if url.starts_with("http://") {
         return fetch_http(url);
+    }
+    if url.starts_with("https://") {
+        return crate::https::fetch_https(url, tls_pin);
     }
     let path = resolve_url(url, root)?;
     let read_err = |e: std::io::Error| ImageError::Read {
@@ -90,9 +94,52 @@ pub fn fetch(url: &str, root: &Path) -> Result<Vec<u8>, ImageError> {
 }
 
 /// How long the kernel waits for an image server.
-const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Largest response head accepted.
-const MAX_HTTP_HEAD: usize = 16 * 1024;
+pub(crate) const MAX_HTTP_HEAD: usize = 16 * 1024;
+
+/// The authority and path of a URL's `rest` (what follows the scheme).
+pub(crate) fn split_url<'a>(url: &str, rest: &'a str) -> Result<(&'a str, &'a str), ImageError> {
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() || authority.contains('@') {
+        return Err(ImageError::UnsupportedUrl(url.into()));
+    }
+    Ok((authority, path))
+}
+
+/// A TCP connection to `authority` (`host[:port]`, `default_port` without one), with the
+/// kernel's timeouts.
+pub(crate) fn connect(
+    url: &str,
+    authority: &str,
+    default_port: u16,
+) -> Result<TcpStream, ImageError> {
+    let err = |e: String| ImageError::Http {
+        url: url.into(),
+        error: e,
+    };
+    let target = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:{default_port}")
+    };
+    let addr = target
+        .to_socket_addrs()
+        .map_err(|e| err(format!("cannot resolve {target}: {e}")))?
+        .next()
+        .ok_or_else(|| err(format!("{target} has no address")))?;
+    let stream = TcpStream::connect_timeout(&addr, HTTP_TIMEOUT).map_err(|e| err(e.to_string()))?;
+    stream
+        .set_read_timeout(Some(HTTP_TIMEOUT))
+        .map_err(|e| err(e.to_string()))?;
+    stream
+        .set_write_timeout(Some(HTTP_TIMEOUT))
+        .map_err(|e| err(e.to_string()))?;
+    Ok(stream)
+}
 
 /// GET an image over plain HTTP/1.0 (no TLS, no redirects): a 200 response whose body is the
 /// image, checked against Content-Length when the server sends one.
@@ -104,28 +151,8 @@ pub fn fetch_http(url: &str) -> Result<Vec<u8>, ImageError> {
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| ImageError::UnsupportedUrl(url.into()))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if authority.is_empty() || authority.contains('@') {
-        return Err(ImageError::UnsupportedUrl(url.into()));
-    }
-    let target = if authority.contains(':') {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = target
-        .to_socket_addrs()
-        .map_err(|e| err(format!("cannot resolve {target}: {e}")))?
-        .next()
-        .ok_or_else(|| err(format!("{target} has no address")))?;
-    let mut stream =
-        TcpStream::connect_timeout(&addr, HTTP_TIMEOUT).map_err(|e| err(e.to_string()))?;
-    stream
-        .set_read_timeout(Some(HTTP_TIMEOUT))
-        .map_err(|e| err(e.to_string()))?;
+    let (authority, path) = split_url(url, rest)?;
+    let mut stream = connect(url, authority, 80)?;
     let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
     stream
         .write_all(request.as_bytes())
@@ -139,7 +166,7 @@ pub fn fetch_http(url: &str) -> Result<Vec<u8>, ImageError> {
 }
 
 /// The body of a complete HTTP/1.x 200 response.
-fn parse_http_response(response: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn parse_http_response(response: &[u8]) -> Result<Vec<u8>, String> {
     let head_end = response
         .windows(4)
         .take(MAX_HTTP_HEAD)
@@ -270,9 +297,12 @@ mod tests {
     #[test]
     fn http_fetch() {
         let ok = b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nimage".to_vec();
-        assert_eq!(fetch(&serve_once(ok), Path::new("/")).unwrap(), b"image");
+        assert_eq!(
+            fetch(&serve_once(ok), Path::new("/"), None).unwrap(),
+            b"image"
+        );
         let missing = b"HTTP/1.0 404 Not Found\r\n\r\n".to_vec();
-        let e = fetch(&serve_once(missing), Path::new("/"))
+        let e = fetch(&serve_once(missing), Path::new("/"), None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -280,14 +310,14 @@ mod tests {
             "{e}"
         );
         let short = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nimage".to_vec();
-        let e = fetch(&serve_once(short), Path::new("/"))
+        let e = fetch(&serve_once(short), Path::new("/"), None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("body is 5 bytes, Content-Length says 9"), "{e}");
         let chunked =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nimage\r\n0\r\n\r\n"
                 .to_vec();
-        assert!(fetch(&serve_once(chunked), Path::new("/")).is_err());
+        assert!(fetch(&serve_once(chunked), Path::new("/"), None).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod devices;
 pub mod error;
 pub mod handle;
+pub mod https;
 pub mod image;
 pub mod kernel;
 pub mod loader;

@@ -73,6 +73,13 @@ struct Cli {
     /// size=BYTES and rate=FRAMES/MSms). See docs/rig.md.
     #[arg(long, value_name = "SPEC", value_parser = iris::net::WireFaults::parse, conflicts_with = "no_forward")]
     wire_faults: Option<iris::net::WireFaults>,
+    /// Keep the last image that booted in FILE (relative to the root), to fall back to when
+    /// the configured one is refused, also after the rig restarts.
+    #[arg(long, value_name = "FILE", default_value = iris::rig::DEFAULT_LAST_GOOD)]
+    last_good: PathBuf,
+    /// Keep the last good image only in memory (a new start of the rig has none).
+    #[arg(long, conflicts_with = "last_good")]
+    no_last_good: bool,
     /// Count guest instructions per function of the module after init and print the top 30
     /// when the run ends (with --run-ms, or at power-off).
     #[arg(long)]
@@ -100,6 +107,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         forwards: forwards.clone(),
         pcap: cli.pcap,
         wire_faults: cli.wire_faults,
+        last_good_file: (!cli.no_last_good).then_some(cli.last_good),
     };
     let mut rig = Rig::new(opts)?;
     if cli.screen_rgb24 {

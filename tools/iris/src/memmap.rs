@@ -16,6 +16,8 @@ pub const MAX_RAM_MIB: u32 = indy::map::LOW_RAM_MAX >> 20;
 /// Offsets from `RAM_PHYS` of the kernel's data the module may read.
 pub const ABI_TABLE_OFF: u32 = 0x1000;
 pub const STATUS_OFF: u32 = 0x1100;
+/// The running image's digest and the last deploy's outcome (`image_info`, ABI 12).
+pub const IMAGE_INFO_OFF: u32 = 0x1140;
 pub const SERIAL_HEAD_OFF: u32 = 0x1200;
 /// Process list scratch is not needed (the module passes its own buffer); kept free.
 pub const SERIAL_RING_OFF: u32 = 0x2000;
@@ -55,7 +57,8 @@ pub const fn ram_va(off: u32) -> u32 {
 const _: () = {
     use indy::abi::{ABI_TABLE_SIZE, SERIAL_RING_SIZE};
     assert!(STATUS_OFF >= ABI_TABLE_OFF + ABI_TABLE_SIZE);
-    assert!(SERIAL_HEAD_OFF >= STATUS_OFF + 40);
+    assert!(IMAGE_INFO_OFF >= STATUS_OFF + 40);
+    assert!(SERIAL_HEAD_OFF >= IMAGE_INFO_OFF + 68);
     assert!(SERIAL_RING_OFF + SERIAL_RING_SIZE <= STUB_OFF);
     assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
     assert!(RETURN_SENTINEL_OFF + 4 <= HANG_LOOP_OFF);

@@ -44,6 +44,13 @@ fn real_image_boots_and_prints_its_banner() {
         console.contains(&banner),
         "no banner `{banner}` in:\n{console}"
     );
+    // The banner also says which build runs: the id and the digest the kernel verified.
+    let line = console.lines().find(|l| l.contains(&banner)).unwrap();
+    assert!(
+        line.contains(", build ")
+            && line.ends_with(&format!("image sha256 {}", &image.sha256()[..12])),
+        "{line}"
+    );
     let (head, ring) = rig.serial_ring();
     assert!(String::from_utf8_lossy(&ring).contains(&banner));
     assert_eq!(head as usize, console.len());

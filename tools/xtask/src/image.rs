@@ -16,6 +16,25 @@ pub const IMAGE_BUDGET: usize = 640 * 1024;
 pub const CONFIG_PATH: &str = "boot/config.conf";
 /// The environment variable through which a build-time token reaches the module's build.
 const TOKEN_ENV: &str = "IRIX7_MCP_BUILD_TOKEN";
+/// The environment variable through which the build id reaches the module's build.
+const BUILD_ID_ENV: &str = "IRIX7_MCP_BUILD_ID";
+/// What goes into the module image, so what the build id digests: the module's crates, the
+/// lock file, the target and toolchain, and how `image` builds and links.
+const BUILD_INPUTS: &[&str] = &[
+    "src",
+    "indy",
+    "kmem",
+    "rpc",
+    "rpc-conformance",
+    "Cargo.toml",
+    "Cargo.lock",
+    "mips-irix7.json",
+    "rust-toolchain.toml",
+    "tools/xtask/src/image.rs",
+    "tools/xtask/src/image.ld",
+];
+/// Hex digits of the build id's source digest.
+const BUILD_ID_DIGITS: usize = 12;
 
 /// How to build one image.
 #[derive(Default)]
@@ -28,11 +47,16 @@ pub struct Options {
     pub cpu: Option<String>,
     /// Output path, relative to the repo root.
     pub out: PathBuf,
+    /// Appended to the build id (`<digest>-<tag>`): a build that differs from the product
+    /// image only in its id, as the deploy test needs one.
+    pub build_tag: Option<String>,
 }
 
 /// A built image.
 pub struct Image {
     pub path: PathBuf,
+    /// The build id compiled in (`None` for an image read from disk).
+    pub build_id: Option<String>,
     pub bytes: Vec<u8>,
     pub sha256: String,
 }
@@ -45,6 +69,7 @@ impl Image {
         let sha256 = hex(&Sha256::digest(&bytes));
         Ok(Image {
             path: path.to_path_buf(),
+            build_id: None,
             bytes,
             sha256,
         })
@@ -97,6 +122,9 @@ impl Image {
         println!("  text+rodata {code} bytes (budget {} bytes)", IMAGE_BUDGET);
         println!("  file      {:>8} bytes", self.bytes.len());
         println!("sha256  {}", self.sha256);
+        if let Some(id) = &self.build_id {
+            println!("build   {id}");
+        }
         println!("text+rodata by crate");
         print!("{}", sizes::table(&sizes::crate_sizes(&self.bytes)?));
         Ok(())
@@ -108,9 +136,13 @@ pub fn build(opts: &Options) -> Result<Image, String> {
     let root = repo_root();
     let variant = if opts.cpu.is_some() || !opts.features.is_empty() {
         "variant"
+    } else if opts.build_tag.is_some() {
+        // Its own directory: alternating with the product build would rebuild both each time.
+        "tagged"
     } else {
         "product"
     };
+    let build_id = build_id(root, opts.build_tag.as_deref())?;
     let target_dir = root.join("target").join("mips").join(match &opts.cpu {
         Some(cpu) => cpu.as_str(),
         None => variant,
@@ -174,6 +206,7 @@ pub fn build(opts: &Options) -> Result<Image, String> {
     if !opts.features.is_empty() {
         cargo.arg("--features").arg(opts.features.join(","));
     }
+    cargo.env(BUILD_ID_ENV, &build_id);
     match &opts.token_file {
         Some(path) => {
             cargo.env(TOKEN_ENV, read_token(root, path)?);
@@ -210,7 +243,57 @@ pub fn build(opts: &Options) -> Result<Image, String> {
             .arg(&out)
             .arg(&lib),
     )?;
-    Image::load(&out)
+    let mut img = Image::load(&out)?;
+    img.build_id = Some(build_id);
+    Ok(img)
+}
+
+/// The build id: the first [`BUILD_ID_DIGITS`] hex digits of a SHA-256 over the path and
+/// contents of every file of [`BUILD_INPUTS`] that git tracks or would track, as the working
+/// tree has them, then `-<tag>` when given. Not the commit: `boot/config.conf` names the image's
+/// digest and is committed, so an id naming the commit could never match its own image. The
+/// same sources give the same id (and, the build being reproducible, the same image).
+pub fn build_id(root: &Path, tag: Option<&str>) -> Result<String, String> {
+    let listing = cmd::output(
+        Command::new("git")
+            .current_dir(root)
+            .args([
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+            ])
+            .args(BUILD_INPUTS),
+    )?;
+    let mut files: Vec<&str> = listing.split('\0').filter(|f| !f.is_empty()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut hash = Sha256::new();
+    for f in files {
+        // A file deleted from the working tree but still in the index counts as absent.
+        let Ok(data) = std::fs::read(root.join(f)) else {
+            continue;
+        };
+        hash.update((f.len() as u64).to_be_bytes());
+        hash.update(f.as_bytes());
+        hash.update((data.len() as u64).to_be_bytes());
+        hash.update(&data);
+    }
+    let mut id = hex(&hash.finalize());
+    id.truncate(BUILD_ID_DIGITS);
+    if let Some(tag) = tag {
+        if tag.is_empty()
+            || tag.len() > 32
+            || !tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err("a build tag is 1-32 of [A-Za-z0-9-]".into());
+        }
+        id.push('-');
+        id.push_str(tag);
+    }
+    Ok(id)
 }
 
 fn host_triple() -> Result<String, String> {

@@ -4,6 +4,7 @@
 mod clients;
 mod cmd;
 mod conformance;
+mod deploy;
 mod docs;
 mod image;
 mod isa;
@@ -43,6 +44,25 @@ enum Cmd {
         /// Output path, relative to the repository root.
         #[arg(long, default_value = image::IMAGE_PATH)]
         out: PathBuf,
+        /// Append `-TAG` to the build id (a test image that differs only in its id).
+        #[arg(long, value_name = "TAG")]
+        build_tag: Option<String>,
+    },
+    /// Build the image, name it in boot/config.conf, reset the running machine through MCP
+    /// (`system.reset`) and wait until the new build answers.
+    Deploy {
+        /// The machine's MCP endpoint.
+        #[arg(long, default_value = "http://127.0.0.1:7801/mcp")]
+        url: String,
+        /// A file holding the machine's bearer token.
+        #[arg(long, value_name = "PATH")]
+        token_file: Option<PathBuf>,
+        /// Append `-TAG` to the build id.
+        #[arg(long, value_name = "TAG")]
+        build_tag: Option<String>,
+        /// Seconds to wait for the new build to answer.
+        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        timeout: u64,
     },
     /// Disassemble the image and refuse instructions the R4400's 32-bit kernel cannot run.
     CheckIsa {
@@ -89,15 +109,28 @@ fn main() -> ExitCode {
             token_file,
             features,
             out,
+            build_tag,
         } => {
             let opts = image::Options {
                 features,
                 token_file,
                 cpu: None,
                 out,
+                build_tag,
             };
             image_cmd(&opts, update_config, check_config)
         }
+        Cmd::Deploy {
+            url,
+            token_file,
+            build_tag,
+            timeout,
+        } => deploy::run(&deploy::Options {
+            url,
+            token_file,
+            build_tag,
+            timeout: std::time::Duration::from_secs(timeout),
+        }),
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
         Cmd::Layers => layers::run(),

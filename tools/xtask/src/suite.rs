@@ -50,6 +50,10 @@ const STEPS: &[Step] = &[
         run: clippy_target,
     },
     Step {
+        name: "the changed image of the deploy test (product image, tagged build id)",
+        run: deploy_test_image,
+    },
+    Step {
         name: "unit and end-to-end tests",
         run: cargo_test,
     },
@@ -217,11 +221,26 @@ fn clippy_target() -> Result<(), String> {
     )
 }
 
+/// `tools/iris/tests/deploy.rs` deploys this image over the product image.
+fn deploy_test_image() -> Result<(), String> {
+    let img = image::build(&image::Options {
+        out: DEPLOY_TEST_IMAGE.into(),
+        build_tag: Some("deploy-test".into()),
+        ..Default::default()
+    })?;
+    println!("{} sha256 {}", DEPLOY_TEST_IMAGE, img.sha256);
+    Ok(())
+}
+
+/// Where the deploy test's changed image goes.
+const DEPLOY_TEST_IMAGE: &str = "target/image/irix7-mcp-deploy.o";
+
 fn cargo_test() -> Result<(), String> {
     let root = repo_root();
     cmd::run(
         cargo()
             .env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
+            .env("IRIX7_DEPLOY_IMAGE", root.join(DEPLOY_TEST_IMAGE))
             .args(["test", "--workspace", "--all-features"]),
     )
 }
@@ -266,6 +285,8 @@ fn smoke() -> Result<(), String> {
                 .arg(rig.mcp_url())
                 .arg("--token")
                 .arg(&token)
+                .arg("--sha256")
+                .arg(&product.sha256)
                 .args(smoke_args),
         );
         rig.check_alive()?;

@@ -7,7 +7,7 @@ use core::mem::offset_of;
 use crate::memmap;
 use indy::abi::{
     ABI_TABLE_MIN_SIZE, ABI_TABLE_SIZE, ABI_TABLE_WORDS, ABI_VERSION, AbiTable, GuestFn, GuestPtr,
-    MachineStatus, ProcInfo, SERIAL_RING_SIZE,
+    ImageInfo, MachineStatus, ProcInfo, SERIAL_RING_SIZE,
 };
 
 /// The kernel functions of the table, in stub order.
@@ -135,6 +135,7 @@ pub fn build_table(heap_size: u32) -> AbiTable {
         console_input: f(AbiFn::ConsoleInput),
         irq_list: f(AbiFn::IrqList),
         bus_probe: f(AbiFn::BusProbe),
+        image_info: p(memmap::ram_va(memmap::IMAGE_INFO_OFF)),
     }
 }
 
@@ -184,6 +185,15 @@ pub fn status_bytes(s: &MachineStatus) -> Vec<u8> {
     b
 }
 
+/// The image info block as guest memory holds it.
+pub fn image_info_bytes(i: &ImageInfo) -> Vec<u8> {
+    let mut b = vec![0u8; core::mem::size_of::<ImageInfo>()];
+    b[offset_of!(ImageInfo, sha256)..][..32].copy_from_slice(&i.sha256);
+    b[offset_of!(ImageInfo, deploy)..][..4].copy_from_slice(&i.deploy.to_be_bytes());
+    b[offset_of!(ImageInfo, refused_sha256)..][..32].copy_from_slice(&i.refused_sha256);
+    b
+}
+
 /// One process entry as guest memory holds it.
 pub fn proc_bytes(p: &ProcInfo) -> Vec<u8> {
     let mut b = vec![0u8; core::mem::size_of::<ProcInfo>()];
@@ -228,6 +238,10 @@ mod tests {
             word(&b, offset_of!(AbiTable, bus_probe)),
             AbiFn::BusProbe.stub()
         );
+        assert_eq!(
+            word(&b, offset_of!(AbiTable, image_info)),
+            memmap::ram_va(memmap::IMAGE_INFO_OFF)
+        );
         let old = table_bytes_v10(build_table(0x1234_0000));
         assert_eq!(old.len(), 84);
         assert_eq!((word(&old, 0), word(&old, 4)), (10, 84));
@@ -265,5 +279,19 @@ mod tests {
         assert_eq!(&b[..4], &[10, 0, 7, 2]);
         assert_eq!(word(&b, offset_of!(MachineStatus, uptime_ms)), 0x0102_0304);
         assert_eq!(&b[offset_of!(MachineStatus, os_version)..][..5], b"7.0.0");
+    }
+
+    #[test]
+    fn image_info_is_big_endian() {
+        let i = ImageInfo {
+            sha256: [0xAB; 32],
+            deploy: indy::abi::DEPLOY_SHA256_MISMATCH,
+            refused_sha256: [0xCD; 32],
+        };
+        let b = image_info_bytes(&i);
+        assert_eq!(b.len(), 68);
+        assert_eq!(&b[..32], &[0xAB; 32]);
+        assert_eq!(word(&b, 32), 1);
+        assert_eq!(&b[36..], &[0xCD; 32]);
     }
 }

@@ -1,17 +1,24 @@
 //! The kernel's side of the module's life: boot (load the image the boot configuration names,
-//! verify its SHA-256, relocate it, call init), the watchdog, resets (asked for by the module
-//! or fired by the watchdog, each a fresh load and init), power-off and exit.
+//! verify its SHA-256, relocate it, call init; the last good image when that fails), the
+//! watchdog, resets (asked for by the module or fired by the watchdog, each a fresh load and
+//! init), power-off and exit.
 
+use super::last_good::{Refusal, digest_bytes};
 use super::scheduler::CallEnd;
 use super::{MAX_RESETS_IN_INIT, Phase, Rig};
-use crate::config::load_boot_config;
+use crate::config::{BootConfig, load_boot_config};
 use crate::cpu::uc_err;
 use crate::error::RigError;
 use crate::image;
+use crate::kernel::abi::image_info_bytes;
 use crate::kernel::{KernelRequest, OS_VERSION};
 use crate::loader;
 use crate::memmap::{self, ram_va};
 use crate::memory::GuestMemory;
+use indy::abi::{
+    DEPLOY_FETCH_FAILED, DEPLOY_INIT_FAILED, DEPLOY_LOAD_FAILED, DEPLOY_SHA256_MISMATCH, ImageInfo,
+    deploy_reason,
+};
 use indy::map::RAM_PHYS;
 
 impl Rig {
@@ -77,23 +84,37 @@ impl Rig {
         wd.last_kick_ms = self.clock.now_ms();
     }
 
-    /// Fetch, verify and relocate the image into the module area, and write the ABI table.
-    fn load_module(&mut self) -> Result<(), RigError> {
+    /// The boot configuration. An unreadable or malformed one stops the boot: it names no
+    /// image to refuse, so there is no deploy to fall back from.
+    fn boot_config(&mut self) -> Result<BootConfig, RigError> {
         let env = self.kernel.borrow().env.clone();
-        let cfg = match load_boot_config(&self.config_path, &env) {
-            Ok(c) => c,
-            Err(e) => {
-                self.klog(&format!("kernel: {e}"));
-                return Err(e.into());
-            }
-        };
+        load_boot_config(&self.config_path, &env).map_err(|e| {
+            self.klog(&format!("kernel: {e}"));
+            e.into()
+        })
+    }
+
+    /// Fetch and verify the image the boot configuration names: its bytes and digest, or why
+    /// it is refused.
+    fn fetch_configured(&mut self, cfg: &BootConfig) -> Result<(Vec<u8>, String), Refusal> {
         self.klog(&format!("loading irix7-mcp from {}", cfg.url));
-        let data = image::fetch(&cfg.url, &self.root)
-            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
-        let digest = image::verify(&data, &cfg.sha256)
-            .inspect_err(|e| self.klog(&format!("kernel: {e}")))?;
+        let refuse = |deploy, e: image::ImageError| Refusal::new(deploy, &cfg.sha256, e.into());
+        let data = image::fetch(&cfg.url, &self.root, cfg.tls_pin.as_deref()).map_err(|e| {
+            self.klog(&format!("kernel: {e}"));
+            refuse(DEPLOY_FETCH_FAILED, e)
+        })?;
+        let digest = image::verify(&data, &cfg.sha256).map_err(|e| {
+            self.klog(&format!("kernel: {e}"));
+            refuse(DEPLOY_SHA256_MISMATCH, e)
+        })?;
         self.klog(&format!("sha256 {digest} verified"));
-        let img = loader::load(&data, ram_va(memmap::MODULE_OFF), memmap::MODULE_MAX)
+        Ok((data, digest))
+    }
+
+    /// Relocate a verified image into the module area, and write the ABI table and the image
+    /// info block (`info`) the module reads.
+    fn load_module(&mut self, data: &[u8], info: &ImageInfo) -> Result<(), RigError> {
+        let img = loader::load(data, ram_va(memmap::MODULE_OFF), memmap::MODULE_MAX)
             .inspect_err(|e| self.klog(&format!("kernel: loader: {e}")))?;
         let base_phys = u64::from(RAM_PHYS + memmap::MODULE_OFF);
         let heap_size = self.kernel.borrow().heap_size();
@@ -106,6 +127,11 @@ impl Rig {
             mem.write(
                 u64::from(RAM_PHYS + memmap::ABI_TABLE_OFF),
                 &self.kernel.borrow().table_image(),
+            )
+            .map_err(fault)?;
+            mem.write(
+                u64::from(RAM_PHYS + memmap::IMAGE_INFO_OFF),
+                &image_info_bytes(info),
             )
             .map_err(fault)?;
         }
@@ -129,25 +155,81 @@ impl Rig {
         Ok(())
     }
 
+    /// Relocate an image and run its init.
+    fn load_and_call_init(&mut self, data: &[u8], info: &ImageInfo) -> Result<CallEnd, RigError> {
+        self.load_module(data, info)?;
+        let Some(init) = self.image.as_ref().map(|i| i.init) else {
+            return Err(RigError::State("no image".into()));
+        };
+        let before = self.cpu.state.insns.get();
+        let end = self.call_guest("irix7_mcp_init", init, &[ram_va(memmap::ABI_TABLE_OFF)]);
+        self.counters.init_insns = self.cpu.state.insns.get() - before;
+        end
+    }
+
+    /// Boot the configured image; when it cannot be fetched, verified, loaded or initialised,
+    /// boot the last good image instead (`docs/abi.md`, "Last good image"). Returns how init
+    /// ended, or the configured image's error when there is nothing to fall back to.
+    fn boot_configured_or_last_good(&mut self) -> Result<CallEnd, RigError> {
+        let cfg = self.boot_config()?;
+        let refusal = match self.fetch_configured(&cfg) {
+            Ok((data, digest)) => {
+                let info = ImageInfo {
+                    sha256: digest_bytes(&digest),
+                    ..ImageInfo::default()
+                };
+                match self.load_and_call_init(&data, &info) {
+                    Ok(CallEnd::Returned(0)) => {
+                        self.last_good.remember(data, digest);
+                        return Ok(CallEnd::Returned(0));
+                    }
+                    Ok(CallEnd::Returned(s)) => {
+                        self.klog(&format!("kernel: irix7_mcp_init failed with status {s}"));
+                        Refusal::new(DEPLOY_INIT_FAILED, &digest, RigError::InitFailed(s))
+                    }
+                    Ok(other) => return Ok(other),
+                    Err(e @ RigError::Load(_)) => Refusal::new(DEPLOY_LOAD_FAILED, &digest, e),
+                    Err(e) => Refusal::new(DEPLOY_INIT_FAILED, &digest, e),
+                }
+            }
+            Err(r) => r,
+        };
+        let Some((data, good)) = self.last_good.recall() else {
+            return Err(*refusal.error);
+        };
+        self.klog(&format!(
+            "deploy of {} refused: {}; running last good {good}",
+            refusal.digest,
+            deploy_reason(refusal.deploy)
+        ));
+        // The refused image may have started devices before it failed.
+        self.bus.borrow_mut().reset();
+        let info = ImageInfo {
+            sha256: digest_bytes(&good),
+            deploy: refusal.deploy,
+            refused_sha256: digest_bytes(&refusal.digest),
+        };
+        let end = self.load_and_call_init(&data, &info)?;
+        if let CallEnd::Returned(s) = end
+            && s != 0
+        {
+            self.klog(&format!(
+                "kernel: irix7_mcp_init of the last good image failed with status {s}"
+            ));
+            return Err(RigError::InitFailed(s));
+        }
+        Ok(end)
+    }
+
     /// Load the module and run its init, again after each reset it asks for.
     fn load_and_init(&mut self) -> Result<(), RigError> {
         for _ in 0..MAX_RESETS_IN_INIT {
-            self.load_module()?;
-            let Some(init) = self.image.as_ref().map(|i| i.init) else {
-                return Err(RigError::State("no image".into()));
-            };
-            let before = self.cpu.state.insns.get();
-            let end = self.call_guest("irix7_mcp_init", init, &[ram_va(memmap::ABI_TABLE_OFF)]);
-            self.counters.init_insns = self.cpu.state.insns.get() - before;
-            match end? {
+            match self.boot_configured_or_last_good()? {
                 CallEnd::Returned(0) => {
                     self.kick_watchdog();
                     return Ok(());
                 }
-                CallEnd::Returned(s) => {
-                    self.klog(&format!("kernel: irix7_mcp_init failed with status {s}"));
-                    return Err(RigError::InitFailed(s));
-                }
+                CallEnd::Returned(s) => return Err(RigError::InitFailed(s)),
                 CallEnd::Request(KernelRequest::Poweroff) => {
                     self.power_off();
                     return Ok(());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use unicorn_engine::RegisterMIPS;
 
-use super::{DEFAULT_CONFIG, Phase, Rig, RigOptions};
+use super::{DEFAULT_CONFIG, Phase, Rig, RigOptions, last_good};
 use crate::clock::Clock;
 use crate::config::Env;
 use crate::console::ConsoleLog;
@@ -103,9 +103,12 @@ impl Rig {
         kernel.borrow_mut().heap_cap = opts.heap_kib.map(|k| k.saturating_mul(1024));
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
+        let last_good =
+            last_good::LastGood::new(opts.last_good_file.as_ref().map(|f| root.join(f)));
         let host_ports: Vec<u16> = net.forward_addrs().iter().map(|a| a.port()).collect();
         let token_files = crate::token::TokenFiles::new(&root, &host_ports);
         Ok(Rig {
+            last_good,
             opts,
             root,
             config_path,

@@ -2,12 +2,14 @@
 //! schedules it. [`Rig`] is the in-process API tests use; the `iris` binary is a thin CLI on it.
 //!
 //! One concept per file: `machine` assembles the devices and the memory map, `boot` loads and
-//! verifies the image and handles resets and power-off, `scheduler` runs guest calls and polls,
+//! verifies the image and handles resets and power-off, `last_good` keeps the image to fall
+//! back to, `scheduler` runs guest calls and polls,
 //! `crash` turns a fault into a symbolised report. This file holds the options, the state and
 //! the accessors tests read.
 
 mod boot;
 mod crash;
+mod last_good;
 mod machine;
 mod scheduler;
 
@@ -36,6 +38,8 @@ pub use scheduler::{Counters, RunEnd, Step};
 
 /// The boot configuration's default path, relative to the repository root.
 pub const DEFAULT_CONFIG: &str = "boot/config.conf";
+/// Where the CLI keeps the last good image, relative to the repository root.
+pub const DEFAULT_LAST_GOOD: &str = "target/iris/last-good.o";
 /// Guest instructions per slice of a long call: between slices devices tick and the watchdog is
 /// checked.
 pub const SLICE_INSNS: u64 = 10_000_000;
@@ -75,6 +79,10 @@ pub struct RigOptions {
     pub pcap: Option<PathBuf>,
     /// Loss, corruption, reordering, duplication and delay on the virtual wire (needs a forward).
     pub wire_faults: Option<WireFaults>,
+    /// Keep the last good image in this file too, so that a new start of the rig can fall back
+    /// to it (relative to the root; the CLI's default is [`DEFAULT_LAST_GOOD`]). Without it the
+    /// last good image lives only as long as the rig.
+    pub last_good_file: Option<PathBuf>,
 }
 
 impl Default for RigOptions {
@@ -94,6 +102,7 @@ impl Default for RigOptions {
             forwards: Vec::new(),
             pcap: None,
             wire_faults: None,
+            last_good_file: None,
         }
     }
 }
@@ -122,6 +131,8 @@ pub struct Rig {
     watchdog: Rc<RefCell<Watchdog>>,
     screen: Rc<RefCell<Newport>>,
     image: Option<LoadedImage>,
+    /// What the kernel boots when a deploy is refused.
+    last_good: last_good::LastGood,
     counters: Counters,
     phase: Phase,
     mmio_mapped: bool,

@@ -5,7 +5,8 @@
 //! - `mcp`: MCP requests and tool calls over that client;
 //! - `synthetic`: tiny hand-assembled ELF modules and a rig in a temporary root to load them;
 //! - `enet`: the module's Seeq driver on the host against the rig's HPC3/Seeq model;
-//! - `hostile`: attackers, the well-behaved client and the findings of the hostile-load suite.
+//! - `hostile`: attackers, the well-behaved client and the findings of the hostile-load suite;
+//! - `tls`: a local HTTPS image server with a self-signed certificate.
 
 // Every test binary compiles the whole harness but uses only part of it, so what one binary
 // leaves unused is not dead code.
@@ -23,3 +24,5 @@ pub mod image;
 pub mod mcp;
 #[allow(dead_code)]
 pub mod synthetic;
+#[allow(dead_code)]
+pub mod tls;

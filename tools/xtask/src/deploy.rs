@@ -1,0 +1,361 @@
+//! `cargo xtask deploy`: build the image, name it in `boot/config.conf`, ask the running machine
+//! to reset (`system.reset` over MCP), then wait until the new build answers and say what it saw:
+//! the new build id and digest, or the kernel's refusal and the last good image it runs instead.
+
+use crate::image;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How to deploy.
+pub struct Options {
+    /// The machine's MCP endpoint, `http://host:port/path`.
+    pub url: String,
+    /// A file holding the machine's bearer token.
+    pub token_file: Option<PathBuf>,
+    /// Appended to the build id (see `image::Options::build_tag`).
+    pub build_tag: Option<String>,
+    /// How long to wait for the new build to answer.
+    pub timeout: Duration,
+}
+
+/// The protocol era the requests speak (stateless, one POST each).
+const PROTOCOL: &str = "2026-07-28";
+/// Milliseconds between `system.reset`'s answer and the reset.
+const RESET_DELAY_MS: u64 = 250;
+/// Pause between two looks at the machine (its per-client limit is 20 requests a second).
+const PACE: Duration = Duration::from_millis(500);
+/// Largest response read.
+const MAX_RESPONSE: u64 = 1 << 20;
+
+pub fn run(opts: &Options) -> Result<(), String> {
+    let endpoint = Endpoint::parse(&opts.url)?;
+    let token = match &opts.token_file {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| format!("token file {}: {e}", p.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let client = Client { endpoint, token };
+
+    let img = image::build(&image::Options {
+        out: image::IMAGE_PATH.into(),
+        build_tag: opts.build_tag.clone(),
+        ..Default::default()
+    })?;
+    let build_id = img.build_id.clone().unwrap_or_default();
+    println!(
+        "built   {} ({} bytes), build {build_id}, sha256 {}",
+        image::IMAGE_PATH,
+        img.bytes.len(),
+        img.sha256
+    );
+    image::update_config(&img.sha256)?;
+    println!("{} now names it", image::CONFIG_PATH);
+
+    let before = client.status()?;
+    println!("running {}", describe(&before));
+    let uptime_before = before["uptime_ms"].as_u64().unwrap_or(0);
+    let seen_before = Instant::now();
+    let reset = client.call("system.reset", json!({"delay_ms": RESET_DELAY_MS}))?;
+    if reset["action"] != "reset" {
+        return Err(format!("system.reset answered {reset}"));
+    }
+    println!("reset   in {RESET_DELAY_MS} ms; waiting for build {build_id}");
+
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(RESET_DELAY_MS));
+    loop {
+        if let Ok(st) = client.status() {
+            let rebooted = st["uptime_ms"]
+                .as_u64()
+                .is_some_and(|u| has_rebooted(uptime_before, seen_before.elapsed(), u));
+            let sha = st["image"]["sha256"].as_str().unwrap_or_default();
+            // Before the reset the old instance answers; a redeploy of the same build must not
+            // be taken for done until the machine has rebooted.
+            if rebooted && sha == img.sha256 && st["build_id"] == build_id.as_str() {
+                println!(
+                    "up      {} after {:.1} s",
+                    describe(&st),
+                    start.elapsed().as_secs_f64()
+                );
+                return Ok(());
+            }
+            if rebooted {
+                println!("up      {}", describe(&st));
+                return Err(match st["image"]["deploy"].as_str() {
+                    Some(why) if why != "ok" => format!(
+                        "the kernel refused the deploy ({why}) and runs the last good image {sha}"
+                    ),
+                    _ => format!("the machine came back on another image ({sha})"),
+                });
+            }
+        }
+        if start.elapsed() > opts.timeout {
+            return Err(format!(
+                "build {build_id} did not answer within {:?}",
+                opts.timeout
+            ));
+        }
+        std::thread::sleep(PACE);
+    }
+}
+
+/// Whether an uptime of `now` ms, read `elapsed` after one of `before` ms, is a new boot's:
+/// without a reboot it would be about `before + elapsed`; the reset comes `RESET_DELAY_MS`
+/// after the request, so a new boot's uptime is at least that much less. Half of it is the
+/// margin for the time the requests themselves took.
+fn has_rebooted(before: u64, elapsed: Duration, now: u64) -> bool {
+    now + RESET_DELAY_MS / 2 < before + elapsed.as_millis() as u64
+}
+
+/// What `status` says about the running build, in one line.
+fn describe(st: &Value) -> String {
+    let image = &st["image"];
+    let mut line = format!(
+        "irix7-mcp {} build {}, image sha256 {}, uptime {} ms",
+        st["module_version"].as_str().unwrap_or("?"),
+        st["build_id"].as_str().unwrap_or("?"),
+        image["sha256"].as_str().unwrap_or("unknown"),
+        st["uptime_ms"]
+    );
+    if let (Some(why), Some(refused)) = (
+        image["deploy"].as_str().filter(|d| *d != "ok"),
+        image["refused_sha256"].as_str(),
+    ) {
+        line.push_str(&format!(" (deploy of {refused} refused: {why})"));
+    }
+    line
+}
+
+/// `http://host:port/path`.
+struct Endpoint {
+    authority: String,
+    path: String,
+}
+
+impl Endpoint {
+    fn parse(url: &str) -> Result<Endpoint, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{url}: only http:// URLs are supported"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/mcp"),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            return Err(format!("{url}: no host"));
+        }
+        Ok(Endpoint {
+            authority: authority.to_string(),
+            path: path.to_string(),
+        })
+    }
+}
+
+struct Client {
+    endpoint: Endpoint,
+    token: Option<String>,
+}
+
+impl Client {
+    /// The `status` tool's structured result.
+    fn status(&self) -> Result<Value, String> {
+        self.call("status", json!({}))
+    }
+
+    /// One stateless `tools/call`: the structured result, or why there is none.
+    fn call(&self, tool: &str, args: Value) -> Result<Value, String> {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "xtask-deploy", "version": "1"},
+            }},
+        })
+        .to_string();
+        let auth = self
+            .token
+            .as_ref()
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let e = &self.endpoint;
+        let request = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\n{auth}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {PROTOCOL}\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            e.path,
+            e.authority,
+            body.len()
+        );
+        let addr = e
+            .authority
+            .to_socket_addrs()
+            .map_err(|err| format!("{}: {err}", e.authority))?
+            .next()
+            .ok_or_else(|| format!("{} has no address", e.authority))?;
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(3))
+            .map_err(|err| format!("{addr}: {err}"))?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|err| err.to_string())?;
+        s.write_all(request.as_bytes())
+            .map_err(|err| format!("{addr}: {err}"))?;
+        let response = read_response(&mut s).map_err(|err| format!("{addr}: {err}"))?;
+        let msg = parse_response(&response)?;
+        let result = msg.get("result").ok_or_else(|| format!("{tool}: {msg}"))?;
+        if result["isError"] == true {
+            return Err(format!("{tool}: {}", result["content"][0]["text"]));
+        }
+        Ok(result["structuredContent"].clone())
+    }
+}
+
+/// Reads until the response is complete (its Content-Length, the last chunk, or the end of the
+/// connection): a server may keep the connection open after answering.
+fn read_response(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut response = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while (response.len() as u64) < MAX_RESPONSE && !is_complete(&response) {
+        match s.read(&mut buf)? {
+            0 => break,
+            n => response.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(response)
+}
+
+/// Whether `response` holds a whole HTTP response.
+fn is_complete(response: &[u8]) -> bool {
+    let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
+    let body = &response[end + 4..];
+    if head.contains("transfer-encoding: chunked") {
+        return dechunk(body).is_ok();
+    }
+    match head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        Some(len) => body.len() >= len,
+        None => false,
+    }
+}
+
+/// The JSON-RPC message of a complete HTTP response: a JSON body, or the last `data:` line of
+/// an event stream; chunked bodies are joined first.
+fn parse_response(response: &[u8]) -> Result<Value, String> {
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("no complete response head")?;
+    let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
+    let status = head.split_whitespace().nth(1).unwrap_or_default();
+    match status {
+        "200" => {}
+        "401" => return Err("HTTP 401: the machine wants its token (--token-file)".into()),
+        _ => return Err(format!("HTTP {status}")),
+    }
+    let mut body = response[end + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        body = dechunk(&body)?;
+    }
+    let text = String::from_utf8_lossy(&body);
+    let json = if head.contains("content-type: text/event-stream") {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .next_back()
+            .ok_or("an event stream with no data")?
+            .trim()
+            .to_string()
+    } else {
+        text.into_owned()
+    };
+    serde_json::from_str(&json).map_err(|e| format!("not JSON ({e}): {json}"))
+}
+
+fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("a cut chunk")?;
+        let size_text = String::from_utf8_lossy(&body[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| format!("bad chunk size `{size_text}`"))?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        let chunk = body.get(..size).ok_or("a cut chunk")?;
+        out.extend_from_slice(chunk);
+        body = body.get(size + 2..).ok_or("a cut chunk")?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let e = Endpoint::parse("http://127.0.0.1:7801/mcp").unwrap();
+        assert_eq!(
+            (e.authority.as_str(), e.path.as_str()),
+            ("127.0.0.1:7801", "/mcp")
+        );
+        assert_eq!(Endpoint::parse("http://indy:7801").unwrap().path, "/mcp");
+        assert!(Endpoint::parse("https://indy/mcp").is_err());
+        assert!(Endpoint::parse("http://u@indy/mcp").is_err());
+    }
+
+    #[test]
+    fn reboots() {
+        let s = Duration::from_secs;
+        // Still the old boot: its uptime went on.
+        assert!(!has_rebooted(20_000, s(2), 22_010));
+        assert!(!has_rebooted(300, s(2), 2_250));
+        // A new boot, also when the old one was younger than the new one is now.
+        assert!(has_rebooted(20_000, s(2), 1_500));
+        assert!(has_rebooted(300, s(3), 1_000));
+    }
+
+    #[test]
+    fn responses() {
+        let json = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\":1}";
+        assert_eq!(parse_response(json).unwrap(), json!({"id": 1}));
+        let sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                    Transfer-Encoding: chunked\r\n\r\n5\r\ndata:\r\n9\r\n {\"id\":2}\r\n0\r\n\r\n";
+        assert_eq!(parse_response(sse).unwrap(), json!({"id": 2}));
+        assert!(
+            parse_response(b"HTTP/1.1 401 Unauthorized\r\n\r\n")
+                .unwrap_err()
+                .starts_with("HTTP 401")
+        );
+        assert_eq!(
+            parse_response(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
+            "HTTP 404"
+        );
+        assert!(is_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        ));
+        assert!(!is_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n{}"
+        ));
+        assert!(is_complete(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+        ));
+        assert!(!is_complete(b"HTTP/1.1 200 OK\r\n"));
+        assert!(dechunk(b"ff\r\nab").is_err());
+    }
+}
