@@ -15,6 +15,9 @@
 //! The protocol itself (HTTP, JSON-RPC, MCP) is the `rpc` crate; the board's facts (ABI table,
 //! address map, register maps) are the `indy` crate.
 #![cfg_attr(not(test), no_std)]
+// The board reads the R4400's Count register (`board::entropy`); MIPS inline assembly is
+// unstable, and the image is built with the build-std toolchain that allows it.
+#![cfg_attr(target_arch = "mips", feature(asm_experimental_arch))]
 
 extern crate alloc;
 

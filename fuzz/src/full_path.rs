@@ -132,6 +132,8 @@ fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
     let mut config = rpc::mcp::Config::new("7.0.0", None);
     config.token = Some(TOKEN.into());
     config.own_ip = Some([172, 31, 77, 2]);
+    // The cases name the machine `indy` in Host, as the rig tests do.
+    config.hosts = vec!["indy".into()];
     config.parse_budget = budgets.parse.clone();
     let mut counter = 0u8;
     let entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
@@ -142,7 +144,10 @@ fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
     });
     let ctx = Rc::new(RefCell::new(ctx));
     let mcp = CATALOG.with(|c| McpServer::with_catalog_of(c, config, ctx, entropy));
-    (Router::new(mcp), state, server.http, budgets.requests)
+    // Every case is a connection to the MCP port (the HTTP server would say so per slot).
+    let mut router = Router::new(mcp, 7801);
+    rpc::http::Handler::on_port(&mut router, 7801);
+    (router, state, server.http, budgets.requests)
 }
 
 /// What the module holds once up, as the plan counts it: a server as [`router`] builds it

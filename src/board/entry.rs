@@ -5,11 +5,13 @@
 
 use crate::board::console::kprintln;
 use crate::board::disk::KernelDisk;
+use crate::board::entropy as sources;
 use crate::board::kernel::{Kernel, KernelRawBus};
 use crate::board::newport_bus::Kseg1Rex3;
 use crate::board::seeq_bus::Kseg1Bus;
 use crate::drivers::seeq::{self, Seeq};
 use crate::hil::framebuffer::Framebuffer;
+use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
 use crate::net::router::Router;
@@ -50,6 +52,8 @@ struct Module {
     router: Router,
     ctx: Rc<RefCell<Ctx>>,
     port: u16,
+    /// The DRBG, shared with the MCP server's session ids; polls that move frames stir it.
+    entropy: Rc<RefCell<Entropy>>,
 }
 
 // SAFETY: the kernel calls the module from one thread only; the Rc/RefCell inside never cross
@@ -61,6 +65,12 @@ impl Module {
     fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
         let mut work = self.stack.poll(now_ms);
+        if work {
+            // When frames arrive is up to the network, and Count tells it to the cycle.
+            self.entropy
+                .borrow_mut()
+                .stir(sources::event_sample(now_ms));
+        }
         self.refresh_net_usage();
         work |= self
             .server
@@ -76,6 +86,8 @@ impl Module {
 
     fn refresh_net_usage(&mut self) {
         let ip = self.stack.ipv4();
+        // DHCP may give or change the address after boot: Origins and Hosts naming it pass.
+        self.router.mcp.set_own_ip(ip.map(|c| c.address().octets()));
         let mut ctx = self.ctx.borrow_mut();
         ctx.net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
@@ -163,7 +175,6 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
 /// Brings up the NIC, the network stack and the MCP server from the environment.
 fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module, i32> {
     let now = kernel.clock_ms();
-    let machine = kernel.machine_status();
 
     let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
     if let Some(e) = mac_err {
@@ -205,21 +216,30 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     })?;
     kprintln!(kernel, "{:?} at {}", nic.chip(), mac_text(mac));
 
-    let mut entropy = Entropy::new(u64::from(machine.unix_time) << 32 ^ now);
-    entropy.stir(u64::from_be_bytes([
-        0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
-    ]));
-    let mut stack = NetStack::new(TcpChecksumTx::new(nic), mac, ip, now, entropy.next_u64());
+    let entropy = Rc::new(RefCell::new(Entropy::new(&sources::boot_samples(kernel))));
+    let seed = entropy.borrow_mut().next_u64();
+    let mut stack = NetStack::new(TcpChecksumTx::new(nic), mac, ip, now, seed);
     match stack.ipv4() {
-        Some(c) => kprintln!(kernel, "ip {} (static), MCP on port {port} and 80", c),
-        None => kprintln!(kernel, "ip via DHCP, MCP on port {port} and 80"),
+        Some(c) => kprintln!(
+            kernel,
+            "ip {} (static), MCP on port {port}, status page on 80",
+            c
+        ),
+        None => kprintln!(kernel, "ip via DHCP, MCP on port {port}, status page on 80"),
     }
 
     let mut config = rpc::mcp::Config::new(identity.server_version(), Some(tools::instructions()));
-    config.token = kernel
-        .env("mcp.token")
-        .filter(|t| !t.is_empty())
-        .or(BUILD_TOKEN.map(String::from));
+    config.token = choose_token(kernel, &mut entropy.borrow_mut());
+    let (hosts, dropped) = access::hosts(kernel.env("mcp.hosts").as_deref());
+    if dropped > 0 {
+        kprintln!(
+            kernel,
+            "mcp.hosts: {dropped} names ignored (at most {} of at most {} characters)",
+            access::HOSTS_MAX,
+            access::HOST_MAX
+        );
+    }
+    config.hosts = hosts;
     config.own_ip = stack.ipv4().map(|c| c.address().octets());
     // The conformance suites fire requests far faster than an agent does; the test image
     // lifts the per-client rate so they measure the protocol, not the limiter.
@@ -266,15 +286,6 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
             log.push(&alloc::string::ToString::to_string(r));
         }
     }));
-    kprintln!(
-        kernel,
-        "token {}",
-        if config.token.is_some() {
-            "required"
-        } else {
-            "not set: /mcp is open"
-        }
-    );
 
     let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| Disk(Box::new(d)));
     let root = mount::mount_root(
@@ -337,9 +348,11 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
     let raw = RawAccess::granted(Box::new(unsafe { KernelRawBus::mint(kernel) }));
     let ctx = Rc::new(RefCell::new(Ctx::new(services, raw)));
+    let drbg = entropy.clone();
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
-        entropy.stir(kernel.clock_ms());
-        entropy.fill(buf);
+        let mut e = drbg.borrow_mut();
+        e.stir(sources::event_sample(kernel.clock_ms()));
+        e.fill(buf);
     });
     let confirm_on = config.confirm;
     let mut mcp = rpc::mcp::McpServer::new(config, ctx.clone(), session_entropy);
@@ -370,10 +383,50 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         kernel,
         stack,
         server,
-        router: Router::new(mcp),
+        router: Router::new(mcp, port),
         ctx,
         port,
+        entropy,
     })
+}
+
+/// The token `/mcp` requires, or `None` for `mcp.token=none`, with the console line that says
+/// which. A generated token is printed here and nowhere else: the console is the machine's
+/// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
+/// already holds the token), never the network.
+fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
+    let env = kernel.env("mcp.token");
+    match access::choose_token(env.as_deref(), BUILD_TOKEN) {
+        TokenChoice::Use(token, source) => {
+            let from = match source {
+                access::Source::Environment => "mcp.token",
+                access::Source::Build => "built into the image",
+            };
+            kprintln!(kernel, "token required ({from})");
+            Some(token)
+        }
+        TokenChoice::Open => {
+            kprintln!(
+                kernel,
+                "token none: /mcp is OPEN to anyone on the network (mcp.token=none)"
+            );
+            None
+        }
+        TokenChoice::Generate(refused) => {
+            if let Some((source, why)) = refused {
+                kprintln!(kernel, "{}", access::refusal_text(source, why));
+            }
+            let mut bytes = [0u8; access::GENERATED_BYTES];
+            entropy.fill(&mut bytes);
+            let token = access::token_text(&bytes);
+            kprintln!(
+                kernel,
+                "token generated: {token} (console only; set mcp.token to choose one, \
+                 mcp.token=none to open /mcp)"
+            );
+            Some(token)
+        }
+    }
 }
 
 fn mac_text(m: [u8; 6]) -> String {

@@ -14,6 +14,8 @@ mod console;
 #[cfg(target_os = "none")]
 mod disk;
 #[cfg(target_os = "none")]
+mod entropy;
+#[cfg(target_os = "none")]
 mod entry;
 #[cfg(target_os = "none")]
 mod heap;

@@ -2,6 +2,7 @@
 //! (with the TCP checksum the Seeq cannot compute), the HTTP server over its sockets and the
 //! router that sends each request to the status page, the MCP server or the screen.
 
+pub mod access;
 pub mod budget;
 pub mod config;
 pub mod router;

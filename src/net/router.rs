@@ -1,6 +1,12 @@
-//! Sends each HTTP request to its handler: `/` is the status page (open without a token),
-//! `/mcp` the MCP endpoint (which checks token and origin itself), `/screen.bmp` the
-//! full-resolution screen (guarded like `/mcp`); anything else is 404.
+//! Sends each HTTP request to its handler. On the MCP port: `/mcp` the MCP endpoint (which
+//! checks Host or Origin and the token itself), `/screen.bmp` the full-resolution screen
+//! (guarded like `/mcp`) and `/` the status page. On any other port (80) only the status
+//! page: a browser pointed at the machine finds it, and nothing else is reachable there.
+//! Anything else is 404.
+//!
+//! The status page is open in its short form (name, version, uptime, where MCP is and whether
+//! it needs the token); the details (address, heap, connections, date) are for a request that
+//! carries the token, checked and rate-limited like `/mcp` (docs/security.md).
 
 use super::status_page;
 use crate::hil::framebuffer::FbError;
@@ -16,16 +22,54 @@ use rpc::http::{
 };
 use rpc::mcp::McpServer;
 
-/// The module's request handler, the same on every port.
+/// The module's request handler.
 pub struct Router {
     pub mcp: McpServer<Ctx>,
     /// Requests answered since boot.
     pub requests: u64,
+    /// The port `/mcp` and `/screen.bmp` are served on.
+    mcp_port: u16,
+    /// The local port of the connection being served (see `Handler::on_port`); 0 until the
+    /// server says, which serves the status page only.
+    local_port: u16,
 }
 
 impl Router {
-    pub fn new(mcp: McpServer<Ctx>) -> Self {
-        Router { mcp, requests: 0 }
+    pub fn new(mcp: McpServer<Ctx>, mcp_port: u16) -> Self {
+        Router {
+            mcp,
+            requests: 0,
+            mcp_port,
+            local_port: 0,
+        }
+    }
+
+    fn on_mcp_port(&self) -> bool {
+        self.local_port == self.mcp_port && self.mcp_port != 0
+    }
+
+    /// `GET /`: the short page, or the detailed one when the request carries the token (or
+    /// `/mcp` is open and the Host check passes).
+    fn status_page(&mut self, req: &Request) -> Response {
+        if let Err(resp) = route::allow(req, &[Method::Get]) {
+            return resp;
+        }
+        let detailed = (req.headers.get("Authorization").is_some() || !self.mcp.token_required())
+            && self.mcp.authorize(&req.headers).is_ok();
+        let ctx = self.mcp.context().borrow();
+        let status = ctx.status();
+        let access = status_page::Access {
+            mcp_port: self.mcp_port,
+            token_required: self.mcp.token_required(),
+        };
+        let body = if detailed {
+            status_page::render_details(&status, &access)
+        } else {
+            status_page::render(&status, &access)
+        };
+        let mut resp = Response::full(200, "text/html; charset=utf-8", body);
+        resp.headers.push("Cache-Control", "no-store");
+        resp
     }
 
     /// `GET /screen.bmp`: the whole screen as a 24-bit BMP, streamed a batch of rows per poll.
@@ -93,16 +137,22 @@ impl BodySource for BmpBody {
 impl Handler for Router {
     /// Every request is judged from its head: only `/mcp` takes a body, and only once its
     /// token and Origin passed; `/screen.bmp` is guarded the same way. A refused request's
-    /// body is never buffered.
+    /// body is never buffered. A status-page request that carries a token has it checked (and
+    /// failures counted) like `/mcp`, so the page is no oracle for guessing.
     fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+        let mcp_port = self.on_mcp_port();
         match head.path() {
-            "/mcp" => self.mcp.admit(&head.headers, peer, now_ms),
+            "/mcp" if mcp_port => self.mcp.admit(&head.headers, peer, now_ms),
             "/" | "/index.html" => {
                 route::allow(head, &[Method::Get])?;
                 route::no_body(head)?;
-                Ok(Admission::Anonymous)
+                if head.headers.get("Authorization").is_some() {
+                    self.mcp.admit(&head.headers, peer, now_ms)
+                } else {
+                    Ok(Admission::Anonymous)
+                }
             }
-            crate::tools::screen::BMP_PATH => {
+            crate::tools::screen::BMP_PATH if mcp_port => {
                 route::allow(head, &[Method::Get])?;
                 route::no_body(head)?;
                 self.mcp.admit(&head.headers, peer, now_ms)
@@ -113,24 +163,17 @@ impl Handler for Router {
 
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
         self.requests += 1;
+        let mcp_port = self.on_mcp_port();
         match req.path() {
-            "/" | "/index.html" => match route::allow(&req, &[Method::Get]) {
-                Ok(()) => {
-                    let ctx = self.mcp.context().borrow();
-                    let mut resp = Response::full(
-                        200,
-                        "text/html; charset=utf-8",
-                        status_page::render(&ctx.status()),
-                    );
-                    resp.headers.push("Cache-Control", "no-store");
-                    resp
-                }
-                Err(resp) => resp,
-            },
-            "/mcp" => self.mcp.handle(req, peer, now_ms),
-            crate::tools::screen::BMP_PATH => self.screen_bmp(&req),
+            "/" | "/index.html" => self.status_page(&req),
+            "/mcp" if mcp_port => self.mcp.handle(req, peer, now_ms),
+            crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(&req),
             _ => route::not_found(),
         }
+    }
+
+    fn on_port(&mut self, local_port: u16) {
+        self.local_port = local_port;
     }
 }
 
@@ -150,17 +193,32 @@ mod tests {
         let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));
         let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
         crate::tools::register(&mut mcp).expect("tables register");
-        Router::new(mcp)
+        let mut r = Router::new(mcp, 7801);
+        r.on_port(7801);
+        r
     }
 
     fn get(r: &mut Router, method: Method, auth: Option<&str>) -> (Response, Vec<u8>) {
+        request(r, method, "/screen.bmp", &[], auth)
+    }
+
+    fn request(
+        r: &mut Router,
+        method: Method,
+        path: &str,
+        extra: &[(&str, &str)],
+        auth: Option<&str>,
+    ) -> (Response, Vec<u8>) {
         let mut headers = Headers::default();
+        for (n, v) in extra {
+            headers.push(*n, *v);
+        }
         if let Some(a) = auth {
             headers.push("Authorization", a);
         }
         let req = Request {
             method,
-            target: "/screen.bmp".into(),
+            target: path.into(),
             headers,
             body: Vec::new(),
         };
@@ -216,5 +274,91 @@ mod tests {
         assert_eq!(resp.status, 503);
         let (resp, _) = get(&mut r, Method::Post, None);
         assert_eq!(resp.status, 405);
+    }
+
+    fn text(body: &[u8], resp: &Response) -> alloc::string::String {
+        match &resp.body {
+            Body::Full(b) => alloc::string::String::from_utf8_lossy(b).into_owned(),
+            _ => alloc::string::String::from_utf8_lossy(body).into_owned(),
+        }
+    }
+
+    #[test]
+    fn port_80_serves_the_status_page_only() {
+        let mut r = router(Some(board()), Some("a-token-of-16-chars"));
+        r.on_port(80);
+        let auth = Some("Bearer a-token-of-16-chars");
+        for (method, path) in [
+            (Method::Get, "/screen.bmp"),
+            (Method::Post, "/mcp"),
+            (Method::Get, "/mcp"),
+        ] {
+            assert_eq!(
+                request(&mut r, method, path, &[], auth).0.status,
+                404,
+                "{path}"
+            );
+        }
+        assert_eq!(request(&mut r, Method::Get, "/", &[], None).0.status, 200);
+        // The same requests on the MCP port reach their handlers.
+        r.on_port(7801);
+        assert_eq!(get(&mut r, Method::Get, auth).0.status, 200);
+        // A router not told its port serves the status page only.
+        let mut fresh = router(Some(board()), Some("a-token-of-16-chars"));
+        fresh.on_port(0);
+        assert_eq!(get(&mut fresh, Method::Get, auth).0.status, 404);
+    }
+
+    #[test]
+    fn the_status_page_shows_details_only_with_the_token() {
+        let mut r = router(None, Some("a-token-of-16-chars"));
+        let (resp, body) = request(&mut r, Method::Get, "/", &[], None);
+        let page = text(&body, &resp);
+        assert!(page.contains("MCP on port 7801, token required"), "{page}");
+        assert!(!page.contains("module heap"), "{page}");
+        let (resp, body) = request(
+            &mut r,
+            Method::Get,
+            "/",
+            &[],
+            Some("Bearer a-token-of-16-chars"),
+        );
+        let page = text(&body, &resp);
+        assert!(page.contains("module heap"), "{page}");
+        // A wrong token is refused at admission, like on /mcp.
+        let mut head = Headers::default();
+        head.push("Authorization", "Bearer wrong");
+        let req = Request {
+            method: Method::Get,
+            target: "/".into(),
+            headers: head,
+            body: Vec::new(),
+        };
+        let peer = Peer {
+            addr: [10, 0, 0, 9],
+            port: 1,
+        };
+        assert_eq!(r.admit(&req, peer, 0).unwrap_err().status, 401);
+        // Open (mcp.token=none): the page says so and shows the details to a local Host.
+        let mut open = router(None, None);
+        let (resp, body) = request(
+            &mut open,
+            Method::Get,
+            "/",
+            &[("Host", "localhost:7801")],
+            None,
+        );
+        let page = text(&body, &resp);
+        assert!(page.contains("open: mcp.token=none"), "{page}");
+        assert!(page.contains("module heap"), "{page}");
+        let (resp, body) = request(
+            &mut open,
+            Method::Get,
+            "/",
+            &[("Host", "rebind.evil")],
+            None,
+        );
+        let page = text(&body, &resp);
+        assert!(!page.contains("module heap"), "{page}");
     }
 }

@@ -117,6 +117,10 @@ impl Handler for Counted<'_> {
         self.handled += 1;
         self.inner.handle(req, peer, now_ms)
     }
+
+    fn on_port(&mut self, local_port: u16) {
+        self.inner.on_port(local_port);
+    }
 }
 
 /// A handshake not completed this long after the SYN gives its socket back.
@@ -339,6 +343,7 @@ impl HttpServer {
         read: bool,
     ) -> bool {
         let mut work = false;
+        handler.on_port(self.slots[i].port);
         let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
         if state != self.slots[i].state {
             self.slots[i].state = state;

@@ -1,5 +1,7 @@
 //! The human status page at `GET /`: what a developer opens in a browser to see that the
-//! machine is up, before pointing an agent at `/mcp`.
+//! machine is up, before pointing an agent at `/mcp`. Open, it says only what a passer-by
+//! needs (name, version, uptime, where MCP is and whether it needs the token); the details
+//! (address, date, heap, connections, cache) are for a request carrying the token.
 
 use crate::services::identity::BUILD_ID;
 use crate::services::status::VERSION;
@@ -7,39 +9,62 @@ use crate::services::status::{Status, format_duration};
 use alloc::format;
 use alloc::string::String;
 
-/// Renders the page. Every value comes from [`Status`]; nothing secret is in it (the token is
-/// never part of the status).
-pub fn render(s: &Status) -> String {
-    let ip = s.ip_text();
+/// How MCP is reached, for the page's access line.
+pub struct Access {
+    pub mcp_port: u16,
+    pub token_required: bool,
+}
+
+impl Access {
+    fn line(&self) -> String {
+        if self.token_required {
+            format!("MCP on port {}, token required", self.mcp_port)
+        } else {
+            format!(
+                "MCP on port {}, open: mcp.token=none (no token needed)",
+                self.mcp_port
+            )
+        }
+    }
+}
+
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>irix7-mcp</title>\
+<style>body{font-family:monospace;margin:2em;background:#1d1f21;color:#c5c8c6}\
+h1{color:#81a2be}td{padding:0 1.5em 0 0}a{color:#8abeb7}</style></head><body>\n";
+
+/// The open page. Nothing in it is secret or helps an attacker aim: no address, no figures.
+pub fn render(s: &Status, access: &Access) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<title>irix7-mcp on {ip}</title>\
-<style>body{{font-family:monospace;margin:2em;background:#1d1f21;color:#c5c8c6}}\
-h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><body>\n\
-<h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n\
-<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
-<tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n{deploy}\
-<tr><td>uptime</td><td>{up}</td></tr>\n\
+        "{HEAD}<h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n{rows}</table>\n\
+<p>{access}</p>\n<p>Details: send the token (<code>Authorization: Bearer</code>) or call the \
+<code>status</code> tool.</p>\n</body></html>\n",
+        os = escape(&s.os_version),
+        rows = identity_rows(s),
+        access = access.line(),
+    )
+}
+
+/// The page for a request that carried the token (or any local one when MCP is open).
+pub fn render_details(s: &Status, access: &Access) -> String {
+    format!(
+        "{HEAD}<h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n{rows}\
 <tr><td>date</td><td>{date}</td></tr>\n\
 <tr><td>ip</td><td>{ip}</td></tr>\n\
 <tr><td>mac</td><td>{mac}</td></tr>\n\
 <tr><td>ram</td><td>{ram} MiB</td></tr>\n\
 <tr><td>module heap</td><td>{hu} of {hs} bytes in use (peak {hp})</td></tr>\n\
 <tr><td>connections</td><td>{conn} open, {req} requests served</td></tr>\n\
-<tr><td>disk cache</td><td>{cache}</td></tr>\n\
-</table>\n<h2>Endpoints</h2>\n<ul>\n\
+<tr><td>disk cache</td><td>{cache}</td></tr>\n{deploy}\
+</table>\n<p>{access}</p>\n<h2>Endpoints</h2>\n<ul>\n\
 <li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
 2025-11-25 session after <code>initialize</code>)</li>\n\
 <li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
         os = escape(&s.os_version),
-        abi = s.abi_version,
-        sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
-        deploy = s.identity.refused_line().map_or(String::new(), |l| format!(
-            "<tr><td>deploy</td><td>{}</td></tr>\n",
-            escape(&l)
-        )),
-        up = format_duration(s.uptime_ms),
+        rows = identity_rows(s),
+        access = access.line(),
         date = s.date_text(),
+        ip = s.ip_text(),
         mac = s.mac_text(),
         ram = s.ram_bytes >> 20,
         hu = s.heap.used,
@@ -48,6 +73,23 @@ h1{{color:#81a2be}}td{{padding:0 1.5em 0 0}}a{{color:#8abeb7}}</style></head><bo
         conn = s.net.open_connections,
         req = s.net.requests,
         cache = s.cache_text(),
+        deploy = s.identity.refused_line().map_or(String::new(), |l| format!(
+            "<tr><td>deploy</td><td>{}</td></tr>\n",
+            escape(&l)
+        )),
+    )
+}
+
+/// The rows both pages show: what is running (which build, so an agent can see its deploy
+/// took) and for how long.
+fn identity_rows(s: &Status) -> String {
+    format!(
+        "<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
+<tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n\
+<tr><td>uptime</td><td>{up}</td></tr>\n",
+        abi = s.abi_version,
+        sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
+        up = format_duration(s.uptime_ms),
     )
 }
 
@@ -75,14 +117,19 @@ mod tests {
     #[test]
     fn the_page_says_which_build_runs() {
         let status = fake::ctx().status();
-        let page = render(&status);
+        let access = Access {
+            mcp_port: 7801,
+            token_required: true,
+        };
         let want = format!(
             "<td>build</td><td>{}, image sha256 {}</td>",
             crate::services::identity::BUILD_ID,
             "5b".repeat(6)
         );
-        assert!(page.contains(&want), "{page}");
-        assert!(!page.contains("deploy"), "{page}");
+        for page in [render(&status, &access), render_details(&status, &access)] {
+            assert!(page.contains(&want), "{page}");
+            assert!(!page.contains("deploy"), "{page}");
+        }
     }
 
     #[test]
@@ -93,10 +140,37 @@ mod tests {
             misses: 1,
             ..Default::default()
         });
-        let page = render(&status);
+        let access = Access {
+            mcp_port: 7801,
+            token_required: true,
+        };
+        let page = render_details(&status, &access);
         assert!(
             page.contains("<td>disk cache</td><td>3 hits, 1 misses, 0 evictions (75.0% hits)"),
             "{page}"
         );
+    }
+
+    #[test]
+    fn the_open_page_shows_no_address_or_figures() {
+        let mut status = fake::ctx().status();
+        status.net.ip = Some([10, 1, 2, 3]);
+        status.net.mac = [8, 0, 0x69, 1, 2, 3];
+        let access = Access {
+            mcp_port: 7801,
+            token_required: true,
+        };
+        let page = render(&status, &access);
+        assert!(page.contains("MCP on port 7801, token required"), "{page}");
+        assert!(page.contains("uptime"), "{page}");
+        for secret in ["10.1.2.3", "08:00:69", "heap", "connections", "date", "ram"] {
+            assert!(!page.contains(secret), "{secret} in {page}");
+        }
+        let open = Access {
+            mcp_port: 7801,
+            token_required: false,
+        };
+        assert!(render(&status, &open).contains("open: mcp.token=none"));
+        assert!(render_details(&status, &access).contains("10.1.2.3"));
     }
 }

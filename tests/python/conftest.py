@@ -1,11 +1,13 @@
 """Where the servers under test are: `cargo xtask clients` (and `cargo xtask test`) boot the
 rigs and pass their URLs in the environment.
 
-IRIX7_URL            product image, no token
-IRIX7_TOKEN_URL      product image booted with --env mcp.token=$IRIX7_TOKEN
+IRIX7_URL            product image booted open by choice (--env mcp.token=none)
+IRIX7_TOKEN_URL      product image booted as a machine boots by default: no mcp.token, so it
+                     generates a token (printed on its console; the rig writes it to
+                     target/iris/token-<port>)
 IRIX7_TOKEN          that token
 IRIX7_FIXTURES_URL   conformance image (product tools plus the everything-server fixtures,
-                     among them the slow tool test_tool_with_progress), no token
+                     among them the slow tool test_tool_with_progress), open (mcp.token=none)
 """
 
 import os

@@ -160,6 +160,13 @@ pub trait Handler {
     /// Answer one request. `now_ms` is the monotonic clock; `peer` identifies the client
     /// connection's remote address (for per-client limits).
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response;
+
+    /// The connection served next arrived on this local port: a server listening on several
+    /// ports calls it before each connection's turn, so a handler can answer differently per
+    /// port (the module serves only its status page on port 80). The default ignores it.
+    fn on_port(&mut self, local_port: u16) {
+        let _ = local_port;
+    }
 }
 
 /// The remote end of a connection.

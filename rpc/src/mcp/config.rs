@@ -69,6 +69,9 @@ pub struct Config {
     pub own_ip: Option<[u8; 4]>,
     /// Further allowed origins, exact (`https://agent.example:8443`), compared ignoring case.
     pub extra_origins: Vec<String>,
+    /// Names the machine is reached by (`mcp.hosts`): a request without an `Origin` must name
+    /// one of them, a loopback name or the own address in `Host` (the DNS-rebinding guard).
+    pub hosts: Vec<String>,
     /// `serverInfo.version` (the module sends its version and build, `docs/mcp.md`).
     pub version: String,
     /// `instructions` sent to clients.
@@ -94,6 +97,7 @@ impl Config {
             token: None,
             own_ip: None,
             extra_origins: Vec::new(),
+            hosts: Vec::new(),
             version: version.into(),
             instructions,
             limits: Limits::default(),
@@ -111,6 +115,7 @@ impl fmt::Debug for Config {
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("own_ip", &self.own_ip)
             .field("extra_origins", &self.extra_origins)
+            .field("hosts", &self.hosts)
             .field("version", &self.version)
             .field("limits", &self.limits)
             .field("parse_budget", &self.parse_budget.limit())

@@ -1,4 +1,4 @@
-//! Bearer-token and Origin checks.
+//! Bearer-token, Origin and Host checks.
 
 use alloc::format;
 use alloc::string::String;
@@ -65,6 +65,48 @@ pub(crate) fn origin_ok(origin: &str, own_ip: Option<[u8; 4]>, extra: &[String])
     }
 }
 
+/// Whether a request without an `Origin` may be answered, judged by its `Host`: the guard
+/// against DNS rebinding. A rebinding page reaches the machine under the attacker's name, and a
+/// browser sends that name as `Host` (and no `Origin` on a same-origin GET), so only names the
+/// machine is known by pass: the loopback names on any port (an SSH tunnel or the rig's
+/// forwarded port: `localhost:7801`, `127.0.0.1:<port>`, `[::1]:<port>`), the machine's own
+/// IPv4 literal with any port, and the names configured (`mcp.hosts`, compared ignoring case,
+/// with any port; a trailing dot is the same name). A request with no `Host` at all is not a
+/// browser's (every browser sends one) and passes.
+pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[String]) -> bool {
+    let Some(host) = host else { return true };
+    let host = host.trim();
+    let name = if host.starts_with('[') {
+        match host.find(']') {
+            Some(end) if port_ok(&host[end + 1..]) => &host[..=end],
+            _ => return false,
+        }
+    } else {
+        let (h, tail) = host.split_at(host.find(':').unwrap_or(host.len()));
+        if !port_ok(tail) {
+            return false;
+        }
+        h
+    };
+    let name = name.strip_suffix('.').unwrap_or(name);
+    if name.is_empty() {
+        return false;
+    }
+    if name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]" {
+        return true;
+    }
+    if let Some([a, b, c, d]) = own_ip
+        && name == format!("{a}.{b}.{c}.{d}")
+    {
+        return true;
+    }
+    names.iter().any(|n| {
+        let n = n.trim();
+        let n = n.strip_suffix('.').unwrap_or(n);
+        !n.is_empty() && n.eq_ignore_ascii_case(name)
+    })
+}
+
 /// An empty tail or `:<digits>`.
 fn port_ok(tail: &str) -> bool {
     match tail.strip_prefix(':') {
@@ -90,6 +132,55 @@ mod tests {
         assert!(!bearer_ok("s3cret", None));
         assert!(ct_eq(b"", b""));
         assert!(!ct_eq(b"a", b""));
+    }
+
+    #[test]
+    fn hosts() {
+        let names = vec!["indy".to_string(), "Indy.Lab.".to_string()];
+        let ip = Some([192, 168, 1, 20]);
+        for ok in [
+            None,
+            Some("localhost"),
+            Some("localhost:7801"),
+            Some("LOCALHOST:1"),
+            Some("127.0.0.1:49152"),
+            Some("[::1]:7801"),
+            Some("[::1]"),
+            Some("192.168.1.20"),
+            Some("192.168.1.20:7801"),
+            Some("indy"),
+            Some("INDY:7801"),
+            Some("indy.lab"),
+            Some("indy.lab.:80"),
+            Some(" indy "),
+        ] {
+            assert!(host_ok(ok, ip, &names), "{ok:?}");
+        }
+        for bad in [
+            "evil.example.com",
+            "evil.example.com:7801",
+            "localhost.evil.com",
+            "127.0.0.1.evil.com",
+            "192.168.1.21",
+            "192.168.1.20.nip.io",
+            "indy.evil",
+            "indy:",
+            "indy:80x",
+            "indy:123456",
+            "[::1",
+            "[::2]:7801",
+            "",
+            ":7801",
+            ".",
+        ] {
+            assert!(!host_ok(Some(bad), ip, &names), "{bad}");
+        }
+        // Without an address yet (DHCP pending) only loopback and the names pass.
+        assert!(!host_ok(Some("192.168.1.20"), None, &names));
+        assert!(host_ok(Some("indy"), None, &names));
+        assert!(!host_ok(Some("indy"), ip, &[]));
+        // An empty configured name matches nothing.
+        assert!(!host_ok(Some("."), ip, &[String::new()]));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
 use super::reply;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
-use super::security::{bearer_ok, origin_ok};
+use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
@@ -167,17 +167,39 @@ impl<C: 'static> McpServer<C> {
         Ok(())
     }
 
+    /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
+    /// machine (see `security::host_ok`). Both refusals are 403 with a body saying which.
     fn check_origin(&self, headers: &Headers) -> Result<(), Response> {
-        match headers.get("Origin") {
+        let refused = match headers.get("Origin") {
             Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
-                Err(reply::error(
-                    403,
-                    None,
-                    &RpcError::new(jsonrpc::INVALID_REQUEST, "Forbidden: Origin not allowed"),
-                ))
+                Some("Forbidden: Origin not allowed")
             }
-            _ => Ok(()),
+            Some(_) => None,
+            None if !host_ok(headers.get("Host"), self.config.own_ip, &self.config.hosts) => Some(
+                "Forbidden: Host not allowed (use the machine's IP address, localhost, \
+                 or a name listed in mcp.hosts)",
+            ),
+            None => None,
+        };
+        match refused {
+            Some(why) => Err(reply::error(
+                403,
+                None,
+                &RpcError::new(jsonrpc::INVALID_REQUEST, why),
+            )),
+            None => Ok(()),
         }
+    }
+
+    /// The machine's own IPv4 address, as the network stack has it now (DHCP may give or
+    /// change it after boot): Origins and Hosts naming it are allowed.
+    pub fn set_own_ip(&mut self, ip: Option<[u8; 4]>) {
+        self.config.own_ip = ip;
+    }
+
+    /// Whether `/mcp` needs a bearer token.
+    pub fn token_required(&self) -> bool {
+        self.config.token.is_some()
     }
 
     /// Judges a request to `/mcp` (or a path guarded like it) from its head, before its body

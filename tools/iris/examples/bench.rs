@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static PROFILE: OnceLock<Option<String>> = OnceLock::new();
 /// Functions a profile prints.
 const PROFILE_TOP: usize = 30;
+/// The token the benchmarked machine requires (a machine always requires one, unless
+/// `mcp.token=none`); the figures include checking it.
+const TOKEN: &str = "bench-token-5e0f27a1";
 
 /// The most guest instructions one `irix7_mcp_poll` ran, over every rig the bench booted: how
 /// long a single request can keep the machine from everything else.
@@ -199,7 +202,7 @@ fn find(h: &[u8], n: &[u8]) -> Option<usize> {
 }
 
 fn mcp_request(method: &str, params: serde_json::Value) -> Vec<u8> {
-    McpRequest::modern(method, params).http("/mcp", "indy", None)
+    McpRequest::modern(method, params).http("/mcp", "indy", Some(TOKEN))
 }
 
 /// Mean instructions per exchange over `reps`, after warming up.
@@ -273,6 +276,9 @@ fn boot_rig(image_path: &str) -> Rig {
             format!("mcp.url=file:{}", abs.display()),
             format!("mcp.sha256={}", sha256_hex(&image)),
             "netaddr=172.31.77.2/24".into(),
+            format!("mcp.token={TOKEN}"),
+            // The requests name the machine `indy` in Host.
+            "mcp.hosts=indy".into(),
         ],
         quiet: true,
         ..RigOptions::default()
@@ -356,14 +362,15 @@ fn screen_capture(rig: &mut Rig, c: &mut Client) -> Option<(u64, usize)> {
 
 /// One `GET /screen.bmp`; (instructions, response bytes).
 fn screen_bmp(rig: &mut Rig, c: &mut Client) -> (u64, usize) {
-    let req = b"GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n";
-    let (insns, bytes) = c.exchange(rig, req, 1);
+    let req =
+        format!("GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\n\r\n");
+    let (insns, bytes) = c.exchange(rig, req.as_bytes(), 1);
     assert!(
         bytes > 1280 * 1024 * 3 && c.inbox.starts_with(b"HTTP/1.1 200"),
         "GET /screen.bmp failed: {}",
         String::from_utf8_lossy(&c.inbox[..c.inbox.len().min(300)])
     );
-    profile_exchange(rig, c, req);
+    profile_exchange(rig, c, req.as_bytes());
     (insns, bytes)
 }
 

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod net;
 pub mod profile;
 pub mod rig;
+pub mod token;
 
 pub use devices::{DevCtx, Device, Region};
 pub use error::{GuestCrash, RigError};

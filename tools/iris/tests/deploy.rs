@@ -82,6 +82,8 @@ fn boot(config: &Path) -> (iris::RigHandle, SocketAddr) {
         env: vec![
             format!("netaddr={DEFAULT_GUEST_NETADDR}"),
             format!("mcp.token={TOKEN}"),
+            // The suite's requests name the machine in Host (the DNS-rebinding guard).
+            format!("mcp.hosts={}", support::guest::HOST),
         ],
         quiet: true,
         no_disk: true,

@@ -498,26 +498,31 @@ struct Unauth {
 /// 20 connections announcing bodies with a wrong or missing token, half with
 /// `Expect: 100-continue`, half sending the body at once: 401 from the head alone, no
 /// `100 Continue`, no body buffered. Half announce 1 MiB (over the module's 128 KiB body
-/// limit, so 413 from the head is as good), half 100 KB (under it: only 401 will do).
+/// limit, so 413 from the head is as good), half 100 KB (under it: only 401 will do). Half go
+/// to port 80, which serves only the status page: there `/mcp` is 404, from the head too.
 fn unauthenticated_bodies(c: &Ctx, f: &mut Findings) {
     const A: &str = "unauthenticated bodies";
     let peak0 = heap(c.mcp).map(|h| h.peak).unwrap_or(0);
     let threads: Vec<_> = (0..20)
         .map(|i| {
-            let addr = if i % 2 == 0 { c.mcp } else { c.http };
+            let port_80 = i % 2 == 1;
+            let addr = if port_80 { c.http } else { c.mcp };
             let len = if i < 10 { 1 << 20 } else { 100_000 };
-            std::thread::spawn(move || unauth_body(addr, i % 4 < 2, i % 3 == 0, len))
+            std::thread::spawn(move || {
+                unauth_body(addr, i % 4 < 2, i % 3 == 0, len).map(|u| (port_80, u))
+            })
         })
         .collect();
-    let seen: Vec<Result<Unauth, String>> = threads
+    let seen: Vec<Result<(bool, Unauth), String>> = threads
         .into_iter()
         .map(|t| t.join().unwrap_or_else(|_| Err("panicked".into())))
         .collect();
     // 503: the connection was over the address's share of the pool (every client of the rig
     // has the forwarder's address) and was refused before its head was even read.
-    let refused = |u: &Unauth| match u.outcome {
+    let refused = |(port_80, u): &(bool, Unauth)| match u.outcome {
         Outcome::Status(401 | 503) => true,
         Outcome::Status(413) => u.len > 128 * 1024,
+        Outcome::Status(404) => *port_80,
         _ => false,
     };
     let answered = seen
@@ -526,22 +531,22 @@ fn unauthenticated_bodies(c: &Ctx, f: &mut Findings) {
         .count();
     let continued = seen
         .iter()
-        .filter(|s| matches!(s, Ok(u) if u.continued))
+        .filter(|s| matches!(s, Ok((_, u)) if u.continued))
         .count();
     let stuck = seen
         .iter()
-        .filter(|s| matches!(s, Ok(u) if u.outcome == Outcome::TimedOut))
+        .filter(|s| matches!(s, Ok((_, u)) if u.outcome == Outcome::TimedOut))
         .count();
     let slowest = seen
         .iter()
         .filter_map(|s| s.as_ref().ok())
-        .map(|u| u.after)
+        .map(|(_, u)| u.after)
         .max()
         .unwrap_or_default();
     let other: Vec<String> = seen
         .iter()
         .filter(|s| {
-            !matches!(s, Ok(u) if refused(u) || matches!(u.outcome, Outcome::TimedOut | Outcome::Closed))
+            !matches!(s, Ok(pu) if refused(pu) || matches!(pu.1.outcome, Outcome::TimedOut | Outcome::Closed))
         })
         .map(|s| format!("{s:?}"))
         .collect();
@@ -555,7 +560,7 @@ fn unauthenticated_bodies(c: &Ctx, f: &mut Findings) {
         stuck == 0 && other.is_empty() && answered >= 10,
         format!(
             "{answered} of 20 refused from the head (401, 413 over the body limit, 503 over the \
-             connection share) within \
+             connection share, 404 on port 80) within \
              {AUTH_ANSWER:?} (slowest \
              {slowest:.1?}), {stuck} waited for the body, others: {other:?}"
         ),
@@ -812,11 +817,18 @@ fn open_connections(addr: SocketAddr) -> Result<u64, String> {
 /// authenticated client must be served.
 fn connection_slots(c: &Ctx, f: &mut Findings) {
     const A: &str = "connection slots";
-    // Three of each kind on port 80, fewer than its slots: all accepted, all cut off.
+    // Three of each kind, fewer than a port's slots: all accepted, all cut off. The trickled
+    // bodies go to the MCP port: port 80 refuses `POST /mcp` from its head (404), so a body
+    // never gets to trickle there.
     let mut held = Vec::new();
     for (kind, _) in STALLED {
+        let addr = if kind == "trickled body" {
+            c.mcp
+        } else {
+            c.http
+        };
         for _ in 0..3 {
-            held.push((kind, stall(kind, c.http)));
+            held.push((kind, stall(kind, addr)));
         }
     }
     std::thread::sleep(Duration::from_secs(3));

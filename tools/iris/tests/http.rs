@@ -5,8 +5,9 @@ mod support;
 
 use std::io::Write;
 use std::time::Duration;
-use support::guest::boot_guest;
+use support::guest::{TOKEN, boot_guest};
 use support::http::{Resp, closed_by_server, connect, read_response, request};
+use support::mcp::with_bearer;
 
 const GET: &str = "GET / HTTP/1.1\r\nHost: indy\r\n\r\n";
 
@@ -24,7 +25,15 @@ fn uptime_ms(page: &Resp) -> u64 {
 #[test]
 fn status_page_on_both_ports_with_live_uptime() {
     let Some(g) = boot_guest(&[]) else { return };
-    let a = request(g.mcp, GET);
+    // Open, the page says what runs and where MCP is, and nothing more.
+    let open = request(g.mcp, GET);
+    assert_eq!(open.status, 200);
+    assert!(open.text().contains("MCP on port 7801, token required"));
+    for hidden in ["172.31.77.2", "08:00:69:", "MiB", "UTC", "heap"] {
+        assert!(!open.text().contains(hidden), "{hidden} on the open page");
+    }
+    // With the token, the details.
+    let a = request(g.mcp, &with_bearer(GET, TOKEN));
     assert_eq!(a.status, 200);
     assert!(a.header("content-type").unwrap().starts_with("text/html"));
     for field in [
@@ -46,7 +55,7 @@ fn status_page_on_both_ports_with_live_uptime() {
     // HEAD announces the length a GET would have and sends no body.
     assert!(
         head.header("content-length")
-            .is_some_and(|l| l.parse::<usize>().unwrap() > 500)
+            .is_some_and(|l| l.parse::<usize>().unwrap() > 400)
     );
     assert!(head.body.is_empty());
     g.rig.stop().unwrap();
@@ -145,8 +154,11 @@ fn bad_input_gets_its_error_while_another_connection_keeps_working() {
     assert_eq!(bad(g.mcp, &big), Some(431));
     still_good("a 1 MiB header");
 
-    let huge = b"POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n{";
-    assert_eq!(bad(g.mcp, huge), Some(413));
+    let huge = format!(
+        "POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+         Content-Length: 104857600\r\n\r\n{{"
+    );
+    assert_eq!(bad(g.mcp, huge.as_bytes()), Some(413));
     still_good("a 100 MiB Content-Length");
 
     // A request that never finishes: the rig clock jumps past the request timeout.

@@ -13,7 +13,7 @@ use iris::image::find_repo_root;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::net::TcpStream;
-use support::guest::{Guest, boot_guest_with};
+use support::guest::{Guest, TOKEN, boot_guest_with};
 use support::http::{connect, read_response};
 use support::mcp::{mcp_request, messages};
 
@@ -172,7 +172,9 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
     measure("GET /screen.bmp", f, |g| {
         let bmp = support::http::request(
             g.mcp,
-            "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nConnection: close\r\n\r\n",
+            &format!(
+                "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+            ),
         );
         assert_eq!(bmp.status, 200);
         assert_eq!(bmp.body.len(), 54 + 1280 * 1024 * 3);

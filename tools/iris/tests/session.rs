@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::guest::boot_guest;
+use support::guest::{TOKEN, boot_guest};
 use support::http::{Resp, request};
 
 fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> Resp {
@@ -13,7 +13,7 @@ fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> Resp {
     request(
         addr,
         &format!(
-            "POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
+            "POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\n{}Content-Length: {}\r\n\r\n{body}",
             sid.unwrap_or_default(),
             body.len()
@@ -53,7 +53,7 @@ fn sessions_expire_after_thirty_idle_minutes_and_need_their_id() {
     let missing = request(
         g.mcp,
         &format!(
-            "POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
+            "POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
              Content-Length: {}\r\n\r\n{PING}",
             PING.len()

@@ -7,7 +7,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::io::Write;
-use support::guest::boot_guest_with;
+use support::guest::{TOKEN, boot_guest_with};
 use support::http::{connect, read_response, request};
 use support::mcp::{mcp_request, tool_ok};
 
@@ -70,8 +70,11 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
     // A body bigger than the request budget is refused from its head (413), not buffered.
     let mut s = connect(g.mcp);
     s.write_all(
-        b"POST /mcp HTTP/1.1\r\nHost: indy\r\nContent-Type: application/json\r\n\
-          Expect: 100-continue\r\nContent-Length: 1000000\r\n\r\n",
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n\
+             Expect: 100-continue\r\nContent-Length: 1000000\r\n\r\n"
+        )
+        .as_bytes(),
     )
     .unwrap();
     let r = read_response(&mut s, &mut Vec::new(), false).expect("an answer");
@@ -110,7 +113,10 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
             .is_some_and(|t| t.starts_with("E_"));
         assert!(r["isError"] != true || refused, "{tool}: {r}");
     }
-    let bmp = request(g.mcp, "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n");
+    let bmp = request(
+        g.mcp,
+        &format!("GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"),
+    );
     assert!(bmp.status == 200 || bmp.status == 503, "{}", bmp.status);
 
     let mem = read_mem(g.mcp);

@@ -26,7 +26,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use support::guest::guest_options;
+use support::guest::{TOKEN, guest_options};
 use support::http::{connect, read_response, request};
 use support::image::{PrivateImage, ProductImage};
 use support::mcp::{tool_request, tool_result};
@@ -79,7 +79,10 @@ struct Guest {
 
 /// The screen as BMP, whole.
 fn screen_bmp(g: &Guest) -> Vec<u8> {
-    let r = request(g.mcp, "GET /screen.bmp HTTP/1.1\r\nHost: indy\r\n\r\n");
+    let r = request(
+        g.mcp,
+        &format!("GET /screen.bmp HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"),
+    );
     assert_eq!(r.status, 200, "GET /screen.bmp: {}", r.text());
     assert!(r.body.starts_with(b"BM"), "not a BMP");
     r.body

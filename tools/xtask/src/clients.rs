@@ -186,28 +186,20 @@ fn ensure_venv() -> Result<(), String> {
     }
 }
 
-/// A fresh random token for one test run (never written to the repository).
-fn random_token() -> Result<String, String> {
-    let mut buf = [0u8; 16];
-    let mut f = std::fs::File::open("/dev/urandom").map_err(|e| format!("/dev/urandom: {e}"))?;
-    std::io::Read::read_exact(&mut f, &mut buf).map_err(|e| format!("/dev/urandom: {e}"))?;
-    Ok(crate::image::hex(&buf))
-}
-
-/// `cargo xtask clients [PYTEST ARGS]`: boots three rigs (product open, product with a token,
-/// conformance image open) and runs `tests/python` against them.
+/// `cargo xtask clients [PYTEST ARGS]`: boots three rigs (the product open by choice,
+/// `mcp.token=none`; the product as a machine boots by default, with the token it generates;
+/// the conformance image open) and runs `tests/python` against them.
 pub fn run(pytest_args: &[String]) -> Result<(), String> {
     ensure()?;
     let product = launch::product_image()?;
     let fixtures = launch::conformance_image()?;
     let bin = launch::rig_binary()?;
-    let token = random_token()?;
     let mut open = Rig::start(
         &bin,
         &Spec {
             name: "product",
             image: &product,
-            env: vec![],
+            env: vec!["mcp.token=none".into()],
         },
     )?;
     let mut locked = Rig::start(
@@ -215,15 +207,16 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
         &Spec {
             name: "token",
             image: &product,
-            env: vec![format!("mcp.token={token}")],
+            env: vec![],
         },
     )?;
+    let token = locked.generated_token()?;
     let mut slow = Rig::start(
         &bin,
         &Spec {
             name: "fixtures",
             image: &fixtures,
-            env: vec![],
+            env: vec!["mcp.token=none".into()],
         },
     )?;
     let root = repo_root();

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 pub struct Options {
     /// The machine's MCP endpoint, `http://host:port/path`.
     pub url: String,
-    /// A file holding the machine's bearer token.
+    /// A file holding the machine's bearer token; without one, the file the rig writes for a
+    /// local forwarded port (`target/iris/token-<port>`) when it exists.
     pub token_file: Option<PathBuf>,
     /// Appended to the build id (see `image::Options::build_tag`).
     pub build_tag: Option<String>,
@@ -32,7 +33,8 @@ const MAX_RESPONSE: u64 = 1 << 20;
 
 pub fn run(opts: &Options) -> Result<(), String> {
     let endpoint = Endpoint::parse(&opts.url)?;
-    let token = match &opts.token_file {
+    let rig_file = rig_token_file(&endpoint).filter(|p| p.is_file());
+    let token = match opts.token_file.as_ref().or(rig_file.as_ref()) {
         Some(p) => Some(
             std::fs::read_to_string(p)
                 .map_err(|e| format!("token file {}: {e}", p.display()))?
@@ -137,6 +139,15 @@ fn describe(st: &Value) -> String {
 struct Endpoint {
     authority: String,
     path: String,
+}
+
+/// Where the rig writes the token its module generated, for an endpoint on a local port
+/// (`docs/rig.md`); `None` for a remote machine.
+fn rig_token_file(e: &Endpoint) -> Option<PathBuf> {
+    let (host, port) = e.authority.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    matches!(host, "127.0.0.1" | "localhost")
+        .then(|| crate::cmd::repo_root().join(format!("target/iris/token-{port}")))
 }
 
 impl Endpoint {
@@ -317,6 +328,16 @@ mod tests {
         assert_eq!(Endpoint::parse("http://indy:7801").unwrap().path, "/mcp");
         assert!(Endpoint::parse("https://indy/mcp").is_err());
         assert!(Endpoint::parse("http://u@indy/mcp").is_err());
+    }
+
+    #[test]
+    fn the_rigs_token_file_is_for_local_ports_only() {
+        let file = |url| rig_token_file(&Endpoint::parse(url).unwrap());
+        let want = crate::cmd::repo_root().join("target/iris/token-7801");
+        assert_eq!(file("http://127.0.0.1:7801/mcp"), Some(want.clone()));
+        assert_eq!(file("http://localhost:7801/mcp"), Some(want));
+        assert_eq!(file("http://indy:7801/mcp"), None);
+        assert_eq!(file("http://127.0.0.1/mcp"), None);
     }
 
     #[test]

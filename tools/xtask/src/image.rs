@@ -314,8 +314,9 @@ fn read_token(root: &Path, path: &Path) -> Result<String, String> {
     }
     let text = std::fs::read_to_string(&abs).map_err(|e| format!("token file: {e}"))?;
     let token = text.trim();
-    if token.is_empty() || token.len() > 256 || !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err("the token file must hold 1-256 visible ASCII characters".into());
+    // The module refuses a shorter token at boot (src/net/access.rs, TOKEN_MIN).
+    if token.len() < 16 || token.len() > 256 || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the token file must hold 16-256 visible ASCII characters".into());
     }
     Ok(token.to_string())
 }

@@ -169,6 +169,34 @@ impl Rig {
         format!("{}/mcp", self.base_url())
     }
 
+    /// The token the module generated at boot (booted without `mcp.token`), from the file the
+    /// rig writes for its forwarded port (`target/iris/token-<port>`).
+    pub fn generated_token(&self) -> Result<String, String> {
+        let path = self.token_path();
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if !text.trim().is_empty() {
+                return Ok(text.trim().to_string());
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                return Err(format!(
+                    "rig {}: no token in {}:\n{}",
+                    self.name,
+                    path.display(),
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn token_path(&self) -> PathBuf {
+        repo_root()
+            .join("target/iris")
+            .join(format!("token-{}", self.port))
+    }
+
     /// The last lines of the rig's console and notes, for a failure message.
     pub fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
@@ -214,6 +242,8 @@ impl Drop for Rig {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Killed, the rig cannot remove its token file itself.
+        let _ = std::fs::remove_file(self.token_path());
     }
 }
 

@@ -246,7 +246,8 @@ fn cargo_test() -> Result<(), String> {
 }
 
 /// `rom/tools/mcp-smoke.py` against the product image on the release rig: once with the fixture
-/// disk as SCSI target 2, once diskless with the block and fs checks skipped.
+/// disk as SCSI target 2, once diskless with the block and fs checks skipped. The rigs boot as
+/// a machine does by default, with a generated token; the script gets it with `--token`.
 fn smoke() -> Result<(), String> {
     let bin = crate::launch::rig_binary()?;
     let built = crate::launch::product_image()?;
@@ -276,11 +277,14 @@ fn smoke() -> Result<(), String> {
             env: vec![],
         };
         let mut rig = crate::launch::Rig::start_with_args(&bin, &spec, rig_args)?;
+        let token = rig.generated_token()?;
         let r = cmd::run(
             Command::new("python3")
                 .arg(&script)
                 .arg("--url")
                 .arg(rig.mcp_url())
+                .arg("--token")
+                .arg(&token)
                 .arg("--sha256")
                 .arg(&product.sha256)
                 .args(smoke_args),

@@ -85,7 +85,43 @@ fn origin_is_checked() {
     assert_eq!(run(Some("http://10.0.2.16:7801")), 403);
     assert_eq!(run(Some("http://localhost:6274")), 200);
     assert_eq!(run(Some("http://10.0.2.15:7801")), 200);
-    assert_eq!(run(None), 200);
+    // Without an Origin the Host is judged instead: a rebinding name is refused.
+    assert_eq!(run(None), 403);
+}
+
+#[test]
+fn host_is_checked_without_an_origin() {
+    let mut c = config();
+    c.hosts = vec!["indy".into()];
+    let mut s = server_with(c);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
+    let mut run = |host: &str| {
+        let h = [
+            ("MCP-Protocol-Version", MODERN_VERSION),
+            ("Mcp-Method", "server/discover"),
+            ("Host", host),
+        ];
+        let mut r = post(&mut s, &h, &body, T0);
+        (r.status, String::from_utf8(body_bytes(&mut r, T0)).unwrap())
+    };
+    let (status, text) = run("rebind.evil.example:7801");
+    assert_eq!(status, 403);
+    assert!(text.contains("Host not allowed"), "{text}");
+    for ok in ["localhost:7801", "127.0.0.1:40000", "indy", "[::1]:7801"] {
+        assert_eq!(run(ok).0, 200, "{ok}");
+    }
+    // The own address is learnt late (DHCP): before it, its literal is refused; after, it passes.
+    assert_eq!(run("10.0.2.15:7801").0, 403);
+    s.set_own_ip(Some([10, 0, 2, 15]));
+    let h = [
+        ("MCP-Protocol-Version", MODERN_VERSION),
+        ("Mcp-Method", "server/discover"),
+        ("Host", "10.0.2.15:7801"),
+    ];
+    assert_eq!(post(&mut s, &h, &body, T0).status, 200);
+    // admit judges the head the same way, before any token check.
+    let foreign = headers(&[("Host", "rebind.evil.example")]);
+    assert_eq!(s.admit(&foreign, PEER, T0).unwrap_err().status, 403);
 }
 
 #[test]

@@ -105,6 +105,8 @@ impl Rig {
         install_stub_hook(&mut cpu, kernel.clone())?;
         let last_good =
             last_good::LastGood::new(opts.last_good_file.as_ref().map(|f| root.join(f)));
+        let host_ports: Vec<u16> = net.forward_addrs().iter().map(|a| a.port()).collect();
+        let token_files = crate::token::TokenFiles::new(&root, &host_ports);
         Ok(Rig {
             last_good,
             opts,
@@ -125,6 +127,7 @@ impl Rig {
             net,
             hang_next: Cell::new(false),
             profiler: ProfileHook::default(),
+            token_files,
         })
     }
 

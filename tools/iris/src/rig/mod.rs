@@ -141,6 +141,8 @@ pub struct Rig {
     hang_next: Cell<bool>,
     /// The profiling hook while `profile_start` is in force.
     profiler: ProfileHook,
+    /// The generated token's files under `target/iris/` (see `token`).
+    token_files: crate::token::TokenFiles,
 }
 
 impl Rig {

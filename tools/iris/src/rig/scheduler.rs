@@ -94,6 +94,7 @@ impl Rig {
         let Some(poll) = self.image.as_ref().map(|i| i.poll) else {
             return Err(RigError::State("no image".into()));
         };
+        self.scan_token();
         let now = self.clock.now_ms();
         let before = self.cpu.state.insns.get();
         match self.call_guest("irix7_mcp_poll", poll, &[(now >> 32) as u32, now as u32])? {
@@ -160,6 +161,22 @@ impl Rig {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
+    }
+
+    /// Writes a newly generated token to its files (and says where, unless quiet).
+    fn scan_token(&mut self) {
+        if let Some(_token) = self.token_files.scan(&self.console)
+            && !self.opts.quiet
+        {
+            for p in self.token_files.paths() {
+                eprintln!("iris: the module's token is in {}", p.display());
+            }
+        }
+    }
+
+    /// The token the module generated at its last boot, as the console showed it.
+    pub fn generated_token(&self) -> Option<&str> {
+        self.token_files.current()
     }
 
     /// Run for `ms` milliseconds of host time (or until power-off).

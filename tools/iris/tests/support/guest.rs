@@ -9,9 +9,17 @@ use iris::{Rig, RigHandle, RigOptions};
 
 use super::image::{PrivateImage, ProductImage};
 
+/// The token every guest of the suite requires unless its test sets `mcp.token` itself: each
+/// request then goes through the bearer check, as on a real machine (the module would
+/// otherwise generate one; `secure_default.rs` tests that path, reading the console).
+pub const TOKEN: &str = "iris-suite-token-5d1c08";
+/// The name the suite's requests put in `Host` (`mcp_request`, the raw requests), configured
+/// as one of the machine's names (`mcp.hosts`) so the DNS-rebinding guard lets it pass.
+pub const HOST: &str = "indy";
+
 /// Rig options that boot `image` from `url_path` (a private copy, or the image itself), checked
-/// against its digest, with `extra_env` and the given guest ports forwarded to free host ports:
-/// quiet, no disks.
+/// against its digest, with the suite's token and host name, then `extra_env` (which may
+/// override them), and the given guest ports forwarded to free host ports: quiet, no disks.
 pub fn guest_options(
     url_path: &std::path::Path,
     image: &ProductImage,
@@ -22,6 +30,8 @@ pub fn guest_options(
         format!("mcp.url=file:{}", url_path.display()),
         format!("mcp.sha256={}", image.sha256()),
         format!("netaddr={DEFAULT_GUEST_NETADDR}"),
+        format!("mcp.token={TOKEN}"),
+        format!("mcp.hosts={HOST}"),
     ];
     env.extend(extra_env.iter().map(|s| s.to_string()));
     RigOptions {

@@ -5,11 +5,13 @@ use std::net::SocketAddr;
 use rpc::testing::McpRequest;
 pub use rpc::testing::messages;
 
+use super::guest::{HOST, TOKEN};
 use super::http::{Resp, request};
 
 /// A modern-era (2026-07-28) JSON-RPC request as raw HTTP, built by `rpc::testing` (the one
 /// builder every test suite uses): `extra_meta` merged into `_meta` (e.g. a `progressToken`),
-/// `accept` as the Accept header, and the tests' `clientInfo`.
+/// `accept` as the Accept header, the tests' `clientInfo`, and the suite's token and Host
+/// (`guest::TOKEN`, `guest::HOST`; `with_bearer` swaps in another token).
 pub fn mcp_request(
     id: u64,
     method: &str,
@@ -29,7 +31,7 @@ pub fn mcp_request(
             req = req.meta(k, v.clone());
         }
     }
-    String::from_utf8_lossy(&req.http("/mcp", "indy", None)).into_owned()
+    String::from_utf8_lossy(&req.http("/mcp", HOST, Some(TOKEN))).into_owned()
 }
 
 /// A `tools/call` request answered as JSON.
@@ -59,13 +61,20 @@ pub fn call_tool_with_token(
     tool_result(tool, request(addr, &raw))
 }
 
-/// A raw request with an `Authorization: Bearer` header added.
+/// A raw request carrying `Authorization: Bearer <token>`: the suite's token replaced, or the
+/// header added when the request had none.
 pub fn with_bearer(raw: &str, token: &str) -> String {
-    raw.replacen(
-        "\r\nHost:",
-        &format!("\r\nAuthorization: Bearer {token}\r\nHost:"),
-        1,
-    )
+    let suite = format!("\r\nAuthorization: Bearer {TOKEN}\r\n");
+    let mine = format!("\r\nAuthorization: Bearer {token}\r\n");
+    if raw.contains(&suite) {
+        return raw.replacen(&suite, &mine, 1);
+    }
+    raw.replacen("\r\nHost:", &format!("{mine}Host:"), 1)
+}
+
+/// A raw request without the suite's token (for tests of what a client without it gets).
+pub fn without_bearer(raw: &str) -> String {
+    raw.replacen(&format!("\r\nAuthorization: Bearer {TOKEN}\r\n"), "\r\n", 1)
 }
 
 /// The JSON-RPC `result` of a tool call's response (with `isError` when the tool failed);
