@@ -37,6 +37,9 @@ struct Cli {
     /// Offer the module at most KIB of heap (the ABI promises 1024) instead of the rest of RAM.
     #[arg(long = "heap", value_name = "KIB")]
     heap: Option<u32>,
+    /// Pin the wall time the kernel reports to SECONDS (Unix time) at boot, instead of the host's.
+    #[arg(long = "unix-time", value_name = "SECONDS")]
+    unix_time: Option<u32>,
     /// Attach a raw disk image (512-byte blocks) as SCSI target ID (repeatable).
     #[arg(long = "disk", value_name = "ID=PATH", value_parser = parse_disk_arg)]
     disks: Vec<(u8, PathBuf)>,
@@ -99,6 +102,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         env_file: cli.env_file,
         ram_mib: cli.ram,
         heap_kib: cli.heap,
+        unix_time: cli.unix_time,
         disks: cli.disks,
         no_disk: cli.no_disk,
         watchdog_ms: cli.watchdog_ms,

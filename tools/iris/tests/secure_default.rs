@@ -16,7 +16,7 @@ use rpc::testing::McpRequest;
 use serde_json::json;
 use support::guest::{Guest, HOST, TOKEN, boot_guest, boot_guest_with};
 use support::http::{Stream, connect, read_response, request};
-use support::mcp::{mcp_request, with_bearer, without_bearer};
+use support::mcp::{call_tool, mcp_request, with_bearer, without_bearer};
 
 /// Boots without the suite's `mcp.token` (and with `extra_env`): what a machine with no token
 /// configured does.
@@ -281,11 +281,23 @@ fn session_ids(addr: SocketAddr, n: usize) -> Vec<String> {
 
 #[test]
 fn session_ids_are_random_and_differ_across_identical_boots() {
-    // Two machines with the same configuration (same Ethernet address, same environment), as
-    // close in time as the rig allows: the old generator, seeded from the clock and the MAC,
-    // could give both the same ids; the DRBG's Count jitter makes them differ.
-    let Some(a) = boot_guest(&[]) else { return };
-    let Some(b) = boot_guest(&[]) else { return };
+    // Two machines with the same configuration (same Ethernet address, same environment) and
+    // the same wall clock (pinned): the old generator, seeded from the clock and the MAC, gave
+    // both the same ids; the DRBG's Count jitter and frame timing make them differ.
+    let same_date = |o: &mut iris::RigOptions| o.unix_time = Some(1_800_000_000);
+    let Some(a) = boot_guest_with(&[], same_date, |_| {}) else {
+        return;
+    };
+    let Some(b) = boot_guest_with(&[], same_date, |_| {}) else {
+        return;
+    };
+    for g in [&a, &b] {
+        let status = call_tool(g.mcp, "status", json!({}));
+        let at = status["structuredContent"]["unix_time"]
+            .as_u64()
+            .expect("unix_time");
+        assert!((1_800_000_000..1_800_000_300).contains(&at), "{status}");
+    }
     let n = 96;
     let (ids_a, ids_b) = (session_ids(a.mcp, n), session_ids(b.mcp, n));
     let mut all = HashSet::new();

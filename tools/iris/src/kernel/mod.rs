@@ -87,6 +87,9 @@ pub struct Kernel {
     /// Offer the module at most this much heap (a kernel that gives only what the ABI
     /// promises); by default the heap runs to the end of RAM.
     pub heap_cap: Option<u32>,
+    /// The wall time (Unix seconds) at boot, when pinned: two rigs started with the same value
+    /// tell the module the same date, so only what the clock cannot reproduce tells them apart.
+    pub unix_time_at_boot: Option<u32>,
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
@@ -127,6 +130,7 @@ impl Kernel {
             enet_irqs: Rc::default(),
             abi_10: false,
             heap_cap: None,
+            unix_time_at_boot: None,
         }
     }
 
@@ -215,10 +219,13 @@ impl Kernel {
             .get("netaddr")
             .and_then(|n| prom_env::parse_netaddr(n).ok())
             .map_or([0; 4], |n| n.addr.octets());
-        let unix_time = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs().min(u64::from(u32::MAX)) as u32)
-            .unwrap_or(0);
+        let unix_time = match self.unix_time_at_boot {
+            Some(at_boot) => at_boot.saturating_add((now / 1000).min(u64::from(u32::MAX)) as u32),
+            None => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs().min(u64::from(u32::MAX)) as u32)
+                .unwrap_or(0),
+        };
         let mut os_version = [0u8; 16];
         os_version[..OS_VERSION.len()].copy_from_slice(OS_VERSION.as_bytes());
         MachineStatus {

@@ -101,6 +101,7 @@ impl Rig {
             .borrow_mut()
             .attach_devices(bus.clone(), net.enet_irq_counter());
         kernel.borrow_mut().heap_cap = opts.heap_kib.map(|k| k.saturating_mul(1024));
+        kernel.borrow_mut().unix_time_at_boot = opts.unix_time;
         let mut cpu = Cpu::new(ram_bytes).map_err(RigError::Emulator)?;
         install_stub_hook(&mut cpu, kernel.clone())?;
         let last_good =

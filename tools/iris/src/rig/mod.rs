@@ -62,6 +62,9 @@ pub struct RigOptions {
     /// Heap offered to the module in KiB, when less than the rest of RAM (the ABI promises
     /// 1024): to test the module on a kernel that gives only what it promises.
     pub heap_kib: Option<u32>,
+    /// Pin the wall time the kernel reports: Unix seconds at boot, advancing with the rig's
+    /// clock (the host's time when `None`).
+    pub unix_time: Option<u32>,
     /// SCSI disks `(target, image path)`.
     pub disks: Vec<(u8, PathBuf)>,
     /// Attach no disk at all (not even the default root filesystem).
@@ -94,6 +97,7 @@ impl Default for RigOptions {
             env_file: None,
             ram_mib: memmap::DEFAULT_RAM_MIB,
             heap_kib: None,
+            unix_time: None,
             disks: Vec::new(),
             no_disk: false,
             watchdog_ms: WATCHDOG_PERIOD_MS,
