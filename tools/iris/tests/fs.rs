@@ -11,13 +11,10 @@ use base64::engine::general_purpose::STANDARD;
 use iris::image::find_repo_root;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::net::TcpStream;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use support::guest::{Guest, boot_guest_with};
-use support::http::{connect, read_response};
-use support::mcp::{tool_request, tool_result};
+use support::mcp::GuestClient;
 
 fn fixtures_dir() -> PathBuf {
     find_repo_root().join("target/fixtures")
@@ -52,86 +49,42 @@ fn boot_disks(env: &[&str], disks: &[(u8, PathBuf)]) -> Option<Guest> {
     )
 }
 
-/// A kept-alive MCP connection that moves the guest clock on before each call, so a walk of
-/// hundreds of calls stays under the module's 20 requests/s per client.
-struct Client<'g> {
-    g: &'g Guest,
-    s: TcpStream,
-    buf: Vec<u8>,
-    id: u64,
+/// A whole file through fs.read in base64 (following `next_offset`).
+fn read_all(c: &mut GuestClient, path: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let r = c.call(
+            "fs.read",
+            json!({"path": path, "encoding": "base64", "offset": offset, "max_output": 8 << 20}),
+        );
+        assert_ne!(r["isError"], true, "fs.read {path}: {r}");
+        let meta = &r["structuredContent"];
+        assert_eq!(
+            r["content"].as_array().unwrap().len(),
+            2,
+            "data + metadata blocks"
+        );
+        let blob = &r["content"][0]["resource"];
+        assert_eq!(blob["mimeType"], "application/octet-stream", "{path}");
+        out.extend(STANDARD.decode(blob["blob"].as_str().unwrap()).unwrap());
+        match meta["next_offset"].as_u64() {
+            Some(n) => offset = n,
+            None => return out,
+        }
+    }
 }
 
-impl<'g> Client<'g> {
-    fn new(g: &'g Guest) -> Self {
-        Client {
-            g,
-            s: connect(g.mcp),
-            buf: Vec::new(),
-            id: 0,
-        }
-    }
-
-    /// A tool's result (with `isError` when it failed).
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.g.rig.advance_clock(60);
-        self.id += 1;
-        self.s
-            .write_all(tool_request(self.id, tool, args.clone()).as_bytes())
-            .unwrap();
-        let r = read_response(&mut self.s, &mut self.buf, false)
-            .unwrap_or_else(|| panic!("{tool} {args}: connection closed"));
-        tool_result(&format!("{tool} {args}"), r)
-    }
-
-    fn ok(&mut self, tool: &str, args: Value) -> Value {
-        let r = self.call(tool, args.clone());
-        assert_ne!(r["isError"], true, "{tool} {args}: {r}");
-        r["structuredContent"].clone()
-    }
-
-    fn err(&mut self, tool: &str, args: Value) -> String {
-        let r = self.call(tool, args.clone());
-        assert_eq!(r["isError"], true, "{tool} {args} should fail: {r}");
-        r["content"][0]["text"].as_str().unwrap_or("").to_string()
-    }
-
-    /// A whole file through fs.read in base64 (following `next_offset`).
-    fn read_all(&mut self, path: &str) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut offset = 0u64;
-        loop {
-            let r = self.call(
-                "fs.read",
-                json!({"path": path, "encoding": "base64", "offset": offset, "max_output": 8 << 20}),
-            );
-            assert_ne!(r["isError"], true, "fs.read {path}: {r}");
-            let meta = &r["structuredContent"];
-            assert_eq!(
-                r["content"].as_array().unwrap().len(),
-                2,
-                "data + metadata blocks"
-            );
-            let blob = &r["content"][0]["resource"];
-            assert_eq!(blob["mimeType"], "application/octet-stream", "{path}");
-            out.extend(STANDARD.decode(blob["blob"].as_str().unwrap()).unwrap());
-            match meta["next_offset"].as_u64() {
-                Some(n) => offset = n,
-                None => return out,
-            }
-        }
-    }
-
-    /// Every name in a directory, through fs.list pages.
-    fn list_all(&mut self, path: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut offset = 0;
-        loop {
-            let l = self.ok("fs.list", json!({"path": path, "offset": offset}));
-            out.extend(l["entries"].as_array().unwrap().iter().cloned());
-            match l["next_offset"].as_u64() {
-                Some(n) => offset = n,
-                None => return out,
-            }
+/// Every name in a directory, through fs.list pages.
+fn list_all(c: &mut GuestClient, path: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let l = c.ok("fs.list", json!({"path": path, "offset": offset}));
+        out.extend(l["entries"].as_array().unwrap().iter().cloned());
+        match l["next_offset"].as_u64() {
+            Some(n) => offset = n,
+            None => return out,
         }
     }
 }
@@ -157,7 +110,7 @@ fn type_of(m: &std::fs::Metadata) -> &'static str {
 
 /// Walks the whole tree through the tools and compares it with the staging tree; returns the
 /// number of entries compared.
-fn compare_tree(c: &mut Client, staging: &Path) -> usize {
+fn compare_tree(c: &mut GuestClient, staging: &Path) -> usize {
     let mut compared = 0;
     let mut dirs = vec![String::from("/")];
     while let Some(dir) = dirs.pop() {
@@ -166,7 +119,7 @@ fn compare_tree(c: &mut Client, staging: &Path) -> usize {
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
-        let listed = c.list_all(&dir);
+        let listed = list_all(c, &dir);
         let got: BTreeSet<String> = listed
             .iter()
             .map(|e| e["name"].as_str().unwrap().to_string())
@@ -200,7 +153,7 @@ fn compare_tree(c: &mut Client, staging: &Path) -> usize {
             match ty {
                 "dir" => dirs.push(path.clone()),
                 "file" => {
-                    let data = c.read_all(&path);
+                    let data = read_all(c, &path);
                     assert!(data == std::fs::read(&host).unwrap(), "content of {path}");
                 }
                 "symlink" => {
@@ -257,7 +210,7 @@ fn walk_matches_staging(image: &str) {
         "mount line: {}",
         g.rig.console_text()
     );
-    let mut c = Client::new(&g);
+    let mut c = GuestClient::new(&g);
     let n = compare_tree(&mut c, &staging);
     assert!(n > 330, "only {n} entries compared");
     let st = c.ok("status", json!({}));
@@ -283,7 +236,7 @@ fn overlay_write_remove_recreate_and_the_cap() {
     let Some(g) = boot_disks(&["mcp.overlay_max=64K"], &disks) else {
         return;
     };
-    let mut c = Client::new(&g);
+    let mut c = GuestClient::new(&g);
     // Write, overwrite, read back.
     let w = c.ok("fs.write", json!({"path": "/tmp/note", "content": "first"}));
     assert_eq!(
@@ -301,16 +254,16 @@ fn overlay_write_remove_recreate_and_the_cap() {
         "fs.write",
         json!({"path": "/tmp/bin", "content": STANDARD.encode(&bin), "encoding": "base64"}),
     );
-    assert_eq!(c.read_all("/tmp/bin"), bin);
+    assert_eq!(read_all(&mut c, "/tmp/bin"), bin);
     // Overwrite an image file: copied up, the image is untouched below.
     c.ok(
         "fs.write",
         json!({"path": "/etc/hostname", "content": "indy2\n"}),
     );
-    assert_eq!(c.read_all("/etc/hostname"), b"indy2\n");
+    assert_eq!(read_all(&mut c, "/etc/hostname"), b"indy2\n");
     // List shows the merged view.
-    let names = |c: &mut Client, p: &str| -> Vec<(String, String)> {
-        c.list_all(p)
+    let names = |c: &mut GuestClient, p: &str| -> Vec<(String, String)> {
+        list_all(c, p)
             .iter()
             .map(|e| {
                 (
@@ -374,7 +327,7 @@ fn overlay_write_remove_recreate_and_the_cap() {
             .starts_with("E_NOENT: ")
     );
     // The cap (64 KiB here): a write past it fails and changes nothing.
-    let used_before = c.read_all("/etc/hostname");
+    let used_before = read_all(&mut c, "/etc/hostname");
     let e = c.err(
         "fs.write",
         json!({"path": "/tmp/big", "content": "y".repeat(70_000)}),
@@ -389,7 +342,7 @@ fn overlay_write_remove_recreate_and_the_cap() {
         json!({"path": "/etc/hostname", "content": "z".repeat(70_000)}),
     );
     assert!(e.starts_with("E_NOSPC: "), "{e}");
-    assert_eq!(c.read_all("/etc/hostname"), used_before);
+    assert_eq!(read_all(&mut c, "/etc/hostname"), used_before);
     // Malformed paths get errors that say what is wrong.
     let long = format!("/{}", "n".repeat(4096));
     for (path, want) in [
@@ -403,7 +356,7 @@ fn overlay_write_remove_recreate_and_the_cap() {
     }
     // The image itself still reads as built.
     let motd = std::fs::read(staging.join("etc/motd")).unwrap();
-    assert_eq!(c.read_all("/link"), motd);
+    assert_eq!(read_all(&mut c, "/link"), motd);
     drop(c);
     g.rig.stop().unwrap();
 }
@@ -449,7 +402,7 @@ fn compressed_and_unknown_features_are_refused_by_name() {
             "{}",
             g.rig.console_text()
         );
-        let mut c = Client::new(&g);
+        let mut c = GuestClient::new(&g);
         for tool in ["fs.stat", "fs.read", "fs.list"] {
             let e = c.err(tool, json!({"path": "/etc/motd"}));
             assert!(
@@ -483,7 +436,7 @@ fn no_disk_answers_enodev_and_block_read_reaches_other_targets() {
         "fs: no filesystem: SCSI target 2",
         std::time::Duration::from_secs(20)
     ));
-    let mut c = Client::new(&g);
+    let mut c = GuestClient::new(&g);
     let e = c.err("fs.stat", json!({"path": "/"}));
     assert!(e.starts_with("E_NODEV: "), "{e}");
     assert!(
@@ -503,7 +456,7 @@ fn no_disk_answers_enodev_and_block_read_reaches_other_targets() {
         "fs: EROFS on SCSI target 5",
         std::time::Duration::from_secs(20)
     ));
-    let mut c = Client::new(&g);
+    let mut c = GuestClient::new(&g);
     assert_eq!(
         c.ok("fs.stat", json!({"path": "/etc/motd"}))["type"],
         "file"
@@ -566,7 +519,7 @@ fn staging_paths(staging: &Path) -> Vec<String> {
 
 /// Walks a (possibly corrupt) image through the tools: whatever fs.list shows from the root
 /// (bounded), then every known path; returns (answers without error, error answers).
-fn walk_anything(c: &mut Client, known: &[String]) -> (usize, usize) {
+fn walk_anything(c: &mut GuestClient, known: &[String]) -> (usize, usize) {
     let (mut ok, mut errors) = (0, 0);
     let mut count = |r: Value| {
         if r["isError"] == true {
@@ -664,7 +617,7 @@ fn corrupted_images_never_stop_the_module() {
             .rig
             .wait_for_console("fs: EROFS on", std::time::Duration::from_secs(1));
         assert_eq!(mounted, mounts, "seed {seed}: {}", g.rig.console_text());
-        let mut c = Client::new(&g);
+        let mut c = GuestClient::new(&g);
         let (ok, errors) = walk_anything(&mut c, &known);
         println!("flip seed {seed}: {ok} answers, {errors} errors");
         walked += ok;

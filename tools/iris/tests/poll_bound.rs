@@ -10,66 +10,14 @@
 mod support;
 
 use iris::image::find_repo_root;
-use serde_json::{Value, json};
-use std::io::Write;
-use std::net::TcpStream;
+use serde_json::json;
 use support::guest::{Guest, TOKEN, boot_guest_with};
-use support::http::{connect, read_response};
-use support::mcp::{mcp_request, messages};
+use support::mcp::GuestClient;
 
 /// The most guest instructions one poll may run: 0.1 s at 100 MHz.
 const POLL_BOUND: u64 = 10_000_000;
 /// Free RAM above the module, as the device tests use it.
 const FREE_RAM: u32 = 0x0800_8000;
-
-/// A kept-alive connection that moves the guest clock on before each request, so a long run
-/// stays under the module's rate limit per client.
-struct Client<'g> {
-    g: &'g Guest,
-    s: TcpStream,
-    buf: Vec<u8>,
-    id: u64,
-}
-
-impl<'g> Client<'g> {
-    fn new(g: &'g Guest) -> Self {
-        Client {
-            g,
-            s: connect(g.mcp),
-            buf: Vec::new(),
-            id: 0,
-        }
-    }
-
-    /// The last JSON-RPC message answering `method` with `params`.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.g.rig.advance_clock(60);
-        self.id += 1;
-        let raw = mcp_request(
-            self.id,
-            method,
-            params.clone(),
-            json!({}),
-            "application/json, text/event-stream",
-        );
-        self.s.write_all(raw.as_bytes()).unwrap();
-        let r = read_response(&mut self.s, &mut self.buf, false)
-            .unwrap_or_else(|| panic!("{method} {params}: connection closed"));
-        assert_eq!(r.status, 200, "{method} {params}: {}", r.text());
-        messages(&r.body)
-            .pop()
-            .unwrap_or_else(|| panic!("{method} {params}: no message in {}", r.text()))
-    }
-
-    /// A tool call that must succeed; its result.
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        let m = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        let r = m["result"].clone();
-        assert_ne!(r["isError"], true, "{tool}: {m}");
-        assert!(r.is_object(), "{tool}: {m}");
-        r
-    }
-}
 
 /// Boots a fresh guest with the fixture image on target 2, runs `workload` on it and checks
 /// the largest poll it ran against the bound, printing the figure; a fresh guest per workload
@@ -110,7 +58,7 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
     let f = &mut failures;
 
     measure("tools/list", f, |g| {
-        let tools = Client::new(g).request("tools/list", json!({}));
+        let tools = GuestClient::new(g).request("tools/list", json!({}));
         assert!(tools["result"]["tools"].as_array().is_some(), "{tools}");
     });
     for uri in [
@@ -121,26 +69,26 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
         "irix7://screen",
     ] {
         measure(&format!("resources/read {uri}"), f, |g| {
-            let m = Client::new(g).request("resources/read", json!({"uri": uri}));
+            let m = GuestClient::new(g).request("resources/read", json!({"uri": uri}));
             let c = &m["result"]["contents"][0];
             assert!(c["text"].is_string() || c["blob"].is_string(), "{uri}: {m}");
         });
     }
     measure("mem.read 64 KiB", f, |g| {
-        let r = Client::new(g).call("mem.read", json!({"addr": FREE_RAM, "length": 65536}));
+        let r = GuestClient::new(g).call_ok("mem.read", json!({"addr": FREE_RAM, "length": 65536}));
         assert!(r["content"].is_array());
     });
     measure("block.read 128 blocks", f, |g| {
-        let r = Client::new(g).call("block.read", json!({"lba": 0, "count": 128}));
+        let r = GuestClient::new(g).call_ok("block.read", json!({"lba": 0, "count": 128}));
         assert!(r["content"].is_array());
     });
     measure("fs.list /bigdir (300 entries)", f, |g| {
-        let r = Client::new(g).call("fs.list", json!({"path": "/bigdir", "limit": 512}));
+        let r = GuestClient::new(g).call_ok("fs.list", json!({"path": "/bigdir", "limit": 512}));
         let entries = r["structuredContent"]["entries"].as_array().map(Vec::len);
         assert_eq!(entries, Some(300));
     });
     measure("fs.read /big/4mib.bin whole", f, |g| {
-        let r = Client::new(g).call(
+        let r = GuestClient::new(g).call_ok(
             "fs.read",
             json!({"path": "/big/4mib.bin", "encoding": "base64", "max_output": 8 << 20}),
         );
@@ -150,22 +98,23 @@ fn no_poll_runs_more_than_the_bound_under_heavy_requests() {
     // The largest request body the module takes (128 KiB): its parse runs in one poll.
     measure("fs.write 120 KB of text (a full request)", f, |g| {
         let text = "irix7 ".repeat(120_000 / 6);
-        let r = Client::new(g).call("fs.write", json!({"path": "/tmp-big", "content": text}));
+        let r =
+            GuestClient::new(g).call_ok("fs.write", json!({"path": "/tmp-big", "content": text}));
         assert_eq!(r["structuredContent"]["size"], 120_000 / 6 * 6, "{r}");
     });
     measure("serial.read 64 KiB", f, |g| {
-        let r = Client::new(g).call("serial.read", json!({"max_bytes": 65536}));
+        let r = GuestClient::new(g).call_ok("serial.read", json!({"max_bytes": 65536}));
         assert!(r["content"].is_array());
     });
     for command in ["ls -l /bigdir", "cat /big/4mib.bin", "status", "ps"] {
         measure(&format!("shell.exec {command}"), f, |g| {
-            let r = Client::new(g).call("shell.exec", json!({"command": command}));
+            let r = GuestClient::new(g).call_ok("shell.exec", json!({"command": command}));
             assert_eq!(r["structuredContent"]["exit_status"], 0, "{r}");
         });
     }
     for (scale, width) in [(16, 80), (2, 640), (1, 1280)] {
         measure(&format!("screen.capture scale {scale}"), f, |g| {
-            let r = Client::new(g).call("screen.capture", json!({"scale": scale}));
+            let r = GuestClient::new(g).call_ok("screen.capture", json!({"scale": scale}));
             assert_eq!(r["structuredContent"]["width"], width, "{r}");
         });
     }

@@ -1,12 +1,13 @@
 //! MCP over the HTTP client: the modern-era request envelope and tool calls.
 
-use std::net::SocketAddr;
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
 
 use rpc::testing::McpRequest;
 pub use rpc::testing::messages;
 
-use super::guest::{HOST, TOKEN};
-use super::http::{Resp, request};
+use super::guest::{Guest, HOST, TOKEN};
+use super::http::{Resp, connect, read_response, request};
 
 /// A modern-era (2026-07-28) JSON-RPC request as raw HTTP, built by `rpc::testing` (the one
 /// builder every test suite uses): `extra_meta` merged into `_meta` (e.g. a `progressToken`),
@@ -107,4 +108,73 @@ pub fn tool_ok(addr: SocketAddr, tool: &str, args: serde_json::Value) -> serde_j
 /// The text of a tool result's first content block.
 pub fn first_text(result: &serde_json::Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or("")
+}
+
+/// A kept-alive MCP connection (2026-07-28, the suite's token) that moves the guest clock on
+/// 60 ms before each request, so a walk of hundreds of requests stays under the module's
+/// requests-per-second limit per client.
+pub struct GuestClient<'g> {
+    g: &'g Guest,
+    s: TcpStream,
+    buf: Vec<u8>,
+    id: u64,
+}
+
+impl<'g> GuestClient<'g> {
+    pub fn new(g: &'g Guest) -> Self {
+        GuestClient {
+            g,
+            s: connect(g.mcp),
+            buf: Vec::new(),
+            id: 0,
+        }
+    }
+
+    /// The last JSON-RPC message of the 200 answer to `method` with `params`.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.g.rig.advance_clock(60);
+        self.id += 1;
+        let accept = "application/json, text/event-stream";
+        let raw = mcp_request(
+            self.id,
+            method,
+            params.clone(),
+            serde_json::json!({}),
+            accept,
+        );
+        self.s.write_all(raw.as_bytes()).unwrap();
+        let r = read_response(&mut self.s, &mut self.buf, false)
+            .unwrap_or_else(|| panic!("{method} {params}: connection closed"));
+        assert_eq!(r.status, 200, "{method} {params}: {}", r.text());
+        messages(&r.body)
+            .pop()
+            .unwrap_or_else(|| panic!("{method} {params}: no message in {}", r.text()))
+    }
+
+    /// A tool's result (with `isError` when it failed).
+    pub fn call(&mut self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        let params = serde_json::json!({"name": tool, "arguments": args});
+        let m = self.request("tools/call", params);
+        m.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{tool} {args}: no result in {m}"))
+    }
+
+    /// A call that must succeed: its whole result.
+    pub fn call_ok(&mut self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        let r = self.call(tool, args);
+        expect_success(tool, r)
+    }
+
+    /// A call that must succeed: its structured result.
+    pub fn ok(&mut self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        self.call_ok(tool, args)["structuredContent"].clone()
+    }
+
+    /// A call that must fail: the text of its error.
+    pub fn err(&mut self, tool: &str, args: serde_json::Value) -> String {
+        let r = self.call(tool, args.clone());
+        assert_eq!(r["isError"], true, "{tool} {args} should fail: {r}");
+        r["content"][0]["text"].as_str().unwrap_or("").to_string()
+    }
 }
