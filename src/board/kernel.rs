@@ -34,6 +34,11 @@ impl Kernel {
 
     /// Writes bytes to the console and the serial ring.
     pub fn console_write(&self, bytes: &[u8]) {
+        // An empty slice's pointer is dangling (0x1 for bytes), which the kernel rightly
+        // refuses; formatting writes empty pieces (an empty `{}`), so they stop here.
+        if bytes.is_empty() {
+            return;
+        }
         // SAFETY: the pointer and length describe a live slice.
         unsafe { (self.table.console_write)(bytes.as_ptr(), bytes.len()) };
     }
@@ -169,6 +174,10 @@ impl Kernel {
 
     /// Queues keystrokes on the console input; returns how many were taken.
     pub fn console_input(&self, bytes: &[u8]) -> usize {
+        // Nothing to queue, and an empty slice's pointer is dangling (see `console_write`).
+        if bytes.is_empty() {
+            return 0;
+        }
         // SAFETY: a live slice.
         let n = unsafe { (self.table.console_input)(bytes.as_ptr(), bytes.len()) };
         usize::try_from(n).unwrap_or(0)

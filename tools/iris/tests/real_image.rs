@@ -61,5 +61,8 @@ fn real_image_boots_and_prints_its_banner() {
     let c = rig.counters();
     assert!(c.polls > 0, "{c:?}");
     println!("{} polls, {} instructions in polls", c.polls, c.poll_insns);
+    // Every pointer the module handed the kernel was one it could use (an empty slice's
+    // dangling pointer included).
+    assert_eq!(rig.kernel_stats().bad_pointers, 0);
     rig.stop().unwrap();
 }
