@@ -15,7 +15,7 @@ use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
-use support::guest::{Guest, boot_guest, boot_guest_with};
+use support::guest::{Guest, boot_guest, boot_guest_with_disk};
 use support::http::{Resp, request};
 use support::mcp::messages;
 
@@ -277,14 +277,7 @@ fn writes_destructive_calls_and_failed_logins_are_audited_without_data_or_tokens
         return;
     }
     let token = format!("mcp.token={TOKEN}");
-    let Some(g) = boot_guest_with(
-        &[&token],
-        move |o| {
-            o.no_disk = false;
-            o.disks = vec![(2, image)];
-        },
-        |_| {},
-    ) else {
+    let Some(g) = boot_guest_with_disk(&[&token], image) else {
         return;
     };
     const SECRET: &str = "TOP-SECRET-FILE-CONTENTS";

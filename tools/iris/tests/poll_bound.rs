@@ -11,7 +11,7 @@ mod support;
 
 use iris::image::find_repo_root;
 use serde_json::json;
-use support::guest::{Guest, TOKEN, boot_guest_with};
+use support::guest::{Guest, TOKEN, boot_guest_with_disk};
 use support::mcp::GuestClient;
 
 /// The most guest instructions one poll may run: 0.1 s at 100 MHz.
@@ -24,14 +24,7 @@ const FREE_RAM: u32 = 0x0800_8000;
 /// because the rig's figure is the largest since boot.
 fn measure(name: &str, failures: &mut Vec<String>, workload: impl FnOnce(&Guest)) {
     let image = find_repo_root().join("target/fixtures/rootfs.erofs");
-    let Some(g) = boot_guest_with(
-        &[],
-        move |o| {
-            o.no_disk = false;
-            o.disks = vec![(2, image)];
-        },
-        |_| {},
-    ) else {
+    let Some(g) = boot_guest_with_disk(&[], image) else {
         return;
     };
     workload(&g);

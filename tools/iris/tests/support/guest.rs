@@ -64,6 +64,19 @@ pub fn boot_guest(extra_env: &[&str]) -> Option<Guest> {
     boot_guest_with(extra_env, |_| {}, |_| {})
 }
 
+/// Like `boot_guest`, with `disk` attached as SCSI target 2 (the module's data disk; the tests
+/// use the fixture image `cargo xtask fixtures` builds).
+pub fn boot_guest_with_disk(extra_env: &[&str], disk: std::path::PathBuf) -> Option<Guest> {
+    boot_guest_with(
+        extra_env,
+        move |o| {
+            o.no_disk = false;
+            o.disks = vec![(2, disk)];
+        },
+        |_| {},
+    )
+}
+
 /// Like `boot_guest`, with `tweak` adjusting the rig options (watchdog period, disks) and
 /// `before_boot` acting on the built rig (e.g. offering an older ABI table). The guest loads a
 /// private copy of the image.
