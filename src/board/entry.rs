@@ -14,6 +14,7 @@ use crate::hil::framebuffer::Framebuffer;
 use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
+use crate::net::isn::IsnOffset;
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
@@ -42,7 +43,7 @@ const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
-type Nic = TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>;
+type Nic = IsnOffset<TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>>;
 
 /// Everything the module owns while loaded.
 struct Module {
@@ -92,11 +93,11 @@ impl Module {
         ctx.net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
-            mac: self.stack.device.inner().mac(),
+            mac: self.stack.device.inner().inner().mac(),
             port: self.port,
             open_connections: self.server.open_connections(&self.stack.sockets),
             requests: self.router.requests,
-            rings: self.stack.device.inner().ring_positions(),
+            rings: self.stack.device.inner().inner().ring_positions(),
         };
     }
 }
@@ -218,7 +219,10 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
 
     let entropy = Rc::new(RefCell::new(Entropy::new(&sources::boot_samples(kernel))));
     let seed = entropy.borrow_mut().next_u64();
-    let mut stack = NetStack::new(TcpChecksumTx::new(nic), mac, ip, now, seed);
+    let mut isn_key = [0u8; 32];
+    entropy.borrow_mut().fill(&mut isn_key);
+    let nic = IsnOffset::new(TcpChecksumTx::new(nic), isn_key);
+    let mut stack = NetStack::new(nic, mac, ip, now, seed);
     match stack.ipv4() {
         Some(c) => kprintln!(
             kernel,

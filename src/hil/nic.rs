@@ -17,3 +17,11 @@ pub struct RingPositions {
     pub rx_ring_phys: u32,
     pub tx_ring_phys: u32,
 }
+
+/// A received frame the NIC can hand out writable, because it is already the driver's own copy
+/// (the Seeq's RX token copies each frame out of its DMA buffer). A `phy` decorator that
+/// rewrites received headers (`net::isn`) then edits it in place instead of copying it again.
+pub trait WritableRx {
+    /// Like `smoltcp::phy::RxToken::consume`, with the frame writable.
+    fn consume_mut<R, F: FnOnce(&mut [u8]) -> R>(self, f: F) -> R;
+}

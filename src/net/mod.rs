@@ -5,6 +5,8 @@
 pub mod access;
 pub mod budget;
 pub mod config;
+pub mod frame;
+pub mod isn;
 pub mod router;
 pub mod server;
 pub mod stack;

@@ -4,6 +4,7 @@
 //! end-around carry costs about half the R4400 instructions per byte of smoltcp's generic
 //! 16-bit one.
 
+use super::frame::tcp_segment;
 use smoltcp::phy::{self, Checksum, DeviceCapabilities};
 use smoltcp::time::Instant;
 
@@ -67,8 +68,6 @@ impl<D: phy::Device> phy::Device for TcpChecksumTx<D> {
     }
 }
 
-const ETH_HEADER: usize = 14;
-const ETHERTYPE_IPV4: [u8; 2] = [0x08, 0x00];
 const PROTO_TCP: u8 = 6;
 /// Offset of the checksum in the TCP header.
 const TCP_CHECKSUM: usize = 16;
@@ -76,27 +75,12 @@ const TCP_CHECKSUM: usize = 16;
 /// Fills in the TCP checksum of an Ethernet + IPv4 + TCP frame. Other frames, and frames whose
 /// headers do not add up, are left as they are.
 pub fn fill_tcp_checksum(frame: &mut [u8]) {
-    let Some(ip) = frame.get(ETH_HEADER..) else {
+    let Some(at) = tcp_segment(frame) else {
         return;
     };
-    if frame.get(12..14) != Some(&ETHERTYPE_IPV4[..]) || ip.len() < 20 {
-        return;
-    }
-    let ihl = usize::from(ip[0] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
-    // Version 4, TCP, not a fragment (smoltcp never fragments TCP), lengths consistent.
-    let fragment = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0;
-    if ip[0] >> 4 != 4 || ip[9] != PROTO_TCP || fragment || ihl < 20 || total > ip.len() {
-        return;
-    }
-    let Some(tcp_len) = total.checked_sub(ihl).filter(|&l| l >= 20) else {
-        return;
-    };
-    let mut sum = u32::from(PROTO_TCP) + tcp_len as u32;
-    sum = add_words(sum, &ip[12..20]);
-    let Some(segment) = frame.get_mut(ETH_HEADER + ihl..ETH_HEADER + total) else {
-        return;
-    };
+    let mut sum = u32::from(PROTO_TCP) + at.tcp_len() as u32;
+    sum = add_words(sum, &frame[at.ip + 12..at.ip + 20]);
+    let segment = &mut frame[at.tcp..at.end];
     segment[TCP_CHECKSUM] = 0;
     segment[TCP_CHECKSUM + 1] = 0;
     let c = !fold(add_words(sum, segment));

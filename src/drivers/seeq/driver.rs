@@ -378,7 +378,12 @@ impl RxState {
 
     /// Copies the frame at `next` (of `len` bytes, already checked) out, gives the descriptor
     /// back and returns the copy.
-    pub(super) fn take<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo, len: usize) -> &[u8] {
+    pub(super) fn take<B: Hpc3Bus>(
+        &mut self,
+        bus: &mut B,
+        info: &RingInfo,
+        len: usize,
+    ) -> &mut [u8] {
         let buf = info.layout.rx_buf(self.next);
         let len = len.min(self.scratch.len());
         let copied = match (bus.dma_bytes(buf + 2, len), self.scratch.get_mut(..len)) {
@@ -391,7 +396,7 @@ impl RxState {
         self.counters.rx_frames += 1;
         self.counters.rx_bytes += copied as u64;
         self.recycle(bus, info);
-        self.scratch.get(..copied).unwrap_or(&[])
+        self.scratch.get_mut(..copied).unwrap_or(&mut [])
     }
 
     /// Hands descriptor `next` back to the HPC as the new ring end, takes EOR off the old end,

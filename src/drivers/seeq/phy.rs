@@ -1,10 +1,12 @@
 //! The driver as a smoltcp `phy::Device`. The RX token copies its frame out and returns the
 //! descriptor before the stack runs, because smoltcp transmits replies from inside the RX
-//! callback; the TX token builds the frame directly in the DMA buffer. The Seeq computes no
+//! callback (the copy is the driver's, so it is handed out writable too: `WritableRx`); the TX
+//! token builds the frame directly in the DMA buffer. The Seeq computes no
 //! checksums; `net::tx_checksum` wraps the device to fill in the TCP one.
 
 use super::driver::{MAX_FRAME, RingInfo, RxState, Seeq, TxState};
 use crate::hil::hpc3_bus::Hpc3Bus;
+use crate::hil::nic::WritableRx;
 use core::cell::RefCell;
 use smoltcp::phy::{self, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
@@ -26,6 +28,12 @@ pub struct TxToken<'a, B: Hpc3Bus> {
 
 impl<B: Hpc3Bus> phy::RxToken for RxToken<'_, B> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        self.consume_mut(|frame| f(frame))
+    }
+}
+
+impl<B: Hpc3Bus> WritableRx for RxToken<'_, B> {
+    fn consume_mut<R, F: FnOnce(&mut [u8]) -> R>(self, f: F) -> R {
         let frame = {
             let mut bus = self.bus.borrow_mut();
             self.rx.take(&mut *bus, self.info, self.len)

@@ -1,0 +1,591 @@
+//! TCP initial sequence numbers an observer cannot predict (RFC 6528), added on the wire.
+//!
+//! smoltcp (0.14) draws each connection's ISN from its own sPCG32 generator and has no hook to
+//! supply one. The generator is seeded from the DRBG, but it is not cryptographic: a client
+//! that opens a few connections can work out its state and predict the ISN of someone else's
+//! next connection, which is what blind injection into that connection needs.
+//!
+//! This `phy` decorator does what RFC 6528 asks, ISN = M + F(local address and port, remote
+//! address and port, secret key), with smoltcp's generator as M: every sequence number the
+//! module sends gets F of its connection added, and every acknowledgment number and SACK edge
+//! it receives gets F taken off, with the TCP checksum adjusted in place (RFC 1624) both ways.
+//! smoltcp keeps working in its own sequence space and never knows. F is the first word of a
+//! ChaCha20 block keyed per boot from the DRBG, with the four-tuple as the nonce: connections
+//! from other ports or addresses tell an observer nothing about it. A key for the whole boot,
+//! as the RFC has it, because a new key would move the sequence space under open connections.
+//!
+//! A received frame is rewritten in the driver's own copy (`WritableRx`), not copied again.
+//! F is cached per four-tuple in a small direct-mapped table, so a connection computes its
+//! ChaCha20 block about once, not once per segment.
+
+use super::frame::{TCP_HEADER, TcpAt, tcp_segment};
+use crate::hil::nic::WritableRx;
+use chacha20::ChaCha20;
+use chacha20::cipher::{KeyIvInit, StreamCipher};
+use core::cell::Cell;
+use smoltcp::phy::{self, DeviceCapabilities};
+use smoltcp::time::Instant;
+
+/// A connection as the offset sees it: local address, local port, remote address, remote port
+/// (the ChaCha20 nonce, 12 bytes).
+type FourTuple = [u8; 12];
+
+/// Cached offsets (a power of two).
+const CACHE: usize = 16;
+
+const SEQ: usize = 4;
+const ACK: usize = 8;
+const FLAGS: usize = 13;
+const FLAG_ACK: u8 = 0x10;
+const CHECKSUM: usize = 16;
+const OPT_END: u8 = 0;
+const OPT_NOP: u8 = 1;
+const OPT_SACK: u8 = 5;
+
+/// The per-connection offsets: the boot's key and the cache. Shared by the RX and TX tokens of
+/// one `receive` (smoltcp sends the reply from inside the RX token's call), hence `Cell`s.
+pub struct Offsets {
+    key: [u8; 32],
+    cache: [Cell<Option<(FourTuple, u32)>>; CACHE],
+}
+
+impl Offsets {
+    /// Offsets under `key` (32 bytes from the DRBG, drawn once per boot).
+    pub fn new(key: [u8; 32]) -> Self {
+        Offsets {
+            key,
+            cache: [const { Cell::new(None) }; CACHE],
+        }
+    }
+
+    /// F for one connection.
+    fn of(&self, tuple: &FourTuple) -> u32 {
+        let slot = (usize::from(tuple[5]) ^ usize::from(tuple[11]) ^ usize::from(tuple[3])) % CACHE;
+        if let Some((t, off)) = self.cache[slot].get()
+            && t == *tuple
+        {
+            return off;
+        }
+        let mut word = [0u8; 4];
+        ChaCha20::new(&self.key.into(), &(*tuple).into()).apply_keystream(&mut word);
+        let off = u32::from_be_bytes(word);
+        self.cache[slot].set(Some((*tuple, off)));
+        off
+    }
+
+    /// Adds F to the sequence number of a frame the stack sends.
+    pub fn outgoing(&self, frame: &mut [u8]) {
+        let Some(at) = tcp_segment(frame) else {
+            return;
+        };
+        let off = self.of(&tuple(frame, &at, Direction::Out));
+        let seg = &mut frame[at.tcp..at.end];
+        shift(seg, SEQ, off);
+    }
+
+    /// Takes F off the acknowledgment number and SACK edges of a frame the stack receives.
+    pub fn incoming(&self, frame: &mut [u8]) {
+        let Some(at) = tcp_segment(frame) else {
+            return;
+        };
+        let off = self.of(&tuple(frame, &at, Direction::In)).wrapping_neg();
+        let seg = &mut frame[at.tcp..at.end];
+        if seg[FLAGS] & FLAG_ACK != 0 {
+            shift(seg, ACK, off);
+        }
+        let options = usize::from(seg[12] >> 4) * 4;
+        if options <= TCP_HEADER || options > seg.len() {
+            return;
+        }
+        // The options: kind, length, data; NOP and END are one byte. Anything malformed stops
+        // the walk (smoltcp drops such a segment anyway).
+        let mut i = TCP_HEADER;
+        while i < options {
+            match seg[i] {
+                OPT_END => break,
+                OPT_NOP => i += 1,
+                kind => {
+                    let Some(&len) = seg.get(i + 1) else { break };
+                    let len = usize::from(len);
+                    if len < 2 || i + len > options {
+                        break;
+                    }
+                    if kind == OPT_SACK {
+                        let mut edge = i + 2;
+                        while edge + 4 <= i + len {
+                            shift(seg, edge, off);
+                            edge += 4;
+                        }
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Out,
+    In,
+}
+
+/// The four-tuple of a segment, local side first whichever way it goes.
+fn tuple(frame: &[u8], at: &TcpAt, dir: Direction) -> FourTuple {
+    let (src_ip, dst_ip) = (
+        &frame[at.ip + 12..at.ip + 16],
+        &frame[at.ip + 16..at.ip + 20],
+    );
+    let (src_port, dst_port) = (&frame[at.tcp..at.tcp + 2], &frame[at.tcp + 2..at.tcp + 4]);
+    let ((lip, lport), (rip, rport)) = match dir {
+        Direction::Out => ((src_ip, src_port), (dst_ip, dst_port)),
+        Direction::In => ((dst_ip, dst_port), (src_ip, src_port)),
+    };
+    let mut t = [0u8; 12];
+    t[0..4].copy_from_slice(lip);
+    t[4..6].copy_from_slice(lport);
+    t[6..10].copy_from_slice(rip);
+    t[10..12].copy_from_slice(rport);
+    t
+}
+
+/// Adds `by` to the 32-bit field at `at` of a TCP segment and adjusts its checksum to match:
+/// RFC 1624's HC' = ~(~HC + ~m + m') for each of the field's two 16-bit words. A checksum that
+/// was wrong stays exactly as wrong, so smoltcp still drops a corrupt segment.
+fn shift(seg: &mut [u8], at: usize, by: u32) {
+    let old = u32::from_be_bytes([seg[at], seg[at + 1], seg[at + 2], seg[at + 3]]);
+    let new = old.wrapping_add(by);
+    seg[at..at + 4].copy_from_slice(&new.to_be_bytes());
+    let mut sum = u32::from(!u16::from_be_bytes([seg[CHECKSUM], seg[CHECKSUM + 1]]));
+    for (m, m2) in [(old >> 16, new >> 16), (old & 0xffff, new & 0xffff)] {
+        sum += (!m & 0xffff) + m2;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    seg[CHECKSUM..CHECKSUM + 2].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
+/// A `phy::Device` whose TCP sequence numbers on the wire carry each connection's offset.
+pub struct IsnOffset<D> {
+    inner: D,
+    offsets: Offsets,
+}
+
+impl<D> IsnOffset<D> {
+    pub fn new(inner: D, key: [u8; 32]) -> Self {
+        IsnOffset {
+            inner,
+            offsets: Offsets::new(key),
+        }
+    }
+
+    /// The wrapped device (for its own figures).
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+}
+
+pub struct RxToken<'a, T> {
+    inner: T,
+    offsets: &'a Offsets,
+}
+
+pub struct TxToken<'a, T> {
+    inner: T,
+    offsets: &'a Offsets,
+}
+
+impl<T: WritableRx> phy::RxToken for RxToken<'_, T> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        let offsets = self.offsets;
+        self.inner.consume_mut(|frame| {
+            offsets.incoming(frame);
+            f(frame)
+        })
+    }
+}
+
+impl<T: phy::TxToken> phy::TxToken for TxToken<'_, T> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let offsets = self.offsets;
+        self.inner.consume(len, |frame| {
+            let r = f(frame);
+            offsets.outgoing(frame);
+            r
+        })
+    }
+}
+
+impl<D> phy::Device for IsnOffset<D>
+where
+    D: phy::Device,
+    for<'a> D::RxToken<'a>: WritableRx,
+{
+    type RxToken<'a>
+        = RxToken<'a, D::RxToken<'a>>
+    where
+        Self: 'a;
+    type TxToken<'a>
+        = TxToken<'a, D::TxToken<'a>>
+    where
+        Self: 'a;
+
+    fn receive(&mut self, now: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
+        let offsets = &self.offsets;
+        let (rx, tx) = self.inner.receive(now)?;
+        Some((
+            RxToken { inner: rx, offsets },
+            TxToken { inner: tx, offsets },
+        ))
+    }
+
+    fn transmit(&mut self, now: Instant) -> Option<Self::TxToken<'_>> {
+        let offsets = &self.offsets;
+        self.inner
+            .transmit(now)
+            .map(|inner| TxToken { inner, offsets })
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        self.inner.capabilities()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::VecDeque;
+    use alloc::rc::Rc;
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use core::cell::RefCell;
+    use smoltcp::iface::{Config, Interface, SocketSet};
+    use smoltcp::phy::{ChecksumCapabilities, Medium};
+    use smoltcp::socket::tcp;
+    use smoltcp::wire::{
+        EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, HardwareAddress, IpAddress,
+        IpCidr, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr,
+        TcpSeqNumber,
+    };
+
+    const MODULE: Ipv4Address = Ipv4Address::new(10, 7, 0, 1);
+    const PEER: Ipv4Address = Ipv4Address::new(10, 7, 0, 200);
+    const KEY: [u8; 32] = [0x5a; 32];
+
+    /// A frame from `src` to `dst` with a correct checksum.
+    fn frame(
+        (src, sport): (Ipv4Address, u16),
+        (dst, dport): (Ipv4Address, u16),
+        seq: u32,
+        ack: Option<u32>,
+        sack: Sack,
+    ) -> Vec<u8> {
+        let tcp = TcpRepr {
+            src_port: sport,
+            dst_port: dport,
+            control: TcpControl::None,
+            seq_number: TcpSeqNumber(seq as i32),
+            ack_number: ack.map(|a| TcpSeqNumber(a as i32)),
+            window_len: 4096,
+            window_scale: None,
+            max_seg_size: None,
+            sack_permitted: false,
+            sack_ranges: sack,
+            timestamp: None,
+            payload: b"some bytes",
+        };
+        let ip = Ipv4Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let eth = EthernetRepr {
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            ethertype: EthernetProtocol::Ipv4,
+        };
+        let caps = ChecksumCapabilities::default();
+        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        eth.emit(&mut f);
+        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+        ip.emit(&mut p, &caps);
+        let mut t = TcpPacket::new_unchecked(p.payload_mut());
+        tcp.emit(&mut t, &src.into(), &dst.into(), &caps);
+        buf
+    }
+
+    type Sack = [Option<(u32, u32)>; 3];
+
+    /// The segment's sequence, acknowledgment and SACK numbers, and whether its checksum holds.
+    fn parse(buf: &[u8]) -> (u32, Option<u32>, Sack, bool) {
+        let f = EthernetFrame::new_checked(buf).unwrap();
+        let p = Ipv4Packet::new_checked(f.payload()).unwrap();
+        let t = TcpPacket::new_checked(p.payload()).unwrap();
+        let ok = t.verify_checksum(
+            &IpAddress::Ipv4(p.src_addr()),
+            &IpAddress::Ipv4(p.dst_addr()),
+        );
+        let ack = t.ack().then(|| t.ack_number().0 as u32);
+        let sack = t.selective_ack_ranges().unwrap();
+        (t.seq_number().0 as u32, ack, sack, ok)
+    }
+
+    #[test]
+    fn sent_sequence_numbers_carry_the_offset_and_received_acks_lose_it() {
+        let offsets = Offsets::new(KEY);
+        let mut out = frame((MODULE, 7801), (PEER, 40001), 1000, Some(77), [None; 3]);
+        offsets.outgoing(&mut out);
+        let (wire_seq, ack, _, ok) = parse(&out);
+        assert!(ok, "the checksum follows the new sequence number");
+        assert_eq!(ack, Some(77), "the peer's numbers are left alone");
+        let f = wire_seq.wrapping_sub(1000);
+        assert_ne!(f, 0);
+
+        // The peer acknowledges and SACKs in the wire's numbers; the stack sees its own.
+        let sack = [
+            Some((wire_seq.wrapping_add(20), wire_seq.wrapping_add(30))),
+            Some((wire_seq.wrapping_add(40), wire_seq.wrapping_add(50))),
+            None,
+        ];
+        let mut back = frame(
+            (PEER, 40001),
+            (MODULE, 7801),
+            77,
+            Some(wire_seq.wrapping_add(10)),
+            sack,
+        );
+        offsets.incoming(&mut back);
+        let (seq, ack, sack, ok) = parse(&back);
+        assert!(ok);
+        assert_eq!(seq, 77);
+        assert_eq!(ack, Some(1010));
+        assert_eq!(sack, [Some((1020, 1030)), Some((1040, 1050)), None]);
+    }
+
+    #[test]
+    fn the_offset_depends_on_the_connection_and_the_key() {
+        let wire = |key: [u8; 32], port: u16, peer: Ipv4Address| {
+            let mut f = frame((MODULE, 7801), (peer, port), 0, None, [None; 3]);
+            Offsets::new(key).outgoing(&mut f);
+            parse(&f).0
+        };
+        let a = wire(KEY, 40001, PEER);
+        assert_eq!(a, wire(KEY, 40001, PEER), "one connection, one offset");
+        assert_ne!(
+            a,
+            wire(KEY, 40002, PEER),
+            "the next port of the same client"
+        );
+        assert_ne!(a, wire(KEY, 40001, Ipv4Address::new(10, 7, 0, 201)));
+        assert_ne!(a, wire([0xa5; 32], 40001, PEER), "another boot");
+        // Cached or not, the same value: a second connection in the same cache slot.
+        let offsets = Offsets::new(KEY);
+        for port in [40001, 40001 + 16 * 256, 40001] {
+            let mut f = frame((MODULE, 7801), (PEER, port), 0, None, [None; 3]);
+            offsets.outgoing(&mut f);
+            assert_eq!(parse(&f).0, wire(KEY, port, PEER));
+        }
+    }
+
+    #[test]
+    fn a_corrupt_segment_stays_corrupt_and_other_frames_are_untouched() {
+        let offsets = Offsets::new(KEY);
+        let mut f = frame((PEER, 40001), (MODULE, 7801), 5, Some(9), [None; 3]);
+        f[14 + 20 + 20] ^= 0x40; // a payload bit
+        offsets.incoming(&mut f);
+        assert!(!parse(&f).3, "the adjusted checksum still fails");
+
+        let mut arp = vec![0u8; 60];
+        arp[12] = 0x08;
+        arp[13] = 0x06;
+        let before = arp.clone();
+        offsets.incoming(&mut arp);
+        offsets.outgoing(&mut arp);
+        assert_eq!(arp, before);
+
+        // Options that run past the header, a zero-length option: the walk stops, no panic.
+        for bad in [[5u8, 40, 0, 0], [8, 0, 1, 1], [5, 10, 1, 1]] {
+            let mut f = frame((PEER, 40001), (MODULE, 7801), 5, Some(9), [None; 3]);
+            let tcp = 14 + 20;
+            f[tcp + 12] = 6 << 4; // 24-byte header: 4 bytes of options
+            f[tcp + 20..tcp + 24].copy_from_slice(&bad);
+            offsets.incoming(&mut f);
+        }
+    }
+
+    /// Frames in flight one way, as a queue.
+    type Queue = Rc<RefCell<VecDeque<Vec<u8>>>>;
+
+    /// One end of a wire between two smoltcp interfaces, handing received frames out writable as
+    /// the Seeq does.
+    struct Pipe {
+        rx: Queue,
+        tx: Queue,
+        /// Every frame this end sent, for the test to read.
+        sent: Queue,
+    }
+
+    struct PipeRx(Vec<u8>);
+    struct PipeTx(Queue, Queue);
+
+    impl phy::RxToken for PipeRx {
+        fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+            f(&self.0)
+        }
+    }
+
+    impl WritableRx for PipeRx {
+        fn consume_mut<R, F: FnOnce(&mut [u8]) -> R>(mut self, f: F) -> R {
+            f(&mut self.0)
+        }
+    }
+
+    impl phy::TxToken for PipeTx {
+        fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+            let mut buf = vec![0u8; len];
+            let r = f(&mut buf);
+            self.1.borrow_mut().push_back(buf.clone());
+            self.0.borrow_mut().push_back(buf);
+            r
+        }
+    }
+
+    impl phy::Device for Pipe {
+        type RxToken<'a> = PipeRx;
+        type TxToken<'a> = PipeTx;
+
+        fn receive(&mut self, _: Instant) -> Option<(PipeRx, PipeTx)> {
+            let frame = self.rx.borrow_mut().pop_front()?;
+            Some((PipeRx(frame), PipeTx(self.tx.clone(), self.sent.clone())))
+        }
+
+        fn transmit(&mut self, _: Instant) -> Option<PipeTx> {
+            Some(PipeTx(self.tx.clone(), self.sent.clone()))
+        }
+
+        fn capabilities(&self) -> DeviceCapabilities {
+            let mut caps = DeviceCapabilities::default();
+            caps.medium = Medium::Ethernet;
+            caps.max_transmission_unit = 1514;
+            caps
+        }
+    }
+
+    fn iface<D: phy::Device>(dev: &mut D, mac: u8, ip: Ipv4Address, seed: u64) -> Interface {
+        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress([
+            2, 0, 0, 0, 0, mac,
+        ])));
+        config.random_seed = seed;
+        let mut i = Interface::new(config, dev, Instant::from_millis(0));
+        i.update_ip_addrs(|a| {
+            a.push(IpCidr::new(ip.into(), 24)).unwrap();
+        });
+        i
+    }
+
+    fn tcp_socket() -> tcp::Socket<'static> {
+        tcp::Socket::new(
+            tcp::SocketBuffer::new(vec![0; 4096]),
+            tcp::SocketBuffer::new(vec![0; 4096]),
+        )
+    }
+
+    /// A server stack (with or without the offsets) answers two connections from one client;
+    /// returns the ISNs of the server's SYN-ACKs on the wire and what the client read.
+    fn serve_two(offsets: Option<[u8; 32]>) -> (Vec<u32>, Vec<u8>) {
+        let (a, b, sent) = (Queue::default(), Queue::default(), Queue::default());
+        let server_pipe = Pipe {
+            rx: a.clone(),
+            tx: b.clone(),
+            sent: sent.clone(),
+        };
+        let mut client_dev = Pipe {
+            rx: b,
+            tx: a,
+            sent: Queue::default(),
+        };
+        let mut server_dev: IsnOffset<Pipe> =
+            IsnOffset::new(server_pipe, offsets.unwrap_or_default());
+        let with = offsets.is_some();
+        let mut server = if with {
+            iface(&mut server_dev, 1, MODULE, 42)
+        } else {
+            iface(server_dev.inner_mut(), 1, MODULE, 42)
+        };
+        let mut client = iface(&mut client_dev, 2, PEER, 7);
+        let (mut ss, mut cs) = (SocketSet::new(vec![]), SocketSet::new(vec![]));
+        let mut read = Vec::new();
+        for port in [40001u16, 40002] {
+            let l = ss.add(tcp_socket());
+            ss.get_mut::<tcp::Socket>(l).listen(7801).unwrap();
+            let c = cs.add(tcp_socket());
+            cs.get_mut::<tcp::Socket>(c)
+                .connect(client.context(), (MODULE, 7801), port)
+                .unwrap();
+            for step in 0..40 {
+                let now = Instant::from_millis(step);
+                client.poll(now, &mut client_dev, &mut cs);
+                if with {
+                    server.poll(now, &mut server_dev, &mut ss);
+                } else {
+                    server.poll(now, server_dev.inner_mut(), &mut ss);
+                }
+                let s = ss.get_mut::<tcp::Socket>(l);
+                let mut got = [0u8; 64];
+                if s.can_send()
+                    && let Ok(n @ 1..) = s.recv_slice(&mut got)
+                {
+                    s.send_slice(&got[..n]).unwrap();
+                    s.close();
+                }
+                let cl = cs.get_mut::<tcp::Socket>(c);
+                if cl.can_send() && step == 5 {
+                    cl.send_slice(b"ping ").unwrap();
+                }
+                if cl.can_recv() {
+                    cl.recv(|d| {
+                        read.extend_from_slice(d);
+                        (d.len(), ())
+                    })
+                    .unwrap();
+                }
+            }
+        }
+        let isns = sent
+            .borrow()
+            .iter()
+            .filter_map(|f| {
+                let e = EthernetFrame::new_checked(&f[..]).ok()?;
+                let p = Ipv4Packet::new_checked(e.payload()).ok()?;
+                let t = TcpPacket::new_checked(p.payload()).ok()?;
+                (t.syn() && t.ack()).then(|| t.seq_number().0 as u32)
+            })
+            .collect();
+        (isns, read)
+    }
+
+    #[test]
+    fn two_stacks_talk_through_the_offsets_and_the_wire_isns_move() {
+        let (plain, plain_read) = serve_two(None);
+        let (offset, read) = serve_two(Some(KEY));
+        assert_eq!(plain_read, b"ping ping ");
+        assert_eq!(
+            read, plain_read,
+            "the connections work the same through the offsets"
+        );
+        assert_eq!((plain.len(), offset.len()), (2, 2));
+        // The same seed: smoltcp drew the same ISNs; on the wire each moved by its own F.
+        let f0 = offset[0].wrapping_sub(plain[0]);
+        let f1 = offset[1].wrapping_sub(plain[1]);
+        assert_ne!(f0, 0);
+        assert_ne!(f0, f1, "each connection has its own offset");
+    }
+}
