@@ -15,6 +15,7 @@ use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
 use crate::net::isn::IsnOffset;
+use crate::net::mdns::{self, Responder};
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
@@ -55,6 +56,8 @@ struct Module {
     port: u16,
     /// The DRBG, shared with the MCP server's session ids; polls that move frames stir it.
     entropy: Rc<RefCell<Entropy>>,
+    /// mDNS/DNS-SD (`_mcp._tcp`); None if the stack refused its socket.
+    mdns: Option<Responder>,
 }
 
 // SAFETY: the kernel calls the module from one thread only; the Rc/RefCell inside never cross
@@ -76,6 +79,10 @@ impl Module {
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
+        if let Some(m) = &mut self.mdns {
+            let ip = self.stack.ipv4();
+            work |= m.poll(&mut self.stack.sockets, ip, now_ms);
+        }
         work |= self.stack.poll(now_ms);
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
@@ -244,6 +251,18 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         );
     }
     config.hosts = hosts;
+    let mdns = start_mdns(
+        kernel,
+        &mut stack,
+        mac,
+        port,
+        &identity,
+        config.token.is_some(),
+    );
+    if let Some(m) = &mdns {
+        // The name it announces is one the machine is reached by.
+        config.hosts.push(alloc::format!("{}.local", m.name()));
+    }
     config.own_ip = stack.ipv4().map(|c| c.address().octets());
     // The conformance suites fire requests far faster than an agent does; the test image
     // lifts the per-client rate so they measure the protocol, not the limiter.
@@ -391,6 +410,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         ctx,
         port,
         entropy,
+        mdns,
     })
 }
 
@@ -398,6 +418,55 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
 /// which. A generated token is printed here and nowhere else: the console is the machine's
 /// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
 /// already holds the token), never the network.
+/// The mDNS responder under `mcp.name` (or the MAC's default), announcing the MCP port, unless
+/// `mcp.mdns=off`.
+fn start_mdns(
+    kernel: Kernel,
+    stack: &mut NetStack<Nic>,
+    mac: [u8; 6],
+    port: u16,
+    identity: &Identity,
+    token: bool,
+) -> Option<Responder> {
+    if kernel
+        .env("mcp.mdns")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("off"))
+    {
+        kprintln!(kernel, "mdns off (mcp.mdns=off)");
+        return None;
+    }
+    let (name, refused) = mdns::choose_name(kernel.env("mcp.name").as_deref(), mac);
+    if let Some(why) = refused {
+        kprintln!(kernel, "mcp.name refused ({why}): announcing {name}");
+    }
+    let txt = alloc::vec![
+        String::from("path=/mcp"),
+        alloc::format!(
+            "eras={},{}",
+            rpc::mcp::MODERN_VERSION,
+            rpc::mcp::LEGACY_VERSIONS[0]
+        ),
+        alloc::format!("version={}", identity.server_version()),
+        alloc::format!("build={}", crate::services::identity::BUILD_ID),
+        String::from(if token { "auth=bearer" } else { "auth=none" }),
+    ];
+    match Responder::new(stack, name, port, txt) {
+        Ok(m) => {
+            kprintln!(
+                kernel,
+                "mdns: {}._mcp._tcp.local on {}.local",
+                m.name(),
+                m.name()
+            );
+            Some(m)
+        }
+        Err(why) => {
+            kprintln!(kernel, "mdns off: {why}");
+            None
+        }
+    }
+}
+
 fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
     let env = kernel.env("mcp.token");
     match access::choose_token(env.as_deref(), BUILD_TOKEN) {

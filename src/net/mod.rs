@@ -7,6 +7,7 @@ pub mod budget;
 pub mod config;
 pub mod frame;
 pub mod isn;
+pub mod mdns;
 pub mod router;
 pub mod server;
 pub mod stack;

@@ -11,8 +11,8 @@ use core::cell::RefCell;
 use indy::regs::enet_desc::*;
 use indy::regs::hpc3::*;
 use indy::regs::seeq::{
-    self, CONTROL_80C03, CONTROL_XCNT, RXCMD_IRQS, RXCMD_MATCH_STATION_BCAST, RXSTAT_GOOD,
-    TXCMD_80C03, TXCMD_8003,
+    self, CONTROL_80C03, CONTROL_XCNT, RXCMD_IRQS, RXCMD_MATCH_MULTICAST, RXSTAT_GOOD, TXCMD_80C03,
+    TXCMD_8003,
 };
 
 /// Smallest frame on the wire without FCS; the 8003 does not pad, so the driver does.
@@ -322,7 +322,7 @@ fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
     }
     bus.write32(ERX_NDBP, info.phys(l.rx_desc(0)));
     bus.write32(ETX_NDBP, info.phys(l.tx_desc(0)));
-    seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
+    seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_MULTICAST | RXCMD_IRQS);
     bus.write32(ERX_CTRL, CTRL_ACTIVE);
 }
 
@@ -428,7 +428,7 @@ impl RxState {
             self.counters.rx_overflows += 1;
         }
         bus.write32(ERX_NDBP, info.phys(d));
-        seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_STATION_BCAST | RXCMD_IRQS);
+        seeq_write(bus, seeq::RXCMD, RXCMD_MATCH_MULTICAST | RXCMD_IRQS);
         bus.write32(ERX_CTRL, CTRL_ACTIVE);
         self.counters.rx_restarts += 1;
     }

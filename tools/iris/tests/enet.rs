@@ -133,6 +133,19 @@ fn rx_delivers_good_frames_and_drops_bad_and_own() {
 }
 
 #[test]
+fn rx_takes_multicast_frames_for_mdns() {
+    // The driver puts the Seeq in station + broadcast + multicast mode: mDNS (01:00:5e:00:00:fb)
+    // reaches smoltcp, which keeps the groups it joined; unicast to others is still filtered.
+    let mut r = driver_bench(8, 4);
+    let mdns = frame([0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb], PEER, 80, 1);
+    r.host.send(mdns.clone());
+    r.host.send(frame([2, 9, 9, 9, 9, 9], PEER, 64, 2));
+    r.step();
+    assert_frames(&r.recv_all(), &[mdns]);
+    assert_eq!(r.stats().rx_filtered, 1);
+}
+
+#[test]
 fn rx_restarts_at_the_end_of_the_ring_without_losing_frames() {
     let mut r = driver_bench(4, 4);
     let sent: Vec<Vec<u8>> = (0..30).map(|i| frame(MAC, PEER, 60 + i, i as u8)).collect();
