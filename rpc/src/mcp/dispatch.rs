@@ -688,6 +688,7 @@ impl<C: 'static> McpServer<C> {
             }
             Ok(Started::Run(run)) => {
                 self.calls.add(&call);
+                let sse = sse || (cx.accept_sse && run.waits());
                 let framing = if sse {
                     Framing::Sse {
                         ids: cx.sse_ids,
