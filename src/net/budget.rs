@@ -31,6 +31,12 @@ pub struct ServerBudgets {
     pub requests: Rc<Pool>,
     /// Parsed JSON-RPC messages (`rpc::jsonrpc::parse_within`).
     pub parse: Rc<Pool>,
+    /// Calls that may wait on the console at once (`serial.read` with `wait_ms`). A waiter
+    /// holds a connection, whose buffers are in the per-connection share above, and under
+    /// 1 KiB of its own (the needle, its table, the matcher); a look at the ring copies it
+    /// for one step only. So the bound is the sockets, not bytes: half of them, so that
+    /// waiters never keep the other half from other clients.
+    pub serial_waiters: usize,
 }
 
 impl ServerBudgets {
@@ -50,6 +56,7 @@ impl ServerBudgets {
             heap_budget,
             requests: Pool::new("requests", free / 5 * 2),
             parse: Pool::new("parse", free / 5 * 3),
+            serial_waiters: connections / 2,
         }
     }
 }
@@ -96,6 +103,11 @@ mod tests {
                 b.heap_budget
             );
             assert!(b.heap_budget < heap);
+            // Waiters leave half the sockets to other clients, and there is room for some.
+            assert!(
+                b.serial_waiters >= 2 && b.serial_waiters * 2 <= conns,
+                "{heap}"
+            );
             // Something is left for requests even on the ABI's 1 MiB.
             assert!(
                 b.requests.limit() >= 16 * 1024,
