@@ -97,7 +97,7 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
 }];
 
 /// How many trailing bytes form the start of a UTF-8 sequence that continues past the end.
-fn incomplete_tail(bytes: &[u8]) -> usize {
+pub(super) fn incomplete_tail(bytes: &[u8]) -> usize {
     for back in 1..=bytes.len().min(3) {
         let Some(&b) = bytes.get(bytes.len() - back) else {
             break;
