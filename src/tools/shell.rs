@@ -50,7 +50,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
                   time, status, net, mem, audit, ps, ls, cat, sleep, reboot, poweroff. Words \
                   split like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns \
                   the output and the exit status (0 ok, 1 failed, 2 usage). `sleep`, `cat`, \
-                  `ls` report progress and can be cancelled. `reboot`/`poweroff` act after \
+                  `ls` report progress and can be cancelled; with a progress token their \
+                  output also streams as it is printed (progress messages). `reboot`/`poweroff` act after \
                   answering.",
     input_schema: r#"{"type":"object","properties":{
   "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},

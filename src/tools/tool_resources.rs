@@ -26,7 +26,7 @@ const VIEWS: &[View] = &[
             title: Some("Processes"),
             description: "The kernel's process table as JSON (what `proc.list` answers).",
             mime_type: Some("application/json"),
-            read: read,
+            read,
         },
         tool: "proc.list",
     },
@@ -38,7 +38,7 @@ const VIEWS: &[View] = &[
             description: "The Indy devices the module knows, as JSON (what `dev.list` \
                           answers).",
             mime_type: Some("application/json"),
-            read: read,
+            read,
         },
         tool: "dev.list",
     },
