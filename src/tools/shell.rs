@@ -164,12 +164,9 @@ impl ShellRun {
         if rest.is_empty() {
             return;
         }
-        let mut piece = rest.get(..rest.len().min(STREAM_PIECE)).unwrap_or(&[]);
-        if piece.len() < rest.len() {
-            let cut = piece.len() - serial::incomplete_tail(piece);
-            if cut > 0 {
-                piece = piece.get(..cut).unwrap_or(piece);
-            }
+        let piece = next_piece(rest, self.exit.is_some());
+        if piece.is_empty() {
+            return;
         }
         self.streamed += piece.len();
         let text = String::from_utf8_lossy(piece);
@@ -241,6 +238,23 @@ impl ToolRun<Ctx> for ShellRun {
     fn cancel(&mut self, _ctx: &mut Ctx) {
         // Dropping the output releases its memory now rather than when the call is dropped.
         self.out = None;
+    }
+}
+
+/// The next piece of output to stream from `rest` (the output not sent yet): at most
+/// [`STREAM_PIECE`] bytes, ending on a character boundary. A character cut by the piece, or
+/// not yet printed whole, waits for the next piece; once the command has `ended`, the output is
+/// what it is and goes out whole.
+fn next_piece(rest: &[u8], ended: bool) -> &[u8] {
+    let piece = rest.get(..rest.len().min(STREAM_PIECE)).unwrap_or(&[]);
+    if ended && piece.len() == rest.len() {
+        return piece;
+    }
+    let cut = piece.len() - serial::incomplete_tail(piece);
+    match (cut, ended) {
+        (0, false) => &[],
+        (0, true) => piece,
+        _ => piece.get(..cut).unwrap_or(piece),
     }
 }
 

@@ -492,3 +492,30 @@ fn concurrent_outputs_past_the_shared_budget_are_refused_with_busy() {
     assert_eq!(r["structuredContent"]["output_bytes"], 300_000, "{r}");
     assert_eq!(TEST_BUDGET.usage().used, 0);
 }
+
+#[test]
+fn pieces_end_on_whole_characters_until_the_command_ends() {
+    use super::{STREAM_PIECE, next_piece};
+    let euro = "\u{20ac}".as_bytes();
+    // Half a character printed so far: nothing yet; once the command ended, what there is.
+    assert_eq!(next_piece(&euro[..2], false), b"");
+    assert_eq!(next_piece(&euro[..2], true), &euro[..2]);
+    let text = "\u{20ac}".repeat(2000);
+    let p = next_piece(text.as_bytes(), false);
+    assert!(core::str::from_utf8(p).is_ok());
+    assert_eq!(
+        p.len(),
+        STREAM_PIECE - STREAM_PIECE % 3,
+        "cut before the split character"
+    );
+    assert_eq!(
+        next_piece(text.as_bytes(), true).len(),
+        p.len(),
+        "also when ended"
+    );
+    // Printed so far up to the middle of a character: the piece stops before it.
+    let bytes = "ab\u{20ac}".as_bytes();
+    assert_eq!(next_piece(&bytes[..4], false), b"ab");
+    assert_eq!(next_piece(&bytes[..5], false), &bytes[..5]);
+    assert_eq!(next_piece(b"", true), b"");
+}
