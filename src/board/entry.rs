@@ -26,6 +26,7 @@ use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
 use crate::services::identity::Identity;
 use crate::services::memory::MemoryPlan;
+use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, VERSION};
 use crate::tools::devices::RawAccess;
@@ -358,6 +359,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         screen: screen.ok(),
         memory,
         audit: audit_log,
+        serial_waiters: Waiters::new(budgets.serial_waiters),
         policy: if config.confirm {
             alloc::format!(
                 "{}, destructive tools ask first (mcp.confirm)",

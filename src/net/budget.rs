@@ -31,6 +31,13 @@ pub struct ServerBudgets {
     pub requests: Rc<Pool>,
     /// Parsed JSON-RPC messages (`rpc::jsonrpc::parse_within`).
     pub parse: Rc<Pool>,
+    /// Calls that may wait on the console at once (`serial.read` with `wait_ms`). A waiter
+    /// holds a connection, whose buffers are in the per-connection share above, and under
+    /// 1 KiB of its own (the needle, its table, the matcher); a look at the ring copies it
+    /// for one step only. So the bound is the sockets, not bytes: half of what one client
+    /// address may hold (and at most half the pool), so that waiters never take a client's
+    /// last connections, even when they are that client's own.
+    pub serial_waiters: usize,
 }
 
 impl ServerBudgets {
@@ -50,6 +57,7 @@ impl ServerBudgets {
             heap_budget,
             requests: Pool::new("requests", free / 5 * 2),
             parse: Pool::new("parse", free / 5 * 3),
+            serial_waiters: (server.per_client / 2).clamp(1, (connections / 2).max(1)),
         }
     }
 }
@@ -96,12 +104,25 @@ mod tests {
                 b.heap_budget
             );
             assert!(b.heap_budget < heap);
+            // Waiters leave half of a client's sockets, and of the pool, to other work.
+            assert!(b.serial_waiters >= 1, "{heap}");
+            assert!(b.serial_waiters * 2 <= server.per_client.max(2), "{heap}");
+            assert!(b.serial_waiters * 2 <= conns, "{heap}");
             // Something is left for requests even on the ABI's 1 MiB.
             assert!(
                 b.requests.limit() >= 16 * 1024,
                 "{heap}: {}",
                 b.requests.limit()
             );
+        }
+    }
+
+    #[test]
+    fn console_waiters_are_half_of_what_one_client_may_hold() {
+        for (heap, waiters) in [(56 << 20, 4), (1 << 20, 1)] {
+            let server = ServerConfig::for_heap(heap);
+            let b = ServerBudgets::plan(heap, server.socket_bytes(), &server);
+            assert_eq!(b.serial_waiters, waiters, "{heap}");
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::services::audit::AuditLog;
 use crate::services::fs::{DiskOpener, Fs, FsError};
 use crate::services::memory::MemoryPlan;
 use crate::services::power::{self, Action, Pending};
+use crate::services::serial_wait::Waiters;
 use crate::services::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -38,6 +39,8 @@ pub struct Services {
     pub audit: Rc<RefCell<AuditLog>>,
     /// The tool policy in force (`mcp.policy`), as `status` shows it.
     pub policy: String,
+    /// The calls waiting on the console now, and how many may (see `services::serial_wait`).
+    pub serial_waiters: Waiters,
 }
 
 impl Services {

@@ -13,5 +13,6 @@ pub mod power;
 pub mod proc;
 pub mod screen;
 pub mod serial_ring;
+pub mod serial_wait;
 pub mod shell;
 pub mod status;

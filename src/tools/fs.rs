@@ -827,5 +827,6 @@ fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     done(m)
 }
 
+pub mod resource;
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ pub mod shell;
 pub mod system;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod tool_resources;
 
 pub use context::Ctx;
 
@@ -85,6 +86,15 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
         uri: "irix7://screen",
         open: screen::open_resource,
     }]);
+    // Files are what `fs.read` shows: offered where it is.
+    if fs::TOOLS
+        .iter()
+        .any(|t| t.name == "fs.read" && server.tools().offers(t))
+    {
+        server.register_templates(fs::resource::TEMPLATES);
+        server.register_template_streams(fs::resource::STREAMS);
+    }
+    tool_resources::register(server);
     Ok(())
 }
 

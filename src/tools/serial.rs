@@ -2,26 +2,36 @@
 //! [`crate::services::serial_ring`]), `serial.write` writes to the serial console, and the
 //! `irix7://serial` resource is the ring's current content as text.
 //!
+//! Waiting: with `wait_ms` a read that finds nothing past its offset (or not `until`) becomes a
+//! run that looks at the ring's head once a poll and copies the ring only when the head moved,
+//! feeding the matcher just the new bytes ([`crate::services::serial_wait`]). Waiters are
+//! bounded (`Services::serial_waiters`, E_BUSY past it); the run asks for an event stream so
+//! keep-alives flow while it waits.
+//!
 //! Encoding: by default `data` is text: bytes that are not UTF-8 become U+FFFD, and a
 //! multi-byte character cut by `max_bytes` is left for the next read (so `next_offset` never
 //! splits one). `encoding: "base64"` returns the exact bytes instead.
 
 use super::{Ctx, args, console};
-use crate::services::serial_ring::{self, RingError};
+use crate::services::serial_ring::{self, Chunk, RingError};
+use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use base64::Engine;
 use rpc::mcp::{
-    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
-    ToolOutput,
+    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
 /// Default and largest `max_bytes`: the whole ring on the Indy.
 const READ_DEFAULT: u64 = 8192;
 const READ_MAX: u64 = 65536;
+/// Longest `wait_ms`: long enough to wait for a machine to boot again after a reset.
+pub const WAIT_MAX_MS: u64 = 300_000;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
     ToolDef {
@@ -31,11 +41,18 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
                       an absolute byte `offset` (default: the oldest byte still held). Pass the \
                       returned `next_offset` to the next call to follow the console; `eof` says \
                       you are caught up. If the ring has moved past `offset`, reading starts at \
-                      `oldest` and `lost` counts the bytes missed.",
+                      `oldest` and `lost` counts the bytes missed. `wait_ms` waits (up to 300 \
+                      s) until bytes exist past `offset`; with `until` (a literal string) it \
+                      waits until that text appears past `offset` instead, and returns the \
+                      bytes up to the end of the match with `match_offset` (absolute) and \
+                      `matched`. At the deadline it returns what is there (`matched: false`). \
+                      Few calls may wait at once (E_BUSY past them).",
         input_schema: r#"{"type":"object","properties":{
   "offset":{"type":"integer","minimum":0,"maximum":4294967295,"description":"Absolute offset to read from (default: oldest held)"},
   "max_bytes":{"type":"integer","minimum":1,"maximum":65536,"default":8192,"description":"Most bytes to return"},
-  "encoding":{"type":"string","enum":["text","base64"],"default":"text","description":"text: UTF-8, invalid bytes as U+FFFD; base64: exact bytes"}},
+  "encoding":{"type":"string","enum":["text","base64"],"default":"text","description":"text: UTF-8, invalid bytes as U+FFFD; base64: exact bytes"},
+  "wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"Wait up to this long for bytes past `offset` (or for `until`)"},
+  "until":{"type":"string","minLength":1,"maxLength":256,"description":"Literal text to wait for past `offset` (at most 256 bytes); the data then ends at the end of the match"}},
   "additionalProperties":false}"#,
         output_schema: Some(
             r#"{"type":"object","properties":{
@@ -45,12 +62,14 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
   "next_offset":{"type":"integer"},"head":{"type":"integer","description":"Bytes ever written"},
   "oldest":{"type":"integer","description":"Oldest offset the ring holds"},
   "lost":{"type":"integer","description":"Bytes between the requested offset and `offset` no longer held"},
-  "eof":{"type":"boolean"}},
+  "eof":{"type":"boolean"},
+  "matched":{"type":"boolean","description":"With `until`: whether it appeared"},
+  "match_offset":{"type":"integer","description":"With `until`: absolute offset of the first byte of the match"}},
   "required":["data","encoding","offset","bytes","next_offset","head","oldest","lost","eof"]}"#,
         ),
         annotations: Annotations::READ_ONLY,
         requires: &[],
-        errors: &[ErrorCode::Range],
+        errors: &[ErrorCode::Range, ErrorCode::Busy],
         start: serial_read,
     },
     ToolDef {
@@ -78,7 +97,7 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
 }];
 
 /// How many trailing bytes form the start of a UTF-8 sequence that continues past the end.
-fn incomplete_tail(bytes: &[u8]) -> usize {
+pub(super) fn incomplete_tail(bytes: &[u8]) -> usize {
     for back in 1..=bytes.len().min(3) {
         let Some(&b) = bytes.get(bytes.len() - back) else {
             break;
@@ -97,8 +116,14 @@ fn incomplete_tail(bytes: &[u8]) -> usize {
     0
 }
 
+/// What a `serial.read` asks for.
+struct ReadArgs {
+    offset: Option<u64>,
+    max: usize,
+    base64: bool,
+}
+
 fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let offset = args::opt_u64(call, "offset")?;
     let max = args::opt_u64(call, "max_bytes")?
         .unwrap_or(READ_DEFAULT)
         .clamp(1, READ_MAX) as usize;
@@ -112,29 +137,189 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
             ));
         }
     };
+    let read = ReadArgs {
+        offset: args::opt_u64(call, "offset")?,
+        max,
+        base64,
+    };
+    let wait_ms = args::opt_u64(call, "wait_ms")?
+        .unwrap_or(0)
+        .min(WAIT_MAX_MS);
+    let until = match args::opt_str(call, "until")? {
+        None => None,
+        Some(text) => Some(Literal::new(text.as_bytes()).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::Inval,
+                format!("`until` must be 1 to {NEEDLE_MAX} bytes"),
+            )
+        })?),
+    };
+    if wait_ms == 0 && until.is_none() {
+        return answer(ctx, &read, None).map(Started::Done);
+    }
+    // What the ring holds past `offset` now: scanned once here, then only what arrives.
     let (ring, head) = ring_copy(ctx)?;
-    let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(|e| match e {
+    let size = ring.len();
+    let mut chunk = serial_ring::read(&ring, head, read.offset, usize::MAX).map_err(range)?;
+    drop(ring);
+    chunk.discard_overwritten(ctx.platform.serial_head(), size);
+    let mut wait = Wait {
+        read,
+        until,
+        scanned: chunk.offset,
+        deadline_ms: call.now_ms.saturating_add(wait_ms),
+        _slot: None,
+    };
+    if let Some(done) = wait.look_at(ctx, &chunk)? {
+        return Ok(Started::Done(done));
+    }
+    if wait_ms == 0 {
+        return wait.give_up(ctx).map(Started::Done);
+    }
+    let Some(slot) = ctx.serial_waiters.take() else {
+        return Err(ToolError::new(
+            ErrorCode::Busy,
+            format!(
+                "{} calls already wait on the console; retry later",
+                ctx.serial_waiters.limit()
+            ),
+        ));
+    };
+    wait._slot = Some(slot);
+    Ok(Started::Run(Box::new(wait)))
+}
+
+/// A `serial.read` waiting for bytes past its offset, or for `until` to appear.
+struct Wait {
+    read: ReadArgs,
+    until: Option<Literal>,
+    /// The absolute offset up to which the console has been looked at.
+    scanned: u32,
+    deadline_ms: u64,
+    /// Its place among the console's waiters, given back when the wait ends.
+    _slot: Option<WaiterSlot>,
+}
+
+impl Wait {
+    /// Looks at bytes that arrived (`chunk`, from `scanned` on): the answer when the wait is
+    /// over, else `None` (and `scanned` moves past them).
+    fn look_at(
+        &mut self,
+        ctx: &mut Ctx,
+        chunk: &Chunk,
+    ) -> Result<Option<ToolOutput<Ctx>>, ToolError> {
+        let scanned = core::mem::replace(&mut self.scanned, chunk.next_offset());
+        let Some(m) = self.until.as_mut() else {
+            if chunk.data.is_empty() {
+                return Ok(None);
+            }
+            return answer(ctx, &self.read, None).map(Some);
+        };
+        if chunk.offset != scanned {
+            // The ring moved past bytes not looked at: a partial match is no longer one.
+            m.restart();
+        }
+        if let Some(at) = m.feed(chunk.offset, &chunk.data) {
+            let found = Found {
+                at,
+                end: at.saturating_add(m.len() as u32),
+            };
+            return answer(ctx, &self.read, Some(Some(found))).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// The answer at the deadline: what is there, and no match.
+    fn give_up(&self, ctx: &mut Ctx) -> Result<ToolOutput<Ctx>, ToolError> {
+        answer(ctx, &self.read, self.until.as_ref().map(|_| None))
+    }
+}
+
+impl ToolRun<Ctx> for Wait {
+    fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
+        let done = if ctx.platform.serial_head() == self.scanned {
+            // Nothing new: the whole cost of an idle waiter's poll is this one load.
+            Ok(None)
+        } else {
+            self.look(ctx)
+        };
+        let done = match done {
+            Ok(None) if io.now_ms() >= self.deadline_ms => self.give_up(ctx).map(Some),
+            other => other,
+        };
+        match done {
+            Ok(None) => Step::Pending,
+            Ok(Some(out)) => Step::Done(out),
+            Err(e) => Step::Failed(e),
+        }
+    }
+
+    fn waits(&self) -> bool {
+        true
+    }
+}
+
+impl Wait {
+    /// Copies the ring and looks at what arrived since `scanned`.
+    fn look(&mut self, ctx: &mut Ctx) -> Result<Option<ToolOutput<Ctx>>, ToolError> {
+        let (ring, head) = ring_copy(ctx)?;
+        let size = ring.len();
+        // `scanned` past the head (the 4 GiB counter wrapped): look from the oldest byte.
+        let from = (self.scanned <= head).then_some(u64::from(self.scanned));
+        let mut chunk = serial_ring::read(&ring, head, from, usize::MAX).map_err(range)?;
+        drop(ring);
+        chunk.discard_overwritten(ctx.platform.serial_head(), size);
+        self.look_at(ctx, &chunk)
+    }
+}
+
+/// Where `until` matched: the absolute offsets of its first byte and just past its last.
+#[derive(Clone, Copy)]
+struct Found {
+    at: u32,
+    end: u32,
+}
+
+fn range(e: RingError) -> ToolError {
+    match e {
         RingError::Future { offset, head } => ToolError::new(
             ErrorCode::Range,
             format!("offset {offset} is past the head {head}: nothing written there yet"),
         ),
-    })?;
+    }
+}
+
+/// The result of a read from `read.offset`. `until` is `None` when the call had no `until`,
+/// `Some(None)` when it did not match, `Some(Some(found))` when it did: the data then ends
+/// at the end of the match (or sooner, at `max_bytes`).
+fn answer(
+    ctx: &Ctx,
+    read: &ReadArgs,
+    until: Option<Option<Found>>,
+) -> Result<ToolOutput<Ctx>, ToolError> {
+    let (ring, head) = ring_copy(ctx)?;
+    let mut chunk = serial_ring::read(&ring, head, read.offset, read.max).map_err(range)?;
     chunk.discard_overwritten(ctx.platform.serial_head(), ring.len());
+    drop(ring);
+    if let Some(Some(found)) = until {
+        let keep = found.end.saturating_sub(chunk.offset) as usize;
+        chunk.data.truncate(keep);
+    }
     // A character cut by `max_bytes` is read whole next time.
-    if !base64 && chunk.data.len() == max {
+    if !read.base64 && chunk.data.len() == read.max {
         let keep = chunk.data.len() - incomplete_tail(&chunk.data);
         if keep > 0 {
             chunk.data.truncate(keep);
         }
     }
-    let data = if base64 {
+    let data = if read.base64 {
         base64::engine::general_purpose::STANDARD.encode(&chunk.data)
     } else {
         String::from_utf8_lossy(&chunk.data).into_owned()
     };
-    Ok(Started::Done(ToolOutput::structured(json!({
+    let mut v = json!({
         "data": data,
-        "encoding": if base64 { "base64" } else { "text" },
+        "encoding": if read.base64 { "base64" } else { "text" },
         "offset": chunk.offset,
         "bytes": chunk.data.len(),
         "next_offset": chunk.next_offset(),
@@ -142,7 +327,14 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
         "oldest": chunk.oldest,
         "lost": chunk.lost,
         "eof": chunk.eof(),
-    }))))
+    });
+    if let Some(found) = until {
+        v["matched"] = found.is_some().into();
+        if let Some(f) = found {
+            v["match_offset"] = f.at.into();
+        }
+    }
+    Ok(ToolOutput::structured(v))
 }
 
 /// A copy of the kernel's ring and its head, or `E_BUSY` when the heap has no room for it now.
@@ -303,6 +495,158 @@ mod tests {
             .unwrap();
         assert_eq!(raw, bytes);
         assert_eq!(st["encoding"], "base64");
+    }
+
+    use rpc::http::{Body, BodyPoll, Response};
+    use rpc::mcp::McpServer;
+    use rpc::testing::{McpRequest, drain, last_message};
+    use serde_json::Value;
+
+    /// Starts a `serial.read` at `now` (2026-07-28, JSON only): the response, to poll.
+    fn start_read(s: &mut McpServer<crate::tools::Ctx>, args: Value, now: u64) -> Response {
+        McpRequest::modern(
+            "tools/call",
+            json!({"name": "serial.read", "arguments": args}),
+        )
+        .accept("application/json")
+        .send(s, now)
+    }
+
+    /// One poll of a waiting read: its result once it answered.
+    fn poll(r: &mut Response, now: u64) -> Option<Value> {
+        match &mut r.body {
+            Body::Full(b) => Some(serde_json::from_slice::<Value>(b).unwrap()["result"].clone()),
+            Body::Stream(src) => {
+                let mut out = Vec::new();
+                let mut p = src.poll(&mut out, 1 << 16, now);
+                // The answer goes out over the polls after the one that found it.
+                while p != BodyPoll::End && !out.is_empty() {
+                    p = src.poll(&mut out, 1 << 16, now);
+                }
+                (p == BodyPoll::End).then(|| last_message(&out).unwrap()["result"].clone())
+            }
+            Body::Empty => panic!("no body"),
+        }
+    }
+
+    #[test]
+    fn until_already_on_the_console_answers_at_once_up_to_the_match() {
+        let (ring, head) = ring_with(b"PROM ok\nlogin: \nmore");
+        let (ctx, _) = fake::ctx_with_ring(ring, head);
+        let mut s = server_with(ctx);
+        let r = call(
+            &mut s,
+            "serial.read",
+            json!({"until": "login:", "wait_ms": 5000}),
+        );
+        let st = &r["structuredContent"];
+        assert_eq!(st["data"], " ok\nlogin:", "the 16-byte ring lost `PROM`");
+        assert_eq!(
+            (st["matched"].as_bool(), st["match_offset"].as_u64()),
+            (Some(true), Some(8))
+        );
+        assert_eq!(st["next_offset"], 14);
+        // Without waiting, a miss answers at once too.
+        let st = call(&mut s, "serial.read", json!({"until": "nope"}))["structuredContent"].clone();
+        assert_eq!(st["matched"], false);
+        assert!(st.get("match_offset").is_none());
+        assert_eq!(st["data"], " ok\nlogin: \nmore");
+    }
+
+    #[test]
+    fn a_wait_answers_in_the_poll_after_the_text_completes_across_looks() {
+        // The ring already holds what the kernel "will write": the head reveals it.
+        let (ring, _) = ring_with(b"boot: READY\n");
+        let (ctx, state) = fake::ctx_with_ring(ring, 4);
+        let mut s = server_with(ctx);
+        let mut r = start_read(
+            &mut s,
+            json!({"offset": 0, "until": "READY", "wait_ms": 60_000}),
+            1000,
+        );
+        assert_eq!(poll(&mut r, 1000), None);
+        state.serial_head.set(9); // "boot: REA"
+        assert_eq!(poll(&mut r, 1010), None, "half the text is no match");
+        assert_eq!(poll(&mut r, 1020), None);
+        state.serial_head.set(11); // "…DY"
+        let st =
+            poll(&mut r, 1030).expect("answered in the next poll")["structuredContent"].clone();
+        assert_eq!(st["data"], "boot: READY");
+        assert_eq!(
+            (st["match_offset"].as_u64(), st["next_offset"].as_u64()),
+            (Some(6), Some(11))
+        );
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_deadline_with_what_is_there() {
+        let (ring, _) = ring_with(b"abcdef");
+        let (ctx, state) = fake::ctx_with_ring(ring, 3);
+        let mut s = server_with(ctx);
+        let mut r = start_read(
+            &mut s,
+            json!({"offset": 3, "until": "zz", "wait_ms": 2000}),
+            1000,
+        );
+        assert_eq!(poll(&mut r, 1000), None);
+        state.serial_head.set(6);
+        assert_eq!(poll(&mut r, 2999), None);
+        let st = poll(&mut r, 3000).unwrap()["structuredContent"].clone();
+        assert_eq!(
+            (st["matched"].as_bool(), st["data"].as_str()),
+            (Some(false), Some("def"))
+        );
+        // Without `until`, bytes past the offset end the wait.
+        let mut r = start_read(&mut s, json!({"offset": 6, "wait_ms": 2000}), 4000);
+        assert_eq!(poll(&mut r, 4000), None);
+        assert_eq!(poll(&mut r, 4500), None);
+        state.serial_head.set(7);
+        let st = poll(&mut r, 4510).unwrap()["structuredContent"].clone();
+        assert_eq!(
+            (st["offset"].as_u64(), st["bytes"].as_u64()),
+            (Some(6), Some(1))
+        );
+        assert!(st.get("matched").is_none());
+    }
+
+    #[test]
+    fn waiters_past_the_limit_are_busy_and_a_finished_one_frees_its_place() {
+        // The fake allows 2 waiters.
+        let (ring, head) = ring_with(b"abc");
+        let (ctx, _) = fake::ctx_with_ring(ring, head);
+        let mut s = server_with(ctx);
+        let args = json!({"offset": 3, "wait_ms": 1000});
+        let mut a = start_read(&mut s, args.clone(), 1000);
+        let _b = start_read(&mut s, args.clone(), 1000);
+        let mut c = start_read(&mut s, args.clone(), 1000);
+        let refused = poll(&mut c, 1000).unwrap();
+        assert_eq!(refused["isError"], true);
+        assert_eq!(
+            refused["content"][0]["text"],
+            "E_BUSY: 2 calls already wait on the console; retry later"
+        );
+        assert!(poll(&mut a, 2000).is_some(), "deadline");
+        drop(a);
+        let mut d = start_read(&mut s, args, 2000);
+        assert_eq!(poll(&mut d, 2000), None, "waits again");
+        // A closed connection gives its place back too.
+        drop(d);
+        let mut e = start_read(&mut s, json!({"offset": 3, "wait_ms": 1000}), 2000);
+        assert_eq!(poll(&mut e, 2000), None);
+        let (_, ended) = drain(&mut e, 2000, 1000);
+        assert!(ended);
+    }
+
+    #[test]
+    fn until_is_bounded() {
+        let (ctx, _) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        let r = call(&mut s, "serial.read", json!({"until": "é".repeat(200)}));
+        assert_eq!(r["isError"], true);
+        assert_eq!(
+            r["content"][0]["text"],
+            "E_INVAL: `until` must be 1 to 256 bytes"
+        );
     }
 
     #[test]

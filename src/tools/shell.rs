@@ -3,6 +3,11 @@
 //! polls, report progress (to a client that sent a progress token, over SSE) and stop when the
 //! call is cancelled.
 //!
+//! Streaming: for a client that hears progress, a running command's output goes out as it is
+//! printed, as `notifications/progress` whose `message` is the next piece of output and whose
+//! `progress` counts the output bytes sent (docs/mcp.md says why progress and not log
+//! messages); the final result still carries the whole output.
+//!
 //! Result: the output is the first content block (text; bytes that are not UTF-8 become
 //! U+FFFD), streamed from memory so it is never escaped into one big string. The structured
 //! result carries `exit_status`, `truncated`, `output_bytes`, and `output` itself when it is at
@@ -12,7 +17,7 @@
 //! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
 //! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
-use super::{Ctx, args};
+use super::{Ctx, args, serial};
 use crate::services::shell::output::{self, Budget, Output};
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
@@ -34,6 +39,9 @@ pub const OUTPUT_MAX: u64 = 1 << 20;
 pub const INLINE_MAX: usize = 16 * 1024;
 /// Least time between two progress notices.
 const PROGRESS_EVERY_MS: u64 = 100;
+/// Most output bytes in one progress message (one a poll): the call's pending notices stay
+/// this small however fast a command prints.
+const STREAM_PIECE: usize = 4096;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     name: "shell.exec",
@@ -42,7 +50,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
                   time, status, net, mem, audit, ps, ls, cat, sleep, reboot, poweroff. Words \
                   split like sh ('…', \"…\", \\); no pipes, redirections or lists. Returns \
                   the output and the exit status (0 ok, 1 failed, 2 usage). `sleep`, `cat`, \
-                  `ls` report progress and can be cancelled. `reboot`/`poweroff` act after \
+                  `ls` report progress and can be cancelled; with a progress token their \
+                  output also streams as it is printed (progress messages). `reboot`/`poweroff` act after \
                   answering.",
     input_schema: r#"{"type":"object","properties":{
   "command":{"type":"string","minLength":1,"maxLength":4096,"description":"The command line, e.g. `ls -l /etc`"},
@@ -90,6 +99,8 @@ fn start_on(
             job,
             out: Some(out),
             last_progress_ms: None,
+            streamed: 0,
+            exit: None,
         }))),
     }
 }
@@ -136,11 +147,55 @@ struct ShellRun {
     job: Box<dyn Job>,
     out: Option<Output>,
     last_progress_ms: Option<u64>,
+    /// Output bytes already sent as progress messages.
+    streamed: usize,
+    /// The exit status of a command that ended while output was still to be streamed.
+    exit: Option<i32>,
+}
+
+impl ShellRun {
+    /// Sends the next piece of output not yet streamed, as a progress message whose
+    /// `progress` is the output bytes sent so far. A piece ends on a character boundary.
+    fn stream_output(&mut self, io: &mut StepIo<'_>) {
+        let Some(out) = self.out.as_ref() else {
+            return;
+        };
+        let rest = out.bytes().get(self.streamed..).unwrap_or(&[]);
+        if rest.is_empty() {
+            return;
+        }
+        let piece = next_piece(rest, self.exit.is_some());
+        if piece.is_empty() {
+            return;
+        }
+        self.streamed += piece.len();
+        let text = String::from_utf8_lossy(piece);
+        io.progress(self.streamed as f64, None, Some(&text));
+    }
+
+    /// The result once the command ended and its output went out.
+    fn done(&mut self, status: i32) -> Step<Ctx> {
+        let out = self.out.take().unwrap_or_else(|| Output::new(0));
+        match finish(&self.command, status, out) {
+            Ok(done) => Step::Done(done),
+            Err(e) => Step::Failed(e),
+        }
+    }
 }
 
 impl ToolRun<Ctx> for ShellRun {
     fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
         let now = io.now_ms();
+        let heard = io.progress_heard();
+        if let Some(status) = self.exit {
+            // The command ended: the output it left goes out a piece a poll, then the result.
+            self.stream_output(io);
+            let left = self.out.as_ref().map_or(0, Output::len);
+            if self.streamed < left {
+                return Step::Pending;
+            }
+            return self.done(status);
+        }
         let Some(out) = self.out.as_mut() else {
             return Step::Failed(ToolError::new(ErrorCode::Internal, "stepped after the end"));
         };
@@ -153,7 +208,14 @@ impl ToolRun<Ctx> for ShellRun {
                 Err(e) => Step::Failed(e),
             };
         }
+        // Once there is output for a client that hears progress, progress is the output.
+        let streaming = heard && !out.is_empty();
+        let unsent = out.len() > self.streamed;
         match step {
+            JobStep::Pending if streaming => {
+                self.stream_output(io);
+                Step::Pending
+            }
             JobStep::Pending => {
                 let due = self
                     .last_progress_ms
@@ -164,19 +226,35 @@ impl ToolRun<Ctx> for ShellRun {
                 }
                 Step::Pending
             }
-            JobStep::Done(status) => {
-                let out = self.out.take().unwrap_or_else(|| Output::new(0));
-                match finish(&self.command, status, out) {
-                    Ok(done) => Step::Done(done),
-                    Err(e) => Step::Failed(e),
-                }
+            JobStep::Done(status) if streaming && unsent => {
+                self.exit = Some(status);
+                self.stream_output(io);
+                Step::Pending
             }
+            JobStep::Done(status) => self.done(status),
         }
     }
 
     fn cancel(&mut self, _ctx: &mut Ctx) {
         // Dropping the output releases its memory now rather than when the call is dropped.
         self.out = None;
+    }
+}
+
+/// The next piece of output to stream from `rest` (the output not sent yet): at most
+/// [`STREAM_PIECE`] bytes, ending on a character boundary. A character cut by the piece, or
+/// not yet printed whole, waits for the next piece; once the command has `ended`, the output is
+/// what it is and goes out whole.
+fn next_piece(rest: &[u8], ended: bool) -> &[u8] {
+    let piece = rest.get(..rest.len().min(STREAM_PIECE)).unwrap_or(&[]);
+    if ended && piece.len() == rest.len() {
+        return piece;
+    }
+    let cut = piece.len() - serial::incomplete_tail(piece);
+    match (cut, ended) {
+        (0, false) => &[],
+        (0, true) => piece,
+        _ => piece.get(..cut).unwrap_or(piece),
     }
 }
 

@@ -447,7 +447,9 @@ mod tests {
                 "irix7://mem",
                 "irix7://audit",
                 "irix7://serial",
-                "irix7://screen"
+                "irix7://screen",
+                "irix7://proc",
+                "irix7://dev"
             ]
         );
     }

@@ -535,7 +535,12 @@ pub(crate) struct CallStream<C: 'static> {
     last_progress: Option<f64>,
     events: u64,
     notices: Vec<Notice>,
+    /// Since when a running call on an event stream has sent nothing (see `keep_alive`).
+    quiet_since: Option<u64>,
 }
+
+/// Longest silence on a running call's event stream.
+pub(crate) const KEEP_ALIVE_MS: u64 = 5_000;
 
 impl<C: 'static> CallStream<C> {
     pub(crate) fn running(
@@ -570,6 +575,7 @@ impl<C: 'static> CallStream<C> {
             last_progress: None,
             events: 0,
             notices: Vec::new(),
+            quiet_since: None,
         };
         if let Framing::Sse {
             retry_ms: Some(ms), ..
@@ -864,6 +870,25 @@ impl<C: 'static> CallStream<C> {
         true
     }
 
+    /// While a call runs on an event stream, a comment line after [`KEEP_ALIVE_MS`] without a
+    /// byte sent: proxies and SSH tunnels drop a connection idle for long, and a wait on the
+    /// console may be idle for minutes. Comments are not events (no id, no message): clients
+    /// skip them.
+    fn keep_alive(&mut self, wrote: bool, now_ms: u64) {
+        if !self.is_sse() {
+            return;
+        }
+        if wrote || !self.pending.is_empty() {
+            self.quiet_since = Some(now_ms);
+            return;
+        }
+        let since = *self.quiet_since.get_or_insert(now_ms);
+        if now_ms.saturating_sub(since) >= KEEP_ALIVE_MS {
+            self.pending.extend_from_slice(b": keep-alive\n\n");
+            self.quiet_since = Some(now_ms);
+        }
+    }
+
     /// Moves pending bytes into `out` without exceeding `max` bytes for this poll.
     fn flush_into(&mut self, out: &mut Vec<u8>, start: usize, max: usize) {
         let room = max.saturating_sub(out.len() - start);
@@ -908,9 +933,12 @@ impl<C: 'static> BodySource for CallStream<C> {
             };
             match &mut self.phase {
                 Phase::Running(run) => {
+                    let heard = self.setup.progress_token.is_some()
+                        && matches!(self.setup.framing, Framing::Sse { .. });
                     let mut io = StepIo {
                         now_ms,
                         notices: &mut self.notices,
+                        heard,
                     };
                     let step = run.step(&mut ctx, &mut io);
                     drop(ctx);
@@ -920,6 +948,7 @@ impl<C: 'static> BodySource for CallStream<C> {
                         // others: notices of this step are handed out, but the answer is
                         // Pending ("come back next round"), not Data ("ask again now").
                         Step::Pending => {
+                            self.keep_alive(out.len() > start, now_ms);
                             self.flush_into(out, start, max);
                             return BodyPoll::Pending;
                         }

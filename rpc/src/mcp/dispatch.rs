@@ -307,6 +307,10 @@ impl<C: 'static> McpServer<C> {
                         ),
                     );
                 }
+                Err(e) if e.code == ErrorCode::NotFound => {
+                    let err = resource_not_found(cx.era, uri);
+                    return self.fail(cx, err);
+                }
                 Err(e) => {
                     return self.fail(
                         cx,
@@ -352,18 +356,7 @@ impl<C: 'static> McpServer<C> {
                     .find_map(|t| t.matches(uri).map(|vars| (t.read)(&mut ctx, uri, &vars)))
             }
         };
-        let not_found = || match cx.era {
-            Era::Modern => RpcError::with_data(
-                jsonrpc::INVALID_PARAMS,
-                "Resource not found",
-                json!({"uri": uri}),
-            ),
-            Era::Legacy(_) => RpcError::with_data(
-                reply::RESOURCE_NOT_FOUND_LEGACY,
-                "Resource not found",
-                json!({"uri": uri}),
-            ),
-        };
+        let not_found = || resource_not_found(cx.era, uri);
         match result {
             None => Err(not_found()),
             Some(Err(e)) if e.code == ErrorCode::NotFound => Err(not_found()),
@@ -688,6 +681,7 @@ impl<C: 'static> McpServer<C> {
             }
             Ok(Started::Run(run)) => {
                 self.calls.add(&call);
+                let sse = sse || (cx.accept_sse && run.waits());
                 let framing = if sse {
                     Framing::Sse {
                         ids: cx.sse_ids,
@@ -701,5 +695,21 @@ impl<C: 'static> McpServer<C> {
                 (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
+    }
+}
+
+/// The protocol's answer to a read of a resource that does not exist, in each era.
+fn resource_not_found(era: Era, uri: &str) -> RpcError {
+    match era {
+        Era::Modern => RpcError::with_data(
+            jsonrpc::INVALID_PARAMS,
+            "Resource not found",
+            json!({"uri": uri}),
+        ),
+        Era::Legacy(_) => RpcError::with_data(
+            reply::RESOURCE_NOT_FOUND_LEGACY,
+            "Resource not found",
+            json!({"uri": uri}),
+        ),
     }
 }

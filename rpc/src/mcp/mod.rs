@@ -56,6 +56,7 @@ pub use reply::{
 };
 pub use resource::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
+    TemplateStreamDef,
 };
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};

@@ -99,6 +99,15 @@ pub struct StreamDef<C> {
 
 copy_for_any_context!(StreamDef);
 
+/// A family of resources whose reads are answered as streams: the same template's
+/// [`TemplateDef`] is its listing, this its reader (which gets the whole URI, as `OpenFn`).
+pub struct TemplateStreamDef<C> {
+    pub uri_template: &'static str,
+    pub open: OpenFn<C>,
+}
+
+copy_for_any_context!(TemplateStreamDef);
+
 /// Reads a fixed resource. A `NOT_FOUND` error becomes the protocol's not-found error.
 pub type ReadFn<C> = fn(&mut C, &str) -> Result<Vec<ResourceContents>, ToolError>;
 
@@ -118,8 +127,9 @@ pub struct ResourceDef<C> {
 
 copy_for_any_context!(ResourceDef);
 
-/// A family of resources named by an RFC 6570 level-1 template (`test://template/{id}/data`).
-/// A variable matches one or more characters other than `/`.
+/// A family of resources named by an RFC 6570 template (`test://template/{id}/data`): a
+/// simple variable matches one or more characters other than `/`; a reserved one (`{+path}`,
+/// level 2) matches one or more of any, up to the template's next literal.
 pub struct TemplateDef<C> {
     pub uri_template: &'static str,
     pub name: &'static str,
@@ -200,8 +210,20 @@ pub(crate) fn match_template<'u>(
                 let close = t.get(open..)?.find('}')? + open;
                 let name = t.get(open + 1..close)?;
                 t = t.get(close + 1..)?;
-                // The variable runs to the next '/' (or the end); the rest must match.
-                let end = u.find('/').unwrap_or(u.len());
+                // A simple variable runs to the next '/' (or the end); a reserved one to the
+                // template's next literal (or the end). The rest must match.
+                let (name, end) = match name.strip_prefix('+') {
+                    Some(name) => {
+                        let next = t.get(..t.find('{').unwrap_or(t.len()))?;
+                        let end = if next.is_empty() {
+                            u.len()
+                        } else {
+                            u.find(next)?
+                        };
+                        (name, end)
+                    }
+                    None => (name, u.find('/').unwrap_or(u.len())),
+                };
                 let value = u.get(..end)?;
                 if value.is_empty() {
                     return None;
@@ -218,6 +240,7 @@ pub struct ResourceCatalog<C> {
     pub(crate) resources: Vec<ResourceDef<C>>,
     pub(crate) templates: Vec<TemplateDef<C>>,
     pub(crate) streams: Vec<StreamDef<C>>,
+    pub(crate) template_streams: Vec<TemplateStreamDef<C>>,
 }
 
 impl<C> Clone for ResourceCatalog<C> {
@@ -226,6 +249,7 @@ impl<C> Clone for ResourceCatalog<C> {
             resources: self.resources.clone(),
             templates: self.templates.clone(),
             streams: self.streams.clone(),
+            template_streams: self.template_streams.clone(),
         }
     }
 }
@@ -236,6 +260,7 @@ impl<C> Default for ResourceCatalog<C> {
             resources: Vec::new(),
             templates: Vec::new(),
             streams: Vec::new(),
+            template_streams: Vec::new(),
         }
     }
 }
@@ -264,9 +289,24 @@ impl<C> ResourceCatalog<C> {
         }
     }
 
-    /// The streamed reader of `uri`, if it has one.
+    /// Adds streamed readers of templates.
+    pub fn register_template_streams(&mut self, table: &[TemplateStreamDef<C>]) {
+        self.template_streams.extend_from_slice(table);
+    }
+
+    /// The streamed reader of `uri`, if it has one: a fixed resource's, else the first
+    /// matching template's.
     pub(crate) fn stream_for(&self, uri: &str) -> Option<OpenFn<C>> {
-        self.streams.iter().find(|s| s.uri == uri).map(|s| s.open)
+        if let Some(s) = self.streams.iter().find(|s| s.uri == uri) {
+            return Some(s.open);
+        }
+        if self.resources.iter().any(|r| r.uri == uri) {
+            return None;
+        }
+        self.template_streams
+            .iter()
+            .find(|t| match_template(t.uri_template, uri).is_some())
+            .map(|t| t.open)
     }
 }
 
@@ -289,6 +329,23 @@ mod tests {
             Some(alloc::vec![("x", "y")])
         );
         assert_eq!(match_template("a://b", "a://b"), Some(alloc::vec![]));
+    }
+
+    #[test]
+    fn reserved_variables_match_across_slashes() {
+        let t = "irix7://fs/{+path}";
+        assert_eq!(
+            match_template(t, "irix7://fs/etc/motd"),
+            Some(alloc::vec![("path", "etc/motd")])
+        );
+        assert_eq!(match_template(t, "irix7://fs/"), None);
+        assert_eq!(match_template(t, "irix7://proc"), None);
+        let t = "x://{+dir}/end/{id}";
+        assert_eq!(
+            match_template(t, "x://a/b/end/7"),
+            Some(alloc::vec![("dir", "a/b"), ("id", "7")])
+        );
+        assert_eq!(match_template(t, "x://a/b/7"), None);
     }
 
     fn open_a(_: &mut (), _: &str) -> Result<Content<()>, ToolError> {

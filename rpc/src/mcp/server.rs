@@ -126,6 +126,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register_templates(table);
     }
 
+    /// Adds streamed readers of templated resources (see [`super::TemplateStreamDef`]).
+    pub fn register_template_streams(&mut self, table: &[super::TemplateStreamDef<C>]) {
+        self.resources.register_template_streams(table);
+    }
+
     pub fn register_prompts(&mut self, table: &[PromptDef<C>]) {
         for p in table {
             if !self.prompts.iter().any(|q| q.name == p.name) {

@@ -284,12 +284,20 @@ pub(crate) enum Notice {
 pub struct StepIo<'a> {
     pub(crate) now_ms: u64,
     pub(crate) notices: &'a mut Vec<Notice>,
+    /// Progress notices reach the client (an SSE response to a call with a progress token).
+    pub(crate) heard: bool,
 }
 
 impl StepIo<'_> {
     /// The monotonic clock, in milliseconds.
     pub fn now_ms(&self) -> u64 {
         self.now_ms
+    }
+
+    /// Whether progress notices reach the client: a tool that streams what it produces as
+    /// progress messages need not pace itself for a client that will never see them.
+    pub fn progress_heard(&self) -> bool {
+        self.heard
     }
 
     /// Reports progress. Values that do not increase are dropped (clients require strictly
@@ -321,6 +329,11 @@ pub enum Step<C> {
 /// A tool call in progress. Each `step` must do a bounded amount of work.
 pub trait ToolRun<C> {
     fn step(&mut self, ctx: &mut C, io: &mut StepIo<'_>) -> Step<C>;
+    /// The run may wait long for something outside it (the console): it is answered as an
+    /// event stream whenever the client accepts one, so keep-alives can flow while it waits.
+    fn waits(&self) -> bool {
+        false
+    }
     /// The call was cancelled (client closed the stream or sent `notifications/cancelled`):
     /// stop the work. No further `step` follows.
     fn cancel(&mut self, _ctx: &mut C) {}

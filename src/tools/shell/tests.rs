@@ -350,9 +350,9 @@ fn cancelling_a_sleep_stops_it() {
 }
 
 #[test]
-fn a_big_cat_steps_with_byte_progress() {
+fn a_big_cat_streams_its_output_in_order_before_the_result() {
     let mut s = server_with(ctx_with_files());
-    let mut r = start_sse(&mut s, "cat /var/big", 0);
+    let mut r = start_sse(&mut s, "cat /etc/motd /var/big /etc/hosts", 0);
     let mut buf = Vec::new();
     let mut polls = 0;
     let mut now = 0;
@@ -361,18 +361,67 @@ fn a_big_cat_steps_with_byte_progress() {
         now += 100;
         assert!(polls < 1000);
     }
-    // 300 000 bytes at 64 KiB per step: five steps, progress between them.
     let msgs = messages(&buf);
-    let progress = progress_values(&msgs);
-    assert!(progress.len() >= 3, "{progress:?}");
-    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0));
-    assert!(progress.iter().all(|p| p.1 == 300_000.0));
-    let result = &msgs.last().unwrap()["result"];
-    assert_eq!(result["structuredContent"]["output_bytes"], 300_000);
+    let (result, notices) = msgs.split_last().unwrap();
+    let mut streamed = String::new();
+    let mut last = 0.0;
+    for m in notices {
+        assert_eq!(m["method"], "notifications/progress", "{m}");
+        let p = &m["params"];
+        let text = p["message"].as_str().unwrap();
+        // 64 KiB a step from cat, at most 4 KiB a message: many messages, each counting the
+        // output bytes sent so far.
+        assert!(!text.is_empty() && text.len() <= 4096);
+        streamed.push_str(text);
+        let progress = p["progress"].as_f64().unwrap();
+        assert!(progress > last);
+        assert_eq!(progress, streamed.len() as f64);
+        assert!(p.get("total").is_none());
+        last = progress;
+    }
+    assert!(notices.len() >= 74, "{} messages", notices.len());
+    let whole = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(whole.len(), 300_000 + 18 + 20);
     assert_eq!(
-        result["content"][0]["text"].as_str().unwrap().len(),
-        300_000
+        streamed, whole,
+        "the messages carry the whole output, in order"
     );
+    assert!(whole.starts_with("Welcome to IRIX 7\nabcdef"));
+    assert_eq!(result["result"]["structuredContent"]["exit_status"], 0);
+}
+
+#[test]
+fn without_a_progress_token_the_output_comes_only_in_the_result() {
+    let mut s = server_with(ctx_with_files());
+    let st = run(&mut s, "cat /var/big");
+    assert_eq!(st["output_bytes"], 300_000);
+    assert_eq!(st["exit_status"], 0);
+}
+
+#[test]
+fn streamed_pieces_keep_characters_whole() {
+    let (mut ctx, _) = fake::ctx_and_state();
+    let mut fs = Overlay::new(None, 16 << 20);
+    // 3-byte characters: 4096 is not a multiple of 3, so pieces must be cut short.
+    let text = "\u{20ac}".repeat(5000);
+    fs.write("/euro", text.as_bytes(), WriteMode::Truncate)
+        .unwrap();
+    ctx.fs = Some(fs);
+    let mut s = server_with(ctx);
+    let mut r = start_sse(&mut s, "cat /euro", 0);
+    let mut buf = Vec::new();
+    let mut now = 0;
+    while !poll(&mut r, &mut buf, now) {
+        now += 100;
+        assert!(now < 100_000);
+    }
+    let msgs = messages(&buf);
+    let (_, notices) = msgs.split_last().unwrap();
+    let streamed: String = notices
+        .iter()
+        .map(|m| m["params"]["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, text, "no U+FFFD from a cut character");
 }
 
 /// `shell.exec` on a budget of its own, so filling it cannot disturb the tests running beside.
@@ -442,4 +491,31 @@ fn concurrent_outputs_past_the_shared_budget_are_refused_with_busy() {
     let r = call(&mut s, "test.shell", json!({"command": "cat /var/big"}));
     assert_eq!(r["structuredContent"]["output_bytes"], 300_000, "{r}");
     assert_eq!(TEST_BUDGET.usage().used, 0);
+}
+
+#[test]
+fn pieces_end_on_whole_characters_until_the_command_ends() {
+    use super::{STREAM_PIECE, next_piece};
+    let euro = "\u{20ac}".as_bytes();
+    // Half a character printed so far: nothing yet; once the command ended, what there is.
+    assert_eq!(next_piece(&euro[..2], false), b"");
+    assert_eq!(next_piece(&euro[..2], true), &euro[..2]);
+    let text = "\u{20ac}".repeat(2000);
+    let p = next_piece(text.as_bytes(), false);
+    assert!(core::str::from_utf8(p).is_ok());
+    assert_eq!(
+        p.len(),
+        STREAM_PIECE - STREAM_PIECE % 3,
+        "cut before the split character"
+    );
+    assert_eq!(
+        next_piece(text.as_bytes(), true).len(),
+        p.len(),
+        "also when ended"
+    );
+    // Printed so far up to the middle of a character: the piece stops before it.
+    let bytes = "ab\u{20ac}".as_bytes();
+    assert_eq!(next_piece(&bytes[..4], false), b"ab");
+    assert_eq!(next_piece(&bytes[..5], false), &bytes[..5]);
+    assert_eq!(next_piece(b"", true), b"");
 }

@@ -227,6 +227,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         memory: Default::default(),
         audit: Default::default(),
         policy: alloc::string::String::from("full"),
+        serial_waiters: crate::services::serial_wait::Waiters::new(2),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

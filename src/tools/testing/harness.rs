@@ -27,6 +27,42 @@ pub fn server_with(ctx: Ctx) -> McpServer<Ctx> {
     s
 }
 
+/// A server under `policy` (`full`: the default configuration) over a context with a RAM
+/// filesystem holding a few files: `/etc/motd`, `/etc/a b` (UTF-8), `/bin` (not UTF-8), `/big`
+/// (1 MiB + 1 byte).
+pub fn server_with_files(policy: &str) -> McpServer<Ctx> {
+    use crate::services::fs::overlay::{Overlay, WriteMode};
+    let (mut ctx, _) = fake::ctx_and_state();
+    let mut fs = Overlay::new(None, 4 << 20);
+    fs.mkdir("/etc").unwrap();
+    fs.write("/etc/motd", b"Welcome to IRIX 7\n", WriteMode::Truncate)
+        .unwrap();
+    fs.write("/etc/a b", "caf\u{e9}".as_bytes(), WriteMode::Truncate)
+        .unwrap();
+    fs.write(
+        "/bin",
+        &[0x7f, b'E', b'L', b'F', 0xff, 0],
+        WriteMode::Truncate,
+    )
+    .unwrap();
+    fs.write(
+        "/big",
+        &alloc::vec![b'x'; (1 << 20) + 1],
+        WriteMode::Truncate,
+    )
+    .unwrap();
+    ctx.fs = Some(fs);
+    if policy == "full" {
+        return server_with(ctx);
+    }
+    let mut config = rpc::mcp::Config::new("7.0.0", None);
+    config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
+    let entropy: rpc::mcp::Entropy = alloc::boxed::Box::new(|b: &mut [u8]| b.fill(3));
+    let mut s = rpc::mcp::McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
+    register(&mut s).unwrap();
+    s
+}
+
 /// Sends one modern request and returns the JSON-RPC response object.
 pub fn request(s: &mut McpServer<Ctx>, method: &str, params: Value) -> Value {
     let mut resp = McpRequest::modern(method, params).send(s, 1000);

@@ -127,7 +127,7 @@ fn no_client_can_take_the_machine_down() {
         println!("note: no fixture disk (cargo xtask fixtures): the shell.exec attack is skipped");
     }
     let mut f = Findings::default();
-    let attacks: [(&str, Attack); 11] = [
+    let attacks: [(&str, Attack); 12] = [
         ("batch of tools/list", batch_of_lists),
         ("batch of screen reads", batch_of_screens),
         ("batch items and the rate limit", batch_rate),
@@ -138,6 +138,7 @@ fn no_client_can_take_the_machine_down() {
         ("half-open handshakes", half_open_handshakes),
         ("long synchronous work", long_work),
         ("shell.exec with big outputs", big_shell_outputs),
+        ("console waiters under console spam", console_waiters),
         ("failed authentication", failed_authentication),
     ];
     let mut crashes = 0;
@@ -1084,6 +1085,57 @@ fn big_shell_outputs(c: &Ctx, f: &mut Findings) {
             ),
         );
     }
+}
+
+/// `serial.read` waiters for text that never comes, from two legacy sessions (so the module's
+/// bound on waiters refuses, not the per-session one), while a third session fills the console
+/// with 4 KiB lines: at most 4 wait, the rest get `E_BUSY`; each waiter copies the ring and scans
+/// the new bytes a poll (the longest poll is judged with the others). The waiters then vanish.
+fn console_waiters(c: &Ctx, f: &mut Findings) {
+    const A: &str = "console waiters under console spam";
+    let sids: Vec<String> = (0..3)
+        .filter_map(|_| legacy_session(c.mcp, "2025-11-25").ok())
+        .collect();
+    if sids.len() < 3 {
+        return f.check(A, false, "no legacy sessions");
+    }
+    let args = json!({"name": "serial.read",
+        "arguments": {"until": "never-written-hostile-3d9a", "wait_ms": 120_000}});
+    let (mut waiting, mut busy) = (Vec::new(), 0);
+    for i in 0..12u64 {
+        let req = McpRequest::legacy(&sids[i as usize % 2], "tools/call", args.clone()).id(i);
+        let raw = req.http("/mcp", "indy", Some(TOKEN));
+        let s = support::http::Stream::open(c.mcp, &String::from_utf8_lossy(&raw));
+        if s.header("content-type") == Some("text/event-stream") {
+            waiting.push(s);
+        } else {
+            busy += 1;
+        }
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    f.check(
+        A,
+        waiting.len() <= 4 && busy >= 8,
+        format!("{} calls wait, {busy} refused", waiting.len()),
+    );
+    let line = "z".repeat(4000);
+    let mut written = 0;
+    for i in 0..30u64 {
+        let body = json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+            "params": {"name": "serial.write", "arguments": {"text": line}}});
+        if legacy(c.mcp, &sids[2], "tools/call", body, Duration::from_secs(20))
+            .is_ok_and(|r| r.status == 200)
+        {
+            written += 1;
+        }
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    f.check(
+        A,
+        written == 30,
+        format!("{written} of 30 console writes answered while the waiters waited"),
+    );
+    drop(waiting);
 }
 
 /// Wrong tokens as fast as five clients send them: no more than the ordinary

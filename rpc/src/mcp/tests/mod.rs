@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 struct Ctx {
     cancelled: u32,
     steps: u32,
+    /// What `StepIo::progress_heard` said to each step of a `wait`.
+    heard: Vec<bool>,
 }
 
 const PEER: Peer = Peer {
@@ -89,6 +91,46 @@ fn slow(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         total: steps,
     })))
 }
+
+/// Waits on nothing until `ms` have passed since its first step, then answers.
+struct Wait {
+    ms: u64,
+    since: Option<u64>,
+}
+
+impl ToolRun<Ctx> for Wait {
+    fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
+        ctx.heard.push(io.progress_heard());
+        let since = *self.since.get_or_insert(io.now_ms());
+        if io.now_ms().saturating_sub(since) >= self.ms {
+            return Step::Done(ToolOutput::text("waited"));
+        }
+        Step::Pending
+    }
+
+    fn waits(&self) -> bool {
+        true
+    }
+}
+
+fn wait(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let ms = call.args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+    Ok(Started::Run(Box::new(Wait { ms, since: None })))
+}
+
+/// `wait`, kept out of [`TOOLS`] (whose listing other tests count): registered by the tests
+/// of waiting calls.
+const WAIT: &[ToolDef<Ctx>] = &[ToolDef {
+    name: "wait",
+    title: None,
+    description: "Waits a while",
+    input_schema: r#"{"type":"object","properties":{"ms":{"type":"integer","minimum":0}}}"#,
+    output_schema: None,
+    annotations: Annotations::READ_ONLY,
+    requires: &[],
+    errors: &[],
+    start: wait,
+}];
 
 /// Serves `len` bytes of a pattern with quotes, newlines and multi-byte characters.
 struct Pattern {

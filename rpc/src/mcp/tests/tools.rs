@@ -1,6 +1,7 @@
 //! Tools: paged listing, calls and failures, streamed results, progress, cancellation.
 
 use super::*;
+use crate::mcp::call::KEEP_ALIVE_MS as KEEP_ALIVE;
 
 #[test]
 fn tools_list_pages_with_opaque_cursors_in_stable_order() {
@@ -270,6 +271,86 @@ fn progress_streams_as_sse_then_result() {
     let (msgs, _, _) = sse_events(&body_bytes(&mut r, T0));
     assert!(msgs.iter().all(|m| m["method"] != "notifications/message"));
     assert_eq!(msgs.len(), 3);
+}
+
+#[test]
+fn a_waiting_call_streams_keep_alives_while_nothing_happens() {
+    let mut s = server();
+    s.register_tools(WAIT).unwrap();
+    // No progress token, no log level: a run that waits still answers as an event stream.
+    let mut r = modern(
+        &mut s,
+        "tools/call",
+        json!({"name": "wait", "arguments": {"ms": 12_000}}),
+        T0,
+    );
+    assert_eq!(header(&r, "Content-Type"), Some("text/event-stream"));
+    let Body::Stream(src) = &mut r.body else {
+        panic!("expected a stream")
+    };
+    let mut poll = |now| {
+        let mut out = Vec::new();
+        let p = src.poll(&mut out, 1 << 16, now);
+        (p, String::from_utf8(out).unwrap())
+    };
+    assert_eq!(poll(T0), (BodyPoll::Pending, String::new()));
+    assert_eq!(
+        poll(T0 + KEEP_ALIVE - 1),
+        (BodyPoll::Pending, String::new())
+    );
+    let ping = String::from(": keep-alive\n\n");
+    // Sent, and still "come back next round": one step per poll.
+    assert_eq!(poll(T0 + KEEP_ALIVE), (BodyPoll::Pending, ping.clone()));
+    assert_eq!(
+        poll(T0 + 2 * KEEP_ALIVE - 1),
+        (BodyPoll::Pending, String::new())
+    );
+    assert_eq!(poll(T0 + 2 * KEEP_ALIVE), (BodyPoll::Pending, ping));
+    let (p, end) = poll(T0 + 12_000);
+    assert_eq!(p, BodyPoll::End);
+    let (msgs, _, _) = sse_events(end.as_bytes());
+    assert_eq!(msgs[0]["result"]["content"][0]["text"], "waited");
+    assert_eq!(s.context().borrow().heard.iter().filter(|h| **h).count(), 0);
+
+    // A client that takes only JSON gets JSON, and silence: a comment is no JSON.
+    let mut r = McpRequest::modern(
+        "tools/call",
+        json!({"name": "wait", "arguments": {"ms": 12_000}}),
+    )
+    .accept("application/json")
+    .send(&mut s, T0);
+    assert_eq!(header(&r, "Content-Type"), Some("application/json"));
+    let Body::Stream(src) = &mut r.body else {
+        panic!("expected a stream")
+    };
+    for now in [T0, T0 + KEEP_ALIVE, T0 + 2 * KEEP_ALIVE] {
+        let mut out = Vec::new();
+        assert_eq!(src.poll(&mut out, 1 << 16, now), BodyPoll::Pending);
+        assert!(out.is_empty());
+    }
+}
+
+#[test]
+fn a_run_knows_whether_its_progress_is_heard() {
+    let mut s = server();
+    s.register_tools(WAIT).unwrap();
+    let mut m = modern_meta();
+    m["progressToken"] = json!("p");
+    let mut r = modern(
+        &mut s,
+        "tools/call",
+        json!({"name": "wait", "arguments": {"ms": 0}, "_meta": m}),
+        T0,
+    );
+    body_bytes(&mut r, T0);
+    let mut r = modern(
+        &mut s,
+        "tools/call",
+        json!({"name": "wait", "arguments": {"ms": 0}}),
+        T0,
+    );
+    body_bytes(&mut r, T0);
+    assert_eq!(s.context().borrow().heard, [true, false]);
 }
 
 #[test]
