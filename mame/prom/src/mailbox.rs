@@ -1,0 +1,43 @@
+//! The RAM mailbox between the PROM stand-in and MAME's Lua script: a console ring the script
+//! copies to its output (so the console is visible even where the serial path is not) and a
+//! state word that tells the script when to stop MAME. It sits in the top 64 KiB of the 128 MiB
+//! MAME's Indy maps at physical 0x0800_0000, clear of everything the stand-in loads.
+
+/// Physical address of the mailbox.
+pub const PHYS: u32 = 0x0FFF_0000;
+/// `MAGIC` at +0 says the mailbox is live (RAM holds anything before the PROM writes it).
+pub const MAGIC: u32 = 0x4937_4D42; // "I7MB"
+/// Offset of the state word (`STATE_*`).
+pub const STATE: u32 = 0x04;
+/// Offset of the count of console bytes ever written; byte n sits at `RING + n % RING_SIZE`.
+pub const HEAD: u32 = 0x08;
+/// Offsets of Cause, EPC and BadVAddr, written by the exception vector.
+pub const CAUSE: u32 = 0x10;
+pub const EPC: u32 = 0x14;
+pub const BADVADDR: u32 = 0x18;
+/// Offset and size of the console ring.
+pub const RING: u32 = 0x100;
+pub const RING_SIZE: u32 = 4096;
+
+/// Still running.
+pub const STATE_RUNNING: u32 = 0;
+/// Finished its work and halted.
+pub const STATE_HALTED: u32 = 1;
+/// Found a fault it reports on the console (the RAM check), then halted.
+pub const STATE_FAILED: u32 = 2;
+/// Took an exception: Cause, EPC and BadVAddr are in the mailbox.
+pub const STATE_EXCEPTION: u32 = 3;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mailbox_fits_in_the_last_64_kib_of_ram() {
+        assert!(RING + RING_SIZE <= 0x1_0000);
+        assert_eq!(PHYS + 0x1_0000, 0x0800_0000 + (128 << 20));
+        assert!(BADVADDR < RING);
+        // The exception vector builds the KSEG1 address with one `lui`.
+        assert_eq!(indy::map::kseg1(PHYS) & 0xFFFF, 0);
+    }
+}
