@@ -28,16 +28,11 @@ pub const STATE_FAILED: u32 = 2;
 /// Took an exception: Cause, EPC and BadVAddr are in the mailbox.
 pub const STATE_EXCEPTION: u32 = 3;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mailbox_fits_in_the_last_64_kib_of_ram() {
-        assert!(RING + RING_SIZE <= 0x1_0000);
-        assert_eq!(PHYS + 0x1_0000, 0x0800_0000 + (128 << 20));
-        assert!(BADVADDR < RING);
-        // The exception vector builds the KSEG1 address with one `lui`.
-        assert_eq!(indy::map::kseg1(PHYS) & 0xFFFF, 0);
-    }
-}
+// The mailbox is the last 64 KiB of the 128 MiB, its header ends before the ring, and the
+// exception vector builds its KSEG1 address with one `lui`.
+const _: () = {
+    assert!(RING + RING_SIZE <= 0x1_0000);
+    assert!(PHYS + 0x1_0000 == indy::map::RAM_PHYS + (128 << 20));
+    assert!(BADVADDR < RING);
+    assert!(indy::map::kseg1(PHYS) & 0xFFFF == 0);
+};

@@ -24,7 +24,7 @@ pub const BANK_BYTES: u32 = 64 << 20;
 /// (bits 12:8), valid. `None` for a base or size the register cannot say.
 pub const fn bank(base: u32, size: u32) -> Option<u16> {
     const UNIT: u32 = 4 << 20;
-    if base % UNIT != 0 || size == 0 || size % UNIT != 0 {
+    if !base.is_multiple_of(UNIT) || size == 0 || !size.is_multiple_of(UNIT) {
         return None;
     }
     let (b, s) = (base / UNIT, size / UNIT - 1);

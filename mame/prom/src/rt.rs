@@ -255,11 +255,18 @@ extern "C" fn prom_main() -> ! {
         scc_put(0);
     }
     w32(mb + mailbox::STATE, state);
-    loop {}
+    halt()
+}
+
+/// Stops here for good: the mailbox says why, and the script stops MAME.
+fn halt() -> ! {
+    loop {
+        core::hint::spin_loop();
+    }
 }
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     w32(mailbox::PHYS + mailbox::STATE, mailbox::STATE_FAILED);
-    loop {}
+    halt()
 }

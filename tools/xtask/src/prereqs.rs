@@ -6,13 +6,14 @@ use std::process::{Command, Stdio};
 
 /// Debian packages: cmake + libclang-dev build Unicorn (bindgen); binutils-mips-linux-gnu gives
 /// the ISA audit its disassembler; erofs-utils builds the fixture images; python3-venv holds
-/// the Python MCP client tests.
+/// the Python MCP client tests; mame is the independent Indy model `cargo xtask mame` boots.
 pub const DEBIAN: &[&str] = &[
     "cmake",
     "libclang-dev",
     "binutils-mips-linux-gnu",
     "erofs-utils",
     "python3-venv",
+    "mame",
 ];
 
 /// Makes sure rust-src and the Debian packages are there.

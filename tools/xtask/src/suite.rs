@@ -54,6 +54,10 @@ const STEPS: &[Step] = &[
         run: deploy_test_image,
     },
     Step {
+        name: "MAME's Indy boots the PROM stand-in (banner on the serial port and the mailbox)",
+        run: mame_step,
+    },
+    Step {
         name: "unit and end-to-end tests",
         run: cargo_test,
     },
@@ -74,6 +78,10 @@ const STEPS: &[Step] = &[
         run: clients_step,
     },
 ];
+
+fn mame_step() -> Result<(), String> {
+    crate::mame::run(&crate::mame::Options { seconds: 20 })
+}
 
 fn clients_step() -> Result<(), String> {
     clients::run(&[])
@@ -213,6 +221,8 @@ fn clippy_target() -> Result<(), String> {
                 "irix7-mcp",
                 "-p",
                 "irix7-kmem",
+                "-p",
+                "irix7-mame-prom",
                 "--target",
                 "mips-irix7.json",
             ])
