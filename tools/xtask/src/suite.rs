@@ -223,6 +223,8 @@ fn clippy_target() -> Result<(), String> {
                 "irix7-kmem",
                 "-p",
                 "irix7-mame-prom",
+                "-p",
+                "irix7-loader",
                 "--target",
                 "mips-irix7.json",
             ])
