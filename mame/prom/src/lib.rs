@@ -5,18 +5,28 @@
 //!
 //! What it does at reset (`rt`, the target-only part): set Status and Config, clear the cache
 //! tags, set up a stack in RAM, describe the RAM to the memory controller ([`mc`]), program the
-//! Z85C30's channel B as the console ([`scc`]), check the RAM, print its banner on the console
-//! and in a RAM mailbox the Lua script reads ([`mailbox`]), then halt. The host build keeps the
-//! numbers and encodings, which the unit tests and `cargo xtask mame` use.
+//! Z85C30's channel B as the console ([`scc`]), check the RAM, and print its banner on the
+//! console and in a RAM mailbox the Lua script reads ([`mailbox`]). Then it is the kernel
+//! stand-in (`kernel`): it asks the script for the product image and the boot environment,
+//! verifies and relocates the image with the rig's loader, and runs the module on the ABI of
+//! `docs/abi.md`. The host build keeps the numbers and encodings, which the unit tests and
+//! `cargo xtask mame` use.
 
 #![no_std]
 // Inline assembly on MIPS is unstable; the image build (RUSTC_BOOTSTRAP) allows it.
 #![cfg_attr(target_arch = "mips", feature(asm_experimental_arch))]
 
+extern crate alloc;
+
+pub mod boot_env;
+pub mod clock;
+pub mod layout;
 pub mod mailbox;
 pub mod mc;
 pub mod scc;
 
+#[cfg(target_os = "none")]
+mod kernel;
 #[cfg(target_os = "none")]
 mod rt;
 

@@ -15,6 +15,14 @@ pub const HEAD: u32 = 0x08;
 pub const CAUSE: u32 = 0x10;
 pub const EPC: u32 = 0x14;
 pub const BADVADDR: u32 = 0x18;
+/// Offset of the delivery word: the stand-in sets [`WANT_IMAGE`]; the script writes the image
+/// and the boot environment to `layout::IMAGE` and `layout::ENV`, their lengths at
+/// [`IMAGE_LEN`] and [`ENV_LEN`], then sets [`DELIVERED`].
+pub const DELIVERY: u32 = 0x20;
+pub const IMAGE_LEN: u32 = 0x24;
+pub const ENV_LEN: u32 = 0x28;
+pub const WANT_IMAGE: u32 = 0x5741_4E54; // "WANT"
+pub const DELIVERED: u32 = 0x444F_4E45; // "DONE"
 /// Offset and size of the console ring.
 pub const RING: u32 = 0x100;
 pub const RING_SIZE: u32 = 4096;
@@ -27,6 +35,10 @@ pub const STATE_HALTED: u32 = 1;
 pub const STATE_FAILED: u32 = 2;
 /// Took an exception: Cause, EPC and BadVAddr are in the mailbox.
 pub const STATE_EXCEPTION: u32 = 3;
+/// The module initialised and the stand-in is polling it.
+pub const STATE_SERVING: u32 = 4;
+/// Offset of the count of polls so far (the script's sign of life).
+pub const POLLS: u32 = 0x2C;
 
 // The mailbox is the last 64 KiB of the 128 MiB, its header ends before the ring, and the
 // exception vector builds its KSEG1 address with one `lui`.

@@ -1,7 +1,7 @@
 //! The PROM's target-only part: the reset and exception vectors, register access, and the boot
 //! sequence the crate comment describes. Everything runs uncached from the PROM or in KSEG0 RAM.
 
-use crate::{BANNER, dec32, hex32, mailbox, mc, scc};
+use crate::{BANNER, dec32, hex32, layout, mailbox, mc, scc};
 use core::ptr::{read_volatile, write_volatile};
 use indy::map::{RAM_PHYS, kseg0, kseg1};
 use indy::regs::z85c30::{CTRL_B, DATA_B, RR0_TX_EMPTY};
@@ -125,22 +125,22 @@ _reset:
     magic_lo = const mailbox::MAGIC & 0xFFFF,
 );
 
-fn w8(phys: u32, v: u8) {
+pub(crate) fn w8(phys: u32, v: u8) {
     // SAFETY: `phys` is a device register of the Indy's map, reached uncached through KSEG1.
     unsafe { write_volatile(kseg1(phys) as *mut u8, v) }
 }
 
-fn r8(phys: u32) -> u8 {
+pub(crate) fn r8(phys: u32) -> u8 {
     // SAFETY: as in `w8`.
     unsafe { read_volatile(kseg1(phys) as *const u8) }
 }
 
-fn w32(phys: u32, v: u32) {
+pub(crate) fn w32(phys: u32, v: u32) {
     // SAFETY: a register or RAM word of the Indy's map, uncached.
     unsafe { write_volatile(kseg1(phys) as *mut u32, v) }
 }
 
-fn r32(phys: u32) -> u32 {
+pub(crate) fn r32(phys: u32) -> u32 {
     // SAFETY: as in `w32`.
     unsafe { read_volatile(kseg1(phys) as *const u32) }
 }
@@ -168,7 +168,7 @@ fn mbox_put(b: u8) {
     w32(mailbox::PHYS + mailbox::HEAD, head.wrapping_add(1));
 }
 
-fn puts(s: &[u8]) {
+pub(crate) fn puts(s: &[u8]) {
     for &b in s {
         if b == b'\n' {
             scc_put(b'\r');
@@ -178,30 +178,34 @@ fn puts(s: &[u8]) {
     }
 }
 
-fn put_hex(v: u32) {
+pub(crate) fn put_hex(v: u32) {
     let mut h = [0; 8];
     hex32(v, &mut h);
     puts(&h);
 }
 
-fn put_dec(v: u32) {
+pub(crate) fn put_dec(v: u32) {
     let mut d = [0; 10];
     let at = dec32(v, &mut d);
     puts(&d[at..]);
 }
 
-/// MiB of RAM that keep a pattern written at 1 MiB steps (skipping the stand-in's own MiB,
-/// where its stack and data live).
+/// Sets the mailbox's state word.
+pub(crate) fn set_state(state: u32) {
+    w32(mailbox::PHYS + mailbox::STATE, state);
+}
+
+/// MiB of RAM that keep a pattern written at 1 MiB steps (at +0x40, clear of the stand-in's own
+/// data and stack, `layout::OWN`).
 fn ram_check() -> u32 {
-    let own = 0x0840_0000 - RAM_PHYS;
     let mut good = 0;
     for mib in 0..mc::RAM_BYTES >> 20 {
-        let off = mib << 20;
-        if off == own {
+        let phys = RAM_PHYS + (mib << 20) + 0x40;
+        if layout::holds(layout::OWN, phys, 8) {
             good += 1;
             continue;
         }
-        let at = kseg0(RAM_PHYS + off + 0x40) as *mut u32;
+        let at = kseg0(phys) as *mut u32;
         let pattern = 0xA5C3_0000 | mib;
         // SAFETY: RAM the stand-in owns (nothing is loaded yet), through cached KSEG0.
         let back = unsafe {
@@ -222,6 +226,7 @@ extern "C" fn prom_main() -> ! {
     w32(mc::MEMCFG1, 0);
     let mb = mailbox::PHYS;
     w32(mb + mailbox::HEAD, 0);
+    w32(mb + mailbox::POLLS, 0);
     w32(mb + mailbox::STATE, mailbox::STATE_RUNNING);
     w32(mb, mailbox::MAGIC);
     scc_init();
@@ -243,23 +248,24 @@ extern "C" fn prom_main() -> ! {
     puts(b" of ");
     put_dec(mc::RAM_BYTES >> 20);
     puts(b" MiB good\n");
-    let state = if good == mc::RAM_BYTES >> 20 {
-        puts(b"halted\n");
-        mailbox::STATE_HALTED
-    } else {
+    if good != mc::RAM_BYTES >> 20 {
         puts(b"RAM check failed; halted\n");
-        mailbox::STATE_FAILED
-    };
-    // Let the last byte leave the shift register before the script stops MAME.
+        flush_and_set(mailbox::STATE_FAILED);
+        halt()
+    }
+    crate::kernel::boot()
+}
+
+/// Lets the last byte leave the shift register before the script may stop MAME.
+pub(crate) fn flush_and_set(state: u32) {
     for _ in 0..2 {
         scc_put(0);
     }
-    w32(mb + mailbox::STATE, state);
-    halt()
+    set_state(state);
 }
 
 /// Stops here for good: the mailbox says why, and the script stops MAME.
-fn halt() -> ! {
+pub(crate) fn halt() -> ! {
     loop {
         core::hint::spin_loop();
     }

@@ -52,14 +52,21 @@ pub fn run(opts: &Options) -> Result<(), String> {
     );
     write_roms(&dir.join("roms"), &prom)?;
     write_cfg(&dir.join("cfg"))?;
+    let image = crate::launch::product_image()?;
+    println!("image   {} sha256 {}", image.path.display(), image.sha256);
+    let env = dir.join("boot-env.conf");
+    write_file(&env, boot_env()?.as_bytes())?;
     let script = dir.join("boot.lua");
-    write_file(&script, lua_script().as_bytes())?;
+    write_file(&script, lua_script(&image.path, &env).as_bytes())?;
     let scc_out = dir.join("scc-b.out");
     // A stale capture must not pass for this run's.
     let _ = std::fs::remove_file(&scc_out);
 
     let t = Instant::now();
     let out = run_mame(&dir, &script, &scc_out, opts.seconds)?;
+    let expect = Expect {
+        digest: image.sha256.clone(),
+    };
     let scc = std::fs::read(&scc_out).unwrap_or_default();
     println!(
         "mame    {SYSTEM}, {:.1} s wall clock",
@@ -77,7 +84,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     if let Some(line) = &out.result {
         println!("{line}");
     }
-    check(&out, &scc)
+    check(&out, &scc, &expect)
 }
 
 /// What one MAME run printed: the mailbox console and the script's last word.
@@ -87,24 +94,42 @@ struct Run {
     state: Option<u32>,
 }
 
-fn check(out: &Run, scc: &[u8]) -> Result<(), String> {
-    let banner = mame_prom::BANNER;
-    let on_scc = String::from_utf8_lossy(scc).contains(banner);
-    let in_mailbox = out.console.contains(banner);
+/// What the console must show.
+struct Expect {
+    /// The image's SHA-256, which the stand-in must print as verified.
+    digest: String,
+}
+
+/// The run passes when the stand-in reached the serving state and the console shows, on both
+/// paths, the PROM's banner, the digest verified and the module's banner.
+fn check(out: &Run, scc: &[u8], expect: &Expect) -> Result<(), String> {
+    let scc = String::from_utf8_lossy(scc).replace(['\r', '\0'], "");
+    let verified = format!("sha256 {} verified", expect.digest);
+    let wanted = [mame_prom::BANNER, verified.as_str(), MODULE_BANNER];
+    for (path, text) in [
+        ("serial port", scc.as_str()),
+        ("mailbox", out.console.as_str()),
+    ] {
+        for w in wanted {
+            if !text.contains(w) {
+                return Err(format!("the console ({path}) lacks `{w}`"));
+            }
+        }
+    }
     match out.state {
-        Some(mailbox::STATE_HALTED) if on_scc && in_mailbox => {
+        Some(mailbox::STATE_SERVING) => {
             println!(
-                "mame: the PROM stand-in's banner came out on the serial port and the mailbox"
+                "mame: the product image booted: digest verified and the module's banner on the serial port and the mailbox"
             );
             Ok(())
         }
-        Some(mailbox::STATE_HALTED) => Err(format!(
-            "the stand-in halted but its banner is missing (serial port: {on_scc}, mailbox: {in_mailbox})"
-        )),
         Some(s) => Err(format!("the stand-in stopped in state {s} (see above)")),
-        None => Err("MAME stopped before the stand-in halted".into()),
+        None => Err("MAME stopped before the module was served".into()),
     }
 }
+
+/// The start of the module's banner (`docs/abi.md`, `irix7_mcp_init`).
+const MODULE_BANNER: &str = "irix7-mcp ";
 
 /// Builds `mame/prom` for the R4x00 and links it at the reset vector into a flat binary.
 fn build_prom() -> Result<Vec<u8>, String> {
@@ -124,31 +149,61 @@ fn build_prom() -> Result<Vec<u8>, String> {
             .args(["rustc", "--quiet", "-p", "irix7-mame-prom", "--lib"])
             .args(["--crate-type", "staticlib", "--profile", "image"])
             .args(["--target", "mips-irix7.json", "-Z", "json-target-spec"])
-            .args(["-Z", "build-std=core"])
+            .args(["-Z", "build-std=core,alloc"])
             .args(["-Z", "build-std-features=compiler-builtins-mem"])
             .arg("--target-dir")
             .arg(&target_dir),
     )?;
     let lib = target_dir.join("mips-irix7/image/libmame_prom.a");
-    let bin = root.join(DIR).join("prom.bin");
+    let elf = root.join(DIR).join("prom.elf");
     std::fs::create_dir_all(root.join(DIR)).map_err(|e| format!("{DIR}: {e}"))?;
     cmd::run(
         Command::new(rust_lld()?)
             .args(["-flavor", "gnu", "--gc-sections", "-e", "_reset"])
             .arg("-T")
             .arg(root.join("mame/prom/prom.ld"))
-            .args(["--oformat", "binary", "-o"])
-            .arg(&bin)
+            .arg("-o")
+            .arg(&elf)
             .arg(&lib),
     )?;
-    let prom = std::fs::read(&bin).map_err(|e| format!("{}: {e}", bin.display()))?;
-    if prom.is_empty() || prom.len() > PROM_SIZE {
-        return Err(format!(
-            "the PROM stand-in is {} bytes; it must be 1..={PROM_SIZE}",
-            prom.len()
-        ));
+    let data = std::fs::read(&elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    flatten(&data)
+}
+
+/// The PROM's bytes: each loadable segment's file contents at its load address less the reset
+/// vector's (`.data` loads in the PROM and runs in RAM; `.bss` has no bytes to place).
+fn flatten(elf: &[u8]) -> Result<Vec<u8>, String> {
+    use object::read::elf::{ElfFile32, ProgramHeader};
+    const RESET_VECTOR: u64 = 0xBFC0_0000;
+    let file = ElfFile32::<object::BigEndian>::parse(elf)
+        .map_err(|e| format!("the PROM stand-in is not an ELF32 file: {e}"))?;
+    let endian = file.endian();
+    let mut out = Vec::new();
+    for ph in file.elf_program_headers() {
+        if ph.p_type(endian) != object::elf::PT_LOAD || ph.p_filesz(endian) == 0 {
+            continue;
+        }
+        let at = u64::from(ph.p_paddr(endian))
+            .checked_sub(RESET_VECTOR)
+            .ok_or("a PROM segment loads below the reset vector")?;
+        let bytes = ph
+            .data(endian, elf)
+            .map_err(|_| "a PROM segment lies outside the file")?;
+        let end = at + bytes.len() as u64;
+        if end > PROM_SIZE as u64 {
+            return Err(format!(
+                "the PROM stand-in needs {end} bytes, over {PROM_SIZE}"
+            ));
+        }
+        if out.len() < end as usize {
+            out.resize(end as usize, 0xFF);
+        }
+        out[at as usize..end as usize].copy_from_slice(bytes);
     }
-    Ok(prom)
+    if out.is_empty() {
+        return Err("the PROM stand-in has no loadable bytes".into());
+    }
+    Ok(out)
 }
 
 /// The PROM padded with 0xFF (erased flash) and the placeholder files, each of its exact size.
@@ -177,11 +232,14 @@ fn write_cfg(cfg: &Path) -> Result<(), String> {
     write_file(&cfg.join(format!("{SYSTEM}.cfg")), text.as_bytes())
 }
 
-/// The autoboot script: once a frame, copies new mailbox console bytes to MAME's stdout and,
-/// once the stand-in leaves the running state, prints the state (and the exception registers)
-/// and stops MAME.
-fn lua_script() -> String {
+/// The autoboot script: once a frame, copies new mailbox console bytes to MAME's stdout; when
+/// the stand-in asks for the image, writes the image and the boot environment into RAM; once
+/// the module has been served for [`SERVE_FRAMES`] frames, or the stand-in stops, prints the
+/// state (and the exception registers) and stops MAME.
+fn lua_script(image: &Path, env: &Path) -> String {
     use mailbox::*;
+    use mame_prom::layout::{ENV, IMAGE};
+    let (image, env) = (image.display().to_string(), env.display().to_string());
     format!(
         r#"-- Written by `cargo xtask mame` (tools/xtask/src/mame.rs); the layout is mame/prom's mailbox.
 local cpu = manager.machine.devices[":maincpu"]
@@ -189,7 +247,27 @@ local mem = cpu.spaces["program"]
 local base = {PHYS:#x}
 local seen = 0
 local frames = 0
+local serving = 0
 local done = false
+
+local function deliver(addr, path, max)
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("a")
+  f:close()
+  local n = #data
+  if n > max then error(path .. " is larger than its staging area") end
+  local i = 1
+  while i + 3 <= n do
+    mem:write_u32(addr + i - 1, (string.unpack(">I4", data, i)))
+    i = i + 4
+  end
+  while i <= n do
+    mem:write_u8(addr + i - 1, data:byte(i))
+    i = i + 1
+  end
+  return n
+end
+
 emu.register_frame_done(function()
   if done then return end
   frames = frames + 1
@@ -204,19 +282,51 @@ emu.register_frame_done(function()
     seen = seen + 1
   end
   io.flush()
+  if mem:read_u32(base + {DELIVERY:#x}) == {WANT_IMAGE:#x} then
+    local n = deliver({image_at:#x}, {image:?}, {image_max})
+    local e = deliver({env_at:#x}, {env:?}, {env_max})
+    mem:write_u32(base + {IMAGE_LEN:#x}, n)
+    mem:write_u32(base + {ENV_LEN:#x}, e)
+    mem:write_u32(base + {DELIVERY:#x}, {DELIVERED:#x})
+    print(string.format("[lua] delivered the image (%d bytes) and the boot environment (%d bytes)", n, e))
+  end
   local state = mem:read_u32(base + {STATE:#x})
-  if state ~= {STATE_RUNNING} then
-    print(string.format("[lua] state %d after %d frames, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x",
-      state, frames, cpu.state["PC"].value, mem:read_u32(base + {CAUSE:#x}),
-      mem:read_u32(base + {EPC:#x}), mem:read_u32(base + {BADVADDR:#x})))
+  if state == {STATE_SERVING} then
+    serving = serving + 1
+  end
+  if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {SERVE_FRAMES} then
+    print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x",
+      state, frames, mem:read_u32(base + {POLLS:#x}), cpu.state["PC"].value,
+      mem:read_u32(base + {CAUSE:#x}), mem:read_u32(base + {EPC:#x}),
+      mem:read_u32(base + {BADVADDR:#x})))
     io.flush()
     done = true
     manager.machine:exit()
   end
 end)
-"#
+"#,
+        image_at = IMAGE.0,
+        image_max = IMAGE.1,
+        env_at = ENV.0,
+        env_max = ENV.1,
     )
 }
+
+/// Frames (1/60 s of emulated time each) the module runs after its `init` before the script
+/// stops MAME.
+const SERVE_FRAMES: u32 = 120;
+
+/// The boot environment: `boot/config.conf`, then the NVRAM variables the module reads.
+fn boot_env() -> Result<String, String> {
+    let path = repo_root().join(crate::image::CONFIG_PATH);
+    let config = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(format!(
+        "{config}\n# cargo xtask mame: the machine's NVRAM variables\neaddr = {MAC}\nnetaddr = {NETADDR}\n"
+    ))
+}
+
+/// The module's address inside MAME's network namespace.
+const NETADDR: &str = "10.77.0.2/24";
 
 /// Runs MAME in a network namespace of its own, bounded by [`WALL_LIMIT`].
 fn run_mame(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Result<Run, String> {
@@ -319,6 +429,7 @@ fn is_mame_noise(line: &str) -> bool {
         || line.trim_start().starts_with("EXPECTED:")
         || line.trim_start().starts_with("FOUND:")
         || line.starts_with("WARNING: the machine might not run correctly")
+        || line.starts_with("Average speed:")
 }
 
 /// The linker rustup ships beside rustc (the one `cargo xtask image` links with).
@@ -358,20 +469,32 @@ mod tests {
 
     #[test]
     fn output_splits_console_from_the_result_and_mame_warnings() {
-        let out = "ip24prom.070-9101-011.bin WRONG CHECKSUMS:\n    EXPECTED: CRC(5e7f7e3a)\n       FOUND: CRC(afaf0d00)\nWARNING: the machine might not run correctly.\nirix7-mame-prom 0.1.0: reset\nhalted\n[lua] state 1 after 8 frames, PC bfc00950\n";
+        let out = "ip24prom.070-9101-011.bin WRONG CHECKSUMS:\n    EXPECTED: CRC(5e7f7e3a)\n       FOUND: CRC(afaf0d00)\nWARNING: the machine might not run correctly.\nirix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\n[lua] state 4 after 8 frames, PC bfc00950\n";
         let run = parse_output(out);
-        assert_eq!(run.console, "irix7-mame-prom 0.1.0: reset\nhalted\n");
-        assert_eq!(run.state, Some(mailbox::STATE_HALTED));
-        assert!(check(&run, b"irix7-mame-prom 0.1.0\r\n").is_ok());
-        assert!(check(&run, b"").is_err());
-        let none = parse_output("irix7-mame-prom\n");
-        assert!(check(&none, b"irix7-mame-prom").is_err());
+        assert_eq!(
+            run.console,
+            "irix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\n"
+        );
+        assert_eq!(run.state, Some(mailbox::STATE_SERVING));
+        let expect = Expect {
+            digest: "ab".into(),
+        };
+        assert!(check(&run, run.console.as_bytes(), &expect).is_ok());
+        assert!(check(&run, b"irix7-mame-prom\r\n", &expect).is_err());
+        let other = Expect {
+            digest: "cd".into(),
+        };
+        assert!(check(&run, run.console.as_bytes(), &other).is_err());
+        let halted = parse_output("irix7-mame-prom\n[lua] state 1 after 3 frames\n");
+        assert!(check(&halted, halted.console.as_bytes(), &expect).is_err());
     }
 
     #[test]
-    fn script_reads_the_mailbox_where_the_prom_writes_it() {
-        let s = lua_script();
+    fn script_delivers_where_the_stand_in_looks() {
+        let s = lua_script(Path::new("/i.o"), Path::new("/e.conf"));
         assert!(s.contains("local base = 0xfff0000"));
         assert!(s.contains(&format!("{:#x}", mailbox::MAGIC)));
+        assert!(s.contains("deliver(0xe800000, \"/i.o\", 16777216)"));
+        assert!(s.contains("deliver(0xf800000, \"/e.conf\", 65536)"));
     }
 }
