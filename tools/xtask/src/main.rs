@@ -93,6 +93,10 @@ enum Cmd {
         /// Emulated seconds before MAME stops (the Lua script stops it when the stand-in halts).
         #[arg(long, default_value_t = 20)]
         seconds: u32,
+        /// Run rom/tools/mcp-smoke.py against the module over MAME's Seeq (through a tap inside
+        /// the run's own network namespace), without the disk checks.
+        #[arg(long)]
+        smoke: bool,
     },
     /// Run the official MCP conformance suites against the conformance image in the rig.
     Conformance {
@@ -146,7 +150,7 @@ fn main() -> ExitCode {
         Cmd::Bench => suite::bench(),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
-        Cmd::Mame { seconds } => mame::run(&mame::Options { seconds }),
+        Cmd::Mame { seconds, smoke } => mame::run(&mame::Options { seconds, smoke }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
     };

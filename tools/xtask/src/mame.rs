@@ -38,6 +38,9 @@ pub struct Options {
     /// Emulated seconds before MAME stops on its own (the script stops it sooner when the
     /// stand-in halts).
     pub seconds: u32,
+    /// Give the namespace's tap an address and run `rom/tools/mcp-smoke.py` against the module
+    /// over MAME's Seeq, then stop MAME.
+    pub smoke: bool,
 }
 
 /// Installs MAME if missing, builds the PROM stand-in, writes the ROM directory, the cfg and
@@ -54,16 +57,31 @@ pub fn run(opts: &Options) -> Result<(), String> {
     write_cfg(&dir.join("cfg"))?;
     let image = crate::launch::product_image()?;
     println!("image   {} sha256 {}", image.path.display(), image.sha256);
+    let token = opts.smoke.then(random_token).transpose()?;
     let env = dir.join("boot-env.conf");
-    write_file(&env, boot_env()?.as_bytes())?;
+    write_file(&env, boot_env(token.as_deref())?.as_bytes())?;
     let script = dir.join("boot.lua");
-    write_file(&script, lua_script(&image.path, &env).as_bytes())?;
+    // Serving the smoke test, the module runs until the shell script stops MAME.
+    let serve_frames = if opts.smoke { None } else { Some(SERVE_FRAMES) };
+    let stop = dir.join("stop");
+    let _ = std::fs::remove_file(&stop);
+    write_file(
+        &script,
+        lua_script(&image.path, &env, &stop, serve_frames).as_bytes(),
+    )?;
     let scc_out = dir.join("scc-b.out");
     // A stale capture must not pass for this run's.
     let _ = std::fs::remove_file(&scc_out);
 
     let t = Instant::now();
-    let out = run_mame(&dir, &script, &scc_out, opts.seconds)?;
+    let args = mame_args(&dir, &script, &scc_out, opts.seconds);
+    let (out, smoke) = match &token {
+        None => (run_mame(&dir, &args)?, None),
+        Some(token) => {
+            let (out, rc) = run_smoke(&dir, &args, &stop, token, &image.sha256)?;
+            (out, Some(rc))
+        }
+    };
     let expect = Expect {
         digest: image.sha256.clone(),
     };
@@ -84,7 +102,11 @@ pub fn run(opts: &Options) -> Result<(), String> {
     if let Some(line) = &out.result {
         println!("{line}");
     }
-    check(&out, &scc, &expect)
+    check(&out, &scc, &expect)?;
+    match smoke {
+        None | Some(true) => Ok(()),
+        Some(false) => Err("mcp-smoke failed against the module in MAME (see above)".into()),
+    }
 }
 
 /// What one MAME run printed: the mailbox console and the script's last word.
@@ -92,6 +114,8 @@ struct Run {
     console: String,
     result: Option<String>,
     state: Option<u32>,
+    /// The stand-in said it polls the module.
+    serving: bool,
 }
 
 /// What the console must show.
@@ -117,14 +141,16 @@ fn check(out: &Run, scc: &[u8], expect: &Expect) -> Result<(), String> {
         }
     }
     match out.state {
-        Some(mailbox::STATE_SERVING) => {
+        Some(mailbox::STATE_SERVING) | None if out.serving => {
             println!(
                 "mame: the product image booted: digest verified and the module's banner on the serial port and the mailbox"
             );
             Ok(())
         }
-        Some(s) => Err(format!("the stand-in stopped in state {s} (see above)")),
-        None => Err("MAME stopped before the module was served".into()),
+        Some(s) if s != mailbox::STATE_SERVING => {
+            Err(format!("the stand-in stopped in state {s} (see above)"))
+        }
+        _ => Err("MAME stopped before the module was served".into()),
     }
 }
 
@@ -236,10 +262,13 @@ fn write_cfg(cfg: &Path) -> Result<(), String> {
 /// the stand-in asks for the image, writes the image and the boot environment into RAM; once
 /// the module has been served for [`SERVE_FRAMES`] frames, or the stand-in stops, prints the
 /// state (and the exception registers) and stops MAME.
-fn lua_script(image: &Path, env: &Path) -> String {
+fn lua_script(image: &Path, env: &Path, stop: &Path, serve_frames: Option<u32>) -> String {
     use mailbox::*;
     use mame_prom::layout::{ENV, IMAGE};
     let (image, env) = (image.display().to_string(), env.display().to_string());
+    let stop = stop.display().to_string();
+    // Lua's integers reach 2^63: "never" is a frame count no run reaches.
+    let serve_frames = serve_frames.map_or(i64::MAX, i64::from);
     format!(
         r#"-- Written by `cargo xtask mame` (tools/xtask/src/mame.rs); the layout is mame/prom's mailbox.
 local cpu = manager.machine.devices[":maincpu"]
@@ -294,7 +323,14 @@ emu.register_frame_done(function()
   if state == {STATE_SERVING} then
     serving = serving + 1
   end
-  if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {SERVE_FRAMES} then
+  -- Twice a second, whether the smoke script asks MAME to stop (a clean exit keeps the serial
+  -- capture, which a killed MAME loses).
+  local stop = false
+  if frames % 30 == 0 then
+    local f = io.open({stop:?}, "r")
+    if f then f:close(); stop = true end
+  end
+  if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {serve_frames} or stop then
     print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x",
       state, frames, mem:read_u32(base + {POLLS:#x}), cpu.state["PC"].value,
       mem:read_u32(base + {CAUSE:#x}), mem:read_u32(base + {EPC:#x}),
@@ -316,43 +352,82 @@ end)
 /// stops MAME.
 const SERVE_FRAMES: u32 = 120;
 
-/// The boot environment: `boot/config.conf`, then the NVRAM variables the module reads.
-fn boot_env() -> Result<String, String> {
+/// The boot environment: `boot/config.conf`, then the NVRAM variables the module reads (a
+/// token only for the smoke test, which must know it; otherwise the module makes one up).
+fn boot_env(token: Option<&str>) -> Result<String, String> {
     let path = repo_root().join(crate::image::CONFIG_PATH);
     let config = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(format!(
-        "{config}\n# cargo xtask mame: the machine's NVRAM variables\neaddr = {MAC}\nnetaddr = {NETADDR}\n"
-    ))
+    let mut env = format!(
+        "{config}\n# cargo xtask mame: the machine's NVRAM variables\neaddr = {MAC}\nnetaddr = {MODULE_IP}/24\n"
+    );
+    if let Some(t) = token {
+        env.push_str(&format!("mcp.token = {t}\n"));
+    }
+    Ok(env)
 }
 
-/// The module's address inside MAME's network namespace.
-const NETADDR: &str = "10.77.0.2/24";
+/// The module's address inside MAME's network namespace, and the host side's on the tap.
+const MODULE_IP: &str = "10.77.0.2";
+const HOST_IP: &str = "10.77.0.1";
+
+/// 32 hex digits from the kernel's random source: the smoke run's bearer token.
+fn random_token() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("/dev/urandom: {e}"))?;
+    Ok(crate::image::hex(&bytes))
+}
+
+/// What the stand-in prints once the module's `init` succeeded.
+const SERVING_LINE: &str = "kernel: module initialised, polling";
+
+/// MAME's command line (after the program): headless, the ROM directory, the script, the
+/// per-machine directories, and channel B's null modem into `scc_out`.
+fn mame_args(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Vec<String> {
+    let p = |q: &Path| q.display().to_string();
+    let mut a: Vec<String> = vec![SYSTEM.into(), "-rompath".into(), p(&dir.join("roms"))];
+    for s in [
+        "-video",
+        "none",
+        "-sound",
+        "none",
+        "-nothrottle",
+        "-skip_gameinfo",
+        "-autoboot_delay",
+        "0",
+        "-noreadconfig",
+    ] {
+        a.push(s.into());
+    }
+    a.extend(["-seconds_to_run".into(), seconds.to_string()]);
+    a.extend(["-autoboot_script".into(), p(script)]);
+    a.extend(["-cfg_directory".into(), p(&dir.join("cfg"))]);
+    a.extend(["-nvram_directory".into(), p(&dir.join("nvram"))]);
+    a.extend(["-snapshot_directory".into(), p(&dir.join("snap"))]);
+    a.extend(["-homepath".into(), p(dir)]);
+    a.extend([
+        "-ioc2:rs232b".into(),
+        "null_modem".into(),
+        "-bitb".into(),
+        p(scc_out),
+    ]);
+    a
+}
+
+/// `unshare`'s flags: a network namespace of its own, and without root a user namespace that
+/// maps us to root inside it so that the namespace (and a tap in it) is allowed.
+fn unshare_flags() -> &'static str {
+    let root_user = cmd::output(Command::new("id").arg("-u")).is_ok_and(|s| s.trim() == "0");
+    if root_user { "-n" } else { "-rn" }
+}
 
 /// Runs MAME in a network namespace of its own, bounded by [`WALL_LIMIT`].
-fn run_mame(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Result<Run, String> {
-    let root_user = cmd::output(Command::new("id").arg("-u")).is_ok_and(|s| s.trim() == "0");
+fn run_mame(dir: &Path, args: &[String]) -> Result<Run, String> {
     let mut c = Command::new("unshare");
-    // Without root, a user namespace maps us to root inside it so that -n is allowed.
-    c.arg(if root_user { "-n" } else { "-rn" });
-    c.arg(mame_binary())
-        .arg(SYSTEM)
-        .arg("-rompath")
-        .arg(dir.join("roms"))
-        .args(["-video", "none", "-sound", "none", "-nothrottle"])
-        .args(["-seconds_to_run", &seconds.to_string(), "-skip_gameinfo"])
-        .arg("-autoboot_script")
-        .arg(script)
-        .args(["-autoboot_delay", "0", "-noreadconfig"])
-        .arg("-cfg_directory")
-        .arg(dir.join("cfg"))
-        .arg("-nvram_directory")
-        .arg(dir.join("nvram"))
-        .arg("-snapshot_directory")
-        .arg(dir.join("snap"))
-        .arg("-homepath")
-        .arg(dir)
-        .args(["-ioc2:rs232b", "null_modem", "-bitb"])
-        .arg(scc_out)
+    c.arg(unshare_flags())
+        .arg(mame_binary())
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -370,23 +445,12 @@ fn run_mame(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Result<R
         let _ = stderr.read_to_end(&mut s);
         s
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| format!("MAME: {e}"))? {
-            break st;
-        }
-        if start.elapsed() > WALL_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("MAME ran longer than {} s", WALL_LIMIT.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_bounded(&mut child, WALL_LIMIT, "MAME")?;
     let out = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
     let err = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
     let run = parse_output(&out);
     if !status.success() {
-        // MAME 0.251 segfaults at exit about one run in three whenever an autoboot script is
+        // MAME 0.251 segfaults at exit in about half the runs whenever an autoboot script is
         // loaded, even an empty one (none in eight runs without a script): after the script
         // printed its verdict, that crash is MAME's teardown, not the machine's.
         if run.result.is_some() && status.signal() == Some(SIGSEGV) {
@@ -402,6 +466,116 @@ fn run_mame(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Result<R
 /// The signal of a segmentation fault.
 const SIGSEGV: i32 = 11;
 
+/// Waits for `child`, killing it after `limit`.
+fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> Result<std::process::ExitStatus, String> {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().map_err(|e| format!("{what}: {e}"))? {
+            return Ok(st);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what} ran longer than {} s", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wall-clock bound on the whole smoke run (MAME's boot, the tap, mcp-smoke).
+const SMOKE_LIMIT: Duration = Duration::from_secs(300);
+
+/// The smoke run: one shell script in a fresh network namespace starts MAME, gives the tap MAME
+/// opens there the host's address, waits for the module, runs `rom/tools/mcp-smoke.py` against
+/// it (no disk: block and fs checks skipped) and stops MAME. Returns MAME's output and whether
+/// mcp-smoke passed.
+fn run_smoke(
+    dir: &Path,
+    args: &[String],
+    stop_file: &Path,
+    token: &str,
+    sha256: &str,
+) -> Result<(Run, bool), String> {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mame: Vec<String> = std::iter::once(mame_binary().display().to_string())
+        .chain(args.iter().cloned())
+        .map(|a| q(&a))
+        .collect();
+    let smoke = repo_root().join("rom/tools/mcp-smoke.py");
+    let out_file = dir.join("mame.out");
+    let script = format!(
+        r#"# Written by `cargo xtask mame --smoke` (tools/xtask/src/mame.rs); runs under unshare -n.
+ip link set lo up
+{mame} > {out} 2> {err} < /dev/null &
+mame=$!
+# Ask the Lua script to stop MAME; kill it only if it has not gone after 20 s.
+stop() {{
+  touch {stop}
+  for i in $(seq 1 200); do kill -0 $mame 2>/dev/null || break; sleep 0.1; done
+  kill $mame 2>/dev/null
+  wait $mame 2>/dev/null
+}}
+tap=
+for i in $(seq 1 600); do
+  tap=$(ip -o link show | sed -n 's/^[0-9]*: \(tap[^:@]*\).*/\1/p' | head -n 1)
+  [ -n "$tap" ] && break
+  sleep 0.1
+done
+if [ -z "$tap" ]; then echo "smoke: MAME opened no tap"; stop; exit 2; fi
+ip addr add {host}/24 dev "$tap" && ip link set "$tap" up || {{ stop; exit 2; }}
+echo "smoke: $tap is {host}/24; the module is {module}"
+for i in $(seq 1 1200); do
+  grep -q {serving} {out} && break
+  kill -0 $mame 2>/dev/null || break
+  sleep 0.1
+done
+if ! grep -q {serving} {out}; then echo "smoke: the module did not come up"; stop; exit 2; fi
+env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
+  python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
+  --skip-block --skip-fs
+rc=$?
+stop
+exit $rc
+"#,
+        mame = mame.join(" "),
+        out = q(&out_file.display().to_string()),
+        err = q(&dir.join("mame.err").display().to_string()),
+        stop = q(&stop_file.display().to_string()),
+        host = HOST_IP,
+        module = MODULE_IP,
+        serving = q(SERVING_LINE),
+        smoke = q(&smoke.display().to_string()),
+        token = q(token),
+        sha256 = q(sha256),
+    );
+    let path = dir.join("smoke.sh");
+    write_file(&path, script.as_bytes())?;
+    let _ = std::fs::remove_file(&out_file);
+    let mut child = Command::new("unshare")
+        .arg(unshare_flags())
+        .arg("sh")
+        .arg(&path)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
+    let status = wait_bounded(&mut child, SMOKE_LIMIT, "the smoke run")?;
+    let out = std::fs::read(&out_file).unwrap_or_default();
+    let run = parse_output(&String::from_utf8_lossy(&out));
+    match status.code() {
+        Some(0) => Ok((run, true)),
+        Some(1) => Ok((run, false)),
+        _ => {
+            print!("{}", run.console);
+            Err(format!("the smoke run failed before mcp-smoke ({status})"))
+        }
+    }
+}
+
 /// Splits MAME's stdout into the console the script copied and its `[lua] state` line.
 /// MAME's own lines (the ROM checksum warnings) go to stdout too; they are dropped.
 fn parse_output(out: &str) -> Run {
@@ -416,10 +590,12 @@ fn parse_output(out: &str) -> Run {
             console.push_str(line);
         }
     }
+    let serving = console.contains(SERVING_LINE);
     Run {
         console,
         result,
         state,
+        serving,
     }
 }
 
@@ -469,11 +645,11 @@ mod tests {
 
     #[test]
     fn output_splits_console_from_the_result_and_mame_warnings() {
-        let out = "ip24prom.070-9101-011.bin WRONG CHECKSUMS:\n    EXPECTED: CRC(5e7f7e3a)\n       FOUND: CRC(afaf0d00)\nWARNING: the machine might not run correctly.\nirix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\n[lua] state 4 after 8 frames, PC bfc00950\n";
+        let out = "ip24prom.070-9101-011.bin WRONG CHECKSUMS:\n    EXPECTED: CRC(5e7f7e3a)\n       FOUND: CRC(afaf0d00)\nWARNING: the machine might not run correctly.\nirix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\nkernel: module initialised, polling\n[lua] state 4 after 8 frames, PC bfc00950\n";
         let run = parse_output(out);
         assert_eq!(
             run.console,
-            "irix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\n"
+            "irix7-mame-prom 0.1.0: reset\nsha256 ab verified\nirix7-mcp 0.1.0, ABI 12\nkernel: module initialised, polling\n"
         );
         assert_eq!(run.state, Some(mailbox::STATE_SERVING));
         let expect = Expect {
@@ -491,7 +667,21 @@ mod tests {
 
     #[test]
     fn script_delivers_where_the_stand_in_looks() {
-        let s = lua_script(Path::new("/i.o"), Path::new("/e.conf"));
+        let s = lua_script(
+            Path::new("/i.o"),
+            Path::new("/e.conf"),
+            Path::new("/s"),
+            Some(120),
+        );
+        assert!(s.contains("serving >= 120 or stop then"));
+        let forever = lua_script(
+            Path::new("/i.o"),
+            Path::new("/e.conf"),
+            Path::new("/s"),
+            None,
+        );
+        assert!(forever.contains("io.open(\"/s\", \"r\")"));
+        assert!(forever.contains(&format!("serving >= {} or stop then", i64::MAX)));
         assert!(s.contains("local base = 0xfff0000"));
         assert!(s.contains(&format!("{:#x}", mailbox::MAGIC)));
         assert!(s.contains("deliver(0xe800000, \"/i.o\", 16777216)"));

@@ -80,7 +80,10 @@ const STEPS: &[Step] = &[
 ];
 
 fn mame_step() -> Result<(), String> {
-    crate::mame::run(&crate::mame::Options { seconds: 20 })
+    crate::mame::run(&crate::mame::Options {
+        seconds: 20,
+        smoke: false,
+    })
 }
 
 fn clients_step() -> Result<(), String> {
