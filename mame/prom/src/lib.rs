@@ -23,6 +23,7 @@ pub mod clock;
 pub mod layout;
 pub mod mailbox;
 pub mod mc;
+pub mod newport;
 pub mod scc;
 
 #[cfg(target_os = "none")]

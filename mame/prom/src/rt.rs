@@ -135,6 +135,11 @@ pub(crate) fn r8(phys: u32) -> u8 {
     unsafe { read_volatile(kseg1(phys) as *const u8) }
 }
 
+pub(crate) fn w16(phys: u32, v: u16) {
+    // SAFETY: as in `w8`.
+    unsafe { write_volatile(kseg1(phys) as *mut u16, v) }
+}
+
 pub(crate) fn w32(phys: u32, v: u32) {
     // SAFETY: a register or RAM word of the Indy's map, uncached.
     unsafe { write_volatile(kseg1(phys) as *mut u32, v) }
