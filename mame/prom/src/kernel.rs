@@ -79,6 +79,8 @@ static IMAGE_INFO: Global<ImageInfo> = Global::new(ImageInfo {
 });
 static CLOCK: Global<Option<clock::Extender>> = Global::new(None);
 static BOOT_UNIX: Global<u32> = Global::new(0);
+/// The extended RPSS count at boot.
+static BOOT_TICKS: Global<u64> = Global::new(0);
 /// Keystrokes queued for the console (`console_input`); at most 4096 (`docs/abi.md`).
 static INPUT: Global<(u32, [u8; 4096])> = Global::new((0, [0; 4096]));
 
@@ -89,9 +91,12 @@ fn env() -> &'static [u8] {
     unsafe { core::slice::from_raw_parts(kseg0(layout::ENV.0) as *const u8, len as usize) }
 }
 
+/// Milliseconds since this boot (the RPSS counter runs on across a reset, so its value at boot
+/// is taken off).
 fn ms_now() -> u64 {
     let ext = CLOCK.get().get_or_insert_with(clock::Extender::default);
-    ext.extend(r32(clock::RPSS)) / clock::RPSS_PER_MS
+    let ticks = ext.extend(r32(clock::RPSS));
+    ticks.saturating_sub(*BOOT_TICKS.get()) / clock::RPSS_PER_MS
 }
 
 fn ds1386_unix() -> Option<u32> {
@@ -388,6 +393,12 @@ pub fn boot() -> ! {
     *ARENA.next.get() = 0;
     *SERIAL_HEAD.get() = 0;
     *CLOCK.get() = None;
+    *BOOT_TICKS.get() = 0;
+    let first = CLOCK
+        .get()
+        .get_or_insert_with(clock::Extender::default)
+        .extend(r32(clock::RPSS));
+    *BOOT_TICKS.get() = first;
     puts(b"IRIX 7 kernel stand-in 7.0.0 (MAME indy_4610)\n");
     newport_init();
     puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, grey ramp\n");

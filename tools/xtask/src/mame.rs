@@ -74,7 +74,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let _ = std::fs::remove_file(&scc_out);
 
     let t = Instant::now();
-    let args = mame_args(&dir, &script, &scc_out, opts.seconds);
+    // The smoke run ends when mcp-smoke does: MAME's own stop is only a backstop.
+    let seconds = if opts.smoke {
+        opts.seconds.max(SMOKE_LIMIT.as_secs() as u32)
+    } else {
+        opts.seconds
+    };
+    let args = mame_args(&dir, &script, &scc_out, seconds);
     let (out, smoke) = match &token {
         None => (run_mame(&dir, &args)?, None),
         Some(token) => {
@@ -302,6 +308,11 @@ emu.register_frame_done(function()
   frames = frames + 1
   if mem:read_u32(base) ~= {MAGIC:#x} then return end
   local head = mem:read_u32(base + {HEAD:#x})
+  if head < seen then
+    -- The machine was reset: the stand-in starts its ring over.
+    print("[lua] the machine restarted")
+    seen = 0
+  end
   if head - seen > {RING_SIZE} then
     io.write("[mailbox: " .. (head - seen - {RING_SIZE}) .. " bytes lost]\n")
     seen = head - {RING_SIZE}
@@ -536,7 +547,7 @@ done
 if ! grep -q {serving} {out}; then echo "smoke: the module did not come up"; stop; exit 2; fi
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
-  --skip-block --skip-fs
+  --skip-block --skip-fs --reset
 rc=$?
 stop
 exit $rc

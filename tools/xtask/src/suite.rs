@@ -54,7 +54,7 @@ const STEPS: &[Step] = &[
         run: deploy_test_image,
     },
     Step {
-        name: "MAME's Indy boots the PROM stand-in (banner on the serial port and the mailbox)",
+        name: "MAME's Indy boots the product image and passes mcp-smoke over its Seeq (diskless)",
         run: mame_step,
     },
     Step {
@@ -82,7 +82,7 @@ const STEPS: &[Step] = &[
 fn mame_step() -> Result<(), String> {
     crate::mame::run(&crate::mame::Options {
         seconds: 20,
-        smoke: false,
+        smoke: true,
     })
 }
 
