@@ -360,13 +360,18 @@ fn newport_init() {
     for i in 0..=255u8 {
         let (r, g, b) = newport::palette(i);
         let word = (u32::from(r) << 24) | (u32::from(g) << 16) | (u32::from(b) << 8);
-        dcb::write24(SLAVE_CMAP_ALL, cproto, cmap::CRS_WRITE, word);
+        dcb::write24(SLAVE_CMAP_ALL, cproto, CMAP_CRS_PALETTE, word);
     }
     w32(
         indy::regs::rex3::phys(indy::regs::rex3::TOPSCAN),
         newport::TOPSCAN,
     );
 }
+
+/// The CMAP's palette write register: CRS 2 (Linux's `NCMAP_REGADDR_PBUF`, and MAME's CMAP).
+/// `indy::regs::cmap::CRS_WRITE` says 1, which the rig's model accepts and MAME ignores
+/// (`docs/hardware-fidelity.md`).
+const CMAP_CRS_PALETTE: u32 = 2;
 
 fn hex_digest(text: &[u8]) -> Option<[u8; 32]> {
     if text.len() != 64 {
