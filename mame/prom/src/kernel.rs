@@ -368,9 +368,9 @@ fn newport_init() {
     );
 }
 
-/// The CMAP's palette write register: CRS 2 (Linux's `NCMAP_REGADDR_PBUF`, and MAME's CMAP).
-/// `indy::regs::cmap::CRS_WRITE` says 1, which the rig's model accepts and MAME ignores
-/// (`docs/hardware-fidelity.md`).
+/// The CMAP's palette write register as MAME has it: CRS 2 (Linux's `NCMAP_REGADDR_PBUF`).
+/// `indy::regs::cmap::CRS_WRITE` says 1 after X.Org's driver, which MAME ignores; the sources
+/// disagree (`docs/hardware-fidelity.md`).
 const CMAP_CRS_PALETTE: u32 = 2;
 
 fn hex_digest(text: &[u8]) -> Option<[u8; 32]> {
