@@ -21,6 +21,20 @@ pub fn lookup<'a>(text: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     found
 }
 
+/// The 32 bytes of a digest written as 64 hex digits (either case).
+pub fn digest_bytes(text: &[u8]) -> Option<[u8; 32]> {
+    // `from_str_radix` would take a sign too.
+    if text.len() != 64 || !text.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in text.chunks(2).enumerate() {
+        let s = core::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(s, 16).ok()?;
+    }
+    Some(out)
+}
+
 fn trim(s: &[u8]) -> &[u8] {
     let start = s
         .iter()
@@ -47,5 +61,15 @@ mod tests {
         assert_eq!(lookup(text, b"noequals"), None);
         assert_eq!(lookup(b"k =\n", b"k"), Some(&b""[..]));
         assert_eq!(lookup(b"", b""), None);
+    }
+
+    #[test]
+    fn digests_are_64_hex_digits() {
+        let hex = "00FF10ab".repeat(8);
+        let d = digest_bytes(hex.as_bytes()).unwrap();
+        assert_eq!(&d[..4], &[0x00, 0xFF, 0x10, 0xAB]);
+        assert_eq!(digest_bytes(&hex.as_bytes()[..62]), None);
+        assert_eq!(digest_bytes("zz".repeat(32).as_bytes()), None);
+        assert_eq!(digest_bytes("+1".repeat(32).as_bytes()), None);
     }
 }

@@ -3,63 +3,12 @@
 //! SHA-256 against `mcp.sha256` and relocates it with the rig's loader (`irix7-loader`), fills
 //! the ABI table, calls `irix7_mcp_init`, then polls the module for good.
 
-use crate::rt::{halt, put_dec, put_hex, puts, r8, r32, set_state, w16, w32};
-use crate::{boot_env, clock, layout, mailbox, newport};
+use crate::arena::{ARENA, Global};
+use crate::rt::{halt, put_dec, put_hex, puts, r8, r32, set_state, w32};
+use crate::{boot_env, clock, layout, mailbox};
 use alloc::boxed::Box;
-use core::alloc::{GlobalAlloc, Layout};
-use core::cell::UnsafeCell;
 use indy::abi::{self, AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
 use indy::map::{DS1386, KSEG_LIMIT, kseg0, unmapped_phys};
-
-/// One-CPU, interrupt-free globals: the ABI's entries are plain functions, so their state is
-/// global; nothing runs concurrently with them.
-struct Global<T>(UnsafeCell<T>);
-// SAFETY: the stand-in runs on one CPU with interrupts masked.
-unsafe impl<T> Sync for Global<T> {}
-impl<T> Global<T> {
-    const fn new(v: T) -> Self {
-        Global(UnsafeCell::new(v))
-    }
-    #[allow(clippy::mut_from_ref)]
-    fn get(&self) -> &mut T {
-        // SAFETY: single-threaded, and no caller holds the reference across another `get`.
-        unsafe { &mut *self.0.get() }
-    }
-}
-
-/// A bump allocator over `layout::ARENA`: the stand-in loads one image per boot, so it never
-/// frees (a reset starts it over).
-struct Arena {
-    next: Global<u32>,
-}
-
-// SAFETY: hands out disjoint, aligned blocks of RAM the stand-in owns, or null when full.
-unsafe impl GlobalAlloc for Arena {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let next = self.next.get();
-        let base = kseg0(layout::ARENA.0);
-        let cur = (*next).max(base);
-        let Some(start) = cur
-            .checked_add(l.align() as u32 - 1)
-            .map(|a| a & !(l.align() as u32 - 1))
-        else {
-            return core::ptr::null_mut();
-        };
-        match start.checked_add(l.size() as u32) {
-            Some(end) if end <= base + layout::ARENA.1 => {
-                *next = end;
-                start as *mut u8
-            }
-            _ => core::ptr::null_mut(),
-        }
-    }
-    unsafe fn dealloc(&self, _: *mut u8, _: Layout) {}
-}
-
-#[global_allocator]
-static ARENA: Arena = Arena {
-    next: Global::new(0),
-};
 
 const RING: usize = abi::SERIAL_RING_SIZE as usize;
 static SERIAL_RING: Global<[u8; RING]> = Global::new([0; RING]);
@@ -277,114 +226,6 @@ unsafe extern "C" fn bus_probe(phys: u32, width: u32) -> i32 {
     }
 }
 
-/// The REX3's DCB, as the module's driver drives it (`docs/newport.md`, "DCB transfers"):
-/// wait for BACKBUSY to clear (bounded) before DCBMODE and before each data access.
-mod dcb {
-    use super::{r32, w16, w32};
-    use indy::regs::dcb::{WIDTH2, WIDTH3, crs, slave};
-    use indy::regs::rex3::{DCBDATA0, DCBMODE, STATUS, STATUS_BACKBUSY, phys};
-
-    fn wait() {
-        for _ in 0..100_000 {
-            if r32(phys(STATUS)) & STATUS_BACKBUSY == 0 {
-                return;
-            }
-        }
-    }
-
-    fn mode(slave_n: u32, protocol: u32, crs_n: u32, width: u32) {
-        wait();
-        w32(
-            phys(DCBMODE),
-            slave(slave_n) | protocol | crs(crs_n) | width,
-        );
-        wait();
-    }
-
-    pub fn write16(s: u32, p: u32, c: u32, v: u16) {
-        mode(s, p, c, WIDTH2);
-        w16(phys(DCBDATA0) + 2, v);
-    }
-
-    pub fn write24(s: u32, p: u32, c: u32, v: u32) {
-        mode(s, p, c, WIDTH3);
-        w32(phys(DCBDATA0), v);
-    }
-
-    pub fn write32(s: u32, p: u32, c: u32, v: u32) {
-        mode(s, p, c, 0);
-        w32(phys(DCBDATA0), v);
-    }
-}
-
-/// Leaves the Newport board as the SGI PROM does (`newport`): the module reads its mode back.
-fn newport_init() {
-    use indy::regs::dcb::{SENDIAN, SLAVE_CMAP_ALL, SLAVE_VC2, SLAVE_XMAP_ALL};
-    use indy::regs::vc2::{CONFIG, CONTROL, CRS_INDEX, CRS_RAM, DENTRY, PROTOCOL, RADDR, VENTRY};
-    use indy::regs::{cmap, xmap};
-    let vc2_reg = |reg: u8, v: u16| {
-        dcb::write24(
-            SLAVE_VC2,
-            PROTOCOL,
-            CRS_INDEX,
-            (u32::from(reg) << 24) | (u32::from(v) << 8),
-        )
-    };
-    // Video timing off while the tables change.
-    vc2_reg(CONTROL, 0);
-    let ram = |addr: u16, words: &mut dyn Iterator<Item = u16>| {
-        vc2_reg(RADDR, addr);
-        for w in words {
-            dcb::write16(SLAVE_VC2, PROTOCOL, CRS_RAM, w);
-        }
-    };
-    for (addr, words) in newport::vc2_runs() {
-        ram(addr, &mut words.iter().copied());
-    }
-    let (at, n, v) = newport::did_table_run();
-    ram(at, &mut core::iter::repeat_n(v, usize::from(n)));
-    vc2_reg(VENTRY, newport::LINE_TABLE);
-    vc2_reg(DENTRY, newport::DID_TABLE);
-    vc2_reg(CONFIG, newport::VC2_CONFIG);
-    vc2_reg(CONTROL, newport::VC2_CONTROL);
-    // Both XMAPs: mode entry SCREEN_DID (CRS 5, a whole word: entry in 31:24, mode in 23:0).
-    dcb::write32(
-        SLAVE_XMAP_ALL,
-        xmap::PROTOCOL,
-        xmap::CRS_MODE,
-        (u32::from(newport::SCREEN_DID) << 24) | newport::SCREEN_MODE,
-    );
-    // Both CMAPs: the palette from CMAP_BASE.
-    let cproto = cmap::PROTOCOL | SENDIAN;
-    dcb::write16(SLAVE_CMAP_ALL, cproto, cmap::CRS_ADDR, newport::CMAP_BASE);
-    for i in 0..=255u8 {
-        let (r, g, b) = newport::palette(i);
-        let word = (u32::from(r) << 24) | (u32::from(g) << 16) | (u32::from(b) << 8);
-        dcb::write24(SLAVE_CMAP_ALL, cproto, CMAP_CRS_PALETTE, word);
-    }
-    w32(
-        indy::regs::rex3::phys(indy::regs::rex3::TOPSCAN),
-        newport::TOPSCAN,
-    );
-}
-
-/// The CMAP's palette write register as MAME has it: CRS 2 (Linux's `NCMAP_REGADDR_PBUF`).
-/// `indy::regs::cmap::CRS_WRITE` says 1 after X.Org's driver, which MAME ignores; the sources
-/// disagree (`docs/hardware-fidelity.md`).
-const CMAP_CRS_PALETTE: u32 = 2;
-
-fn hex_digest(text: &[u8]) -> Option<[u8; 32]> {
-    if text.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, pair) in text.chunks(2).enumerate() {
-        let s = core::str::from_utf8(pair).ok()?;
-        out[i] = u8::from_str_radix(s, 16).ok()?;
-    }
-    Some(out)
-}
-
 fn fail(what: &[u8]) -> ! {
     puts(b"kernel: ");
     puts(what);
@@ -405,7 +246,7 @@ pub fn boot() -> ! {
         .extend(r32(clock::RPSS));
     *BOOT_TICKS.get() = first;
     puts(b"IRIX 7 kernel stand-in 7.0.0 (MAME indy_4610)\n");
-    newport_init();
+    crate::newport_init::newport_init();
     puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, grey ramp\n");
     let mb = mailbox::PHYS;
     w32(mb + mailbox::DELIVERY, mailbox::WANT_IMAGE);
@@ -432,7 +273,7 @@ pub fn boot() -> ! {
         fail(b"the boot environment has no mcp.sha256");
     };
     let want = core::str::from_utf8(want).unwrap_or("");
-    let Some(want_bytes) = hex_digest(want.as_bytes()) else {
+    let Some(want_bytes) = boot_env::digest_bytes(want.as_bytes()) else {
         fail(b"mcp.sha256 is not 64 hex digits");
     };
     match irix7_loader::verify(image, want) {

@@ -27,7 +27,11 @@ pub mod newport;
 pub mod scc;
 
 #[cfg(target_os = "none")]
+mod arena;
+#[cfg(target_os = "none")]
 mod kernel;
+#[cfg(target_os = "none")]
+mod newport_init;
 #[cfg(target_os = "none")]
 mod rt;
 
