@@ -97,6 +97,9 @@ enum Cmd {
         /// the run's own network namespace), without the disk checks.
         #[arg(long)]
         smoke: bool,
+        /// Configure another digest than the image's: passes when the stand-in refuses the image.
+        #[arg(long, conflicts_with = "smoke")]
+        wrong_digest: bool,
     },
     /// Run the official MCP conformance suites against the conformance image in the rig.
     Conformance {
@@ -150,7 +153,15 @@ fn main() -> ExitCode {
         Cmd::Bench => suite::bench(),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
-        Cmd::Mame { seconds, smoke } => mame::run(&mame::Options { seconds, smoke }),
+        Cmd::Mame {
+            seconds,
+            smoke,
+            wrong_digest,
+        } => mame::run(&mame::Options {
+            seconds,
+            smoke,
+            wrong_digest,
+        }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
     };

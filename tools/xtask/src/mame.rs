@@ -41,6 +41,9 @@ pub struct Options {
     /// Give the namespace's tap an address and run `rom/tools/mcp-smoke.py` against the module
     /// over MAME's Seeq, then stop MAME.
     pub smoke: bool,
+    /// Name another digest than the image's in the boot environment: the stand-in must refuse
+    /// the image and halt before the module runs.
+    pub wrong_digest: bool,
 }
 
 /// Installs MAME if missing, builds the PROM stand-in, writes the ROM directory, the cfg and
@@ -59,7 +62,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     println!("image   {} sha256 {}", image.path.display(), image.sha256);
     let token = opts.smoke.then(random_token).transpose()?;
     let env = dir.join("boot-env.conf");
-    write_file(&env, boot_env(token.as_deref())?.as_bytes())?;
+    let mut env_text = boot_env(token.as_deref())?;
+    let wrong = opts.wrong_digest.then(|| other_digest(&image.sha256));
+    if let Some(w) = &wrong {
+        // The last line naming a key wins (`mame/prom/src/boot_env.rs`).
+        env_text.push_str(&format!("mcp.sha256 = {w}\n"));
+    }
+    write_file(&env, env_text.as_bytes())?;
     let script = dir.join("boot.lua");
     // Serving the smoke test, the module runs until the shell script stops MAME.
     let serve_frames = if opts.smoke { None } else { Some(SERVE_FRAMES) };
@@ -90,6 +99,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     };
     let expect = Expect {
         digest: image.sha256.clone(),
+        refuse: wrong,
     };
     let scc = std::fs::read(&scc_out).unwrap_or_default();
     println!(
@@ -128,14 +138,25 @@ struct Run {
 struct Expect {
     /// The image's SHA-256, which the stand-in must print as verified.
     digest: String,
+    /// The digest the boot environment names instead, when the image must be refused.
+    refuse: Option<String>,
+}
+
+/// `digest` with its first hex digit changed.
+fn other_digest(digest: &str) -> String {
+    let flipped = if digest.starts_with('0') { '1' } else { '0' };
+    format!("{flipped}{}", &digest[1.min(digest.len())..])
 }
 
 /// The run passes when the stand-in reached the serving state and the console shows, on both
 /// paths, the PROM's banner, the digest verified and the module's banner.
 fn check(out: &Run, scc: &[u8], expect: &Expect) -> Result<(), String> {
     let scc = String::from_utf8_lossy(scc).replace(['\r', '\0'], "");
+    if let Some(wrong) = &expect.refuse {
+        return check_refusal(out, &scc, &expect.digest, wrong);
+    }
     let verified = format!("sha256 {} verified", expect.digest);
-    let wanted = [mame_prom::BANNER, verified.as_str(), MODULE_BANNER];
+    let wanted = [mame_prom::BANNER, verified.as_str()];
     for (path, text) in [
         ("serial port", scc.as_str()),
         ("mailbox", out.console.as_str()),
@@ -144,6 +165,9 @@ fn check(out: &Run, scc: &[u8], expect: &Expect) -> Result<(), String> {
             if !text.contains(w) {
                 return Err(format!("the console ({path}) lacks `{w}`"));
             }
+        }
+        if !has_module_banner(text) {
+            return Err(format!("the console ({path}) lacks the module's banner"));
         }
     }
     match out.state {
@@ -160,8 +184,39 @@ fn check(out: &Run, scc: &[u8], expect: &Expect) -> Result<(), String> {
     }
 }
 
+/// A refused image: both console paths name the image's digest and the configured one, the
+/// stand-in halts in the failed state, and the module never printed its banner.
+fn check_refusal(out: &Run, scc: &str, digest: &str, wrong: &str) -> Result<(), String> {
+    let said = format!("sha256 {digest} is not mcp.sha256 {wrong}");
+    for (path, text) in [("serial port", scc), ("mailbox", out.console.as_str())] {
+        if !text.contains(&said) || !text.contains("kernel: sha256 mismatch; halted") {
+            return Err(format!(
+                "the console ({path}) does not show the refusal `{said}`"
+            ));
+        }
+        if has_module_banner(text) {
+            return Err(format!(
+                "the module ran although its digest was refused ({path})"
+            ));
+        }
+    }
+    match out.state {
+        Some(mailbox::STATE_FAILED) => {
+            println!("mame: an image whose digest the configuration does not name was refused");
+            Ok(())
+        }
+        other => Err(format!("the stand-in ended in state {other:?}, not failed")),
+    }
+}
+
 /// The start of the module's banner (`docs/abi.md`, `irix7_mcp_init`).
 const MODULE_BANNER: &str = "irix7-mcp ";
+
+/// Whether a line of `text` is the module's banner: `irix7-mcp <version>, ABI <n>, …`.
+fn has_module_banner(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.starts_with(MODULE_BANNER) && l.contains(", ABI "))
+}
 
 /// Builds `mame/prom` for the R4x00 and links it at the reset vector into a flat binary.
 fn build_prom() -> Result<Vec<u8>, String> {
@@ -665,15 +720,37 @@ mod tests {
         assert_eq!(run.state, Some(mailbox::STATE_SERVING));
         let expect = Expect {
             digest: "ab".into(),
+            refuse: None,
         };
         assert!(check(&run, run.console.as_bytes(), &expect).is_ok());
         assert!(check(&run, b"irix7-mame-prom\r\n", &expect).is_err());
         let other = Expect {
             digest: "cd".into(),
+            refuse: None,
         };
         assert!(check(&run, run.console.as_bytes(), &other).is_err());
         let halted = parse_output("irix7-mame-prom\n[lua] state 1 after 3 frames\n");
         assert!(check(&halted, halted.console.as_bytes(), &expect).is_err());
+    }
+
+    #[test]
+    fn a_refusal_needs_both_digests_the_halt_and_no_module() {
+        let refused = "loading irix7-mcp from file:m.o\nsha256 ab is not mcp.sha256 0b\nkernel: sha256 mismatch; halted\n";
+        let run = parse_output(&format!("{refused}[lua] state 2 after 9 frames\n"));
+        let expect = Expect {
+            digest: "ab".into(),
+            refuse: Some("0b".into()),
+        };
+        assert!(check(&run, refused.as_bytes(), &expect).is_ok());
+        assert!(check(&run, b"", &expect).is_err());
+        let ran = parse_output(&format!(
+            "{refused}irix7-mcp 0.1.0, ABI 12\n[lua] state 2\n"
+        ));
+        assert!(check(&ran, ran.console.as_bytes(), &expect).is_err());
+        let served = parse_output(&format!("{refused}[lua] state 4\n"));
+        assert!(check(&served, refused.as_bytes(), &expect).is_err());
+        assert_eq!(other_digest("ab"), "0b");
+        assert_eq!(other_digest("0b"), "1b");
     }
 
     #[test]

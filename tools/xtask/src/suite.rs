@@ -54,7 +54,7 @@ const STEPS: &[Step] = &[
         run: deploy_test_image,
     },
     Step {
-        name: "MAME's Indy boots the product image and passes mcp-smoke over its Seeq (diskless)",
+        name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
         run: mame_step,
     },
     Step {
@@ -83,6 +83,12 @@ fn mame_step() -> Result<(), String> {
     crate::mame::run(&crate::mame::Options {
         seconds: 20,
         smoke: true,
+        wrong_digest: false,
+    })?;
+    crate::mame::run(&crate::mame::Options {
+        seconds: 20,
+        smoke: false,
+        wrong_digest: true,
     })
 }
 
