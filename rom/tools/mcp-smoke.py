@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--skip-block", action="store_true", help="no block.read checks")
     ap.add_argument("--skip-fs", action="store_true", help="no fs.* checks")
     ap.add_argument("--skip-screen", action="store_true", help="no screen.capture check")
+    ap.add_argument("--reset", action="store_true",
+                    help="last, system.reset and wait until the same build answers again")
     opts = ap.parse_args()
     c = Client(opts.url, opts.token)
     results = []
@@ -367,6 +369,28 @@ def main():
     check("debug.* reserved (E_NOSYS)", debug_reserved)
     if not opts.skip_screen:
         check("screen.capture scale 4", screen_capture)
+    def reset_comes_back():
+        before, _ = c.ok("status", {})
+        r = c.modern("tools/call", {"name": "system.reset", "arguments": {}})
+        if r.get("isError"):
+            raise Failure(str(r.get("content")))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            try:
+                after, _ = c.ok("status", {})
+            except (Failure, OSError, ValueError):
+                continue  # the machine is still on its way back
+            if after["uptime_ms"] >= before["uptime_ms"]:
+                continue  # answered before the reset took effect
+            if after.get("build_id") != before.get("build_id"):
+                raise Failure(f"came back as build {after.get('build_id')}, "
+                              f"not {before.get('build_id')}")
+            return f"back after reset, uptime {after['uptime_ms']} ms, build {after['build_id']}"
+        raise Failure("no answer within 120 s of system.reset")
+
+    if opts.reset:
+        check("system.reset comes back", reset_comes_back)
     passed = sum(results)
     print(f"mcp-smoke: {passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1

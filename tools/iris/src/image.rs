@@ -7,8 +7,6 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
 /// Largest image the kernel will fetch (the module area is smaller still).
 pub const MAX_IMAGE_BYTES: u64 = 64 << 20;
 
@@ -206,25 +204,14 @@ pub(crate) fn parse_http_response(response: &[u8]) -> Result<Vec<u8>, String> {
     Ok(body.to_vec())
 }
 
-/// Lower-case hex SHA-256 of `data`.
-pub fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use irix7_loader::sha256_hex;
 
-/// Refuse an image whose digest is not the expected one.
+/// Refuse an image whose digest is not the expected one (the shared loader's check).
 pub fn verify(data: &[u8], expected: &str) -> Result<String, ImageError> {
-    let actual = sha256_hex(data);
-    if actual.eq_ignore_ascii_case(expected) {
-        Ok(actual)
-    } else {
-        Err(ImageError::DigestMismatch {
-            expected: expected.to_ascii_lowercase(),
-            actual,
-        })
-    }
+    irix7_loader::verify(data, expected).map_err(|e| ImageError::DigestMismatch {
+        expected: e.expected,
+        actual: e.actual,
+    })
 }
 
 /// The repository root: the first ancestor of the current directory that holds

@@ -10,6 +10,7 @@ mod image;
 mod isa;
 mod launch;
 mod layers;
+mod mame;
 mod prereqs;
 mod sizes;
 mod suite;
@@ -87,6 +88,19 @@ enum Cmd {
     Docs,
     /// Install the prerequisites only.
     Prereqs,
+    /// Boot MAME's Indy (indy_4610) headless on the project's PROM stand-in and check its console.
+    Mame {
+        /// Emulated seconds before MAME stops (the Lua script stops it when the stand-in halts).
+        #[arg(long, default_value_t = 20)]
+        seconds: u32,
+        /// Run rom/tools/mcp-smoke.py against the module over MAME's Seeq (through a tap inside
+        /// the run's own network namespace), without the disk checks.
+        #[arg(long)]
+        smoke: bool,
+        /// Configure another digest than the image's: passes when the stand-in refuses the image.
+        #[arg(long, conflicts_with = "smoke")]
+        wrong_digest: bool,
+    },
     /// Run the official MCP conformance suites against the conformance image in the rig.
     Conformance {
         /// Test a server already running at this MCP URL instead of booting the rig.
@@ -139,6 +153,15 @@ fn main() -> ExitCode {
         Cmd::Bench => suite::bench(),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
+        Cmd::Mame {
+            seconds,
+            smoke,
+            wrong_digest,
+        } => mame::run(&mame::Options {
+            seconds,
+            smoke,
+            wrong_digest,
+        }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
     };

@@ -6,13 +6,16 @@ use std::process::{Command, Stdio};
 
 /// Debian packages: cmake + libclang-dev build Unicorn (bindgen); binutils-mips-linux-gnu gives
 /// the ISA audit its disassembler; erofs-utils builds the fixture images; python3-venv holds
-/// the Python MCP client tests.
+/// the Python MCP client tests; mame is the independent Indy model `cargo xtask mame` boots, and
+/// iproute2 addresses the tap MAME opens in its network namespace.
 pub const DEBIAN: &[&str] = &[
     "cmake",
     "libclang-dev",
     "binutils-mips-linux-gnu",
     "erofs-utils",
     "python3-venv",
+    "mame",
+    "iproute2",
 ];
 
 /// Makes sure rust-src and the Debian packages are there.

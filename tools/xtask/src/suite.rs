@@ -54,6 +54,10 @@ const STEPS: &[Step] = &[
         run: deploy_test_image,
     },
     Step {
+        name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
+        run: mame_step,
+    },
+    Step {
         name: "unit and end-to-end tests",
         run: cargo_test,
     },
@@ -74,6 +78,19 @@ const STEPS: &[Step] = &[
         run: clients_step,
     },
 ];
+
+fn mame_step() -> Result<(), String> {
+    crate::mame::run(&crate::mame::Options {
+        seconds: 20,
+        smoke: true,
+        wrong_digest: false,
+    })?;
+    crate::mame::run(&crate::mame::Options {
+        seconds: 20,
+        smoke: false,
+        wrong_digest: true,
+    })
+}
 
 fn clients_step() -> Result<(), String> {
     clients::run(&[])
@@ -213,6 +230,10 @@ fn clippy_target() -> Result<(), String> {
                 "irix7-mcp",
                 "-p",
                 "irix7-kmem",
+                "-p",
+                "irix7-mame-prom",
+                "-p",
+                "irix7-loader",
                 "--target",
                 "mips-irix7.json",
             ])
