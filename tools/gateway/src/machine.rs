@@ -29,8 +29,21 @@ const TOOLS_MAX: usize = 256;
 /// Largest JSON response accepted from a machine: a 4 MiB `fs.read` in base64 plus framing.
 const RESPONSE_MAX: usize = 8 << 20;
 
-/// Where progress of a forwarded call goes: the agent's peer and the agent's own token.
-type Routes = Arc<Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>>;
+/// A forwarded call in flight, by the progress token the gateway sent the machine: where its
+/// progress goes (the agent's peer and the agent's own token, if it asked) and when the
+/// machine last said something about it.
+struct Route {
+    agent: Option<(Peer<RoleServer>, ProgressToken)>,
+    last: Instant,
+}
+
+type Routes = Arc<Mutex<HashMap<ProgressToken, Route>>>;
+
+/// A call the machine has been silent about this long gets the machine's `status` asked:
+/// a machine that reset does not close the connections it had (its TCP state is simply gone).
+const WATCH_EVERY: Duration = Duration::from_secs(2);
+/// Watchdog probes in a row that may fail before the call counts as lost.
+const WATCH_FAILURES: u32 = 2;
 
 /// The gateway as an MCP client of one machine: relays progress notices to the agent whose
 /// call they belong to.
@@ -46,12 +59,16 @@ impl ClientHandler for Upstream {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let route = self
-            .routes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&params.progress_token)
-            .cloned();
+        let route = {
+            let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+            match routes.get_mut(&params.progress_token) {
+                Some(r) => {
+                    r.last = Instant::now();
+                    r.agent.clone()
+                }
+                None => None,
+            }
+        };
         if let Some((peer, token)) = route {
             let mut p = params;
             p.progress_token = token;
@@ -96,6 +113,9 @@ pub struct Machine {
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
     probe: Mutex<Probe>,
     tools: Mutex<Vec<Tool>>,
+    /// The highest uptime any `status` showed since the machine last booted: one lower means
+    /// it rebooted in between.
+    uptime: Mutex<Option<u64>>,
     routes: Routes,
     tokens: Arc<dyn Fn() -> Vec<String> + Send + Sync>,
     connect_timeout: Duration,
@@ -122,6 +142,19 @@ fn now_ms() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
+}
+
+/// Longest error text kept or shown: rmcp's transport errors name its generic types at length.
+const ERROR_MAX: usize = 240;
+
+/// `e` cut to `ERROR_MAX` characters.
+pub fn short(e: &str) -> String {
+    if e.chars().count() <= ERROR_MAX {
+        return e.to_string();
+    }
+    let mut s: String = e.chars().take(ERROR_MAX).collect();
+    s.push('…');
+    s
 }
 
 /// The token in `path`, trimmed; `Err` when it cannot be read or is empty (a rig that has not
@@ -151,6 +184,7 @@ impl Machine {
             conn: tokio::sync::Mutex::new(None),
             probe: Mutex::new(Probe::default()),
             tools: Mutex::new(Vec::new()),
+            uptime: Mutex::new(None),
             routes: Arc::default(),
             tokens,
             connect_timeout,
@@ -177,7 +211,7 @@ impl Machine {
     fn set_error(&self, e: &str) {
         let mut p = self.probe.lock().unwrap_or_else(|p| p.into_inner());
         p.reachable = false;
-        p.last_error = Some(e.to_string());
+        p.last_error = Some(short(e));
         p.at_ms = now_ms();
     }
 
@@ -244,7 +278,11 @@ impl Machine {
         let err = match r {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(e),
-            Err(_) => Some(format!("no answer within {} ms", timeout.as_millis())),
+            Err(_) => {
+                // A connection that hangs (its machine reset under it) is not used again.
+                *self.conn.lock().await = None;
+                Some(format!("no answer within {} ms", timeout.as_millis()))
+            }
         };
         let mut p = self.probe.lock().unwrap_or_else(|p| p.into_inner());
         p.at_ms = now_ms();
@@ -256,7 +294,7 @@ impl Machine {
             }
             Some(e) => {
                 p.reachable = false;
-                p.last_error = Some(e);
+                p.last_error = Some(short(&e));
             }
         }
         p.clone()
@@ -285,6 +323,7 @@ impl Machine {
             p.uptime_ms = s["uptime_ms"].as_u64();
             changed
         };
+        self.saw_uptime(s["uptime_ms"].as_u64());
         if changed
             || self
                 .tools
@@ -342,20 +381,33 @@ impl Machine {
         };
         let upstream_token = handle.progress_token.clone();
         let id = handle.id.clone();
-        if let Some(agent_token) = ctx.meta.get_progress_token() {
-            self.routes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(upstream_token.clone(), (ctx.peer.clone(), agent_token));
-        }
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                upstream_token.clone(),
+                Route {
+                    agent: ctx.meta.get_progress_token().map(|t| (ctx.peer.clone(), t)),
+                    last: Instant::now(),
+                },
+            );
         let outcome = tokio::select! {
-            r = handle.await_response() => Some(r),
-            _ = ctx.ct.cancelled() => None,
+            r = handle.await_response() => Ok(Some(r)),
+            _ = ctx.ct.cancelled() => Ok(None),
+            why = self.watch(&conn, &upstream_token) => Err(why),
         };
         self.routes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&upstream_token);
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(why) => {
+                self.forget(&conn).await;
+                self.set_error(&why);
+                return Err(CallError::Lost(why));
+            }
+        };
         let result = match outcome {
             None => {
                 let _ = conn
@@ -381,6 +433,55 @@ impl Machine {
                 self.forget(&conn).await;
                 self.set_error(&e.to_string());
                 Err(CallError::Lost(e.to_string()))
+            }
+        }
+    }
+
+    /// Notes an uptime `status` showed; true if it is below an earlier one (a reboot).
+    fn saw_uptime(&self, uptime: Option<u64>) -> bool {
+        let Some(u) = uptime else { return false };
+        let mut cur = self.uptime.lock().unwrap_or_else(|p| p.into_inner());
+        let rebooted = cur.is_some_and(|c| u < c);
+        *cur = Some(u);
+        rebooted
+    }
+
+    /// Runs beside a forwarded call and returns (ending the call) once the machine has
+    /// rebooted or stopped answering: every `WATCH_EVERY` the call has had no progress, it
+    /// asks the machine's `status` on the same client; an uptime below an earlier one, or
+    /// `WATCH_FAILURES` failed probes in a row, mean the call is lost.
+    async fn watch(&self, conn: &Conn, token: &ProgressToken) -> String {
+        let mut failures = 0;
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            let quiet = self
+                .routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(token)
+                .is_none_or(|r| r.last.elapsed() >= WATCH_EVERY);
+            if !quiet {
+                continue;
+            }
+            let status = tokio::time::timeout(
+                self.connect_timeout,
+                conn.service.call_tool(CallToolRequestParams::new("status")),
+            )
+            .await;
+            match status {
+                Ok(Ok(r)) => {
+                    failures = 0;
+                    let s = r.structured_content.unwrap_or(Value::Null);
+                    if self.saw_uptime(s["uptime_ms"].as_u64()) {
+                        return "the machine rebooted during the call".into();
+                    }
+                }
+                Ok(Err(_)) | Err(_) => {
+                    failures += 1;
+                    if failures >= WATCH_FAILURES {
+                        return "the machine stopped answering".into();
+                    }
+                }
             }
         }
     }

@@ -44,7 +44,7 @@ enum Cmd {
         #[arg(long)]
         machine: String,
         /// Calls per side.
-        #[arg(long, default_value_t = 200)]
+        #[arg(long, default_value_t = 100)]
         calls: u32,
     },
 }

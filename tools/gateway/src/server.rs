@@ -230,7 +230,11 @@ impl Gateway {
             return tool_error("E_DENIED", &format!("`{tool}` on `{name}`: {why}"));
         }
         params.arguments = Some(args);
-        let r = machine.call(params, &ctx).await;
+        let r = machine.call(params, &ctx).await.map_err(|e| match e {
+            CallError::Unreachable(m) => CallError::Unreachable(crate::machine::short(&m)),
+            CallError::Lost(m) => CallError::Lost(crate::machine::short(&m)),
+            other => other,
+        });
         let ms = start.elapsed().as_millis();
         let (outcome, result) = match r {
             Ok(res) => {

@@ -150,7 +150,8 @@ fn venv_versions() -> Option<(String, String)> {
     Some((it.next()?.to_string(), it.next()?.to_string()))
 }
 
-fn ensure_venv() -> Result<(), String> {
+/// The venv with the Python MCP SDK and pytest (`target/venv`).
+pub fn ensure_venv() -> Result<(), String> {
     if venv_versions().is_some_and(|(mcp, _)| mcp == PY_MCP) {
         return Ok(());
     }

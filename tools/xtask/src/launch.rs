@@ -191,7 +191,13 @@ impl Rig {
         }
     }
 
-    fn token_path(&self) -> PathBuf {
+    /// The rig's process id (the lab test kills one rig by it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Where the rig writes the token its module generated (`target/iris/token-<port>`).
+    pub fn token_path(&self) -> PathBuf {
         repo_root()
             .join("target/iris")
             .join(format!("token-{}", self.port))

@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{clients, conformance, image, isa, layers, prereqs};
+use crate::{clients, conformance, image, isa, lab, layers, prereqs};
 use std::process::Command;
 use std::time::Instant;
 
@@ -73,10 +73,18 @@ const STEPS: &[Step] = &[
         name: "Python MCP clients, HTTP acceptance and README curl against the rig",
         run: clients_step,
     },
+    Step {
+        name: "the lab: three rigs behind irix7-gateway, Python MCP SDK (tests/python/test_lab.py)",
+        run: lab_step,
+    },
 ];
 
 fn clients_step() -> Result<(), String> {
     clients::run(&[])
+}
+
+fn lab_step() -> Result<(), String> {
+    lab::test(&[])
 }
 
 pub fn test() -> Result<(), String> {
