@@ -190,6 +190,34 @@ def test_policy_denies_and_unknown_machines_are_errors(lab):
     assert missing.is_error and _text(missing).startswith("E_INVAL:"), missing
 
 
+def test_cancellation_reaches_the_machine(lab):
+    """The module runs at most 4 tool calls at once (docs/bounds.md). Four long calls that the
+    client cancels through the gateway must stop on the machine: a fifth call then runs. The
+    control: four that are not cancelled make the fifth E_BUSY."""
+    machine = lab.names[2]
+    sleep = {"command": "sleep 30"}
+
+    async def go(mode):
+        async with lab.client(mode) as c:
+            for _ in range(4):
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(_call(c, lab, "shell.exec", machine, sleep), 0.5)
+            await asyncio.sleep(0.5)
+            after_cancel = await _call(c, lab, "shell.exec", machine, {"command": "echo free"})
+            live = [asyncio.create_task(
+                _call(c, lab, "shell.exec", machine, {"command": "sleep 1.5"})) for _ in range(4)]
+            await asyncio.sleep(0.5)
+            busy = await _call(c, lab, "shell.exec", machine, {"command": "echo busy"})
+            for t in live:
+                await t
+            return after_cancel, busy
+
+    for mode in ("auto", "legacy"):
+        after_cancel, busy = run(go(mode))
+        assert not after_cancel.is_error, (mode, after_cancel)
+        assert busy.is_error and _text(busy).startswith("E_BUSY"), (mode, busy)
+
+
 def test_reset_affects_only_the_reset_machine(lab):
     """A long call runs on rig3 and another on rig2; rig2 is reset mid-call. rig2's call
     fails with a clear error, rig3's finishes with its progress, rig1 answers throughout, and
@@ -274,6 +302,7 @@ def test_audit_has_one_line_per_forwarded_call(lab):
     assert ("rig1", "system.poweroff", "denied") in tools
     assert ("rig2", "system.reset", "ok") in tools
     assert any(m == "rig2" and t == "shell.exec" and o.startswith("lost") for m, t, o in tools)
+    assert ("rig3", "shell.exec", "cancelled") in tools
     assert sum(1 for m, t, _ in tools if t == "status") >= 3
     text = open(lab.audit).read()
     for t in lab.machine_tokens | {lab.token}:
