@@ -15,7 +15,9 @@ The tests run in file order and share the lab: the reset and the kill come last.
 import asyncio
 import json
 import os
+import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -188,6 +190,30 @@ def test_policy_denies_and_unknown_machines_are_errors(lab):
     assert denied.is_error and _text(denied).startswith("E_DENIED:"), denied
     assert unknown.is_error and _text(unknown).startswith("E_NOT_FOUND:"), unknown
     assert missing.is_error and _text(missing).startswith("E_INVAL:"), missing
+
+
+def test_readme_lab_commands(lab):
+    """The README's lab block as written, after its first line (`cargo xtask lab 3`, which this
+    run stands in for): only the gateway's port and token file differ."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    start = readme.index("## A lab of machines: three commands")
+    block = re.search(r"```sh\n(.*?)```", readme[start:], re.S).group(1)
+    first, script = block.split("\n", 1)
+    assert first.startswith("cargo xtask lab 3")
+    port = lab.url.split(":")[2].split("/")[0]
+    script = script.replace("127.0.0.1:7800", f"127.0.0.1:{port}")
+    script = script.replace("target/gateway/token",
+                            os.path.join(os.path.dirname(lab.audit), "token"))
+    time.sleep(1.2)  # a fresh rate window on the machines for this client address
+    p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    lab.keep(p.stdout)
+    data = [line[len("data: "):] for line in p.stdout.splitlines() if line.startswith("data: ")]
+    body = json.loads(data[-1] if data else p.stdout)
+    rows = body["result"]["structuredContent"]["machines"]
+    assert sorted(m["name"] for m in rows) == sorted(lab.names)
+    assert all(m["reachable"] for m in rows), rows
 
 
 def test_cancellation_reaches_the_machine(lab):

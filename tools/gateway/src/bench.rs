@@ -54,12 +54,13 @@ async fn echo(
     Ok(d)
 }
 
-fn summary(v: &mut [Duration]) -> (f64, f64) {
+/// p10, median, p90 and mean in microseconds.
+fn summary(v: &mut [Duration]) -> [f64; 4] {
     v.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let median = us(v[v.len() / 2]);
+    let at = |q: usize| us(v[(v.len() * q / 100).min(v.len() - 1)]);
     let mean = v.iter().map(|d| us(*d)).sum::<f64>() / v.len() as f64;
-    (median, mean)
+    [at(10), at(50), at(90), mean]
 }
 
 pub async fn run(lab_path: PathBuf, machine: String, calls: u32) -> Result<(), String> {
@@ -91,15 +92,21 @@ pub async fn run(lab_path: PathBuf, machine: String, calls: u32) -> Result<(), S
         }
         tokio::time::sleep_until(next).await;
     }
-    let (gm, ga) = summary(&mut via);
-    let (dm, da) = summary(&mut straight);
-    println!("echo on `{machine}`, {calls} calls each side, interleaved:");
-    println!("  direct        median {dm:9.0} us  mean {da:9.0} us");
-    println!("  via gateway   median {gm:9.0} us  mean {ga:9.0} us");
-    println!(
-        "  gateway cost  median {:9.0} us  mean {:9.0} us",
-        gm - dm,
-        ga - da
+    let g = summary(&mut via);
+    let d = summary(&mut straight);
+    println!("echo on `{machine}`, {calls} calls each side, interleaved (microseconds):");
+    println!("                    p10    median       p90      mean");
+    let row = |name: &str, v: [f64; 4]| {
+        println!(
+            "  {name:<12} {:9.0} {:9.0} {:9.0} {:9.0}",
+            v[0], v[1], v[2], v[3]
+        )
+    };
+    row("direct", d);
+    row("via gateway", g);
+    row(
+        "difference",
+        [g[0] - d[0], g[1] - d[1], g[2] - d[2], g[3] - d[3]],
     );
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! lab file, listens on 127.0.0.1 behind its own bearer token, and forwards each call to the
 //! machine the agent names, holding the machines' tokens itself (docs/gateway.md).
 
+#![forbid(unsafe_code)]
+
 mod audit;
 mod auth;
 mod bench;
