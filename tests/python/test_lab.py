@@ -192,6 +192,34 @@ def test_policy_denies_and_unknown_machines_are_errors(lab):
     assert missing.is_error and _text(missing).startswith("E_INVAL:"), missing
 
 
+def test_gateway_refuses_without_its_token_a_machine_token_or_an_origin(lab):
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+
+    def post(headers):
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+             "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+        h.update(headers)
+        req = urllib.request.Request(lab.url, data=body, headers=h, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    lab.note_tokens()
+    machine_token = sorted(lab.machine_tokens)[0]
+    assert post({}) == 401
+    assert post({"Authorization": f"Bearer {machine_token}"}) == 401
+    assert post({"Authorization": f"Bearer {lab.token}x"}) == 401
+    assert post({"Authorization": f"Bearer {lab.token}", "Origin": "http://evil.example"}) == 403
+    assert post({"Authorization": f"Bearer {lab.token}"}) == 200
+
+
 def test_readme_lab_commands(lab):
     """The README's lab block as written, after its first line (`cargo xtask lab 3`, which this
     run stands in for): only the gateway's port and token file differ."""

@@ -428,7 +428,11 @@ impl Machine {
                 serde_json::to_string(&other).unwrap_or_default()
             ))),
             Err(ServiceError::McpError(e)) => Err(CallError::Rpc(e)),
-            Err(ServiceError::Timeout { timeout }) => Err(CallError::Timeout(timeout)),
+            Err(ServiceError::Timeout { timeout }) => {
+                // A connection that went silent this long is not trusted again.
+                self.forget(&conn).await;
+                Err(CallError::Timeout(timeout))
+            }
             Err(e) => {
                 self.forget(&conn).await;
                 self.set_error(&e.to_string());

@@ -90,7 +90,9 @@ async fn serve(lab_path: PathBuf) -> Result<(), String> {
         StreamableHttpService::new(
             move || Ok(handler.clone()),
             Arc::new(auth::session_manager()),
-            StreamableHttpServerConfig::default(),
+            // No browser has business here: a request that carries any Origin is refused
+            // (rmcp also refuses a Host other than the loopback names).
+            StreamableHttpServerConfig::default().enforce_origin_validation(),
         );
     let app = axum::Router::new().nest_service("/mcp", service).layer(
         axum::middleware::from_fn_with_state(Arc::new(token), auth::require_bearer),

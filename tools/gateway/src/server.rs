@@ -35,7 +35,7 @@ pub struct Gateway {
 
 impl Gateway {
     pub fn new(lab: &Lab) -> Arc<Gateway> {
-        let g = Arc::new_cyclic(|_| Gateway {
+        let g = Arc::new(Gateway {
             machines: RwLock::new(Vec::new()),
             configured: lab.machines.clone(),
             rigs: lab.rigs.clone(),
