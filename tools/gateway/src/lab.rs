@@ -216,6 +216,33 @@ mod tests {
     }
 
     #[test]
+    fn adopts_registered_rigs_whose_process_runs() {
+        let dir = std::env::temp_dir().join(format!("irix7-gw-rigs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let live = format!(
+            "{{\"url\":\"http://127.0.0.1:4100/mcp\",\"token_file\":\"/t/token-4100\",\"pid\":{}}}",
+            std::process::id()
+        );
+        std::fs::write(dir.join("4100.json"), live).unwrap();
+        // A killed rig leaves its file: no process has pid 0x7ffffffe.
+        let dead = r#"{"url":"http://127.0.0.1:4101/mcp","token_file":null,"pid":2147483646}"#;
+        std::fs::write(dir.join("4101.json"), dead).unwrap();
+        std::fs::write(dir.join("4102.json"), "not json").unwrap();
+        std::fs::write(dir.join("notes.txt"), "ignored").unwrap();
+        let rigs = registered_rigs(&dir);
+        assert_eq!(rigs.len(), 1);
+        assert_eq!(rigs[0].name, "rig-4100");
+        assert_eq!(rigs[0].url, "http://127.0.0.1:4100/mcp");
+        assert_eq!(
+            rigs[0].token_file.as_deref(),
+            Some(Path::new("/t/token-4100"))
+        );
+        assert!(registered_rigs(&dir.join("absent")).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn refuses_a_public_listen_address_and_bad_names() {
         let e = Lab::parse("listen = \"0.0.0.0:7800\"", Path::new(".")).unwrap_err();
         assert!(e.contains("loopback"), "{e}");

@@ -183,7 +183,8 @@ pub fn run(n: usize, port: u16) -> Result<(), String> {
 
 /// `cargo xtask lab 3 --test`: the lab's Python SDK test (`tests/python/test_lab.py`).
 pub fn test(pytest_args: &[String]) -> Result<(), String> {
-    crate::clients::ensure_venv()?;
+    // The venv with the SDK, and curl for the README's block (quick when all is there).
+    crate::clients::ensure()?;
     let dir = repo_root().join("target/gateway/test");
     // A fresh token and audit log each run.
     let _ = std::fs::remove_dir_all(&dir);
