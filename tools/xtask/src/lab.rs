@@ -157,8 +157,8 @@ pub fn run(n: usize, port: u16) -> Result<(), String> {
     crate::prereqs::ensure()?;
     let lab = start(n, port, &repo_root().join("target/gateway"))?;
     println!(
-        "\nThe lab: {} rigs behind irix7-gateway ({})",
-        n,
+        "\nThe lab: {n} rig{} behind irix7-gateway ({})",
+        if n == 1 { "" } else { "s" },
         lab.names.join(", ")
     );
     println!("  URL    {}", lab.url);
