@@ -248,8 +248,14 @@ impl Drop for Rig {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        // Killed, the rig cannot remove its token file itself.
+        // Killed, the rig cannot remove its token file or its registration for the lab
+        // gateway itself.
         let _ = std::fs::remove_file(self.token_path());
+        let _ = std::fs::remove_file(
+            repo_root()
+                .join("target/iris/rigs")
+                .join(format!("{}.json", self.port)),
+        );
     }
 }
 
