@@ -22,6 +22,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// How long a failed connect answers for the machine before the next attempt.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// Largest token file read: tokens are tens of characters.
 const TOKEN_FILE_MAX: u64 = 4096;
 /// Most tools cached per machine (the module has 26).
@@ -111,6 +113,9 @@ struct Conn {
 pub struct Machine {
     pub spec: MachineSpec,
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+    /// The last failed connect: calls within `RETRY_AFTER` of it fail at once with its error
+    /// instead of queueing behind one another for a connect timeout each.
+    failed: Mutex<Option<(Instant, String)>>,
     probe: Mutex<Probe>,
     tools: Mutex<Vec<Tool>>,
     /// The highest uptime any `status` showed since the machine last booted: one lower means
@@ -182,6 +187,7 @@ impl Machine {
         Machine {
             spec,
             conn: tokio::sync::Mutex::new(None),
+            failed: Mutex::new(None),
             probe: Mutex::new(Probe::default()),
             tools: Mutex::new(Vec::new()),
             uptime: Mutex::new(None),
@@ -229,6 +235,27 @@ impl Machine {
             return Ok(c.clone());
         }
         *slot = None;
+        if let Some((at, e)) = self
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            && at.elapsed() < RETRY_AFTER
+        {
+            return Err(e.clone());
+        }
+        let r = self.connect(token).await;
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = match &r {
+            Ok(_) => None,
+            Err(e) => Some((Instant::now(), e.clone())),
+        };
+        let conn = Arc::new(r?);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// A new client connection (`server/discover` first), bounded by the connect timeout.
+    async fn connect(&self, token: Option<String>) -> Result<Conn, String> {
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(self.spec.url.as_str())
             .max_json_response_size(RESPONSE_MAX);
         cfg.allow_stateless = true;
@@ -256,9 +283,7 @@ impl Machine {
                 ));
             }
         };
-        let conn = Arc::new(Conn { service, token });
-        *slot = Some(conn.clone());
-        Ok(conn)
+        Ok(Conn { service, token })
     }
 
     /// Drops the connection if it is still `conn` (a failed call's), so the next call makes a
