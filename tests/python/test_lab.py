@@ -322,22 +322,44 @@ def test_reset_affects_only_the_reset_machine(lab):
     lab.assert_no_token()
 
 
-def test_killed_rig_is_unreachable_and_the_others_answer(lab):
+def test_hung_machine_blocks_nobody_and_a_killed_one_is_unreachable(lab):
+    """rig1 is stopped (SIGSTOP: its port still accepts, nothing answers) while a call runs on
+    it: rig2 and rig3 answer at once and lab.list is back within the probe timeout with rig1
+    down. Then rig1 is killed: it stays unreachable, its hung call ends with an error, and the
+    others keep answering."""
     rig1, rig2, rig3 = lab.names
-    os.kill(int(lab.pids[rig1]), signal.SIGKILL)
-    t0 = time.monotonic()
+    pid = int(lab.pids[rig1])
 
     async def go():
         async with lab.client() as c:
+            hung = asyncio.create_task(_call(c, lab, "shell.exec", rig1, {"command": "sleep 20"}))
+            await asyncio.sleep(0.3)
+            os.kill(pid, signal.SIGSTOP)
+            t = time.monotonic()
+            quick = [await _call(c, lab, "status", n) for n in (rig2, rig3)]
+            quick_s = time.monotonic() - t
+            t = time.monotonic()
+            stopped_rows = await _lab_list(c, lab)
+            stopped_list_s = time.monotonic() - t
+            os.kill(pid, signal.SIGKILL)
+            t0 = time.monotonic()
             rows = await _lab_list(c, lab)
             seen_down = time.monotonic() - t0
             t = time.monotonic()
             dead = await _call(c, lab, "status", rig1)
             dead_after = time.monotonic() - t
             others = [await _call(c, lab, "status", n) for n in (rig2, rig3)]
-            return rows, seen_down, dead, dead_after, others
+            hung_result = await asyncio.wait_for(hung, 20)
+            return (quick, quick_s, stopped_rows, stopped_list_s, rows, seen_down, dead,
+                    dead_after, others, hung_result)
 
-    rows, seen_down, dead, dead_after, others = run(go())
+    (quick, quick_s, stopped_rows, stopped_list_s, rows, seen_down, dead, dead_after, others,
+     hung_result) = run(go())
+    assert all(not r.is_error for r in quick), quick
+    assert quick_s < 2.0, quick_s
+    assert stopped_rows[rig1]["reachable"] is False, stopped_rows[rig1]
+    assert stopped_rows[rig2]["reachable"] and stopped_rows[rig3]["reachable"], stopped_rows
+    assert stopped_list_s < UNREACHABLE_WITHIN_S, stopped_list_s
     assert rows[rig1]["reachable"] is False, rows[rig1]
     assert rows[rig1]["last_error"], rows[rig1]
     assert seen_down < UNREACHABLE_WITHIN_S, seen_down
@@ -346,6 +368,8 @@ def test_killed_rig_is_unreachable_and_the_others_answer(lab):
     assert dead_after < UNREACHABLE_WITHIN_S, dead_after
     for r in others:
         assert not r.is_error, r
+    assert hung_result.is_error, hung_result
+    assert _text(hung_result).split(":")[0] in ("E_MACHINE_LOST", "E_UNREACHABLE"), hung_result
 
 
 def test_audit_has_one_line_per_forwarded_call(lab):
