@@ -532,3 +532,77 @@ impl Machine {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+
+    fn machine() -> Machine {
+        Machine::new(
+            MachineSpec {
+                name: "m".into(),
+                url: "http://127.0.0.1:1/mcp".into(),
+                token_file: None,
+                policy: Policy::default(),
+            },
+            Arc::new(Vec::new),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+    }
+
+    #[test]
+    fn a_lower_uptime_is_a_reboot() {
+        let m = machine();
+        assert!(!m.saw_uptime(None));
+        assert!(
+            !m.saw_uptime(Some(5_000)),
+            "the first reading proves nothing"
+        );
+        assert!(!m.saw_uptime(Some(7_000)));
+        assert!(
+            m.saw_uptime(Some(1_200)),
+            "uptime went back: the machine rebooted"
+        );
+        assert!(
+            !m.saw_uptime(Some(3_000)),
+            "the new boot is the reference now"
+        );
+    }
+
+    #[test]
+    fn errors_are_cut_and_token_files_read_trimmed() {
+        let long = "x".repeat(1000);
+        assert_eq!(short(&long).chars().count(), ERROR_MAX + 1);
+        assert_eq!(short("brief"), "brief");
+        let dir = std::env::temp_dir().join(format!("irix7-gw-tok-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("token");
+        std::fs::write(&p, "  abc123\n").unwrap();
+        assert_eq!(read_token(&p).unwrap(), "abc123");
+        std::fs::write(&p, "\n").unwrap();
+        assert!(read_token(&p).unwrap_err().contains("empty"));
+        assert!(read_token(&dir.join("absent")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_refused_machine_fails_fast_and_is_not_reached_again_at_once() {
+        let m = machine();
+        let t = Instant::now();
+        let p = m.refresh(Duration::from_secs(2)).await;
+        assert!(!p.reachable);
+        assert!(
+            p.last_error
+                .as_deref()
+                .unwrap_or("")
+                .contains("127.0.0.1:1"),
+            "{p:?}"
+        );
+        // Within RETRY_AFTER the same error comes back without another connect.
+        let e = m.connection().await.err().unwrap();
+        assert!(e.contains("127.0.0.1:1"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
+}
