@@ -17,6 +17,7 @@ pub mod memmap;
 pub mod memory;
 pub mod net;
 pub mod profile;
+pub mod registration;
 pub mod rig;
 pub mod token;
 

@@ -191,7 +191,13 @@ impl Rig {
         }
     }
 
-    fn token_path(&self) -> PathBuf {
+    /// The rig's process id (the lab test kills one rig by it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Where the rig writes the token its module generated (`target/iris/token-<port>`).
+    pub fn token_path(&self) -> PathBuf {
         repo_root()
             .join("target/iris")
             .join(format!("token-{}", self.port))
@@ -242,8 +248,14 @@ impl Drop for Rig {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        // Killed, the rig cannot remove its token file itself.
+        // Killed, the rig cannot remove its token file or its registration for the lab
+        // gateway itself.
         let _ = std::fs::remove_file(self.token_path());
+        let _ = std::fs::remove_file(
+            repo_root()
+                .join("target/iris/rigs")
+                .join(format!("{}.json", self.port)),
+        );
     }
 }
 

@@ -8,6 +8,7 @@ mod deploy;
 mod docs;
 mod image;
 mod isa;
+mod lab;
 mod launch;
 mod layers;
 mod mame;
@@ -107,6 +108,20 @@ enum Cmd {
         #[arg(long)]
         url: Option<String>,
     },
+    /// Start N rigs behind one irix7-gateway and print its URL and token (docs/gateway.md).
+    Lab {
+        /// How many rigs.
+        #[arg(default_value_t = 3)]
+        n: usize,
+        /// The gateway's port on 127.0.0.1.
+        #[arg(long, default_value_t = 7800)]
+        port: u16,
+        /// Run tests/python/test_lab.py against three rigs instead (arguments go to pytest).
+        #[arg(long)]
+        test: bool,
+        #[arg(last = true)]
+        pytest: Vec<String>,
+    },
     /// Run the Python client and HTTP tests (tests/python) against rigs (arguments go to pytest).
     Clients {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -164,6 +179,18 @@ fn main() -> ExitCode {
         }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
+        Cmd::Lab {
+            n,
+            port,
+            test,
+            pytest,
+        } => {
+            if test {
+                lab::test(&pytest)
+            } else {
+                lab::run(n, port)
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{clients, conformance, image, isa, layers, prereqs};
+use crate::{clients, conformance, image, isa, lab, layers, prereqs};
 use std::process::Command;
 use std::time::Instant;
 
@@ -77,6 +77,10 @@ const STEPS: &[Step] = &[
         name: "Python MCP clients, HTTP acceptance and README curl against the rig",
         run: clients_step,
     },
+    Step {
+        name: "the lab: three rigs behind irix7-gateway, Python MCP SDK (tests/python/test_lab.py)",
+        run: lab_step,
+    },
 ];
 
 fn mame_step() -> Result<(), String> {
@@ -94,6 +98,10 @@ fn mame_step() -> Result<(), String> {
 
 fn clients_step() -> Result<(), String> {
     clients::run(&[])
+}
+
+fn lab_step() -> Result<(), String> {
+    lab::test(&[])
 }
 
 pub fn test() -> Result<(), String> {

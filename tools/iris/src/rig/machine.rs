@@ -108,6 +108,12 @@ impl Rig {
             last_good::LastGood::new(opts.last_good_file.as_ref().map(|f| root.join(f)));
         let host_ports: Vec<u16> = net.forward_addrs().iter().map(|a| a.port()).collect();
         let token_files = crate::token::TokenFiles::new(&root, &host_ports);
+        let mcp_forwards: Vec<(u16, u16)> = host_ports
+            .iter()
+            .zip(&opts.forwards)
+            .map(|(&h, f)| (h, f.guest_port))
+            .collect();
+        let registrations = crate::registration::Registrations::new(&root, &mcp_forwards);
         Ok(Rig {
             last_good,
             opts,
@@ -123,6 +129,7 @@ impl Rig {
             screen,
             image: None,
             counters: Counters::default(),
+            registrations,
             phase: Phase::Built,
             mmio_mapped: false,
             net,

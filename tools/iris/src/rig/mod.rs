@@ -147,9 +147,16 @@ pub struct Rig {
     profiler: ProfileHook,
     /// The generated token's files under `target/iris/` (see `token`).
     token_files: crate::token::TokenFiles,
+    /// The rig's registration for the lab gateway under `target/iris/rigs/` (see `registration`).
+    registrations: crate::registration::Registrations,
 }
 
 impl Rig {
+    /// The files registering this rig for the lab gateway (one per forward to the MCP port).
+    pub fn registration_files(&self) -> &[std::path::PathBuf] {
+        self.registrations.paths()
+    }
+
     /// The network: forwarded ports, wire and forwarder counters, the storm hook.
     pub fn net(&self) -> &RigNet {
         &self.net

@@ -1,0 +1,120 @@
+//! `irix7-gateway`: one local MCP endpoint in front of a lab of irix7-mcp machines. It reads a
+//! lab file, listens on 127.0.0.1 behind its own bearer token, and forwards each call to the
+//! machine the agent names, holding the machines' tokens itself (docs/gateway.md).
+
+#![forbid(unsafe_code)]
+
+mod audit;
+mod auth;
+mod bench;
+mod lab;
+mod machine;
+mod policy;
+mod redact;
+mod server;
+
+use clap::{Parser, Subcommand};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "irix7-gateway",
+    about = "One local MCP endpoint for a lab of irix7-mcp machines"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Serve the lab in FILE.
+    Serve {
+        /// The lab file (TOML; docs/gateway.md).
+        lab: PathBuf,
+    },
+    /// Time small calls through a running gateway and straight to the machine, side by side.
+    Bench {
+        /// The lab file the gateway serves (for its URL and token and the machine's).
+        lab: PathBuf,
+        /// The machine to call.
+        #[arg(long)]
+        machine: String,
+        /// Calls per side.
+        #[arg(long, default_value_t = 100)]
+        calls: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("irix7-gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let r = match cli.command {
+        Cmd::Serve { lab } => rt.block_on(serve(lab)),
+        Cmd::Bench {
+            lab,
+            machine,
+            calls,
+        } => rt.block_on(bench::run(lab, machine, calls)),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("irix7-gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(lab_path: PathBuf) -> Result<(), String> {
+    let lab = lab::Lab::load(&lab_path)?;
+    let token = auth::ensure_token(&lab.token_file)?;
+    let gateway = server::Gateway::new(&lab);
+    let handler = server::Handler(gateway.clone());
+    let service: StreamableHttpService<server::Handler, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(handler.clone()),
+            Arc::new(auth::session_manager()),
+            // No browser has business here: a request that carries any Origin is refused
+            // (rmcp also refuses a Host other than the loopback names).
+            StreamableHttpServerConfig::default().enforce_origin_validation(),
+        );
+    let app = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(Arc::new(token), auth::require_bearer),
+    );
+    let listener = tokio::net::TcpListener::bind(lab.listen)
+        .await
+        .map_err(|e| format!("listen on {}: {e}", lab.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    println!(
+        "irix7-gateway: http://{addr}/mcp, token in {}, {} machines{}, audit log {}",
+        lab.token_file.display(),
+        lab.machines.len(),
+        lab.rigs.as_ref().map_or(String::new(), |d| format!(
+            " plus the rigs registered in {}",
+            d.display()
+        )),
+        lab.audit_log.display()
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| e.to_string())
+}

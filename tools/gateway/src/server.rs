@@ -1,0 +1,404 @@
+//! The gateway's MCP server (rmcp, both protocol eras): `lab.list`, and every tool the lab's
+//! machines offer, listed once with a required `machine` argument and forwarded to that
+//! machine after its policy allows it (docs/gateway.md says why an argument and not
+//! `<machine>.<tool>` names).
+
+use crate::audit::Audit;
+use crate::lab::{self, Lab, MachineSpec};
+use crate::machine::{CallError, Machine};
+use crate::redact;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock as Content, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, model::CallToolResponse};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+pub const LAB_LIST: &str = "lab.list";
+
+/// Everything the handler needs; one per gateway, shared by every request.
+pub struct Gateway {
+    machines: RwLock<Vec<Arc<Machine>>>,
+    /// Machines from the lab file (the registered rigs are added to these at each rescan).
+    configured: Vec<MachineSpec>,
+    rigs: Option<PathBuf>,
+    audit: Audit,
+    probe_timeout: Duration,
+    call_timeout: Duration,
+}
+
+impl Gateway {
+    pub fn new(lab: &Lab) -> Arc<Gateway> {
+        let g = Arc::new(Gateway {
+            machines: RwLock::new(Vec::new()),
+            configured: lab.machines.clone(),
+            rigs: lab.rigs.clone(),
+            audit: Audit::new(&lab.audit_log),
+            probe_timeout: lab.probe_timeout,
+            call_timeout: lab.call_timeout,
+        });
+        g.rescan();
+        g
+    }
+
+    fn machines(&self) -> Vec<Arc<Machine>> {
+        self.machines
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Every machine's current token: what must never reach the agent.
+    fn tokens(machines: &[Arc<Machine>]) -> Vec<String> {
+        machines.iter().filter_map(|m| m.current_token()).collect()
+    }
+
+    /// The lab file's machines plus the rigs registered now; machines already known keep
+    /// their connection and probe, rigs that went away go.
+    pub fn rescan(self: &Arc<Self>) {
+        let mut specs = self.configured.clone();
+        if let Some(dir) = &self.rigs {
+            for r in lab::registered_rigs(dir) {
+                if specs.len() < lab::MACHINES_MAX
+                    && !specs.iter().any(|s| s.url == r.url || s.name == r.name)
+                {
+                    specs.push(r);
+                }
+            }
+        }
+        let mut cur = self.machines.write().unwrap_or_else(|p| p.into_inner());
+        let weak = Arc::downgrade(self);
+        let tokens: Arc<dyn Fn() -> Vec<String> + Send + Sync> = Arc::new(move || {
+            weak.upgrade()
+                .map(|g| Gateway::tokens(&g.machines()))
+                .unwrap_or_default()
+        });
+        let next: Vec<Arc<Machine>> = specs
+            .into_iter()
+            .map(|s| {
+                cur.iter()
+                    .find(|m| m.spec.name == s.name && m.spec.url == s.url)
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        Arc::new(Machine::new(
+                            s,
+                            tokens.clone(),
+                            self.probe_timeout,
+                            self.call_timeout,
+                        ))
+                    })
+            })
+            .collect();
+        *cur = next;
+    }
+
+    /// Probes every machine at once; each is bounded by the probe timeout, so one dead
+    /// machine costs the listing that timeout and nothing more.
+    pub async fn probe_all(self: &Arc<Self>) -> Vec<Value> {
+        self.rescan();
+        let machines = self.machines();
+        let t = self.probe_timeout;
+        futures::future::join_all(machines.iter().map(|m| m.refresh(t))).await;
+        machines.iter().map(|m| m.row()).collect()
+    }
+
+    fn machine(&self, name: &str) -> Option<Arc<Machine>> {
+        self.machines().into_iter().find(|m| m.spec.name == name)
+    }
+
+    /// The forwarded tools: each tool name any machine offers, once, with `machine` added to
+    /// its input schema as an enum of the machines that offer it and whose policy allows it.
+    fn forwarded_tools(&self) -> Vec<Tool> {
+        let mut by_name: BTreeMap<String, (Tool, Vec<String>)> = BTreeMap::new();
+        let mut order = Vec::new();
+        for m in self.machines() {
+            for t in m.tools() {
+                if m.spec.policy.check(&t.name).is_err() {
+                    continue;
+                }
+                let e = by_name.entry(t.name.to_string()).or_insert_with(|| {
+                    order.push(t.name.to_string());
+                    (t.clone(), Vec::new())
+                });
+                e.1.push(m.spec.name.clone());
+            }
+        }
+        order
+            .into_iter()
+            .filter_map(|n| by_name.remove(&n))
+            .map(|(mut t, names)| {
+                let mut schema = (*t.input_schema).clone();
+                with_machine_argument(&mut schema, &names);
+                t.input_schema = Arc::new(schema);
+                t
+            })
+            .collect()
+    }
+
+    fn lab_list_tool() -> Tool {
+        let schema: Map<String, Value> = json!({"type": "object", "properties": {}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let mut t = Tool::new(
+            LAB_LIST,
+            "Every machine of the lab, probed now in parallel (status, with a timeout): name, \
+             reachable, build id, image digest, uptime, last error. Call it first; every other \
+             tool takes the machine's name in `machine`.",
+            schema,
+        );
+        let mut a = ToolAnnotations::new();
+        a.read_only_hint = Some(true);
+        a.open_world_hint = Some(false);
+        t.annotations = Some(a);
+        t
+    }
+
+    async fn lab_list(self: &Arc<Self>) -> CallToolResult {
+        let rows = self.probe_all().await;
+        let up = rows.iter().filter(|r| r["reachable"] == true).count();
+        let mut text = format!("{up} of {} machines reachable\n", rows.len());
+        for r in &rows {
+            text.push_str(&format!(
+                "{}: {} build {} uptime {} ms{}\n",
+                r["name"].as_str().unwrap_or(""),
+                if r["reachable"] == true { "up" } else { "DOWN" },
+                r["build_id"].as_str().unwrap_or("-"),
+                r["uptime_ms"]
+                    .as_u64()
+                    .map_or("-".into(), |u| u.to_string()),
+                r["last_error"]
+                    .as_str()
+                    .map_or(String::new(), |e| format!(" ({e})")),
+            ));
+        }
+        let mut res = CallToolResult::success(vec![Content::text(text)]);
+        res.structured_content = Some(json!({ "machines": rows }));
+        res
+    }
+
+    /// One forwarded call: policy, the machine, the result with every token redacted, and an
+    /// audit line whatever happens.
+    async fn forward(
+        self: &Arc<Self>,
+        mut params: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let start = Instant::now();
+        let tool = params.name.to_string();
+        let mut args = params.arguments.take().unwrap_or_default();
+        let arg_bytes = serde_json::to_string(&args).map(|s| s.len()).unwrap_or(0);
+        let name = match args.remove("machine") {
+            Some(Value::String(s)) => s,
+            _ => {
+                return tool_error(
+                    "E_INVAL",
+                    &format!(
+                        "`{tool}` needs `machine`: the name of a lab machine (lab.list lists them)"
+                    ),
+                );
+            }
+        };
+        let machine = match self.machine(&name) {
+            Some(m) => m,
+            None => {
+                self.rescan();
+                match self.machine(&name) {
+                    Some(m) => m,
+                    None => {
+                        self.audit
+                            .record(&name, &tool, "unknown machine", 0, arg_bytes);
+                        return tool_error(
+                            "E_NOT_FOUND",
+                            &format!(
+                                "no machine `{}` in the lab (lab.list lists them)",
+                                clip(&name)
+                            ),
+                        );
+                    }
+                }
+            }
+        };
+        if let Err(why) = machine.spec.policy.check(&tool) {
+            self.audit.record(&name, &tool, "denied", 0, arg_bytes);
+            return tool_error("E_DENIED", &format!("`{tool}` on `{name}`: {why}"));
+        }
+        params.arguments = Some(args);
+        let r = machine.call(params, &ctx).await.map_err(|e| match e {
+            CallError::Unreachable(m) => CallError::Unreachable(crate::machine::short(&m)),
+            CallError::Lost(m) => CallError::Lost(crate::machine::short(&m)),
+            other => other,
+        });
+        let ms = start.elapsed().as_millis();
+        let (outcome, result) = match r {
+            Ok(res) => {
+                let outcome = if res.is_error == Some(true) {
+                    "tool error"
+                } else {
+                    "ok"
+                };
+                (outcome.to_string(), res)
+            }
+            Err(CallError::Unreachable(e)) => (
+                format!("unreachable: {e}"),
+                tool_error(
+                    "E_UNREACHABLE",
+                    &format!("machine `{name}` is unreachable: {e}"),
+                ),
+            ),
+            Err(CallError::Lost(e)) => (
+                format!("lost: {e}"),
+                tool_error(
+                    "E_MACHINE_LOST",
+                    &format!(
+                        "machine `{name}` dropped the call to `{tool}` ({e}): it may have reset or \
+                         stopped; the gateway reconnects on the next call"
+                    ),
+                ),
+            ),
+            Err(CallError::Timeout(t)) => (
+                "timeout".into(),
+                tool_error(
+                    "E_TIMEOUT",
+                    &format!(
+                        "machine `{name}` sent neither an answer nor progress for `{tool}` within {} s",
+                        t.as_secs()
+                    ),
+                ),
+            ),
+            Err(CallError::Cancelled) => (
+                "cancelled".into(),
+                tool_error("E_CANCELLED", "cancelled by the client"),
+            ),
+            Err(CallError::Rpc(e)) => (
+                format!("rpc error {}", e.code.0),
+                tool_error(
+                    "E_RPC",
+                    &format!("machine `{name}` refused `{tool}`: {}", e.message),
+                ),
+            ),
+        };
+        self.audit.record(&name, &tool, &outcome, ms, arg_bytes);
+        self.redacted(result)
+    }
+
+    fn redacted(&self, res: CallToolResult) -> CallToolResult {
+        let tokens = Gateway::tokens(&self.machines());
+        let Ok(mut v) = serde_json::to_value(&res) else {
+            return res;
+        };
+        redact::redact_value(&mut v, &tokens);
+        serde_json::from_value(v).unwrap_or(res)
+    }
+}
+
+/// A tool result that is an error for the agent to read (`E_<CODE>: message`).
+fn tool_error(code: &str, message: &str) -> CallToolResult {
+    CallToolResult::error(vec![Content::text(format!("{code}: {message}"))])
+}
+
+/// A name an agent sent, cut to a length worth echoing back.
+fn clip(s: &str) -> String {
+    s.chars().take(lab::NAME_MAX + 8).collect()
+}
+
+/// Adds the required `machine` argument (an enum of `names`) to a tool's input schema.
+fn with_machine_argument(schema: &mut Map<String, Value>, names: &[String]) {
+    let props = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(p) = props {
+        p.insert(
+            "machine".into(),
+            json!({
+                "type": "string",
+                "enum": names,
+                "description": "The lab machine to run this on (lab.list lists them)",
+            }),
+        );
+    }
+    let req = schema
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(r) = req
+        && !r.iter().any(|x| x == "machine")
+    {
+        r.push(json!("machine"));
+    }
+    schema.insert("type".into(), json!("object"));
+}
+
+/// The rmcp handler: a cheap handle on the shared gateway.
+#[derive(Clone)]
+pub struct Handler(pub Arc<Gateway>);
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "irix7-gateway",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "A lab of irix7-mcp machines (SGI Indys and rigs). Call lab.list to see them; \
+                 every other tool runs on the machine named in its `machine` argument.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // Machines never probed yet offer no tools: probe them once (bounded by the timeout).
+        if self.0.machines().iter().any(|m| m.probe().at_ms == 0) {
+            self.0.probe_all().await;
+        }
+        let mut tools = vec![Gateway::lab_list_tool()];
+        tools.extend(self.0.forwarded_tools());
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let res = if request.name == LAB_LIST {
+            self.0.lab_list().await
+        } else {
+            self.0.forward(request, context).await
+        };
+        Ok(CallToolResponse::Complete(res))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_argument_is_required_and_enumerated() {
+        let mut s: Map<String, Value> = json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        with_machine_argument(&mut s, &["rig1".into(), "bench".into()]);
+        assert_eq!(s["properties"]["machine"]["enum"], json!(["rig1", "bench"]));
+        assert_eq!(s["required"], json!(["text", "machine"]));
+        let mut empty = Map::new();
+        with_machine_argument(&mut empty, &["a".into()]);
+        assert_eq!(empty["required"], json!(["machine"]));
+        assert_eq!(empty["type"], "object");
+    }
+}
