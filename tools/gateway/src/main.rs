@@ -7,6 +7,7 @@
 mod audit;
 mod auth;
 mod bench;
+mod discover;
 mod lab;
 mod machine;
 mod policy;
@@ -38,6 +39,15 @@ enum Cmd {
         /// The lab file (TOML; docs/gateway.md).
         lab: PathBuf,
     },
+    /// Browse the LAN for machines announcing `_mcp._tcp` (mDNS/DNS-SD) and list them.
+    Discover {
+        /// How long to listen for answers.
+        #[arg(long, default_value_t = 5)]
+        seconds: u64,
+        /// Append the machines this lab file lacks (each with a token file to fill in).
+        #[arg(long)]
+        adopt: Option<PathBuf>,
+    },
     /// Time small calls through a running gateway and straight to the machine, side by side.
     Bench {
         /// The lab file the gateway serves (for its URL and token and the machine's).
@@ -66,6 +76,7 @@ fn main() -> ExitCode {
     };
     let r = match cli.command {
         Cmd::Serve { lab } => rt.block_on(serve(lab)),
+        Cmd::Discover { seconds, adopt } => discover(seconds, adopt),
         Cmd::Bench {
             lab,
             machine,
@@ -79,6 +90,34 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn discover(seconds: u64, adopt: Option<PathBuf>) -> Result<(), String> {
+    let found = discover::browse(std::time::Duration::from_secs(seconds.clamp(1, 600)), false)?;
+    for f in &found {
+        println!(
+            "{}\t{}\tversion {}\tauth {}",
+            f.name,
+            f.url,
+            f.version.as_deref().unwrap_or("?"),
+            f.auth.as_deref().unwrap_or("?")
+        );
+    }
+    let n = found.len();
+    println!(
+        "{n} machine{} answered in {seconds} s",
+        if n == 1 { "" } else { "s" }
+    );
+    if let Some(lab) = adopt {
+        let names = discover::adopt(&lab, &found)?;
+        for n in &names {
+            println!(
+                "adopted {n} into {} (put its token in tokens/{n} beside it)",
+                lab.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn serve(lab_path: PathBuf) -> Result<(), String> {

@@ -556,8 +556,9 @@ fn wait_bounded(
 const SMOKE_LIMIT: Duration = Duration::from_secs(300);
 
 /// The smoke run: one shell script in a fresh network namespace starts MAME, gives the tap MAME
-/// opens there the host's address, waits for the module, runs `rom/tools/mcp-smoke.py` against
-/// it (no disk: block and fs checks skipped) and stops MAME. Returns MAME's output and whether
+/// opens there the host's address, waits for the module, finds it with `irix7-gateway discover`
+/// (mDNS), runs `rom/tools/mcp-smoke.py` against it (no disk: block and fs checks skipped) and
+/// stops MAME. Returns MAME's output and whether
 /// mcp-smoke passed.
 fn run_smoke(
     dir: &Path,
@@ -600,11 +601,20 @@ for i in $(seq 1 1200); do
   sleep 0.1
 done
 if ! grep -q {serving} {out}; then echo "smoke: the module did not come up"; stop; exit 2; fi
+# The lab gateway's mDNS browse finds the module's _mcp._tcp announcement over MAME's Seeq.
+{gateway} discover --seconds 5 > {found} 2>&1
+found=0
+if grep -q {want} {found}; then
+  echo "smoke: irix7-gateway discover found the module over mDNS"
+else
+  echo "smoke: irix7-gateway discover did not find the module:"; cat {found}; found=1
+fi
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
   --skip-block --skip-fs --reset
 rc=$?
 stop
+[ $rc -eq 0 ] && rc=$found
 exit $rc
 "#,
         mame = mame.join(" "),
@@ -617,6 +627,9 @@ exit $rc
         smoke = q(&smoke.display().to_string()),
         token = q(token),
         sha256 = q(sha256),
+        gateway = q(&crate::lab::gateway_binary()?.display().to_string()),
+        found = q(&dir.join("discover.out").display().to_string()),
+        want = q(&format!("^{}\thttp://{MODULE_IP}:7801/mcp\t", mdns_name())),
     );
     let path = dir.join("smoke.sh");
     write_file(&path, script.as_bytes())?;
@@ -640,6 +653,11 @@ exit $rc
             Err(format!("the smoke run failed before mcp-smoke ({status})"))
         }
     }
+}
+
+/// The name the module announces with mDNS: `indy-` and the MAC's last three bytes.
+fn mdns_name() -> String {
+    format!("indy-{}", MAC[9..].replace(':', ""))
 }
 
 /// Splits MAME's stdout into the console the script copied and its `[lua] state` line.
