@@ -638,10 +638,11 @@ impl<C: 'static> McpServer<C> {
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
-        let started = match self.into_task(cx, index, args, started, output_schema.clone(), audit) {
-            Ok(answer) => return answer,
-            Err(started) => started,
-        };
+        let started =
+            match self.task_or_plain(cx, index, args, started, output_schema.clone(), audit) {
+                Ok(answer) => return answer,
+                Err(started) => started,
+            };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
         let chunk = self.config.limits.stream_chunk;

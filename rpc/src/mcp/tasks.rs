@@ -14,6 +14,7 @@ use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -87,7 +88,7 @@ pub(crate) struct Task<C: 'static> {
     created_ms: u64,
     updated_ms: u64,
     status: Status,
-    stream: Option<CallStream<C>>,
+    stream: Option<Box<CallStream<C>>>,
     asking: Option<Asking>,
     /// The JSON-RPC response the call wrote, then (once ended) `body` marks its `result` or
     /// `error` member inside it.
@@ -282,7 +283,7 @@ fn object(requests: Value) -> Map<String, Value> {
 
 /// What [`McpServer::start_task`] was handed: the call's first answer.
 pub(crate) enum Begin<C: 'static> {
-    Run(CallStream<C>),
+    Run(Box<CallStream<C>>),
     Ask(InputRequired),
 }
 
@@ -592,7 +593,7 @@ impl<C: 'static> McpServer<C> {
         let state = CallState::new(self.tasks.list[pos].key, request_id);
         let t = &mut self.tasks.list[pos];
         t.status = Status::Working;
-        t.stream = Some(match started {
+        t.stream = Some(Box::new(match started {
             Ok(Started::InputRequired(ir)) => {
                 t.status = Status::InputRequired;
                 t.asking = Some(Asking {
@@ -606,7 +607,7 @@ impl<C: 'static> McpServer<C> {
             Ok(Started::Run(run)) => CallStream::running(self.ctx.clone(), run, setup, state),
             Ok(Started::Done(out)) => CallStream::emitting(self.ctx.clone(), out, setup, state),
             Err(e) => CallStream::emitting(self.ctx.clone(), ToolOutput::error(&e), setup, state),
-        });
+        }));
     }
 }
 
@@ -614,7 +615,7 @@ impl<C: 'static> McpServer<C> {
     /// Turns a call's first answer into a task when it should be one (see
     /// [`Self::task_wanted`]); `Err` hands `started` back for a plain answer. A streamed
     /// result's audit record goes with the task and is written when it ends.
-    pub(crate) fn into_task(
+    pub(crate) fn task_or_plain(
         &mut self,
         cx: &Cx<'_>,
         tool: usize,
@@ -633,9 +634,12 @@ impl<C: 'static> McpServer<C> {
             ..self.task_setup(cx.id, output_schema.clone())
         };
         let begin = match started {
-            Ok(Started::Run(run)) => {
-                Begin::Run(CallStream::running(self.ctx.clone(), run, setup, state))
-            }
+            Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
+                self.ctx.clone(),
+                run,
+                setup,
+                state,
+            ))),
             Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
             Ok(Started::Done(output)) => {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
@@ -643,9 +647,12 @@ impl<C: 'static> McpServer<C> {
                         *audit = setup.audit;
                         return Ok((r, Some(outcome)));
                     }
-                    Err(output) => {
-                        Begin::Run(CallStream::emitting(self.ctx.clone(), output, setup, state))
-                    }
+                    Err(output) => Begin::Run(Box::new(CallStream::emitting(
+                        self.ctx.clone(),
+                        output,
+                        setup,
+                        state,
+                    ))),
                 }
             }
             Err(e) => {
