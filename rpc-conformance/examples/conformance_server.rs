@@ -144,6 +144,8 @@ mod serve {
                     }
                 }
             }
+            // Tool calls running as tasks advance with no request open.
+            busy |= router.mcp.poll_tasks(now);
             clients.retain(|c| {
                 let done = c.conn.is_finished();
                 if done {

@@ -10,6 +10,7 @@ extern crate alloc;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use rpc::mcp::{McpServer, RegistryError};
@@ -19,6 +20,8 @@ pub fn register<C: 'static>(server: &mut McpServer<C>) -> Result<(), RegistryErr
     server.register_tools(&tools::table::<C>())?;
     server.register_tools(&mrtr::table::<C>())?;
     server.register_tools(&mrtr::legacy_table::<C>())?;
+    server.register_tools(&tasks::table::<C>())?;
+    server.add_task_tools(tasks::TASK_TOOLS);
     server.register_resources(&resources::table::<C>());
     server.register_templates(&resources::templates::<C>());
     server.register_prompts(&prompts::table::<C>());

@@ -475,3 +475,86 @@ fn legacy_client_input_goes_out_as_requests_on_the_stream() {
             .starts_with("E_NOTSUP")
     );
 }
+
+#[test]
+fn task_fixtures_run_as_the_tasks_scenarios_expect() {
+    let mut s = server();
+    let ext = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}});
+    let with_ext = |name: &str, args: Value| {
+        json!({"name": name, "arguments": args,
+            "_meta": {"io.modelcontextprotocol/clientCapabilities": ext}})
+    };
+    let get = |s: &mut McpServer<()>, id: &str| {
+        modern(
+            s,
+            "tasks/get",
+            json!({"taskId": id, "_meta": {"io.modelcontextprotocol/clientCapabilities": ext}}),
+        )["result"]
+            .clone()
+    };
+    let start = |s: &mut McpServer<()>, name: &str, args: Value| {
+        let r = modern(s, "tools/call", with_ext(name, args));
+        assert_eq!(r["result"]["resultType"], "task", "{name}: {r}");
+        r["result"]["taskId"].as_str().unwrap().to_string()
+    };
+    let slow = start(&mut s, "slow_compute", json!({"seconds": 1, "label": "x"}));
+    let failing = start(&mut s, "failing_job", json!({}));
+    let fault = start(&mut s, "protocol_error_job", json!({}));
+    s.poll_tasks(0);
+    s.poll_tasks(500);
+    assert_eq!(get(&mut s, &slow)["status"], "working");
+    for t in [1000, 1010, 1020] {
+        s.poll_tasks(t);
+    }
+    let r = get(&mut s, &slow);
+    assert_eq!(r["status"], "completed");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "slow_compute x: done after 1 s"
+    );
+    let r = get(&mut s, &failing);
+    assert_eq!(
+        (&r["status"], &r["result"]["isError"]),
+        (&json!("completed"), &json!(true))
+    );
+    let r = get(&mut s, &fault);
+    assert_eq!(r["status"], "failed");
+    assert!(r.get("result").is_none() && r["error"]["code"].is_i64());
+    // Quick and sync paths.
+    let r = modern(
+        &mut s,
+        "tools/call",
+        with_ext("slow_compute", json!({"seconds": 0})),
+    );
+    assert_eq!(r["result"]["resultType"], "complete");
+    let r = modern(
+        &mut s,
+        "tools/call",
+        with_ext("greet", json!({"name": "A"})),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, A!");
+    // Required: refused without the extension.
+    let (status, r) = modern_with(&mut s, "tools/call", json!({"name": "failing_job"}), &[]);
+    assert_eq!((status, r["error"]["code"].as_i64()), (400, Some(-32021)));
+    // MRTR first, then a task that carries what was gathered.
+    let r = modern(
+        &mut s,
+        "tools/call",
+        with_ext("test_tool_with_task", json!({})),
+    );
+    assert_eq!(r["result"]["resultType"], "input_required");
+    assert!(r["result"].get("taskId").is_none());
+    let mut retry = with_ext("test_tool_with_task", json!({}));
+    retry["inputResponses"] =
+        json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
+    let r = modern(&mut s, "tools/call", retry);
+    let id = r["result"]["taskId"].as_str().unwrap().to_string();
+    for t in [2000, 2600, 2610] {
+        s.poll_tasks(t);
+    }
+    let r = get(&mut s, &id);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Hello, Alice! (from a task)"
+    );
+}

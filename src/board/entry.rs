@@ -80,6 +80,8 @@ impl Module {
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
+        // Tool calls running as tasks advance with no request open.
+        work |= self.router.mcp.poll_tasks(now_ms);
         if let Some(m) = &mut self.mdns {
             let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
@@ -338,12 +340,14 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     );
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
+    config.task_budget = budgets.tasks.clone();
     shell_output::BUDGET.configure(heap.size);
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: alloc::vec![
             Box::new(PoolGauge(budgets.requests.clone())),
             Box::new(PoolGauge(budgets.parse.clone())),
+            Box::new(PoolGauge(budgets.tasks.clone())),
             Box::new(&shell_output::BUDGET),
         ],
     };

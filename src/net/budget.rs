@@ -8,7 +8,9 @@
 //! - per connection, what the HTTP layer holds outside any pool (output and hold buffers, a
 //!   request head, one complete answer), times the number of sockets;
 //! - shell output (an eighth of the heap, the shell's own budget) and one screen capture;
-//! - what remains: request bodies (two fifths) and parsed requests (three fifths).
+//! - task results (the tasks extension): an eighth of what remains, at most what the most
+//!   tasks held at once may keep (`rpc::mcp::Limits`);
+//! - the rest: request bodies (two fifths) and parsed requests (three fifths).
 //!
 //! `irix7://mem` shows the plan and its use; the hostile-load suite checks that the heap peak
 //! stays under the budget whatever clients send.
@@ -31,6 +33,8 @@ pub struct ServerBudgets {
     pub requests: Rc<Pool>,
     /// Parsed JSON-RPC messages (`rpc::jsonrpc::parse_within`).
     pub parse: Rc<Pool>,
+    /// Results of tool calls run as tasks (`rpc::mcp::McpServer::poll_tasks`).
+    pub tasks: Rc<Pool>,
     /// Calls that may wait on the console at once (`serial.read` with `wait_ms`). A waiter
     /// holds a connection, whose buffers are in the per-connection share above, and under
     /// 1 KiB of its own (the needle, its table, the matcher); a look at the ring copies it
@@ -52,11 +56,15 @@ impl ServerBudgets {
         let connections = server.ports.len() * server.sockets_per_port;
         let capture = if heap >= 4 << 20 { CAPTURE } else { 0 };
         let fixed = idle + connections * per_connection + heap / 8 + capture;
-        let free = heap_budget.saturating_sub(fixed);
+        let all_free = heap_budget.saturating_sub(fixed);
+        let limits = rpc::mcp::Limits::default();
+        let tasks = (all_free / 8).min(limits.task_records * limits.task_result_bytes);
+        let free = all_free - tasks;
         ServerBudgets {
             heap_budget,
             requests: Pool::new("requests", free / 5 * 2),
             parse: Pool::new("parse", free / 5 * 3),
+            tasks: Pool::new("tasks", tasks),
             serial_waiters: (server.per_client / 2).clamp(1, (connections / 2).max(1)),
         }
     }
@@ -97,7 +105,8 @@ mod tests {
                 + heap / 8
                 + if heap >= 4 << 20 { CAPTURE } else { 0 }
                 + b.requests.limit()
-                + b.parse.limit();
+                + b.parse.limit()
+                + b.tasks.limit();
             assert!(
                 total <= b.heap_budget,
                 "{heap}: {total} > {}",

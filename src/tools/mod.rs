@@ -25,7 +25,7 @@ pub use context::Ctx;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::mcp::{McpServer, RegistryError, ToolDef};
+use rpc::mcp::{McpServer, RegistryError, TaskSupport, TaskTool, ToolDef};
 
 /// A tool family: its table and what it is for, in the words the instructions use.
 struct Family {
@@ -95,8 +95,35 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
         server.register_template_streams(fs::resource::STREAMS);
     }
     tool_resources::register(server);
+    server.add_task_tools(TASK_TOOLS);
     Ok(())
 }
+
+/// The calls that may run long enough to be worth a task (the tasks extension): each becomes
+/// one only when it does not answer at once (a small `fs.read`, a `serial.read` without a
+/// wait stay plain results).
+const TASK_TOOLS: &[TaskTool] = &[
+    TaskTool {
+        name: "screen.capture",
+        support: TaskSupport::Optional,
+    },
+    TaskTool {
+        name: "fs.read",
+        support: TaskSupport::Optional,
+    },
+    TaskTool {
+        name: "shell.exec",
+        support: TaskSupport::Optional,
+    },
+    TaskTool {
+        name: "block.read",
+        support: TaskSupport::Optional,
+    },
+    TaskTool {
+        name: "serial.read",
+        support: TaskSupport::Optional,
+    },
+];
 
 /// The `instructions` every client gets: what the machine is, then each family's tools and
 /// purpose, from the same table [`register`] uses, so no family is ever left out.

@@ -671,6 +671,15 @@ impl<C: 'static> CallStream<C> {
         )));
     }
 
+    /// A whole answer (an error), framed as the stream is.
+    fn push_answer(&mut self, json: &[u8]) {
+        if self.is_sse() {
+            self.push_event(json);
+        } else {
+            self.pending.extend_from_slice(json);
+        }
+    }
+
     fn end_result(&mut self) {
         self.pending.push(b'}');
         if self.is_sse() {
@@ -954,6 +963,16 @@ impl<C: 'static> BodySource for CallStream<C> {
                         }
                         Step::Done(output) => self.begin_result(output),
                         Step::Failed(err) => self.begin_result(ToolOutput::error(&err)),
+                        Step::Aborted(err) => {
+                            let e = RpcError::new(
+                                jsonrpc::INTERNAL_ERROR,
+                                alloc::string::ToString::to_string(&err),
+                            );
+                            self.push_answer(&jsonrpc::error_response(Some(&self.setup.id), &e));
+                            self.phase = Phase::Finished;
+                            self.call.finished.set(true);
+                            self.audit(Outcome::Failed(err.code));
+                        }
                     }
                 }
                 Phase::Asking(_) => {

@@ -39,6 +39,18 @@ pub struct Limits {
     pub stream_chunk: usize,
     /// `retry:` advertised on legacy SSE streams.
     pub sse_retry_ms: u64,
+    /// Tasks (the tasks extension) running or waiting for input at once, in all and per
+    /// client address; past either a call that would become one gets `E_BUSY`.
+    pub max_tasks: usize,
+    pub tasks_per_client: usize,
+    /// Task records kept (ended ones too); past it the oldest ended record goes first.
+    pub task_records: usize,
+    /// A task and its result are dropped this long after it was created (`ttlMs`).
+    pub task_ttl_ms: u64,
+    /// `pollIntervalMs` suggested to clients.
+    pub task_poll_ms: u64,
+    /// Bytes of one task's result (its JSON); a bigger one fails the task with `E_TOO_LARGE`.
+    pub task_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +68,12 @@ impl Default for Limits {
             cache_ttl_ms: 0,
             stream_chunk: 4096,
             sse_retry_ms: 3000,
+            max_tasks: 8,
+            tasks_per_client: 4,
+            task_records: 32,
+            task_ttl_ms: 10 * 60 * 1000,
+            task_poll_ms: 500,
+            task_result_bytes: 64 * 1024,
         }
     }
 }
@@ -80,6 +98,9 @@ pub struct Config {
     /// What parsed request bodies are charged to (see [`crate::budget`]); over it a request
     /// gets 503 with `Retry-After`.
     pub parse_budget: Rc<Pool>,
+    /// What task results are charged to (see [`crate::budget`]); a result it cannot take
+    /// fails its task with `E_TOO_LARGE`.
+    pub task_budget: Rc<Pool>,
     /// Which tools are offered (`mcp.policy`); the rest are not listed and answer `E_PERM`.
     pub policy: Policy,
     /// `mcp.confirm`: calls of destructive tools ask the user's consent first (see
@@ -102,6 +123,7 @@ impl Config {
             instructions,
             limits: Limits::default(),
             parse_budget: Pool::new("parse", usize::MAX),
+            task_budget: Pool::new("tasks", 256 * 1024),
             policy: Policy::default(),
             confirm: false,
             audit: None,

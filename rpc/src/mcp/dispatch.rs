@@ -99,14 +99,18 @@ const CACHEABLE: [&str; 6] = [
 ];
 
 impl<C: 'static> McpServer<C> {
-    pub(crate) fn capabilities(&self, _modern: bool) -> Value {
-        json!({
+    pub(crate) fn capabilities(&self, modern: bool) -> Value {
+        let mut caps = json!({
             "tools": {},
             "resources": {},
             "prompts": {},
             "completions": {},
             "logging": {},
-        })
+        });
+        if modern && self.offers_tasks() {
+            caps["extensions"] = json!({super::tasks::TASKS_EXTENSION: {}});
+        }
+        caps
     }
 
     fn server_info(&self) -> Value {
@@ -114,6 +118,10 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// JSON members the modern era adds to every result.
+    pub(crate) fn modern_result_extra(&self) -> Vec<u8> {
+        self.modern_extra()
+    }
+
     fn modern_extra(&self) -> Vec<u8> {
         let mut meta = Map::new();
         meta.insert(META_SERVER_INFO.into(), self.server_info());
@@ -122,7 +130,7 @@ impl<C: 'static> McpServer<C> {
         out
     }
 
-    fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
+    pub(crate) fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
         let Value::Object(mut r) = result else {
             return reply::result(cx.id, &result);
         };
@@ -154,7 +162,7 @@ impl<C: 'static> McpServer<C> {
     /// Like [`Self::finish`] for a result with one member, `key`, whose JSON `raw` writes
     /// (about `raw_size` bytes): the members go in the order a `Map` serialises them, written
     /// straight into the response body.
-    fn finish_spliced(
+    pub(crate) fn finish_spliced(
         &self,
         cx: &Cx<'_>,
         method: &str,
@@ -196,7 +204,7 @@ impl<C: 'static> McpServer<C> {
         reply::json(200, out)
     }
 
-    fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
+    pub(crate) fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
         let status = match (cx.era, err.code) {
             (Era::Modern, jsonrpc::METHOD_NOT_FOUND) => 404,
             (Era::Modern, reply::MISSING_CAPABILITY | reply::HEADER_MISMATCH) => 400,
@@ -210,6 +218,9 @@ impl<C: 'static> McpServer<C> {
             "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
             "tools/list" => return self.list_tools(cx),
             "tools/call" => return self.call_tool(cx),
+            "tasks/get" | "tasks/update" | "tasks/cancel" if cx.era == Era::Modern => {
+                return self.task_method(method, cx);
+            }
             "resources/list" => self.list(cx, "resources", |s| {
                 s.resources.resources.iter().map(|r| r.listing()).collect()
             }),
@@ -436,7 +447,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// A complete tool result, sent at once, and how it ended (for the audit record).
-    fn tool_result(
+    pub(crate) fn tool_result(
         &self,
         id: &Id,
         era: Era,
@@ -598,12 +609,22 @@ impl<C: 'static> McpServer<C> {
             );
             return busy(self, &why);
         }
+        // The tasks extension (see `tasks`): refused without it, or bounded with it.
+        if self.task_required(cx, def.name) {
+            let err = super::tasks::missing_extension();
+            return (self.fail(cx, err), failed(ErrorCode::NotSup));
+        }
         let gated = self.config.confirm && def.annotations.destructive;
         if gated && cx.caps.get("elicitation").is_none() {
             let err = confirm::cannot_ask(def.name);
             return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }
         let output_schema = entry.output.clone();
+        if self.task_wanted_at_all(cx, def.name)
+            && let Err(why) = self.task_room(cx)
+        {
+            return busy(self, &why);
+        }
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
                 return busy(self, "server context in use");
@@ -617,6 +638,11 @@ impl<C: 'static> McpServer<C> {
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
+        let started =
+            match self.task_or_plain(cx, index, args, started, output_schema.clone(), audit) {
+                Ok(answer) => return answer,
+                Err(started) => started,
+            };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
         let extra = self.result_extra(cx.era);
         let chunk = self.config.limits.stream_chunk;

@@ -39,6 +39,7 @@ mod schema;
 mod security;
 mod server;
 mod session;
+mod tasks;
 mod tool;
 
 #[cfg(test)]
@@ -60,6 +61,7 @@ pub use resource::{
 };
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
     Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,

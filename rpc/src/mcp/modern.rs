@@ -115,6 +115,16 @@ impl<C: 'static> McpServer<C> {
                 None => return mismatch(id, "Mcp-Name header missing"),
             }
         }
+        // A task method may name its task in Mcp-Name (the tasks extension); then it must match.
+        if method.starts_with("tasks/")
+            && let (Some(h), Some(Value::String(task))) = (
+                headers.get("Mcp-Name").and_then(header_text),
+                params.get("taskId"),
+            )
+            && h != *task
+        {
+            return mismatch(id, "Mcp-Name does not match the taskId");
+        }
         let caps = meta.get(META_CAPS).cloned().unwrap_or(Value::Null);
         if !caps.is_object() {
             return reply::error(

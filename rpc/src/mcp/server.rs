@@ -54,6 +54,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
     pub(crate) answers: Rc<RefCell<Answers>>,
+    /// Tool calls running as tasks (the tasks extension).
+    pub(crate) tasks: super::tasks::Tasks<C>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -74,6 +76,7 @@ impl<C: 'static> McpServer<C> {
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
+            tasks: super::tasks::Tasks::default(),
         }
     }
 
@@ -90,12 +93,14 @@ impl<C: 'static> McpServer<C> {
         if *tools.policy() != config.policy {
             tools.set_policy(config.policy.clone());
         }
-        McpServer {
+        let mut fresh = McpServer {
             tools,
             resources: other.resources.clone(),
             prompts: other.prompts.clone(),
             ..McpServer::new(config, ctx, entropy)
-        }
+        };
+        fresh.tasks.tools = other.tasks.tools.clone();
+        fresh
     }
 
     /// Adds a tool family's table (all or nothing).

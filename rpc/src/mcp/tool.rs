@@ -324,6 +324,9 @@ pub enum Step<C> {
     Done(ToolOutput<C>),
     /// Failed: sent as an `isError` result.
     Failed(ToolError),
+    /// Failed outside the tool's own terms (an internal fault): a JSON-RPC error, and a
+    /// task's `failed` status (the tasks extension keeps `isError` results `completed`).
+    Aborted(ToolError),
 }
 
 /// A tool call in progress. Each `step` must do a bounded amount of work.

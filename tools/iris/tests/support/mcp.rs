@@ -132,16 +132,20 @@ impl<'g> GuestClient<'g> {
 
     /// The last JSON-RPC message of the 200 answer to `method` with `params`.
     pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.request_meta(method, params, serde_json::json!({}))
+    }
+
+    /// [`Self::request`] with `meta` merged into `_meta` (e.g. client capabilities).
+    pub fn request_meta(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+        meta: serde_json::Value,
+    ) -> serde_json::Value {
         self.g.rig.advance_clock(60);
         self.id += 1;
         let accept = "application/json, text/event-stream";
-        let raw = mcp_request(
-            self.id,
-            method,
-            params.clone(),
-            serde_json::json!({}),
-            accept,
-        );
+        let raw = mcp_request(self.id, method, params.clone(), meta, accept);
         self.s.write_all(raw.as_bytes()).unwrap();
         let r = read_response(&mut self.s, &mut self.buf, false)
             .unwrap_or_else(|| panic!("{method} {params}: connection closed"));
