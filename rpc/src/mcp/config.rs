@@ -39,6 +39,8 @@ pub struct Limits {
     pub stream_chunk: usize,
     /// `retry:` advertised on legacy SSE streams.
     pub sse_retry_ms: u64,
+    /// Legacy `GET /mcp` event streams open at once, in all (one per session).
+    pub event_streams: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +58,7 @@ impl Default for Limits {
             cache_ttl_ms: 0,
             stream_chunk: 4096,
             sse_retry_ms: 3000,
+            event_streams: 4,
         }
     }
 }

@@ -99,10 +99,16 @@ const CACHEABLE: [&str; 6] = [
 ];
 
 impl<C: 'static> McpServer<C> {
-    pub(crate) fn capabilities(&self, _modern: bool) -> Value {
+    pub(crate) fn capabilities(&self, modern: bool) -> Value {
+        // Subscriptions are delivered on the legacy session's GET stream only.
+        let resources = if !modern && self.can_subscribe() {
+            json!({"subscribe": true})
+        } else {
+            json!({})
+        };
         json!({
             "tools": {},
-            "resources": {},
+            "resources": resources,
             "prompts": {},
             "completions": {},
             "logging": {},

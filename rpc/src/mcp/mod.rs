@@ -25,6 +25,7 @@ mod encode;
 mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
+mod get_stream;
 mod inputs;
 mod legacy;
 mod limits;
@@ -39,6 +40,7 @@ mod schema;
 mod security;
 mod server;
 mod session;
+mod subscriptions;
 mod tool;
 
 #[cfg(test)]
@@ -60,6 +62,7 @@ pub use resource::{
 };
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use subscriptions::WatchDef;
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
     Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,

@@ -449,4 +449,5 @@ mod policy;
 mod registry;
 mod resources;
 mod security;
+mod subscriptions;
 mod tools;

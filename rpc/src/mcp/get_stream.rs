@@ -1,0 +1,204 @@
+//! `GET /mcp` in the legacy era: the session's own event stream, which carries
+//! `notifications/resources/updated` for the resources it subscribed to (`subscriptions`).
+//!
+//! One stream per session: a newer GET of the same session takes over and the older stream
+//! ends (a client reconnecting after a dropped connection must not wait for the server to
+//! notice the old one is dead). At most `Limits::event_streams` streams in all: past it, 503
+//! `E_BUSY` with `Retry-After`. Events have ids `<session serial>-e<sequence>`; a GET with
+//! `Last-Event-ID` resumes after that event (`Feed::resume`). An idle stream sends an SSE
+//! comment every `KEEP_ALIVE_MS`, which keeps proxies and tunnels from dropping it.
+
+use super::call::KEEP_ALIVE_MS;
+use super::reply;
+use super::request::accepts_sse;
+use super::server::{LEGACY_VERSIONS, McpServer};
+use super::session::plausible_id;
+use super::subscriptions::{Hub, WatchDef};
+use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
+use crate::jsonrpc::{self, RpcError};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use serde_json::json;
+
+impl<C: 'static> McpServer<C> {
+    /// Answers `GET /mcp`: a legacy session's event stream, or why not.
+    pub(crate) fn get(&mut self, headers: &Headers, now_ms: u64) -> Response {
+        let version = headers.get("MCP-Protocol-Version").map(str::trim);
+        let session = headers.get("Mcp-Session-Id").map(str::trim);
+        // The 2026-07-28 era has no GET stream (it listens with `subscriptions/listen`).
+        let (Some(sid), false) = (
+            session,
+            version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v)),
+        ) else {
+            return reply::not_allowed("POST, DELETE");
+        };
+        let bad = |status, why: &str| {
+            reply::error(status, None, &RpcError::new(jsonrpc::INVALID_REQUEST, why))
+        };
+        if !accepts_sse(headers) {
+            return bad(406, "Not Acceptable: GET /mcp answers text/event-stream");
+        }
+        if !plausible_id(sid) {
+            return bad(400, "Bad Request: malformed Mcp-Session-Id");
+        }
+        let Some(session) = self.sessions.get_mut(sid) else {
+            return reply::error(
+                404,
+                None,
+                &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
+            );
+        };
+        session.last_seen_ms = now_ms;
+        let serial = session.serial;
+        let limit = self.config.limits.event_streams;
+        let mut hub = self.subscriptions.hub.borrow_mut();
+        let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
+        if !takes_over && hub.open_streams >= limit {
+            drop(hub);
+            let mut r = reply::error(
+                503,
+                None,
+                &RpcError::with_data(
+                    reply::BUSY,
+                    format!(
+                        "E_BUSY: all {limit} event streams (GET /mcp) are open; \
+                         retry later, or close one"
+                    ),
+                    json!({"code": "E_BUSY", "limit": limit}),
+                ),
+            );
+            r.headers.push("Retry-After", "5");
+            return r;
+        }
+        let last = headers
+            .get("Last-Event-ID")
+            .and_then(|v| parse_event_id(v.trim(), serial));
+        let stream = hub.open_stream();
+        let feed = hub.feed_or_new(serial);
+        feed.stream = stream;
+        let cursor = feed.resume(last);
+        drop(hub);
+        let body = GetStream {
+            hub: self.subscriptions.hub.clone(),
+            defs: self.subscriptions.defs.clone(),
+            ctx: self.ctx.clone(),
+            serial,
+            stream,
+            cursor,
+            pending: Vec::new(),
+            sent: 0,
+            quiet_since: None,
+        };
+        reply::stream(true, Body::Stream(Box::new(body)))
+    }
+}
+
+/// The sequence number in an event id of this session's stream (`<serial>-e<seq>`); ids of
+/// other sessions or of POST streams resume nothing.
+fn parse_event_id(id: &str, serial: u64) -> Option<u64> {
+    let (s, seq) = id.split_once("-e")?;
+    (s.parse::<u64>().ok()? == serial).then_some(())?;
+    seq.parse().ok()
+}
+
+/// The body of a GET stream.
+struct GetStream<C> {
+    hub: Rc<RefCell<Hub>>,
+    defs: Vec<WatchDef<C>>,
+    ctx: Rc<RefCell<C>>,
+    serial: u64,
+    stream: u64,
+    /// The sequence of the next event to send.
+    cursor: u64,
+    pending: Vec<u8>,
+    sent: usize,
+    quiet_since: Option<u64>,
+}
+
+impl<C> GetStream<C> {
+    /// Renders the events from `cursor` on into `pending`; false when the stream is over
+    /// (the session is gone or a newer GET took over).
+    fn gather(&mut self, now_ms: u64) -> bool {
+        let mut hub = self.hub.borrow_mut();
+        hub.check(&self.defs, &self.ctx, now_ms);
+        let Some(feed) = hub.feed(self.serial).filter(|f| f.stream == self.stream) else {
+            return false;
+        };
+        let from = self.cursor;
+        for &(seq, watch) in feed.events.iter().filter(|e| e.0 >= from) {
+            let Some(def) = self.defs.get(usize::from(watch)) else {
+                continue;
+            };
+            let note = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/resources/updated",
+                "params": {"uri": def.uri},
+            });
+            self.pending
+                .extend_from_slice(format!("id: {}-e{seq}\ndata: ", self.serial).as_bytes());
+            jsonrpc::write_value(&mut self.pending, &note);
+            self.pending.extend_from_slice(b"\n\n");
+            self.cursor = seq + 1;
+        }
+        true
+    }
+}
+
+impl<C> BodySource for GetStream<C> {
+    fn poll(&mut self, out: &mut Vec<u8>, max: usize, now_ms: u64) -> BodyPoll {
+        // New events only once what was rendered has gone (a client that does not read
+        // holds at most one log's worth here; the rest waits in the bounded log).
+        let live = if self.pending.is_empty() {
+            self.gather(now_ms)
+        } else {
+            true
+        };
+        if self.pending.is_empty() {
+            let since = *self.quiet_since.get_or_insert(now_ms);
+            if live && now_ms.saturating_sub(since) >= KEEP_ALIVE_MS {
+                self.pending.extend_from_slice(b": keep-alive\n\n");
+            }
+        }
+        let end = self.pending.len().min(self.sent + max);
+        let wrote = end > self.sent;
+        out.extend_from_slice(self.pending.get(self.sent..end).unwrap_or(&[]));
+        self.sent = end;
+        if self.sent >= self.pending.len() {
+            self.pending.clear();
+            self.sent = 0;
+        }
+        if wrote {
+            self.quiet_since = Some(now_ms);
+        }
+        match (live, self.pending.is_empty(), wrote) {
+            (false, true, _) => BodyPoll::End,
+            (_, _, true) => BodyPoll::Data,
+            _ => BodyPoll::Pending,
+        }
+    }
+}
+
+impl<C> Drop for GetStream<C> {
+    fn drop(&mut self) {
+        if let Ok(mut hub) = self.hub.try_borrow_mut() {
+            hub.close_stream(self.serial, self.stream);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_event_id;
+
+    #[test]
+    fn event_ids_resume_only_their_own_session() {
+        assert_eq!(parse_event_id("7-e12", 7), Some(12));
+        assert_eq!(parse_event_id("8-e12", 7), None);
+        assert_eq!(parse_event_id("7-0-3", 7), None);
+        assert_eq!(parse_event_id("7-e", 7), None);
+        assert_eq!(parse_event_id("", 7), None);
+    }
+}
