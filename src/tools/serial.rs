@@ -23,7 +23,7 @@ use alloc::vec::Vec;
 use base64::Engine;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
 };
 use serde_json::json;
 
@@ -356,6 +356,18 @@ pub fn ring_text(ctx: &Ctx) -> Result<String, ToolError> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// `irix7://serial` can be subscribed: it changes when the ring's head moves, announced at
+/// most twice a second however fast the console prints.
+pub const WATCHES: &[WatchDef<Ctx>] = &[WatchDef {
+    uri: "irix7://serial",
+    interval_ms: 500,
+    version: ring_version,
+}];
+
+fn ring_version(ctx: &mut Ctx) -> u64 {
+    u64::from(ctx.platform.serial_head())
+}
+
 fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     Ok(vec![ResourceContents::Text {
         uri: String::from(uri),
@@ -667,6 +679,15 @@ mod tests {
         let r = call(&mut s, "serial.write", json!({"text": "hi"}));
         assert_eq!(r["structuredContent"]["bytes"], 3);
         assert_eq!(&state.console.borrow()[..], b"hi\n");
+    }
+
+    #[test]
+    fn the_serial_resource_changes_when_the_ring_head_moves() {
+        let (mut ctx, state) = fake::ctx_and_state();
+        let before = super::ring_version(&mut ctx);
+        assert_eq!(before, super::ring_version(&mut ctx));
+        state.serial_head.set(state.serial_head.get() + 3);
+        assert_ne!(before, super::ring_version(&mut ctx));
     }
 
     #[test]
