@@ -8,7 +8,7 @@
 //! `Last-Event-ID` resumes after that event (`Feed::resume`). An idle stream sends an SSE
 //! comment every `KEEP_ALIVE_MS`, which keeps proxies and tunnels from dropping it.
 
-use super::call::KEEP_ALIVE_MS;
+use super::call::{KEEP_ALIVE_MS, Utf8Sink};
 use super::reply;
 use super::request::accepts_sse;
 use super::server::{LEGACY_VERSIONS, McpServer};
@@ -21,7 +21,8 @@ use alloc::format;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use serde_json::json;
+use core::fmt::Write;
+use serde_json::{Value, json};
 
 impl<C: 'static> McpServer<C> {
     /// Answers `GET /mcp`: a legacy session's event stream, or why not.
@@ -132,15 +133,16 @@ impl<C> GetStream<C> {
             let Some(def) = self.defs.get(usize::from(watch)) else {
                 continue;
             };
-            let note = json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/resources/updated",
-                "params": {"uri": def.uri},
-            });
-            self.pending
-                .extend_from_slice(format!("id: {}-e{seq}\ndata: ", self.serial).as_bytes());
-            jsonrpc::write_value(&mut self.pending, &note);
-            self.pending.extend_from_slice(b"\n\n");
+            let _ = write!(
+                Utf8Sink(&mut self.pending),
+                "id: {}-e{seq}\ndata: ",
+                self.serial
+            );
+            self.pending.extend_from_slice(
+                br#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
+            );
+            jsonrpc::write_value(&mut self.pending, &Value::from(def.uri));
+            self.pending.extend_from_slice(b"}}\n\n");
             self.cursor = seq + 1;
         }
         true
