@@ -21,6 +21,7 @@ pub fn register<C: 'static>(server: &mut McpServer<C>) -> Result<(), RegistryErr
     server.register_tools(&mrtr::legacy_table::<C>())?;
     server.register_resources(&resources::table::<C>());
     server.register_templates(&resources::templates::<C>());
+    server.register_watches(&resources::watches::<C>());
     server.register_prompts(&prompts::table::<C>());
     Ok(())
 }

@@ -1,5 +1,13 @@
-//! `GET /mcp` in the legacy era: the session's own event stream, which carries
-//! `notifications/resources/updated` for the resources it subscribed to (`subscriptions`).
+//! Event streams: `GET /mcp` in the legacy era, the session's own stream, which carries
+//! `notifications/resources/updated` for the resources it subscribed to (`subscriptions`);
+//! and `subscriptions/listen` in the 2026-07-28 era, whose answer is the stream.
+//!
+//! A listen stream first acknowledges what it will deliver
+//! (`notifications/subscriptions/acknowledged` with the subscribable part of the client's
+//! `resourceSubscriptions`; list changes never happen here, so they are never honored); every
+//! frame carries the request's id as `_meta["io.modelcontextprotocol/subscriptionId"]`; it has
+//! no event ids and no replay (the era resumes by listening again and reading again). It
+//! counts against the same limit as GET streams.
 //!
 //! One stream per session: a newer GET of the same session takes over and the older stream
 //! ends (a client reconnecting after a dropped connection must not wait for the server to
@@ -10,7 +18,7 @@
 
 use super::call::{KEEP_ALIVE_MS, Utf8Sink};
 use super::reply;
-use super::request::accepts_sse;
+use super::request::{Cx, accepts_sse};
 use super::server::{LEGACY_VERSIONS, McpServer};
 use super::session::plausible_id;
 use super::subscriptions::{Hub, WatchDef};
@@ -19,6 +27,7 @@ use crate::jsonrpc::{self, RpcError};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::fmt::Write;
@@ -89,13 +98,89 @@ impl<C: 'static> McpServer<C> {
             serial,
             stream,
             cursor,
+            listen: None,
             pending: Vec::new(),
             sent: 0,
             quiet_since: None,
         };
         reply::stream(true, Body::Stream(Box::new(body)))
     }
+
+    /// `subscriptions/listen` (2026-07-28): the answer is the event stream.
+    pub(crate) fn listen(&mut self, cx: &Cx<'_>) -> Response {
+        if !cx.accept_sse {
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen answers text/event-stream",
+            );
+            return reply::error(406, Some(cx.id), &err);
+        }
+        let wanted = cx
+            .params
+            .get("notifications")
+            .and_then(|n| n.get("resourceSubscriptions"))
+            .and_then(Value::as_array);
+        let (mut mask, mut honored) = (0u32, Vec::new());
+        for uri in wanted.into_iter().flatten().filter_map(Value::as_str) {
+            if let Some(i) = self.subscriptions.defs.iter().position(|d| d.uri == uri)
+                && mask & (1 << i) == 0
+            {
+                mask |= 1 << i;
+                honored.push(Value::from(uri));
+            }
+        }
+        let limit = self.config.limits.event_streams;
+        let mut hub = self.subscriptions.hub.borrow_mut();
+        if hub.open_streams >= limit {
+            drop(hub);
+            let mut r = reply::error(
+                503,
+                Some(cx.id),
+                &RpcError::with_data(
+                    reply::BUSY,
+                    format!("E_BUSY: all {limit} event streams are open; retry later"),
+                    json!({"code": "E_BUSY", "limit": limit}),
+                ),
+            );
+            r.headers.push("Retry-After", "5");
+            return r;
+        }
+        let stream = hub.open_stream();
+        let serial = LISTEN | stream;
+        let feed = hub.feed_or_new(serial);
+        feed.mask = mask;
+        feed.stream = stream;
+        let cursor = feed.next_seq;
+        drop(hub);
+        let id = String::from(cx.id.as_json());
+        let mut pending = Vec::from(
+            &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
+        );
+        let filter = json!({"resourceSubscriptions": honored});
+        jsonrpc::write_value(&mut pending, &filter);
+        let _ = write!(
+            Utf8Sink(&mut pending),
+            ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
+        );
+        let body = GetStream {
+            hub: self.subscriptions.hub.clone(),
+            defs: self.subscriptions.defs.clone(),
+            ctx: self.ctx.clone(),
+            serial,
+            stream,
+            cursor,
+            listen: Some(id),
+            pending,
+            sent: 0,
+            quiet_since: None,
+        };
+        reply::stream(true, Body::Stream(Box::new(body)))
+    }
 }
+
+/// Feeds of listen streams have serials with this bit (sessions' never do).
+const LISTEN: u64 = 1 << 63;
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The sequence number in an event id of this session's stream (`<serial>-e<seq>`); ids of
 /// other sessions or of POST streams resume nothing.
@@ -114,6 +199,8 @@ struct GetStream<C> {
     stream: u64,
     /// The sequence of the next event to send.
     cursor: u64,
+    /// A listen stream: its subscription id (the request's id as JSON).
+    listen: Option<String>,
     pending: Vec<u8>,
     sent: usize,
     quiet_since: Option<u64>,
@@ -133,15 +220,19 @@ impl<C> GetStream<C> {
             let Some(def) = self.defs.get(usize::from(watch)) else {
                 continue;
             };
-            let _ = write!(
-                Utf8Sink(&mut self.pending),
-                "id: {}-e{seq}\ndata: ",
-                self.serial
-            );
+            if self.listen.is_none() {
+                let _ = write!(Utf8Sink(&mut self.pending), "id: {}-e{seq}\n", self.serial);
+            }
             self.pending.extend_from_slice(
-                br#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
+                br#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
             );
             jsonrpc::write_value(&mut self.pending, &Value::from(def.uri));
+            if let Some(id) = &self.listen {
+                let _ = write!(
+                    Utf8Sink(&mut self.pending),
+                    ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}"
+                );
+            }
             self.pending.extend_from_slice(b"}}\n\n");
             self.cursor = seq + 1;
         }
@@ -187,6 +278,9 @@ impl<C> Drop for GetStream<C> {
     fn drop(&mut self) {
         if let Ok(mut hub) = self.hub.try_borrow_mut() {
             hub.close_stream(self.serial, self.stream);
+            if self.listen.is_some() {
+                hub.forget(self.serial);
+            }
         }
     }
 }

@@ -91,9 +91,98 @@ fn subscribing_needs_a_watchable_uri_and_is_advertised_only_when_real() {
     assert!(msg.contains("irix7://status"), "{msg}");
     let (_, v) = legacy_json(&mut s, &sid, "resources/subscribe", json!({}), T0);
     assert_eq!(v["error"]["code"], crate::jsonrpc::INVALID_PARAMS);
-    // The modern era has no GET stream, so it does not advertise subscriptions.
+    // The modern era delivers them on `subscriptions/listen`.
     let (_, d) = modern_json(&mut s, "server/discover", json!({}), T0);
-    assert_eq!(d["result"]["capabilities"]["resources"], json!({}), "{d}");
+    assert_eq!(
+        d["result"]["capabilities"]["resources"]["subscribe"], true,
+        "{d}"
+    );
+    // Without anything subscribable there is no listen either.
+    let (st, v) = modern_json(&mut plain, "subscriptions/listen", json!({}), T0);
+    assert_eq!((st, &v["error"]["code"]), (404, &json!(-32601)));
+}
+
+fn listen(s: &mut McpServer<Ctx>, uris: Value, now: u64) -> Response {
+    McpRequest::modern(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": uris, "toolsListChanged": true}}),
+    )
+    .id(42)
+    .send(s, now)
+}
+
+#[test]
+fn a_listen_stream_acknowledges_then_tags_its_updates() {
+    let mut s = watching(1);
+    let mut r = listen(
+        &mut s,
+        json!(["irix7://status", "irix7://nope", "irix7://status"]),
+        T0,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "Content-Type"), Some("text/event-stream"));
+    let (out, _) = pump(&mut r, T0, 200);
+    let (msgs, ids, _) = sse_events(&out);
+    // Only what can be delivered is acknowledged: the subscribable URIs, no list changes.
+    assert_eq!(
+        msgs,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {"resourceSubscriptions": ["irix7://status"]},
+                           "_meta": {"io.modelcontextprotocol/subscriptionId": 42}}})
+        ]
+    );
+    assert!(
+        ids.is_empty(),
+        "no event ids: the era does not resume streams"
+    );
+    change(&s);
+    let (out, _) = pump(&mut r, T0 + 200, 200);
+    let (msgs, _, _) = sse_events(&out);
+    assert_eq!(
+        msgs,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": "irix7://status",
+                           "_meta": {"io.modelcontextprotocol/subscriptionId": 42}}})
+        ]
+    );
+    // It holds the one place (limit 1): a second listen, or a legacy GET, is refused.
+    let mut again = listen(&mut s, json!([]), T0);
+    assert_eq!(again.status, 503);
+    let v = body_json(&mut again, T0);
+    assert_eq!(
+        (&v["id"], &v["error"]["data"]["code"]),
+        (&json!(42), &json!("E_BUSY"))
+    );
+    let sid = session(&mut s);
+    assert_eq!(get(&mut s, &sid, None, T0).status, 503);
+    // Closed, it gives the place back and leaves nothing behind.
+    drop(r);
+    assert!(
+        s.subscriptions
+            .hub
+            .borrow()
+            .feeds
+            .iter()
+            .all(|f| f.serial < 1 << 63)
+    );
+    assert_eq!(listen(&mut s, json!([]), T0).status, 200);
+}
+
+#[test]
+fn a_listen_needs_an_event_stream_client() {
+    let mut s = watching(1);
+    let mut r = McpRequest::modern("subscriptions/listen", json!({}))
+        .accept("application/json")
+        .send(&mut s, T0);
+    assert_eq!(r.status, 406);
+    assert!(
+        body_json(&mut r, T0)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("text/event-stream")
+    );
 }
 
 #[test]
