@@ -63,6 +63,21 @@ impl<C: 'static> McpServer<C> {
         };
         session.last_seen_ms = now_ms;
         let serial = session.serial;
+        // Only this stream's own events can be replayed; a POST stream's id asks for an answer
+        // this server no longer has, and must not be mistaken for a fresh stream.
+        let last = match headers.get("Last-Event-ID").map(str::trim) {
+            None => None,
+            Some(id) => match parse_event_id(id, serial) {
+                Some(seq) => Some(seq),
+                None => {
+                    return bad(
+                        400,
+                        "Bad Request: Last-Event-ID names no event of this session's GET \
+                         stream (streams of POST requests are not resumed)",
+                    );
+                }
+            },
+        };
         let limit = self.config.limits.event_streams;
         let mut hub = self.subscriptions.hub.borrow_mut();
         let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
@@ -83,9 +98,6 @@ impl<C: 'static> McpServer<C> {
             r.headers.push("Retry-After", "5");
             return r;
         }
-        let last = headers
-            .get("Last-Event-ID")
-            .and_then(|v| parse_event_id(v.trim(), serial));
         let stream = hub.open_stream();
         let feed = hub.feed_or_new(serial);
         feed.stream = stream;

@@ -338,4 +338,12 @@ fn get_is_refused_clearly_without_a_usable_session() {
     let h = headers(&[("Mcp-Session-Id", &sid), ("Accept", "application/json")]);
     assert_eq!(s.handle_parts(&Method::Get, &h, b"", PEER, T0).status, 406);
     assert_eq!(get(&mut s, "no-such-session", None, T0).status, 404);
+    // A POST stream's event id cannot be resumed here: said so, not taken for a new stream.
+    let mut r = get(&mut s, &sid, Some("0-1-2"), T0);
+    assert_eq!(r.status, 400);
+    let v = body_json(&mut r, T0);
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("POST"),
+        "{v}"
+    );
 }
