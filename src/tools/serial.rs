@@ -91,7 +91,8 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     uri: "irix7://serial",
     name: "serial",
     title: Some("Serial console"),
-    description: "The console output the serial ring still holds (up to 8 KiB), as text.",
+    description: "The console output the serial ring still holds (up to 8 KiB), as text. \
+                  Subscribable: an update at most every 500 ms while the console prints.",
     mime_type: Some("text/plain"),
     read: read_resource,
 }];

@@ -113,7 +113,9 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         uri: "irix7://status",
         name: "status",
         title: Some("Machine status"),
-        description: "The machine's status as plain text (what the `status` tool reports).",
+        description: "The machine's status as plain text (what the `status` tool reports). \
+                      Subscribable: an update at most every 5 s when a line other than the \
+                      clocks changes.",
         mime_type: Some("text/plain"),
         read: read_status,
     },

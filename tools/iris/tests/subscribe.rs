@@ -226,3 +226,41 @@ fn event_streams_are_bounded_answered_clearly_and_harmless_when_never_read() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_modern_listen_stream_acknowledges_and_hears_the_console() {
+    let Some(g) = boot_guest(&[]) else { return };
+    let raw = support::mcp::mcp_request(
+        9,
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["irix7://serial", "irix7://nope"]}}),
+        json!({}),
+        "application/json, text/event-stream",
+    );
+    let mut s = Stream::open(g.mcp, &raw);
+    assert_eq!(s.status, 200);
+    assert_eq!(s.header("content-type"), Some("text/event-stream"));
+    let t = Instant::now();
+    while s.events().is_empty() {
+        assert!(s.more(), "the stream ended");
+        assert!(t.elapsed() < Duration::from_secs(20));
+    }
+    let tag = json!({"io.modelcontextprotocol/subscriptionId": 9});
+    let ack = &s.events()[0];
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourceSubscriptions": ["irix7://serial"]})
+    );
+    assert_eq!(ack["params"]["_meta"], tag);
+    g.rig.advance_clock(600);
+    console_line(&g, "listen-test");
+    while s.events().len() < 2 {
+        assert!(s.more(), "the stream ended");
+        assert!(t.elapsed() < Duration::from_secs(20), "no update came");
+    }
+    let update = &s.events()[1];
+    assert_eq!(update["method"], UPDATED);
+    assert_eq!(update["params"]["uri"], "irix7://serial");
+    assert_eq!(update["params"]["_meta"], tag);
+}
