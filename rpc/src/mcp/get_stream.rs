@@ -23,7 +23,7 @@ use super::server::{LEGACY_VERSIONS, McpServer};
 use super::session::plausible_id;
 use super::subscriptions::{Hub, WatchDef};
 use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
-use crate::jsonrpc::{self, RpcError};
+use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -82,21 +82,7 @@ impl<C: 'static> McpServer<C> {
         let mut hub = self.subscriptions.hub.borrow_mut();
         let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
         if !takes_over && hub.open_streams >= limit {
-            drop(hub);
-            let mut r = reply::error(
-                503,
-                None,
-                &RpcError::with_data(
-                    reply::BUSY,
-                    format!(
-                        "E_BUSY: all {limit} event streams (GET /mcp) are open; \
-                         retry later, or close one"
-                    ),
-                    json!({"code": "E_BUSY", "limit": limit}),
-                ),
-            );
-            r.headers.push("Retry-After", "5");
-            return r;
+            return streams_busy(None, limit);
         }
         let stream = hub.open_stream();
         let feed = hub.feed_or_new(serial);
@@ -144,18 +130,7 @@ impl<C: 'static> McpServer<C> {
         let limit = self.config.limits.event_streams;
         let mut hub = self.subscriptions.hub.borrow_mut();
         if hub.open_streams >= limit {
-            drop(hub);
-            let mut r = reply::error(
-                503,
-                Some(cx.id),
-                &RpcError::with_data(
-                    reply::BUSY,
-                    format!("E_BUSY: all {limit} event streams are open; retry later"),
-                    json!({"code": "E_BUSY", "limit": limit}),
-                ),
-            );
-            r.headers.push("Retry-After", "5");
-            return r;
+            return streams_busy(Some(cx.id), limit);
         }
         let stream = hub.open_stream();
         let serial = LISTEN | stream;
@@ -168,8 +143,9 @@ impl<C: 'static> McpServer<C> {
         let mut pending = Vec::from(
             &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
         );
-        let filter = json!({"resourceSubscriptions": honored});
-        jsonrpc::write_value(&mut pending, &filter);
+        pending.extend_from_slice(br#"{"resourceSubscriptions":"#);
+        jsonrpc::write_value(&mut pending, &Value::Array(honored));
+        pending.push(b'}');
         let _ = write!(
             Utf8Sink(&mut pending),
             ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
@@ -188,6 +164,18 @@ impl<C: 'static> McpServer<C> {
         };
         reply::stream(true, Body::Stream(Box::new(body)))
     }
+}
+
+/// 503 `E_BUSY`: every event stream (GET or listen) is taken.
+fn streams_busy(id: Option<&Id>, limit: usize) -> Response {
+    let msg = format!(
+        "E_BUSY: all {limit} event streams (GET /mcp, subscriptions/listen) are open; \
+         retry later, or close one"
+    );
+    let data = json!({"code": "E_BUSY", "limit": limit});
+    let mut r = reply::error(503, id, &RpcError::with_data(reply::BUSY, msg, data));
+    r.headers.push("Retry-After", "5");
+    r
 }
 
 /// Feeds of listen streams have serials with this bit (sessions' never do).

@@ -189,7 +189,7 @@ fn event_streams_are_bounded_answered_clearly_and_harmless_when_never_read() {
         }
         let body = String::from_utf8_lossy(&s.body).into_owned();
         assert!(
-            body.contains("E_BUSY: all 4 event streams (GET /mcp) are open"),
+            body.contains("E_BUSY: all 4 event streams (GET /mcp, subscriptions/listen) are open"),
             "{body}"
         );
         refused += 1;
