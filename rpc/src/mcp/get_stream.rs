@@ -221,7 +221,7 @@ impl<C> GetStream<C> {
                 continue;
             };
             if self.listen.is_none() {
-                let _ = write!(Utf8Sink(&mut self.pending), "id: {}-e{seq}\n", self.serial);
+                let _ = writeln!(Utf8Sink(&mut self.pending), "id: {}-e{seq}", self.serial);
             }
             self.pending.extend_from_slice(
                 br#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
