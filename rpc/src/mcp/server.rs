@@ -291,6 +291,7 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
+        self.touch_streamed_sessions(now_ms);
         for serial in self
             .sessions
             .expire(now_ms, self.config.limits.session_idle_ms)

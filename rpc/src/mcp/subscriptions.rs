@@ -252,6 +252,17 @@ impl<C: 'static> McpServer<C> {
         reply::result(cx.id, &json!({}))
     }
 
+    /// A session whose event stream is open is in use: it neither expires nor is evicted
+    /// first, however long its client only listens.
+    pub(crate) fn touch_streamed_sessions(&mut self, now_ms: u64) {
+        let hub = self.subscriptions.hub.borrow();
+        for f in hub.feeds.iter().filter(|f| f.stream != 0) {
+            if let Some(s) = self.sessions.find_serial(f.serial) {
+                s.last_seen_ms = now_ms;
+            }
+        }
+    }
+
     /// A session ended: drop its subscriptions.
     pub(crate) fn forget_subscriptions(&mut self, serial: u64) {
         self.subscriptions.hub.borrow_mut().forget(serial);

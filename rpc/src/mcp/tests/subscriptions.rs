@@ -233,6 +233,22 @@ fn updates_arrive_on_the_get_stream_coalesced_with_ids_and_keep_alives() {
 }
 
 #[test]
+fn a_session_that_listens_does_not_expire_until_its_stream_closes() {
+    let mut s = watching(2);
+    let sid = session(&mut s);
+    let other = session(&mut s);
+    let r = get(&mut s, &sid, None, T0);
+    // An hour later, with only the stream in use: still there; the idle session is gone.
+    let later = T0 + 60 * 60_000;
+    assert_eq!(legacy_json(&mut s, &sid, "ping", json!({}), later).0, 200);
+    assert_eq!(legacy_json(&mut s, &other, "ping", json!({}), later).0, 404);
+    // Without its stream it expires like any other.
+    drop(r);
+    let (st, _) = legacy_json(&mut s, &sid, "ping", json!({}), later + 31 * 60_000);
+    assert_eq!(st, 404);
+}
+
+#[test]
 fn a_dropped_stream_resumes_from_last_event_id() {
     let mut s = watching(2);
     let sid = session(&mut s);
