@@ -24,6 +24,7 @@ pub fn register<C: 'static>(server: &mut McpServer<C>) -> Result<(), RegistryErr
     server.add_task_tools(tasks::TASK_TOOLS);
     server.register_resources(&resources::table::<C>());
     server.register_templates(&resources::templates::<C>());
+    server.register_watches(&resources::watches::<C>());
     server.register_prompts(&prompts::table::<C>());
     Ok(())
 }

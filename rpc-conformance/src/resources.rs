@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use rpc::mcp::{ResourceContents, ResourceDef, TemplateDef, ToolError};
+use rpc::mcp::{ResourceContents, ResourceDef, TemplateDef, ToolError, WatchDef};
 
 pub(crate) fn table<C: 'static>() -> Vec<ResourceDef<C>> {
     vec![
@@ -26,6 +26,20 @@ pub(crate) fn table<C: 'static>() -> Vec<ResourceDef<C>> {
             read: static_binary::<C>,
         },
     ]
+}
+
+/// The resource the subscription scenarios subscribe to. It never changes: the scenarios
+/// check that subscribing and unsubscribing are accepted, not that updates arrive.
+pub(crate) fn watches<C: 'static>() -> Vec<WatchDef<C>> {
+    vec![WatchDef {
+        uri: "test://watched-resource",
+        interval_ms: 1000,
+        version: unchanging::<C>,
+    }]
+}
+
+fn unchanging<C>(_: &mut C) -> u64 {
+    0
 }
 
 pub(crate) fn templates<C: 'static>() -> Vec<TemplateDef<C>> {

@@ -558,3 +558,30 @@ fn task_fixtures_run_as_the_tasks_scenarios_expect() {
         "Hello, Alice! (from a task)"
     );
 }
+
+#[test]
+fn the_watched_resource_can_be_subscribed_in_both_eras() {
+    let mut s = server();
+    let sid = session(&mut s, json!({}));
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        let mut r = McpRequest::legacy(&sid, method, json!({"uri": "test://watched-resource"}))
+            .send(&mut s, 0);
+        assert_eq!(json_of(&mut r, 0)["result"], json!({}), "{method}");
+    }
+    let r = modern(&mut s, "server/discover", json!({}));
+    assert_eq!(r["result"]["capabilities"]["resources"]["subscribe"], true);
+    let mut r = McpRequest::modern(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["test://watched-resource"]}}),
+    )
+    .send(&mut s, 0);
+    assert_eq!(r.status, 200);
+    // A listen stream does not end by itself: read what it sent first.
+    let (bytes, ended) = rpc::testing::drain(&mut r, 0, 10);
+    assert!(!ended);
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(
+        text.contains(r#""resourceSubscriptions":["test://watched-resource"]"#),
+        "{text}"
+    );
+}

@@ -341,6 +341,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
+    config.limits.event_streams = budgets.event_streams;
     shell_output::BUDGET.configure(heap.size);
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,

@@ -42,6 +42,13 @@ pub struct ServerBudgets {
     /// address may hold (and at most half the pool), so that waiters never take a client's
     /// last connections, even when they are that client's own.
     pub serial_waiters: usize,
+    /// Legacy `GET /mcp` event streams open at once. Like a waiter, a stream holds a
+    /// connection (its buffers are in the per-connection share) and little of its own: the
+    /// session's event log (16 events of 16 bytes) and one rendered batch of them. So the
+    /// bound is the sockets again: half of what one client address may hold and at most a
+    /// quarter of the pool, so that streams left open by clients that never read cannot
+    /// take the connections other clients' requests need.
+    pub event_streams: usize,
 }
 
 impl ServerBudgets {
@@ -66,6 +73,7 @@ impl ServerBudgets {
             parse: Pool::new("parse", free / 5 * 3),
             tasks: Pool::new("tasks", tasks),
             serial_waiters: (server.per_client / 2).clamp(1, (connections / 2).max(1)),
+            event_streams: (server.per_client / 2).clamp(1, (connections / 4).max(1)),
         }
     }
 }
@@ -117,6 +125,10 @@ mod tests {
             assert!(b.serial_waiters >= 1, "{heap}");
             assert!(b.serial_waiters * 2 <= server.per_client.max(2), "{heap}");
             assert!(b.serial_waiters * 2 <= conns, "{heap}");
+            // Event streams too, and leave three quarters of the pool.
+            assert!(b.event_streams >= 1, "{heap}");
+            assert!(b.event_streams * 2 <= server.per_client.max(2), "{heap}");
+            assert!(b.event_streams * 4 <= conns.max(4), "{heap}");
             // Something is left for requests even on the ABI's 1 MiB.
             assert!(
                 b.requests.limit() >= 16 * 1024,
@@ -132,6 +144,15 @@ mod tests {
             let server = ServerConfig::for_heap(heap);
             let b = ServerBudgets::plan(heap, server.socket_bytes(), &server);
             assert_eq!(b.serial_waiters, waiters, "{heap}");
+        }
+    }
+
+    #[test]
+    fn event_streams_are_bounded_by_the_client_share_and_the_pool() {
+        for (heap, streams) in [(56 << 20, 4), (1 << 20, 1)] {
+            let server = ServerConfig::for_heap(heap);
+            let b = ServerBudgets::plan(heap, server.socket_bytes(), &server);
+            assert_eq!(b.event_streams, streams, "{heap}");
         }
     }
 }

@@ -81,6 +81,8 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(serial::RESOURCES);
+    server.register_watches(serial::WATCHES);
+    server.register_watches(system::WATCHES);
     server.register_resources(screen::RESOURCES);
     server.register_resource_streams(&[rpc::mcp::StreamDef {
         uri: "irix7://screen",

@@ -23,7 +23,7 @@ use alloc::vec::Vec;
 use base64::Engine;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
 };
 use serde_json::json;
 
@@ -91,7 +91,8 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     uri: "irix7://serial",
     name: "serial",
     title: Some("Serial console"),
-    description: "The console output the serial ring still holds (up to 8 KiB), as text.",
+    description: "The console output the serial ring still holds (up to 8 KiB), as text. \
+                  Subscribable: an update at most every 500 ms while the console prints.",
     mime_type: Some("text/plain"),
     read: read_resource,
 }];
@@ -354,6 +355,18 @@ pub fn ring_text(ctx: &Ctx) -> Result<String, ToolError> {
         .map(|c| c.data)
         .unwrap_or_default();
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `irix7://serial` can be subscribed: it changes when the ring's head moves, announced at
+/// most twice a second however fast the console prints.
+pub const WATCHES: &[WatchDef<Ctx>] = &[WatchDef {
+    uri: "irix7://serial",
+    interval_ms: 500,
+    version: ring_version,
+}];
+
+fn ring_version(ctx: &mut Ctx) -> u64 {
+    u64::from(ctx.platform.serial_head())
 }
 
 fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
@@ -667,6 +680,15 @@ mod tests {
         let r = call(&mut s, "serial.write", json!({"text": "hi"}));
         assert_eq!(r["structuredContent"]["bytes"], 3);
         assert_eq!(&state.console.borrow()[..], b"hi\n");
+    }
+
+    #[test]
+    fn the_serial_resource_changes_when_the_ring_head_moves() {
+        let (mut ctx, state) = fake::ctx_and_state();
+        let before = super::ring_version(&mut ctx);
+        assert_eq!(before, super::ring_version(&mut ctx));
+        state.serial_head.set(state.serial_head.get() + 3);
+        assert_ne!(before, super::ring_version(&mut ctx));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
-    ToolOutput,
+    ToolOutput, WatchDef,
 };
 use serde_json::Value;
 
@@ -113,7 +113,9 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         uri: "irix7://status",
         name: "status",
         title: Some("Machine status"),
-        description: "The machine's status as plain text (what the `status` tool reports).",
+        description: "The machine's status as plain text (what the `status` tool reports). \
+                      Subscribable: an update at most every 5 s when a line other than the \
+                      clocks changes.",
         mime_type: Some("text/plain"),
         read: read_status,
     },
@@ -199,6 +201,26 @@ fn text_resource(uri: &str, text: String) -> Vec<ResourceContents> {
     }]
 }
 
+/// `irix7://status` can be subscribed: it changes when any line but the clocks (`uptime`,
+/// `date`) does — an address, the heap, the connections, a deploy — announced at most once
+/// every five seconds.
+pub const WATCHES: &[WatchDef<Ctx>] = &[WatchDef {
+    uri: "irix7://status",
+    interval_ms: 5_000,
+    version: status_version,
+}];
+
+/// FNV-1a over the status text without its clock lines.
+fn status_version(ctx: &mut Ctx) -> u64 {
+    let text = ctx.status().to_text();
+    text.lines()
+        .filter(|l| !l.starts_with("uptime") && !l.starts_with("date"))
+        .flat_map(|l| l.bytes().chain(core::iter::once(b'\n')))
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
 fn read_status(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     Ok(text_resource(uri, ctx.status().to_text()))
 }
@@ -226,6 +248,16 @@ mod tests {
     use alloc::string::String;
     use serde_json::json;
     extern crate std;
+
+    #[test]
+    fn the_status_version_ignores_the_clocks_but_not_the_rest() {
+        let (mut ctx, state) = crate::tools::testing::fake::ctx_and_state();
+        let v = super::status_version(&mut ctx);
+        state.now.set(state.now.get() + 3_600_000);
+        assert_eq!(v, super::status_version(&mut ctx));
+        ctx.net.requests += 1;
+        assert_ne!(v, super::status_version(&mut ctx));
+    }
 
     #[test]
     fn status_reports_the_machine() {

@@ -728,7 +728,7 @@ fn number(f: f64) -> Value {
 }
 
 /// `core::fmt::Write` into a byte buffer.
-struct Utf8Sink<'a>(&'a mut Vec<u8>);
+pub(crate) struct Utf8Sink<'a>(pub(crate) &'a mut Vec<u8>);
 
 impl Write for Utf8Sink<'_> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {

@@ -51,6 +51,8 @@ pub struct Limits {
     pub task_poll_ms: u64,
     /// Bytes of one task's result (its JSON); a bigger one fails the task with `E_TOO_LARGE`.
     pub task_result_bytes: usize,
+    /// Legacy `GET /mcp` event streams open at once, in all (one per session).
+    pub event_streams: usize,
 }
 
 impl Default for Limits {
@@ -74,6 +76,7 @@ impl Default for Limits {
             task_ttl_ms: 10 * 60 * 1000,
             task_poll_ms: 500,
             task_result_bytes: 64 * 1024,
+            event_streams: 4,
         }
     }
 }

@@ -100,9 +100,15 @@ const CACHEABLE: [&str; 6] = [
 
 impl<C: 'static> McpServer<C> {
     pub(crate) fn capabilities(&self, modern: bool) -> Value {
+        // Legacy: on the session's GET stream; modern: on `subscriptions/listen` streams.
+        let resources = if self.can_subscribe() {
+            json!({"subscribe": true})
+        } else {
+            json!({})
+        };
         let mut caps = json!({
             "tools": {},
-            "resources": {},
+            "resources": resources,
             "prompts": {},
             "completions": {},
             "logging": {},
@@ -216,6 +222,9 @@ impl<C: 'static> McpServer<C> {
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
             "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
+            "subscriptions/listen" if cx.era == Era::Modern && self.can_subscribe() => {
+                return self.listen(cx);
+            }
             "tools/list" => return self.list_tools(cx),
             "tools/call" => return self.call_tool(cx),
             "tasks/get" | "tasks/update" | "tasks/cancel" if cx.era == Era::Modern => {

@@ -251,11 +251,6 @@ impl<C: 'static> McpServer<C> {
                             ),
                         };
                     }
-                    // Accepted so subscribing clients work; the resources here change only by
-                    // being read again, so no update notifications are ever sent.
-                    "resources/subscribe" | "resources/unsubscribe" => {
-                        return reply::result(id, &json!({}));
-                    }
                     _ => {}
                 }
                 let caps = session.client_capabilities.clone();
@@ -283,6 +278,13 @@ impl<C: 'static> McpServer<C> {
                     client: peer.addr,
                     session_tag: Some(tag),
                 };
+                if let Some(on) = match method.as_str() {
+                    "resources/subscribe" if self.can_subscribe() => Some(true),
+                    "resources/unsubscribe" if self.can_subscribe() => Some(false),
+                    _ => None,
+                } {
+                    return self.subscribe(serial, &cx, on);
+                }
                 self.dispatch(method, &cx)
             }
         }
@@ -353,6 +355,7 @@ impl<C: 'static> McpServer<C> {
         };
         if let Some(serial) = evicted {
             self.calls.cancel_all(Key::Session(serial));
+            self.forget_subscriptions(serial);
         }
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(version));

@@ -25,6 +25,7 @@ mod encode;
 mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
+mod get_stream;
 mod inputs;
 mod legacy;
 mod limits;
@@ -39,6 +40,7 @@ mod schema;
 mod security;
 mod server;
 mod session;
+mod subscriptions;
 mod tasks;
 mod tool;
 
@@ -61,6 +63,7 @@ pub use resource::{
 };
 pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use subscriptions::WatchDef;
 pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,

@@ -13,6 +13,7 @@ use super::reply;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
+use super::subscriptions::Subscriptions;
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
@@ -56,6 +57,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) answers: Rc<RefCell<Answers>>,
     /// Tool calls running as tasks (the tasks extension).
     pub(crate) tasks: super::tasks::Tasks<C>,
+    /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
+    pub(crate) subscriptions: Subscriptions<C>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -77,6 +80,7 @@ impl<C: 'static> McpServer<C> {
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
             tasks: super::tasks::Tasks::default(),
+            subscriptions: Subscriptions::default(),
         }
     }
 
@@ -97,6 +101,7 @@ impl<C: 'static> McpServer<C> {
             tools,
             resources: other.resources.clone(),
             prompts: other.prompts.clone(),
+            subscriptions: other.subscriptions.clone(),
             ..McpServer::new(config, ctx, entropy)
         };
         fresh.tasks.tools = other.tasks.tools.clone();
@@ -291,16 +296,19 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
+        self.touch_streamed_sessions(now_ms);
         for serial in self
             .sessions
             .expire(now_ms, self.config.limits.session_idle_ms)
         {
             self.calls.cancel_all(Key::Session(serial));
+            self.forget_subscriptions(serial);
         }
         match method {
             Method::Post => self.post(headers, body, peer, now_ms),
             Method::Delete => self.delete(headers),
-            _ => reply::not_allowed("POST, DELETE"),
+            Method::Get => self.get(headers, now_ms),
+            _ => reply::not_allowed("GET, POST, DELETE"),
         }
     }
 
@@ -351,6 +359,7 @@ impl<C: 'static> McpServer<C> {
         match self.sessions.remove(id) {
             Some(s) => {
                 self.calls.cancel_all(Key::Session(s.serial));
+                self.forget_subscriptions(s.serial);
                 Response::empty(200)
             }
             None => reply::error(

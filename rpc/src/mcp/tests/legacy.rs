@@ -139,8 +139,9 @@ fn legacy_session_lifecycle() {
         .status,
         404
     );
-    // GET never opens a stream here (no server-initiated messages): 405.
-    assert_eq!(s.handle_parts(&Method::Get, &h, b"", PEER, t2).status, 405);
+    // An ended session has no event stream either.
+    let h = headers(&[("Mcp-Session-Id", &sid), ("Accept", "text/event-stream")]);
+    assert_eq!(s.handle_parts(&Method::Get, &h, b"", PEER, t2).status, 404);
 }
 
 #[test]

@@ -449,5 +449,6 @@ mod policy;
 mod registry;
 mod resources;
 mod security;
+mod subscriptions;
 mod tasks;
 mod tools;
