@@ -48,3 +48,44 @@ pub fn tcp_segment(frame: &[u8]) -> Option<TcpAt> {
         end: ETH_HEADER + total,
     })
 }
+
+/// Frames as smoltcp builds them, for the tests of the decorators.
+#[cfg(test)]
+pub(crate) mod test_frames {
+    use alloc::vec;
+    use alloc::vec::Vec;
+    use smoltcp::phy::{Checksum, ChecksumCapabilities};
+    use smoltcp::wire::{
+        EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpProtocol, Ipv4Address,
+        Ipv4Packet, Ipv4Repr, TcpPacket, TcpRepr,
+    };
+
+    /// `tcp` from `src` to `dst` in IPv4 in Ethernet, its checksum computed or, with
+    /// `computed` false, left to the device as smoltcp leaves it.
+    pub fn tcp_frame(tcp: &TcpRepr, src: Ipv4Address, dst: Ipv4Address, computed: bool) -> Vec<u8> {
+        let ip = Ipv4Repr {
+            src_addr: src,
+            dst_addr: dst,
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let eth = EthernetRepr {
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            ethertype: EthernetProtocol::Ipv4,
+        };
+        let mut caps = ChecksumCapabilities::default();
+        if !computed {
+            caps.tcp = Checksum::Rx;
+        }
+        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
+        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
+        eth.emit(&mut f);
+        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
+        ip.emit(&mut p, &caps);
+        let mut t = TcpPacket::new_unchecked(p.payload_mut());
+        tcp.emit(&mut t, &src.into(), &dst.into(), &caps);
+        buf
+    }
+}

@@ -259,18 +259,18 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::frame::test_frames::tcp_frame;
     use alloc::collections::VecDeque;
     use alloc::rc::Rc;
     use alloc::vec;
     use alloc::vec::Vec;
     use core::cell::RefCell;
     use smoltcp::iface::{Config, Interface, SocketSet};
-    use smoltcp::phy::{ChecksumCapabilities, Medium};
+    use smoltcp::phy::Medium;
     use smoltcp::socket::tcp;
     use smoltcp::wire::{
-        EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, HardwareAddress, IpAddress,
-        IpCidr, IpProtocol, Ipv4Address, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr,
-        TcpSeqNumber,
+        EthernetAddress, EthernetFrame, HardwareAddress, IpAddress, IpCidr, Ipv4Address,
+        Ipv4Packet, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
     };
 
     const MODULE: Ipv4Address = Ipv4Address::new(10, 7, 0, 1);
@@ -299,27 +299,7 @@ mod tests {
             timestamp: None,
             payload: b"some bytes",
         };
-        let ip = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: tcp.buffer_len(),
-            hop_limit: 64,
-        };
-        let eth = EthernetRepr {
-            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            ethertype: EthernetProtocol::Ipv4,
-        };
-        let caps = ChecksumCapabilities::default();
-        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
-        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
-        eth.emit(&mut f);
-        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-        ip.emit(&mut p, &caps);
-        let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &src.into(), &dst.into(), &caps);
-        buf
+        tcp_frame(&tcp, src, dst, true)
     }
 
     type Sack = [Option<(u32, u32)>; 3];

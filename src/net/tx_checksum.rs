@@ -123,11 +123,8 @@ fn fold(sum: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use smoltcp::phy::ChecksumCapabilities;
-    use smoltcp::wire::{
-        EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, IpProtocol, Ipv4Address,
-        Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
-    };
+    use crate::net::frame::test_frames::tcp_frame;
+    use smoltcp::wire::{Ipv4Address, TcpControl, TcpRepr, TcpSeqNumber};
     use std::vec;
     use std::vec::Vec;
 
@@ -150,30 +147,7 @@ mod tests {
             timestamp: None,
             payload,
         };
-        let ip = Ipv4Repr {
-            src_addr: src,
-            dst_addr: dst,
-            next_header: IpProtocol::Tcp,
-            payload_len: tcp.buffer_len(),
-            hop_limit: 64,
-        };
-        let eth = EthernetRepr {
-            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
-            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            ethertype: EthernetProtocol::Ipv4,
-        };
-        let mut caps = ChecksumCapabilities::default();
-        if !computed {
-            caps.tcp = smoltcp::phy::Checksum::Rx;
-        }
-        let mut buf = vec![0u8; 14 + 20 + tcp.buffer_len()];
-        let mut f = EthernetFrame::new_unchecked(&mut buf[..]);
-        eth.emit(&mut f);
-        let mut p = Ipv4Packet::new_unchecked(f.payload_mut());
-        ip.emit(&mut p, &caps);
-        let mut t = TcpPacket::new_unchecked(p.payload_mut());
-        tcp.emit(&mut t, &src.into(), &dst.into(), &caps);
-        buf
+        tcp_frame(&tcp, src, dst, computed)
     }
 
     #[test]

@@ -35,19 +35,7 @@ impl Drop for Lab {
 
 /// The gateway binary, built (release) now.
 pub fn gateway_binary() -> Result<PathBuf, String> {
-    let root = repo_root();
-    cmd::run(Command::new("cargo").current_dir(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "irix7-gateway",
-    ]))?;
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) => root.join(d),
-        None => root.join("target"),
-    };
-    Ok(target.join("release/irix7-gateway"))
+    crate::launch::release_binary("irix7-gateway", "irix7-gateway")
 }
 
 /// A TOML string literal of a path.

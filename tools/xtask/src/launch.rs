@@ -71,19 +71,24 @@ pub fn rig_binary() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("IRIS_BIN") {
         return Ok(PathBuf::from(p));
     }
+    release_binary("iris", "iris")
+}
+
+/// Builds `package` (release) now and returns the path of its binary `bin`.
+pub fn release_binary(package: &str, bin: &str) -> Result<PathBuf, String> {
     let root = repo_root();
     cmd::run(Command::new("cargo").current_dir(root).args([
         "build",
         "--quiet",
         "--release",
         "-p",
-        "iris",
+        package,
     ]))?;
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => root.join(d),
         None => root.join("target"),
     };
-    Ok(target.join("release/iris"))
+    Ok(target.join("release").join(bin))
 }
 
 /// A port nobody listens on right now (the rig binds it a moment later).
