@@ -8,6 +8,8 @@ IRIX7_TOKEN_URL      product image booted as a machine boots by default: no mcp.
 IRIX7_TOKEN          that token
 IRIX7_FIXTURES_URL   conformance image (product tools plus the everything-server fixtures,
                      among them the slow tool test_tool_with_progress), open (mcp.token=none)
+IRIX7_NODE           the Node 22 binary `cargo xtask clients` installs
+IRIX7_TS_SDK_PATH    the node_modules directory holding the TypeScript SDK (for NODE_PATH)
 """
 
 import os
@@ -43,3 +45,13 @@ def token():
 @pytest.fixture(scope="session")
 def fixtures_url():
     return _env("IRIX7_FIXTURES_URL")
+
+
+@pytest.fixture(scope="session")
+def node():
+    return _env("IRIX7_NODE")
+
+
+@pytest.fixture(scope="session")
+def ts_sdk_path():
+    return _env("IRIX7_TS_SDK_PATH")

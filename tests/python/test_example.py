@@ -1,7 +1,9 @@
-"""`examples/agent_loop.py`, the loop an agent developer copies, run as they would run it
-against a machine (the open product rig) in both protocol eras: it waits for the banner,
-writes a file, watches a command's output stream, captures the screen, resets the machine
-and waits for it to come back."""
+"""The loop an agent developer copies, run as they would run it against a machine (the open
+product rig): it waits for the banner, writes a file, watches a command's output stream,
+captures the screen, resets the machine and waits for it to come back.
+
+`examples/agent_loop.py` (the Python SDK) runs in both protocol eras; `examples/agent_loop.cjs`
+(the TypeScript SDK) in the session era, the only one its SDK speaks."""
 
 import os
 import subprocess
@@ -10,23 +12,19 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_loop.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 # mode -> the protocol version the example must end up speaking.
 MODES = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-def test_the_agent_loop_example_completes(mode, url, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "IRIX7_TOKEN"}
-    r = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--url", url, "--mode", mode, "--out-dir", str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def _env():
+    # The examples find the token themselves; the open rig needs none.
+    return {k: v for k, v in os.environ.items() if k != "IRIX7_TOKEN"}
+
+
+def _assert_completed(r, mode, tmp_path):
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     assert f"speaking {MODES[mode]}" in out, out
@@ -37,3 +35,51 @@ def test_the_agent_loop_example_completes(mode, url, tmp_path):
     assert len(streamed) == 5, out
     assert (tmp_path / "agent-loop-screen.png").read_bytes().startswith(b"\x89PNG")
     assert "5 back: build" in out and out.rstrip().endswith("done"), out
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_the_python_agent_loop_example_completes(mode, url, tmp_path):
+    r = subprocess.run(
+        [sys.executable, str(EXAMPLES / "agent_loop.py"), "--url", url, "--mode", mode]
+        + ["--out-dir", str(tmp_path)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    _assert_completed(r, mode, tmp_path)
+
+
+def _node(node, ts_sdk_path, args, **kw):
+    env = _env() | {"NODE_PATH": ts_sdk_path}
+    return subprocess.run([node, *args], env=env, capture_output=True, text=True, **kw)
+
+
+def test_the_typescript_agent_loop_example_completes(url, node, ts_sdk_path, tmp_path):
+    r = _node(
+        node,
+        ts_sdk_path,
+        [str(EXAMPLES / "agent_loop.cjs"), "--url", url, "--mode", "legacy"]
+        + ["--out-dir", str(tmp_path)],
+        timeout=600,
+    )
+    _assert_completed(r, "legacy", tmp_path)
+
+
+def test_the_typescript_sdk_does_not_speak_2026_07_28_yet(node, ts_sdk_path):
+    """Why the TypeScript example runs in one era only: when the pinned SDK learns 2026-07-28,
+    this fails, and the example should run in that era too."""
+    r = _node(
+        node,
+        ts_sdk_path,
+        [
+            "-e",
+            "const t = require('@modelcontextprotocol/sdk/types.js');"
+            "console.log(t.SUPPORTED_PROTOCOL_VERSIONS.join(' '))",
+        ],
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    versions = r.stdout.split()
+    assert "2025-11-25" in versions, versions
+    assert "2026-07-28" not in versions, versions

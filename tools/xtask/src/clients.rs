@@ -1,6 +1,7 @@
 //! Real MCP clients against the rig: installs them (a Python venv with the `mcp` SDK and pytest,
-//! Node 22 and the two conformance suites, all under `target/`), and runs the pytest suite in
-//! `tests/python/` against rigs booted with the product and the conformance images.
+//! Node 22, the TypeScript SDK and the two conformance suites, all under `target/`), and runs the
+//! pytest suite in `tests/python/` against rigs booted with the product and the conformance
+//! images.
 
 use crate::cmd::{self, repo_root};
 use crate::launch::{self, Rig, Spec};
@@ -41,6 +42,14 @@ pub const CONFORMANCE_LEGACY: NpmPackage = NpmPackage {
     spec: "@modelcontextprotocol/conformance@0.1.16",
     name: "@modelcontextprotocol/conformance",
     version: Some("0.1.16"),
+};
+/// The TypeScript SDK `examples/agent_loop.cjs` uses, on its own: the version the conformance
+/// suites carry, installed where a developer's `NODE_PATH` can point.
+pub const TS_SDK: NpmPackage = NpmPackage {
+    dir: "mcp-sdk-1.32.2",
+    spec: "@modelcontextprotocol/sdk@1.32.2",
+    name: "@modelcontextprotocol/sdk",
+    version: Some("1.32.2"),
 };
 
 impl NpmPackage {
@@ -133,7 +142,8 @@ pub fn ensure() -> Result<(), String> {
         ));
     }
     CONFORMANCE_2026.ensure()?;
-    CONFORMANCE_LEGACY.ensure()
+    CONFORMANCE_LEGACY.ensure()?;
+    TS_SDK.ensure()
 }
 
 fn venv_versions() -> Option<(String, String)> {
@@ -235,6 +245,8 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
             .env("IRIX7_TOKEN_URL", locked.mcp_url())
             .env("IRIX7_TOKEN", &token)
             .env("IRIX7_FIXTURES_URL", slow.mcp_url())
+            .env("IRIX7_NODE", node_bin())
+            .env("IRIX7_TS_SDK_PATH", TS_SDK.prefix().join("node_modules"))
             .args([
                 "-m",
                 "pytest",
