@@ -113,16 +113,19 @@ async def run_command(c, command):
 
 
 async def wait_until_back(url, token, mode, uptime_before, timeout_s=120):
-    """After a reset: the machine's status once it answers with a new boot's uptime."""
+    """After a reset: the machine's status once a new boot answers: an uptime below the old
+    boot's, or any answer after the machine was seen gone (a boot that took longer than the old
+    one had been up would otherwise never look new)."""
     deadline = time.monotonic() + timeout_s
+    seen_gone = False
     while time.monotonic() < deadline:
         try:
             async with connect(url, token, mode) as c:
                 st = (await tool(c, "status")).structured_content
-                if st["uptime_ms"] < uptime_before:
+                if st["uptime_ms"] < uptime_before or seen_gone:
                     return st
         except Exception:  # the machine is rebooting: connection refused, reset, timeout
-            pass
+            seen_gone = True
         await asyncio.sleep(0.5)
     raise StepFailed(f"the machine did not come back within {timeout_s} s")
 
