@@ -1,26 +1,28 @@
 #!/usr/bin/env node
-// An agent's loop against a running IRIX 7 machine, with the official MCP TypeScript SDK
-// (@modelcontextprotocol/sdk 1.32.2), as plain JavaScript: copy it and run it, no build step.
+// An agent's loop against a running IRIX 7 machine, with the official MCP TypeScript SDK v2
+// client (@modelcontextprotocol/client 2.4.0), as plain JavaScript: copy it and run it, no
+// build step.
 //
 // It boots nothing: start a machine first (`cargo iris` boots the rig and forwards port 7801),
 // then run, from the repository's root,
 //
-//     NODE_PATH=target/node/mcp-sdk-1.32.2/node_modules node examples/agent_loop.cjs \
+//     NODE_PATH=target/node/mcp-client-2.4.0/node_modules node examples/agent_loop.cjs \
 //         [--url URL] [--token TOKEN] [--mode MODE]
 //
-// (`cargo xtask clients` installs the SDK there, and Node 22 in target/node/node22; in a
-// project of your own, `npm install @modelcontextprotocol/sdk@1.32.2` beside the script will
+// (`cargo xtask clients` installs the client there, and Node 22 in target/node/node22; in a
+// project of your own, `npm install @modelcontextprotocol/client@2.4.0` beside the script will
 // do without NODE_PATH). It is CommonJS (`.cjs`, `require`) because `require` honours
-// NODE_PATH, so it runs against an SDK installed anywhere; an ES module's bare `import` only
+// NODE_PATH, so it runs against a client installed anywhere; an ES module's bare `import` only
 // looks in node_modules directories above the script.
 //
 // - URL: `--url`, else `$IRIX7_URL`, else http://127.0.0.1:7801/mcp.
 // - Token: `--token`, else `$IRIX7_TOKEN`, else the file the rig writes for the URL's port
 //   (`target/iris/token-<port>`, read again after the reset: a generated token changes when
 //   the machine resets), else none (a machine booted with `mcp.token=none`).
-// - MODE: `auto` or `legacy`, both a 2025-11-25 session: SDK 1.32.2 knows no later protocol
-//   version, so this script does not speak 2026-07-28 (`2026-07-28` is refused). The
-//   2026-07-28 run of this loop is the Python one, `examples/agent_loop.py --mode 2026-07-28`.
+// - MODE, the protocol era, chosen through the SDK's own `versionNegotiation.mode`:
+//   `auto` (the default: the SDK probes with `server/discover` and takes 2026-07-28 when the
+//   machine offers it, else falls back to a session), `legacy` (a 2025-11-25 session, no
+//   probe) or `2026-07-28` (pinned: sessionless, no fallback).
 //
 // The loop is the one `examples/agent_loop.py` runs, step for step:
 // 1. wait for the module's banner on the serial console (`serial.read` with `until`, which
@@ -40,12 +42,13 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { parseArgs } = require("node:util");
-const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { Client, StreamableHTTPClientTransport } = require("@modelcontextprotocol/client");
 
 // The line the module prints on the console once its tools are registered.
 const BANNER = "tools offered";
 const REPO = path.resolve(__dirname, "..");
+// `--mode` -> the SDK's `versionNegotiation.mode`.
+const MODES = { auto: "auto", legacy: "legacy", "2026-07-28": { pin: "2026-07-28" } };
 
 class StepFailed extends Error {}
 
@@ -60,28 +63,31 @@ function tokenSource(url, given) {
   return () => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim() : undefined);
 }
 
-// A connected SDK client for the machine, with the bearer token (from `token()`) on every
-// request.
-async function connect(url, token) {
+// A connected SDK client for the machine in the era `mode` chooses, with the bearer token (from
+// `token()`) on every request. `options` are the connect's request options (`timeout`).
+async function connect(url, token, mode, options = {}) {
   const t = token();
   const headers = t ? { Authorization: `Bearer ${t}` } : {};
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-  const client = new Client({ name: "irix7-agent-loop", version: "1.0.0" });
-  await client.connect(transport);
+  const client = new Client(
+    { name: "irix7-agent-loop", version: "1.0.0" },
+    { versionNegotiation: { mode: MODES[mode] } },
+  );
+  await client.connect(transport, options);
   return { client, transport };
 }
 
-// Ends the session (DELETE) and the connection; a machine that is gone fails the DELETE,
-// which is fine.
+// Ends the session (DELETE; a 2026-07-28 connection has none) and the connection; a machine
+// that is gone fails the DELETE, which is fine.
 async function disconnect({ client, transport }) {
-  await transport.terminateSession().catch(() => {});
+  if (transport.sessionId) await transport.terminateSession().catch(() => {});
   await client.close().catch(() => {});
 }
 
 // Calls a tool; its result, or StepFailed with the tool's error text. `options` are the SDK's
 // request options (`onprogress`, `timeout`).
 async function tool(c, name, args = {}, options = {}) {
-  const r = await c.client.callTool({ name, arguments: args }, undefined, options);
+  const r = await c.client.callTool({ name, arguments: args }, options);
   if (r.isError) {
     const text = r.content && r.content[0] ? r.content[0].text : JSON.stringify(r);
     throw new StepFailed(`${name}: ${text}`);
@@ -123,13 +129,13 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // After a reset: the machine's status once a new boot answers. That is one whose uptime is below
 // the old boot's, or any that answers after the machine was seen gone (a boot slower than the
 // old one's uptime has counted past it by the time it answers).
-async function waitUntilBack(url, token, uptimeBefore, timeoutS = 120) {
+async function waitUntilBack(url, token, mode, uptimeBefore, timeoutS = 120) {
   const deadline = Date.now() + timeoutS * 1000;
   let wentAway = false;
   while (Date.now() < deadline) {
     let c;
     try {
-      c = await connect(url, token);
+      c = await connect(url, token, mode, { timeout: 5000 });
       c.client.onerror = () => {};
       const st = (await tool(c, "status", {}, { timeout: 5000 })).structuredContent;
       if (wentAway || st.uptime_ms < uptimeBefore) return st;
@@ -144,9 +150,9 @@ async function waitUntilBack(url, token, uptimeBefore, timeoutS = 120) {
   throw new StepFailed(`the machine did not come back within ${timeoutS} s`);
 }
 
-async function agentLoop(url, token, outDir) {
-  let c = await connect(url, token);
-  console.log(`connected: ${url} speaking ${c.transport.protocolVersion}`);
+async function agentLoop(url, token, mode, outDir) {
+  let c = await connect(url, token, mode);
+  console.log(`connected: ${url} speaking ${c.client.getNegotiatedProtocolVersion()}`);
   let st = (await tool(c, "status")).structuredContent;
   console.log(`machine: ${st.module} build ${st.build_id}, up ${st.uptime_ms} ms`);
 
@@ -187,14 +193,14 @@ async function agentLoop(url, token, outDir) {
   // ring does not survive a reset): the new boot's banner is past `head`.
   const uptime = (await tool(c, "status")).structuredContent.uptime_ms;
   const head = await consoleHead(c);
-  // The session dies with the machine: the SDK's event stream fails and its DELETE is
-  // refused, which is expected here, so their errors are not printed.
+  // The session (legacy era) dies with the machine: the SDK's event stream fails and its DELETE
+  // is refused, which is expected here, so their errors are not printed.
   c.client.onerror = () => {};
   await tool(c, "system.reset", { delay_ms: 200 });
   await disconnect(c);
   console.log("5 reset requested; waiting for the machine");
-  st = await waitUntilBack(url, token, uptime);
-  c = await connect(url, token);
+  st = await waitUntilBack(url, token, mode, uptime);
+  c = await connect(url, token, mode);
   try {
     const start = (await consoleHead(c)) >= head ? head : 0;
     after = await waitForBanner(c, start);
@@ -216,18 +222,17 @@ async function main() {
     },
   });
   if (opts.help) {
-    console.log("usage: node examples/agent_loop.cjs [--url URL] [--token TOKEN] [--mode auto|legacy] [--out-dir DIR]");
+    console.log(
+      "usage: node examples/agent_loop.cjs [--url URL] [--token TOKEN] [--mode auto|legacy|2026-07-28] [--out-dir DIR]",
+    );
     return 0;
   }
-  if (opts.mode !== "auto" && opts.mode !== "legacy") {
-    console.error(
-      `--mode ${opts.mode}: the TypeScript SDK 1.32.2 speaks only the 2025-11-25 session era ` +
-        "(auto or legacy); run examples/agent_loop.py for 2026-07-28",
-    );
+  if (!Object.hasOwn(MODES, opts.mode)) {
+    console.error(`--mode ${opts.mode}: want auto, legacy or 2026-07-28`);
     return 2;
   }
   try {
-    await agentLoop(opts.url, tokenSource(opts.url, opts.token), opts["out-dir"]);
+    await agentLoop(opts.url, tokenSource(opts.url, opts.token), opts.mode, opts["out-dir"]);
   } catch (e) {
     console.error(`FAILED: ${e instanceof StepFailed ? e.message : e.stack || e}`);
     return 1;

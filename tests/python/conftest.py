@@ -9,7 +9,7 @@ IRIX7_TOKEN          that token
 IRIX7_FIXTURES_URL   conformance image (product tools plus the everything-server fixtures,
                      among them the slow tool test_tool_with_progress), open (mcp.token=none)
 IRIX7_NODE           the Node 22 binary `cargo xtask clients` installs
-IRIX7_TS_SDK_PATH    the node_modules directory holding the TypeScript SDK (for NODE_PATH)
+IRIX7_TS_CLIENT_PATH the node_modules directory holding the TypeScript SDK v2 client (for NODE_PATH)
 """
 
 import os
@@ -53,5 +53,5 @@ def node():
 
 
 @pytest.fixture(scope="session")
-def ts_sdk_path():
-    return _env("IRIX7_TS_SDK_PATH")
+def ts_client_path():
+    return _env("IRIX7_TS_CLIENT_PATH")

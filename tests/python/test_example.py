@@ -2,8 +2,8 @@
 product rig): it waits for the banner, writes a file, watches a command's output stream,
 captures the screen, resets the machine and waits for it to come back.
 
-`examples/agent_loop.py` (the Python SDK) runs in both protocol eras; `examples/agent_loop.cjs`
-(the TypeScript SDK) in the session era, the only one its SDK speaks."""
+`examples/agent_loop.py` (the Python SDK) and `examples/agent_loop.cjs` (the TypeScript SDK v2
+client) both run in both protocol eras, each chosen through its SDK's own option."""
 
 import os
 import subprocess
@@ -50,36 +50,18 @@ def test_the_python_agent_loop_example_completes(mode, url, tmp_path):
     _assert_completed(r, mode, tmp_path)
 
 
-def _node(node, ts_sdk_path, args, **kw):
-    env = _env() | {"NODE_PATH": ts_sdk_path}
+def _node(node, ts_client_path, args, **kw):
+    env = _env() | {"NODE_PATH": ts_client_path}
     return subprocess.run([node, *args], env=env, capture_output=True, text=True, **kw)
 
 
-def test_the_typescript_agent_loop_example_completes(url, node, ts_sdk_path, tmp_path):
+@pytest.mark.parametrize("mode", list(MODES))
+def test_the_typescript_agent_loop_example_completes(mode, url, node, ts_client_path, tmp_path):
     r = _node(
         node,
-        ts_sdk_path,
-        [str(EXAMPLES / "agent_loop.cjs"), "--url", url, "--mode", "legacy"]
+        ts_client_path,
+        [str(EXAMPLES / "agent_loop.cjs"), "--url", url, "--mode", mode]
         + ["--out-dir", str(tmp_path)],
         timeout=600,
     )
-    _assert_completed(r, "legacy", tmp_path)
-
-
-def test_the_typescript_sdk_does_not_speak_2026_07_28_yet(node, ts_sdk_path):
-    """Why the TypeScript example runs in one era only: when the pinned SDK learns 2026-07-28,
-    this fails, and the example should run in that era too."""
-    r = _node(
-        node,
-        ts_sdk_path,
-        [
-            "-e",
-            "const t = require('@modelcontextprotocol/sdk/types.js');"
-            "console.log(t.SUPPORTED_PROTOCOL_VERSIONS.join(' '))",
-        ],
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    versions = r.stdout.split()
-    assert "2025-11-25" in versions, versions
-    assert "2026-07-28" not in versions, versions
+    _assert_completed(r, mode, tmp_path)

@@ -1,5 +1,5 @@
 //! Real MCP clients against the rig: installs them (a Python venv with the `mcp` SDK and pytest,
-//! Node 22, the TypeScript SDK and the two conformance suites, all under `target/`), and runs the
+//! Node 22, the TypeScript SDK v2 client and the two conformance suites, all under `target/`), and runs the
 //! pytest suite in `tests/python/` against rigs booted with the product and the conformance
 //! images.
 
@@ -43,13 +43,14 @@ pub const CONFORMANCE_LEGACY: NpmPackage = NpmPackage {
     name: "@modelcontextprotocol/conformance",
     version: Some("0.1.16"),
 };
-/// The TypeScript SDK `examples/agent_loop.cjs` uses, on its own: the version the conformance
-/// suites carry, installed where a developer's `NODE_PATH` can point.
-pub const TS_SDK: NpmPackage = NpmPackage {
-    dir: "mcp-sdk-1.32.2",
-    spec: "@modelcontextprotocol/sdk@1.32.2",
-    name: "@modelcontextprotocol/sdk",
-    version: Some("1.32.2"),
+/// The TypeScript SDK v2 client `examples/agent_loop.cjs` uses (it brings
+/// `@modelcontextprotocol/core`), on its own where a developer's `NODE_PATH` can point: the
+/// first TypeScript SDK that speaks 2026-07-28 as well as the session era.
+pub const TS_CLIENT: NpmPackage = NpmPackage {
+    dir: "mcp-client-2.4.0",
+    spec: "@modelcontextprotocol/client@2.4.0",
+    name: "@modelcontextprotocol/client",
+    version: Some("2.4.0"),
 };
 
 impl NpmPackage {
@@ -143,7 +144,7 @@ pub fn ensure() -> Result<(), String> {
     }
     CONFORMANCE_2026.ensure()?;
     CONFORMANCE_LEGACY.ensure()?;
-    TS_SDK.ensure()
+    TS_CLIENT.ensure()
 }
 
 fn venv_versions() -> Option<(String, String)> {
@@ -246,7 +247,10 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
             .env("IRIX7_TOKEN", &token)
             .env("IRIX7_FIXTURES_URL", slow.mcp_url())
             .env("IRIX7_NODE", node_bin())
-            .env("IRIX7_TS_SDK_PATH", TS_SDK.prefix().join("node_modules"))
+            .env(
+                "IRIX7_TS_CLIENT_PATH",
+                TS_CLIENT.prefix().join("node_modules"),
+            )
             .args([
                 "-m",
                 "pytest",
