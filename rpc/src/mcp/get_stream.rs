@@ -89,6 +89,19 @@ impl<C: 'static> McpServer<C> {
         feed.stream = stream;
         let cursor = feed.resume(last);
         drop(hub);
+        self.event_stream(serial, stream, cursor, None, Vec::new())
+    }
+
+    /// The response whose body is the event stream of feed `serial` (stream number `stream`),
+    /// from event `cursor` on, `pending` first.
+    fn event_stream(
+        &self,
+        serial: u64,
+        stream: u64,
+        cursor: u64,
+        listen: Option<String>,
+        pending: Vec<u8>,
+    ) -> Response {
         let body = GetStream {
             hub: self.subscriptions.hub.clone(),
             defs: self.subscriptions.defs.clone(),
@@ -96,8 +109,8 @@ impl<C: 'static> McpServer<C> {
             serial,
             stream,
             cursor,
-            listen: None,
-            pending: Vec::new(),
+            listen,
+            pending,
             sent: 0,
             quiet_since: None,
         };
@@ -150,19 +163,7 @@ impl<C: 'static> McpServer<C> {
             Utf8Sink(&mut pending),
             ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
         );
-        let body = GetStream {
-            hub: self.subscriptions.hub.clone(),
-            defs: self.subscriptions.defs.clone(),
-            ctx: self.ctx.clone(),
-            serial,
-            stream,
-            cursor,
-            listen: Some(id),
-            pending,
-            sent: 0,
-            quiet_since: None,
-        };
-        reply::stream(true, Body::Stream(Box::new(body)))
+        self.event_stream(serial, stream, cursor, Some(id), pending)
     }
 }
 
