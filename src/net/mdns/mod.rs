@@ -14,8 +14,9 @@
 //!
 //! Bounds: one UDP socket with [`RX_DATAGRAMS`] datagrams of buffer, at most
 //! [`QUERIES_PER_POLL`] queries read a poll, an answer at most [`ANSWER_MAX`] bytes, at most
-//! one multicast answer per [`MULTICAST_GAP_MS`] for the same records and
-//! [`UNICAST_PER_SECOND`] unicast answers a second; queries from outside the interface's
+//! one multicast answer per [`MULTICAST_GAP_MS`] for the same records and at most
+//! [`ANSWERS_PER_SECOND`] answers a second of any kind (so alternating questions cannot get
+//! around the gap); queries from outside the interface's
 //! subnet are dropped (§11), so the module is no amplifier for spoofed sources elsewhere.
 
 pub mod message;
@@ -41,7 +42,7 @@ const TX_DATAGRAMS: usize = 2;
 pub const ANSWER_MAX: usize = 1024;
 pub const QUERIES_PER_POLL: usize = 4;
 pub const MULTICAST_GAP_MS: u64 = 1000;
-pub const UNICAST_PER_SECOND: u32 = 10;
+pub const ANSWERS_PER_SECOND: u32 = 10;
 /// Announcements after the address is known, this far apart.
 const ANNOUNCEMENTS: u8 = 2;
 const ANNOUNCE_GAP_MS: u64 = 1000;
@@ -82,9 +83,9 @@ pub struct Responder {
     next_announcement_ms: u64,
     /// The last multicast answer: what it carried and when.
     last_multicast: Option<(Wanted, u64)>,
-    /// Unicast answers in the current second.
-    unicast_second: u64,
-    unicast_sent: u32,
+    /// Answers (not announcements) sent in the current second.
+    answer_second: u64,
+    answers_sent: u32,
     query: Vec<u8>,
     answer: Vec<u8>,
 }
@@ -124,8 +125,8 @@ impl Responder {
             announcements_left: 0,
             next_announcement_ms: 0,
             last_multicast: None,
-            unicast_second: 0,
-            unicast_sent: 0,
+            answer_second: 0,
+            answers_sent: 0,
             query: vec![0; RX_BYTES],
             answer: vec![0; ANSWER_MAX],
         })
@@ -182,6 +183,13 @@ impl Responder {
             } else {
                 Reply::Multicast
             };
+            let second = now_ms / 1000;
+            if second != self.answer_second {
+                (self.answer_second, self.answers_sent) = (second, 0);
+            }
+            if self.answers_sent >= ANSWERS_PER_SECOND {
+                continue;
+            }
             let to = match reply {
                 Reply::Multicast => {
                     let recent = self.last_multicast.is_some_and(|(w, at)| {
@@ -193,18 +201,9 @@ impl Responder {
                     self.last_multicast = Some((q.wanted, now_ms));
                     IpEndpoint::new(GROUP.into(), PORT)
                 }
-                Reply::Unicast | Reply::Legacy => {
-                    let second = now_ms / 1000;
-                    if second != self.unicast_second {
-                        (self.unicast_second, self.unicast_sent) = (second, 0);
-                    }
-                    if self.unicast_sent >= UNICAST_PER_SECOND {
-                        continue;
-                    }
-                    self.unicast_sent += 1;
-                    meta.endpoint
-                }
+                Reply::Unicast | Reply::Legacy => meta.endpoint,
             };
+            self.answers_sent += 1;
             if let Some(len) =
                 message::write_answer(&self.service, Some((&q, msg)), reply, &mut self.answer)
             {

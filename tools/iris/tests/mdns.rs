@@ -9,7 +9,7 @@ mod support;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use iris::net::HostNet;
+use iris::net::{HostNet, WireEnd};
 use iris::{Rig, RunEnd};
 use support::guest::guest_options;
 use support::image::ProductImage;
@@ -108,8 +108,49 @@ fn records(m: &[u8]) -> (u16, u16, Vec<Record>) {
     (c(0), c(4), out)
 }
 
-/// Runs the rig until the guest sends a UDP datagram from port 5353 that `want` accepts,
-/// answering ARP requests for the host's address meanwhile; other frames are dropped.
+/// The guest's UDP datagrams from port 5353 waiting on the wire; ARP requests for the host's
+/// address are answered, other frames dropped.
+fn drain_mdns(wire: &WireEnd, net: HostNet) -> Vec<Datagram> {
+    let mut out = Vec::new();
+    while let Some(f) = wire.recv() {
+        if f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[38..42] == net.host_ip.octets() {
+            let mut a = Vec::new();
+            a.extend_from_slice(&f[6..12]);
+            a.extend_from_slice(&net.host_mac);
+            a.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2]);
+            a.extend_from_slice(&net.host_mac);
+            a.extend_from_slice(&net.host_ip.octets());
+            a.extend_from_slice(&f[22..32]);
+            a.resize(60, 0);
+            wire.send(a);
+            continue;
+        }
+        if f.len() < 42 || f[12..14] != [0x08, 0x00] || f[23] != 17 {
+            continue;
+        }
+        let ihl = usize::from(f[14] & 0x0f) * 4;
+        let udp = 14 + ihl;
+        if u16::from_be_bytes([f[udp], f[udp + 1]]) != 5353 {
+            continue;
+        }
+        out.push(Datagram {
+            dst_mac: f[0..6].try_into().unwrap(),
+            dst: Ipv4Addr::new(f[30], f[31], f[32], f[33]),
+            dst_port: u16::from_be_bytes([f[udp + 2], f[udp + 3]]),
+            payload: f[udp + 8..].to_vec(),
+        });
+    }
+    out
+}
+
+fn host_end(r: &Rig) -> WireEnd {
+    r.net()
+        .host_end()
+        .expect("no forwarder: the test owns the wire")
+        .clone()
+}
+
+/// Runs the rig until the guest sends a UDP datagram from port 5353 that `want` accepts.
 fn next_mdns(
     rig: &mut Rig,
     net: HostNet,
@@ -119,44 +160,8 @@ fn next_mdns(
     let mut got = None;
     let end = rig
         .run_until(limit, |r| {
-            let wire = r
-                .net()
-                .host_end()
-                .expect("no forwarder: the test owns the wire");
-            while let Some(f) = wire.recv() {
-                if f.len() >= 42 && f[12..14] == [0x08, 0x06] && f[38..42] == net.host_ip.octets() {
-                    // ARP request for the host: reply.
-                    let mut a = Vec::new();
-                    a.extend_from_slice(&f[6..12]);
-                    a.extend_from_slice(&net.host_mac);
-                    a.extend_from_slice(&[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2]);
-                    a.extend_from_slice(&net.host_mac);
-                    a.extend_from_slice(&net.host_ip.octets());
-                    a.extend_from_slice(&f[22..32]);
-                    a.resize(60, 0);
-                    wire.send(a);
-                    continue;
-                }
-                if f.len() < 42 || f[12..14] != [0x08, 0x00] || f[23] != 17 {
-                    continue;
-                }
-                let ihl = usize::from(f[14] & 0x0f) * 4;
-                let udp = 14 + ihl;
-                if u16::from_be_bytes([f[udp], f[udp + 1]]) != 5353 {
-                    continue;
-                }
-                let d = Datagram {
-                    dst_mac: f[0..6].try_into().unwrap(),
-                    dst: Ipv4Addr::new(f[30], f[31], f[32], f[33]),
-                    dst_port: u16::from_be_bytes([f[udp + 2], f[udp + 3]]),
-                    payload: f[udp + 8..].to_vec(),
-                };
-                if want(&d) {
-                    got = Some(d);
-                    return true;
-                }
-            }
-            false
+            got = drain_mdns(&host_end(r), net).into_iter().find(|d| want(d));
+            got.is_some()
         })
         .unwrap();
     (end == RunEnd::Predicate).then(|| got.unwrap())
@@ -220,7 +225,7 @@ fn the_module_announces_and_answers_dns_sd() {
     // records that resolve the instance.
     let browse = query(0, "_mcp._tcp.local", 12);
     let src = (net.host_ip, 5353);
-    let wire = |r: &Rig| r.net().host_end().unwrap().clone();
+    let wire = host_end;
     wire(&rig).send(udp_frame(
         GROUP_MAC,
         net.host_mac,
@@ -280,5 +285,49 @@ fn the_module_announces_and_answers_dns_sd() {
     ));
     let a = next_mdns(&mut rig, net, Duration::from_secs(10), only_a).expect("an A answer");
     assert_eq!(a.dst, GROUP);
+
+    // A flood from the subnet that alternates two questions (so the one-second gap for the
+    // same answer never applies): at most 10 answers a second of any kind go out.
+    let ask_txt = query(0, &instance, 16);
+    let start = std::time::Instant::now();
+    let mut answers = Vec::new();
+    for i in 0..60 {
+        let q = if i % 2 == 0 { &ask_a } else { &ask_txt };
+        wire(&rig).send(udp_frame(GROUP_MAC, net.host_mac, src, (GROUP, 5353), q));
+        rig.run_until(Duration::from_millis(40), |r| {
+            answers.extend(drain_mdns(&host_end(r), net));
+            false
+        })
+        .unwrap();
+    }
+    // Whole seconds the flood spanned, plus the one it started in.
+    let seconds = start.elapsed().as_secs() + 1;
+    eprintln!(
+        "flood: {} answers to 60 queries in under {seconds} s",
+        answers.len()
+    );
+    assert!(
+        !answers.is_empty() && answers.len() as u64 <= 10 * (seconds + 1),
+        "{} answers to 60 queries in {seconds} s (the rig's clock follows the host's)",
+        answers.len()
+    );
+    // Once the second's budget has passed (queries that met a spent budget are dropped, not
+    // kept), the responder answers again.
+    rig.run_until(Duration::from_millis(1100), |r| {
+        drain_mdns(&host_end(r), net);
+        false
+    })
+    .unwrap();
+    wire(&rig).send(udp_frame(
+        GROUP_MAC,
+        net.host_mac,
+        (net.host_ip, 40002),
+        (GROUP, 5353),
+        &legacy,
+    ));
+    next_mdns(&mut rig, net, Duration::from_secs(10), |d| {
+        d.dst_port == 40002
+    })
+    .expect("an answer after the flood");
     rig.stop().unwrap();
 }
