@@ -114,7 +114,7 @@ pub fn test() -> Result<(), String> {
             Ok(()) => println!("--- ok: {} ({:.1} s)", step.name, t.elapsed().as_secs_f64()),
             Err(e) => {
                 println!("--- FAILED: {}: {e}", step.name);
-                failed.push(step.name);
+                failed.push((step.name, e.clone()));
             }
         }
         // Without the prerequisites nothing else can run meaningfully.
@@ -123,8 +123,9 @@ pub fn test() -> Result<(), String> {
         }
     }
     println!();
-    for name in &failed {
-        println!("failed: {name}");
+    // The reason again at the end: a CI log is often read from its tail only.
+    for (name, why) in &failed {
+        println!("failed: {name}: {why}");
     }
     println!(
         "xtask: {} passed, {} failed",
