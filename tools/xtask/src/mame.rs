@@ -91,11 +91,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
     };
     let args = mame_args(&dir, &script, &scc_out, seconds);
     let (out, smoke) = match &token {
-        None => (run_mame(&dir, &args)?, None),
-        Some(token) => {
-            let (out, rc) = run_smoke(&dir, &args, &stop, token, &image.sha256)?;
-            (out, Some(rc))
-        }
+        None => (run_mame(&dir, &args)?, Ok(())),
+        Some(token) => run_smoke(&dir, &args, &stop, token, &image.sha256)?,
     };
     let expect = Expect {
         digest: image.sha256.clone(),
@@ -119,10 +116,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
         println!("{line}");
     }
     check(&out, &scc, &expect)?;
-    match smoke {
-        None | Some(true) => Ok(()),
-        Some(false) => Err("mcp-smoke failed against the module in MAME (see above)".into()),
-    }
+    smoke
 }
 
 /// What one MAME run printed: the mailbox console and the script's last word.
@@ -558,15 +552,15 @@ const SMOKE_LIMIT: Duration = Duration::from_secs(300);
 /// The smoke run: one shell script in a fresh network namespace starts MAME, gives the tap MAME
 /// opens there the host's address, waits for the module, finds it with `irix7-gateway discover`
 /// (mDNS), runs `rom/tools/mcp-smoke.py` against it (no disk: block and fs checks skipped) and
-/// stops MAME. Returns MAME's output and whether
-/// mcp-smoke passed.
+/// stops MAME. Returns MAME's output and whether mcp-smoke passed, with the script's failure
+/// lines as the reason when it did not (they are printed as they come too).
 fn run_smoke(
     dir: &Path,
     args: &[String],
     stop_file: &Path,
     token: &str,
     sha256: &str,
-) -> Result<(Run, bool), String> {
+) -> Result<(Run, Result<(), String>), String> {
     let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let mame: Vec<String> = std::iter::once(mame_binary().display().to_string())
         .chain(args.iter().cloned())
@@ -592,22 +586,22 @@ for i in $(seq 1 600); do
   [ -n "$tap" ] && break
   sleep 0.1
 done
-if [ -z "$tap" ]; then echo "smoke: MAME opened no tap"; stop; exit 2; fi
-ip addr add {host}/24 dev "$tap" && ip link set "$tap" up || {{ stop; exit 2; }}
+if [ -z "$tap" ]; then echo "FAIL  MAME opened no tap"; stop; exit 2; fi
+ip addr add {host}/24 dev "$tap" && ip link set "$tap" up || {{ echo "FAIL  cannot address $tap"; stop; exit 2; }}
 echo "smoke: $tap is {host}/24; the module is {module}"
 for i in $(seq 1 1200); do
   grep -q {serving} {out} && break
   kill -0 $mame 2>/dev/null || break
   sleep 0.1
 done
-if ! grep -q {serving} {out}; then echo "smoke: the module did not come up"; stop; exit 2; fi
+if ! grep -q {serving} {out}; then echo "FAIL  the module did not come up"; stop; exit 2; fi
 # The lab gateway's mDNS browse finds the module's _mcp._tcp announcement over MAME's Seeq.
 {gateway} discover --seconds 5 > {found} 2>&1
 found=0
 if grep -q {want} {found}; then
   echo "smoke: irix7-gateway discover found the module over mDNS"
 else
-  echo "smoke: irix7-gateway discover did not find the module:"; cat {found}; found=1
+  echo "FAIL  irix7-gateway discover did not find the module: $(tr '\n' ' ' < {found})"; found=1
 fi
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
@@ -640,19 +634,53 @@ exit $rc
         .arg(&path)
         .current_dir(dir)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
+    let stdout = child.stdout.take().ok_or("the smoke run's stdout")?;
+    let failures = std::thread::spawn(move || echo_failures(stdout));
+    // On a timeout the reader is left behind: a program the script started may still hold
+    // the pipe.
     let status = wait_bounded(&mut child, SMOKE_LIMIT, "the smoke run")?;
+    // The reader ends with the script (MAME's output goes to files, not to this pipe).
+    let failures = failures.join().unwrap_or_default();
     let out = std::fs::read(&out_file).unwrap_or_default();
     let run = parse_output(&String::from_utf8_lossy(&out));
     match status.code() {
-        Some(0) => Ok((run, true)),
-        Some(1) => Ok((run, false)),
+        Some(0) => Ok((run, Ok(()))),
+        Some(1) => Ok((
+            run,
+            Err(format!(
+                "the smoke run against the module in MAME failed: {}",
+                failures.join("; ")
+            )),
+        )),
         _ => {
             print!("{}", run.console);
-            Err(format!("the smoke run failed before mcp-smoke ({status})"))
+            let err = std::fs::read_to_string(dir.join("mame.err")).unwrap_or_default();
+            let tail: Vec<&str> = err.lines().rev().take(5).collect();
+            Err(format!(
+                "the smoke run failed before mcp-smoke ({status}): {}; MAME's stderr ends: {}",
+                failures.join("; "),
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ))
         }
     }
+}
+
+/// Prints the smoke script's output as it comes and keeps its `FAIL` lines (mcp-smoke's and the
+/// script's own), which say what went wrong.
+fn echo_failures(stdout: std::process::ChildStdout) -> Vec<String> {
+    use std::io::BufRead;
+    let mut failures = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        println!("{line}");
+        if line.starts_with("FAIL") {
+            failures.push(line);
+        }
+    }
+    failures
 }
 
 /// The name the module announces with mDNS: `indy-` and the MAC's last three bytes.
