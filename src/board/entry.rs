@@ -19,7 +19,6 @@ use crate::net::mdns::{self, Responder};
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
-use crate::net::tx_checksum::TcpChecksumTx;
 use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
@@ -45,7 +44,7 @@ const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
-type Nic = IsnOffset<TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>>;
+type Nic = IsnOffset<Seeq<Kseg1Bus<Kernel>>>;
 
 /// Everything the module owns while loaded.
 struct Module {
@@ -103,11 +102,11 @@ impl Module {
         ctx.net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
-            mac: self.stack.device.inner().inner().mac(),
+            mac: self.stack.device.inner().mac(),
             port: self.port,
             open_connections: self.server.open_connections(&self.stack.sockets),
             requests: self.router.requests,
-            rings: self.stack.device.inner().inner().ring_positions(),
+            rings: self.stack.device.inner().ring_positions(),
         };
     }
 }
@@ -231,7 +230,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     let seed = entropy.borrow_mut().next_u64();
     let mut isn_key = [0u8; 32];
     entropy.borrow_mut().fill(&mut isn_key);
-    let nic = IsnOffset::new(TcpChecksumTx::new(nic), isn_key);
+    let nic = IsnOffset::new(nic, isn_key);
     let mut stack = NetStack::new(nic, mac, ip, now, seed);
     match stack.ipv4() {
         Some(c) => kprintln!(
