@@ -68,7 +68,10 @@ impl Module {
     /// One non-blocking step. Returns > 0 when work is pending, 0 when idle.
     fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
-        let mut work = self.stack.poll(now_ms);
+        let server = &mut self.server;
+        let mut work = self
+            .stack
+            .poll_between(now_ms, |s| server.refill(s, now_ms));
         if work {
             // When frames arrive is up to the network, and Count tells it to the cycle.
             self.entropy
@@ -85,7 +88,10 @@ impl Module {
             let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
         }
-        work |= self.stack.poll(now_ms);
+        let server = &mut self.server;
+        work |= self
+            .stack
+            .poll_between(now_ms, |s| server.refill(s, now_ms));
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();
@@ -329,14 +335,10 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         ports: alloc::vec![port, 80],
         ..ServerConfig::for_heap(heap_usage().size)
     };
-    // The budgets are sized from what the module holds once up, sockets included (created
-    // below, so counted here).
+    // The budgets are sized from what the module holds once up; the sockets' buffers are in
+    // the per-connection share, since a socket holds them only while it listens or connects.
     let heap = heap_usage();
-    let budgets = ServerBudgets::plan(
-        heap.size,
-        heap.used + server_config.socket_bytes(),
-        &server_config,
-    );
+    let budgets = ServerBudgets::plan(heap.size, heap.used, &server_config);
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
