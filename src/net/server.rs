@@ -457,6 +457,10 @@ impl HttpServer {
         read: bool,
     ) -> bool {
         let mut work = false;
+        if !self.slots[i].buffered {
+            // A spare slot: closed, nothing to do until `refill` makes it the listener.
+            return false;
+        }
         handler.on_port(self.slots[i].port);
         let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
         if state != self.slots[i].state {
