@@ -19,7 +19,6 @@ use crate::net::mdns::{self, Responder};
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
-use crate::net::tx_checksum::TcpChecksumTx;
 use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
@@ -45,7 +44,7 @@ const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
-type Nic = IsnOffset<TcpChecksumTx<Seeq<Kseg1Bus<Kernel>>>>;
+type Nic = IsnOffset<Seeq<Kseg1Bus<Kernel>>>;
 
 /// Everything the module owns while loaded.
 struct Module {
@@ -69,7 +68,10 @@ impl Module {
     /// One non-blocking step. Returns > 0 when work is pending, 0 when idle.
     fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
-        let mut work = self.stack.poll(now_ms);
+        let server = &mut self.server;
+        let mut work = self
+            .stack
+            .poll_between(now_ms, |s| server.refill(s, now_ms));
         if work {
             // When frames arrive is up to the network, and Count tells it to the cycle.
             self.entropy
@@ -86,7 +88,10 @@ impl Module {
             let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
         }
-        work |= self.stack.poll(now_ms);
+        let server = &mut self.server;
+        work |= self
+            .stack
+            .poll_between(now_ms, |s| server.refill(s, now_ms));
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();
@@ -103,11 +108,11 @@ impl Module {
         ctx.net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
-            mac: self.stack.device.inner().inner().mac(),
+            mac: self.stack.device.inner().mac(),
             port: self.port,
             open_connections: self.server.open_connections(&self.stack.sockets),
             requests: self.router.requests,
-            rings: self.stack.device.inner().inner().ring_positions(),
+            rings: self.stack.device.inner().ring_positions(),
         };
     }
 }
@@ -231,7 +236,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     let seed = entropy.borrow_mut().next_u64();
     let mut isn_key = [0u8; 32];
     entropy.borrow_mut().fill(&mut isn_key);
-    let nic = IsnOffset::new(TcpChecksumTx::new(nic), isn_key);
+    let nic = IsnOffset::new(nic, isn_key);
     let mut stack = NetStack::new(nic, mac, ip, now, seed);
     match stack.ipv4() {
         Some(c) => kprintln!(
@@ -330,14 +335,10 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         ports: alloc::vec![port, 80],
         ..ServerConfig::for_heap(heap_usage().size)
     };
-    // The budgets are sized from what the module holds once up, sockets included (created
-    // below, so counted here).
+    // The budgets are sized from what the module holds once up; the sockets' buffers are in
+    // the per-connection share, since a socket holds them only while it listens or connects.
     let heap = heap_usage();
-    let budgets = ServerBudgets::plan(
-        heap.size,
-        heap.used + server_config.socket_bytes(),
-        &server_config,
-    );
+    let budgets = ServerBudgets::plan(heap.size, heap.used, &server_config);
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();

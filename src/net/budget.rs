@@ -4,9 +4,10 @@
 //! The heap is split into:
 //! - a reserve (`heap / 16`, at least 64 KiB) for the small bounded allocations nobody charges
 //!   (sessions, tables, headers); the rest is the *heap budget* the module means never to pass;
-//! - what is in use once the module is up (sockets, caches, the tool catalogue);
-//! - per connection, what the HTTP layer holds outside any pool (output and hold buffers, a
-//!   request head, one complete answer), times the number of sockets;
+//! - what is in use once the module is up (caches, the tool catalogue, the NIC's rings);
+//! - per connection, the socket's buffers and what the HTTP layer holds outside any pool
+//!   (output and hold buffers, a request head, one complete answer), times the number of
+//!   sockets (a listening socket holds its buffers too, and is one of them);
 //! - shell output (an eighth of the heap, the shell's own budget) and one screen capture;
 //! - task results (the tasks extension): an eighth of what remains, at most what the most
 //!   tasks held at once may keep (`rpc::mcp::Limits`);
@@ -53,13 +54,16 @@ pub struct ServerBudgets {
 
 impl ServerBudgets {
     /// The plan for a heap of `heap` bytes of which `idle` are in use with the server up
-    /// (its sockets included), serving with `server`.
+    /// (its sockets' buffers not included), serving with `server`.
     pub fn plan(heap: usize, idle: usize, server: &ServerConfig) -> Self {
         let reserve = (heap / 16).max(64 * 1024);
         let heap_budget = heap.saturating_sub(reserve);
         let http = &server.http;
-        let per_connection =
-            http.output_buffer + http.input_buffer + http.limits.header_section + ANSWER;
+        let per_connection = server.socket_bytes()
+            + http.output_buffer
+            + http.input_buffer
+            + http.limits.header_section
+            + ANSWER;
         let connections = server.ports.len() * server.sockets_per_port;
         let capture = if heap >= 4 << 20 { CAPTURE } else { 0 };
         let fixed = idle + connections * per_connection + heap / 8 + capture;
@@ -102,11 +106,14 @@ mod tests {
     fn the_plan_fits_the_heap_it_is_made_for() {
         for heap in [1 << 20, 2 << 20, 8 << 20, 56 << 20] {
             let server = ServerConfig::for_heap(heap);
-            let idle = server.socket_bytes() + 300 * 1024;
+            let idle = 300 * 1024;
             let b = ServerBudgets::plan(heap, idle, &server);
             let http = &server.http;
-            let per_conn =
-                http.output_buffer + http.input_buffer + http.limits.header_section + ANSWER;
+            let per_conn = server.socket_bytes()
+                + http.output_buffer
+                + http.input_buffer
+                + http.limits.header_section
+                + ANSWER;
             let conns = server.ports.len() * server.sockets_per_port;
             let total = idle
                 + conns * per_conn
@@ -142,7 +149,7 @@ mod tests {
     fn console_waiters_are_half_of_what_one_client_may_hold() {
         for (heap, waiters) in [(56 << 20, 4), (1 << 20, 1)] {
             let server = ServerConfig::for_heap(heap);
-            let b = ServerBudgets::plan(heap, server.socket_bytes(), &server);
+            let b = ServerBudgets::plan(heap, 0, &server);
             assert_eq!(b.serial_waiters, waiters, "{heap}");
         }
     }
@@ -151,7 +158,7 @@ mod tests {
     fn event_streams_are_bounded_by_the_client_share_and_the_pool() {
         for (heap, streams) in [(56 << 20, 4), (1 << 20, 1)] {
             let server = ServerConfig::for_heap(heap);
-            let b = ServerBudgets::plan(heap, server.socket_bytes(), &server);
+            let b = ServerBudgets::plan(heap, 0, &server);
             assert_eq!(b.event_streams, streams, "{heap}");
         }
     }

@@ -14,16 +14,19 @@
 //! from other ports or addresses tell an observer nothing about it. A key for the whole boot,
 //! as the RFC has it, because a new key would move the sequence space under open connections.
 //!
+//! The TCP checksum of a sent frame is filled in here too, once the offset is in
+//! (`net::tx_checksum`; the Seeq computes none): the headers are walked once for both.
 //! A received frame is rewritten in the driver's own copy (`WritableRx`), not copied again.
 //! F is cached per four-tuple in a small direct-mapped table, so a connection computes its
 //! ChaCha20 block about once, not once per segment.
 
 use super::frame::{TCP_HEADER, TcpAt, tcp_segment};
+use super::tx_checksum;
 use crate::hil::nic::WritableRx;
 use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use core::cell::Cell;
-use smoltcp::phy::{self, DeviceCapabilities};
+use smoltcp::phy::{self, Checksum, DeviceCapabilities};
 use smoltcp::time::Instant;
 
 /// A connection as the offset sees it: local address, local port, remote address, remote port
@@ -73,14 +76,20 @@ impl Offsets {
         off
     }
 
-    /// Adds F to the sequence number of a frame the stack sends.
+    /// Adds F to the sequence number of a frame the stack sends, and fills in its TCP
+    /// checksum (which the stack leaves to the device): one walk of the headers for both.
     pub fn outgoing(&self, frame: &mut [u8]) {
         let Some(at) = tcp_segment(frame) else {
             return;
         };
         let off = self.of(&tuple(frame, &at, Direction::Out));
-        let seg = &mut frame[at.tcp..at.end];
-        shift(seg, SEQ, off);
+        let seq = at.tcp + SEQ;
+        let Some(field) = frame.get_mut(seq..seq + 4) else {
+            return;
+        };
+        let wire = u32::from_be_bytes([field[0], field[1], field[2], field[3]]).wrapping_add(off);
+        field.copy_from_slice(&wire.to_be_bytes());
+        tx_checksum::fill(frame, &at);
     }
 
     /// Takes F off the acknowledgment number and SACK edges of a frame the stack receives.
@@ -252,7 +261,11 @@ where
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
-        self.inner.capabilities()
+        let mut caps = self.inner.capabilities();
+        // Received segments are still checked by smoltcp; sent ones are summed here, after
+        // their sequence number has its offset.
+        caps.checksum.tcp = Checksum::Rx;
+        caps
     }
 }
 

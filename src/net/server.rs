@@ -13,6 +13,12 @@
 //! - when a port has no listening socket left, the connection that proved nothing (no
 //!   authenticated request) and was idle longest, at least [`GRACE_MS`], is reset to make
 //!   room, so authenticated clients are never locked out by anonymous ones.
+//!
+//! A socket's buffers are the bulk of the module's idle heap, so only the slots that need them
+//! hold them: each port keeps one listening socket with buffers, a slot gets its buffers when
+//! it becomes that listener and gives them back once its connection is over. Between two
+//! received frames the stack lets the server put the next listener up ([`HttpServer::refill`]),
+//! so a burst of SYNs finds one for each while slots are free.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -91,9 +97,9 @@ impl ServerConfig {
         }
     }
 
-    /// Heap the sockets' buffers take.
+    /// Heap one socket's buffers take (while it listens or carries a connection).
     pub fn socket_bytes(&self) -> usize {
-        self.ports.len() * self.sockets_per_port * (self.rx_buffer + self.tx_buffer)
+        self.rx_buffer + self.tx_buffer
     }
 }
 
@@ -135,6 +141,8 @@ pub const CLOSE_MS: u64 = 5_000;
 
 struct Slot {
     handle: SocketHandle,
+    /// The socket has its buffers (it listens, or carries or has just ended a connection).
+    buffered: bool,
     port: u16,
     conn: Option<Connection>,
     /// The peer's FIN has been passed on to the connection.
@@ -157,6 +165,11 @@ pub struct ServerStats {
 pub struct HttpServer {
     slots: Vec<Slot>,
     http: rpc::http::Config,
+    /// Each port, and the slot last put up to listen on it.
+    listeners: Vec<(u16, Option<usize>)>,
+    rx_buffer: usize,
+    tx_buffer: usize,
+    tcp_timeout_ms: u64,
     per_client: usize,
     /// What request bodies are charged to, shared by every connection.
     requests: Rc<Pool>,
@@ -166,27 +179,31 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Creates the sockets in `sockets` and starts listening. Request bodies are charged to
-    /// `requests`.
+    /// Creates the sockets in `sockets`, without buffers yet: the first poll puts up each
+    /// port's listener. Request bodies are charged to `requests`.
     pub fn new(
         sockets: &mut SocketSet<'static>,
         config: &ServerConfig,
         requests: Rc<Pool>,
     ) -> Self {
-        let mut slots = Vec::new();
+        let mut server = HttpServer {
+            slots: Vec::new(),
+            listeners: config.ports.iter().map(|&p| (p, None)).collect(),
+            http: config.http,
+            rx_buffer: config.rx_buffer,
+            tx_buffer: config.tx_buffer,
+            tcp_timeout_ms: config.tcp_timeout_ms,
+            per_client: config.per_client.max(1),
+            requests,
+            next: 0,
+            stats: ServerStats::default(),
+        };
         for &port in &config.ports {
             for _ in 0..config.sockets_per_port {
-                let rx = tcp::SocketBuffer::new(alloc::vec![0; config.rx_buffer]);
-                let tx = tcp::SocketBuffer::new(alloc::vec![0; config.tx_buffer]);
-                let mut s = tcp::Socket::new(rx, tx);
-                s.set_timeout(Some(Duration::from_millis(config.tcp_timeout_ms)));
-                // Probes a silent peer, so one that vanished during a long answer (an SSE
-                // stream, a call waiting for its input) is found within the timeout.
-                s.set_keep_alive(Some(Duration::from_millis(config.tcp_timeout_ms / 3)));
-                s.set_nagle_enabled(false);
-                let handle = sockets.add(s);
-                slots.push(Slot {
+                let handle = sockets.add(server.socket(Vec::new(), Vec::new()));
+                server.slots.push(Slot {
                     handle,
+                    buffered: false,
                     port,
                     conn: None,
                     fin_seen: false,
@@ -195,14 +212,110 @@ impl HttpServer {
                 });
             }
         }
-        HttpServer {
-            slots,
-            http: config.http,
-            per_client: config.per_client.max(1),
-            requests,
-            next: 0,
-            stats: ServerStats::default(),
+        server
+    }
+
+    /// A socket over the given buffers, with the server's timeouts.
+    fn socket(&self, rx: Vec<u8>, tx: Vec<u8>) -> tcp::Socket<'static> {
+        let mut s = tcp::Socket::new(tcp::SocketBuffer::new(rx), tcp::SocketBuffer::new(tx));
+        s.set_timeout(Some(Duration::from_millis(self.tcp_timeout_ms)));
+        // Probes a silent peer, so one that vanished during a long answer (an SSE
+        // stream, a call waiting for its input) is found within the timeout.
+        s.set_keep_alive(Some(Duration::from_millis(self.tcp_timeout_ms / 3)));
+        s.set_nagle_enabled(false);
+        s
+    }
+
+    /// Gives closed slot `i` a new socket, with buffers (`buffered`) or without. False when
+    /// the heap has no room for the buffers: the slot stays as it was.
+    fn rebuild(&mut self, i: usize, sockets: &mut SocketSet<'static>, buffered: bool) -> bool {
+        let zeroed = |n: usize| {
+            let mut v = Vec::new();
+            v.try_reserve_exact(n).ok()?;
+            v.resize(n, 0);
+            Some(v)
+        };
+        let (rx, tx) = if buffered {
+            match (zeroed(self.rx_buffer), zeroed(self.tx_buffer)) {
+                (Some(rx), Some(tx)) => (rx, tx),
+                _ => return false,
+            }
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let socket = self.socket(rx, tx);
+        let slot = &mut self.slots[i];
+        // The old socket (and its buffers) goes first, so its entry is the one reused.
+        sockets.remove(slot.handle);
+        slot.handle = sockets.add(socket);
+        slot.buffered = buffered;
+        true
+    }
+
+    /// Whether the slot last put up to listen on `port` still listens (one looked at, not the
+    /// pool: this runs after every received frame).
+    fn listens(&self, port: u16, sockets: &SocketSet<'static>) -> bool {
+        self.listeners.iter().any(|&(p, slot)| {
+            p == port
+                && slot.is_some_and(|j| {
+                    sockets.get::<tcp::Socket>(self.slots[j].handle).state() == State::Listen
+                })
+        })
+    }
+
+    /// Puts up a listener on every port that has none, in a free slot, so that the next SYN
+    /// finds one. The stack calls this between received frames, the poll after its round.
+    pub fn refill(&mut self, sockets: &mut SocketSet<'static>, now_ms: u64) {
+        for k in 0..self.listeners.len() {
+            let port = self.listeners[k].0;
+            if self.listens(port, sockets) {
+                continue;
+            }
+            let free = (0..self.slots.len()).find(|&j| {
+                self.slots[j].port == port
+                    && self.slots[j].conn.is_none()
+                    && self.may_listen(j, sockets, now_ms)
+            });
+            if let Some(j) = free {
+                self.listen(j, sockets, now_ms);
+            }
         }
+    }
+
+    /// Whether slot `i`'s socket is closed and may listen or give its buffers back: a reset
+    /// on its way out is waited for, [`RST_MS`] at most (listening would forget the peer
+    /// before the RST is sent, and the peer would wait on a connection that no longer
+    /// exists; an RST to an address that never answers ARP, a spoofed SYN, is never sent).
+    fn may_listen(&self, i: usize, sockets: &SocketSet<'static>, now_ms: u64) -> bool {
+        let slot = &self.slots[i];
+        let sock = sockets.get::<tcp::Socket>(slot.handle);
+        sock.state() == State::Closed
+            && (sock.remote_endpoint().is_none()
+                || (slot.state == State::Closed && now_ms.saturating_sub(slot.since_ms) >= RST_MS))
+    }
+
+    /// Makes closed slot `i` listen, with its buffers. False when there is no room for them.
+    fn listen(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) -> bool {
+        if !self.slots[i].buffered && !self.rebuild(i, sockets, true) {
+            return false;
+        }
+        let slot = &mut self.slots[i];
+        if sockets
+            .get_mut::<tcp::Socket>(slot.handle)
+            .listen(slot.port)
+            .is_err()
+        {
+            return false;
+        }
+        slot.state = State::Listen;
+        slot.since_ms = now_ms;
+        let port = slot.port;
+        for (p, listener) in &mut self.listeners {
+            if *p == port {
+                *listener = Some(i);
+            }
+        }
+        true
     }
 
     /// Connections open now: sockets past the handshake, including ones accepted by the
@@ -242,12 +355,13 @@ impl HttpServer {
             work |= !read;
         }
         self.next = (self.next + 1) % n.max(1);
-        let ports: Vec<u16> = self.slots.iter().map(|s| s.port).collect();
-        for (i, &port) in ports.iter().enumerate() {
-            if !ports[..i].contains(&port) {
+        for i in 0..n {
+            let port = self.slots[i].port;
+            if !self.slots[..i].iter().any(|s| s.port == port) {
                 work |= self.keep_listening(port, sockets, now_ms);
             }
         }
+        self.refill(sockets, now_ms);
         work
     }
 
@@ -343,6 +457,10 @@ impl HttpServer {
         read: bool,
     ) -> bool {
         let mut work = false;
+        if !self.slots[i].buffered {
+            // A spare slot: closed, nothing to do until `refill` makes it the listener.
+            return false;
+        }
         handler.on_port(self.slots[i].port);
         let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
         if state != self.slots[i].state {
@@ -352,35 +470,21 @@ impl HttpServer {
         let waited = now_ms.saturating_sub(self.slots[i].since_ms);
         if self.slots[i].conn.is_none() {
             match state {
-                // A closed socket listens again; one lingering in TIME-WAIT, or whose peer has
-                // everything (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset
-                // (and listens once that is sent) so that a burst of short connections cannot
-                // use up the pool.
-                // A reset on its way out: listening now would forget the peer before the RST
-                // is sent, and the peer would wait on a connection that no longer exists. Not
-                // for long, though: an RST to an address that never answers ARP (a spoofed
-                // SYN) is never sent.
-                State::Closed
-                    if waited < RST_MS
-                        && sockets
-                            .get::<tcp::Socket>(self.slots[i].handle)
-                            .remote_endpoint()
-                            .is_some() =>
-                {
-                    return true;
-                }
+                // A closed socket listens again if its port has no listener, else gives its
+                // buffers back; one lingering in TIME-WAIT, or whose peer has everything
+                // (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset (and listens
+                // or gives its buffers back once that is sent) so that a burst of short
+                // connections cannot use up the pool.
+                State::Closed if !self.may_listen(i, sockets, now_ms) => return true,
                 State::Closed => {
-                    let slot = &mut self.slots[i];
-                    if sockets
-                        .get_mut::<tcp::Socket>(slot.handle)
-                        .listen(slot.port)
-                        .is_err()
-                    {
-                        return false;
+                    let port = self.slots[i].port;
+                    if !self.listens(port, sockets) {
+                        return self.listen(i, sockets, now_ms);
                     }
-                    slot.state = State::Listen;
-                    slot.since_ms = now_ms;
-                    return true;
+                    if self.slots[i].buffered {
+                        return self.rebuild(i, sockets, false);
+                    }
+                    return false;
                 }
                 State::TimeWait | State::FinWait2 | State::LastAck | State::Closing => {
                     self.reset(i, sockets, now_ms);
@@ -538,6 +642,12 @@ mod tests {
         (stack, server)
     }
 
+    /// The stack's poll as the module runs it: the server puts up its next listener
+    /// between received frames.
+    fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
+        stack.poll_between(now, |s| server.refill(s, now));
+    }
+
     fn client(stack: &mut NetStack<Loopback>, local_port: u16) -> SocketHandle {
         let rx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
         let tx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
@@ -552,9 +662,9 @@ mod tests {
     fn run(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64, rounds: usize) {
         for _ in 0..rounds {
             *now += 1;
-            stack.poll(*now);
+            net_poll(stack, server, *now);
             server.poll(&mut stack.sockets, &mut PathEcho, *now);
-            stack.poll(*now);
+            net_poll(stack, server, *now);
         }
     }
 
@@ -597,6 +707,44 @@ mod tests {
         let _ = instant(0);
     }
 
+    fn buffered(server: &HttpServer) -> usize {
+        server.slots.iter().filter(|s| s.buffered).count()
+    }
+
+    #[test]
+    fn only_the_listener_and_open_connections_hold_buffers() {
+        let (mut stack, mut server) = setup(6);
+        server.per_client = 6;
+        let mut now = 0;
+        run(&mut stack, &mut server, &mut now, 2);
+        assert_eq!(buffered(&server), 1, "one listener, nothing else");
+        // Four clients at once: each SYN finds a listener, put up between frames.
+        let clients: Vec<_> = (0..4).map(|i| client(&mut stack, 44000 + i)).collect();
+        run(&mut stack, &mut server, &mut now, 10);
+        assert_eq!(server.stats.accepted, 4);
+        assert_eq!(
+            buffered(&server),
+            5,
+            "four connections and the next listener"
+        );
+        for &h in &clients {
+            send(
+                &mut stack,
+                h,
+                "GET /bye HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            );
+        }
+        run(&mut stack, &mut server, &mut now, 30);
+        for &h in &clients {
+            assert!(drain(&mut stack, h).contains("/bye"));
+        }
+        // The connections are over: their buffers went back to the heap.
+        now += RST_MS;
+        run(&mut stack, &mut server, &mut now, 10);
+        assert_eq!(server.open_connections(&stack.sockets), 0);
+        assert_eq!(buffered(&server), 1);
+    }
+
     /// Answers with the request path; a request with `Authorization: yes` is authenticated.
     struct Guarded;
     impl Handler for Guarded {
@@ -614,9 +762,9 @@ mod tests {
     fn run_guarded(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64) {
         for _ in 0..20 {
             *now += 1;
-            stack.poll(*now);
+            net_poll(stack, server, *now);
             server.poll(&mut stack.sockets, &mut Guarded, *now);
-            stack.poll(*now);
+            net_poll(stack, server, *now);
         }
     }
 
@@ -675,7 +823,7 @@ mod tests {
         // Let the requests reach the server's sockets without the server reading them.
         for _ in 0..5 {
             now += 1;
-            stack.poll(now);
+            net_poll(&mut stack, &mut server, now);
         }
         let mut counted = Counted {
             inner: &mut Guarded,

@@ -3,7 +3,9 @@
 
 use crate::net::config::IpConfig;
 use alloc::vec::Vec;
-use smoltcp::iface::{Config, Interface, PollResult, SocketHandle, SocketSet};
+use smoltcp::iface::{
+    Config, Interface, PollIngressSingleResult, PollResult, SocketHandle, SocketSet,
+};
 use smoltcp::phy::Device;
 use smoltcp::socket::dhcpv4;
 use smoltcp::time::Instant;
@@ -52,11 +54,39 @@ impl<D: Device> NetStack<D> {
 
     /// Moves frames between the device and the sockets. True when socket state may have changed.
     pub fn poll(&mut self, now_ms: u64) -> bool {
-        let r = self
+        self.poll_between(now_ms, |_| {})
+    }
+
+    /// [`NetStack::poll`], calling `between` after each received frame: the server puts up
+    /// its next listener there, so that every SYN of a burst finds one.
+    pub fn poll_between(
+        &mut self,
+        now_ms: u64,
+        mut between: impl FnMut(&mut SocketSet<'static>),
+    ) -> bool {
+        let now = instant(now_ms);
+        let mut changed = false;
+        self.iface.poll_maintenance(now);
+        loop {
+            match self
+                .iface
+                .poll_ingress_single(now, &mut self.device, &mut self.sockets)
+            {
+                PollIngressSingleResult::None => break,
+                PollIngressSingleResult::PacketProcessed => {}
+                PollIngressSingleResult::SocketStateChanged => changed = true,
+            }
+            between(&mut self.sockets);
+        }
+        while self
             .iface
-            .poll(instant(now_ms), &mut self.device, &mut self.sockets);
+            .poll_egress(now, &mut self.device, &mut self.sockets)
+            == PollResult::SocketStateChanged
+        {
+            changed = true;
+        }
         self.poll_dhcp();
-        r == PollResult::SocketStateChanged
+        changed
     }
 
     /// The configured IPv4 address and prefix.

@@ -6,8 +6,8 @@
 use crate::services::identity::BUILD_ID;
 use crate::services::status::VERSION;
 use crate::services::status::{Status, format_duration};
-use alloc::format;
 use alloc::string::String;
+use core::fmt::Write as _;
 
 /// How MCP is reached, for the page's access line.
 pub struct Access {
@@ -16,15 +16,16 @@ pub struct Access {
 }
 
 impl Access {
-    fn line(&self) -> String {
-        if self.token_required {
-            format!("MCP on port {}, token required", self.mcp_port)
+    fn write_line(&self, out: &mut String) {
+        let _ = if self.token_required {
+            write!(out, "MCP on port {}, token required", self.mcp_port)
         } else {
-            format!(
+            write!(
+                out,
                 "MCP on port {}, open: mcp.token=none (no token needed)",
                 self.mcp_port
             )
-        }
+        };
     }
 }
 
@@ -33,36 +34,38 @@ const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf
 <style>body{font-family:monospace;margin:2em;background:#1d1f21;color:#c5c8c6}\
 h1{color:#81a2be}td{padding:0 1.5em 0 0}a{color:#8abeb7}</style></head><body>\n";
 
+/// Room for the open page in one allocation (it is about 750 bytes).
+const OPEN_PAGE: usize = 1024;
+/// Room for the detailed page in one allocation.
+const DETAILED_PAGE: usize = 2048;
+
 /// The open page. Nothing in it is secret or helps an attacker aim: no address, no figures.
+/// Written into one string sized for it: `GET /` is the request a browser repeats.
 pub fn render(s: &Status, access: &Access) -> String {
-    format!(
-        "{HEAD}<h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n{rows}</table>\n\
-<p>{access}</p>\n<p>Details: send the token (<code>Authorization: Bearer</code>) or call the \
+    let mut out = String::with_capacity(OPEN_PAGE);
+    write_top(&mut out, s);
+    out.push_str("</table>\n<p>");
+    access.write_line(&mut out);
+    out.push_str(
+        "</p>\n<p>Details: send the token (<code>Authorization: Bearer</code>) or call the \
 <code>status</code> tool.</p>\n</body></html>\n",
-        os = escape(&s.os_version),
-        rows = identity_rows(s),
-        access = access.line(),
-    )
+    );
+    out
 }
 
 /// The page for a request that carried the token (or any local one when MCP is open).
 pub fn render_details(s: &Status, access: &Access) -> String {
-    format!(
-        "{HEAD}<h1>IRIX {os} &middot; irix7-mcp {VERSION}</h1>\n<table>\n{rows}\
-<tr><td>date</td><td>{date}</td></tr>\n\
+    let mut out = String::with_capacity(DETAILED_PAGE);
+    write_top(&mut out, s);
+    let _ = write!(
+        out,
+        "<tr><td>date</td><td>{date}</td></tr>\n\
 <tr><td>ip</td><td>{ip}</td></tr>\n\
 <tr><td>mac</td><td>{mac}</td></tr>\n\
 <tr><td>ram</td><td>{ram} MiB</td></tr>\n\
 <tr><td>module heap</td><td>{hu} of {hs} bytes in use (peak {hp})</td></tr>\n\
 <tr><td>connections</td><td>{conn} open, {req} requests served</td></tr>\n\
-<tr><td>disk cache</td><td>{cache}</td></tr>\n{deploy}\
-</table>\n<p>{access}</p>\n<h2>Endpoints</h2>\n<ul>\n\
-<li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
-2025-11-25 session after <code>initialize</code>)</li>\n\
-<li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
-        os = escape(&s.os_version),
-        rows = identity_rows(s),
-        access = access.line(),
+<tr><td>disk cache</td><td>{cache}</td></tr>\n",
         date = s.date_text(),
         ip = s.ip_text(),
         mac = s.mac_text(),
@@ -73,29 +76,43 @@ pub fn render_details(s: &Status, access: &Access) -> String {
         conn = s.net.open_connections,
         req = s.net.requests,
         cache = s.cache_text(),
-        deploy = s.identity.refused_line().map_or(String::new(), |l| format!(
-            "<tr><td>deploy</td><td>{}</td></tr>\n",
-            escape(&l)
-        )),
-    )
+    );
+    if let Some(line) = s.identity.refused_line() {
+        out.push_str("<tr><td>deploy</td><td>");
+        write_escaped(&mut out, &line);
+        out.push_str("</td></tr>\n");
+    }
+    out.push_str("</table>\n<p>");
+    access.write_line(&mut out);
+    out.push_str(
+        "</p>\n<h2>Endpoints</h2>\n<ul>\n\
+<li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
+2025-11-25 session after <code>initialize</code>)</li>\n\
+<li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
+    );
+    out
 }
 
-/// The rows both pages show: what is running (which build, so an agent can see its deploy
-/// took) and for how long.
-fn identity_rows(s: &Status) -> String {
-    format!(
-        "<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
+/// The head, the title and the rows both pages show: what is running (which build, so an
+/// agent can see its deploy took) and for how long.
+fn write_top(out: &mut String, s: &Status) {
+    out.push_str(HEAD);
+    out.push_str("<h1>IRIX ");
+    write_escaped(out, &s.os_version);
+    let _ = write!(
+        out,
+        " &middot; irix7-mcp {VERSION}</h1>\n<table>\n\
+<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
 <tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n\
 <tr><td>uptime</td><td>{up}</td></tr>\n",
         abi = s.abi_version,
         sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
         up = format_duration(s.uptime_ms),
-    )
+    );
 }
 
-/// Escapes text from the kernel for HTML.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+/// Appends text from the kernel, escaped for HTML.
+fn write_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '<' => out.push_str("&lt;"),
@@ -105,7 +122,6 @@ fn escape(text: &str) -> String {
             _ => out.push(c),
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -1,83 +1,17 @@
-//! The TCP checksum of outgoing frames, filled in by a wrapper around the NIC instead of by
-//! smoltcp (the wrapper tells smoltcp it offloads it), like smoltcp's own `phy` decorators.
-//! Every payload byte the module sends passes through this sum; summing 32-bit words with an
-//! end-around carry costs about half the R4400 instructions per byte of smoltcp's generic
-//! 16-bit one.
+//! The TCP checksum of outgoing frames, filled in by the `net::isn` decorator (which tells
+//! smoltcp it offloads it) right after it gives the sequence number its offset. Every payload
+//! byte the module sends passes through this sum; summing 32-bit words with an end-around
+//! carry costs about half the R4400 instructions per byte of smoltcp's generic 16-bit one.
 
-use super::frame::tcp_segment;
-use smoltcp::phy::{self, Checksum, DeviceCapabilities};
-use smoltcp::time::Instant;
-
-/// A `phy::Device` whose sent TCP segments get their checksum here, after the stack has
-/// written the frame into the inner device's buffer.
-pub struct TcpChecksumTx<D> {
-    inner: D,
-}
-
-impl<D> TcpChecksumTx<D> {
-    pub fn new(inner: D) -> Self {
-        TcpChecksumTx { inner }
-    }
-
-    /// The wrapped device (for its own figures: MAC, ring positions).
-    pub fn inner(&self) -> &D {
-        &self.inner
-    }
-
-    pub fn inner_mut(&mut self) -> &mut D {
-        &mut self.inner
-    }
-}
-
-/// The inner device's TX token, summing the frame once the stack has built it.
-pub struct TxToken<T>(T);
-
-impl<T: phy::TxToken> phy::TxToken for TxToken<T> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        self.0.consume(len, |frame| {
-            let r = f(frame);
-            fill_tcp_checksum(frame);
-            r
-        })
-    }
-}
-
-impl<D: phy::Device> phy::Device for TcpChecksumTx<D> {
-    type RxToken<'a>
-        = D::RxToken<'a>
-    where
-        Self: 'a;
-    type TxToken<'a>
-        = TxToken<D::TxToken<'a>>
-    where
-        Self: 'a;
-
-    fn receive(&mut self, now: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
-        self.inner.receive(now).map(|(rx, tx)| (rx, TxToken(tx)))
-    }
-
-    fn transmit(&mut self, now: Instant) -> Option<Self::TxToken<'_>> {
-        self.inner.transmit(now).map(TxToken)
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        let mut caps = self.inner.capabilities();
-        // Received segments are still checked by smoltcp; sent ones are summed here.
-        caps.checksum.tcp = Checksum::Rx;
-        caps
-    }
-}
+use super::frame::TcpAt;
 
 const PROTO_TCP: u8 = 6;
 /// Offset of the checksum in the TCP header.
 const TCP_CHECKSUM: usize = 16;
 
-/// Fills in the TCP checksum of an Ethernet + IPv4 + TCP frame. Other frames, and frames whose
-/// headers do not add up, are left as they are.
-pub fn fill_tcp_checksum(frame: &mut [u8]) {
-    let Some(at) = tcp_segment(frame) else {
-        return;
-    };
+/// Fills in the TCP checksum of the segment at `at` of an Ethernet + IPv4 frame (as
+/// `frame::tcp_segment` found it).
+pub fn fill(frame: &mut [u8], at: &TcpAt) {
     let mut sum = u32::from(PROTO_TCP) + at.tcp_len() as u32;
     sum = add_words(sum, &frame[at.ip + 12..at.ip + 20]);
     let segment = &mut frame[at.tcp..at.end];
@@ -123,10 +57,18 @@ fn fold(sum: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::frame::tcp_segment;
     use crate::net::frame::test_frames::tcp_frame;
     use smoltcp::wire::{Ipv4Address, TcpControl, TcpRepr, TcpSeqNumber};
     use std::vec;
     use std::vec::Vec;
+
+    /// [`fill`] where the frame has a TCP segment; other frames are left as they are.
+    fn fill_tcp_checksum(frame: &mut [u8]) {
+        if let Some(at) = tcp_segment(frame) {
+            fill(frame, &at);
+        }
+    }
 
     /// A frame as smoltcp builds it with the checksum computed (`computed`) or left to the
     /// device (zero).

@@ -17,6 +17,8 @@ pub const BUILD_ID: &str = match option_env!("IRIX7_MCP_BUILD_ID") {
 
 /// Hex digits of the short form of a digest.
 pub const SHORT_DIGITS: usize = 12;
+// Whole bytes of the digest.
+const _: () = assert!(SHORT_DIGITS.is_multiple_of(2) && SHORT_DIGITS <= 64);
 
 /// The running build as the kernel and the build describe it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,10 +35,7 @@ impl Identity {
 
     /// The first [`SHORT_DIGITS`] hex digits of the SHA-256.
     pub fn sha256_short(&self) -> Option<String> {
-        self.sha256().map(|mut h| {
-            h.truncate(SHORT_DIGITS);
-            h
-        })
+        self.image.map(|i| hex(&i.sha256[..SHORT_DIGITS / 2]))
     }
 
     /// Why the kernel runs the last good image instead of the configured one: the reason and
@@ -73,12 +72,17 @@ impl Identity {
     }
 }
 
+/// Lower-case hex digits, two a byte, into one allocation: the status page and `status` show
+/// a digest on every request, and formatting each byte cost an allocation and ~500
+/// instructions.
 fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = alloc::vec::Vec::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)]);
+        s.push(DIGITS[usize::from(b & 0xf)]);
     }
-    s
+    String::from_utf8(s).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -39,7 +39,17 @@ fn read_mem(addr: std::net::SocketAddr) -> String {
 
 #[test]
 fn the_module_serves_on_the_heap_the_abi_promises() {
-    let Some(g) = boot_guest_with(&[], |o| o.heap_kib = Some(1024), |_| {}) else {
+    // The fixture disk (`cargo xtask fixtures`) when it has been built, for a 64 KiB read.
+    let disk = iris::image::find_repo_root().join("target/fixtures/rootfs.erofs");
+    let has_disk = disk.exists();
+    let tweak = move |o: &mut iris::RigOptions| {
+        o.heap_kib = Some(1024);
+        if has_disk {
+            o.no_disk = false;
+            o.disks = vec![(2, disk)];
+        }
+    };
+    let Some(g) = boot_guest_with(&[], tweak, |_| {}) else {
         return;
     };
     let mem = read_mem(g.mcp);
@@ -66,6 +76,39 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
         request(g.http, "GET / HTTP/1.1\r\nHost: indy\r\n\r\n").status,
         200
     );
+
+    // Real work, one request after another: a 64 KiB read of the fixture disk (when it has
+    // been built), a 16 KiB echo.
+    if has_disk {
+        let read = support::mcp::call_tool(
+            g.mcp,
+            "fs.read",
+            json!({"path": "/big/4mib.bin", "encoding": "base64", "length": 65536}),
+        );
+        assert_ne!(read["isError"], true, "{read}");
+        let blob = read["content"][0]["resource"]["blob"]
+            .as_str()
+            .unwrap_or("");
+        assert_eq!(
+            blob.len(),
+            65536 / 3 * 4 + 4,
+            "64 KiB in base64: {}",
+            blob.len()
+        );
+    }
+    let text = "y".repeat(16 * 1024);
+    let echo = tool_ok(g.mcp, "echo", json!({"text": text}));
+    assert_eq!(echo["text"].as_str().map(str::len), Some(16 * 1024));
+    // A 64 KiB echo does not fit beside the sockets' share: refused whole with 503 E_BUSY,
+    // and the module goes on serving.
+    let big = request(
+        g.mcp,
+        &support::mcp::tool_request(3, "echo", json!({"text": "z".repeat(64 * 1024)})),
+    );
+    assert_eq!(big.status, 503, "{}", big.text());
+    assert!(big.text().contains("E_BUSY"), "{}", big.text());
+    let again = tool_ok(g.mcp, "echo", json!({"text": "after"}));
+    assert_eq!(again["text"], "after");
 
     // A body bigger than the request budget is refused from its head (413), not buffered.
     let mut s = connect(g.mcp);

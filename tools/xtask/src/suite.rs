@@ -66,6 +66,10 @@ const STEPS: &[Step] = &[
         run: smoke,
     },
     Step {
+        name: "mcp-smoke against the rig on the 1 MiB of heap the ABI promises (fixture disk)",
+        run: smoke_small_heap,
+    },
+    Step {
         name: "fuzz targets, a short run each",
         run: fuzz_short,
     },
@@ -288,16 +292,7 @@ fn cargo_test() -> Result<(), String> {
 /// disk as SCSI target 2, once diskless with the block and fs checks skipped. The rigs boot as
 /// a machine does by default, with a generated token; the script gets it with `--token`.
 fn smoke() -> Result<(), String> {
-    let bin = crate::launch::rig_binary()?;
-    let built = crate::launch::product_image()?;
-    // A private copy: a rebuild of target/image meanwhile must not change what the rigs load.
-    let copy = repo_root().join("target/smoke/irix7-mcp.o");
-    std::fs::create_dir_all(repo_root().join("target/smoke"))
-        .and_then(|_| std::fs::write(&copy, &built.bytes))
-        .map_err(|e| format!("{}: {e}", copy.display()))?;
-    let product = image::Image::load(&copy)?;
-    let script = repo_root().join("rom/tools/mcp-smoke.py");
-    let runs: [(&str, &[&str], &[&str]); 2] = [
+    smoke_runs(&[
         (
             "smoke-disk",
             &["--disk", "2=target/fixtures/rootfs.erofs"],
@@ -308,8 +303,35 @@ fn smoke() -> Result<(), String> {
             &["--no-disk"],
             &["--skip-block", "--skip-fs"],
         ),
-    ];
-    for (name, rig_args, smoke_args) in runs {
+    ])
+}
+
+/// The same script on a rig whose kernel gives the module exactly the 1 MiB of heap the ABI
+/// promises (`--heap 1024`): the module sizes its pool and budgets to it and serves everything
+/// the script asks.
+fn smoke_small_heap() -> Result<(), String> {
+    smoke_runs(&[(
+        "smoke-1mib",
+        &["--heap", "1024", "--disk", "2=target/fixtures/rootfs.erofs"],
+        &[],
+    )])
+}
+
+/// A smoke run: its name, the rig's arguments, the script's.
+type SmokeRun<'a> = (&'a str, &'a [&'a str], &'a [&'a str]);
+
+/// `rom/tools/mcp-smoke.py` against the product image on one release rig per run.
+fn smoke_runs(runs: &[SmokeRun]) -> Result<(), String> {
+    let bin = crate::launch::rig_binary()?;
+    let built = crate::launch::product_image()?;
+    // A private copy: a rebuild of target/image meanwhile must not change what the rigs load.
+    let copy = repo_root().join("target/smoke/irix7-mcp.o");
+    std::fs::create_dir_all(repo_root().join("target/smoke"))
+        .and_then(|_| std::fs::write(&copy, &built.bytes))
+        .map_err(|e| format!("{}: {e}", copy.display()))?;
+    let product = image::Image::load(&copy)?;
+    let script = repo_root().join("rom/tools/mcp-smoke.py");
+    for &(name, rig_args, smoke_args) in runs {
         let spec = crate::launch::Spec {
             name,
             image: &product,
