@@ -3,6 +3,7 @@
 
 use super::{Id, RpcError};
 use alloc::vec::Vec;
+use core::fmt::{self, Write as _};
 use serde_json::{Map, Value};
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
@@ -47,11 +48,23 @@ pub fn notification(method: &str, params: &Value) -> Vec<u8> {
     out
 }
 
-/// Serialises a value; a `Value` always serialises, but should that ever fail the output
-/// still stays valid JSON.
+/// Serialises a value straight onto `out`, with no buffer of its own (serde_json without
+/// `std` writes only to a formatter); a `Value` always serialises, but should that ever fail
+/// the output still stays valid JSON.
 pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
-    match serde_json::to_vec(v) {
-        Ok(bytes) => out.extend_from_slice(&bytes),
-        Err(_) => out.extend_from_slice(b"null"),
+    let start = out.len();
+    if write!(Appender(out), "{v}").is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A `fmt::Write` that appends to a byte buffer.
+struct Appender<'a>(&'a mut Vec<u8>);
+
+impl fmt::Write for Appender<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
     }
 }

@@ -4,11 +4,12 @@
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::budget::{Lease, Pool};
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde::de::IgnoredAny;
+use core::fmt;
+use core::marker::PhantomData;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -212,12 +213,12 @@ fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
                     .collect(),
             ))
         }
-        Some(b'{') => {
-            if serde_json::from_slice::<IgnoredAny>(body).is_err() {
-                return Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"));
-            }
-            Ok(Incoming::Single(parse_one(body)))
-        }
+        // Any well-formed object reads as an envelope, so failing to read one is a syntax error;
+        // the body is read once, not validated first and read again.
+        Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(body) {
+            Ok(map) => Ok(Incoming::Single(message(map))),
+            Err(_) => Err(ParseFailure::new(None, PARSE_ERROR, "Parse error")),
+        },
         _ => {
             if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
                 Err(ParseFailure::new(
@@ -281,11 +282,96 @@ fn shape(body: &[u8]) -> Shape {
     Shape { deepest, values }
 }
 
-/// Parses one message from well-formed JSON text.
+/// A message's members as raw text borrowed from the body: read in one pass, without copying
+/// any member or building a map of them. A member given twice counts as its last occurrence.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+/// The envelope member a key names, `Other` for any key that is not one.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl Visitor<'_> for Names {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            // Called with the key's text whether or not it had escapes to undo.
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Member, E> {
+                Ok(match key {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Names)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = Envelope<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
+                let mut e = Envelope::default();
+                while let Some(key) = map.next_key::<Member>()? {
+                    let slot = match key {
+                        Member::Jsonrpc => &mut e.jsonrpc,
+                        Member::Id => &mut e.id,
+                        Member::Method => &mut e.method,
+                        Member::Params => &mut e.params,
+                        Member::Result => &mut e.result,
+                        Member::Error => &mut e.error,
+                        Member::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<&'de RawValue>()?);
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(Members(PhantomData))
+    }
+}
+
+/// Parses one batch item from well-formed JSON text: invalid unless it is an object.
 fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
-    let map: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(text)
+    let map: Envelope<'_> = serde_json::from_slice(text)
         .map_err(|_| ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))?;
-    let id = match map.get("id") {
+    message(map)
+}
+
+/// The message an envelope holds, or why it holds none.
+fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
+    let id = match map.id {
         None => None,
         Some(raw) => match Id::from_raw(raw) {
             Some(id) => Some(id),
@@ -298,10 +384,11 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             }
         },
     };
-    let version_ok = map
-        .get("jsonrpc")
-        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
-        .is_some_and(|v| v == "2.0");
+    // The version as sent is nearly always the plain `"2.0"`: compared without decoding it.
+    let version_ok = map.jsonrpc.is_some_and(|raw| {
+        raw.get() == "\"2.0\""
+            || serde_json::from_str::<String>(raw.get()).is_ok_and(|v| v == "2.0")
+    });
     if !version_ok {
         return Err(ParseFailure::new(
             id,
@@ -309,18 +396,17 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             "Invalid Request: jsonrpc must be \"2.0\"",
         ));
     }
-    let Some(raw_method) = map.get("method") else {
-        let value = |k: &str| {
-            map.get(k)
-                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+    let Some(raw_method) = map.method else {
+        let value = |raw: Option<&RawValue>| {
+            raw.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
         };
-        if let Some(result) = value("result") {
+        if let Some(result) = value(map.result) {
             return Ok(Message::Response {
                 id,
                 outcome: Ok(result),
             });
         }
-        if let Some(error) = value("error") {
+        if let Some(error) = value(map.error) {
             return Ok(Message::Response {
                 id,
                 outcome: Err(error),
@@ -339,7 +425,7 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             "Invalid Request: method must be a string",
         ));
     };
-    let params = match map.get("params") {
+    let params = match map.params {
         None => None,
         Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),

@@ -363,7 +363,8 @@ pub(crate) fn render_now<C>(
     output: ToolOutput<C>,
     output_schema: Option<&Value>,
     extra: &[u8],
-) -> Result<(Vec<u8>, Outcome), ToolOutput<C>> {
+    out: &mut Vec<u8>,
+) -> Result<Outcome, ToolOutput<C>> {
     if heavy(&output)
         || output
             .content
@@ -373,15 +374,14 @@ pub(crate) fn render_now<C>(
         return Err(output);
     }
     let mut em = Emitter::new(output, output_schema);
-    let mut out = Vec::new();
     // Without streamed blocks every step makes progress without touching the context; the
     // bound only guards against a logic error looping forever.
     for _ in 0..(em.blocks.len() + 6) {
-        if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
+        if let EmitPoll::Done = em.advance_no_ctx(out, extra) {
             break;
         }
     }
-    Ok((out, em.outcome()))
+    Ok(em.outcome())
 }
 
 impl<C> Emitter<C> {

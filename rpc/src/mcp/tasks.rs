@@ -5,6 +5,7 @@
 //! with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime (`docs/bounds.md`).
 
 use super::call::{CallSetup, CallStream, Framing};
+use super::dispatch::Json;
 use super::limits::{CallState, Key};
 use super::reply;
 use super::request::{Cx, Era};
@@ -526,9 +527,14 @@ impl<C: 'static> McpServer<C> {
             _ => return self.finish(cx, "tasks/get", Value::Object(r)),
         };
         let raw = t.out.get(t.body.clone()).unwrap_or(b"{}");
-        self.finish_spliced(cx, "tasks/get", r, key, raw.len(), |out| {
-            out.extend_from_slice(raw)
-        })
+        // The task's fields in `Map` order, with the result spliced in where its key sorts.
+        let mut members: Vec<(&str, Json<'_>)> = r
+            .iter()
+            .map(|(k, v)| (k.as_str(), Json::Value(v)))
+            .collect();
+        let at = members.partition_point(|(k, _)| *k < key);
+        members.insert(at, (key, Json::Raw(raw)));
+        self.finish_members(cx, "tasks/get", &members, raw.len())
     }
 
     /// `tasks/update`: takes the answers to pending input requests (unknown keys are
