@@ -51,7 +51,7 @@ pub(crate) struct CallSetup {
     pub(crate) log_level: Option<LogLevel>,
     /// JSON members (each starting with `,`) added at the end of the result object.
     pub(crate) result_extra: Vec<u8>,
-    pub(crate) output_schema: Option<Value>,
+    pub(crate) output_schema: Option<Rc<Value>>,
     pub(crate) chunk: usize,
     /// The call's audit record, written when the call ends (see [`super::audit`]).
     pub(crate) audit: Option<PendingAudit>,
@@ -667,7 +667,7 @@ impl<C: 'static> CallStream<C> {
         self.pending.extend_from_slice(b",\"result\":");
         self.phase = Phase::Emitting(Box::new(Emitter::new(
             output,
-            self.setup.output_schema.as_ref(),
+            self.setup.output_schema.as_deref(),
         )));
     }
 
@@ -987,7 +987,7 @@ impl<C: 'static> BodySource for CallStream<C> {
                         &mut self.pending,
                         self.setup.chunk,
                         &self.setup.result_extra,
-                        self.setup.output_schema.as_ref(),
+                        self.setup.output_schema.as_deref(),
                     ) {
                         EmitPoll::Progress => {}
                         EmitPoll::Pending => return wrote(out),

@@ -777,7 +777,7 @@ impl<C: 'static> McpServer<C> {
                 }
             },
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => (r, Some(outcome)),
                     Err(output) => {
                         self.calls.add(&call);

@@ -17,6 +17,7 @@ use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
@@ -398,7 +399,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The setup of a task's call: a plain JSON answer, nobody listening for progress.
-    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Value>) -> CallSetup {
+    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Rc<Value>>) -> CallSetup {
         CallSetup {
             id: id.clone(),
             framing: Framing::Json,
@@ -627,7 +628,7 @@ impl<C: 'static> McpServer<C> {
         tool: usize,
         args: &Map<String, Value>,
         started: Result<Started<C>, ToolError>,
-        output_schema: Option<Value>,
+        output_schema: Option<Rc<Value>>,
         audit: &mut Option<super::audit::PendingAudit>,
     ) -> Result<(Response, Option<super::audit::Outcome>), Result<Started<C>, ToolError>> {
         let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
@@ -648,7 +649,7 @@ impl<C: 'static> McpServer<C> {
             ))),
             Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => {
                         *audit = setup.audit;
                         return Ok((r, Some(outcome)));
