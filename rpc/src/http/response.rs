@@ -151,7 +151,7 @@ pub fn write_head(
     out.push(b' ');
     out.extend_from_slice(reason(status).as_bytes());
     out.extend_from_slice(b"\r\n");
-    for (name, value) in headers.0.iter().filter(|(n, v)| sendable(n, v)) {
+    for (name, value) in headers.iter().filter(|(n, v)| sendable(n, v)) {
         for part in [name.as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
             out.extend_from_slice(part);
         }
