@@ -15,31 +15,60 @@ use serde_json::value::RawValue;
 
 /// A request id, kept as the exact JSON text the client sent (a string, number or null).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Id(String);
+pub struct Id(IdText);
+
+/// Bytes of id text kept inline: ids are nearly always small numbers or short strings.
+const INLINE_ID: usize = 22;
+
+/// An id's text: inline when it fits (no allocation per request), else on the heap. Which
+/// form a text takes depends only on its length, so equal texts compare equal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum IdText {
+    Inline(u8, [u8; INLINE_ID]),
+    Heap(String),
+}
 
 impl Id {
     /// The JSON `null` id, used when a request's id could not be read.
     pub fn null() -> Self {
-        Id(String::from("null"))
+        Id::of("null")
+    }
+
+    fn of(text: &str) -> Self {
+        let mut inline = [0u8; INLINE_ID];
+        match (inline.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(room), Ok(len)) => {
+                room.copy_from_slice(text.as_bytes());
+                Id(IdText::Inline(len, inline))
+            }
+            _ => Id(IdText::Heap(text.to_string())),
+        }
     }
 
     /// An id from a JSON value; `None` unless it is a string, number or null.
     pub fn from_value(v: &Value) -> Option<Self> {
         match v {
-            Value::String(_) | Value::Number(_) | Value::Null => Some(Id(v.to_string())),
+            Value::String(_) | Value::Number(_) | Value::Null => Some(Id::of(&v.to_string())),
             _ => None,
         }
     }
 
     /// The id exactly as it appeared in the request.
     pub fn as_json(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // Inline text was copied whole from a `str`, so it is UTF-8.
+            IdText::Inline(len, bytes) => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| core::str::from_utf8(b).ok())
+                .unwrap_or("null"),
+            IdText::Heap(text) => text,
+        }
     }
 
     /// The id as a JSON value (for comparing with a `requestId` in a notification). Numbers
     /// that do not fit a double come back as `None`.
     pub fn to_value(&self) -> Option<Value> {
-        serde_json::from_str(&self.0).ok()
+        serde_json::from_str(self.as_json()).ok()
     }
 
     /// The same request id written another way (`1` vs `1.0` are different ids; `"a"` and
@@ -54,7 +83,7 @@ impl Id {
     fn from_raw(raw: &RawValue) -> Option<Self> {
         let text = raw.get();
         match text.as_bytes().first() {
-            Some(b'"') | Some(b'-') | Some(b'0'..=b'9') | Some(b'n') => Some(Id(text.to_string())),
+            Some(b'"') | Some(b'-') | Some(b'0'..=b'9') | Some(b'n') => Some(Id::of(text)),
             _ => None,
         }
     }
@@ -476,6 +505,21 @@ mod tests {
             parse(body.as_bytes()),
             Ok(Incoming::Single(Ok(_)))
         ));
+    }
+
+    #[test]
+    fn ids_short_and_long_keep_their_text() {
+        // The longest text kept inline, and one byte more.
+        let fits = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 2));
+        let over = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 1));
+        for text in ["1", "null", "\"é\"", "-1.5e3", &fits, &over] {
+            let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":{text},\"method\":\"m\"}}");
+            let Ok(Incoming::Single(Ok(m))) = parse(body.as_bytes()) else {
+                panic!("{body}");
+            };
+            assert_eq!(m.id().map(Id::as_json), Some(text));
+            assert_eq!(m.id(), Some(&Id::of(text)));
+        }
     }
 
     #[test]
