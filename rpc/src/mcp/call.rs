@@ -5,7 +5,7 @@
 
 use super::audit::{Outcome, PendingAudit, code_of_text};
 use super::confirm;
-use super::encode::{Base64Stream, TextEscaper, escape_str};
+use super::encode::{Base64Stream, TextEscaper};
 use super::inputs::Answers;
 use super::limits::CallState;
 use super::resource::{STREAM_MARK, Streamed};
@@ -15,6 +15,7 @@ use super::tool::{
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
+use crate::jsonrpc::escape_str;
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -415,7 +416,8 @@ impl<C> Emitter<C> {
                     self.close(out, extra);
                     return EmitPoll::Done;
                 };
-                let json = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
+                let mut json = Vec::new();
+                encode_value(&mut json, v);
                 if self.wrote_block {
                     out.push(b',');
                 }

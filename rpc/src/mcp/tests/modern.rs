@@ -70,7 +70,7 @@ fn modern_discover_and_result_decoration() {
 #[test]
 fn written_results_are_what_a_map_serialises() {
     let mut s = server();
-    let mut check = |r: &mut Response| {
+    let check = |r: &mut Response| {
         let bytes = body_bytes(r, T0);
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         let text = String::from_utf8_lossy(&bytes);
