@@ -137,33 +137,13 @@ impl<C: 'static> McpServer<C> {
         out.extend_from_slice(b",\"tools\":{}}");
     }
 
-    /// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`, the `_meta` of every
-    /// modern result.
-    fn write_meta(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"");
-        out.extend_from_slice(META_SERVER_INFO.as_bytes());
-        out.extend_from_slice(b"\":{\"name\":\"");
-        escape_str(SERVER_NAME, out);
-        out.extend_from_slice(b"\",\"version\":\"");
-        escape_str(&self.config.version, out);
-        out.extend_from_slice(b"\"}}");
-    }
-
     fn server_info(&self) -> Value {
         json!({"name": SERVER_NAME, "version": self.config.version})
     }
 
     /// JSON members the modern era adds to every result.
     pub(crate) fn modern_result_extra(&self) -> Vec<u8> {
-        self.modern_extra()
-    }
-
-    /// Written out rather than built as a `Map` and serialised: it goes with every result.
-    fn modern_extra(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(110 + self.config.version.len());
-        out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
-        self.write_meta(&mut out);
-        out
+        result_extra(Era::Modern, &self.config.version)
     }
 
     pub(crate) fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
@@ -277,7 +257,7 @@ impl<C: 'static> McpServer<C> {
                 out.push(b']');
             }
             Json::Capabilities => self.write_capabilities(true, out),
-            Json::Meta => self.write_meta(out),
+            Json::Meta => write_meta(&self.config.version, out),
         }
     }
 
@@ -521,13 +501,6 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    fn result_extra(&self, era: Era) -> Vec<u8> {
-        match era {
-            Era::Modern => self.modern_extra(),
-            Era::Legacy(_) => Vec::new(),
-        }
-    }
-
     /// A complete tool result, sent at once, and how it ended (for the audit record).
     pub(crate) fn tool_result(
         &self,
@@ -541,7 +514,12 @@ impl<C: 'static> McpServer<C> {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
-        let outcome = render_now(output, schema, &self.result_extra(era), &mut out)?;
+        let outcome = render_now(
+            output,
+            schema,
+            &result_extra(era, &self.config.version),
+            &mut out,
+        )?;
         out.push(b'}');
         Ok((reply::json(200, out), outcome))
     }
@@ -726,19 +704,19 @@ impl<C: 'static> McpServer<C> {
                 Err(started) => started,
             };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
-        let extra = self.result_extra(cx.era);
         let chunk = self.config.limits.stream_chunk;
         let setup = |framing| CallSetup {
             id: cx.id.clone(),
             framing,
             progress_token: cx.progress_token.clone(),
             log_level: cx.log_level,
-            result_extra: extra.clone(),
+            result_extra: result_extra(cx.era, &self.config.version),
             output_schema: output_schema.clone(),
             chunk,
             audit: None,
         };
-        let call = CallState::new(cx.key, cx.id.clone());
+        // Only a call that goes on streaming is tracked: one answered at once costs nothing.
+        let tracked = || CallState::new(cx.key, cx.id.clone());
         // A result that streams takes the audit record and writes it when the call ends.
         let streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
             audit: audit.take(),
@@ -759,6 +737,7 @@ impl<C: 'static> McpServer<C> {
                 }
                 // Legacy: ask the client with requests on the call's SSE stream.
                 (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
+                    let call = tracked();
                     self.calls.add(&call);
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
@@ -780,6 +759,7 @@ impl<C: 'static> McpServer<C> {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => (r, Some(outcome)),
                     Err(output) => {
+                        let call = tracked();
                         self.calls.add(&call);
                         let setup = streamed(Framing::Json, audit);
                         let s = CallStream::emitting(self.ctx.clone(), output, setup, call);
@@ -788,6 +768,7 @@ impl<C: 'static> McpServer<C> {
                 }
             }
             Ok(Started::Run(run)) => {
+                let call = tracked();
                 self.calls.add(&call);
                 let sse = sse || (cx.accept_sse && run.waits());
                 let framing = if sse {
@@ -803,6 +784,32 @@ impl<C: 'static> McpServer<C> {
                 (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`, the `_meta` of every
+/// modern result.
+fn write_meta(version: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(META_SERVER_INFO.as_bytes());
+    out.extend_from_slice(b"\":{\"name\":\"");
+    escape_str(SERVER_NAME, out);
+    out.extend_from_slice(b"\",\"version\":\"");
+    escape_str(version, out);
+    out.extend_from_slice(b"\"}}");
+}
+
+/// The JSON members an era adds to every tool result (none in legacy), written out rather
+/// than built as a `Map` and serialised.
+fn result_extra(era: Era, version: &str) -> Vec<u8> {
+    match era {
+        Era::Modern => {
+            let mut out = Vec::with_capacity(110 + version.len());
+            out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
+            write_meta(version, &mut out);
+            out
+        }
+        Era::Legacy(_) => Vec::new(),
     }
 }
 
