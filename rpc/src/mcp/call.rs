@@ -89,7 +89,9 @@ const TAIL_PIECE: usize = 8 * 1024;
 /// `limit`.
 fn weight(v: &Value, limit: usize) -> usize {
     let mut n = 0usize;
-    let mut stack = alloc::vec![v];
+    // Room for a small result's nodes without growing.
+    let mut stack = Vec::with_capacity(16);
+    stack.push(v);
     while let Some(v) = stack.pop() {
         n += 1;
         match v {

@@ -509,8 +509,9 @@ impl<C: 'static> McpServer<C> {
         output: ToolOutput<C>,
         schema: Option<&Value>,
     ) -> Result<(Response, Outcome), ToolOutput<C>> {
-        // The result is rendered after the envelope's head in the body itself: no copy.
-        let mut out = Vec::new();
+        // The result is rendered after the envelope's head in the body itself: no copy. A
+        // small result fits the first allocation.
+        let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
