@@ -174,7 +174,8 @@ pub enum Refusal {
 }
 
 /// Heap a parse takes at most per value (the `Value`, its slot in a map or vector) and per
-/// byte of body (text is copied into the message's raw fields, then into its `params`).
+/// byte of body (a batch's items are copied out of the body, then into their `params`; a
+/// single message is read in place, so it takes less).
 const COST_PER_VALUE: usize = 64;
 const COST_PER_BYTE: usize = 2;
 
