@@ -239,7 +239,11 @@ impl McpRequest {
 
     /// The headers as the server's [`Headers`], for [`McpServer::handle_parts`].
     pub fn headers(&self) -> Headers {
-        Headers(self.header_list())
+        let mut h = Headers::default();
+        for (name, value) in self.header_list() {
+            h.push(name, value);
+        }
+        h
     }
 
     /// Hands the request to `server` as a POST from [`LOOPBACK`] at `now_ms`.

@@ -555,7 +555,7 @@ impl Connection {
     fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
         let status = response::final_status(resp.status);
         let plan = response::plan(status, head, version, &resp.body);
-        let handler_close = resp.headers.0.iter().any(|(n, v)| {
+        let handler_close = resp.headers.iter().any(|(n, v)| {
             n.eq_ignore_ascii_case("connection") && list(v).any(|t| t.eq_ignore_ascii_case("close"))
         });
         let close = !keep_alive || handler_close || plan.framing == Framing::UntilClose;

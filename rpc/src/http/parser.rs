@@ -590,7 +590,7 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Head, ParseError> {
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
-    for (name, value) in headers.0.iter() {
+    for (name, value) in headers.iter() {
         if name.eq_ignore_ascii_case("host") {
             host += 1;
         } else if name.eq_ignore_ascii_case("content-length") {

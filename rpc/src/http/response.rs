@@ -7,7 +7,6 @@
 
 use alloc::format;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use super::message::{Body, Headers, Response};
 use super::parser::{Version, is_tchar};
@@ -138,7 +137,8 @@ fn sendable(name: &str, value: &str) -> bool {
             .any(|f| name.eq_ignore_ascii_case(f))
 }
 
-/// Appends the status line, the handler's headers and the framing headers.
+/// Appends the status line, the handler's headers and the framing headers, straight onto
+/// `out` (no line is formatted into a string of its own first).
 pub fn write_head(
     out: &mut Vec<u8>,
     status: u16,
@@ -146,24 +146,50 @@ pub fn write_head(
     framing: Framing,
     connection: ConnectionHeader,
 ) {
-    let mut line = format!("HTTP/1.1 {} {}\r\n", status, reason(status));
-    for (name, value) in headers.0.iter().filter(|(n, v)| sendable(n, v)) {
-        let _ = write!(line, "{name}: {value}\r\n");
+    out.extend_from_slice(b"HTTP/1.1 ");
+    write_number(out, usize::from(status), 10);
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in headers.iter().filter(|(n, v)| sendable(n, v)) {
+        for part in [name.as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
+            out.extend_from_slice(part);
+        }
     }
     match framing {
         Framing::Length(n) => {
-            let _ = write!(line, "Content-Length: {n}\r\n");
+            out.extend_from_slice(b"Content-Length: ");
+            write_number(out, n, 10);
+            out.extend_from_slice(b"\r\n");
         }
-        Framing::Chunked => line.push_str("Transfer-Encoding: chunked\r\n"),
+        Framing::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
         Framing::UntilClose | Framing::None => {}
     }
     match connection {
         ConnectionHeader::Omit => {}
-        ConnectionHeader::KeepAlive => line.push_str("Connection: keep-alive\r\n"),
-        ConnectionHeader::Close => line.push_str("Connection: close\r\n"),
+        ConnectionHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+        ConnectionHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
     }
-    line.push_str("\r\n");
-    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends `n` in `base` (10 or 16, lowercase) without formatting machinery.
+fn write_number(out: &mut Vec<u8>, mut n: usize, base: usize) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    // Enough for a 64-bit number in decimal.
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        if let Some(d) = buf.get_mut(at) {
+            *d = DIGITS.get(n % base).copied().unwrap_or(b'0');
+        }
+        n /= base;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(buf.get(at..).unwrap_or(&[]));
 }
 
 /// Appends one chunk of a chunked body; empty data writes nothing (an empty chunk would end
@@ -172,8 +198,8 @@ pub fn write_chunk(out: &mut Vec<u8>, data: &[u8]) {
     if data.is_empty() {
         return;
     }
-    let size = format!("{:x}\r\n", data.len());
-    out.extend_from_slice(size.as_bytes());
+    write_number(out, data.len(), 16);
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n");
 }
@@ -342,6 +368,17 @@ mod tests {
         want.extend_from_slice(&[b'x'; 26]);
         want.extend_from_slice(b"\r\n0\r\n\r\n");
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn numbers_are_written_as_format_writes_them() {
+        for n in [0, 9, 10, 255, 4096, 65_535, 1_000_000, usize::MAX] {
+            let (mut dec, mut hex) = (Vec::new(), Vec::new());
+            write_number(&mut dec, n, 10);
+            write_number(&mut hex, n, 16);
+            assert_eq!(dec, format!("{n}").into_bytes());
+            assert_eq!(hex, format!("{n:x}").into_bytes());
+        }
     }
 
     #[test]

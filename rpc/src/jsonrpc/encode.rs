@@ -1,8 +1,10 @@
 //! Writing JSON-RPC responses and notifications. The id is spliced in as the raw text the
 //! client sent.
 
+use super::escape_str;
 use super::{Id, RpcError};
 use alloc::vec::Vec;
+use core::fmt::{self, Write as _};
 use serde_json::{Map, Value};
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
@@ -47,11 +49,85 @@ pub fn notification(method: &str, params: &Value) -> Vec<u8> {
     out
 }
 
-/// Serialises a value; a `Value` always serialises, but should that ever fail the output
-/// still stays valid JSON.
+/// Serialises a value straight onto `out`, with no buffer of its own, in the bytes
+/// serde_json writes (its serialiser needs `std` to write anywhere but a formatter): strings
+/// go through the word-at-a-time escaper. Recursion follows the value's nesting, as
+/// serde_json's does; parsed values are limited to [`super::MAX_NESTING`].
 pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
-    match serde_json::to_vec(v) {
-        Ok(bytes) => out.extend_from_slice(&bytes),
-        Err(_) => out.extend_from_slice(b"null"),
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // Writing to a `Vec` cannot fail.
+            let _ = write!(Appender(out), "{n}");
+        }
+        Value::String(text) => write_str(out, text),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key);
+                out.push(b':');
+                write_value(out, value);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// A JSON string.
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    escape_str(text, out);
+    out.push(b'"');
+}
+
+/// A `fmt::Write` that appends to a byte buffer.
+struct Appender<'a>(&'a mut Vec<u8>);
+
+impl fmt::Write for Appender<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let v = json!({
+            "z": [1, -2, 3.5, 1e300, 0.1, u64::MAX, i64::MIN, null, true, false],
+            "a\"\\\n\u{1}é😀\u{7f}": {"": "", "nested": [[], {}, [{"x": "y\tz"}]]},
+            "text": "plain ASCII long enough to go a word at a time, then \"quoted\"",
+        });
+        for value in [
+            v.clone(),
+            json!(null),
+            json!("s"),
+            json!(7),
+            json!([]),
+            json!({}),
+        ] {
+            let mut out = Vec::new();
+            write_value(&mut out, &value);
+            assert_eq!(out, serde_json::to_vec(&value).unwrap(), "{value}");
+        }
     }
 }

@@ -3,10 +3,12 @@
 //! (strings, huge or fractional numbers, null) is echoed byte for byte.
 
 mod encode;
+mod escape;
 mod parse;
 
 pub(crate) use encode::write_value;
 pub use encode::{error_response, notification, result_response};
+pub(crate) use escape::{escape_str, plain_run};
 pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
 
 use alloc::string::String;

@@ -4,41 +4,71 @@
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::budget::{Lease, Pool};
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde::de::IgnoredAny;
+use core::fmt;
+use core::marker::PhantomData;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A request id, kept as the exact JSON text the client sent (a string, number or null).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Id(String);
+pub struct Id(IdText);
+
+/// Bytes of id text kept inline: ids are nearly always small numbers or short strings.
+const INLINE_ID: usize = 22;
+
+/// An id's text: inline when it fits (no allocation per request), else on the heap. Which
+/// form a text takes depends only on its length, so equal texts compare equal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum IdText {
+    Inline(u8, [u8; INLINE_ID]),
+    Heap(String),
+}
 
 impl Id {
     /// The JSON `null` id, used when a request's id could not be read.
     pub fn null() -> Self {
-        Id(String::from("null"))
+        Id::of("null")
+    }
+
+    fn of(text: &str) -> Self {
+        let mut inline = [0u8; INLINE_ID];
+        match (inline.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(room), Ok(len)) => {
+                room.copy_from_slice(text.as_bytes());
+                Id(IdText::Inline(len, inline))
+            }
+            _ => Id(IdText::Heap(text.to_string())),
+        }
     }
 
     /// An id from a JSON value; `None` unless it is a string, number or null.
     pub fn from_value(v: &Value) -> Option<Self> {
         match v {
-            Value::String(_) | Value::Number(_) | Value::Null => Some(Id(v.to_string())),
+            Value::String(_) | Value::Number(_) | Value::Null => Some(Id::of(&v.to_string())),
             _ => None,
         }
     }
 
     /// The id exactly as it appeared in the request.
     pub fn as_json(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // Inline text was copied whole from a `str`, so it is UTF-8.
+            IdText::Inline(len, bytes) => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| core::str::from_utf8(b).ok())
+                .unwrap_or("null"),
+            IdText::Heap(text) => text,
+        }
     }
 
     /// The id as a JSON value (for comparing with a `requestId` in a notification). Numbers
     /// that do not fit a double come back as `None`.
     pub fn to_value(&self) -> Option<Value> {
-        serde_json::from_str(&self.0).ok()
+        serde_json::from_str(self.as_json()).ok()
     }
 
     /// The same request id written another way (`1` vs `1.0` are different ids; `"a"` and
@@ -53,7 +83,7 @@ impl Id {
     fn from_raw(raw: &RawValue) -> Option<Self> {
         let text = raw.get();
         match text.as_bytes().first() {
-            Some(b'"') | Some(b'-') | Some(b'0'..=b'9') | Some(b'n') => Some(Id(text.to_string())),
+            Some(b'"') | Some(b'-') | Some(b'0'..=b'9') | Some(b'n') => Some(Id::of(text)),
             _ => None,
         }
     }
@@ -144,7 +174,8 @@ pub enum Refusal {
 }
 
 /// Heap a parse takes at most per value (the `Value`, its slot in a map or vector) and per
-/// byte of body (text is copied into the message's raw fields, then into its `params`).
+/// byte of body (a batch's items are copied out of the body, then into their `params`; a
+/// single message is read in place, so it takes less).
 const COST_PER_VALUE: usize = 64;
 const COST_PER_BYTE: usize = 2;
 
@@ -212,12 +243,12 @@ fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
                     .collect(),
             ))
         }
-        Some(b'{') => {
-            if serde_json::from_slice::<IgnoredAny>(body).is_err() {
-                return Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"));
-            }
-            Ok(Incoming::Single(parse_one(body)))
-        }
+        // Any well-formed object reads as an envelope, so failing to read one is a syntax error;
+        // the body is read once, not validated first and read again.
+        Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(body) {
+            Ok(map) => Ok(Incoming::Single(message(map))),
+            Err(_) => Err(ParseFailure::new(None, PARSE_ERROR, "Parse error")),
+        },
         _ => {
             if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
                 Err(ParseFailure::new(
@@ -256,13 +287,16 @@ struct Shape {
 fn shape(body: &[u8]) -> Shape {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     let mut values = 0usize;
-    for &b in body {
+    let mut i = 0;
+    while let Some(&b) = body.get(i) {
+        i += 1;
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,
                 (false, b'\\') => escaped = true,
                 (false, b'"') => in_string = false,
-                _ => {}
+                // Most of a big body is string content: skipped four bytes at a time.
+                _ => i += quiet_run(body.get(i..).unwrap_or(&[])),
             }
             continue;
         }
@@ -281,11 +315,113 @@ fn shape(body: &[u8]) -> Shape {
     Shape { deepest, values }
 }
 
-/// Parses one message from well-formed JSON text.
+/// How many leading whole words of `bytes` hold neither `"` nor `\`, in bytes.
+fn quiet_run(bytes: &[u8]) -> usize {
+    const ONES: u32 = 0x0101_0101;
+    const HIGH: u32 = 0x8080_8080;
+    // A word has a zero byte exactly when this is non-zero.
+    let has_zero = |w: u32| w.wrapping_sub(ONES) & !w & HIGH != 0;
+    let mut n = 0;
+    for w in bytes.chunks_exact(4) {
+        let w = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]);
+        if has_zero(w ^ 0x2222_2222) || has_zero(w ^ 0x5c5c_5c5c) {
+            break;
+        }
+        n += 4;
+    }
+    n
+}
+
+/// A message's members as raw text borrowed from the body: read in one pass, without copying
+/// any member or building a map of them. A member given twice counts as its last occurrence.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+/// The envelope member a key names, `Other` for any key that is not one.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl Visitor<'_> for Names {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            // Called with the key's text whether or not it had escapes to undo.
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Member, E> {
+                Ok(match key {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Names)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = Envelope<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Envelope<'a>, M::Error> {
+                let mut e = Envelope::default();
+                while let Some(key) = map.next_key::<Member>()? {
+                    let slot = match key {
+                        Member::Jsonrpc => &mut e.jsonrpc,
+                        Member::Id => &mut e.id,
+                        Member::Method => &mut e.method,
+                        Member::Params => &mut e.params,
+                        Member::Result => &mut e.result,
+                        Member::Error => &mut e.error,
+                        Member::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<&'de RawValue>()?);
+                }
+                Ok(e)
+            }
+        }
+        d.deserialize_map(Members(PhantomData))
+    }
+}
+
+/// Parses one batch item from well-formed JSON text: invalid unless it is an object.
 fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
-    let map: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(text)
+    let map: Envelope<'_> = serde_json::from_slice(text)
         .map_err(|_| ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))?;
-    let id = match map.get("id") {
+    message(map)
+}
+
+/// The message an envelope holds, or why it holds none.
+fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
+    let id = match map.id {
         None => None,
         Some(raw) => match Id::from_raw(raw) {
             Some(id) => Some(id),
@@ -298,10 +434,11 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             }
         },
     };
-    let version_ok = map
-        .get("jsonrpc")
-        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
-        .is_some_and(|v| v == "2.0");
+    // The version as sent is nearly always the plain `"2.0"`: compared without decoding it.
+    let version_ok = map.jsonrpc.is_some_and(|raw| {
+        raw.get() == "\"2.0\""
+            || serde_json::from_str::<String>(raw.get()).is_ok_and(|v| v == "2.0")
+    });
     if !version_ok {
         return Err(ParseFailure::new(
             id,
@@ -309,18 +446,17 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             "Invalid Request: jsonrpc must be \"2.0\"",
         ));
     }
-    let Some(raw_method) = map.get("method") else {
-        let value = |k: &str| {
-            map.get(k)
-                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+    let Some(raw_method) = map.method else {
+        let value = |raw: Option<&RawValue>| {
+            raw.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
         };
-        if let Some(result) = value("result") {
+        if let Some(result) = value(map.result) {
             return Ok(Message::Response {
                 id,
                 outcome: Ok(result),
             });
         }
-        if let Some(error) = value("error") {
+        if let Some(error) = value(map.error) {
             return Ok(Message::Response {
                 id,
                 outcome: Err(error),
@@ -339,7 +475,7 @@ fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
             "Invalid Request: method must be a string",
         ));
     };
-    let params = match map.get("params") {
+    let params = match map.params {
         None => None,
         Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),
@@ -390,6 +526,37 @@ mod tests {
             parse(body.as_bytes()),
             Ok(Incoming::Single(Ok(_)))
         ));
+    }
+
+    #[test]
+    fn ids_short_and_long_keep_their_text() {
+        // The longest text kept inline, and one byte more.
+        let fits = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 2));
+        let over = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 1));
+        for text in ["1", "null", "\"é\"", "-1.5e3", &fits, &over] {
+            let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":{text},\"method\":\"m\"}}");
+            let Ok(Incoming::Single(Ok(m))) = parse(body.as_bytes()) else {
+                panic!("{body}");
+            };
+            assert_eq!(m.id().map(Id::as_json), Some(text));
+            assert_eq!(m.id(), Some(&Id::of(text)));
+        }
+    }
+
+    #[test]
+    fn the_word_scan_agrees_with_a_byte_scan() {
+        // Quotes, escapes and brackets at every offset from a word boundary.
+        for pad in 0..8 {
+            let text = "x".repeat(pad);
+            let body = alloc::format!(
+                r#"{{"a":"{text}\"[{text}\\","b":[1,{{"c":"{text}]\\\"{text}"}}],"d":"{text}"}}"#
+            );
+            let s = shape(body.as_bytes());
+            assert_eq!((s.deepest, s.values), (3, 6), "{body}");
+        }
+        assert_eq!(quiet_run(b"abcdefgh\"ij"), 8);
+        assert_eq!(quiet_run(b"abc\\defgh"), 0);
+        assert_eq!(quiet_run(b"abcdefg"), 4);
     }
 
     #[test]

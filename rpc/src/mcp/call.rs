@@ -5,7 +5,7 @@
 
 use super::audit::{Outcome, PendingAudit, code_of_text};
 use super::confirm;
-use super::encode::{Base64Stream, TextEscaper, escape_str};
+use super::encode::{Base64Stream, TextEscaper};
 use super::inputs::Answers;
 use super::limits::CallState;
 use super::resource::{STREAM_MARK, Streamed};
@@ -15,6 +15,7 @@ use super::tool::{
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
+use crate::jsonrpc::escape_str;
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -51,7 +52,7 @@ pub(crate) struct CallSetup {
     pub(crate) log_level: Option<LogLevel>,
     /// JSON members (each starting with `,`) added at the end of the result object.
     pub(crate) result_extra: Vec<u8>,
-    pub(crate) output_schema: Option<Value>,
+    pub(crate) output_schema: Option<Rc<Value>>,
     pub(crate) chunk: usize,
     /// The call's audit record, written when the call ends (see [`super::audit`]).
     pub(crate) audit: Option<PendingAudit>,
@@ -88,7 +89,9 @@ const TAIL_PIECE: usize = 8 * 1024;
 /// `limit`.
 fn weight(v: &Value, limit: usize) -> usize {
     let mut n = 0usize;
-    let mut stack = alloc::vec![v];
+    // Room for a small result's nodes without growing.
+    let mut stack = Vec::with_capacity(16);
+    stack.push(v);
     while let Some(v) = stack.pop() {
         n += 1;
         match v {
@@ -363,7 +366,8 @@ pub(crate) fn render_now<C>(
     output: ToolOutput<C>,
     output_schema: Option<&Value>,
     extra: &[u8],
-) -> Result<(Vec<u8>, Outcome), ToolOutput<C>> {
+    out: &mut Vec<u8>,
+) -> Result<Outcome, ToolOutput<C>> {
     if heavy(&output)
         || output
             .content
@@ -373,15 +377,14 @@ pub(crate) fn render_now<C>(
         return Err(output);
     }
     let mut em = Emitter::new(output, output_schema);
-    let mut out = Vec::new();
     // Without streamed blocks every step makes progress without touching the context; the
     // bound only guards against a logic error looping forever.
     for _ in 0..(em.blocks.len() + 6) {
-        if let EmitPoll::Done = em.advance_no_ctx(&mut out, extra) {
+        if let EmitPoll::Done = em.advance_no_ctx(out, extra) {
             break;
         }
     }
-    Ok((out, em.outcome()))
+    Ok(em.outcome())
 }
 
 impl<C> Emitter<C> {
@@ -415,7 +418,8 @@ impl<C> Emitter<C> {
                     self.close(out, extra);
                     return EmitPoll::Done;
                 };
-                let json = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
+                let mut json = Vec::new();
+                encode_value(&mut json, v);
                 if self.wrote_block {
                     out.push(b',');
                 }
@@ -667,7 +671,7 @@ impl<C: 'static> CallStream<C> {
         self.pending.extend_from_slice(b",\"result\":");
         self.phase = Phase::Emitting(Box::new(Emitter::new(
             output,
-            self.setup.output_schema.as_ref(),
+            self.setup.output_schema.as_deref(),
         )));
     }
 
@@ -987,7 +991,7 @@ impl<C: 'static> BodySource for CallStream<C> {
                         &mut self.pending,
                         self.setup.chunk,
                         &self.setup.result_extra,
-                        self.setup.output_schema.as_ref(),
+                        self.setup.output_schema.as_deref(),
                     ) {
                         EmitPoll::Progress => {}
                         EmitPoll::Pending => return wrote(out),

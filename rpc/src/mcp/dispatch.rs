@@ -14,6 +14,7 @@ use super::schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
+use crate::jsonrpc::escape_str;
 use crate::jsonrpc::{self, Id, RpcError, write_value};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -98,25 +99,42 @@ const CACHEABLE: [&str; 6] = [
     "prompts/list",
 ];
 
+/// A member of a result that [`McpServer::finish_members`] writes.
+pub(crate) enum Json<'a> {
+    /// A value, serialised.
+    Value(&'a Value),
+    /// JSON text, copied.
+    Raw(&'a [u8]),
+    /// An array of the comma-joined JSON items given.
+    Items(&'a [u8]),
+    /// A string, escaped.
+    Str(&'a str),
+    /// An array of strings.
+    Strs(&'a [&'a str]),
+    /// The server's capabilities (modern era).
+    Capabilities,
+    /// The `_meta` of a modern result.
+    Meta,
+}
+
 impl<C: 'static> McpServer<C> {
-    pub(crate) fn capabilities(&self, modern: bool) -> Value {
-        // Legacy: on the session's GET stream; modern: on `subscriptions/listen` streams.
-        let resources = if self.can_subscribe() {
-            json!({"subscribe": true})
-        } else {
-            json!({})
-        };
-        let mut caps = json!({
-            "tools": {},
-            "resources": resources,
-            "prompts": {},
-            "completions": {},
-            "logging": {},
-        });
+    /// The server's capabilities as JSON, written out: `server/discover` sends them with
+    /// every answer.
+    pub(crate) fn write_capabilities(&self, modern: bool, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"completions\":{},");
         if modern && self.offers_tasks() {
-            caps["extensions"] = json!({super::tasks::TASKS_EXTENSION: {}});
+            out.extend_from_slice(b"\"extensions\":{\"");
+            out.extend_from_slice(super::tasks::TASKS_EXTENSION.as_bytes());
+            out.extend_from_slice(b"\":{}},");
         }
-        caps
+        out.extend_from_slice(b"\"logging\":{},\"prompts\":{},\"resources\":");
+        // Legacy: on the session's GET stream; modern: on `subscriptions/listen` streams.
+        if self.can_subscribe() {
+            out.extend_from_slice(b"{\"subscribe\":true}");
+        } else {
+            out.extend_from_slice(b"{}");
+        }
+        out.extend_from_slice(b",\"tools\":{}}");
     }
 
     fn server_info(&self) -> Value {
@@ -125,15 +143,7 @@ impl<C: 'static> McpServer<C> {
 
     /// JSON members the modern era adds to every result.
     pub(crate) fn modern_result_extra(&self) -> Vec<u8> {
-        self.modern_extra()
-    }
-
-    fn modern_extra(&self) -> Vec<u8> {
-        let mut meta = Map::new();
-        meta.insert(META_SERVER_INFO.into(), self.server_info());
-        let mut out = Vec::from(&b",\"resultType\":\"complete\",\"_meta\":"[..]);
-        jsonrpc::write_value(&mut out, &Value::Object(meta));
-        out
+        result_extra(Era::Modern, &self.config.version)
     }
 
     pub(crate) fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
@@ -165,49 +175,90 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    /// Like [`Self::finish`] for a result with one member, `key`, whose JSON `raw` writes
-    /// (about `raw_size` bytes): the members go in the order a `Map` serialises them, written
-    /// straight into the response body.
-    pub(crate) fn finish_spliced(
+    /// Like [`Self::finish`] for a result given as its `members`, sorted by name: they and
+    /// the members [`Self::stamp_modern`] would add are written straight into the response
+    /// body in the order a `Map` serialises them, so no `Map` is built, stamped and serialised
+    /// for the small cacheable answers sent most. `size` is about the bytes the members take.
+    pub(crate) fn finish_members(
         &self,
         cx: &Cx<'_>,
         method: &str,
-        mut r: Map<String, Value>,
-        key: &str,
-        raw_size: usize,
-        raw: impl FnOnce(&mut Vec<u8>),
+        members: &[(&str, Json<'_>)],
+        size: usize,
     ) -> Response {
-        self.stamp_modern(cx, method, &mut r);
-        let mut out = Vec::with_capacity(raw_size + 320);
+        let ttl = Value::from(self.config.limits.cache_ttl_ms);
+        let cacheable = CACHEABLE.contains(&method);
+        let modern = cx.era == Era::Modern;
+        let own_result_type = members.iter().any(|(k, _)| *k == "resultType");
+        let own_meta = members.iter().any(|(k, _)| *k == "_meta");
+        let stamps = [
+            ("_meta", Json::Meta, modern && !own_meta),
+            ("cacheScope", Json::Str("private"), modern && cacheable),
+            (
+                "resultType",
+                Json::Str("complete"),
+                modern && !own_result_type,
+            ),
+            ("ttlMs", Json::Value(&ttl), modern && cacheable),
+        ];
+        let mut stamps = stamps
+            .iter()
+            .filter(|s| s.2)
+            .map(|(k, v, _)| (*k, v))
+            .peekable();
+        let mut own = members.iter().map(|(k, v)| (*k, v)).peekable();
+        let mut out = Vec::with_capacity(size + 320);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(cx.id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":{");
-        let mut raw = Some(raw);
         let mut first = true;
-        let mut name = |out: &mut Vec<u8>, k: &str| {
+        loop {
+            let next = match (own.peek(), stamps.peek()) {
+                (Some(a), Some(b)) if b.0 < a.0 => stamps.next(),
+                (Some(_), _) => own.next(),
+                (None, _) => stamps.next(),
+            };
+            let Some((key, json)) = next else { break };
             if !first {
                 out.push(b',');
             }
             first = false;
-            write_value(out, &Value::from(k));
-            out.push(b':');
-        };
-        for (k, v) in &r {
-            if k.as_str() > key
-                && let Some(write) = raw.take()
-            {
-                name(&mut out, key);
-                write(&mut out);
-            }
-            name(&mut out, k);
-            write_value(&mut out, v);
-        }
-        if let Some(write) = raw.take() {
-            name(&mut out, key);
-            write(&mut out);
+            out.push(b'"');
+            escape_str(key, &mut out);
+            out.extend_from_slice(b"\":");
+            self.write_json(json, &mut out);
         }
         out.extend_from_slice(b"}}");
         reply::json(200, out)
+    }
+
+    fn write_json(&self, json: &Json<'_>, out: &mut Vec<u8>) {
+        match json {
+            Json::Value(v) => write_value(out, v),
+            Json::Raw(raw) => out.extend_from_slice(raw),
+            Json::Items(items) => {
+                out.push(b'[');
+                out.extend_from_slice(items);
+                out.push(b']');
+            }
+            Json::Str(s) => {
+                out.push(b'"');
+                escape_str(s, out);
+                out.push(b'"');
+            }
+            Json::Strs(items) => {
+                out.push(b'[');
+                for (i, s) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    self.write_json(&Json::Str(s), out);
+                }
+                out.push(b']');
+            }
+            Json::Capabilities => self.write_capabilities(true, out),
+            Json::Meta => write_meta(&self.config.version, out),
+        }
     }
 
     pub(crate) fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
@@ -221,7 +272,7 @@ impl<C: 'static> McpServer<C> {
 
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
-            "server/discover" if cx.era == Era::Modern => Ok(self.discover()),
+            "server/discover" if cx.era == Era::Modern => return self.discover(cx),
             "subscriptions/listen" if cx.era == Era::Modern && self.can_subscribe() => {
                 return self.listen(cx);
             }
@@ -267,26 +318,28 @@ impl<C: 'static> McpServer<C> {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
-        let mut r = Map::new();
-        if let Some(n) = next {
-            r.insert("nextCursor".into(), Value::from(n));
-        }
         let listings = self.tools.listings(page);
-        self.finish_spliced(cx, "tools/list", r, "tools", listings.len() + 2, |out| {
-            out.push(b'[');
-            out.extend_from_slice(listings);
-            out.push(b']');
-        })
+        let tools = ("tools", Json::Items(listings));
+        match &next {
+            Some(n) => {
+                let members = [("nextCursor", Json::Str(n)), tools];
+                self.finish_members(cx, "tools/list", &members, listings.len())
+            }
+            None => self.finish_members(cx, "tools/list", &[tools], listings.len()),
+        }
     }
 
-    fn discover(&self) -> Value {
-        let mut r = Map::new();
-        r.insert("supportedVersions".into(), json!([MODERN_VERSION]));
-        r.insert("capabilities".into(), self.capabilities(true));
-        if let Some(text) = &self.config.instructions {
-            r.insert("instructions".into(), Value::from(text.as_str()));
+    /// `server/discover`, written out: nothing in it is built as a `Value`.
+    fn discover(&self, cx: &Cx<'_>) -> Response {
+        let versions = ("supportedVersions", Json::Strs(&[MODERN_VERSION]));
+        let caps = ("capabilities", Json::Capabilities);
+        match &self.config.instructions {
+            Some(text) => {
+                let members = [caps, ("instructions", Json::Str(text)), versions];
+                self.finish_members(cx, "server/discover", &members, text.len())
+            }
+            None => self.finish_members(cx, "server/discover", &[caps, versions], 0),
         }
-        Value::Object(r)
     }
 
     fn list(
@@ -448,13 +501,6 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    fn result_extra(&self, era: Era) -> Vec<u8> {
-        match era {
-            Era::Modern => self.modern_extra(),
-            Era::Legacy(_) => Vec::new(),
-        }
-    }
-
     /// A complete tool result, sent at once, and how it ended (for the audit record).
     pub(crate) fn tool_result(
         &self,
@@ -463,12 +509,18 @@ impl<C: 'static> McpServer<C> {
         output: ToolOutput<C>,
         schema: Option<&Value>,
     ) -> Result<(Response, Outcome), ToolOutput<C>> {
-        let (body, outcome) = render_now(output, schema, &self.result_extra(era))?;
-        let mut out = Vec::with_capacity(body.len() + 40);
+        // The result is rendered after the envelope's head in the body itself: no copy. A
+        // small result fits the first allocation.
+        let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
-        out.extend_from_slice(&body);
+        let outcome = render_now(
+            output,
+            schema,
+            &result_extra(era, &self.config.version),
+            &mut out,
+        )?;
         out.push(b'}');
         Ok((reply::json(200, out), outcome))
     }
@@ -653,19 +705,19 @@ impl<C: 'static> McpServer<C> {
                 Err(started) => started,
             };
         let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
-        let extra = self.result_extra(cx.era);
         let chunk = self.config.limits.stream_chunk;
         let setup = |framing| CallSetup {
             id: cx.id.clone(),
             framing,
             progress_token: cx.progress_token.clone(),
             log_level: cx.log_level,
-            result_extra: extra.clone(),
+            result_extra: result_extra(cx.era, &self.config.version),
             output_schema: output_schema.clone(),
             chunk,
             audit: None,
         };
-        let call = CallState::new(cx.key, cx.id.clone());
+        // Only a call that goes on streaming is tracked: one answered at once costs nothing.
+        let tracked = || CallState::new(cx.key, cx.id.clone());
         // A result that streams takes the audit record and writes it when the call ends.
         let streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
             audit: audit.take(),
@@ -686,6 +738,7 @@ impl<C: 'static> McpServer<C> {
                 }
                 // Legacy: ask the client with requests on the call's SSE stream.
                 (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
+                    let call = tracked();
                     self.calls.add(&call);
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
@@ -704,9 +757,10 @@ impl<C: 'static> McpServer<C> {
                 }
             },
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => (r, Some(outcome)),
                     Err(output) => {
+                        let call = tracked();
                         self.calls.add(&call);
                         let setup = streamed(Framing::Json, audit);
                         let s = CallStream::emitting(self.ctx.clone(), output, setup, call);
@@ -715,6 +769,7 @@ impl<C: 'static> McpServer<C> {
                 }
             }
             Ok(Started::Run(run)) => {
+                let call = tracked();
                 self.calls.add(&call);
                 let sse = sse || (cx.accept_sse && run.waits());
                 let framing = if sse {
@@ -730,6 +785,32 @@ impl<C: 'static> McpServer<C> {
                 (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`, the `_meta` of every
+/// modern result.
+fn write_meta(version: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(META_SERVER_INFO.as_bytes());
+    out.extend_from_slice(b"\":{\"name\":\"");
+    escape_str(SERVER_NAME, out);
+    out.extend_from_slice(b"\",\"version\":\"");
+    escape_str(version, out);
+    out.extend_from_slice(b"\"}}");
+}
+
+/// The JSON members an era adds to every tool result (none in legacy), written out rather
+/// than built as a `Map` and serialised.
+fn result_extra(era: Era, version: &str) -> Vec<u8> {
+    match era {
+        Era::Modern => {
+            let mut out = Vec::with_capacity(110 + version.len());
+            out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
+            write_meta(version, &mut out);
+            out
+        }
+        Era::Legacy(_) => Vec::new(),
     }
 }
 

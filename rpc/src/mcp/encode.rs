@@ -1,82 +1,10 @@
 //! On-the-fly encoders for streamed content: JSON string escaping of UTF-8 text that arrives
 //! in arbitrary pieces, and base64 of binary that arrives in arbitrary pieces.
 
+use crate::jsonrpc::{escape_str, plain_run};
 use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-
-/// Whether four bytes (in any order) are all printable ASCII other than `"` and `\`, i.e.
-/// JSON copies them as they are. One word test instead of four byte tests: streamed text
-/// (base64 above all) is almost entirely such bytes.
-fn plain_word(w: u32) -> bool {
-    const ONES: u32 = 0x0101_0101;
-    const HIGH: u32 = 0x8080_8080;
-    // A byte below 0x20, or equal to `"` or `\`, borrows into its high bit; bytes from 0x80
-    // up have it set already. A borrow into a higher byte only follows a byte that matched.
-    let ctrl = w.wrapping_sub(0x2020_2020);
-    let quote = (w ^ 0x2222_2222).wrapping_sub(ONES);
-    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(ONES);
-    (((ctrl | quote | backslash) & !w) | w) & HIGH == 0
-}
-
-fn plain_byte(b: u8) -> bool {
-    (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'
-}
-
-/// Length of the leading run of `bytes` that JSON copies unescaped (printable ASCII).
-fn plain_run(bytes: &[u8]) -> usize {
-    let mut n = 0;
-    for w in bytes.chunks_exact(4) {
-        if !plain_word(u32::from_ne_bytes([w[0], w[1], w[2], w[3]])) {
-            break;
-        }
-        n += 4;
-    }
-    let rest = bytes.get(n..).unwrap_or(&[]);
-    n + rest.iter().take_while(|&&b| plain_byte(b)).count()
-}
-
-/// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
-pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let rest = bytes.get(i..).unwrap_or(&[]);
-        // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters.
-        let mut run = plain_run(rest);
-        run += rest
-            .get(run..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(|&&b| b >= 0x80)
-            .count();
-        if run > 0 {
-            out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
-            i += run;
-            continue;
-        }
-        let b = rest[0];
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            _ => b"",
-        };
-        if esc.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(esc);
-        }
-        i += 1;
-    }
-}
 
 /// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
 /// invalid bytes become U+FFFD, so the output is always valid JSON string content.
@@ -206,27 +134,6 @@ mod tests {
         for piece in 1..=text.len() {
             let got = escape_in_pieces(text.as_bytes(), piece);
             assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
-        }
-    }
-
-    #[test]
-    fn the_word_test_agrees_with_the_byte_test() {
-        let specials = [
-            0u8, 0x1f, 0x20, b'"', b'\\', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff,
-        ];
-        for &a in &specials {
-            for &b in &specials {
-                for pos in 0..4 {
-                    let mut w = [b'a', b'b', b'c', b'd'];
-                    w[pos] = a;
-                    w[(pos + 1) % 4] = b;
-                    let want = w.iter().all(|&x| plain_byte(x));
-                    assert_eq!(plain_word(u32::from_ne_bytes(w)), want, "{w:?}");
-                }
-            }
-        }
-        for x in 0..=255u8 {
-            assert_eq!(plain_word(u32::from_ne_bytes([x; 4])), plain_byte(x), "{x}");
         }
     }
 

@@ -359,7 +359,10 @@ impl<C: 'static> McpServer<C> {
         }
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(version));
-        result.insert("capabilities".into(), self.capabilities(false));
+        let mut caps = Vec::new();
+        self.write_capabilities(false, &mut caps);
+        let caps = serde_json::from_slice(&caps).unwrap_or(Value::Null);
+        result.insert("capabilities".into(), caps);
         result.insert(
             "serverInfo".into(),
             json!({"name": SERVER_NAME, "version": self.config.version}),

@@ -125,7 +125,7 @@ impl<C: 'static> McpServer<C> {
         {
             return mismatch(id, "Mcp-Name does not match the taskId");
         }
-        let caps = meta.get(META_CAPS).cloned().unwrap_or(Value::Null);
+        let caps = meta.get(META_CAPS).unwrap_or(&Value::Null);
         if !caps.is_object() {
             return reply::error(
                 400,
@@ -168,7 +168,7 @@ impl<C: 'static> McpServer<C> {
             era: Era::Modern,
             id,
             params,
-            caps: &caps,
+            caps,
             accept_sse: accepts_sse(headers),
             progress_token: meta.get("progressToken").cloned(),
             log_level,

@@ -7,6 +7,7 @@ use super::schema;
 use super::tool::ToolDef;
 use crate::jsonrpc::write_value;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -29,7 +30,8 @@ impl fmt::Display for RegistryError {
 pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
     pub(crate) input: Value,
-    pub(crate) output: Option<Value>,
+    /// Shared, not cloned, with each call that checks a result against it.
+    pub(crate) output: Option<Rc<Value>>,
     /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
     /// the policy hides it).
     pub(crate) listing: Range<usize>,
@@ -151,7 +153,7 @@ impl<C> ToolRegistry<C> {
                     let v: Value = serde_json::from_str(text)
                         .map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
                     schema::check_schema(&v).map_err(|e| err(format!("outputSchema: {e}")))?;
-                    Some(v)
+                    Some(Rc::new(v))
                 }
             };
             fresh.push(ToolEntry {
@@ -181,7 +183,7 @@ impl<C> ToolRegistry<C> {
             self.listings.push(b',');
         }
         let start = self.listings.len();
-        let shown = listing(&entry.def, &entry.input, entry.output.as_ref());
+        let shown = listing(&entry.def, &entry.input, entry.output.as_deref());
         write_value(&mut self.listings, &shown);
         entry.listing = start..self.listings.len();
         self.listed.push(i);

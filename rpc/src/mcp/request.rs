@@ -5,6 +5,7 @@ use super::limits::Key;
 use super::tool::LogLevel;
 use crate::http::Headers;
 use crate::jsonrpc::{Id, RpcError};
+use alloc::borrow::Cow;
 use alloc::string::String;
 use base64::Engine;
 use serde_json::{Map, Value};
@@ -50,8 +51,8 @@ pub(crate) fn session_tag(id: &str) -> [u8; SESSION_TAG] {
 }
 
 /// A header value as compared with the body: optional whitespace trimmed, `=?base64?…?=`
-/// decoded. `None` if the encoded form does not decode to UTF-8.
-pub(crate) fn header_text(raw: &str) -> Option<String> {
+/// decoded (only that form is copied). `None` if the encoded form does not decode to UTF-8.
+pub(crate) fn header_text(raw: &str) -> Option<Cow<'_, str>> {
     let v = raw.trim_matches(|c| c == ' ' || c == '\t');
     if let Some(inner) = v
         .strip_prefix("=?base64?")
@@ -60,9 +61,9 @@ pub(crate) fn header_text(raw: &str) -> Option<String> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(inner)
             .ok()?;
-        return String::from_utf8(bytes).ok();
+        return String::from_utf8(bytes).ok().map(Cow::Owned);
     }
-    Some(String::from(v))
+    Some(Cow::Borrowed(v))
 }
 
 /// A request's `params` as an object: absent means `empty`; any other JSON type is refused

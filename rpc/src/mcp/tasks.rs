@@ -5,6 +5,7 @@
 //! with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime (`docs/bounds.md`).
 
 use super::call::{CallSetup, CallStream, Framing};
+use super::dispatch::Json;
 use super::limits::{CallState, Key};
 use super::reply;
 use super::request::{Cx, Era};
@@ -16,6 +17,7 @@ use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
@@ -397,7 +399,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The setup of a task's call: a plain JSON answer, nobody listening for progress.
-    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Value>) -> CallSetup {
+    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Rc<Value>>) -> CallSetup {
         CallSetup {
             id: id.clone(),
             framing: Framing::Json,
@@ -526,9 +528,14 @@ impl<C: 'static> McpServer<C> {
             _ => return self.finish(cx, "tasks/get", Value::Object(r)),
         };
         let raw = t.out.get(t.body.clone()).unwrap_or(b"{}");
-        self.finish_spliced(cx, "tasks/get", r, key, raw.len(), |out| {
-            out.extend_from_slice(raw)
-        })
+        // The task's fields in `Map` order, with the result spliced in where its key sorts.
+        let mut members: Vec<(&str, Json<'_>)> = r
+            .iter()
+            .map(|(k, v)| (k.as_str(), Json::Value(v)))
+            .collect();
+        let at = members.partition_point(|(k, _)| *k < key);
+        members.insert(at, (key, Json::Raw(raw)));
+        self.finish_members(cx, "tasks/get", &members, raw.len())
     }
 
     /// `tasks/update`: takes the answers to pending input requests (unknown keys are
@@ -621,7 +628,7 @@ impl<C: 'static> McpServer<C> {
         tool: usize,
         args: &Map<String, Value>,
         started: Result<Started<C>, ToolError>,
-        output_schema: Option<Value>,
+        output_schema: Option<Rc<Value>>,
         audit: &mut Option<super::audit::PendingAudit>,
     ) -> Result<(Response, Option<super::audit::Outcome>), Result<Started<C>, ToolError>> {
         let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
@@ -642,7 +649,7 @@ impl<C: 'static> McpServer<C> {
             ))),
             Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_ref()) {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => {
                         *audit = setup.audit;
                         return Ok((r, Some(outcome)));

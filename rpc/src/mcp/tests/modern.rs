@@ -65,6 +65,36 @@ fn modern_discover_and_result_decoration() {
     assert_eq!(v["result"]["completion"]["values"], json!([]));
 }
 
+/// The answers written member by member (no `Map` built) are byte for byte what serialising
+/// them as a `Value` gives: members in `Map` order, each once, in both eras.
+#[test]
+fn written_results_are_what_a_map_serialises() {
+    let mut s = server();
+    let check = |r: &mut Response| {
+        let bytes = body_bytes(r, T0);
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let result = text.split_once(",\"result\":").unwrap().1;
+        assert_eq!(
+            result.strip_suffix('}'),
+            Some(v["result"].to_string().as_str())
+        );
+    };
+    check(&mut modern(&mut s, "server/discover", json!({}), T0));
+    check(&mut modern(&mut s, "tools/list", json!({}), T0));
+    // Without instructions, and on one page (no `nextCursor`).
+    let mut plain = McpServer::with_catalog_of(
+        &s,
+        Config::new("7", None),
+        s.context().clone(),
+        Box::new(|_: &mut [u8]| {}),
+    );
+    check(&mut modern(&mut plain, "tools/list", json!({}), T0));
+    check(&mut modern(&mut plain, "server/discover", json!({}), T0));
+    let (sid, _) = initialize(&mut s, "2025-11-25", T0);
+    check(&mut McpRequest::legacy(&sid, "tools/list", json!({})).send(&mut s, T0));
+}
+
 fn raw_modern(s: &mut McpServer<Ctx>, h: &[(&str, &str)], body: Value) -> (u16, Value) {
     let mut r = post(s, h, &body.to_string(), T0);
     let v = body_json(&mut r, T0);

@@ -26,7 +26,7 @@ fn bearer_token_is_required_and_never_echoed() {
         assert_eq!(header(&r, "WWW-Authenticate"), Some("Bearer"));
         let text = String::from_utf8(body_bytes(&mut r, T0)).unwrap();
         assert!(!text.contains("hunter2"));
-        for (_, v) in &r.headers.0 {
+        for (_, v) in r.headers.iter() {
             assert!(!v.contains("hunter2"));
         }
     }
