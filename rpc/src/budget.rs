@@ -18,7 +18,7 @@ use core::cell::Cell;
 #[derive(Debug)]
 pub struct Pool {
     name: &'static str,
-    limit: usize,
+    limit: Cell<usize>,
     used: Cell<usize>,
     peak: Cell<usize>,
     refused: Cell<u64>,
@@ -39,7 +39,7 @@ impl Pool {
     pub fn new(name: &'static str, limit: usize) -> Rc<Pool> {
         Rc::new(Pool {
             name,
-            limit,
+            limit: Cell::new(limit),
             used: Cell::new(0),
             peak: Cell::new(0),
             refused: Cell::new(0),
@@ -56,18 +56,24 @@ impl Pool {
     }
 
     pub fn limit(&self) -> usize {
-        self.limit
+        self.limit.get()
+    }
+
+    /// Sets the limit, for a plan made again once init knows more of what the module holds.
+    /// Charges already made stay; new ones are weighed against the new limit.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.set(limit);
     }
 
     /// Bytes still free in the pool.
     pub fn free(&self) -> usize {
-        self.limit.saturating_sub(self.used.get())
+        self.limit.get().saturating_sub(self.used.get())
     }
 
     pub fn usage(&self) -> PoolUse {
         PoolUse {
             name: self.name,
-            limit: self.limit,
+            limit: self.limit.get(),
             used: self.used.get(),
             peak: self.peak.get(),
             refused: self.refused.get(),
@@ -89,7 +95,7 @@ impl Lease {
         let pool = &self.pool;
         let used = pool.used.get();
         match used.checked_add(extra) {
-            Some(total) if total <= pool.limit => {
+            Some(total) if total <= pool.limit.get() => {
                 pool.used.set(total);
                 pool.peak.set(pool.peak.get().max(total));
                 self.bytes += extra;

@@ -335,11 +335,12 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         ports: alloc::vec![port, 80],
         ..ServerConfig::for_heap(heap_usage().size)
     };
-    // The budgets are sized from what the module holds once up; the sockets' buffers are in
-    // the per-connection share, since a socket holds them only while it listens or connects.
+    // The budgets are sized from what the module holds once up (planned here for the MCP
+    // server, which takes the pools, and again once the tools are registered); the sockets'
+    // buffers are in the per-connection share, since a socket holds them only while it listens
+    // or connects.
     let heap = heap_usage();
     let budgets = ServerBudgets::plan(heap.size, heap.used, &server_config);
-    server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;
@@ -409,6 +410,9 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         kprintln!(kernel, "conformance fixtures: {e}");
         status::E_INVAL
     })?;
+    let heap = heap_usage();
+    budgets.replan(heap.size, heap.used, &server_config);
+    server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     let server = HttpServer::new(&mut stack.sockets, &server_config, budgets.requests);
     Ok(Module {
         kernel,

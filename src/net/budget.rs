@@ -80,6 +80,16 @@ impl ServerBudgets {
             event_streams: (server.per_client / 2).clamp(1, (connections / 4).max(1)),
         }
     }
+
+    /// Sets the pools' limits to a plan made now that the module holds `idle` bytes: init plans
+    /// before the tools register (the MCP server takes the pools) and again after, so that the
+    /// registry's listings and schemas count as idle use like everything else.
+    pub fn replan(&self, heap: usize, idle: usize, server: &ServerConfig) {
+        let now = Self::plan(heap, idle, server);
+        self.requests.set_limit(now.requests.limit());
+        self.parse.set_limit(now.parse.limit());
+        self.tasks.set_limit(now.tasks.limit());
+    }
 }
 
 /// A pool seen by the status reports.
@@ -143,6 +153,29 @@ mod tests {
                 b.requests.limit()
             );
         }
+    }
+
+    #[test]
+    fn a_replan_gives_the_same_pools_the_new_plans_limits() {
+        let heap = 8 << 20;
+        let server = ServerConfig::for_heap(heap);
+        let b = ServerBudgets::plan(heap, 100 * 1024, &server);
+        let held = b.requests.clone();
+        let lease = held.take(1000).unwrap();
+        b.replan(heap, 400 * 1024, &server);
+        let now = ServerBudgets::plan(heap, 400 * 1024, &server);
+        assert_eq!(held.limit(), now.requests.limit());
+        assert_eq!(b.parse.limit(), now.parse.limit());
+        assert_eq!(b.tasks.limit(), now.tasks.limit());
+        // 300 KiB more idle use leaves 300 KiB less to the pools; the charge made stays.
+        assert!(
+            held.limit()
+                < ServerBudgets::plan(heap, 100 * 1024, &server)
+                    .requests
+                    .limit()
+        );
+        assert_eq!(held.usage().used, 1000);
+        drop(lease);
     }
 
     #[test]
