@@ -91,16 +91,6 @@ impl Image {
             .collect())
     }
 
-    /// Bytes of code and read-only data: what [`IMAGE_BUDGET`] bounds.
-    pub fn text_rodata(&self) -> Result<u64, String> {
-        Ok(self
-            .sections()?
-            .iter()
-            .filter(|(name, _)| name == ".text" || name == ".rodata")
-            .map(|(_, size)| size)
-            .sum())
-    }
-
     /// The bytes of one section.
     pub fn section_data(&self, name: &str) -> Result<Vec<u8>, String> {
         let file =
@@ -122,10 +112,13 @@ impl Image {
                 .unwrap_or(&self.path)
                 .display()
         );
+        let mut code = 0;
         for (name, size) in self.sections()? {
             println!("  {name:<9} {size:>8} bytes");
+            if name == ".text" || name == ".rodata" {
+                code += size;
+            }
         }
-        let code = self.text_rodata()?;
         println!("  text+rodata {code} bytes (budget {} bytes)", IMAGE_BUDGET);
         println!("  file      {:>8} bytes", self.bytes.len());
         println!("sha256  {}", self.sha256);

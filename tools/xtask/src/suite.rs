@@ -392,7 +392,12 @@ pub fn bench(json: Option<&Path>) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
-    let text_rodata = img.text_rodata()?;
+    let text_rodata: u64 = img
+        .sections()?
+        .iter()
+        .filter(|(name, _)| name == ".text" || name == ".rodata")
+        .map(|(_, size)| size)
+        .sum();
     let size = if text_rodata as usize <= image::IMAGE_BUDGET {
         Ok(())
     } else {
