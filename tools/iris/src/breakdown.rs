@@ -1,7 +1,7 @@
-//! A profile's self instructions by layer (allocation, JSON parsing, JSON writing, HTTP, TCP/IP,
-//! driver, copies, other), so `bench --profile` can say where a request's instructions go
-//! without reading function lists. The categories come from the demangled names by one ordered
-//! table, [`CATEGORIES`]: extend it there.
+//! A profile's self instructions by layer (allocator and `alloc::` glue, JSON parsing and
+//! writing, HTTP, TCP/IP, driver, copies, …), so `bench --profile` can say where a request's
+//! instructions go without reading function lists. The categories come from the demangled
+//! names by one ordered table, [`CATEGORIES`]: extend it there.
 
 use std::fmt::Write as _;
 
@@ -9,7 +9,8 @@ use crate::profile::Profile;
 
 /// What a function's name has to contain for each category; the first category with a match
 /// wins, so more specific patterns come first (a `memcpy` is a copy whoever calls it; an
-/// `alloc::` name that none of the layers above claimed is allocation glue). Anything else is
+/// `alloc::` name that none of the layers above claimed is the glue of `Vec`, `String`, `Box`
+/// and `BTreeMap` around the allocator: growing, cloning, dropping). Anything else is
 /// [`OTHER`].
 pub const CATEGORIES: &[(&str, &[&str])] = &[
     (
@@ -23,14 +24,13 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "allocation",
+        "allocator",
         &[
             "as core::alloc::global::GlobalAlloc>",
             "talc::",
             "__rust_alloc",
             "__rust_realloc",
             "__rust_dealloc",
-            "alloc::raw_vec::",
             "alloc::alloc::",
         ],
     ),
@@ -82,7 +82,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         ],
     ),
     ("formatting", &["core::fmt::"]),
-    ("allocation", &["alloc::"]),
+    ("alloc:: glue", &["alloc::"]),
 ];
 
 /// The category of functions no pattern claims (MCP dispatch, tools, the poll loop, …).
@@ -177,13 +177,13 @@ mod tests {
             ("compiler_builtins::mem::memmove", "copies"),
             (
                 "<irix7_mcp::board::heap::CountingHeap as core::alloc::global::GlobalAlloc>::alloc",
-                "allocation",
+                "allocator",
             ),
-            ("talc::talc::Talc<O>::free", "allocation"),
-            ("alloc::raw_vec::RawVec<T,A>::grow_one", "allocation"),
+            ("talc::talc::Talc<O>::free", "allocator"),
+            ("alloc::raw_vec::RawVec<T,A>::grow_one", "alloc:: glue"),
             (
                 "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop",
-                "allocation",
+                "alloc:: glue",
             ),
             (
                 "serde_json::de::Deserializer<R>::parse_whitespace",
@@ -243,7 +243,7 @@ mod tests {
             breakdown(&p),
             vec![
                 ("copies", 35),
-                ("allocation", 5),
+                ("allocator", 5),
                 ("TCP/IP + checksum", 20),
                 (OTHER, 40)
             ]
@@ -260,7 +260,7 @@ mod tests {
             per_byte_difference(&p, &small, 10),
             vec![
                 ("copies", 3.0),
-                ("allocation", 0.5),
+                ("allocator", 0.5),
                 ("TCP/IP + checksum", 2.0),
                 (OTHER, 1.0),
                 ("HTTP", -1.5)
