@@ -2,6 +2,8 @@
 //! for the IRIX 7 kernel that loads, verifies, relocates and runs the irix7-mcp module image.
 //! See `docs/rig.md`.
 
+pub mod alloc_count;
+pub mod breakdown;
 pub mod clock;
 pub mod config;
 pub mod console;

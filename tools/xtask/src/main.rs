@@ -1,6 +1,7 @@
 //! `cargo xtask`: builds the module image, audits it, runs the rig, the tests and the
 //! benchmarks. The README's two commands (`cargo iris`, `cargo xtask test`) start here.
 
+mod bench_json;
 mod clients;
 mod cmd;
 mod conformance;
@@ -84,7 +85,11 @@ enum Cmd {
     /// Install prerequisites, then run every check and test.
     Test,
     /// Print the benchmark figures beside their budgets.
-    Bench,
+    Bench {
+        /// Also write every figure as one JSON object to FILE (docs/bench.md lists the keys).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
     /// Install the prerequisites only.
@@ -165,7 +170,7 @@ fn main() -> ExitCode {
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
-        Cmd::Bench => suite::bench(),
+        Cmd::Bench { json } => suite::bench(json.as_deref()),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
         Cmd::Mame {

@@ -2,7 +2,8 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{clients, conformance, image, isa, lab, layers, prereqs};
+use crate::{bench_json, clients, conformance, image, isa, lab, layers, prereqs};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -412,13 +413,34 @@ fn fuzz_short() -> Result<(), String> {
     Ok(())
 }
 
-/// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
-/// rig: exact guest instruction counts and heap figures beside their budgets.
-pub fn bench() -> Result<(), String> {
+/// Where the lockstep bench writes its figures (`--json`), for `bench --json` to complete.
+const BENCH_FIGURES: &str = "target/bench/figures.json";
+
+/// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench/`) in the release
+/// rig: exact guest instruction counts and heap figures beside their budgets, then the hostile
+/// suite's. With `json`, every figure goes to that file as well (`bench_json::write_json`).
+pub fn bench(json: Option<&Path>) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
+    let text_rodata: u64 = img
+        .sections()?
+        .iter()
+        .filter(|(name, _)| name == ".text" || name == ".rodata")
+        .map(|(_, size)| size)
+        .sum();
+    let size = if text_rodata as usize <= image::IMAGE_BUDGET {
+        Ok(())
+    } else {
+        Err(format!(
+            "image text+rodata {text_rodata} bytes is over its budget of {} bytes",
+            image::IMAGE_BUDGET
+        ))
+    };
     fixture_images()?;
+    let figures = repo_root().join(BENCH_FIGURES);
+    // A file left by an earlier run must not stand in for this one's.
+    let _ = std::fs::remove_file(&figures);
     let lockstep = cmd::run(
         cargo()
             .args([
@@ -431,11 +453,26 @@ pub fn bench() -> Result<(), String> {
                 "bench",
                 "--",
             ])
-            .arg(&img.path),
+            .arg(&img.path)
+            .arg("--json")
+            .arg(&figures),
     );
     // The hostile suite's figures are wanted even when a lockstep figure is over budget.
     let hostile = hostile_bench();
-    lockstep.and(hostile)
+    if let Some(path) = json {
+        let mut extra = vec![("image_text_rodata", text_rodata)];
+        if let Ok(f) = std::fs::read_to_string(repo_root().join(HOSTILE_FIGURES))
+            .map_err(|e| e.to_string())
+            .and_then(|t| HostileFigures::parse(&t))
+        {
+            extra.push(("hostile_longest_poll", f.max_poll_insns));
+            extra.push(("hostile_heap_peak", f.heap_peak));
+        }
+        // The reference peers' figures (`--peers`) go in as the last argument once they exist.
+        bench_json::write_json(path, bench_json::read_figures(&figures)?, &extra, None)?;
+        println!("figures written to {}", path.display());
+    }
+    size.and(lockstep).and(hostile)
 }
 
 /// The hostile-load suite, whose figures the bench reports beside their budgets.

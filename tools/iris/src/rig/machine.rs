@@ -135,6 +135,7 @@ impl Rig {
             net,
             hang_next: Cell::new(false),
             profiler: ProfileHook::default(),
+            alloc_hook: None,
             token_files,
         })
     }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use crate::alloc_count::{AllocCounts, AllocHook};
 use crate::clock::Clock;
 use crate::console::ConsoleLog;
 use crate::cpu::Cpu;
@@ -145,6 +146,8 @@ pub struct Rig {
     hang_next: Cell<bool>,
     /// The profiling hook while `profile_start` is in force.
     profiler: ProfileHook,
+    /// The allocation-counting hooks once `alloc_count_start` installed them.
+    alloc_hook: Option<AllocHook>,
     /// The generated token's files under `target/iris/` (see `token`).
     token_files: crate::token::TokenFiles,
     /// The rig's registration for the lab gateway under `target/iris/rigs/` (see `registration`).
@@ -218,6 +221,23 @@ impl Rig {
     /// Stop profiling: removes the hook and returns the profile since the last take.
     pub fn profile_stop(&mut self) -> Result<Option<Profile>, RigError> {
         self.profiler.stop(&mut self.cpu.uc)
+    }
+
+    /// Start counting the module's heap allocations (code hooks on its allocator's `alloc` and
+    /// `dealloc`); counting then stays on. Needs a booted image.
+    pub fn alloc_count_start(&mut self) -> Result<(), RigError> {
+        if self.alloc_hook.is_none() {
+            let Some(image) = self.image.as_ref() else {
+                return Err(RigError::State("alloc_count_start before boot".into()));
+            };
+            self.alloc_hook = Some(AllocHook::install(&mut self.cpu.uc, image)?);
+        }
+        Ok(())
+    }
+
+    /// Allocations since `alloc_count_start`, if counting.
+    pub fn alloc_counts(&self) -> Option<AllocCounts> {
+        self.alloc_hook.as_ref().map(AllocHook::counts)
     }
 
     pub fn image(&self) -> Option<&LoadedImage> {
