@@ -38,6 +38,31 @@ pub fn output(cmd: &mut Command) -> Result<String, String> {
     String::from_utf8(out.stdout).map_err(|_| format!("{what} printed non-UTF-8 output"))
 }
 
+/// Runs `cmd` with its stdout printed as it comes and kept: (the outcome as [`run`] gives it,
+/// everything printed).
+pub fn run_tee(cmd: &mut Command) -> (Result<(), String>, String) {
+    use std::io::BufRead;
+    let what = describe(cmd);
+    let mut child = match cmd.stdout(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => return (Err(format!("cannot run {what}: {e}")), String::new()),
+    };
+    let mut kept = String::new();
+    if let Some(out) = child.stdout.take() {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    }
+    let outcome = match child.wait() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("{what} failed ({s})")),
+        Err(e) => Err(format!("{what}: {e}")),
+    };
+    (outcome, kept)
+}
+
 fn describe(cmd: &Command) -> String {
     let mut s = cmd.get_program().to_string_lossy().into_owned();
     for a in cmd.get_args() {

@@ -12,6 +12,7 @@ mod lab;
 mod launch;
 mod layers;
 mod mame;
+mod peers;
 mod prereqs;
 mod sizes;
 mod suite;
@@ -84,7 +85,12 @@ enum Cmd {
     /// Install prerequisites, then run every check and test.
     Test,
     /// Print the benchmark figures beside their budgets.
-    Bench,
+    Bench {
+        /// Then measure the rmcp and Python SDK reference servers (tools/peers) under callgrind
+        /// on the same requests and print them beside the module's figures.
+        #[arg(long)]
+        peers: bool,
+    },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
     /// Install the prerequisites only.
@@ -165,7 +171,7 @@ fn main() -> ExitCode {
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
-        Cmd::Bench => suite::bench(),
+        Cmd::Bench { peers } => suite::bench(peers),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
         Cmd::Mame {

@@ -383,28 +383,35 @@ fn fuzz_short() -> Result<(), String> {
 
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
 /// rig: exact guest instruction counts and heap figures beside their budgets.
-pub fn bench() -> Result<(), String> {
+pub fn bench(peers: bool) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
     fixture_images()?;
-    let lockstep = cmd::run(
-        cargo()
-            .args([
-                "run",
-                "--quiet",
-                "--release",
-                "-p",
-                "iris",
-                "--example",
-                "bench",
-                "--",
-            ])
-            .arg(&img.path),
-    );
-    // The hostile suite's figures are wanted even when a lockstep figure is over budget.
+    let mut rig_bench = cargo();
+    rig_bench
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "iris",
+            "--example",
+            "bench",
+            "--",
+        ])
+        .arg(&img.path);
+    if !peers {
+        let lockstep = cmd::run(&mut rig_bench);
+        // The hostile suite's figures are wanted even when a lockstep figure is over budget.
+        let hostile = hostile_bench();
+        return lockstep.and(hostile);
+    }
+    // The peers' table needs the module's figures: the lockstep bench's output, kept.
+    let (lockstep, printed) = cmd::run_tee(&mut rig_bench);
     let hostile = hostile_bench();
-    lockstep.and(hostile)
+    let peers = crate::peers::run(&crate::peers::ModuleFigures::parse(&printed));
+    lockstep.and(hostile).and(peers.map(|_| ()))
 }
 
 /// The hostile-load suite, whose figures the bench reports beside their budgets.
