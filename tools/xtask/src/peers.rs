@@ -24,7 +24,7 @@ const WARM_UP: usize = 3;
 /// Counted exchanges per figure: callgrind's counts are exact, a few give a stable mean.
 const REPS: usize = 5;
 /// How long a peer may take to listen (Python's imports under callgrind are slow).
-const START_TIMEOUT: Duration = Duration::from_secs(600);
+const START_TIMEOUT: Duration = Duration::from_secs(1800);
 /// How long one response may take under callgrind.
 const IO_TIMEOUT: Duration = Duration::from_secs(120);
 
