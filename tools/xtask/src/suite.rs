@@ -382,7 +382,8 @@ fn fuzz_short() -> Result<(), String> {
 }
 
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench.rs`) in the release
-/// rig: exact guest instruction counts and heap figures beside their budgets.
+/// rig: exact guest instruction counts and heap figures beside their budgets. With `peers`, then
+/// the same requests against the SDK reference servers, side by side (`peers.rs`).
 pub fn bench(peers: bool) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
