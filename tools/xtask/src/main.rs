@@ -13,6 +13,7 @@ mod lab;
 mod launch;
 mod layers;
 mod mame;
+mod peers;
 mod prereqs;
 mod sizes;
 mod suite;
@@ -89,6 +90,10 @@ enum Cmd {
         /// Also write every figure as one JSON object to FILE (docs/bench.md lists the keys).
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Then measure the rmcp and Python SDK reference servers (tools/peers) under callgrind
+        /// on the same requests and print them beside the module's figures.
+        #[arg(long)]
+        peers: bool,
     },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
@@ -170,7 +175,7 @@ fn main() -> ExitCode {
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
-        Cmd::Bench { json } => suite::bench(json.as_deref()),
+        Cmd::Bench { json, peers } => suite::bench(json.as_deref(), peers),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
         Cmd::Mame {

@@ -418,8 +418,10 @@ const BENCH_FIGURES: &str = "target/bench/figures.json";
 
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench/`) in the release
 /// rig: exact guest instruction counts and heap figures beside their budgets, then the hostile
-/// suite's. With `json`, every figure goes to that file as well (`bench_json::write_json`).
-pub fn bench(json: Option<&Path>) -> Result<(), String> {
+/// suite's. With `peers`, then the same requests against the SDK reference servers, side by
+/// side (`peers.rs`). With `json`, every figure goes to that file as well
+/// (`bench_json::write_json`), the peers' under `peers`.
+pub fn bench(json: Option<&Path>, peers: bool) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
@@ -459,6 +461,14 @@ pub fn bench(json: Option<&Path>) -> Result<(), String> {
     );
     // The hostile suite's figures are wanted even when a lockstep figure is over budget.
     let hostile = hostile_bench();
+    let peers = if peers {
+        let module = bench_json::read_figures(&figures)?;
+        Some(crate::peers::run(&crate::peers::ModuleFigures::from_json(
+            &module,
+        ))?)
+    } else {
+        None
+    };
     if let Some(path) = json {
         let mut extra = vec![("image_text_rodata", text_rodata)];
         if let Ok(f) = std::fs::read_to_string(repo_root().join(HOSTILE_FIGURES))
@@ -468,8 +478,7 @@ pub fn bench(json: Option<&Path>) -> Result<(), String> {
             extra.push(("hostile_longest_poll", f.max_poll_insns));
             extra.push(("hostile_heap_peak", f.heap_peak));
         }
-        // The reference peers' figures (`--peers`) go in as the last argument once they exist.
-        bench_json::write_json(path, bench_json::read_figures(&figures)?, &extra, None)?;
+        bench_json::write_json(path, bench_json::read_figures(&figures)?, &extra, peers)?;
         println!("figures written to {}", path.display());
     }
     size.and(lockstep).and(hostile)

@@ -1,0 +1,99 @@
+//! The rmcp reference server of `cargo xtask bench --peers` (docs/bench.md, "The peers"): the
+//! module's 26 tool listings, read from `docs/tools.json`, and its `echo`, served the way rmcp's
+//! documentation shows for a stateless streamable-HTTP server answering plain JSON (axum on the
+//! multi-threaded tokio runtime, `StreamableHttpService` at `/mcp`).
+//!
+//! Usage: `irix7-peer-rmcp TOOLS_JSON PORT HOST`; it serves `127.0.0.1:PORT` and accepts `HOST`
+//! in `Host` (the bench's requests name the machine `indy`, as the rig bench's do).
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::sync::Arc;
+
+/// The tools as listed; only `echo` runs.
+#[derive(Clone)]
+struct Peer {
+    tools: Arc<Vec<Tool>>,
+}
+
+impl ServerHandler for Peer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(|t| t.as_str());
+        // The module's echo answers its text twice: as text content and as structured content.
+        let result = match (request.name.as_ref(), text) {
+            ("echo", Some(text)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(serde_json::json!({ "text": text }));
+                r
+            }
+            ("echo", None) => {
+                CallToolResult::error(vec![ContentBlock::text("E_INVAL: `text` is required")])
+            }
+            (name, _) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "E_NOTSUP: {name} is only listed by this peer"
+            ))]),
+        };
+        Ok(result.into())
+    }
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [tools_json, port, host] = args.as_slice() else {
+        return Err("usage: irix7-peer-rmcp TOOLS_JSON PORT HOST".into());
+    };
+    let text = std::fs::read_to_string(tools_json).map_err(|e| format!("{tools_json}: {e}"))?;
+    let tools: Vec<Tool> = serde_json::from_str(&text).map_err(|e| format!("{tools_json}: {e}"))?;
+    let port: u16 = port.parse().map_err(|e| format!("port {port}: {e}"))?;
+    serve(
+        Peer {
+            tools: Arc::new(tools),
+        },
+        port,
+        host.clone(),
+    )
+}
+
+#[tokio::main]
+async fn serve(peer: Peer, port: u16, host: String) -> Result<(), String> {
+    let service: StreamableHttpService<Peer, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(peer.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts([host]),
+    );
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("listen on 127.0.0.1:{port}: {e}"))?;
+    axum::serve(listener, app).await.map_err(|e| e.to_string())
+}
