@@ -80,8 +80,11 @@ impl ServerConfig {
             return full;
         }
         ServerConfig {
-            sockets_per_port: 4,
-            per_client: 3,
+            // Three connections a port: each may hold its buffers and a complete answer
+            // (`budget.rs`), and on 1 MiB four a port left the request pools nothing once the
+            // tool registry and a disk's block cache count as idle use.
+            sockets_per_port: 3,
+            per_client: 2,
             rx_buffer: 4 * 1024,
             tx_buffer: 8 * 1024,
             http: rpc::http::Config {
