@@ -4,7 +4,7 @@
 //! its threads exactly, and gets the request bytes the rig bench sends the module. docs/bench.md,
 //! "The peers", says how they are configured and what is and isn't counted.
 
-use crate::cmd::{self, repo_root};
+use crate::cmd::repo_root;
 use crate::{clients, prereqs};
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
@@ -101,18 +101,12 @@ pub fn run(module: &ModuleFigures) -> Result<Value, String> {
     prereqs::ensure_debian(&["valgrind"])?;
     clients::ensure_venv()?;
     let root = repo_root();
-    cmd::run(Command::new("cargo").current_dir(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "irix7-peer-rmcp",
-    ]))?;
+    let rmcp_peer = crate::launch::release_binary("irix7-peer-rmcp", "irix7-peer-rmcp")?;
     let peers = [
         Peer {
             key: "rmcp",
             what: "rmcp 3.11",
-            argv: vec![root.join("target/release/irix7-peer-rmcp")],
+            argv: vec![rmcp_peer],
         },
         Peer {
             key: "python",
