@@ -3,7 +3,7 @@
 
 use super::error_code::ErrorCode;
 use super::policy::Policy;
-use super::schema;
+use super::schema::{self, Schema};
 use super::tool::ToolDef;
 use crate::jsonrpc::write_value;
 use alloc::format;
@@ -29,9 +29,9 @@ impl fmt::Display for RegistryError {
 
 pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
-    pub(crate) input: Value,
+    pub(crate) input: Rc<Schema>,
     /// Shared, not cloned, with each call that checks a result against it.
-    pub(crate) output: Option<Rc<Value>>,
+    pub(crate) output: Option<Rc<Schema>>,
     /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
     /// the policy hides it).
     pub(crate) listing: Range<usize>,
@@ -144,17 +144,10 @@ impl<C> ToolRegistry<C> {
                     )));
                 }
             }
-            let input: Value = serde_json::from_str(def.input_schema)
-                .map_err(|e| err(format!("inputSchema is not JSON: {e}")))?;
-            schema::check_schema(&input).map_err(|e| err(format!("inputSchema: {e}")))?;
+            let input = compile(def.input_schema).map_err(|e| err(format!("inputSchema{e}")))?;
             let output = match def.output_schema {
                 None => None,
-                Some(text) => {
-                    let v: Value = serde_json::from_str(text)
-                        .map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
-                    schema::check_schema(&v).map_err(|e| err(format!("outputSchema: {e}")))?;
-                    Some(Rc::new(v))
-                }
+                Some(text) => Some(compile(text).map_err(|e| err(format!("outputSchema{e}")))?),
             };
             fresh.push(ToolEntry {
                 def: *def,
@@ -183,8 +176,7 @@ impl<C> ToolRegistry<C> {
             self.listings.push(b',');
         }
         let start = self.listings.len();
-        let shown = listing(&entry.def, &entry.input, entry.output.as_deref());
-        write_value(&mut self.listings, &shown);
+        write_value(&mut self.listings, &listing(&entry.def));
         entry.listing = start..self.listings.len();
         self.listed.push(i);
     }
@@ -296,16 +288,28 @@ impl<C> ToolRegistry<C> {
     }
 }
 
-fn listing<C>(def: &ToolDef<C>, input: &Value, output: Option<&Value>) -> Value {
+/// Parses a schema's text, checks its shape and compiles it. The error completes
+/// `inputSchema`/`outputSchema`.
+fn compile(text: &str) -> Result<Rc<Schema>, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!(" is not JSON: {e}"))?;
+    schema::check_schema(&v).map_err(|e| format!(": {e}"))?;
+    Ok(Rc::new(Schema::compile(&v)))
+}
+
+/// The tool as `tools/list` shows it. The schemas are parsed again from their text (which
+/// registration checked): they are rendered only when the listing is, so no parsed copy is
+/// kept.
+fn listing<C>(def: &ToolDef<C>) -> Value {
+    let parse = |text| serde_json::from_str(text).unwrap_or(Value::Null);
     let mut t = Map::new();
     t.insert("name".into(), Value::from(def.name));
     if let Some(title) = def.title {
         t.insert("title".into(), Value::from(title));
     }
     t.insert("description".into(), Value::from(def.description));
-    t.insert("inputSchema".into(), input.clone());
-    if let Some(o) = output {
-        t.insert("outputSchema".into(), o.clone());
+    t.insert("inputSchema".into(), parse(def.input_schema));
+    if let Some(o) = def.output_schema {
+        t.insert("outputSchema".into(), parse(o));
     }
     let a = def.annotations;
     let mut ann = Map::new();
