@@ -9,7 +9,7 @@ use super::encode::{Base64Stream, TextEscaper};
 use super::inputs::Answers;
 use super::limits::CallState;
 use super::resource::{STREAM_MARK, Streamed};
-use super::schema;
+use super::schema::Schema;
 use super::tool::{
     Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
@@ -52,7 +52,7 @@ pub(crate) struct CallSetup {
     pub(crate) log_level: Option<LogLevel>,
     /// JSON members (each starting with `,`) added at the end of the result object.
     pub(crate) result_extra: Vec<u8>,
-    pub(crate) output_schema: Option<Rc<Value>>,
+    pub(crate) output_schema: Option<Rc<Schema>>,
     pub(crate) chunk: usize,
     /// The call's audit record, written when the call ends (see [`super::audit`]).
     pub(crate) audit: Option<PendingAudit>,
@@ -163,7 +163,7 @@ struct Emitter<C> {
 }
 
 impl<C> Emitter<C> {
-    fn new(output: ToolOutput<C>, output_schema: Option<&Value>) -> Self {
+    fn new(output: ToolOutput<C>, output_schema: Option<&Schema>) -> Self {
         let heavy = heavy(&output);
         let code = if output.is_error {
             output.content.iter().find_map(|b| match b {
@@ -195,9 +195,9 @@ impl<C> Emitter<C> {
     }
 
     /// Replaces a structured result that does not match the output schema with an error.
-    fn check_schema(&mut self, output_schema: Option<&Value>) {
+    fn check_schema(&mut self, output_schema: Option<&Schema>) {
         if let (Some(s), Some(v), false) = (output_schema, &self.structured, self.is_error)
-            && let Err(why) = schema::validate(s, v)
+            && let Err(why) = s.validate(v)
         {
             let err = ToolError::new(
                 ErrorCode::Internal,
@@ -238,7 +238,7 @@ impl<C> Emitter<C> {
         out: &mut Vec<u8>,
         chunk: usize,
         extra: &[u8],
-        output_schema: Option<&Value>,
+        output_schema: Option<&Schema>,
     ) -> EmitPoll {
         if self.heavy && !self.yielded {
             self.yielded = true;
@@ -364,7 +364,7 @@ fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
 /// Writes a complete result now, if the output has no streamed blocks.
 pub(crate) fn render_now<C>(
     output: ToolOutput<C>,
-    output_schema: Option<&Value>,
+    output_schema: Option<&Schema>,
     extra: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<Outcome, ToolOutput<C>> {

@@ -10,7 +10,7 @@ use super::prompt::{PromptCall, PromptReply};
 use super::reply;
 use super::request::{Cx, Era, header_text};
 use super::resource::{ResourceContents, Streamed};
-use super::schema;
+use super::schema::Schema;
 use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
@@ -67,15 +67,11 @@ fn header_form(v: &Value) -> String {
 /// `x-mcp-header`: a property present in the arguments needs its header, carrying the same
 /// value (after trimming and `=?base64?…?=` decoding).
 fn param_header_mismatch(
-    input: &Value,
+    input: &Schema,
     args: &Map<String, Value>,
     headers: &Headers,
 ) -> Option<RpcError> {
-    let props = input.get("properties")?.as_object()?;
-    for (name, schema) in props {
-        let Some(header) = schema.get("x-mcp-header").and_then(Value::as_str) else {
-            continue;
-        };
+    for (name, header) in input.headers() {
         let Some(value) = args.get(name) else {
             continue;
         };
@@ -507,7 +503,7 @@ impl<C: 'static> McpServer<C> {
         id: &Id,
         era: Era,
         output: ToolOutput<C>,
-        schema: Option<&Value>,
+        schema: Option<&Schema>,
     ) -> Result<(Response, Outcome), ToolOutput<C>> {
         // The result is rendered after the envelope's head in the body itself: no copy. A
         // small result fits the first allocation.
@@ -657,7 +653,7 @@ impl<C: 'static> McpServer<C> {
             Ok(r) => r,
             Err(e) => return (self.fail(cx, e), failed(ErrorCode::InvalidParams)),
         };
-        if let Err(why) = schema::validate(&entry.input, args_value) {
+        if let Err(why) = entry.input.validate(args_value) {
             let err = ToolError::new(ErrorCode::Inval, why);
             return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }

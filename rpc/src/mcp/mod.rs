@@ -61,7 +61,6 @@ pub use resource::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,
 };
-pub use schema::validate as validate_schema;
 pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
 pub use subscriptions::WatchDef;
 pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};

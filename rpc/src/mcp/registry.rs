@@ -3,7 +3,7 @@
 
 use super::error_code::ErrorCode;
 use super::policy::Policy;
-use super::schema;
+use super::schema::{self, Schema};
 use super::tool::ToolDef;
 use crate::jsonrpc::write_value;
 use alloc::format;
@@ -29,9 +29,9 @@ impl fmt::Display for RegistryError {
 
 pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
-    pub(crate) input: Value,
+    pub(crate) input: Rc<Schema>,
     /// Shared, not cloned, with each call that checks a result against it.
-    pub(crate) output: Option<Rc<Value>>,
+    pub(crate) output: Option<Rc<Schema>>,
     /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
     /// the policy hides it).
     pub(crate) listing: Range<usize>,
@@ -122,7 +122,9 @@ impl<C> ToolRegistry<C> {
                 return Err(err(String::from("name must be 1-128 of [A-Za-z0-9_.-]")));
             }
             let dup_old = self.entries.iter().any(|e| e.def.name == def.name);
-            let dup_new = fresh.iter().any(|e: &ToolEntry<C>| e.def.name == def.name);
+            let dup_new = fresh
+                .iter()
+                .any(|(e, _, _): &(ToolEntry<C>, _, _)| e.def.name == def.name);
             if dup_old || dup_new {
                 return Err(err(String::from("registered twice")));
             }
@@ -144,34 +146,32 @@ impl<C> ToolRegistry<C> {
                     )));
                 }
             }
-            let input: Value = serde_json::from_str(def.input_schema)
-                .map_err(|e| err(format!("inputSchema is not JSON: {e}")))?;
-            schema::check_schema(&input).map_err(|e| err(format!("inputSchema: {e}")))?;
-            let output = match def.output_schema {
-                None => None,
+            let (input, input_json) =
+                compile(def.input_schema).map_err(|e| err(format!("inputSchema{e}")))?;
+            let (output, output_json) = match def.output_schema {
+                None => (None, None),
                 Some(text) => {
-                    let v: Value = serde_json::from_str(text)
-                        .map_err(|e| err(format!("outputSchema is not JSON: {e}")))?;
-                    schema::check_schema(&v).map_err(|e| err(format!("outputSchema: {e}")))?;
-                    Some(Rc::new(v))
+                    let (s, v) = compile(text).map_err(|e| err(format!("outputSchema{e}")))?;
+                    (Some(s), Some(v))
                 }
             };
-            fresh.push(ToolEntry {
+            let entry = ToolEntry {
                 def: *def,
                 input,
                 output,
                 listing: 0..0,
-            });
+            };
+            fresh.push((entry, input_json, output_json));
         }
-        for entry in fresh {
+        for (entry, input, output) in fresh {
             self.entries.push(entry);
-            self.list(self.entries.len() - 1);
+            self.list(self.entries.len() - 1, input, output);
         }
         Ok(())
     }
 
-    /// Appends entry `i`'s listing when the policy offers it.
-    fn list(&mut self, i: usize) {
+    /// Appends entry `i`'s listing, with its schemas as parsed JSON, when the policy offers it.
+    fn list(&mut self, i: usize, input: Value, output: Option<Value>) {
         let Some(entry) = self.entries.get_mut(i) else {
             return;
         };
@@ -183,8 +183,7 @@ impl<C> ToolRegistry<C> {
             self.listings.push(b',');
         }
         let start = self.listings.len();
-        let shown = listing(&entry.def, &entry.input, entry.output.as_deref());
-        write_value(&mut self.listings, &shown);
+        write_value(&mut self.listings, &listing(&entry.def, input, output));
         entry.listing = start..self.listings.len();
         self.listed.push(i);
     }
@@ -196,7 +195,13 @@ impl<C> ToolRegistry<C> {
         self.listings = Vec::new();
         self.listed = Vec::new();
         for i in 0..self.entries.len() {
-            self.list(i);
+            // The schemas are parsed again from their text (registration checked it): the
+            // registry keeps only their compiled form.
+            let Some(def) = self.entries.get(i).map(|e| e.def) else {
+                continue;
+            };
+            let parse = |text| serde_json::from_str(text).unwrap_or(Value::Null);
+            self.list(i, parse(def.input_schema), def.output_schema.map(parse));
         }
         self.listings.shrink_to_fit();
     }
@@ -296,16 +301,25 @@ impl<C> ToolRegistry<C> {
     }
 }
 
-fn listing<C>(def: &ToolDef<C>, input: &Value, output: Option<&Value>) -> Value {
+/// Parses a schema's text, checks its shape and compiles it; the parsed JSON is returned for
+/// the listing. The error completes `inputSchema`/`outputSchema`.
+fn compile(text: &str) -> Result<(Rc<Schema>, Value), String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!(" is not JSON: {e}"))?;
+    schema::check_schema(&v).map_err(|e| format!(": {e}"))?;
+    Ok((Rc::new(Schema::compile(&v)), v))
+}
+
+/// The tool as `tools/list` shows it.
+fn listing<C>(def: &ToolDef<C>, input: Value, output: Option<Value>) -> Value {
     let mut t = Map::new();
     t.insert("name".into(), Value::from(def.name));
     if let Some(title) = def.title {
         t.insert("title".into(), Value::from(title));
     }
     t.insert("description".into(), Value::from(def.description));
-    t.insert("inputSchema".into(), input.clone());
+    t.insert("inputSchema".into(), input);
     if let Some(o) = output {
-        t.insert("outputSchema".into(), o.clone());
+        t.insert("outputSchema".into(), o);
     }
     let a = def.annotations;
     let mut ann = Map::new();

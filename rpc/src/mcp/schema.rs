@@ -3,20 +3,137 @@
 //! `exclusiveMinimum`, `exclusiveMaximum`, `minLength`, `maxLength`, `items`, `minItems`,
 //! `maxItems`, `allOf`, `anyOf`, `oneOf`. Other keywords are ignored (accepted), which is
 //! what a validator that does not know them must do.
+//!
+//! A schema is compiled once, at registration, into a [`Schema`]: only the keywords that can
+//! reject something, as a short list in the order they are checked. A tool's schema stays in
+//! memory for the life of the module, and a parsed JSON tree (a map with owned keys per
+//! object) is several times larger than this list.
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
-use serde_json::{Map, Value};
+use alloc::vec::Vec;
+use serde_json::{Map, Number, Value};
 
 /// Nesting limit for schema and value walks; deeper input is rejected, not recursed into.
 const MAX_DEPTH: usize = 32;
 
-/// Checks `value` against `schema`. The error names the failing location (`$.a.b[2]`).
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
-    // Room for the usual depth of a path, so building it does not reallocate.
-    let mut path = String::with_capacity(64);
-    path.push('$');
-    check(schema, value, &mut path, 0)
+/// A compiled schema.
+pub struct Schema(Node);
+
+enum Node {
+    /// `true`, a schema that is not an object, or one nested past [`MAX_DEPTH`] (a value
+    /// that deep is rejected before its schema is looked at).
+    Any,
+    /// `false`.
+    Never,
+    /// An object schema's rules, in checking order.
+    Rules(Box<[Rule]>),
+}
+
+/// One keyword of an object schema, reduced to what it checks.
+enum Rule {
+    /// `type`: a set of [`TYPES`] bits; the label is the list as written, for a `type` array
+    /// (a single name labels itself).
+    Type(u8, Option<Box<str>>),
+    Enum(Box<[Value]>),
+    Const(Box<Value>),
+    /// A numeric bound: its row of [`BOUNDS`] and the bound as written.
+    Bound(&'static Bound, Number),
+    /// `minLength`/`maxLength` (strings) or `minItems`/`maxItems` (arrays).
+    Count(Counted, Limit, u64),
+    Items(Schema),
+    Required(Box<[Box<str>]>),
+    /// `properties` (sorted by name, for lookup) and `additionalProperties`.
+    Object(Box<[(Box<str>, Schema)]>, Option<Schema>),
+    /// `x-mcp-header`: checks nothing, kept for [`Schema::headers`].
+    Header(Box<str>),
+    AllOf(Box<[Schema]>),
+    AnyOf(Box<[Schema]>),
+    OneOf(Box<[Schema]>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Characters,
+    Items,
+}
+
+#[derive(Clone, Copy)]
+enum Limit {
+    Min,
+    Max,
+}
+
+/// The type names `type` knows, indexed by [`kind`], as bits of [`Rule::Type`]; any other
+/// name allows anything.
+const TYPES: [&str; 7] = [
+    "object", "array", "string", "boolean", "null", "number", "integer",
+];
+const INTEGER: u8 = 1 << 6;
+
+type Bound = (&'static str, fn(f64, f64) -> bool, &'static str);
+/// The numeric bounds, in checking order. Messages show each bound as the schema wrote it
+/// (serde_json's own number formatting), so the module needs no float formatting of its own.
+static BOUNDS: [Bound; 4] = [
+    ("minimum", |n, b| n >= b, ">="),
+    ("maximum", |n, b| n <= b, "<="),
+    ("exclusiveMinimum", |n, b| n > b, ">"),
+    ("exclusiveMaximum", |n, b| n < b, "<"),
+];
+
+impl Schema {
+    /// Compiles a schema already parsed as JSON (and, for a tool's, checked by
+    /// [`check_schema`]). Keywords holding values of the wrong JSON type are dropped, as the
+    /// validator has always ignored them.
+    pub fn compile(schema: &Value) -> Schema {
+        Schema(compile(schema, 0))
+    }
+
+    /// Checks `value` against the schema. The error names the failing location (`$.a.b[2]`).
+    pub fn validate(&self, value: &Value) -> Result<(), String> {
+        // Room for the usual depth of a path, so building it does not reallocate.
+        let mut path = String::with_capacity(64);
+        path.push('$');
+        self.check(value, &mut path, 0)
+    }
+
+    /// The top-level properties whose schema names an `x-mcp-header`, as (property, header),
+    /// sorted by property name.
+    pub(crate) fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        let props: &[(Box<str>, Schema)] = match &self.0 {
+            Node::Rules(rules) => rules
+                .iter()
+                .find_map(|r| match r {
+                    Rule::Object(props, _) => Some(&props[..]),
+                    _ => None,
+                })
+                .unwrap_or(&[]),
+            _ => &[],
+        };
+        props.iter().filter_map(|(name, s)| match &s.0 {
+            Node::Rules(rules) => rules.iter().find_map(|r| match r {
+                Rule::Header(h) => Some((&**name, &**h)),
+                _ => None,
+            }),
+            _ => None,
+        })
+    }
+
+    fn check(&self, value: &Value, path: &mut String, depth: usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("{path}: nested too deeply"));
+        }
+        let rules = match &self.0 {
+            Node::Any => return Ok(()),
+            Node::Never => return Err(format!("{path}: not allowed")),
+            Node::Rules(rules) => rules,
+        };
+        for rule in rules.iter() {
+            check_rule(rule, value, path, depth)?;
+        }
+        Ok(())
+    }
 }
 
 /// Checks that a schema uses only shapes this validator understands where it matters
@@ -41,204 +158,219 @@ pub fn check_schema(schema: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn type_matches(t: &str, v: &Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "boolean" => v.is_boolean(),
-        "null" => v.is_null(),
-        "number" => v.is_number(),
-        "integer" => match v {
-            Value::Number(n) => {
-                n.is_i64()
-                    || n.is_u64()
-                    || n.as_f64()
-                        .is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f)
-            }
-            _ => false,
-        },
-        _ => true,
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-fn check(schema: &Value, value: &Value, path: &mut String, depth: usize) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Err(format!("{path}: nested too deeply"));
-    }
+fn compile(schema: &Value, depth: usize) -> Node {
     let s = match schema {
-        Value::Bool(true) => return Ok(()),
-        Value::Bool(false) => return Err(format!("{path}: not allowed")),
+        _ if depth > MAX_DEPTH => return Node::Any,
+        Value::Bool(false) => return Node::Never,
         Value::Object(s) => s,
-        _ => return Ok(()),
+        _ => return Node::Any,
     };
-    if let Some(t) = s.get("type") {
-        let ok = match t {
-            Value::String(t) => type_matches(t, value),
-            Value::Array(ts) => ts
-                .iter()
-                .any(|t| t.as_str().is_some_and(|t| type_matches(t, value))),
-            _ => true,
-        };
-        if !ok {
-            return Err(format!(
-                "{path}: expected {}, got {}",
-                type_label(t),
-                type_name(value)
-            ));
+    let sub = |v: &Value| Schema(compile(v, depth + 1));
+    let list = |key: &str| match s.get(key) {
+        Some(Value::Array(subs)) => Some(subs.iter().map(sub).collect::<Box<[_]>>()),
+        _ => None,
+    };
+    let mut rules = Vec::new();
+    if let Some(t) = s.get("type").and_then(compile_type) {
+        rules.push(t);
+    }
+    if let Some(Value::Array(options)) = s.get("enum") {
+        rules.push(Rule::Enum(options.as_slice().into()));
+    }
+    if let Some(c) = s.get("const") {
+        rules.push(Rule::Const(Box::new(c.clone())));
+    }
+    for row in BOUNDS.iter() {
+        if let Some(Value::Number(bound)) = s.get(row.0) {
+            rules.push(Rule::Bound(row, bound.clone()));
         }
     }
-    if let Some(Value::Array(options)) = s.get("enum")
-        && !options.iter().any(|o| o == value)
-    {
-        return Err(format!("{path}: not one of the allowed values"));
+    let counts = [
+        ("minLength", Counted::Characters, Limit::Min),
+        ("maxLength", Counted::Characters, Limit::Max),
+        ("minItems", Counted::Items, Limit::Min),
+        ("maxItems", Counted::Items, Limit::Max),
+    ];
+    for (key, what, limit) in counts {
+        if let Some(n) = s.get(key).and_then(Value::as_u64) {
+            rules.push(Rule::Count(what, limit, n));
+        }
     }
-    if let Some(c) = s.get("const")
-        && c != value
-    {
-        return Err(format!("{path}: must equal {c}"));
+    if let Some(items) = s.get("items") {
+        rules.push(Rule::Items(sub(items)));
     }
-    match value {
-        Value::Number(n) => check_number(s, n.as_f64().unwrap_or(f64::NAN), path)?,
-        Value::String(text) => check_string(s, text, path)?,
-        Value::Array(items) => {
-            check_count(s, "minItems", "maxItems", items.len(), "items", path)?;
-            if let Some(item_schema) = s.get("items") {
-                for (i, item) in items.iter().enumerate() {
-                    let mark = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    check(item_schema, item, path, depth + 1)?;
-                    path.truncate(mark);
-                }
+    if let Some(Value::Array(required)) = s.get("required") {
+        let names = required.iter().filter_map(Value::as_str).map(Box::from);
+        rules.push(Rule::Required(names.collect()));
+    }
+    let props = s.get("properties").and_then(Value::as_object);
+    let additional = match s.get("additionalProperties") {
+        Some(Value::Bool(false)) => Some(Schema(Node::Never)),
+        Some(a @ Value::Object(_)) => Some(sub(a)),
+        _ => None,
+    };
+    if props.is_some() || additional.is_some() {
+        // A map iterates in key order, so the list comes out sorted.
+        let props = props
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (Box::from(k.as_str()), sub(v)));
+        rules.push(Rule::Object(props.collect(), additional));
+    }
+    if let Some(Value::String(h)) = s.get("x-mcp-header") {
+        rules.push(Rule::Header(h.as_str().into()));
+    }
+    if let Some(all) = list("allOf") {
+        rules.push(Rule::AllOf(all));
+    }
+    if let Some(any) = list("anyOf") {
+        rules.push(Rule::AnyOf(any));
+    }
+    if let Some(one) = list("oneOf") {
+        rules.push(Rule::OneOf(one));
+    }
+    Node::Rules(rules.into_boxed_slice())
+}
+
+/// The `type` rule, or none when it allows anything (a name it does not know, or not a name).
+fn compile_type(t: &Value) -> Option<Rule> {
+    let bit = |name: &str| TYPES.iter().position(|t| *t == name).map(|i| 1u8 << i);
+    match t {
+        Value::String(name) => Some(Rule::Type(bit(name)?, None)),
+        Value::Array(names) => {
+            let mut mask = 0;
+            for name in names.iter().filter_map(Value::as_str) {
+                mask |= bit(name)?;
+            }
+            Some(Rule::Type(mask, Some(format!("{t}").into())))
+        }
+        _ => None,
+    }
+}
+
+fn type_matches(mask: u8, v: &Value) -> bool {
+    mask & (1 << kind(v)) != 0
+        || mask & INTEGER != 0
+            && matches!(v, Value::Number(n) if n.is_i64()
+                || n.is_u64()
+                || n.as_f64()
+                    .is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f))
+}
+
+/// The index in [`TYPES`] of the type `v` has (never `integer`).
+fn kind(v: &Value) -> usize {
+    match v {
+        Value::Object(_) => 0,
+        Value::Array(_) => 1,
+        Value::String(_) => 2,
+        Value::Bool(_) => 3,
+        Value::Null => 4,
+        Value::Number(_) => 5,
+    }
+}
+
+fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Result<(), String> {
+    match (rule, value) {
+        (Rule::Type(mask, label), _) if !type_matches(*mask, value) => {
+            let single = || TYPES.get(mask.trailing_zeros() as usize).copied();
+            let label = label.as_deref().or_else(single).unwrap_or_default();
+            let got = TYPES[kind(value)];
+            Err(format!("{path}: expected {label}, got {got}"))
+        }
+        (Rule::Enum(options), _) if !options.iter().any(|o| o == value) => {
+            Err(format!("{path}: not one of the allowed values"))
+        }
+        (Rule::Const(c), _) if **c != *value => Err(format!("{path}: must equal {c}")),
+        (Rule::Bound(row, bound), Value::Number(n)) => {
+            let (_, holds, op) = **row;
+            let n = n.as_f64().unwrap_or(f64::NAN);
+            match bound.as_f64() {
+                Some(b) if !holds(n, b) => Err(format!("{path}: must be {op} {bound}")),
+                _ => Ok(()),
             }
         }
-        Value::Object(obj) => check_object(s, obj, path, depth)?,
-        _ => {}
-    }
-    if let Some(Value::Array(all)) = s.get("allOf") {
-        for sub in all {
-            check(sub, value, path, depth + 1)?;
+        (Rule::Count(Counted::Characters, limit, bound), Value::String(text)) => {
+            check_count(*limit, *bound, text.chars().count(), "characters", path)
         }
-    }
-    if let Some(Value::Array(any)) = s.get("anyOf")
-        && !any
-            .iter()
-            .any(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok())
-    {
-        return Err(format!("{path}: matches none of anyOf"));
-    }
-    if let Some(Value::Array(one)) = s.get("oneOf") {
-        let n = one
-            .iter()
-            .filter(|sub| check(sub, value, &mut path.clone(), depth + 1).is_ok())
-            .count();
-        if n != 1 {
-            return Err(format!(
-                "{path}: must match exactly one of oneOf (matches {n})"
-            ));
+        (Rule::Count(Counted::Items, limit, bound), Value::Array(items)) => {
+            check_count(*limit, *bound, items.len(), "items", path)
         }
-    }
-    Ok(())
-}
-
-fn type_label(t: &Value) -> String {
-    match t {
-        Value::String(t) => t.clone(),
-        other => format!("{other}"),
-    }
-}
-
-/// Checks the numeric bounds. Messages show each bound as the schema wrote it (serde_json's
-/// own number formatting), so the module needs no float formatting of its own.
-fn check_number(s: &Map<String, Value>, n: f64, path: &str) -> Result<(), String> {
-    type Rule = (&'static str, fn(f64, f64) -> bool, &'static str);
-    const RULES: [Rule; 4] = [
-        ("minimum", |n, b| n >= b, ">="),
-        ("maximum", |n, b| n <= b, "<="),
-        ("exclusiveMinimum", |n, b| n > b, ">"),
-        ("exclusiveMaximum", |n, b| n < b, "<"),
-    ];
-    for (key, holds, op) in RULES {
-        if let Some(Value::Number(bound)) = s.get(key)
-            && let Some(b) = bound.as_f64()
-            && !holds(n, b)
+        (Rule::Items(item_schema), Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let mark = path.len();
+                path.push_str(&format!("[{i}]"));
+                item_schema.check(item, path, depth + 1)?;
+                path.truncate(mark);
+            }
+            Ok(())
+        }
+        (Rule::Required(required), Value::Object(obj)) => {
+            match required.iter().find(|name| !obj.contains_key(&***name)) {
+                Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
+                None => Ok(()),
+            }
+        }
+        (Rule::Object(props, additional), Value::Object(obj)) => {
+            check_object(props, additional.as_ref(), obj, path, depth)
+        }
+        (Rule::AllOf(all), _) => {
+            for sub in all.iter() {
+                sub.check(value, path, depth + 1)?;
+            }
+            Ok(())
+        }
+        (Rule::AnyOf(any), _)
+            if !any
+                .iter()
+                .any(|sub| sub.check(value, &mut path.clone(), depth + 1).is_ok()) =>
         {
-            return Err(format!("{path}: must be {op} {bound}"));
+            Err(format!("{path}: matches none of anyOf"))
         }
+        (Rule::OneOf(one), _) => {
+            let n = one
+                .iter()
+                .filter(|sub| sub.check(value, &mut path.clone(), depth + 1).is_ok())
+                .count();
+            if n != 1 {
+                return Err(format!(
+                    "{path}: must match exactly one of oneOf (matches {n})"
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
-fn check_string(s: &Map<String, Value>, text: &str, path: &str) -> Result<(), String> {
-    check_count(
-        s,
-        "minLength",
-        "maxLength",
-        text.chars().count(),
-        "characters",
-        path,
-    )
-}
-
-fn check_count(
-    s: &Map<String, Value>,
-    min_key: &str,
-    max_key: &str,
-    n: usize,
-    what: &str,
-    path: &str,
-) -> Result<(), String> {
+fn check_count(limit: Limit, bound: u64, n: usize, what: &str, path: &str) -> Result<(), String> {
     let n = n as u64;
-    if let Some(min) = s.get(min_key).and_then(Value::as_u64)
-        && n < min
-    {
-        return Err(format!("{path}: needs at least {min} {what}"));
+    match limit {
+        Limit::Min if n < bound => Err(format!("{path}: needs at least {bound} {what}")),
+        Limit::Max if n > bound => Err(format!("{path}: allows at most {bound} {what}")),
+        _ => Ok(()),
     }
-    if let Some(max) = s.get(max_key).and_then(Value::as_u64)
-        && n > max
-    {
-        return Err(format!("{path}: allows at most {max} {what}"));
-    }
-    Ok(())
 }
 
 fn check_object(
-    s: &Map<String, Value>,
+    props: &[(Box<str>, Schema)],
+    additional: Option<&Schema>,
     obj: &Map<String, Value>,
     path: &mut String,
     depth: usize,
 ) -> Result<(), String> {
-    if let Some(Value::Array(required)) = s.get("required") {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !obj.contains_key(name) {
-                return Err(format!("{path}: missing required property \"{name}\""));
-            }
-        }
-    }
-    let props = s.get("properties").and_then(Value::as_object);
-    let additional = s.get("additionalProperties");
     for (key, v) in obj {
         let mark = path.len();
         path.push('.');
         path.push_str(key);
-        match props.and_then(|p| p.get(key)) {
-            Some(sub) => check(sub, v, path, depth + 1)?,
-            None => match additional {
-                Some(Value::Bool(false)) => return Err(format!("{path}: unknown property")),
-                Some(sub @ Value::Object(_)) => check(sub, v, path, depth + 1)?,
-                _ => {}
-            },
+        let named = props
+            .binary_search_by(|(k, _)| (**k).cmp(key.as_str()))
+            .ok()
+            .and_then(|i| props.get(i));
+        match (named, additional) {
+            (Some((_, sub)), _) => sub.check(v, path, depth + 1)?,
+            (None, Some(Schema(Node::Never))) => return Err(format!("{path}: unknown property")),
+            (None, Some(sub)) => sub.check(v, path, depth + 1)?,
+            (None, None) => {}
         }
         path.truncate(mark);
     }
@@ -249,6 +381,10 @@ fn check_object(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+        Schema::compile(schema).validate(value)
+    }
 
     fn schema() -> Value {
         json!({
@@ -338,5 +474,98 @@ mod tests {
         assert!(check_schema(&json!({"type": "object"})).is_ok());
         assert!(check_schema(&json!({"type": "string"})).is_err());
         assert!(check_schema(&json!({"type": "object", "required": [1]})).is_err());
+    }
+
+    #[test]
+    fn keyword_messages_and_rules() {
+        let cases = [
+            (
+                json!({"const": {"a": 1}}),
+                json!({"a": 2}),
+                "$: must equal {\"a\":1}",
+            ),
+            (json!({"exclusiveMinimum": 1}), json!(1), "$: must be > 1"),
+            (
+                json!({"exclusiveMaximum": 1.5}),
+                json!(2),
+                "$: must be < 1.5",
+            ),
+            (
+                json!({"type": ["string", "null"]}),
+                json!(1),
+                "$: expected [\"string\",\"null\"], got number",
+            ),
+            (json!({"type": []}), json!(1), "$: expected [], got number"),
+            (
+                json!({"minItems": 2}),
+                json!([1]),
+                "$: needs at least 2 items",
+            ),
+            (
+                json!({"maxLength": 1}),
+                json!("\u{e9}\u{e9}"),
+                "$: allows at most 1 characters",
+            ),
+            (json!(false), json!(1), "$: not allowed"),
+            (
+                json!({"properties": {"a": false}}),
+                json!({"a": 1}),
+                "$.a: not allowed",
+            ),
+            (
+                json!({"additionalProperties": {"type": "string"}}),
+                json!({"b": 1}),
+                "$.b: expected string, got number",
+            ),
+            (
+                json!({"allOf": [{"minimum": 0}, {"maximum": 5}]}),
+                json!(6),
+                "$: must be <= 5",
+            ),
+            (
+                json!({"type": "integer", "enum": [1, 2], "minimum": 3}),
+                json!(1),
+                "$: must be >= 3",
+            ),
+        ];
+        for (schema, value, want) in cases {
+            assert_eq!(
+                validate(&schema, &value),
+                Err(String::from(want)),
+                "{schema}"
+            );
+        }
+        let accepted = [
+            (json!({"type": "whatever"}), json!(1)),
+            (json!({"type": ["string", "thing"]}), json!(1)),
+            (json!({"type": 7, "minimum": "x", "enum": 3}), json!(-1)),
+            (json!({"type": "number"}), json!(3)),
+            (json!({"type": "integer"}), json!(3.0)),
+            (json!({"minLength": 5}), json!(3)),
+            (
+                json!({"properties": {"a": {"type": "string"}}}),
+                json!({"b": 1}),
+            ),
+            (json!({"additionalProperties": true}), json!({"b": 1})),
+            (json!({"const": null}), json!(null)),
+            (json!({"required": ["a"]}), json!([])),
+        ];
+        for (schema, value) in accepted {
+            assert_eq!(validate(&schema, &value), Ok(()), "{schema} {value}");
+        }
+    }
+
+    #[test]
+    fn property_headers_are_listed_in_name_order() {
+        let s = Schema::compile(&json!({
+            "type": "object",
+            "properties": {
+                "z": {"type": "string", "x-mcp-header": "Z"},
+                "a": {"x-mcp-header": "A"},
+                "m": {"type": "string"},
+                "n": {"properties": {"deep": {"x-mcp-header": "D"}}}
+            }
+        }));
+        assert_eq!(s.headers().collect::<Vec<_>>(), [("a", "A"), ("z", "Z")]);
     }
 }

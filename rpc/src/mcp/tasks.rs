@@ -9,6 +9,7 @@ use super::dispatch::Json;
 use super::limits::{CallState, Key};
 use super::reply;
 use super::request::{Cx, Era};
+use super::schema::Schema;
 use super::server::McpServer;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
 use crate::budget::{self, Lease};
@@ -399,7 +400,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The setup of a task's call: a plain JSON answer, nobody listening for progress.
-    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Rc<Value>>) -> CallSetup {
+    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Rc<Schema>>) -> CallSetup {
         CallSetup {
             id: id.clone(),
             framing: Framing::Json,
@@ -628,7 +629,7 @@ impl<C: 'static> McpServer<C> {
         tool: usize,
         args: &Map<String, Value>,
         started: Result<Started<C>, ToolError>,
-        output_schema: Option<Rc<Value>>,
+        output_schema: Option<Rc<Schema>>,
         audit: &mut Option<super::audit::PendingAudit>,
     ) -> Result<(Response, Option<super::audit::Outcome>), Result<Started<C>, ToolError>> {
         let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
