@@ -49,6 +49,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         &[
             "serde_json::ser::",
             "rpc::jsonrpc::encode",
+            "rpc::jsonrpc::escape",
             "rpc::mcp::encode",
             "rpc::mcp::reply",
             "as serde_core::ser::",
@@ -195,6 +196,7 @@ mod tests {
                 "JSON writing",
             ),
             ("rpc::mcp::encode::escape_into", "JSON writing"),
+            ("rpc::jsonrpc::escape::plain_run", "JSON writing"),
             ("rpc::http::parser::parse_head", "HTTP"),
             (
                 "smoltcp::socket::tcp::Socket::dispatch",
