@@ -99,12 +99,19 @@ fn the_module_serves_on_the_heap_the_abi_promises() {
     let text = "y".repeat(16 * 1024);
     let echo = tool_ok(g.mcp, "echo", json!({"text": text}));
     assert_eq!(echo["text"].as_str().map(str::len), Some(16 * 1024));
-    // A 64 KiB echo does not fit beside the sockets' share: refused whole, from its head when
-    // it is over the request budget (413), or with 503 E_BUSY when the parse does not fit; and
-    // the module goes on serving.
+    // An echo over the request budget the plan left (`budget requests … / LIMIT`) is refused
+    // whole: from its head when it is over the body limit (413), or 503 E_BUSY when the parse
+    // does not fit; and the module goes on serving.
+    let body_limit: usize = mem
+        .lines()
+        .find_map(|l| l.strip_prefix("budget requests"))
+        .and_then(|rest| rest.split('/').nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request budget in:\n{mem}"));
     let big = request(
         g.mcp,
-        &support::mcp::tool_request(3, "echo", json!({"text": "z".repeat(64 * 1024)})),
+        &support::mcp::tool_request(3, "echo", json!({"text": "z".repeat(body_limit + 1024)})),
     );
     assert!(
         big.status == 413 || big.status == 503 && big.text().contains("E_BUSY"),
