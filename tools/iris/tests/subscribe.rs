@@ -206,7 +206,14 @@ fn event_streams_are_bounded_answered_clearly_and_harmless_when_never_read() {
     }
     let (used, peak, budget) = heap(&mut c);
     assert!(peak <= budget, "peak {peak} over the budget {budget}");
-    assert!(used < used_before + 64 * 1024, "{used_before} -> {used}");
+    // Each open connection's socket holds its TCP buffers (8 + 16 KiB on this heap) from the
+    // heap since sockets take them on connect: the four streams, this client and the next
+    // listener. Beyond those, unread events may hold at most 64 KiB.
+    let sockets = 6 * (8 + 16) * 1024;
+    assert!(
+        used < used_before + sockets + 64 * 1024,
+        "{used_before} -> {used}"
+    );
     let max = g.rig.counters().max_poll_insns;
     println!("longest poll with 4 unread event streams: {max} instructions");
     // The hostile-load suite's bound on one poll.
