@@ -325,6 +325,12 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         open_disk,
     );
     kprintln!(kernel, "{}", root.line);
+    // The block cache takes its blocks as files are read; the plan keeps room for all of them.
+    let cache_room = root
+        .fs
+        .as_ref()
+        .and_then(|fs| fs.lower())
+        .map_or(0, |erofs| erofs.cache_stats().room());
     let screen = probe_screen(kernel);
     kprintln!(
         kernel,
@@ -340,7 +346,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     // buffers are in the per-connection share, since a socket holds them only while it listens
     // or connects.
     let heap = heap_usage();
-    let budgets = ServerBudgets::plan(heap.size, heap.used, &server_config);
+    let budgets = ServerBudgets::plan(heap.size, heap.used + cache_room, &server_config);
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;
@@ -411,7 +417,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         status::E_INVAL
     })?;
     let heap = heap_usage();
-    budgets.replan(heap.size, heap.used, &server_config);
+    budgets.replan(heap.size, heap.used + cache_room, &server_config);
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
     let server = HttpServer::new(&mut stack.sockets, &server_config, budgets.requests);
     Ok(Module {

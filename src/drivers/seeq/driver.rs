@@ -44,10 +44,13 @@ pub struct Config {
 }
 
 impl Default for Config {
-    /// 32 RX buffers absorb a burst of full frames; 16 TX slots keep a TCP window in flight.
+    /// 16 RX buffers hold almost three full 8 KiB receive windows arriving between two polls;
+    /// 16 TX slots keep a whole 16 KiB send window in flight (with 8, big responses cost 2-4 %
+    /// more instructions per byte in smaller polls). Each slot is 1,680 bytes of DMA area out
+    /// of the module's heap: these are the sizes Linux's `sgiseeq` uses.
     fn default() -> Self {
         Config {
-            rx_ring: 32,
+            rx_ring: 16,
             tx_ring: 16,
         }
     }

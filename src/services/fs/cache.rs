@@ -2,8 +2,12 @@
 //!
 //! Metadata reads (superblock-adjacent inodes, directory blocks, chunk tables) hit the same few
 //! blocks again and again; a small cache of filesystem blocks keeps them off the SCSI bus.
-//! Memory is fixed at `CACHE_BLOCKS × block size` (at most 64 KiB), allocated once.
+//! Memory is at most `CACHE_BLOCKS × block size` (64 KiB), taken a block at a time as blocks
+//! are first read: an idle module holds only what mounting read, the memory plan reserves the
+//! rest ([`CacheStats::room`]), and a block the heap cannot give replaces the least recently
+//! used one instead.
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -28,8 +32,17 @@ pub struct CacheStats {
     pub capacity: u32,
     /// Slots currently holding a block.
     pub resident: u32,
+    /// Slots with memory taken from the heap (a slot keeps it once it has held a block).
+    pub allocated: u32,
     /// Blocks of bulk file data read around the cache (see [`BlockCache::read_direct`]).
     pub direct_blocks: u64,
+}
+
+impl CacheStats {
+    /// Bytes the cache may still take from the heap as it fills.
+    pub fn room(&self) -> usize {
+        self.capacity.saturating_sub(self.allocated) as usize * self.block_size as usize
+    }
 }
 
 /// A least-recently-used cache of filesystem blocks over a sector device.
@@ -38,7 +51,8 @@ pub struct BlockCache<D> {
     blkbits: u8,
     /// Blocks the cache may read: the smaller of the device and the filesystem's size.
     limit: u64,
-    data: Vec<u8>,
+    /// One buffer per slot that has held a block; never more than [`CACHE_BLOCKS`].
+    slots: Vec<Box<[u8]>>,
     tags: [Option<u64>; CACHE_BLOCKS],
     last_use: [u64; CACHE_BLOCKS],
     tick: u64,
@@ -55,16 +69,16 @@ impl<D: BlockDevice> BlockCache<D> {
             ));
         }
         let blksz = 1usize << blkbits;
-        let mut data = Vec::new();
-        data.try_reserve_exact(CACHE_BLOCKS * blksz)
+        let mut slots = Vec::new();
+        slots
+            .try_reserve_exact(CACHE_BLOCKS)
             .map_err(|_| FsError::new(Errno::NoSpc, "cannot allocate the block cache"))?;
-        data.resize(CACHE_BLOCKS * blksz, 0);
         let limit = u64::from(dev.block_count()) >> (blkbits - 9);
         Ok(BlockCache {
             dev,
             blkbits,
             limit,
-            data,
+            slots,
             tags: [None; CACHE_BLOCKS],
             last_use: [0; CACHE_BLOCKS],
             tick: 0,
@@ -106,6 +120,7 @@ impl<D: BlockDevice> BlockCache<D> {
         let resident = self.tags.iter().filter(|t| t.is_some()).count() as u32;
         CacheStats {
             resident,
+            allocated: self.slots.len() as u32,
             ..self.stats
         }
     }
@@ -118,9 +133,9 @@ impl<D: BlockDevice> BlockCache<D> {
     /// Block `blk`, from the cache or the device.
     pub fn block(&mut self, blk: u64) -> FsResult<&[u8]> {
         let slot = self.slot_for(blk)?;
-        let bs = self.block_size();
-        self.data
-            .get(slot * bs..(slot + 1) * bs)
+        self.slots
+            .get(slot)
+            .map(|b| &b[..])
             .ok_or_else(|| FsError::new(Errno::Io, "block cache slot out of range"))
     }
 
@@ -196,13 +211,19 @@ impl<D: BlockDevice> BlockCache<D> {
             return Ok(slot);
         }
         self.stats.misses += 1;
-        let slot = match self.tags.iter().position(Option::is_none) {
+        let held = self.slots.len();
+        let slot = match self.tags[..held].iter().position(Option::is_none) {
             Some(free) => free,
+            None if held < CACHE_BLOCKS && self.grow() => held,
+            None if held == 0 => {
+                return Err(FsError::new(
+                    Errno::NoSpc,
+                    "no memory for a block of the cache",
+                ));
+            }
             None => {
                 self.stats.evictions += 1;
-                (0..CACHE_BLOCKS)
-                    .min_by_key(|&i| self.last_use[i])
-                    .unwrap_or(0)
+                (0..held).min_by_key(|&i| self.last_use[i]).unwrap_or(0)
             }
         };
         self.tags[slot] = None;
@@ -211,10 +232,10 @@ impl<D: BlockDevice> BlockCache<D> {
         let lba = u32::try_from(blk << (self.blkbits - 9))
             .map_err(|_| FsError::corrupt(format!("block {blk} is beyond sector addressing")))?;
         let buf = self
-            .data
-            .get_mut(slot * bs..(slot + 1) * bs)
+            .slots
+            .get_mut(slot)
             .ok_or_else(|| FsError::new(Errno::Io, "block cache slot out of range"))?;
-        self.dev.read(lba, spb, buf).map_err(|e| {
+        self.dev.read(lba, spb, &mut buf[..]).map_err(|e| {
             FsError::new(
                 Errno::Io,
                 format!("device read of block {blk} failed (status {})", e.status),
@@ -223,6 +244,17 @@ impl<D: BlockDevice> BlockCache<D> {
         self.tags[slot] = Some(blk);
         self.last_use[slot] = self.tick;
         Ok(slot)
+    }
+
+    /// Takes memory for one more slot; false when the heap has none to give.
+    fn grow(&mut self) -> bool {
+        let mut block = Vec::new();
+        if block.try_reserve_exact(self.block_size()).is_err() {
+            return false;
+        }
+        block.resize(self.block_size(), 0);
+        self.slots.push(block.into_boxed_slice());
+        true
     }
 }
 
@@ -291,6 +323,27 @@ mod tests {
             (s.hits, s.misses, s.evictions, s.resident, s.capacity),
             (2, 18, 2, 16, 16)
         );
+    }
+
+    #[test]
+    fn memory_is_taken_a_block_at_a_time_and_kept() {
+        let mut c = cache(12);
+        assert_eq!((c.stats().allocated, c.stats().room()), (0, 16 * 4096));
+        c.block(5).unwrap();
+        c.block(5).unwrap();
+        c.block(7).unwrap();
+        assert_eq!((c.stats().allocated, c.stats().room()), (2, 14 * 4096));
+        // A failed read leaves its slot's memory in place for the next block.
+        c.device_mut().fail = true;
+        assert!(c.block(9).is_err());
+        c.device_mut().fail = false;
+        assert_eq!((c.stats().resident, c.stats().allocated), (2, 3));
+        c.block(9).unwrap();
+        assert_eq!((c.stats().resident, c.stats().allocated), (3, 3));
+        for b in 0..40 {
+            c.block(b).unwrap();
+        }
+        assert_eq!((c.stats().allocated, c.stats().room()), (16, 0));
     }
 
     #[test]
