@@ -56,6 +56,39 @@ impl ServerBudgets {
     /// The plan for a heap of `heap` bytes of which `idle` are in use with the server up
     /// (its sockets' buffers not included), serving with `server`.
     pub fn plan(heap: usize, idle: usize, server: &ServerConfig) -> Self {
+        let l = PoolLimits::new(heap, idle, server);
+        let connections = server.ports.len() * server.sockets_per_port;
+        ServerBudgets {
+            heap_budget: l.heap_budget,
+            requests: Pool::new("requests", l.requests),
+            parse: Pool::new("parse", l.parse),
+            tasks: Pool::new("tasks", l.tasks),
+            serial_waiters: (server.per_client / 2).clamp(1, (connections / 2).max(1)),
+            event_streams: (server.per_client / 2).clamp(1, (connections / 4).max(1)),
+        }
+    }
+
+    /// Sets the pools' limits to a plan made now that the module holds `idle` bytes: init plans
+    /// before the tools register (the MCP server takes the pools) and again after, so that the
+    /// registry's listings and schemas count as idle use like everything else.
+    pub fn replan(&self, heap: usize, idle: usize, server: &ServerConfig) {
+        let l = PoolLimits::new(heap, idle, server);
+        self.requests.set_limit(l.requests);
+        self.parse.set_limit(l.parse);
+        self.tasks.set_limit(l.tasks);
+    }
+}
+
+/// The byte limits of the plan (the module doc's arithmetic).
+struct PoolLimits {
+    heap_budget: usize,
+    requests: usize,
+    parse: usize,
+    tasks: usize,
+}
+
+impl PoolLimits {
+    fn new(heap: usize, idle: usize, server: &ServerConfig) -> Self {
         let reserve = (heap / 16).max(64 * 1024);
         let heap_budget = heap.saturating_sub(reserve);
         let http = &server.http;
@@ -71,24 +104,12 @@ impl ServerBudgets {
         let limits = rpc::mcp::Limits::default();
         let tasks = (all_free / 8).min(limits.task_records * limits.task_result_bytes);
         let free = all_free - tasks;
-        ServerBudgets {
+        PoolLimits {
             heap_budget,
-            requests: Pool::new("requests", free / 5 * 2),
-            parse: Pool::new("parse", free / 5 * 3),
-            tasks: Pool::new("tasks", tasks),
-            serial_waiters: (server.per_client / 2).clamp(1, (connections / 2).max(1)),
-            event_streams: (server.per_client / 2).clamp(1, (connections / 4).max(1)),
+            requests: free / 5 * 2,
+            parse: free / 5 * 3,
+            tasks,
         }
-    }
-
-    /// Sets the pools' limits to a plan made now that the module holds `idle` bytes: init plans
-    /// before the tools register (the MCP server takes the pools) and again after, so that the
-    /// registry's listings and schemas count as idle use like everything else.
-    pub fn replan(&self, heap: usize, idle: usize, server: &ServerConfig) {
-        let now = Self::plan(heap, idle, server);
-        self.requests.set_limit(now.requests.limit());
-        self.parse.set_limit(now.parse.limit());
-        self.tasks.set_limit(now.tasks.limit());
     }
 }
 
