@@ -198,6 +198,18 @@ pub fn ensure_venv() -> Result<(), String> {
     }
 }
 
+/// pytest from the venv, run from the repository root, its cache under `target/`.
+pub fn pytest() -> Command {
+    let mut c = Command::new(venv_python());
+    c.current_dir(repo_root()).args([
+        "-m",
+        "pytest",
+        "-o",
+        "cache_dir=target/clients/pytest-cache",
+    ]);
+    c
+}
+
 /// `cargo xtask clients [PYTEST ARGS]`: boots three rigs (the product open by choice,
 /// `mcp.token=none`; the product as a machine boots by default, with the token it generates;
 /// the conformance image open) and runs `tests/python` against them.
@@ -231,7 +243,6 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
             env: vec!["mcp.token=none".into()],
         },
     )?;
-    let root = repo_root();
     // Positional arguments choose the tests; without any, the whole directory runs.
     let mut args: Vec<String> = pytest_args.to_vec();
     if !args.iter().any(|a| !a.starts_with('-')) {
@@ -240,8 +251,7 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
         args.insert(1, "--ignore=tests/python/test_lab.py".into());
     }
     let result = cmd::run(
-        Command::new(venv_python())
-            .current_dir(root)
+        pytest()
             .env("IRIX7_URL", open.mcp_url())
             .env("IRIX7_TOKEN_URL", locked.mcp_url())
             .env("IRIX7_TOKEN", &token)
@@ -251,12 +261,6 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
                 "IRIX7_TS_CLIENT_PATH",
                 TS_CLIENT.prefix().join("node_modules"),
             )
-            .args([
-                "-m",
-                "pytest",
-                "-o",
-                "cache_dir=target/clients/pytest-cache",
-            ])
             .args(&args),
     );
     // A rig that died during the run explains the failures better than the test output.

@@ -192,20 +192,13 @@ pub fn test(pytest_args: &[String]) -> Result<(), String> {
     args.extend(pytest_args.iter().cloned());
     let t = Instant::now();
     let r = cmd::run(
-        Command::new(crate::clients::venv_python())
-            .current_dir(repo_root())
+        crate::clients::pytest()
             .env("IRIX7_LAB_URL", &lab.url)
             .env("IRIX7_LAB_TOKEN", &lab.token)
             .env("IRIX7_LAB_MACHINES", lab.names.join(","))
             .env("IRIX7_LAB_TOKEN_FILES", token_files.join(","))
             .env("IRIX7_LAB_PIDS", pids.join(","))
             .env("IRIX7_LAB_AUDIT", dir.join("audit.log"))
-            .args([
-                "-m",
-                "pytest",
-                "-o",
-                "cache_dir=target/clients/pytest-cache",
-            ])
             .args(&args),
     );
     println!("lab tests: {:.1} s", t.elapsed().as_secs_f64());
