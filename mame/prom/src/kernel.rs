@@ -247,7 +247,7 @@ pub fn boot() -> ! {
     *BOOT_TICKS.get() = first;
     puts(b"IRIX 7 kernel stand-in 7.0.0 (MAME indy_4610)\n");
     crate::newport_init::newport_init();
-    puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, grey ramp\n");
+    puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, gamma ramp, test picture\n");
     let mb = mailbox::PHYS;
     w32(mb + mailbox::DELIVERY, mailbox::WANT_IMAGE);
     let t0 = ms_now();
