@@ -145,7 +145,7 @@ pub const fn picture(n: usize) -> Option<Rect> {
     let c = (n - 17) as u16;
     let (row, col) = (c / CELL_COLS, c % CELL_COLS);
     // A cell is left out when this hash of its place says so: text has gaps.
-    let gap = (row as u32 * 31 + col as u32 * 17) % 7 == 0;
+    let gap = (row as u32 * 31 + col as u32 * 17).is_multiple_of(7);
     let ci = if gap { 0 } else { 200 + (row + col) as u8 % 8 };
     Some(Rect {
         x0: 40 + 10 * col,

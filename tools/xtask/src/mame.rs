@@ -81,6 +81,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let scc_out = dir.join("scc-b.out");
     // A stale capture must not pass for this run's.
     let _ = std::fs::remove_file(&scc_out);
+    for stale in ["capture.png", "screen.bmp"] {
+        let _ = std::fs::remove_file(dir.join(stale));
+    }
+    let _ = std::fs::remove_dir_all(dir.join("snap"));
 
     let t = Instant::now();
     // The smoke run ends when mcp-smoke does: MAME's own stop is only a backstop.
@@ -116,7 +120,16 @@ pub fn run(opts: &Options) -> Result<(), String> {
         println!("{line}");
     }
     check(&out, &scc, &expect)?;
-    smoke
+    smoke?;
+    if token.is_some() {
+        let t = Instant::now();
+        let same = crate::mame_screen::compare(&dir)?;
+        println!(
+            "mame: {same} (compared in {:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 /// What one MAME run printed: the mailbox console and the script's last word.
@@ -334,6 +347,7 @@ local frames = 0
 local serving = 0
 local done = false
 
+{cmap_read}
 local function deliver(addr, path, max)
   local f = assert(io.open(path, "rb"))
   local data = f:read("a")
@@ -382,6 +396,12 @@ emu.register_frame_done(function()
   local state = mem:read_u32(base + {STATE:#x})
   if state == {STATE_SERVING} then
     serving = serving + 1
+    -- The stand-in drew its picture before loading the module, which draws nothing: this
+    -- frame is the one the module's captures read back.
+    if serving == 2 then
+      manager.machine.video:snapshot()
+      print("[lua] snapshot of the screen taken")
+    end
   end
   -- Twice a second, whether the smoke script asks MAME to stop (a clean exit keeps the serial
   -- capture, which a killed MAME loses).
@@ -391,16 +411,17 @@ emu.register_frame_done(function()
     if f then f:close(); stop = true end
   end
   if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {serve_frames} or stop then
-    print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x",
+    print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x, %d CMAP reads answered",
       state, frames, mem:read_u32(base + {POLLS:#x}), cpu.state["PC"].value,
       mem:read_u32(base + {CAUSE:#x}), mem:read_u32(base + {EPC:#x}),
-      mem:read_u32(base + {BADVADDR:#x})))
+      mem:read_u32(base + {BADVADDR:#x}), cmap_reads))
     io.flush()
     done = true
     manager.machine:exit()
   end
 end)
 "#,
+        cmap_read = crate::mame_screen::CMAP_READ_LUA,
         image_at = IMAGE.0,
         image_max = IMAGE.1,
         env_at = ENV.0,
@@ -605,7 +626,7 @@ else
 fi
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
-  --skip-block --skip-fs --reset
+  --skip-block --skip-fs --save-screen {dir} --reset
 rc=$?
 stop
 [ $rc -eq 0 ] && rc=$found
@@ -623,6 +644,7 @@ exit $rc
         sha256 = q(sha256),
         gateway = q(&crate::lab::gateway_binary()?.display().to_string()),
         found = q(&dir.join("discover.out").display().to_string()),
+        dir = q(&dir.display().to_string()),
         want = q(&format!("^{}\thttp://{MODULE_IP}:7801/mcp\t", mdns_name())),
     );
     let path = dir.join("smoke.sh");
