@@ -53,10 +53,13 @@ end)
 pub fn compare(dir: &Path) -> Result<String, String> {
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let snap_dir = dir.join("snap/indy_4610");
+    // The first snapshot (0000.png) is the boot the module was captured in; the script takes
+    // another after `system.reset`.
     let snap = std::fs::read_dir(&snap_dir)
         .map_err(|e| format!("{}: {e} (MAME took no snapshot)", snap_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "png"))
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .min()
         .ok_or("MAME took no snapshot")?;
     let mame = decode_png(&read(&snap)?)?;
     let capture = decode_png(&read(&dir.join("capture.png"))?)?;
