@@ -342,6 +342,7 @@ def main():
         return f"{m['width']}x{m['height']} {m['pixels']} -> {w}x{h} PNG, {len(png)} bytes"
 
     def save_screen():
+        t0 = time.monotonic()
         r = c.modern("tools/call", {"name": "screen.capture", "arguments": {"scale": 1}})
         if r.get("isError"):
             raise Failure(str(r.get("content")))
@@ -351,12 +352,14 @@ def main():
         png = base64.b64decode(images[0]["data"])
         with open(f"{opts.save_screen}/capture.png", "wb") as f:
             f.write(png)
+        t1 = time.monotonic()
         status, bmp = c.get(r["structuredContent"]["bmp"])
         if status != 200 or bmp[:2] != b"BM":
             raise Failure(f"GET /screen.bmp: HTTP {status}, {bmp[:2]!r}")
         with open(f"{opts.save_screen}/screen.bmp", "wb") as f:
             f.write(bmp)
-        return f"capture.png {len(png)} bytes, screen.bmp {len(bmp)} bytes"
+        return (f"capture.png {len(png)} bytes in {t1 - t0:.1f} s, "
+                f"screen.bmp {len(bmp)} bytes in {time.monotonic() - t1:.1f} s")
 
     def dev_list():
         s, _ = c.ok("dev.list", {})

@@ -664,7 +664,8 @@ env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u AL
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
   --skip-block --skip-fs --save-screen {dir} --reset
 rc=$?
-echo "smoke: MAME up $((t1 - t0)) s before the module served, mcp-smoke $(($(date +%s) - t1)) s"
+t2=$(date +%s)
+echo "smoke: MAME up $((t1 - t0)) s before the module served, mcp-smoke $((t2 - t1)) s"
 # Last, system.poweroff: the stand-in clears the IOC2 front panel's power bit and the Lua script
 # turns MAME off, which must happen on its own.
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
@@ -679,7 +680,7 @@ print("smoke: system.poweroff answered" + (" with an error" if r.get("isError") 
 PY
 for i in $(seq 1 200); do kill -0 $mame 2>/dev/null || break; sleep 0.1; done
 if grep -qF {powered_off} {out} && ! kill -0 $mame 2>/dev/null; then
-  echo "smoke: system.poweroff cleared the front panel's power bit and the machine went off"
+  echo "smoke: system.poweroff cleared the front panel's power bit and the machine went off ($(($(date +%s) - t2)) s)"
 else
   echo "FAIL  system.poweroff did not turn the machine off through the IOC2 front panel"; rc=1
 fi
