@@ -122,8 +122,11 @@ pub fn newport_init() {
 fn draw_picture() {
     use indy::regs::rex3::{DRAWMODE0, DRAWMODE1, GO, STATUS, STATUS_GFXBUSY, WRMASK, phys};
     use indy::regs::rex3::{XYENDI, XYSTARTI};
-    const DM1_DRAW8: u32 = 0x3000_7009;
+    // Linux `newport.h` names: DM1_RGBPLANES | NPORT_DMODE1_DD8 | CCLT | CCEQ | CCGT | LO_SRC.
+    const DM1_DRAW8: u32 = 0x1 | 0x8 | 0x7000 | 0x3000_0000;
+    // NPORT_DMODE0_DRAW | BLOCK | DOSETUP | STOPX | STOPY.
     const DM0_FILL: u32 = 0x2 | 0x4 | 0x20 | 0x100 | 0x200;
+    // The colour index a fill writes (`colori`).
     const COLORI: u32 = 0x224;
     let mut n = 0;
     while let Some(r) = newport::picture(n) {
