@@ -27,7 +27,10 @@ pub const SCREEN_MODE: u32 = {
     let e = entry(PIX_CI, SIZE_8, (CMAP_BASE >> 8) as u32);
     e | ((e & 0xFF) << 16)
 };
-/// VC2 display control as the rig's model has it (display, DID and video timing enabled).
+/// VC2 display control as the rig's model has it. Under Linux's `newport.h` names that is
+/// EVIRQ | EVIDEO | ECURS | EGSYNC | EILACE | ECDISP: video timing and the cursor on, EDIDS (0x8)
+/// clear. MAME reads only the cursor bits (4, 7, glyph mode 8) and the vertical interrupt; its
+/// cursor glyph comes from VC2 RAM at the cursor entry (0), which the stand-in leaves zero.
 pub const VC2_CONTROL: u16 = 0x00F5;
 pub const VC2_CONFIG: u16 = 0x0003;
 /// The first displayed VRAM row minus one, wrapped: row 0 first.
