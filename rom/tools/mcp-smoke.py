@@ -5,7 +5,7 @@ Standard library only, so it runs anywhere Python 3 does. One line per check; th
 non-zero when any check fails.
 
     mcp-smoke.py --url http://127.0.0.1:7801/mcp [--token T] [--skip-block] [--skip-fs]
-                 [--skip-screen]
+                 [--skip-screen] [--save-screen DIR] [--reset]
 
 --skip-block --skip-fs run the same harness against a diskless guest (`cargo iris -- --no-disk`);
 --skip-screen against an Indy without a graphics board.
@@ -151,6 +151,19 @@ class Client:
     def _auth(self):
         return {"Authorization": "Bearer " + self.token} if self.token else {}
 
+    def get(self, url, timeout=120):
+        """GET `url` (absolute, or a path on the MCP URL's server) with the bearer token:
+        (status, body)."""
+        if url.startswith("/"):
+            url = "/".join(self.url.split("/", 3)[:3]) + url
+        req = urllib.request.Request(url, headers=self._auth())
+        self._pace()
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -161,6 +174,9 @@ def main():
     ap.add_argument("--skip-block", action="store_true", help="no block.read checks")
     ap.add_argument("--skip-fs", action="store_true", help="no fs.* checks")
     ap.add_argument("--skip-screen", action="store_true", help="no screen.capture check")
+    ap.add_argument("--save-screen", metavar="DIR", default=None,
+                    help="also write the full-size screen.capture PNG (DIR/capture.png) and "
+                         "GET /screen.bmp (DIR/screen.bmp), for comparing with another view")
     ap.add_argument("--reset", action="store_true",
                     help="last, system.reset and wait until the same build answers again")
     opts = ap.parse_args()
@@ -325,6 +341,26 @@ def main():
         m = s["mode"]
         return f"{m['width']}x{m['height']} {m['pixels']} -> {w}x{h} PNG, {len(png)} bytes"
 
+    def save_screen():
+        t0 = time.monotonic()
+        r = c.modern("tools/call", {"name": "screen.capture", "arguments": {"scale": 1}})
+        if r.get("isError"):
+            raise Failure(str(r.get("content")))
+        images = [b for b in r["content"] if b.get("type") == "image"]
+        if not images:
+            raise Failure("no image block")
+        png = base64.b64decode(images[0]["data"])
+        with open(f"{opts.save_screen}/capture.png", "wb") as f:
+            f.write(png)
+        t1 = time.monotonic()
+        status, bmp = c.get(r["structuredContent"]["bmp"])
+        if status != 200 or bmp[:2] != b"BM":
+            raise Failure(f"GET /screen.bmp: HTTP {status}, {bmp[:2]!r}")
+        with open(f"{opts.save_screen}/screen.bmp", "wb") as f:
+            f.write(bmp)
+        return (f"capture.png {len(png)} bytes in {t1 - t0:.1f} s, "
+                f"screen.bmp {len(bmp)} bytes in {time.monotonic() - t1:.1f} s")
+
     def dev_list():
         s, _ = c.ok("dev.list", {})
         seeq = [d for d in s["devices"] if d["name"] == "seeq"]
@@ -369,6 +405,8 @@ def main():
     check("debug.* reserved (E_NOSYS)", debug_reserved)
     if not opts.skip_screen:
         check("screen.capture scale 4", screen_capture)
+        if opts.save_screen:
+            check("screen.capture scale 1 and /screen.bmp saved", save_screen)
     def reset_comes_back():
         before, _ = c.ok("status", {})
         r = c.modern("tools/call", {"name": "system.reset", "arguments": {}})

@@ -4,8 +4,8 @@
 //! the ABI table, calls `irix7_mcp_init`, then polls the module for good.
 
 use crate::arena::{ARENA, Global};
-use crate::rt::{halt, put_dec, put_hex, puts, r8, r32, set_state, w32};
-use crate::{boot_env, clock, layout, mailbox};
+use crate::rt::{halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
+use crate::{boot_env, clock, layout, mailbox, power};
 use alloc::boxed::Box;
 use indy::abi::{self, AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
 use indy::map::{DS1386, KSEG_LIMIT, kseg0, unmapped_phys};
@@ -160,15 +160,34 @@ unsafe extern "C" fn virt_to_phys(p: *const u8) -> u32 {
     }
 }
 
+/// Spins for [`power::TAKE_EFFECT_MS`].
+fn wait_for_effect() {
+    let t0 = ms_now();
+    while ms_now().saturating_sub(t0) < power::TAKE_EFFECT_MS {}
+}
+
 unsafe extern "C" fn reset() {
-    puts(b"kernel: reset\n");
+    puts(b"kernel: reset through MC CPU control 0 SYSINIT\n");
+    w32(
+        power::CPUCTRL0,
+        r32(power::CPUCTRL0) | power::CPUCTRL0_SYSINIT,
+    );
+    wait_for_effect();
+    puts(b"kernel: SYSINIT did not reset the machine; restarting at the reset vector\n");
     // Start over at the reset vector: the stand-in asks the script for the image again.
     // SAFETY: the PROM's reset code sets up everything it needs from scratch.
     unsafe { core::arch::asm!("lui $t9, 0xbfc0", "jr $t9", "nop", options(noreturn)) }
 }
 
 unsafe extern "C" fn poweroff() {
-    puts(b"kernel: power off\n");
+    puts(b"kernel: power off through the IOC2 front panel\n");
+    // As Linux does: mask the DS1386's watchdog alarm first, so it cannot wake the machine.
+    w8(power::RTC_CMD, r8(power::RTC_CMD) | power::RTC_WAM);
+    w8(power::RTC_WSEC, 0);
+    w8(power::RTC_WHSEC, 0);
+    w8(power::PANEL, !power::PANEL_POWERON);
+    wait_for_effect();
+    puts(b"kernel: the power stayed on; halted\n");
     set_state(mailbox::STATE_HALTED);
     halt()
 }
@@ -247,7 +266,7 @@ pub fn boot() -> ! {
     *BOOT_TICKS.get() = first;
     puts(b"IRIX 7 kernel stand-in 7.0.0 (MAME indy_4610)\n");
     crate::newport_init::newport_init();
-    puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, grey ramp\n");
+    puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, gamma ramp, test picture\n");
     let mb = mailbox::PHYS;
     w32(mb + mailbox::DELIVERY, mailbox::WANT_IMAGE);
     let t0 = ms_now();

@@ -24,6 +24,7 @@ pub mod layout;
 pub mod mailbox;
 pub mod mc;
 pub mod newport;
+pub mod power;
 pub mod scc;
 
 #[cfg(target_os = "none")]

@@ -17,9 +17,20 @@ pub const DID_LIST: u16 = 0x0800;
 pub const SCREEN_DID: u8 = 1;
 /// CMAP index of colour-index pixel 0.
 pub const CMAP_BASE: u16 = 0x100;
-/// The mode entry: CI8 with the CMAP MSB of [`CMAP_BASE`].
-pub const SCREEN_MODE: u32 = entry(PIX_CI, SIZE_8, (CMAP_BASE >> 8) as u32);
-/// VC2 display control as the rig's model has it (display, DID and video timing enabled).
+/// The mode entry: CI8 with the CMAP MSB of [`CMAP_BASE`], and the same MSB in the auxiliary
+/// CMAP MSB (bits 23:19, unused while the auxiliary pixel mode, bits 18:16, is off). The module
+/// reads an entry a byte at a time low byte first (X.Org's `NewportXmap9GetModeRegister`),
+/// MAME's XMAP9 answers high byte first; with bits 23:16 equal to bits 7:0 both orders read
+/// the same entry, so the screen comparison checks the rest of the path and the byte order
+/// stays an open question (`docs/hardware-fidelity.md`).
+pub const SCREEN_MODE: u32 = {
+    let e = entry(PIX_CI, SIZE_8, (CMAP_BASE >> 8) as u32);
+    e | ((e & 0xFF) << 16)
+};
+/// VC2 display control as the rig's model has it. Under Linux's `newport.h` names that is
+/// EVIRQ | EVIDEO | ECURS | EGSYNC | EILACE | ECDISP: video timing and the cursor on, EDIDS (0x8)
+/// clear. MAME reads only the cursor bits (4, 7, glyph mode 8) and the vertical interrupt; its
+/// cursor glyph comes from VC2 RAM at the cursor entry (0), which the stand-in leaves zero.
 pub const VC2_CONTROL: u16 = 0x00F5;
 pub const VC2_CONFIG: u16 = 0x0003;
 /// The first displayed VRAM row minus one, wrapped: row 0 first.
@@ -70,9 +81,82 @@ pub const fn did_table_run() -> (u16, u16, u16) {
     (DID_TABLE, 1024, DID_LIST)
 }
 
-/// The colour of CMAP entry `CMAP_BASE + i`: a grey ramp, (R, G, B).
+/// The colour of CMAP entry `CMAP_BASE + i`, (R, G, B): three different functions of `i`, so
+/// a swapped channel or a wrong index shows in the comparison.
 pub const fn palette(i: u8) -> (u8, u8, u8) {
-    (i, i, i)
+    (i, i.wrapping_mul(7) ^ 0x55, 255 - i)
+}
+
+/// The Bt445 RAMDAC between the CMAPs and the DACs (DCB slave 7, X.Org's `BT445_PROTOCOL`
+/// DCB_CYCLES(1,1,3)): its gamma table maps each channel. A PROM loads it; MAME's model starts
+/// it all zero and maps every pixel through it, which is why MAME showed a black screen.
+pub const SLAVE_RAMDAC: u32 = 7;
+pub const RAMDAC_PROTOCOL: u32 = (1 << 23) | (1 << 18) | (3 << 13);
+/// CRS 0: the table address; CRS 1: an entry, which advances the address.
+pub const RAMDAC_CRS_ADDR: u32 = 0;
+pub const RAMDAC_CRS_LUT: u32 = 1;
+
+/// Gamma table entry `i` of the identity ramp, as one word with the channels in 31:8 (the form
+/// MAME's model takes; all three are `i`, so their order does not matter).
+pub const fn ramdac_word(i: u8) -> u32 {
+    let i = i as u32;
+    (i << 24) | (i << 16) | (i << 8)
+}
+
+/// A filled rectangle of colour index `ci`, corners included.
+#[derive(Clone, Copy)]
+pub struct Rect {
+    pub x0: u16,
+    pub y0: u16,
+    pub x1: u16,
+    pub y1: u16,
+    pub ci: u8,
+}
+
+/// Columns of the text-like cells, and their rows.
+const CELL_COLS: u16 = 120;
+const CELL_ROWS: u16 = 24;
+
+/// The picture the stand-in draws before the module runs, as a PROM console leaves text on the
+/// screen: a background, sixteen colour bars, and rows of 8×16 cells in eight indices with a
+/// fixed pattern of gaps. Rectangle `n` is [`picture`]`(n)` for `n < `[`PICTURE_RECTS`].
+pub const PICTURE_RECTS: usize = 1 + 16 + (CELL_COLS * CELL_ROWS) as usize;
+
+pub const fn picture(n: usize) -> Option<Rect> {
+    if n == 0 {
+        return Some(Rect {
+            x0: 0,
+            y0: 0,
+            x1: 1279,
+            y1: 1023,
+            ci: 0,
+        });
+    }
+    if n <= 16 {
+        let k = (n - 1) as u16;
+        return Some(Rect {
+            x0: 80 * k,
+            y0: 0,
+            x1: 80 * k + 79,
+            y1: 255,
+            ci: (16 * k) as u8 + 1,
+        });
+    }
+    if n >= PICTURE_RECTS {
+        return None;
+    }
+    let c = (n - 17) as u16;
+    let (row, col) = (c / CELL_COLS, c % CELL_COLS);
+    // A cell is left out when this hash of its place says so: text has gaps.
+    let gap = (row as u32 * 31 + col as u32 * 17).is_multiple_of(7);
+    let ci = if gap { 0 } else { 200 + (row + col) as u8 % 8 };
+    Some(Rect {
+        x0: 40 + 10 * col,
+        y0: 300 + 24 * row,
+        x1: 40 + 10 * col + 7,
+        y1: 300 + 24 * row + 15,
+        ci,
+    })
 }
 
 #[cfg(test)]
@@ -161,6 +245,32 @@ mod tests {
         let mut ram = [0u16; 16];
         ram[..rig.len()].copy_from_slice(&rig);
         assert_eq!(mame_visible_columns(&ram, 0), 0);
+    }
+
+    #[test]
+    fn the_mode_entry_reads_the_same_in_either_byte_order() {
+        let low_first = SCREEN_MODE;
+        let b = [SCREEN_MODE >> 16, SCREEN_MODE >> 8, SCREEN_MODE].map(|v| v & 0xFF);
+        let high_first = b[0] | (b[1] << 8) | (b[2] << 16);
+        assert_eq!(low_first, high_first);
+        // Auxiliary pixel mode (bits 18:16) off: the auxiliary MSB is never used.
+        assert_eq!((SCREEN_MODE >> 16) & 7, 0);
+    }
+
+    #[test]
+    fn the_picture_lies_on_the_screen_and_uses_many_indices() {
+        let mut used = [false; 256];
+        let mut n = 0;
+        while let Some(r) = picture(n) {
+            assert!(r.x0 <= r.x1 && r.x1 < 1280 && r.y0 <= r.y1 && r.y1 < 1024);
+            used[usize::from(r.ci)] = true;
+            n += 1;
+        }
+        assert_eq!(n, PICTURE_RECTS);
+        assert!(used.iter().filter(|u| **u).count() >= 16 + 8);
+        // Different indices give different colours on every channel's function.
+        assert_ne!(palette(1), palette(17));
+        assert_ne!(palette(0).0, palette(0).2);
     }
 
     #[test]

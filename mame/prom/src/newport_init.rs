@@ -7,7 +7,7 @@ use crate::rt::w32;
 /// wait for BACKBUSY to clear (bounded) before DCBMODE and before each data access.
 mod dcb {
     use crate::rt::{r32, w16, w32};
-    use indy::regs::dcb::{WIDTH2, WIDTH3, crs, slave};
+    use indy::regs::dcb::{WIDTH1, WIDTH2, WIDTH3, crs, slave};
     use indy::regs::rex3::{DCBDATA0, DCBMODE, STATUS, STATUS_BACKBUSY, phys};
 
     fn wait() {
@@ -35,6 +35,11 @@ mod dcb {
     pub fn write24(s: u32, p: u32, c: u32, v: u32) {
         mode(s, p, c, WIDTH3);
         w32(phys(DCBDATA0), v);
+    }
+
+    pub fn write8(s: u32, p: u32, c: u32, v: u8) {
+        mode(s, p, c, WIDTH1);
+        crate::rt::w8(phys(DCBDATA0) + 3, v);
     }
 
     pub fn write32(s: u32, p: u32, c: u32, v: u32) {
@@ -80,18 +85,64 @@ pub fn newport_init() {
         xmap::CRS_MODE,
         (u32::from(newport::SCREEN_DID) << 24) | newport::SCREEN_MODE,
     );
-    // Both CMAPs: the palette from CMAP_BASE.
+    // Both CMAPs: the palette from CMAP_BASE, the address before every entry (as Linux's
+    // newport_con does; MAME's CMAP does not advance it).
     let cproto = cmap::PROTOCOL | SENDIAN;
-    dcb::write16(SLAVE_CMAP_ALL, cproto, cmap::CRS_ADDR, newport::CMAP_BASE);
     for i in 0..=255u8 {
         let (r, g, b) = newport::palette(i);
         let word = (u32::from(r) << 24) | (u32::from(g) << 16) | (u32::from(b) << 8);
+        dcb::write16(
+            SLAVE_CMAP_ALL,
+            cproto,
+            cmap::CRS_ADDR,
+            newport::CMAP_BASE + u16::from(i),
+        );
         dcb::write24(SLAVE_CMAP_ALL, cproto, CMAP_CRS_PALETTE, word);
     }
-    w32(
-        indy::regs::rex3::phys(indy::regs::rex3::TOPSCAN),
-        newport::TOPSCAN,
-    );
+    // The RAMDAC's gamma table: identity.
+    let rproto = newport::RAMDAC_PROTOCOL;
+    dcb::write8(newport::SLAVE_RAMDAC, rproto, newport::RAMDAC_CRS_ADDR, 0);
+    for i in 0..=255u8 {
+        dcb::write32(
+            newport::SLAVE_RAMDAC,
+            rproto,
+            newport::RAMDAC_CRS_LUT,
+            newport::ramdac_word(i),
+        );
+    }
+    use indy::regs::rex3::{TOPSCAN, XYWIN, XYWIN_IDENTITY, phys};
+    w32(phys(TOPSCAN), newport::TOPSCAN);
+    w32(phys(XYWIN), XYWIN_IDENTITY);
+    draw_picture();
+}
+
+/// Draws `newport::picture` with REX3 block fills, as Linux's `newport_clear_screen` does:
+/// CI planes at 8 bits with logic op SRC, DRAW | BLOCK | DOSETUP | STOPONX | STOPONY, COLORI,
+/// the corners, GO.
+fn draw_picture() {
+    use indy::regs::rex3::{DRAWMODE0, DRAWMODE1, GO, STATUS, STATUS_GFXBUSY, WRMASK, phys};
+    use indy::regs::rex3::{XYENDI, XYSTARTI};
+    // Linux `newport.h` names: DM1_RGBPLANES | NPORT_DMODE1_DD8 | CCLT | CCEQ | CCGT | LO_SRC.
+    const DM1_DRAW8: u32 = 0x1 | 0x8 | 0x7000 | 0x3000_0000;
+    // NPORT_DMODE0_DRAW | BLOCK | DOSETUP | STOPX | STOPY.
+    const DM0_FILL: u32 = 0x2 | 0x4 | 0x20 | 0x100 | 0x200;
+    // The colour index a fill writes (`colori`).
+    const COLORI: u32 = 0x224;
+    let mut n = 0;
+    while let Some(r) = newport::picture(n) {
+        for _ in 0..100_000 {
+            if crate::rt::r32(phys(STATUS)) & STATUS_GFXBUSY == 0 {
+                break;
+            }
+        }
+        w32(phys(DRAWMODE1), DM1_DRAW8);
+        w32(phys(WRMASK), 0xFFFF_FFFF);
+        w32(phys(DRAWMODE0), DM0_FILL);
+        w32(phys(COLORI), u32::from(r.ci));
+        w32(phys(XYSTARTI), (u32::from(r.x0) << 16) | u32::from(r.y0));
+        w32(phys(XYENDI + GO), (u32::from(r.x1) << 16) | u32::from(r.y1));
+        n += 1;
+    }
 }
 
 /// The CMAP's palette write register as MAME has it: CRS 2 (Linux's `NCMAP_REGADDR_PBUF`).

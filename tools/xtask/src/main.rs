@@ -13,6 +13,7 @@ mod lab;
 mod launch;
 mod layers;
 mod mame;
+mod mame_screen;
 mod peers;
 mod prereqs;
 mod sizes;

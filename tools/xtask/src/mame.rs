@@ -81,6 +81,10 @@ pub fn run(opts: &Options) -> Result<(), String> {
     let scc_out = dir.join("scc-b.out");
     // A stale capture must not pass for this run's.
     let _ = std::fs::remove_file(&scc_out);
+    for stale in ["capture.png", "screen.bmp"] {
+        let _ = std::fs::remove_file(dir.join(stale));
+    }
+    let _ = std::fs::remove_dir_all(dir.join("snap"));
 
     let t = Instant::now();
     // The smoke run ends when mcp-smoke does: MAME's own stop is only a backstop.
@@ -116,7 +120,16 @@ pub fn run(opts: &Options) -> Result<(), String> {
         println!("{line}");
     }
     check(&out, &scc, &expect)?;
-    smoke
+    smoke?;
+    if token.is_some() {
+        let t = Instant::now();
+        let same = crate::mame_screen::compare(&dir)?;
+        println!(
+            "mame: {same} (compared in {:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 /// What one MAME run printed: the mailbox console and the script's last word.
@@ -320,12 +333,17 @@ fn write_cfg(cfg: &Path) -> Result<(), String> {
 fn lua_script(image: &Path, env: &Path, stop: &Path, serve_frames: Option<u32>) -> String {
     use mailbox::*;
     use mame_prom::layout::{ENV, IMAGE};
+    use mame_prom::power;
     let (image, env) = (image.display().to_string(), env.display().to_string());
     let stop = stop.display().to_string();
     // Lua's integers reach 2^63: "never" is a frame count no run reaches.
     let serve_frames = serve_frames.map_or(i64::MAX, i64::from);
     format!(
         r#"-- Written by `cargo xtask mame` (tools/xtask/src/mame.rs); the layout is mame/prom's mailbox.
+-- MAME runs this script again after a machine reset, in the same Lua state, while the first
+-- run's frame callback and taps stay in force: the second run does nothing.
+if irix7_script_running then return end
+irix7_script_running = true
 local cpu = manager.machine.devices[":maincpu"]
 local mem = cpu.spaces["program"]
 local base = {PHYS:#x}
@@ -334,6 +352,17 @@ local frames = 0
 local serving = 0
 local done = false
 
+{cmap_read}
+-- MAME's MC and IOC2 store the reset and power-off writes without acting on them
+-- (mame/prom/src/power.rs): these taps notice them, and the frame callback resets or stops
+-- the machine as the hardware would. A tap's offset is its 64-bit word; the mask names lanes.
+local sysinit, power_off = false, false
+reset_tap = mem:install_write_tap({cpuctrl0_word:#x}, {cpuctrl0_word:#x} + 7, "mc-sysinit", function(offset, data, mask)
+  if math.type(data) == "integer" and ((mask >> {cpuctrl0_shift}) & 0xffffffff) ~= 0 and ((data >> {cpuctrl0_shift}) & {sysinit:#x}) ~= 0 then sysinit = true end
+end)
+power_tap = mem:install_write_tap({panel_word:#x}, {panel_word:#x} + 7, "ioc2-panel", function(offset, data, mask)
+  if math.type(data) == "integer" and ((mask >> {panel_shift}) & 0xff) ~= 0 and ((data >> {panel_shift}) & {poweron:#x}) == 0 then power_off = true end
+end)
 local function deliver(addr, path, max)
   local f = assert(io.open(path, "rb"))
   local data = f:read("a")
@@ -355,6 +384,12 @@ end
 emu.register_frame_done(function()
   if done then return end
   frames = frames + 1
+  if sysinit then
+    sysinit = false
+    print("[lua] MC CPU control 0 SYSINIT written: resetting the machine")
+    manager.machine:soft_reset()
+    return
+  end
   if mem:read_u32(base) ~= {MAGIC:#x} then return end
   local head = mem:read_u32(base + {HEAD:#x})
   if head < seen then
@@ -382,6 +417,12 @@ emu.register_frame_done(function()
   local state = mem:read_u32(base + {STATE:#x})
   if state == {STATE_SERVING} then
     serving = serving + 1
+    -- The stand-in drew its picture before loading the module, which draws nothing: this
+    -- frame is the one the module's captures read back.
+    if serving == 2 then
+      manager.machine.video:snapshot()
+      print("[lua] snapshot of the screen taken")
+    end
   end
   -- Twice a second, whether the smoke script asks MAME to stop (a clean exit keeps the serial
   -- capture, which a killed MAME loses).
@@ -390,17 +431,28 @@ emu.register_frame_done(function()
     local f = io.open({stop:?}, "r")
     if f then f:close(); stop = true end
   end
-  if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {serve_frames} or stop then
-    print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x",
+  if power_off then
+    print("{powered_off_line}")
+  end
+  if (state ~= {STATE_RUNNING} and state ~= {STATE_SERVING}) or serving >= {serve_frames} or stop or power_off then
+    print(string.format("[lua] state %d after %d frames, %d polls, PC %08x, Cause %08x, EPC %08x, BadVAddr %08x, %d CMAP reads answered",
       state, frames, mem:read_u32(base + {POLLS:#x}), cpu.state["PC"].value,
       mem:read_u32(base + {CAUSE:#x}), mem:read_u32(base + {EPC:#x}),
-      mem:read_u32(base + {BADVADDR:#x})))
+      mem:read_u32(base + {BADVADDR:#x}), cmap_reads))
     io.flush()
     done = true
     manager.machine:exit()
   end
 end)
 "#,
+        cmap_read = crate::mame_screen::CMAP_READ_LUA,
+        powered_off_line = POWERED_OFF_LINE,
+        cpuctrl0_word = power::CPUCTRL0 & !7,
+        cpuctrl0_shift = 8 * (4 - (power::CPUCTRL0 & 7)),
+        sysinit = power::CPUCTRL0_SYSINIT,
+        panel_word = power::PANEL & !7,
+        panel_shift = 8 * (7 - (power::PANEL & 7)),
+        poweron = power::PANEL_POWERON,
         image_at = IMAGE.0,
         image_max = IMAGE.1,
         env_at = ENV.0,
@@ -438,6 +490,9 @@ fn random_token() -> Result<String, String> {
         .map_err(|e| format!("/dev/urandom: {e}"))?;
     Ok(crate::image::hex(&bytes))
 }
+
+/// What the Lua script prints when the stand-in clears the front panel's power bit.
+const POWERED_OFF_LINE: &str = "[lua] IOC2 front panel power bit cleared: the machine is off";
 
 /// What the stand-in prints once the module's `init` succeeded.
 const SERVING_LINE: &str = "kernel: module initialised, polling";
@@ -573,6 +628,7 @@ fn run_smoke(
 ip link set lo up
 {mame} > {out} 2> {err} < /dev/null &
 mame=$!
+t0=$(date +%s)
 # Ask the Lua script to stop MAME; kill it only if it has not gone after 20 s.
 stop() {{
   touch {stop}
@@ -595,6 +651,7 @@ for i in $(seq 1 1200); do
   sleep 0.1
 done
 if ! grep -q {serving} {out}; then echo "FAIL  the module did not come up"; stop; exit 2; fi
+t1=$(date +%s)
 # The lab gateway's mDNS browse finds the module's _mcp._tcp announcement over MAME's Seeq.
 {gateway} discover --seconds 5 > {found} 2>&1
 found=0
@@ -605,8 +662,28 @@ else
 fi
 env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
   python3 {smoke} --url http://{module}:7801/mcp --token {token} --sha256 {sha256} \
-  --skip-block --skip-fs --reset
+  --skip-block --skip-fs --save-screen {dir} --reset
 rc=$?
+t2=$(date +%s)
+echo "smoke: MAME up $((t1 - t0)) s before the module served, mcp-smoke $((t2 - t1)) s"
+# Last, system.poweroff: the stand-in clears the IOC2 front panel's power bit and the Lua script
+# turns MAME off, which must happen on its own.
+env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
+  python3 - {smoke} http://{module}:7801/mcp {token} <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("mcp_smoke", sys.argv[1])
+smoke = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(smoke)
+r = smoke.Client(sys.argv[2], sys.argv[3]).modern(
+    "tools/call", {{"name": "system.poweroff", "arguments": {{}}}})
+print("smoke: system.poweroff answered" + (" with an error" if r.get("isError") else ""))
+PY
+for i in $(seq 1 200); do kill -0 $mame 2>/dev/null || break; sleep 0.1; done
+if grep -qF {powered_off} {out} && ! kill -0 $mame 2>/dev/null; then
+  echo "smoke: system.poweroff cleared the front panel's power bit and the machine went off ($(($(date +%s) - t2)) s)"
+else
+  echo "FAIL  system.poweroff did not turn the machine off through the IOC2 front panel"; rc=1
+fi
 stop
 [ $rc -eq 0 ] && rc=$found
 exit $rc
@@ -623,6 +700,8 @@ exit $rc
         sha256 = q(sha256),
         gateway = q(&crate::lab::gateway_binary()?.display().to_string()),
         found = q(&dir.join("discover.out").display().to_string()),
+        dir = q(&dir.display().to_string()),
+        powered_off = q(POWERED_OFF_LINE),
         want = q(&format!("^{}\thttp://{MODULE_IP}:7801/mcp\t", mdns_name())),
     );
     let path = dir.join("smoke.sh");
@@ -807,7 +886,7 @@ mod tests {
             Path::new("/s"),
             Some(120),
         );
-        assert!(s.contains("serving >= 120 or stop then"));
+        assert!(s.contains("serving >= 120 or stop or power_off then"));
         let forever = lua_script(
             Path::new("/i.o"),
             Path::new("/e.conf"),
@@ -815,10 +894,17 @@ mod tests {
             None,
         );
         assert!(forever.contains("io.open(\"/s\", \"r\")"));
-        assert!(forever.contains(&format!("serving >= {} or stop then", i64::MAX)));
+        assert!(forever.contains(&format!(
+            "serving >= {} or stop or power_off then",
+            i64::MAX
+        )));
         assert!(s.contains("local base = 0xfff0000"));
         assert!(s.contains(&format!("{:#x}", mailbox::MAGIC)));
         assert!(s.contains("deliver(0xe800000, \"/i.o\", 16777216)"));
         assert!(s.contains("deliver(0xf800000, \"/e.conf\", 65536)"));
+        // The reset and power-off taps watch CPU control 0 and the front panel's words.
+        assert!(s.contains("install_write_tap(0x1fa00000, 0x1fa00000 + 7"));
+        assert!(s.contains("install_write_tap(0x1fbd9850, 0x1fbd9850 + 7"));
+        assert!(s.contains("((data >> 32) & 0x1) == 0"));
     }
 }
