@@ -458,7 +458,7 @@ impl Parser {
 
     /// The head is complete in `buf`: parse it and decide how the body is framed.
     fn finish_head(&mut self) -> Result<Option<Event>, ParseError> {
-        let head = parse_head(&self.buf, &self.limits)?;
+        let head = parse_head(&self.buf, &self.limits, self.fields)?;
         self.buf.clear();
         self.line_start = 0;
         self.fields = 0;
@@ -553,10 +553,22 @@ struct Head {
     body: BodyKind,
 }
 
-/// Parses a complete head (ending in an empty line) and checks its framing headers.
-fn parse_head(buf: &[u8], limits: &Limits) -> Result<Head, ParseError> {
-    let mut slots = vec![httparse::EMPTY_HEADER; limits.header_count];
-    let mut req = httparse::Request::new(&mut slots);
+/// Header fields parsed without allocating slots for them (a browser sends about a dozen).
+const INLINE_FIELDS: usize = 24;
+
+/// Parses a complete head (ending in an empty line) of `fields` lines after the request line
+/// and checks its framing headers.
+fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseError> {
+    // A head has at most one field a line: a usual one fits the slots on the stack.
+    let mut inline = [httparse::EMPTY_HEADER; INLINE_FIELDS];
+    let mut spilled;
+    let slots = if fields <= INLINE_FIELDS {
+        &mut inline[..limits.header_count.min(INLINE_FIELDS)]
+    } else {
+        spilled = vec![httparse::EMPTY_HEADER; limits.header_count];
+        &mut spilled[..]
+    };
+    let mut req = httparse::Request::new(slots);
     match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
         Ok(_) => return Err(err(400, "malformed request head")),
