@@ -374,9 +374,11 @@ impl HttpServer {
             work |= !read;
         }
         self.next = (self.next + 1) % n.max(1);
-        for i in 0..n {
-            let port = self.slots[i].port;
-            if !self.slots[..i].iter().any(|s| s.port == port) {
+        // Each port once: the listeners name every port (the slots, many to a port, made this
+        // a walk of every pair of slots on every poll).
+        for k in 0..self.listeners.len() {
+            let port = self.listeners[k].0;
+            if !self.listeners[..k].iter().any(|&(p, _)| p == port) {
                 work |= self.keep_listening(port, sockets, now_ms);
             }
         }
