@@ -57,15 +57,14 @@ impl Router {
         let detailed = (req.headers.get("Authorization").is_some() || !self.mcp.token_required())
             && self.mcp.authorize(&req.headers).is_ok();
         let ctx = self.mcp.context().borrow();
-        let status = ctx.status();
         let access = status_page::Access {
             mcp_port: self.mcp_port,
             token_required: self.mcp.token_required(),
         };
         let body = if detailed {
-            status_page::render_details(&status, &access)
+            status_page::render_details(&ctx.status(), &access)
         } else {
-            status_page::render(&status, &access)
+            status_page::render_open(&ctx, &access)
         };
         let mut resp = Response::full(200, "text/html; charset=utf-8", body);
         resp.headers.push("Cache-Control", "no-store");

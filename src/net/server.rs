@@ -15,8 +15,10 @@
 //!   room, so authenticated clients are never locked out by anonymous ones.
 //!
 //! A socket's buffers are the bulk of the module's idle heap, so only the slots that need them
-//! hold them: each port keeps one listening socket with buffers, a slot gets its buffers when
-//! it becomes that listener and gives them back once its connection is over. Between two
+//! hold them: each port keeps one listening socket with buffers, a slot gets its socket and
+//! buffers when it becomes that listener and gives both back once its connection is over. A
+//! spare slot has no socket in the stack's set at all: smoltcp visits every socket of the set
+//! for each frame it sends and receives, so idle ones would cost every segment. Between two
 //! received frames the stack lets the server put the next listener up ([`HttpServer::refill`]),
 //! so a burst of SYNs finds one for each while slots are free.
 
@@ -143,9 +145,9 @@ pub const RST_MS: u64 = 200;
 pub const CLOSE_MS: u64 = 5_000;
 
 struct Slot {
-    handle: SocketHandle,
-    /// The socket has its buffers (it listens, or carries or has just ended a connection).
-    buffered: bool,
+    /// The slot's socket, with its buffers, while it listens or carries or has just ended a
+    /// connection; `None` for a spare slot.
+    handle: Option<SocketHandle>,
     port: u16,
     conn: Option<Connection>,
     /// The peer's FIN has been passed on to the connection.
@@ -203,10 +205,8 @@ impl HttpServer {
         };
         for &port in &config.ports {
             for _ in 0..config.sockets_per_port {
-                let handle = sockets.add(server.socket(Vec::new(), Vec::new()));
                 server.slots.push(Slot {
-                    handle,
-                    buffered: false,
+                    handle: None,
                     port,
                     conn: None,
                     fin_seen: false,
@@ -214,6 +214,13 @@ impl HttpServer {
                     since_ms: 0,
                 });
             }
+        }
+        // Room in the set for every slot's socket, so that a slot taking one never grows it.
+        let room: Vec<SocketHandle> = (0..server.slots.len())
+            .map(|_| sockets.add(server.socket(Vec::new(), Vec::new())))
+            .collect();
+        for h in room {
+            sockets.remove(h);
         }
         server
     }
@@ -229,8 +236,8 @@ impl HttpServer {
         s
     }
 
-    /// Gives closed slot `i` a new socket, with buffers (`buffered`) or without. False when
-    /// the heap has no room for the buffers: the slot stays as it was.
+    /// Gives closed slot `i` a new socket with buffers (`buffered`), or takes its socket out
+    /// of the set. False when the heap has no room for the buffers: the slot stays as it was.
     fn rebuild(&mut self, i: usize, sockets: &mut SocketSet<'static>, buffered: bool) -> bool {
         let zeroed = |n: usize| {
             let mut v = Vec::new();
@@ -238,20 +245,20 @@ impl HttpServer {
             v.resize(n, 0);
             Some(v)
         };
-        let (rx, tx) = if buffered {
+        let socket = if buffered {
             match (zeroed(self.rx_buffer), zeroed(self.tx_buffer)) {
-                (Some(rx), Some(tx)) => (rx, tx),
+                (Some(rx), Some(tx)) => Some(self.socket(rx, tx)),
                 _ => return false,
             }
         } else {
-            (Vec::new(), Vec::new())
+            None
         };
-        let socket = self.socket(rx, tx);
         let slot = &mut self.slots[i];
         // The old socket (and its buffers) goes first, so its entry is the one reused.
-        sockets.remove(slot.handle);
-        slot.handle = sockets.add(socket);
-        slot.buffered = buffered;
+        if let Some(old) = slot.handle.take() {
+            sockets.remove(old);
+        }
+        slot.handle = socket.map(|s| sockets.add(s));
         true
     }
 
@@ -260,9 +267,9 @@ impl HttpServer {
     fn listens(&self, port: u16, sockets: &SocketSet<'static>) -> bool {
         self.listeners.iter().any(|&(p, slot)| {
             p == port
-                && slot.is_some_and(|j| {
-                    sockets.get::<tcp::Socket>(self.slots[j].handle).state() == State::Listen
-                })
+                && slot
+                    .and_then(|j| self.slots[j].handle)
+                    .is_some_and(|h| sockets.get::<tcp::Socket>(h).state() == State::Listen)
         })
     }
 
@@ -291,7 +298,11 @@ impl HttpServer {
     /// exists; an RST to an address that never answers ARP, a spoofed SYN, is never sent).
     fn may_listen(&self, i: usize, sockets: &SocketSet<'static>, now_ms: u64) -> bool {
         let slot = &self.slots[i];
-        let sock = sockets.get::<tcp::Socket>(slot.handle);
+        // A spare slot has no socket: nothing to wait for.
+        let Some(handle) = slot.handle else {
+            return true;
+        };
+        let sock = sockets.get::<tcp::Socket>(handle);
         sock.state() == State::Closed
             && (sock.remote_endpoint().is_none()
                 || (slot.state == State::Closed && now_ms.saturating_sub(slot.since_ms) >= RST_MS))
@@ -299,12 +310,15 @@ impl HttpServer {
 
     /// Makes closed slot `i` listen, with its buffers. False when there is no room for them.
     fn listen(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) -> bool {
-        if !self.slots[i].buffered && !self.rebuild(i, sockets, true) {
+        if self.slots[i].handle.is_none() && !self.rebuild(i, sockets, true) {
             return false;
         }
         let slot = &mut self.slots[i];
+        let Some(handle) = slot.handle else {
+            return false;
+        };
         if sockets
-            .get_mut::<tcp::Socket>(slot.handle)
+            .get_mut::<tcp::Socket>(handle)
             .listen(slot.port)
             .is_err()
         {
@@ -328,10 +342,12 @@ impl HttpServer {
             .iter()
             .filter(|s| {
                 s.conn.is_some()
-                    || matches!(
-                        sockets.get::<tcp::Socket>(s.handle).state(),
-                        State::Established | State::CloseWait
-                    )
+                    || s.handle.is_some_and(|h| {
+                        matches!(
+                            sockets.get::<tcp::Socket>(h).state(),
+                            State::Established | State::CloseWait
+                        )
+                    })
             })
             .count()
     }
@@ -358,9 +374,11 @@ impl HttpServer {
             work |= !read;
         }
         self.next = (self.next + 1) % n.max(1);
-        for i in 0..n {
-            let port = self.slots[i].port;
-            if !self.slots[..i].iter().any(|s| s.port == port) {
+        // Each port once: the listeners name every port (the slots, many to a port, made this
+        // a walk of every pair of slots on every poll).
+        for k in 0..self.listeners.len() {
+            let port = self.listeners[k].0;
+            if !self.listeners[..k].iter().any(|&(p, _)| p == port) {
                 work |= self.keep_listening(port, sockets, now_ms);
             }
         }
@@ -375,7 +393,9 @@ impl HttpServer {
         if let Some(mut conn) = slot.conn.take() {
             conn.abort();
         }
-        sockets.get_mut::<tcp::Socket>(slot.handle).abort();
+        if let Some(h) = slot.handle {
+            sockets.get_mut::<tcp::Socket>(h).abort();
+        }
         slot.state = State::Closed;
         slot.since_ms = now_ms;
     }
@@ -460,12 +480,12 @@ impl HttpServer {
         read: bool,
     ) -> bool {
         let mut work = false;
-        if !self.slots[i].buffered {
-            // A spare slot: closed, nothing to do until `refill` makes it the listener.
+        let Some(handle) = self.slots[i].handle else {
+            // A spare slot: nothing to do until `refill` makes it the listener.
             return false;
-        }
+        };
         handler.on_port(self.slots[i].port);
-        let state = sockets.get::<tcp::Socket>(self.slots[i].handle).state();
+        let state = sockets.get::<tcp::Socket>(handle).state();
         if state != self.slots[i].state {
             self.slots[i].state = state;
             self.slots[i].since_ms = now_ms;
@@ -484,10 +504,7 @@ impl HttpServer {
                     if !self.listens(port, sockets) {
                         return self.listen(i, sockets, now_ms);
                     }
-                    if self.slots[i].buffered {
-                        return self.rebuild(i, sockets, false);
-                    }
-                    return false;
+                    return self.rebuild(i, sockets, false);
                 }
                 State::TimeWait | State::FinWait2 | State::LastAck | State::Closing => {
                     self.reset(i, sockets, now_ms);
@@ -502,7 +519,7 @@ impl HttpServer {
                     return true;
                 }
                 State::Established | State::CloseWait => {
-                    let sock = sockets.get::<tcp::Socket>(self.slots[i].handle);
+                    let sock = sockets.get::<tcp::Socket>(handle);
                     let peer = match sock.remote_endpoint() {
                         Some(ep) => Peer {
                             addr: ipv4_octets(ep.addr),
@@ -530,7 +547,7 @@ impl HttpServer {
             }
         }
         let slot = &mut self.slots[i];
-        let sock = sockets.get_mut::<tcp::Socket>(slot.handle);
+        let sock = sockets.get_mut::<tcp::Socket>(handle);
         let Some(conn) = slot.conn.as_mut() else {
             return work;
         };
@@ -711,7 +728,7 @@ mod tests {
     }
 
     fn buffered(server: &HttpServer) -> usize {
-        server.slots.iter().filter(|s| s.buffered).count()
+        server.slots.iter().filter(|s| s.handle.is_some()).count()
     }
 
     #[test]

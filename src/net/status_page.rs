@@ -3,9 +3,11 @@
 //! needs (name, version, uptime, where MCP is and whether it needs the token); the details
 //! (address, date, heap, connections, cache) are for a request carrying the token.
 
-use crate::services::identity::BUILD_ID;
+use crate::hil::platform::c_str;
+use crate::services::context::Services;
+use crate::services::identity::{BUILD_ID, Identity};
 use crate::services::status::VERSION;
-use crate::services::status::{Status, format_duration};
+use crate::services::status::{Status, write_duration};
 use alloc::string::String;
 use core::fmt::Write as _;
 
@@ -39,11 +41,46 @@ const OPEN_PAGE: usize = 1024;
 /// Room for the detailed page in one allocation.
 const DETAILED_PAGE: usize = 2048;
 
+/// What the top of both pages says: what is running (which build, so an agent can see its
+/// deploy took) and for how long.
+pub struct Top<'a> {
+    pub os_version: &'a str,
+    pub abi_version: u32,
+    pub identity: Identity,
+    pub uptime_ms: u64,
+}
+
+/// The top of the pages from a full snapshot.
+fn top(s: &Status) -> Top<'_> {
+    Top {
+        os_version: &s.os_version,
+        abi_version: s.abi_version,
+        identity: s.identity,
+        uptime_ms: s.uptime_ms,
+    }
+}
+
+/// The open page, read straight from the platform: a full status snapshot would cost
+/// allocations the page does not need, and `GET /` is the request a browser repeats.
+pub fn render_open(services: &Services, access: &Access) -> String {
+    let p = &*services.platform;
+    let machine = p.machine_status();
+    let top = Top {
+        os_version: c_str(&machine.os_version),
+        abi_version: services.abi_version,
+        identity: Identity {
+            image: p.image_info(),
+        },
+        uptime_ms: p.clock_ms(),
+    };
+    render(&top, access)
+}
+
 /// The open page. Nothing in it is secret or helps an attacker aim: no address, no figures.
-/// Written into one string sized for it: `GET /` is the request a browser repeats.
-pub fn render(s: &Status, access: &Access) -> String {
+/// Written into one string sized for it.
+fn render(top: &Top<'_>, access: &Access) -> String {
     let mut out = String::with_capacity(OPEN_PAGE);
-    write_top(&mut out, s);
+    write_top(&mut out, top);
     out.push_str("</table>\n<p>");
     access.write_line(&mut out);
     out.push_str(
@@ -56,7 +93,7 @@ pub fn render(s: &Status, access: &Access) -> String {
 /// The page for a request that carried the token (or any local one when MCP is open).
 pub fn render_details(s: &Status, access: &Access) -> String {
     let mut out = String::with_capacity(DETAILED_PAGE);
-    write_top(&mut out, s);
+    write_top(&mut out, &top(s));
     let _ = write!(
         out,
         "<tr><td>date</td><td>{date}</td></tr>\n\
@@ -93,22 +130,26 @@ pub fn render_details(s: &Status, access: &Access) -> String {
     out
 }
 
-/// The head, the title and the rows both pages show: what is running (which build, so an
-/// agent can see its deploy took) and for how long.
-fn write_top(out: &mut String, s: &Status) {
+/// The head, the title and the rows both pages show.
+fn write_top(out: &mut String, top: &Top<'_>) {
     out.push_str(HEAD);
     out.push_str("<h1>IRIX ");
-    write_escaped(out, &s.os_version);
+    write_escaped(out, top.os_version);
+    let digits = top.identity.sha256_short_digits();
+    let sha = digits
+        .as_ref()
+        .and_then(|d| core::str::from_utf8(d).ok())
+        .unwrap_or("unknown");
     let _ = write!(
         out,
         " &middot; irix7-mcp {VERSION}</h1>\n<table>\n\
 <tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
 <tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n\
-<tr><td>uptime</td><td>{up}</td></tr>\n",
-        abi = s.abi_version,
-        sha = s.identity.sha256_short().as_deref().unwrap_or("unknown"),
-        up = format_duration(s.uptime_ms),
+<tr><td>uptime</td><td>",
+        abi = top.abi_version,
     );
+    let _ = write_duration(out, top.uptime_ms);
+    out.push_str("</td></tr>\n");
 }
 
 /// Appends text from the kernel, escaped for HTML.
@@ -142,7 +183,16 @@ mod tests {
             crate::services::identity::BUILD_ID,
             "5b".repeat(6)
         );
-        for page in [render(&status, &access), render_details(&status, &access)] {
+        let open = render_open(&fake::ctx(), &access);
+        let details = render_details(&status, &access);
+        // Read from the platform or from a snapshot, the top is the same, uptime included.
+        let top = |page: &str| {
+            let uptime = page.find("<td>uptime</td>").expect("uptime");
+            String::from(&page[..uptime + page[uptime..].find("</tr>").expect("row end")])
+        };
+        assert_eq!(top(&open), top(&details));
+        assert!(top(&open).contains("<td>uptime</td><td>0d 00:"), "{open}");
+        for page in [open, details] {
             assert!(page.contains(&want), "{page}");
             assert!(!page.contains("deploy"), "{page}");
         }
@@ -169,14 +219,15 @@ mod tests {
 
     #[test]
     fn the_open_page_shows_no_address_or_figures() {
-        let mut status = fake::ctx().status();
-        status.net.ip = Some([10, 1, 2, 3]);
-        status.net.mac = [8, 0, 0x69, 1, 2, 3];
+        let mut ctx = fake::ctx();
+        ctx.net.ip = Some([10, 1, 2, 3]);
+        ctx.net.mac = [8, 0, 0x69, 1, 2, 3];
+        let status = ctx.status();
         let access = Access {
             mcp_port: 7801,
             token_required: true,
         };
-        let page = render(&status, &access);
+        let page = render_open(&ctx, &access);
         assert!(page.contains("MCP on port 7801, token required"), "{page}");
         assert!(page.contains("uptime"), "{page}");
         for secret in ["10.1.2.3", "08:00:69", "heap", "connections", "date", "ram"] {
@@ -186,7 +237,7 @@ mod tests {
             mcp_port: 7801,
             token_required: false,
         };
-        assert!(render(&status, &open).contains("open: mcp.token=none"));
+        assert!(render_open(&ctx, &open).contains("open: mcp.token=none"));
         assert!(render_details(&status, &access).contains("10.1.2.3"));
     }
 }

@@ -35,7 +35,18 @@ impl Identity {
 
     /// The first [`SHORT_DIGITS`] hex digits of the SHA-256.
     pub fn sha256_short(&self) -> Option<String> {
-        self.image.map(|i| hex(&i.sha256[..SHORT_DIGITS / 2]))
+        let digits = self.sha256_short_digits()?;
+        Some(String::from(core::str::from_utf8(&digits).unwrap_or("")))
+    }
+
+    /// [`Identity::sha256_short`] without an allocation (the status page's every request).
+    pub fn sha256_short_digits(&self) -> Option<[u8; SHORT_DIGITS]> {
+        let i = self.image?;
+        let mut digits = [0u8; SHORT_DIGITS];
+        for (pair, &b) in digits.chunks_exact_mut(2).zip(&i.sha256) {
+            pair.copy_from_slice(&hex_byte(b));
+        }
+        Some(digits)
     }
 
     /// Why the kernel runs the last good image instead of the configured one: the reason and
@@ -76,13 +87,17 @@ impl Identity {
 /// a digest on every request, and formatting each byte cost an allocation and ~500
 /// instructions.
 fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = alloc::vec::Vec::with_capacity(bytes.len() * 2);
     for &b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)]);
-        s.push(DIGITS[usize::from(b & 0xf)]);
+        s.extend_from_slice(&hex_byte(b));
     }
     String::from_utf8(s).unwrap_or_default()
+}
+
+/// The two lower-case hex digits of `b`.
+fn hex_byte(b: u8) -> [u8; 2] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]
 }
 
 #[cfg(test)]

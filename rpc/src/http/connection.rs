@@ -462,7 +462,7 @@ impl Connection {
                 match event {
                     None => {}
                     Some(Event::Head) => self.admit(now_ms, handler),
-                    Some(Event::Request(parsed)) => self.dispatch(*parsed, now_ms, handler),
+                    Some(Event::Request(parsed)) => self.dispatch(parsed, now_ms, handler),
                 }
                 n
             }
@@ -484,7 +484,7 @@ impl Connection {
                 let expect_continue = self.parser.expects_continue();
                 let body_len = self.parser.announced_body();
                 match self.parser.proceed() {
-                    Ok(Some(Event::Request(parsed))) => self.dispatch(*parsed, now_ms, handler),
+                    Ok(Some(Event::Request(parsed))) => self.dispatch(parsed, now_ms, handler),
                     Ok(_) => {
                         if expect_continue {
                             self.out.extend_from_slice(CONTINUE);
@@ -516,7 +516,7 @@ impl Connection {
         }
     }
 
-    fn dispatch(&mut self, parsed: Parsed, now_ms: u64, handler: &mut dyn Handler) {
+    fn dispatch(&mut self, parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
         self.request_started_ms = None;
         self.body_deadline_ms = None;
         // The body stays charged to the request budget until the handler is done with it.
@@ -524,7 +524,8 @@ impl Connection {
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed;
-        let resp = handler.handle(parsed.request, self.peer, now_ms);
+        let request = self.parser.recycle(parsed);
+        let resp = handler.handle(request, self.peer, now_ms);
         self.start(resp, head, version, keep_alive);
     }
 

@@ -46,18 +46,24 @@ impl Method {
 }
 
 /// Header fields in arrival order. Names are compared case-insensitively. All names and values
-/// share one string, so a request's dozen fields cost two allocations, not two each.
+/// share one string, and the usual few fields are indexed in the struct itself, so a request's
+/// or a response's fields cost one allocation, not two each.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers {
     /// Each field's name then its value, one field after another.
     text: String,
-    /// Where each field's name ends and where its value ends in `text`.
-    ends: Vec<(usize, usize)>,
+    /// Where each of the first fields' name ends and value ends in `text`, while they fit.
+    inline: [(u16, u16); INLINE_FIELDS],
+    inline_len: usize,
+    /// The same for the fields after those (every field once one did not fit inline).
+    more: Vec<(usize, usize)>,
 }
 
 /// Room the first field reserves: a request head's usual fields fit without growing.
 const TYPICAL_TEXT: usize = 320;
-const TYPICAL_FIELDS: usize = 12;
+/// Fields indexed without an allocation: a client's MCP request, a response. (Few enough
+/// that a `Response` stays small to move around.)
+const INLINE_FIELDS: usize = 8;
 
 impl Headers {
     /// The first value of header `name`, if present.
@@ -69,25 +75,67 @@ impl Headers {
 
     /// Adds a header field.
     pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
-        if self.ends.is_empty() {
+        if self.text.is_empty() {
             self.text.reserve(TYPICAL_TEXT);
-            self.ends.reserve(TYPICAL_FIELDS);
         }
         self.text.push_str(name.as_ref());
         let name_end = self.text.len();
         self.text.push_str(value.as_ref());
-        self.ends.push((name_end, self.text.len()));
+        let end = self.text.len();
+        let slot = match (u16::try_from(name_end), u16::try_from(end)) {
+            (Ok(n), Ok(e)) if self.more.is_empty() => self
+                .inline
+                .get_mut(self.inline_len)
+                .map(|slot| (slot, (n, e))),
+            _ => None,
+        };
+        match slot {
+            Some((slot, ends)) => {
+                *slot = ends;
+                self.inline_len += 1;
+            }
+            None => self.more.push((name_end, end)),
+        }
     }
 
     /// The fields (name, value) in the order they were added.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        let mut start = 0;
-        self.ends.iter().map(move |&(name_end, end)| {
-            let name = self.text.get(start..name_end).unwrap_or("");
-            let value = self.text.get(name_end..end).unwrap_or("");
-            start = end;
-            (name, value)
-        })
+    pub fn iter(&self) -> Fields<'_> {
+        Fields {
+            headers: self,
+            next: 0,
+            start: 0,
+        }
+    }
+
+    /// Where field `i`'s name and value end in `text`.
+    fn ends(&self, i: usize) -> Option<(usize, usize)> {
+        match self.inline.get(..self.inline_len).and_then(|f| f.get(i)) {
+            Some(&(n, e)) => Some((usize::from(n), usize::from(e))),
+            None => self.more.get(i.checked_sub(self.inline_len)?).copied(),
+        }
+    }
+}
+
+/// The fields of [`Headers`] in order (one plain iterator: chained ones cost the image a
+/// copy of their loops for every search over the fields).
+pub struct Fields<'a> {
+    headers: &'a Headers,
+    next: usize,
+    /// Where the next field's name starts.
+    start: usize,
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (name_end, end) = self.headers.ends(self.next)?;
+        let text = &self.headers.text;
+        let name = text.get(self.start..name_end).unwrap_or("");
+        let value = text.get(name_end..end).unwrap_or("");
+        self.next += 1;
+        self.start = end;
+        Some((name, value))
     }
 }
 
@@ -207,6 +255,37 @@ pub struct Peer {
 mod tests {
     use super::Headers;
     use alloc::vec::Vec;
+
+    #[test]
+    fn fields_past_the_inline_ones_keep_their_order() {
+        let mut h = Headers::default();
+        let names: Vec<alloc::string::String> = (0..30).map(|i| alloc::format!("X-{i}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            h.push(n, alloc::format!("v{i}"));
+        }
+        let all: Vec<(&str, &str)> = h.iter().collect();
+        assert_eq!(all.len(), 30);
+        for (i, (n, v)) in all.iter().enumerate() {
+            assert_eq!(
+                (*n, *v),
+                (names[i].as_str(), alloc::format!("v{i}").as_str())
+            );
+        }
+        assert_eq!(h.get("x-29"), Some("v29"));
+        assert_eq!(h.get("x-7"), Some("v7"));
+        assert_eq!(h.get("x-8"), Some("v8"));
+    }
+
+    #[test]
+    fn fields_past_what_a_short_offset_holds_are_kept_in_order() {
+        let mut h = Headers::default();
+        let long = "y".repeat(70_000);
+        h.push("A", "1");
+        h.push("Long", &long);
+        h.push("B", "2");
+        let all: Vec<(&str, &str)> = h.iter().collect();
+        assert_eq!(all, [("A", "1"), ("Long", long.as_str()), ("B", "2")]);
+    }
 
     #[test]
     fn fields_keep_their_order_and_the_first_of_a_name_is_found() {

@@ -137,6 +137,9 @@ pub struct Parser {
     skip_cr: bool,
     /// The request whose body is being read.
     pending: Option<Box<Parsed>>,
+    /// The box of the last request handed out, emptied and given back ([`Parser::recycle`]):
+    /// the next request is parsed into it rather than into a new allocation.
+    spare: Option<Box<Parsed>>,
     /// What the body being read is charged to (see [`crate::budget`]).
     pool: Rc<Pool>,
     lease: Option<Lease>,
@@ -169,6 +172,7 @@ impl Parser {
             skipped: 0,
             skip_cr: false,
             pending: None,
+            spare: None,
             pool,
             lease: None,
         }
@@ -247,6 +251,20 @@ impl Parser {
     #[cfg(test)]
     pub(crate) fn buffered(&self) -> usize {
         self.buf.capacity()
+    }
+
+    /// Takes the request out of a box [`Event::Request`] handed out, and keeps the box for the
+    /// next request.
+    pub fn recycle(&mut self, mut parsed: Box<Parsed>) -> Request {
+        let empty = Request {
+            method: Method::Get,
+            target: String::new(),
+            headers: Headers::default(),
+            body: Vec::new(),
+        };
+        let request = core::mem::replace(&mut parsed.request, empty);
+        self.spare = Some(parsed);
+        request
     }
 
     /// Forgets a partial request (the peer went away, or its head was refused).
@@ -458,11 +476,11 @@ impl Parser {
 
     /// The head is complete in `buf`: parse it and decide how the body is framed.
     fn finish_head(&mut self) -> Result<Option<Event>, ParseError> {
-        let head = parse_head(&self.buf, &self.limits)?;
+        let head = parse_head(&self.buf, &self.limits, self.fields)?;
         self.buf.clear();
         self.line_start = 0;
         self.fields = 0;
-        let parsed = Box::new(Parsed {
+        let parsed = Parsed {
             request: Request {
                 method: head.method,
                 target: head.target,
@@ -471,8 +489,14 @@ impl Parser {
             },
             version: head.version,
             keep_alive: head.keep_alive,
+        };
+        self.pending = Some(match self.spare.take() {
+            Some(mut spare) => {
+                *spare = parsed;
+                spare
+            }
+            None => Box::new(parsed),
         });
-        self.pending = Some(parsed);
         self.state = State::Admit {
             expect_continue: head.expect_continue && !matches!(head.body, BodyKind::Length(0)),
             body: head.body,
@@ -553,10 +577,22 @@ struct Head {
     body: BodyKind,
 }
 
-/// Parses a complete head (ending in an empty line) and checks its framing headers.
-fn parse_head(buf: &[u8], limits: &Limits) -> Result<Head, ParseError> {
-    let mut slots = vec![httparse::EMPTY_HEADER; limits.header_count];
-    let mut req = httparse::Request::new(&mut slots);
+/// Header fields parsed without allocating slots for them (a browser sends about a dozen).
+const INLINE_FIELDS: usize = 24;
+
+/// Parses a complete head (ending in an empty line) of `fields` lines after the request line
+/// and checks its framing headers.
+fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseError> {
+    // A head has at most one field a line: a usual one fits the slots on the stack.
+    let mut inline = [httparse::EMPTY_HEADER; INLINE_FIELDS];
+    let mut spilled;
+    let slots = if fields <= INLINE_FIELDS {
+        &mut inline[..limits.header_count.min(INLINE_FIELDS)]
+    } else {
+        spilled = vec![httparse::EMPTY_HEADER; limits.header_count];
+        &mut spilled[..]
+    };
+    let mut req = httparse::Request::new(slots);
     match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
         Ok(_) => return Err(err(400, "malformed request head")),
@@ -802,6 +838,29 @@ mod tests {
         assert_eq!(run(limits, input, 1), whole, "byte-at-a-time differs");
         assert_eq!(run(limits, input, 7), whole, "7-byte pieces differ");
         whole
+    }
+
+    #[test]
+    fn a_recycled_box_carries_the_next_request() {
+        let mut p = Parser::new(Limits::default());
+        let next = |p: &mut Parser, input: &[u8]| {
+            assert_eq!(p.feed(input).unwrap(), (input.len(), Some(Event::Head)));
+            match p.proceed().unwrap() {
+                Some(Event::Request(b)) => b,
+                other => panic!("{other:?}"),
+            }
+        };
+        let first = next(&mut p, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        let at = &*first as *const Parsed;
+        let req = p.recycle(first);
+        assert_eq!(
+            (req.target.as_str(), req.headers.get("host")),
+            ("/a", Some("x"))
+        );
+        let second = next(&mut p, b"GET /b HTTP/1.1\r\nHost: y\r\n\r\n");
+        assert_eq!(&*second as *const Parsed, at, "the same box");
+        assert_eq!(second.request.target, "/b");
+        assert_eq!(second.request.headers.get("host"), Some("y"));
     }
 
     fn requests(events: Vec<Event>) -> Vec<Parsed> {

@@ -19,7 +19,9 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "memcpy",
             "memmove",
             "memset",
-            "irix7_kmem::",
+            // kmem's copies and fills; its checksum sum is TCP/IP's.
+            "irix7_kmem::copy",
+            "irix7_kmem::fill",
             "rpc::mcp::tool::append_zeroed",
         ],
     ),
@@ -64,6 +66,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         &[
             "smoltcp::",
             "net::tx_checksum",
+            "irix7_kmem::csum::",
             "irix7_mcp::net::frame",
             "irix7_mcp::net::isn",
         ],
@@ -203,6 +206,8 @@ mod tests {
                 "TCP/IP + checksum",
             ),
             ("irix7_mcp::net::tx_checksum::sum", "TCP/IP + checksum"),
+            ("irix7_kmem::csum::ones_sum", "TCP/IP + checksum"),
+            ("irix7_kmem::copy_forward", "copies"),
             ("irix7_mcp::drivers::seeq::Seeq::transmit", "driver + DMA"),
             ("irix7_mcp::board::mmio::read32", "driver + DMA"),
             ("rpc::mcp::tool::append_zeroed", "copies"),
