@@ -51,12 +51,11 @@ pub fn read8<B: NewportBus>(bus: &mut B, row: u32, x: u32, out: &mut [u32]) -> R
     // Whole middle words through GO, then the last word (1..=4 pixels) from plain HOSTRW0.
     let middle = 4 * (words as usize - 2);
     let (body, last) = rest.split_at_mut(middle.min(rest.len()));
-    for c in body.chunks_exact_mut(4) {
+    // Arrays, not `chunks_exact_mut`: the size-optimised image calls that iterator's `next`
+    // out of line for every word.
+    for c in body.as_chunks_mut::<4>().0 {
         let w = bus.read32(HOSTRW0 + GO);
-        c[0] = w >> 24;
-        c[1] = (w >> 16) & 0xFF;
-        c[2] = (w >> 8) & 0xFF;
-        c[3] = w & 0xFF;
+        *c = [w >> 24, (w >> 16) & 0xFF, (w >> 8) & 0xFF, w & 0xFF];
     }
     unpack(bus.read32(HOSTRW0), 0, last);
     Ok(())

@@ -89,40 +89,45 @@ impl Downscale {
     }
 }
 
+// The loops below index arrays over a counted range: the size-optimised image calls the `next`
+// of `zip` and `chunks_exact` out of line for every pixel, which cost more than the pixel.
+
 /// Scale 1: each pixel looked up through `colour` and stored.
 #[inline]
 fn copy(span: &[u32], out: &mut [u8], colour: impl Fn(u32) -> u32) {
-    for (px, v) in out.chunks_exact_mut(3).zip(span) {
-        if let [r, g, b] = px {
-            let s = colour(*v);
-            // One pixel's fields hold at most 255: the low byte of each is the channel.
-            *r = (s >> 20) as u8;
-            *g = (s >> 10) as u8;
-            *b = s as u8;
-        }
+    let out = out.as_chunks_mut::<3>().0;
+    for i in 0..out.len().min(span.len()) {
+        let s = colour(span[i]);
+        // One pixel's fields hold at most 255: the low byte of each is the channel.
+        out[i] = [(s >> 20) as u8, (s >> 10) as u8, s as u8];
     }
 }
 
 /// Scale 2: each pair of `upper` and `lower` pixels, looked up through `colour`, added in one
-/// spread sum (four pixels, no carry) and rounded.
+/// spread sum (four pixels, no carry) and rounded. A box of one raw value (most of a console
+/// screen) is that value's colour, looked up once.
 #[inline]
 fn halve(spans: &[u32], cols: usize, out: &mut [u8], colour: impl Fn(u32) -> u32) {
     let (upper, lower) = spans.split_at(cols);
-    for ((px, a), b) in out
-        .chunks_exact_mut(3)
-        .zip(upper.chunks_exact(2))
-        .zip(lower.chunks_exact(2))
-    {
-        if let (&[a0, a1], &[b0, b1], [r, g, b]) = (a, b, px) {
+    let (upper, lower) = (upper.as_chunks::<2>().0, lower.as_chunks::<2>().0);
+    let out = out.as_chunks_mut::<3>().0;
+    for i in 0..out.len().min(upper.len()).min(lower.len()) {
+        let ([a0, a1], [b0, b1]) = (upper[i], lower[i]);
+        out[i] = if a0 == a1 && a0 == b0 && a0 == b1 {
+            let s = colour(a0);
+            [(s >> 20) as u8, (s >> 10) as u8, s as u8]
+        } else {
             let sum = colour(a0)
                 .wrapping_add(colour(a1))
                 .wrapping_add(colour(b0))
                 .wrapping_add(colour(b1));
             let [x, y, z] = unspread(sum);
-            *r = ((x + 2) >> 2) as u8;
-            *g = ((y + 2) >> 2) as u8;
-            *b = ((z + 2) >> 2) as u8;
-        }
+            [
+                ((x + 2) >> 2) as u8,
+                ((y + 2) >> 2) as u8,
+                ((z + 2) >> 2) as u8,
+            ]
+        };
     }
 }
 
