@@ -92,14 +92,23 @@ impl Downscale {
 // The loops below index arrays over a counted range: the size-optimised image calls the `next`
 // of `zip` and `chunks_exact` out of line for every pixel, which cost more than the pixel.
 
-/// Scale 1: each pixel looked up through `colour` and stored.
+/// Scale 1: each pixel looked up through `colour` and stored, four to a step (the loop
+/// costs as much as a pixel).
 #[inline]
 fn copy(span: &[u32], out: &mut [u8], colour: impl Fn(u32) -> u32) {
-    let out = out.as_chunks_mut::<3>().0;
-    for i in 0..out.len().min(span.len()) {
-        let s = colour(span[i]);
-        // One pixel's fields hold at most 255: the low byte of each is the channel.
-        out[i] = [(s >> 20) as u8, (s >> 10) as u8, s as u8];
+    // One pixel's fields hold at most 255: the low byte of each is the channel.
+    let rgb = |s: u32| [(s >> 20) as u8, (s >> 10) as u8, s as u8];
+    let (quads, rest) = span.as_chunks::<4>();
+    let (out4, out_rest) = out.as_chunks_mut::<12>();
+    for i in 0..out4.len().min(quads.len()) {
+        let ([a, b, c, d], o) = (quads[i], &mut out4[i]);
+        let ([a0, a1, a2], [b0, b1, b2]) = (rgb(colour(a)), rgb(colour(b)));
+        let ([c0, c1, c2], [d0, d1, d2]) = (rgb(colour(c)), rgb(colour(d)));
+        *o = [a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2];
+    }
+    let out_rest = out_rest.as_chunks_mut::<3>().0;
+    for i in 0..out_rest.len().min(rest.len()) {
+        out_rest[i] = rgb(colour(rest[i]));
     }
 }
 
