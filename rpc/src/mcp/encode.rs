@@ -72,21 +72,24 @@ impl TextEscaper {
 pub(crate) struct Base64Stream {
     carry: [u8; 2],
     carried: usize,
-    /// The pair table, built for the first piece of [`PAIRS_FROM`] bytes or more (`None`
-    /// before, or when the heap could not spare it: then characters are looked up singly).
+    /// Bytes pushed so far.
+    seen: usize,
+    /// The pair table, built once [`PAIRS_FROM`] bytes have come (`None` before, or when the
+    /// heap could not spare it: then characters are looked up singly).
     pairs: Option<Vec<u16>>,
 }
 
 /// Input from which building the pair table (4,096 entries, ~40,000 instructions) pays for
-/// itself: it saves about two instructions per character.
+/// itself: it saves more than one instruction per character.
 const PAIRS_FROM: usize = 4096;
 
 impl Base64Stream {
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut input = input;
-        if self.pairs.is_none() && input.len() >= PAIRS_FROM {
+        if self.seen < PAIRS_FROM && self.seen + input.len() >= PAIRS_FROM {
             self.pairs = pair_table();
         }
+        self.seen = self.seen.saturating_add(input.len());
         if self.carried > 0 {
             let mut group = [0u8; 3];
             group[..self.carried].copy_from_slice(&self.carry[..self.carried]);
@@ -106,6 +109,11 @@ impl Base64Stream {
         encode_into(now, out, self.pairs.as_deref());
         self.carry[..later.len()].copy_from_slice(later);
         self.carried = later.len();
+    }
+
+    /// The most input whose characters fit in `room` bytes.
+    pub(crate) fn fits(&self, room: usize) -> usize {
+        (room / 4 * 3).saturating_sub(self.carried)
     }
 
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {

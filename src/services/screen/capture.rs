@@ -138,24 +138,37 @@ impl Capture {
         out: &mut Vec<u8>,
         max: usize,
     ) -> Result<Poll, CaptureError> {
+        let (piece, poll) = self.piece(fb, max)?;
+        out.extend_from_slice(piece);
+        Ok(poll)
+    }
+
+    /// The next at most `max` bytes of the file (none when `Idle` or `End`), encoding one
+    /// batch of rows first if none are waiting.
+    pub fn piece(
+        &mut self,
+        fb: &mut dyn Framebuffer,
+        max: usize,
+    ) -> Result<(&[u8], Poll), CaptureError> {
         if self.pos >= self.filled {
             if self.finished {
-                return Ok(Poll::End);
+                return Ok((&[], Poll::End));
             }
             self.pos = 0;
             self.batch(fb)?;
             if self.filled == 0 {
-                return Ok(Poll::Idle);
+                return Ok((&[], Poll::Idle));
             }
         }
-        let n = max.max(1).min(self.filled - self.pos);
-        out.extend_from_slice(self.buf.get(self.pos..self.pos + n).unwrap_or(&[]));
+        let at = self.pos;
+        let n = max.max(1).min(self.filled - at);
         self.pos += n;
-        Ok(if self.finished && self.pos >= self.filled {
+        let poll = if self.finished && self.pos >= self.filled {
             Poll::End
         } else {
             Poll::Data
-        })
+        };
+        Ok((self.buf.get(at..at + n).unwrap_or(&[]), poll))
     }
 
     /// The whole file at once (for callers that cannot stream).
