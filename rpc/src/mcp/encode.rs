@@ -2,6 +2,7 @@
 //! in arbitrary pieces, and base64 of binary that arrives in arbitrary pieces.
 
 use crate::jsonrpc::{escape_str, plain_run};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
@@ -146,6 +147,15 @@ fn pair_table() -> Option<Vec<u16>> {
         }
     }
     Some(t)
+}
+
+/// The padded base64 (standard alphabet) of `data`: every encoder of the module uses this
+/// one, so the `base64` crate's encoder is not in the image.
+pub fn base64(data: &[u8]) -> String {
+    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
+    encode_into(data, &mut out, None);
+    // Base64 is ASCII.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Appends the padded base64 of `data` to `out`, a stack buffer at a time: safe code cannot

@@ -214,8 +214,7 @@ impl<C> Content<C> {
 }
 
 fn b64(data: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(data)
+    super::encode::base64(data)
 }
 
 /// A finished tool result.
