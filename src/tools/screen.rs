@@ -218,7 +218,7 @@ impl ContentSource<Ctx> for PngSource {
 }
 
 /// `irix7://screen` as a streamed item: the PNG is encoded while the answer goes out, a batch
-/// of rows per read like `screen.capture`, so no poll runs the whole encode (~53M guest
+/// of rows per read like `screen.capture`, so no poll runs the whole encode (~22M guest
 /// instructions at scale 2). The server reads the resource this way once it is registered as
 /// the URI's streamed reader; [`RESOURCES`] keeps the listing.
 pub fn open_resource(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError> {
