@@ -43,8 +43,10 @@ pub trait Framebuffer {
     /// RGB of colour-map entries `first .. first + out.len()`.
     fn cmap(&mut self, first: u16, out: &mut [[u8; 3]]) -> Result<(), FbError>;
     /// Raw values of the pixels `x .. x + out.len()` of screen row `y` in `mode` (what the
-    /// viewer sees as row `y`, whatever the hardware's scroll offset): a colour index for
-    /// [`PixelKind::Ci8`], the byte for [`PixelKind::Rgb8`], `0x00BBGGRR` for
-    /// [`PixelKind::Rgb24`].
+    /// viewer sees as row `y`, whatever the hardware's scroll offset): `0x00BBGGRR` a word for
+    /// [`PixelKind::Rgb24`]; for the 8-bit modes (a colour index for [`PixelKind::Ci8`], the
+    /// byte for [`PixelKind::Rgb8`]) four to a word as the board hands them over, leftmost in
+    /// bits 31:24, the first word holding pixel `x & !3` on (the words past the span's last
+    /// are left as they were): unpacking them is left to the consumer, which often need not.
     fn read_span(&mut self, mode: &Mode, x: u32, y: u32, out: &mut [u32]) -> Result<(), FbError>;
 }

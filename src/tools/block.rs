@@ -6,8 +6,6 @@ use super::{Ctx, args};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{
     Annotations, Content, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput,
 };
@@ -93,7 +91,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
             ),
         )
     })?;
-    let data = STANDARD.encode(&buf);
+    let data = rpc::mcp::base64(&buf);
     drop(buf);
     let mut m = Map::new();
     put(&mut m, "target", target.into());

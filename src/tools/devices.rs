@@ -315,7 +315,7 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
         .mem_read(phys, &mut buf)
         .map_err(|e| mmio_error(e, phys, 1))?;
     let data = if b64 {
-        STANDARD.encode(&buf)
+        rpc::mcp::base64(&buf)
     } else {
         hex::encode(&buf)
     };

@@ -621,32 +621,32 @@ struct FileSource {
 }
 
 impl ContentSource<Ctx> for FileSource {
-    fn read(
-        &mut self,
-        ctx: &mut Ctx,
-        out: &mut Vec<u8>,
-        max: usize,
-    ) -> Result<SourcePoll, ToolError> {
+    fn read(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         if self.pos >= self.end {
-            return Ok(SourcePoll::End);
+            return Ok((0, SourcePoll::End));
         }
         let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
-        let want = max.max(1).min(left);
+        let want = buf.len().min(left);
         let fs = mounted(ctx)?;
-        let at = out.len();
-        let r = fs.read_at(&self.file, self.pos, rpc::mcp::append_zeroed(out, want));
-        let got = *r.as_ref().unwrap_or(&0);
-        out.truncate(at + got);
-        r.map_err(fs_error)?;
+        let got = fs
+            .read_at(
+                &self.file,
+                self.pos,
+                buf.get_mut(..want).unwrap_or_default(),
+            )
+            .map_err(fs_error)?;
         if got < want {
             return Err(shrank(self.file.path()));
         }
         self.pos += got as u64;
-        Ok(if self.pos >= self.end {
-            SourcePoll::End
-        } else {
-            SourcePoll::Data
-        })
+        Ok((
+            got,
+            if self.pos >= self.end {
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            },
+        ))
     }
 }
 

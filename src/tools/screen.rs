@@ -198,24 +198,27 @@ struct PngSource {
 }
 
 impl ContentSource<Ctx> for PngSource {
-    fn read(
-        &mut self,
-        ctx: &mut Ctx,
-        out: &mut Vec<u8>,
-        max: usize,
-    ) -> Result<SourcePoll, ToolError> {
+    fn read(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         let fb = board(ctx)?;
-        Ok(match self.cap.read(fb, out, max).map_err(capture_error)? {
-            Poll::Data => SourcePoll::Data,
-            // Nothing to send yet: give the other clients this poll.
-            Poll::Idle => SourcePoll::Pending,
-            Poll::End => SourcePoll::End,
-        })
+        let (piece, poll) = self.cap.piece(fb, buf.len()).map_err(capture_error)?;
+        let n = piece.len().min(buf.len());
+        if let (Some(to), Some(from)) = (buf.get_mut(..n), piece.get(..n)) {
+            to.copy_from_slice(from);
+        }
+        Ok((
+            n,
+            match poll {
+                Poll::Data => SourcePoll::Data,
+                // Nothing to send yet: give the other clients this poll.
+                Poll::Idle => SourcePoll::Pending,
+                Poll::End => SourcePoll::End,
+            },
+        ))
     }
 }
 
 /// `irix7://screen` as a streamed item: the PNG is encoded while the answer goes out, a batch
-/// of rows per read like `screen.capture`, so no poll runs the whole encode (~53M guest
+/// of rows per read like `screen.capture`, so no poll runs the whole encode (~22M guest
 /// instructions at scale 2). The server reads the resource this way once it is registered as
 /// the URI's streamed reader; [`RESOURCES`] keeps the listing.
 pub fn open_resource(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError> {
@@ -403,8 +406,13 @@ mod tests {
                 mime_type: "image/png".into()
             }
         );
-        let (mut png, mut reads) = (Vec::new(), 0);
-        while src.read(&mut ctx, &mut png, 100).unwrap() != rpc::mcp::SourcePoll::End {
+        let (mut png, mut reads, mut buf) = (Vec::new(), 0, [0u8; 100]);
+        loop {
+            let (n, poll) = src.read(&mut ctx, &mut buf).unwrap();
+            png.extend_from_slice(&buf[..n]);
+            if poll == rpc::mcp::SourcePoll::End {
+                break;
+            }
             reads += 1;
         }
         assert_eq!(png, whole);

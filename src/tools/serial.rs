@@ -20,7 +20,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use base64::Engine;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, ToolCall,
     ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
@@ -314,7 +313,7 @@ fn answer(
         }
     }
     let data = if read.base64 {
-        base64::engine::general_purpose::STANDARD.encode(&chunk.data)
+        rpc::mcp::base64(&chunk.data)
     } else {
         String::from_utf8_lossy(&chunk.data).into_owned()
     };

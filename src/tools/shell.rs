@@ -24,7 +24,6 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
-use alloc::vec::Vec;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
     ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
@@ -266,22 +265,22 @@ struct BytesSource {
 }
 
 impl ContentSource<Ctx> for BytesSource {
-    fn read(
-        &mut self,
-        _ctx: &mut Ctx,
-        out: &mut Vec<u8>,
-        max: usize,
-    ) -> Result<SourcePoll, ToolError> {
+    fn read(&mut self, _ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         let rest = self.out.bytes().get(self.pos..).unwrap_or(&[]);
-        let n = rest.len().min(max);
-        out.extend_from_slice(rest.get(..n).unwrap_or(&[]));
+        let n = rest.len().min(buf.len());
+        if let (Some(to), Some(from)) = (buf.get_mut(..n), rest.get(..n)) {
+            to.copy_from_slice(from);
+        }
         self.pos += n;
-        Ok(if self.pos >= self.out.len() {
-            self.out.release();
-            SourcePoll::End
-        } else {
-            SourcePoll::Data
-        })
+        Ok((
+            n,
+            if self.pos >= self.out.len() {
+                self.out.release();
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            },
+        ))
     }
 
     fn cancel(&mut self, _ctx: &mut Ctx) {

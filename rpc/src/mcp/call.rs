@@ -67,7 +67,17 @@ struct Streaming<C> {
     source: Box<dyn ContentSource<C>>,
     enc: Enc,
     closing: &'static [u8],
+    /// The emitter's raw buffer holds the source's last piece up to `end`; bytes before `at`
+    /// have been encoded.
+    at: usize,
+    end: usize,
+    /// The source said this piece is its last (or failed).
+    ended: bool,
 }
+
+/// Output room from which a base64 stream is encoded straight into the response body rather
+/// than through the pending buffer (it always fits a group, the padding and the closing).
+const DIRECT_MIN: usize = 64;
 
 enum EmitPoll {
     Progress,
@@ -221,6 +231,17 @@ impl<C> Emitter<C> {
         }
     }
 
+    /// The next step encodes a base64 stream.
+    fn streams_base64(&self) -> bool {
+        matches!(
+            &self.streaming,
+            Some(Streaming {
+                enc: Enc::B64(_),
+                ..
+            })
+        )
+    }
+
     fn has_streams(&self) -> bool {
         self.blocks.iter().any(|b| matches!(b, Content::Stream(..)))
     }
@@ -232,10 +253,13 @@ impl<C> Emitter<C> {
         self.wrote_block = true;
     }
 
+    /// One step of the result into `out`, which takes at most `room` more bytes of a base64
+    /// stream (at least [`DIRECT_MIN`]; other steps may write more).
     fn advance(
         &mut self,
         ctx: &mut C,
         out: &mut Vec<u8>,
+        room: usize,
         chunk: usize,
         extra: &[u8],
         output_schema: Option<&Schema>,
@@ -255,27 +279,35 @@ impl<C> Emitter<C> {
             return EmitPoll::Progress;
         }
         if let Some(s) = &mut self.streaming {
-            self.raw.clear();
-            let r = s.source.read(ctx, &mut self.raw, chunk.max(1));
-            match &mut s.enc {
-                Enc::Text(e) => e.push(&self.raw, out),
-                Enc::B64(e) => e.push(&self.raw, out),
-            }
-            let ended = match r {
-                Ok(SourcePoll::Data) => false,
-                Ok(SourcePoll::Pending) => {
-                    if self.raw.is_empty() {
-                        return EmitPoll::Pending;
+            if s.at >= s.end && !s.ended {
+                match s.source.read(ctx, &mut self.raw) {
+                    Ok((n, poll)) => {
+                        (s.at, s.end) = (0, n.min(self.raw.len()));
+                        s.ended = poll == SourcePoll::End;
+                        if poll == SourcePoll::Pending && n == 0 {
+                            return EmitPoll::Pending;
+                        }
                     }
-                    false
+                    Err(e) => {
+                        self.late_error = Some(e);
+                        (s.at, s.end, s.ended) = (0, 0, true);
+                    }
                 }
-                Ok(SourcePoll::End) => true,
-                Err(e) => {
-                    self.late_error = Some(e);
-                    true
+            }
+            let piece = self.raw.get(s.at..s.end).unwrap_or(&[]);
+            s.at += match &mut s.enc {
+                Enc::Text(e) => {
+                    e.push(piece, out);
+                    piece.len()
+                }
+                Enc::B64(e) => {
+                    // Eight bytes to spare for the padding and the closing.
+                    let n = e.fits(room.saturating_sub(8)).min(piece.len());
+                    e.push(piece.get(..n).unwrap_or(&[]), out);
+                    n
                 }
             };
-            if ended {
+            if s.ended && s.at >= s.end {
                 match &mut s.enc {
                     Enc::Text(e) => e.finish(out),
                     Enc::B64(e) => e.finish(out),
@@ -291,10 +323,17 @@ impl<C> Emitter<C> {
                 Content::Block(v) => encode_value(out, &v),
                 Content::Stream(kind, source) => {
                     let (enc, closing) = stream_header(&kind, out);
+                    // Zeroed once; every piece of every stream is read into it.
+                    if self.raw.len() != chunk.max(1) {
+                        self.raw = alloc::vec![0; chunk.max(1)];
+                    }
                     self.streaming = Some(Streaming {
                         source,
                         enc,
                         closing,
+                        at: 0,
+                        end: 0,
+                        ended: false,
                     });
                 }
             }
@@ -986,9 +1025,18 @@ impl<C: 'static> BodySource for CallStream<C> {
                     }
                 }
                 Phase::Emitting(em) => {
+                    // A base64 stream goes straight into the body while it has room (the
+                    // pending buffer is empty here); everything else through `pending`.
+                    let room = max.saturating_sub(out.len() - start);
+                    let (target, room) = if em.streams_base64() && room >= DIRECT_MIN {
+                        (&mut *out, room)
+                    } else {
+                        (&mut self.pending, usize::MAX)
+                    };
                     match em.advance(
                         &mut ctx,
-                        &mut self.pending,
+                        target,
+                        room,
                         self.setup.chunk,
                         &self.setup.result_extra,
                         self.setup.output_schema.as_deref(),
@@ -1040,7 +1088,7 @@ pub(crate) struct SplicedStream<C: 'static> {
     source: Option<Box<dyn ContentSource<C>>>,
     enc: Enc,
     tail: Vec<u8>,
-    chunk: usize,
+    /// The source's pieces are read into it (a stream chunk long, zeroed once).
     raw: Vec<u8>,
     pending: Vec<u8>,
     sent: usize,
@@ -1068,8 +1116,7 @@ impl<C: 'static> SplicedStream<C> {
                 Enc::B64(Base64Stream::default())
             },
             tail: rendered.get(at + mark.len()..)?.to_vec(),
-            chunk: chunk.max(1),
-            raw: Vec::new(),
+            raw: alloc::vec![0; chunk.max(1)],
             pending: Vec::new(),
             sent: 0,
         })
@@ -1125,14 +1172,15 @@ impl<C: 'static> BodySource for SplicedStream<C> {
                     BodyPoll::Pending
                 };
             };
-            self.raw.clear();
-            let r = source.read(&mut ctx, &mut self.raw, self.chunk);
+            let r = source.read(&mut ctx, &mut self.raw);
             drop(ctx);
+            let n = *r.as_ref().map(|(n, _)| n).unwrap_or(&0);
+            let piece = self.raw.get(..n).unwrap_or(&[]);
             match &mut self.enc {
-                Enc::Text(e) => e.push(&self.raw, &mut self.pending),
-                Enc::B64(e) => e.push(&self.raw, &mut self.pending),
+                Enc::Text(e) => e.push(piece, &mut self.pending),
+                Enc::B64(e) => e.push(piece, &mut self.pending),
             }
-            match r {
+            match r.map(|(_, poll)| poll) {
                 Ok(SourcePoll::Data) => {}
                 // One piece per poll round when the source says so, so other clients run.
                 Ok(SourcePoll::Pending) if self.pending.is_empty() => {
@@ -1304,25 +1352,23 @@ mod tests {
     }
 
     impl ContentSource<()> for Pieces {
-        fn read(
-            &mut self,
-            _: &mut (),
-            out: &mut Vec<u8>,
-            max: usize,
-        ) -> Result<SourcePoll, ToolError> {
+        fn read(&mut self, _: &mut (), buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
             self.reads.borrow_mut().0 += 1;
             self.idle = !self.idle;
             if self.idle {
-                return Ok(SourcePoll::Pending);
+                return Ok((0, SourcePoll::Pending));
             }
-            let n = (self.data.len() - self.at).min(max).min(5);
-            out.extend_from_slice(&self.data[self.at..self.at + n]);
+            let n = (self.data.len() - self.at).min(buf.len()).min(5);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
             self.at += n;
-            Ok(if self.at == self.data.len() {
-                SourcePoll::End
-            } else {
-                SourcePoll::Data
-            })
+            Ok((
+                n,
+                if self.at == self.data.len() {
+                    SourcePoll::End
+                } else {
+                    SourcePoll::Data
+                },
+            ))
         }
 
         fn cancel(&mut self, _: &mut ()) {

@@ -2,9 +2,8 @@
 //! in arbitrary pieces, and base64 of binary that arrives in arbitrary pieces.
 
 use crate::jsonrpc::{escape_str, plain_run};
+use alloc::string::String;
 use alloc::vec::Vec;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 
 /// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
 /// invalid bytes become U+FFFD, so the output is always valid JSON string content.
@@ -72,50 +71,178 @@ impl TextEscaper {
 /// only the up to two bytes of an incomplete group are held back between pieces.
 #[derive(Debug, Default)]
 pub(crate) struct Base64Stream {
-    carry: Vec<u8>,
+    carry: [u8; 2],
+    carried: usize,
+    /// Bytes pushed so far.
+    seen: usize,
+    /// The pair table, built once [`PAIRS_FROM`] bytes have come (`None` before, or when the
+    /// heap could not spare it: then characters are looked up singly).
+    pairs: Option<Vec<u16>>,
 }
+
+/// Input from which building the pair table (4,096 entries, ~40,000 instructions) pays for
+/// itself: it saves more than one instruction per character.
+const PAIRS_FROM: usize = 4096;
 
 impl Base64Stream {
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut input = input;
-        if !self.carry.is_empty() {
-            let take = (3 - self.carry.len()).min(input.len());
-            self.carry
-                .extend_from_slice(input.get(..take).unwrap_or(&[]));
-            input = input.get(take..).unwrap_or(&[]);
-            if self.carry.len() < 3 {
+        if self.seen < PAIRS_FROM && self.seen + input.len() >= PAIRS_FROM {
+            self.pairs = pair_table();
+        }
+        self.seen = self.seen.saturating_add(input.len());
+        if self.carried > 0 {
+            let mut group = [0u8; 3];
+            group[..self.carried].copy_from_slice(&self.carry[..self.carried]);
+            let take = (3 - self.carried).min(input.len());
+            group[self.carried..self.carried + take].copy_from_slice(&input[..take]);
+            input = &input[take..];
+            if self.carried + take < 3 {
+                self.carried += take;
+                self.carry.copy_from_slice(&group[..2]);
                 return;
             }
-            encode_into(&self.carry, out);
-            self.carry.clear();
+            self.carried = 0;
+            encode_into(&group, out, None);
         }
         let whole = input.len() / 3 * 3;
         let (now, later) = input.split_at(whole);
-        encode_into(now, out);
-        self.carry.extend_from_slice(later);
+        encode_into(now, out, self.pairs.as_deref());
+        self.carry[..later.len()].copy_from_slice(later);
+        self.carried = later.len();
+    }
+
+    /// The most input whose characters fit in `room` bytes.
+    pub(crate) fn fits(&self, room: usize) -> usize {
+        (room / 4 * 3).saturating_sub(self.carried)
     }
 
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
-        let rest = core::mem::take(&mut self.carry);
-        encode_into(&rest, out);
+        let rest = self.carry;
+        encode_into(&rest[..self.carried], out, None);
+        self.carried = 0;
     }
 }
 
-/// Appends the base64 of `data` to `out`.
-fn encode_into(data: &[u8], out: &mut Vec<u8>) {
-    if data.is_empty() {
-        return;
+/// The four 24-bit groups of twelve bytes, each in the low bits of a word.
+#[inline(always)]
+fn groups(w: &[u8; 12]) -> [u32; 4] {
+    // Whole-word loads (from byte arrays, not assembled from bytes, which the compiler keeps
+    // as byte loads on a machine without fast unaligned access).
+    let word = |i: usize| u32::from_be_bytes(w[i..i + 4].try_into().unwrap_or([0; 4]));
+    let (a, b, d) = (word(0), word(4), word(8));
+    [a >> 8, a << 16 | b >> 16, b << 8 | d >> 24, d]
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// The two characters of every 12-bit value, the first in the high byte; `None` when the heap
+/// cannot spare its 8 KiB.
+fn pair_table() -> Option<Vec<u16>> {
+    let mut t = Vec::new();
+    t.try_reserve_exact(4096).ok()?;
+    for hi in ALPHABET {
+        for lo in ALPHABET {
+            t.push(u16::from(*hi) << 8 | u16::from(*lo));
+        }
     }
-    let at = out.len();
-    let room = super::tool::append_zeroed(out, data.len().div_ceil(3) * 4);
-    let n = STANDARD.encode_slice(data, room).unwrap_or(0);
-    out.truncate(at + n);
+    Some(t)
+}
+
+/// The padded base64 (standard alphabet) of `data`: every encoder of the module uses this
+/// one, so the `base64` crate's encoder is not in the image.
+pub fn base64(data: &[u8]) -> String {
+    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
+    encode_into(data, &mut out, None);
+    // Base64 is ASCII.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends the padded base64 of `data` to `out`, a stack buffer at a time: safe code cannot
+/// write into the vector's spare capacity, and filling a stack buffer then copying it costs
+/// what zeroing the room first would, without the zeroing's many small appends.
+pub(crate) fn encode_into(data: &[u8], out: &mut Vec<u8>, pairs: Option<&[u16]>) {
+    const IN: usize = 48 * 12;
+    let mut buf = [0u8; IN / 3 * 4];
+    for piece in data.chunks(IN) {
+        let n = encode_slice(piece, &mut buf, pairs);
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Writes the padded base64 of `data` at the start of `out` and returns its length; `out`
+/// holds at least `data.len().div_ceil(3) * 4` bytes (less is written when it does not).
+/// Twelve bytes (three big-endian words) become sixteen characters per step, two characters
+/// a lookup when `pairs` (see [`pair_table`]) is given: the loops index arrays over a counted
+/// range, which the size-optimised image keeps inline.
+fn encode_slice(data: &[u8], out: &mut [u8], pairs: Option<&[u16]>) -> usize {
+    let c = |v: u32| ALPHABET[(v & 63) as usize];
+    let (words, rest) = data.as_chunks::<12>();
+    let (outs, _) = out.as_chunks_mut::<16>();
+    let steps = words.len().min(outs.len());
+    match pairs.and_then(|t| t.as_chunks::<4096>().0.first()) {
+        Some(t) => {
+            let p = |g: u32| t[(g & 0xFFF) as usize].to_be_bytes();
+            for i in 0..steps {
+                let [g0, g1, g2, g3] = groups(&words[i]);
+                let ([a, b], [c, d], [e, f], [g, h]) = (p(g0 >> 12), p(g0), p(g1 >> 12), p(g1));
+                let ([i0, i1], [j0, j1]) = (p(g2 >> 12), p(g2));
+                let ([k0, k1], [l0, l1]) = (p(g3 >> 12), p(g3));
+                outs[i] = [a, b, c, d, e, f, g, h, i0, i1, j0, j1, k0, k1, l0, l1];
+            }
+        }
+        None => {
+            for i in 0..steps {
+                let [g0, g1, g2, g3] = groups(&words[i]);
+                outs[i] = [
+                    c(g0 >> 18),
+                    c(g0 >> 12),
+                    c(g0 >> 6),
+                    c(g0),
+                    c(g1 >> 18),
+                    c(g1 >> 12),
+                    c(g1 >> 6),
+                    c(g1),
+                    c(g2 >> 18),
+                    c(g2 >> 12),
+                    c(g2 >> 6),
+                    c(g2),
+                    c(g3 >> 18),
+                    c(g3 >> 12),
+                    c(g3 >> 6),
+                    c(g3),
+                ];
+            }
+        }
+    }
+    let mut n = steps * 16;
+    let rest = if steps == words.len() {
+        rest
+    } else {
+        &data[steps * 12..]
+    };
+    for group in rest.chunks(3) {
+        let Some(o) = out.get_mut(n..n + 4) else {
+            break;
+        };
+        let b = |i: usize| u32::from(group.get(i).copied().unwrap_or(0));
+        let g = b(0) << 16 | b(1) << 8 | b(2);
+        o.copy_from_slice(&[c(g >> 18), c(g >> 12), c(g >> 6), c(g)]);
+        // One byte leaves two characters unused, two bytes leave one.
+        for p in &mut o[group.len() + 1..] {
+            *p = b'=';
+        }
+        n += 4;
+    }
+    n
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloc::string::String;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
 
     fn escape_in_pieces(input: &[u8], piece: usize) -> String {
         let mut e = TextEscaper::default();
@@ -162,9 +289,9 @@ mod tests {
 
     #[test]
     fn base64_in_pieces_matches_whole() {
-        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let data: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
         let want = STANDARD.encode(&data);
-        for piece in [1, 2, 3, 4, 7, 999] {
+        for piece in [1, 2, 3, 4, 7, 999, 4096, 5000] {
             let mut s = Base64Stream::default();
             let mut out = Vec::new();
             for c in data.chunks(piece) {
@@ -173,5 +300,25 @@ mod tests {
             s.finish(&mut out);
             assert_eq!(String::from_utf8(out).unwrap(), want);
         }
+    }
+
+    #[test]
+    fn every_length_matches_the_base64_crate() {
+        let data: Vec<u8> = (0..2000u32).map(|i| (i * 37 + i / 7) as u8).collect();
+        for len in (0..40).chain([575, 576, 577, 1151, 1152, 1153, 2000]) {
+            let want = STANDARD.encode(&data[..len]);
+            for pairs in [None, pair_table()] {
+                let mut out = Vec::new();
+                encode_into(&data[..len], &mut out, pairs.as_deref());
+                assert_eq!(String::from_utf8(out).unwrap(), want, "{len}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_slice_gets_whole_groups_only() {
+        let mut out = [0u8; 10];
+        assert_eq!(encode_slice(b"abcdefghi", &mut out, None), 8);
+        assert_eq!(&out[..8], b"YWJjZGVm");
     }
 }

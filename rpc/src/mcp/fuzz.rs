@@ -37,15 +37,18 @@ impl ToolRun<()> for Countdown {
 struct Bytes(usize);
 
 impl ContentSource<()> for Bytes {
-    fn read(&mut self, _: &mut (), out: &mut Vec<u8>, max: usize) -> Result<SourcePoll, ToolError> {
-        let n = self.0.min(max).min(16);
-        out.extend(core::iter::repeat_n(b'"', n));
+    fn read(&mut self, _: &mut (), buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+        let n = self.0.min(buf.len()).min(16);
+        buf[..n].fill(b'"');
         self.0 -= n;
-        Ok(if self.0 == 0 {
-            SourcePoll::End
-        } else {
-            SourcePoll::Data
-        })
+        Ok((
+            n,
+            if self.0 == 0 {
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            },
+        ))
     }
 }
 

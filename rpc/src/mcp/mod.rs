@@ -22,6 +22,7 @@ pub mod confirm;
 mod cursor;
 mod dispatch;
 mod encode;
+pub use encode::base64;
 mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

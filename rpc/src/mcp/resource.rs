@@ -4,7 +4,6 @@ use super::tool::{Content, ContentSource, StreamKind, ToolError};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
-use base64::Engine;
 use serde_json::{Map, Value};
 
 /// One item of a `resources/read` result.
@@ -39,10 +38,7 @@ impl ResourceContents {
                 m.insert("text".into(), Value::from(text.as_str()));
             }
             ResourceContents::Blob { data, .. } => {
-                m.insert(
-                    "blob".into(),
-                    Value::from(base64::engine::general_purpose::STANDARD.encode(data)),
-                );
+                m.insert("blob".into(), Value::from(super::encode::base64(data)));
             }
         }
         Value::Object(m)

@@ -123,9 +123,10 @@ pub enum SourcePoll {
 /// Raw bytes of one big content block, produced piece by piece. The server JSON-escapes
 /// (text) or base64-encodes (binary) them on the fly into the response body.
 pub trait ContentSource<C> {
-    /// Append at most `max` raw bytes to `out`.
-    fn read(&mut self, ctx: &mut C, out: &mut Vec<u8>, max: usize)
-    -> Result<SourcePoll, ToolError>;
+    /// Writes the next raw bytes at the start of `buf` (at most `buf.len()`, at least one
+    /// byte long) and says how many. The server reads every piece into the same buffer, so
+    /// the bytes are written once, not into room zeroed first.
+    fn read(&mut self, ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError>;
     /// The client went away: release whatever the source holds.
     fn cancel(&mut self, _ctx: &mut C) {}
 }
@@ -213,8 +214,7 @@ impl<C> Content<C> {
 }
 
 fn b64(data: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(data)
+    super::encode::base64(data)
 }
 
 /// A finished tool result.

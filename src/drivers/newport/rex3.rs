@@ -3,9 +3,8 @@
 //! included), GO _SETUP to prime the prefetch, then every word but the last from GO HOSTRW0 and
 //! the last from plain HOSTRW0. Words never span rows.
 //!
-//! 8-bit spans are widened to whole words (x rounded down to a multiple of 4) and the extra
-//! pixels discarded, so each word read yields four pixels. XYWIN is set to 1:1 for the read and
-//! put back afterwards.
+//! 8-bit spans are widened to whole words (x rounded down to a multiple of 4) and handed over
+//! as read, four pixels a word. XYWIN is set to 1:1 for the read and put back afterwards.
 
 use super::dcb;
 use crate::hil::framebuffer::FbError;
@@ -24,41 +23,22 @@ fn start<B: NewportBus>(bus: &mut B, dm1: u32, x0: u32, x1: u32, row: u32) -> Re
     Ok(())
 }
 
-/// Unpacks the 8-bit pixels of `w` from pixel `skip` on into `out` (at most `4 - skip`).
-#[inline(always)]
-fn unpack(w: u32, skip: u32, out: &mut [u32]) {
-    for (i, p) in out.iter_mut().take(4).enumerate() {
-        *p = (w >> (24 - 8 * ((skip + i as u32) & 3))) & 0xFF;
-    }
-}
-
-/// Reads 8-bit pixels `x .. x + out.len()` of VRAM row `row` into `out` (one per element).
-/// `out` is not empty and the span lies inside VRAM (the caller checks).
+/// Reads the 8-bit pixels `x .. x + out.len()` of VRAM row `row` into the first words of
+/// `out`, four a word from pixel `x & !3` on. `out` is not empty and the span lies inside VRAM
+/// (the caller checks).
 pub fn read8<B: NewportBus>(bus: &mut B, row: u32, x: u32, out: &mut [u32]) -> Result<(), FbError> {
     let x0 = x & !3;
     let x1 = x + out.len() as u32 - 1;
-    let words = ((x1 - x0) >> 2) + 1;
+    let words = ((x1 - x0) >> 2) as usize + 1;
     start(bus, DM1_READ8, x0, x1, row)?;
-    let skip = x - x0;
-    if words == 1 {
-        unpack(bus.read32(HOSTRW0), skip, out);
+    // Every word but the last through GO, the last from plain HOSTRW0.
+    let Some((last, body)) = out.get_mut(..words).and_then(|w| w.split_last_mut()) else {
         return Ok(());
+    };
+    for w in body {
+        *w = bus.read32(HOSTRW0 + GO);
     }
-    // First word (through GO): the pixels from x on.
-    let head = (4 - skip) as usize;
-    let (first, rest) = out.split_at_mut(head.min(out.len()));
-    unpack(bus.read32(HOSTRW0 + GO), skip, first);
-    // Whole middle words through GO, then the last word (1..=4 pixels) from plain HOSTRW0.
-    let middle = 4 * (words as usize - 2);
-    let (body, last) = rest.split_at_mut(middle.min(rest.len()));
-    for c in body.chunks_exact_mut(4) {
-        let w = bus.read32(HOSTRW0 + GO);
-        c[0] = w >> 24;
-        c[1] = (w >> 16) & 0xFF;
-        c[2] = (w >> 8) & 0xFF;
-        c[3] = w & 0xFF;
-    }
-    unpack(bus.read32(HOSTRW0), 0, last);
+    *last = bus.read32(HOSTRW0);
     Ok(())
 }
 

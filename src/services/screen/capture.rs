@@ -65,12 +65,14 @@ pub struct Capture {
     palette: Palette,
     rows: Downscale,
     png: Option<PngEncoder>,
-    /// One RGB row of the result.
+    /// One PNG row as the encoder takes it: the filter byte, then RGB (empty for a BMP).
     row: Vec<u8>,
     /// Result rows encoded so far.
     done: u32,
-    /// Encoded bytes of the last batch, handed out from `pos`.
+    /// Encoded bytes of the last batch (`buf[..filled]`), handed out from `pos`. BMP rows are
+    /// written into it in place: zeroed once, it keeps its length, and the padding stays zero.
     buf: Vec<u8>,
+    filled: usize,
     pos: usize,
     finished: bool,
 }
@@ -94,11 +96,14 @@ impl Capture {
         };
         let palette = Palette::load(fb, &mode, order)?;
         let mut buf = Vec::new();
-        let png = match format {
-            Format::Png => Some(PngEncoder::new(shrink.width, shrink.height, &mut buf)),
+        let (png, row) = match format {
+            Format::Png => (
+                Some(PngEncoder::new(shrink.width, shrink.height, &mut buf)),
+                vec![0; 1 + shrink.width as usize * 3],
+            ),
             Format::Bmp => {
-                bmp::header(shrink.width, shrink.height, &mut buf);
-                None
+                buf.extend_from_slice(&bmp::header(shrink.width, shrink.height));
+                (None, Vec::new())
             }
         };
         Ok(Capture {
@@ -106,8 +111,9 @@ impl Capture {
             palette,
             rows: Downscale::new(shrink),
             png,
-            row: vec![0; shrink.width as usize * 3],
+            row,
             done: 0,
+            filled: buf.len(),
             buf,
             pos: 0,
             finished: false,
@@ -132,25 +138,37 @@ impl Capture {
         out: &mut Vec<u8>,
         max: usize,
     ) -> Result<Poll, CaptureError> {
-        if self.pos >= self.buf.len() {
+        let (piece, poll) = self.piece(fb, max)?;
+        out.extend_from_slice(piece);
+        Ok(poll)
+    }
+
+    /// The next at most `max` bytes of the file (none when `Idle` or `End`), encoding one
+    /// batch of rows first if none are waiting.
+    pub fn piece(
+        &mut self,
+        fb: &mut dyn Framebuffer,
+        max: usize,
+    ) -> Result<(&[u8], Poll), CaptureError> {
+        if self.pos >= self.filled {
             if self.finished {
-                return Ok(Poll::End);
+                return Ok((&[], Poll::End));
             }
-            self.buf.clear();
             self.pos = 0;
             self.batch(fb)?;
-            if self.buf.is_empty() {
-                return Ok(Poll::Idle);
+            if self.filled == 0 {
+                return Ok((&[], Poll::Idle));
             }
         }
-        let n = max.max(1).min(self.buf.len() - self.pos);
-        out.extend_from_slice(self.buf.get(self.pos..self.pos + n).unwrap_or(&[]));
+        let at = self.pos;
+        let n = max.max(1).min(self.filled - at);
         self.pos += n;
-        Ok(if self.finished && self.pos >= self.buf.len() {
+        let poll = if self.finished && self.pos >= self.filled {
             Poll::End
         } else {
             Poll::Data
-        })
+        };
+        Ok((self.buf.get(at..at + n).unwrap_or(&[]), poll))
     }
 
     /// The whole file at once (for callers that cannot stream).
@@ -163,30 +181,41 @@ impl Capture {
     fn batch(&mut self, fb: &mut dyn Framebuffer) -> Result<(), CaptureError> {
         let s = *self.rows.shrink();
         let count = (BATCH_SCREEN_ROWS / s.scale).max(1);
+        let (len, stride) = (s.width as usize * 3, bmp::stride(s.width) as usize);
+        if self.png.is_some() {
+            self.buf.clear();
+        } else if self.buf.len() != count as usize * stride {
+            self.buf = vec![0; count as usize * stride];
+        }
+        self.filled = 0;
         for _ in 0..count {
             if self.done >= s.height {
                 break;
             }
-            let at = match self.png {
-                Some(_) => self.done,
-                None => s.height - 1 - self.done,
-            };
-            self.rows
-                .row(fb, &self.mode, &self.palette, at, &mut self.row)?;
             match &mut self.png {
-                Some(png) => png.row(&self.row)?,
-                None => bmp::row(&self.row, &mut self.buf),
+                Some(png) => {
+                    let rgb = self.row.get_mut(1..).unwrap_or_default();
+                    self.rows
+                        .row(fb, &self.mode, &self.palette, self.done, rgb)?;
+                    png.row(&self.row)?;
+                }
+                None => {
+                    let at = self.filled;
+                    let room = self.buf.get_mut(at..at + len).unwrap_or_default();
+                    let y = s.height - 1 - self.done;
+                    self.rows.row(fb, &self.mode, &self.palette, y, room)?;
+                    self.filled += stride;
+                }
             }
             self.done += 1;
         }
+        self.finished = self.done >= s.height;
         if let Some(png) = &mut self.png {
             png.drain(&mut self.buf);
-        }
-        if self.done >= s.height {
-            if let Some(png) = &mut self.png {
+            if self.finished {
                 png.finish(&mut self.buf)?;
             }
-            self.finished = true;
+            self.filled = self.buf.len();
         }
         Ok(())
     }
@@ -264,6 +293,29 @@ mod tests {
         assert_eq!(px(15, 31), [255, 255, 255]);
         assert_eq!(px(16, 31), [0, 0, 170]);
         assert_eq!(px(8, 32), [0, 0, 170]);
+    }
+
+    #[test]
+    fn bmp_rows_are_padded_with_zeros() {
+        // 9 pixels: 27 bytes a row, stored in 28.
+        let mut fb = screen();
+        let region = Region {
+            x: 7,
+            y: 15,
+            width: 9,
+            height: 17,
+        };
+        let cap = Capture::start(&mut fb, Format::Bmp, Some(region), 1).unwrap();
+        let bmp = cap.encode_all(&mut fb).unwrap();
+        assert_eq!(bmp.len() as u64, bmp::file_len(9, 17));
+        for (y, row) in bmp[54..].chunks_exact(28).rev().enumerate() {
+            let white = [255, 255, 255];
+            let blue = [170, 0, 0];
+            let want_first = if y == 0 { blue } else { white };
+            assert_eq!(&row[..3], &blue, "row {y}");
+            assert_eq!(&row[3..6], &want_first, "row {y}");
+            assert_eq!(&row[27..], &[0], "row {y}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::pixel::{Palette, SPREAD_MAX_SUM, unspread};
 use super::region::Shrink;
-use crate::hil::framebuffer::{FbError, Framebuffer, Mode};
+use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -51,14 +51,24 @@ impl Downscale {
         }
         let cols = (s.width * s.scale) as usize;
         let top = s.region.y + row * s.scale;
+        // 8-bit pixels come four to a word. Scales 1 and 2 of a region starting on a word
+        // take them as they come; everything else spreads them one to a word first.
+        let packed = mode.pixels != PixelKind::Rgb24;
+        let words =
+            packed && s.region.x.is_multiple_of(4) && cols.is_multiple_of(4) && s.scale <= 2;
         for (y, span) in (top..).zip(self.spans.chunks_exact_mut(cols)) {
             fb.read_span(mode, s.region.x, y, span)?;
+            if packed && !words {
+                unpack(span, (s.region.x % 4) as usize);
+            }
             // Scales 1 and 2 look colours up inside their loops (one pass over the pixels).
             if s.scale > 2 || palette.table().is_none() {
                 palette.convert(span);
             }
         }
         match (s.scale, palette.table()) {
+            (1, Some(t)) if words => copy8(&self.spans, out, t),
+            (2, Some(t)) if words => halve8(&self.spans, cols, out, t),
             (1, Some(t)) => copy(&self.spans, out, |raw| t[(raw & 0xFF) as usize]),
             (1, None) => copy(&self.spans, out, |v| v),
             (2, Some(t)) => halve(&self.spans, cols, out, |raw| t[(raw & 0xFF) as usize]),
@@ -89,40 +99,112 @@ impl Downscale {
     }
 }
 
-/// Scale 1: each pixel looked up through `colour` and stored.
+// The loops below index arrays over a counted range: the size-optimised image calls the `next`
+// of `zip` and `chunks_exact` out of line for every pixel, which cost more than the pixel.
+
+/// Scale 1: each pixel looked up through `colour` and stored, four to a step (the loop
+/// costs as much as a pixel).
 #[inline]
 fn copy(span: &[u32], out: &mut [u8], colour: impl Fn(u32) -> u32) {
-    for (px, v) in out.chunks_exact_mut(3).zip(span) {
-        if let [r, g, b] = px {
-            let s = colour(*v);
-            // One pixel's fields hold at most 255: the low byte of each is the channel.
-            *r = (s >> 20) as u8;
-            *g = (s >> 10) as u8;
-            *b = s as u8;
-        }
+    // One pixel's fields hold at most 255: the low byte of each is the channel.
+    let rgb = |s: u32| [(s >> 20) as u8, (s >> 10) as u8, s as u8];
+    let (quads, rest) = span.as_chunks::<4>();
+    let (out4, out_rest) = out.as_chunks_mut::<12>();
+    for i in 0..out4.len().min(quads.len()) {
+        let ([a, b, c, d], o) = (quads[i], &mut out4[i]);
+        let ([a0, a1, a2], [b0, b1, b2]) = (rgb(colour(a)), rgb(colour(b)));
+        let ([c0, c1, c2], [d0, d1, d2]) = (rgb(colour(c)), rgb(colour(d)));
+        *o = [a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2];
+    }
+    let out_rest = out_rest.as_chunks_mut::<3>().0;
+    for i in 0..out_rest.len().min(rest.len()) {
+        out_rest[i] = rgb(colour(rest[i]));
+    }
+}
+
+/// One pixel's spread colour as bytes (its fields hold at most 255: the low byte of each is
+/// the channel).
+#[inline(always)]
+fn bytes(s: u32) -> [u8; 3] {
+    [(s >> 20) as u8, (s >> 10) as u8, s as u8]
+}
+
+/// Spreads 8-bit pixels read four to a word, the first `skip` pixels into the first word, to
+/// one a word, in place: from the end, where no word still to be read has been overwritten.
+fn unpack(span: &mut [u32], skip: usize) {
+    for i in (0..span.len()).rev() {
+        let k = i + skip;
+        span[i] = (span[k / 4] >> (24 - 8 * (k % 4))) & 0xFF;
+    }
+}
+
+/// Scale 1 of 8-bit pixels four to a word: each looked up in `t` and stored.
+#[inline]
+fn copy8(words: &[u32], out: &mut [u8], t: &[u32; 256]) {
+    let out = out.as_chunks_mut::<12>().0;
+    for i in 0..out.len().min(words.len()) {
+        let w = words[i];
+        let [a0, a1, a2] = bytes(t[(w >> 24) as usize]);
+        let [b0, b1, b2] = bytes(t[((w >> 16) & 0xFF) as usize]);
+        let [c0, c1, c2] = bytes(t[((w >> 8) & 0xFF) as usize]);
+        let [d0, d1, d2] = bytes(t[(w & 0xFF) as usize]);
+        out[i] = [a0, a1, a2, b0, b1, b2, c0, c1, c2, d0, d1, d2];
+    }
+}
+
+/// Scale 2 of 8-bit pixels four to a word: a word of the upper row and one of the lower hold
+/// two boxes. Eight pixels of one value (most of a console screen) are looked up once.
+#[inline]
+fn halve8(spans: &[u32], cols: usize, out: &mut [u8], t: &[u32; 256]) {
+    let (upper, lower) = spans.split_at(cols);
+    let out = out.as_chunks_mut::<6>().0;
+    let box_ = |a: u32, b: u32, c: u32, d: u32| {
+        let at = |v: u32| t[(v & 0xFF) as usize];
+        let [x, y, z] = unspread(at(a) + at(b) + at(c) + at(d));
+        [
+            ((x + 2) >> 2) as u8,
+            ((y + 2) >> 2) as u8,
+            ((z + 2) >> 2) as u8,
+        ]
+    };
+    for i in 0..out.len().min(upper.len()).min(lower.len()) {
+        let (u, l) = (upper[i], lower[i]);
+        out[i] = if u == l && u == u.rotate_right(8) {
+            let [r, g, b] = bytes(t[(u & 0xFF) as usize]);
+            [r, g, b, r, g, b]
+        } else {
+            let [r0, g0, b0] = box_(u >> 24, u >> 16, l >> 24, l >> 16);
+            let [r1, g1, b1] = box_(u >> 8, u, l >> 8, l);
+            [r0, g0, b0, r1, g1, b1]
+        };
     }
 }
 
 /// Scale 2: each pair of `upper` and `lower` pixels, looked up through `colour`, added in one
-/// spread sum (four pixels, no carry) and rounded.
+/// spread sum (four pixels, no carry) and rounded. A box of one raw value (most of a console
+/// screen) is that value's colour, looked up once.
 #[inline]
 fn halve(spans: &[u32], cols: usize, out: &mut [u8], colour: impl Fn(u32) -> u32) {
     let (upper, lower) = spans.split_at(cols);
-    for ((px, a), b) in out
-        .chunks_exact_mut(3)
-        .zip(upper.chunks_exact(2))
-        .zip(lower.chunks_exact(2))
-    {
-        if let (&[a0, a1], &[b0, b1], [r, g, b]) = (a, b, px) {
+    let (upper, lower) = (upper.as_chunks::<2>().0, lower.as_chunks::<2>().0);
+    let out = out.as_chunks_mut::<3>().0;
+    for i in 0..out.len().min(upper.len()).min(lower.len()) {
+        let ([a0, a1], [b0, b1]) = (upper[i], lower[i]);
+        out[i] = if a0 == a1 && a0 == b0 && a0 == b1 {
+            let s = colour(a0);
+            [(s >> 20) as u8, (s >> 10) as u8, s as u8]
+        } else {
             let sum = colour(a0)
                 .wrapping_add(colour(a1))
                 .wrapping_add(colour(b0))
                 .wrapping_add(colour(b1));
             let [x, y, z] = unspread(sum);
-            *r = ((x + 2) >> 2) as u8;
-            *g = ((y + 2) >> 2) as u8;
-            *b = ((z + 2) >> 2) as u8;
-        }
+            [
+                ((x + 2) >> 2) as u8,
+                ((y + 2) >> 2) as u8,
+                ((z + 2) >> 2) as u8,
+            ]
+        };
     }
 }
 
@@ -209,6 +291,64 @@ mod tests {
         // Box (1,1) covers x 3..6, y 3..6: the black pixel at (3,5) is one of nine.
         assert_eq!(&row[3..6], &[227, 227, 227]);
         assert_eq!(&row[..3], &[255, 255, 255]);
+    }
+
+    #[test]
+    fn eight_bit_pixels_give_the_same_boxes_at_any_alignment() {
+        // Noise in a few colours, with runs: the word-at-a-time paths (regions starting on a
+        // word), the uniform-word shortcut and the unpacked ones must all give the box means.
+        let mut fb = FakeFb::new(32, 8, PixelKind::Ci8 { cmap_base: 0x100 });
+        let mut seed = 7u32;
+        for i in 0..8u16 {
+            fb.set_cmap(
+                0x100 + i,
+                [(i * 37) as u8, (255 - i * 30) as u8, (i * 11) as u8],
+            );
+        }
+        for (i, p) in fb.pixels.iter_mut().enumerate() {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            *p = if i % 32 < 12 { 3 } else { (seed >> 16) % 8 };
+        }
+        let colour = |fb: &FakeFb, x: u32, y: u32| {
+            let raw = fb.pixels[(y * 32 + x) as usize];
+            fb.cmap[0x100 + raw as usize]
+        };
+        for scale in [1u32, 2] {
+            for x in 0..6 {
+                for width in [8, 9, 12, 16] {
+                    let region = Region {
+                        x,
+                        y: 0,
+                        width,
+                        height: 8,
+                    };
+                    let (mode, p, mut d) = setup(&mut fb, region, scale);
+                    let w = (width / scale) as usize;
+                    let mut row = vec![0u8; w * 3];
+                    for r in 0..8 / scale {
+                        d.row(&mut fb, &mode, &p, r, &mut row).unwrap();
+                        for o in 0..w as u32 {
+                            let mut sum = [0u32; 3];
+                            for (dx, dy) in (0..scale).flat_map(|a| (0..scale).map(move |b| (a, b)))
+                            {
+                                let c = colour(&fb, x + o * scale + dx, r * scale + dy);
+                                for k in 0..3 {
+                                    sum[k] += u32::from(c[k]);
+                                }
+                            }
+                            let area = scale * scale;
+                            let want = sum.map(|v| ((v + area / 2) / area) as u8);
+                            let at = o as usize * 3;
+                            assert_eq!(
+                                row[at..at + 3],
+                                want,
+                                "scale {scale} x {x} w {width} row {r} px {o}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

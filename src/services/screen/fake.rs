@@ -72,8 +72,21 @@ impl Framebuffer for FakeFb {
             return Err(FbError::OutOfRange);
         }
         let at = (y * mode.width + x) as usize;
-        out.copy_from_slice(&self.pixels[at..at + out.len()]);
+        let span = &self.pixels[at..at + out.len()];
         self.pixel_reads += out.len();
+        if mode.pixels == PixelKind::Rgb24 {
+            out.copy_from_slice(span);
+            return Ok(());
+        }
+        // Four to a word from pixel `x & !3`, as the board hands them over.
+        let skip = (x & 3) as usize;
+        for (k, p) in span.iter().enumerate() {
+            let (word, byte) = ((k + skip) / 4, (k + skip) % 4);
+            if byte == 0 || k == 0 {
+                out[word] = 0;
+            }
+            out[word] |= (p & 0xFF) << (24 - 8 * byte);
+        }
         Ok(())
     }
 }

@@ -52,14 +52,14 @@ impl PngEncoder {
         }
     }
 
-    /// Compresses one row of `width` RGB triples.
-    pub fn row(&mut self, rgb: &[u8]) -> Result<(), PngError> {
-        if self.rows_left == 0 || rgb.len() != self.width as usize * 3 {
+    /// Compresses one row as PNG stores it: its filter type (0) and `width` RGB triples. The
+    /// caller leaves room for the filter byte, so the row goes to the compressor in one call.
+    pub fn row(&mut self, line: &[u8]) -> Result<(), PngError> {
+        if self.rows_left == 0 || line.len() != 1 + self.width as usize * 3 || line[0] != 0 {
             return Err(PngError::Misuse);
         }
         self.rows_left -= 1;
-        self.compress(&[0], TDEFLFlush::None)?;
-        self.compress(rgb, TDEFLFlush::None)
+        self.compress(line, TDEFLFlush::None)
     }
 
     /// Wraps the compressed bytes so far in an IDAT chunk (nothing if there are none).
@@ -167,9 +167,9 @@ mod tests {
     fn rows_round_trip_through_a_zlib_decoder() {
         let mut out = Vec::new();
         let mut png = PngEncoder::new(3, 2, &mut out);
-        png.row(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
+        png.row(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
         png.drain(&mut out);
-        png.row(&[9, 8, 7, 6, 5, 4, 3, 2, 1]).unwrap();
+        png.row(&[0, 9, 8, 7, 6, 5, 4, 3, 2, 1]).unwrap();
         png.finish(&mut out).unwrap();
         let d = decode::decode(&out);
         assert_eq!((d.width, d.height), (3, 2));
@@ -183,10 +183,11 @@ mod tests {
     fn misuse_is_an_error_not_a_bad_file() {
         let mut out = Vec::new();
         let mut png = PngEncoder::new(2, 1, &mut out);
-        assert_eq!(png.row(&[0; 5]), Err(PngError::Misuse));
-        assert_eq!(png.finish(&mut out), Err(PngError::Misuse));
-        png.row(&[0; 6]).unwrap();
         assert_eq!(png.row(&[0; 6]), Err(PngError::Misuse));
+        assert_eq!(png.row(&[1, 0, 0, 0, 0, 0, 0]), Err(PngError::Misuse));
+        assert_eq!(png.finish(&mut out), Err(PngError::Misuse));
+        png.row(&[0; 7]).unwrap();
+        assert_eq!(png.row(&[0; 7]), Err(PngError::Misuse));
     }
 
     #[test]

@@ -46,6 +46,17 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "as serde::de::",
         ],
     ),
+    // rpc's base64 encoder lives beside the JSON text escaper in `rpc::mcp::encode`.
+    (
+        "base64",
+        &[
+            "base64::",
+            "rpc::mcp::encode::encode_",
+            "rpc::mcp::encode::Base64Stream",
+            "rpc::mcp::encode::base64",
+            "rpc::mcp::encode::pair_table",
+        ],
+    ),
     (
         "JSON writing",
         &[
@@ -59,7 +70,6 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         ],
     ),
     ("schema check", &["rpc::mcp::schema::"]),
-    ("base64", &["base64::"]),
     ("HTTP", &["rpc::http::"]),
     (
         "TCP/IP + checksum",
@@ -199,6 +209,9 @@ mod tests {
                 "JSON writing",
             ),
             ("rpc::mcp::encode::escape_into", "JSON writing"),
+            ("<rpc::mcp::encode::TextEscaper>::push", "JSON writing"),
+            ("rpc::mcp::encode::encode_into", "base64"),
+            ("<rpc::mcp::encode::Base64Stream>::push", "base64"),
             ("rpc::jsonrpc::escape::plain_run", "JSON writing"),
             ("rpc::http::parser::parse_head", "HTTP"),
             (

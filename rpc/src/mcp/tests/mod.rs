@@ -144,23 +144,23 @@ fn pattern_byte(i: usize) -> u8 {
 }
 
 impl ContentSource<Ctx> for Pattern {
-    fn read(
-        &mut self,
-        _: &mut Ctx,
-        out: &mut Vec<u8>,
-        max: usize,
-    ) -> Result<SourcePoll, ToolError> {
+    fn read(&mut self, _: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         if self.fail_at.is_some_and(|f| self.sent >= f) {
             return Err(ToolError::new(ErrorCode::Io, "disk read failed"));
         }
-        let n = max.min(self.len - self.sent);
-        out.extend((self.sent..self.sent + n).map(pattern_byte));
+        let n = buf.len().min(self.len - self.sent);
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            *b = pattern_byte(self.sent + i);
+        }
         self.sent += n;
-        Ok(if self.sent == self.len {
-            SourcePoll::End
-        } else {
-            SourcePoll::Data
-        })
+        Ok((
+            n,
+            if self.sent == self.len {
+                SourcePoll::End
+            } else {
+                SourcePoll::Data
+            },
+        ))
     }
 
     fn cancel(&mut self, ctx: &mut Ctx) {
