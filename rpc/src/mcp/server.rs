@@ -168,6 +168,11 @@ impl<C: 'static> McpServer<C> {
     /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
     pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
         self.check_origin(headers)?;
+        self.check_token(headers)
+    }
+
+    /// The bearer-token check: `Err` is the 401 (with `WWW-Authenticate`) to send.
+    fn check_token(&self, headers: &Headers) -> Result<(), Response> {
         if let Some(token) = &self.config.token
             && !bearer_ok(token, headers.get("Authorization"))
         {
@@ -253,7 +258,8 @@ impl<C: 'static> McpServer<C> {
             r.headers.push("Retry-After", "1");
             return Err(r);
         }
-        let verdict = self.authorize(headers);
+        // The Origin passed above: only the token is left to check.
+        let verdict = self.check_token(headers);
         if let Err(r) = &verdict
             && r.status == 401
         {
