@@ -511,12 +511,9 @@ impl<C: 'static> McpServer<C> {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
-        let outcome = render_now(
-            output,
-            schema,
-            &result_extra(era, &self.config.version),
-            &mut out,
-        )?;
+        let version = &self.config.version;
+        let extra = |out: &mut Vec<u8>| write_result_extra(era, version, out);
+        let outcome = render_now(output, schema, &extra, &mut out)?;
         out.push(b'}');
         Ok((reply::json(200, out), outcome))
     }
@@ -799,14 +796,19 @@ fn write_meta(version: &str, out: &mut Vec<u8>) {
 /// The JSON members an era adds to every tool result (none in legacy), written out rather
 /// than built as a `Map` and serialised.
 fn result_extra(era: Era, version: &str) -> Vec<u8> {
-    match era {
-        Era::Modern => {
-            let mut out = Vec::with_capacity(110 + version.len());
-            out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
-            write_meta(version, &mut out);
-            out
-        }
-        Era::Legacy(_) => Vec::new(),
+    let mut out = Vec::with_capacity(match era {
+        Era::Modern => 110 + version.len(),
+        Era::Legacy(_) => 0,
+    });
+    write_result_extra(era, version, &mut out);
+    out
+}
+
+/// Appends [`result_extra`]'s members to `out`: an answer written at once needs no copy.
+fn write_result_extra(era: Era, version: &str, out: &mut Vec<u8>) {
+    if let Era::Modern = era {
+        out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
+        write_meta(version, out);
     }
 }
 
