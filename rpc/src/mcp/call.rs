@@ -94,20 +94,25 @@ const TAIL_PIECE: usize = 8 * 1024;
 fn weight(v: &Value, limit: usize) -> usize {
     fn walk(v: &Value, n: &mut usize, limit: usize) {
         *n += 1;
-        let items: &mut dyn Iterator<Item = &Value> = match v {
-            Value::String(s) => {
-                *n += s.len() / 64;
-                return;
+        match v {
+            Value::String(s) => *n += s.len() / 64,
+            Value::Array(a) => {
+                for item in a {
+                    if *n > limit {
+                        return;
+                    }
+                    walk(item, n, limit);
+                }
             }
-            Value::Array(a) => &mut a.iter(),
-            Value::Object(m) => &mut m.values(),
-            _ => return,
-        };
-        for item in items {
-            if *n > limit {
-                return;
+            Value::Object(m) => {
+                for item in m.values() {
+                    if *n > limit {
+                        return;
+                    }
+                    walk(item, n, limit);
+                }
             }
-            walk(item, n, limit);
+            _ => {}
         }
     }
     let mut n = 0;

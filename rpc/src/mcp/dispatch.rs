@@ -329,9 +329,9 @@ impl<C: 'static> McpServer<C> {
     fn discover(&self, cx: &Cx<'_>) -> Response {
         let versions = ("supportedVersions", Json::Strs(&[MODERN_VERSION]));
         let caps = ("capabilities", Json::Capabilities);
-        match &self.config.instructions {
+        match &self.instructions_json {
             Some(text) => {
-                let members = [caps, ("instructions", Json::Str(text)), versions];
+                let members = [caps, ("instructions", Json::Raw(text)), versions];
                 self.finish_members(cx, "server/discover", &members, text.len())
             }
             None => self.finish_members(cx, "server/discover", &[caps, versions], 0),
@@ -697,7 +697,7 @@ impl<C: 'static> McpServer<C> {
                 Ok(answer) => return answer,
                 Err(started) => started,
             };
-        let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
+        let sse = (cx.progress_token.is_some() || cx.log_level.is_some()) && cx.accept_sse();
         let chunk = self.config.limits.stream_chunk;
         let setup = |framing| CallSetup {
             id: cx.id.clone(),
@@ -730,7 +730,7 @@ impl<C: 'static> McpServer<C> {
                     (r, None)
                 }
                 // Legacy: ask the client with requests on the call's SSE stream.
-                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
+                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse() => {
                     let call = tracked();
                     self.calls.add(&call);
                     let shared = self.answers.clone();
@@ -764,7 +764,7 @@ impl<C: 'static> McpServer<C> {
             Ok(Started::Run(run)) => {
                 let call = tracked();
                 self.calls.add(&call);
-                let sse = sse || (cx.accept_sse && run.waits());
+                let sse = sse || (run.waits() && cx.accept_sse());
                 let framing = if sse {
                     Framing::Sse {
                         ids: cx.sse_ids,

@@ -3,7 +3,7 @@
 
 use super::limits::Key;
 use super::reply;
-use super::request::{Cx, Era, accepts_sse, object_params, session_tag};
+use super::request::{Cx, Era, object_params, session_tag};
 use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
 use super::session::plausible_id;
 use super::tool::LogLevel;
@@ -264,7 +264,7 @@ impl<C: 'static> McpServer<C> {
                     id,
                     params,
                     caps: &caps,
-                    accept_sse: accepts_sse(headers),
+                    accept: headers.get("Accept"),
                     progress_token: params
                         .get("_meta")
                         .and_then(|m| m.get("progressToken"))

@@ -5,7 +5,7 @@
 
 use super::limits::Key;
 use super::reply;
-use super::request::{Cx, Era, accepts_sse, header_text, object_params};
+use super::request::{Cx, Era, Head, header_text, object_params};
 use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
 use super::tool::LogLevel;
 use crate::http::{Headers, Peer, Response};
@@ -27,6 +27,7 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         incoming: Incoming,
         headers: &Headers,
+        head: &Head<'_>,
         peer: Peer,
         now_ms: u64,
     ) -> Response {
@@ -60,7 +61,7 @@ impl<C: 'static> McpServer<C> {
             Err(e) => return reply::error(400, id, &e),
         };
 
-        let Some(header_version) = headers.get("MCP-Protocol-Version").map(str::trim) else {
+        let Some(header_version) = head.version().map(str::trim) else {
             return mismatch(id, "MCP-Protocol-Version header missing");
         };
         let meta = params.get("_meta").and_then(Value::as_object);
@@ -98,7 +99,7 @@ impl<C: 'static> McpServer<C> {
             );
             return reply::error(400, id, &err);
         }
-        match headers.get("Mcp-Method").and_then(header_text) {
+        match head.method().and_then(header_text) {
             Some(m) if m == *method => {}
             Some(_) => return mismatch(id, "Mcp-Method does not match the method"),
             None => return mismatch(id, "Mcp-Method header missing"),
@@ -109,7 +110,7 @@ impl<C: 'static> McpServer<C> {
             _ => None,
         };
         if let Some(Value::String(name)) = named {
-            match headers.get("Mcp-Name").and_then(header_text) {
+            match head.name().and_then(header_text) {
                 Some(h) if h == *name => {}
                 Some(_) => return mismatch(id, "Mcp-Name does not match the body"),
                 None => return mismatch(id, "Mcp-Name header missing"),
@@ -117,10 +118,8 @@ impl<C: 'static> McpServer<C> {
         }
         // A task method may name its task in Mcp-Name (the tasks extension); then it must match.
         if method.starts_with("tasks/")
-            && let (Some(h), Some(Value::String(task))) = (
-                headers.get("Mcp-Name").and_then(header_text),
-                params.get("taskId"),
-            )
+            && let (Some(h), Some(Value::String(task))) =
+                (head.name().and_then(header_text), params.get("taskId"))
             && h != *task
         {
             return mismatch(id, "Mcp-Name does not match the taskId");
@@ -169,7 +168,7 @@ impl<C: 'static> McpServer<C> {
             id,
             params,
             caps,
-            accept_sse: accepts_sse(headers),
+            accept: head.accept(),
             progress_token: meta.get("progressToken").cloned(),
             log_level,
             key: Key::Addr(peer.addr),

@@ -101,16 +101,32 @@ pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[Stri
     })
 }
 
-/// Whether `text` is `ip` written as `a.b.c.d` in plain decimal (no leading zeros): compared
-/// in place, with no text of the address made per request.
+/// Whether `text` is `ip` written as `a.b.c.d` in plain decimal (no leading zeros): that text
+/// is made on the stack, not formatted on the heap for every request.
 fn names_ip(text: &str, ip: [u8; 4]) -> bool {
-    let mut parts = text.split('.');
-    ip.iter().all(|&octet| {
-        parts.next().is_some_and(|p| {
-            let canonical = p.len() == 1 || (p.len() <= 3 && !p.starts_with('0'));
-            canonical && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u8>() == Ok(octet)
-        })
-    }) && parts.next().is_none()
+    let mut buf = [0u8; 15];
+    let mut n = 0;
+    for (i, &octet) in ip.iter().enumerate() {
+        let digits = [octet / 100, octet / 10 % 10, octet % 10];
+        let skip = if octet >= 100 {
+            0
+        } else if octet >= 10 {
+            1
+        } else {
+            2
+        };
+        let dot = (i > 0).then_some(b'.');
+        for b in dot
+            .into_iter()
+            .chain(digits[skip..].iter().map(|d| b'0' + d))
+        {
+            if let Some(slot) = buf.get_mut(n) {
+                *slot = b;
+            }
+            n += 1;
+        }
+    }
+    buf.get(..n) == Some(text.as_bytes())
 }
 
 /// An empty tail or `:<digits>`.

@@ -10,6 +10,7 @@ use super::limits::{Calls, ClientWindows, Key};
 use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
 use super::reply;
+use super::request::Head;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
@@ -59,6 +60,8 @@ pub struct McpServer<C: 'static> {
     pub(crate) tasks: super::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
     pub(crate) subscriptions: Subscriptions<C>,
+    /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
+    pub(crate) instructions_json: Option<Box<[u8]>>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -66,6 +69,13 @@ impl<C: 'static> McpServer<C> {
     pub fn new(config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
         let mut tools = ToolRegistry::default();
         tools.set_policy(config.policy.clone());
+        let instructions_json = config.instructions.as_deref().map(|text| {
+            let mut out = Vec::with_capacity(text.len() + 2);
+            out.push(b'"');
+            crate::jsonrpc::escape_str(text, &mut out);
+            out.push(b'"');
+            out.into_boxed_slice()
+        });
         McpServer {
             config,
             ctx,
@@ -81,6 +91,7 @@ impl<C: 'static> McpServer<C> {
             answers: Rc::new(RefCell::new(Answers::default())),
             tasks: super::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
+            instructions_json,
         }
     }
 
@@ -167,14 +178,18 @@ impl<C: 'static> McpServer<C> {
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
     /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
     pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        self.check_origin(headers)?;
-        self.check_token(headers)
+        self.authorize_head(&Head::of(headers))
+    }
+
+    fn authorize_head(&self, head: &Head<'_>) -> Result<(), Response> {
+        self.check_origin(head)?;
+        self.check_token(head)
     }
 
     /// The bearer-token check: `Err` is the 401 (with `WWW-Authenticate`) to send.
-    fn check_token(&self, headers: &Headers) -> Result<(), Response> {
+    fn check_token(&self, head: &Head<'_>) -> Result<(), Response> {
         if let Some(token) = &self.config.token
-            && !bearer_ok(token, headers.get("Authorization"))
+            && !bearer_ok(token, head.authorization())
         {
             let mut r = reply::error(
                 401,
@@ -189,13 +204,13 @@ impl<C: 'static> McpServer<C> {
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
     /// machine (see `security::host_ok`). Both refusals are 403 with a body saying which.
-    fn check_origin(&self, headers: &Headers) -> Result<(), Response> {
-        let refused = match headers.get("Origin") {
+    fn check_origin(&self, head: &Head<'_>) -> Result<(), Response> {
+        let refused = match head.origin() {
             Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
                 Some("Forbidden: Origin not allowed")
             }
             Some(_) => None,
-            None if !host_ok(headers.get("Host"), self.config.own_ip, &self.config.hosts) => Some(
+            None if !host_ok(head.host(), self.config.own_ip, &self.config.hosts) => Some(
                 "Forbidden: Host not allowed (use the machine's IP address, localhost, \
                  or a name listed in mcp.hosts)",
             ),
@@ -234,7 +249,8 @@ impl<C: 'static> McpServer<C> {
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let limits = self.config.limits;
-        self.check_origin(headers)?;
+        let head = Head::of(headers);
+        self.check_origin(&head)?;
         if self.config.token.is_some()
             && self
                 .auth_failures
@@ -259,7 +275,7 @@ impl<C: 'static> McpServer<C> {
             return Err(r);
         }
         // The Origin passed above: only the token is left to check.
-        let verdict = self.check_token(headers);
+        let verdict = self.check_token(&head);
         if let Err(r) = &verdict
             && r.status == 401
         {
@@ -295,7 +311,8 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
-        if let Err(refused) = self.authorize(headers) {
+        let head = Head::of(headers);
+        if let Err(refused) = self.authorize_head(&head) {
             // Reached only by callers that skip `admit` (harnesses): `admit` refused it first.
             if refused.status == 401 {
                 self.audit_auth(peer, now_ms, auth_failure(headers));
@@ -311,15 +328,22 @@ impl<C: 'static> McpServer<C> {
             self.forget_subscriptions(serial);
         }
         match method {
-            Method::Post => self.post(headers, body, peer, now_ms),
+            Method::Post => self.post(headers, &head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
             Method::Get => self.get(headers, now_ms),
             _ => reply::not_allowed("GET, POST, DELETE"),
         }
     }
 
-    fn post(&mut self, headers: &Headers, body: &[u8], peer: Peer, now_ms: u64) -> Response {
-        if let Some(ct) = headers.get("Content-Type") {
+    fn post(
+        &mut self,
+        headers: &Headers,
+        head: &Head<'_>,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Some(ct) = head.content_type() {
             let main = ct.split(';').next().unwrap_or("").trim();
             if !main.eq_ignore_ascii_case("application/json") {
                 let err = RpcError::new(
@@ -347,8 +371,8 @@ impl<C: 'static> McpServer<C> {
             Incoming::Single(Ok(m)) => Some(m),
             _ => None,
         };
-        if is_modern(first, headers) {
-            self.modern(incoming, headers, peer, now_ms)
+        if is_modern(first, head) {
+            self.modern(incoming, headers, head, peer, now_ms)
         } else {
             self.legacy(incoming, headers, peer, now_ms)
         }
@@ -404,7 +428,7 @@ fn auth_failure(headers: &Headers) -> AuthFailure {
 /// The modern era is recognised by its envelope; without one, `initialize`, a session id
 /// or a legacy version header mean legacy, and anything else is judged as modern (so a bare
 /// request learns which `_meta` keys it lacks).
-fn is_modern(msg: Option<&Message>, headers: &Headers) -> bool {
+fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
     if let Some(m) = msg {
         let meta = m
             .params()
@@ -418,9 +442,9 @@ fn is_modern(msg: Option<&Message>, headers: &Headers) -> bool {
             return false;
         }
     }
-    if headers.get("Mcp-Session-Id").is_some() {
+    if head.session().is_some() {
         return false;
     }
-    let version = headers.get("MCP-Protocol-Version").map(str::trim);
+    let version = head.version().map(str::trim);
     !version.is_some_and(|v| LEGACY_VERSIONS.contains(&v))
 }
