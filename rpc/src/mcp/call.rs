@@ -15,8 +15,8 @@ use super::tool::{
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
-use crate::jsonrpc::escape_str;
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
+use crate::jsonrpc::{escape_str, escape_utf8};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -445,7 +445,8 @@ impl<C> Emitter<C> {
                     self.close(out, extra);
                     return EmitPoll::Done;
                 };
-                let mut json = Vec::new();
+                // A light result fits the first allocation.
+                let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
                 encode_value(&mut json, v);
                 if self.wrote_block {
                     out.push(b',');
@@ -462,7 +463,7 @@ impl<C> Emitter<C> {
                 let end = piece_end(&json, at, piece);
                 let text = json.get(at..end).unwrap_or(&[]);
                 // Serialised JSON is UTF-8, and the piece ends on a character boundary.
-                escape_str(core::str::from_utf8(text).unwrap_or(""), out);
+                escape_utf8(text, out);
                 if end < json.len() {
                     self.tail = Some(Tail::Text { json, at: end });
                 } else {
