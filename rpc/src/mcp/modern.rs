@@ -65,11 +65,15 @@ impl<C: 'static> McpServer<C> {
             return mismatch(id, "MCP-Protocol-Version header missing");
         };
         let meta = params.get("_meta").and_then(Value::as_object);
-        let missing: Vec<&str> = [META_VERSION, META_CAPS]
-            .into_iter()
-            .filter(|k| meta.is_none_or(|m| !m.contains_key(*k)))
-            .collect();
-        if !missing.is_empty() {
+        // Each key is looked up once, for the check and for its value.
+        let given = [META_VERSION, META_CAPS].map(|k| (k, meta.and_then(|m| m.get(k))));
+        let [(_, version), (_, caps)] = given;
+        if version.is_none() || caps.is_none() {
+            let missing: Vec<&str> = given
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| *k)
+                .collect();
             let err = RpcError::invalid_params(format!(
                 "Invalid params: missing _meta keys: {}",
                 missing.join(", ")
@@ -77,7 +81,7 @@ impl<C: 'static> McpServer<C> {
             return reply::error(400, id, &err);
         }
         let meta = meta.unwrap_or(&empty);
-        let Some(version) = meta.get(META_VERSION).and_then(Value::as_str) else {
+        let Some(version) = version.and_then(Value::as_str) else {
             return reply::error(
                 400,
                 id,
@@ -124,7 +128,7 @@ impl<C: 'static> McpServer<C> {
         {
             return mismatch(id, "Mcp-Name does not match the taskId");
         }
-        let caps = meta.get(META_CAPS).unwrap_or(&Value::Null);
+        let caps = caps.unwrap_or(&Value::Null);
         if !caps.is_object() {
             return reply::error(
                 400,

@@ -101,7 +101,7 @@ pub(crate) fn accepts_sse(accept: Option<&str>) -> bool {
 
 /// The header fields every request to `/mcp` is judged by, found in one pass over the head
 /// rather than a search of all fields for each (each the first field of its name, as
-/// [`Headers::get`] finds), indexed by [`FIELDS`].
+/// [`Headers::get`] finds), indexed as [`FIELDS`] lists them.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Head<'a>([Option<&'a str>; FIELDS.len()]);
 
@@ -118,14 +118,30 @@ const FIELDS: [&str; 9] = [
     "Mcp-Session-Id",
 ];
 
+/// The index in [`FIELDS`] of a field name. The length picks the candidates (a branch
+/// table), so most names are compared with one field at most.
+fn field_index(name: &str) -> Option<usize> {
+    let is = |i: usize| FIELDS.get(i).is_some_and(|f| f.eq_ignore_ascii_case(name));
+    let i = match name.len() {
+        6 if is(0) => 0,
+        4 => 1,
+        13 => 2,
+        12 => 3,
+        6 => 4,
+        20 => 5,
+        10 => 6,
+        8 => 7,
+        14 => 8,
+        _ => return None,
+    };
+    (i == 0 || is(i)).then_some(i)
+}
+
 impl<'a> Head<'a> {
     pub(crate) fn of(headers: &'a Headers) -> Self {
         let mut h = Head::default();
         for (name, value) in headers.iter() {
-            let known = FIELDS
-                .iter()
-                .position(|f| f.len() == name.len() && f.eq_ignore_ascii_case(name));
-            if let Some(slot) = known.and_then(|i| h.0.get_mut(i)) {
+            if let Some(slot) = field_index(name).and_then(|i| h.0.get_mut(i)) {
                 slot.get_or_insert(value);
             }
         }
@@ -190,5 +206,14 @@ mod tests {
         assert_eq!(head.name(), None);
         assert_eq!(head.origin(), None);
         assert_eq!(head.authorization(), None);
+        // Every field is found under its own name, in any case.
+        let mut all = Headers::default();
+        for (i, f) in super::FIELDS.iter().enumerate() {
+            all.push(f.to_ascii_lowercase(), alloc::format!("{i}"));
+        }
+        let head = Head::of(&all);
+        for i in 0..super::FIELDS.len() {
+            assert_eq!(head.field(i), Some(alloc::format!("{i}").as_str()));
+        }
     }
 }
