@@ -429,22 +429,68 @@ fn auth_failure(headers: &Headers) -> AuthFailure {
 /// or a legacy version header mean legacy, and anything else is judged as modern (so a bare
 /// request learns which `_meta` keys it lacks).
 fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
-    if let Some(m) = msg {
-        let meta = m
-            .params()
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
-        if meta.is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
-        {
-            return true;
-        }
-        if m.method() == Some("initialize") {
-            return false;
-        }
-    }
-    if head.session().is_some() {
-        return false;
-    }
+    let initialize = msg.is_some_and(|m| m.method() == Some("initialize"));
     let version = head.version().map(str::trim);
-    !version.is_some_and(|v| LEGACY_VERSIONS.contains(&v))
+    let legacy_head =
+        head.session().is_some() || version.is_some_and(|v| LEGACY_VERSIONS.contains(&v));
+    // Nothing says legacy: modern, whatever the envelope (so `_meta` need not be looked at).
+    if !initialize && !legacy_head {
+        return true;
+    }
+    msg.is_some_and(|m| {
+        m.params()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Head, LEGACY_VERSIONS, MODERN_VERSION, is_modern};
+    use crate::http::Headers;
+    use crate::jsonrpc::{Incoming, Message, parse};
+
+    fn message(method: &str, meta: bool) -> Message {
+        let params = if meta {
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
+        } else {
+            "{}"
+        };
+        let body =
+            alloc::format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        match parse(body.as_bytes()) {
+            Ok(Incoming::Single(Ok(m))) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_era_is_the_envelope_s_else_what_the_head_says() {
+        for meta in [false, true] {
+            for method in ["initialize", "tools/list"] {
+                for session in [false, true] {
+                    for version in [None, Some(LEGACY_VERSIONS[0]), Some(MODERN_VERSION)] {
+                        let mut h = Headers::default();
+                        if session {
+                            h.push("Mcp-Session-Id", "s");
+                        }
+                        if let Some(v) = version {
+                            h.push("MCP-Protocol-Version", v);
+                        }
+                        let m = message(method, meta);
+                        let legacy = method == "initialize"
+                            || session
+                            || version == Some(LEGACY_VERSIONS[0]);
+                        let want = meta || !legacy;
+                        let case = (meta, method, session, version);
+                        assert_eq!(is_modern(Some(&m), &Head::of(&h)), want, "{case:?}");
+                        // Without a single message (a batch) only the head counts.
+                        let bare = !session && version != Some(LEGACY_VERSIONS[0]);
+                        assert_eq!(is_modern(None, &Head::of(&h)), bare, "{case:?}");
+                    }
+                }
+            }
+        }
+    }
 }
