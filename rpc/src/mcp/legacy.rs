@@ -367,8 +367,13 @@ impl<C: 'static> McpServer<C> {
             "serverInfo".into(),
             json!({"name": SERVER_NAME, "version": self.config.version}),
         );
-        if let Some(text) = &self.config.instructions {
-            result.insert("instructions".into(), Value::from(text.as_str()));
+        // Kept only as JSON (see `instructions_json`): read back for this rare answer.
+        if let Some(text) = self
+            .instructions_json
+            .as_deref()
+            .and_then(|json| serde_json::from_slice::<Value>(json).ok())
+        {
+            result.insert("instructions".into(), text);
         }
         let mut r = reply::result(id, &Value::Object(result));
         r.headers.push("Mcp-Session-Id", session_id);

@@ -61,18 +61,19 @@ pub struct McpServer<C: 'static> {
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
     pub(crate) subscriptions: Subscriptions<C>,
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
+    /// The only copy (the config's is moved out), so the text costs no heap twice.
     pub(crate) instructions_json: Option<Box<[u8]>>,
 }
 
 impl<C: 'static> McpServer<C> {
     /// A server with no tools, resources or prompts yet.
-    pub fn new(config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
+    pub fn new(mut config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
         let mut tools = ToolRegistry::default();
         tools.set_policy(config.policy.clone());
-        let instructions_json = config.instructions.as_deref().map(|text| {
+        let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
-            crate::jsonrpc::escape_str(text, &mut out);
+            crate::jsonrpc::escape_str(&text, &mut out);
             out.push(b'"');
             out.into_boxed_slice()
         });
