@@ -157,11 +157,14 @@ fn status(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
 fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     // The schema has already required a string of at most ECHO_MAX characters.
     let text = match call.args.get("text") {
-        Some(Value::String(s)) if s.len() <= ECHO_MAX * 4 => s.clone(),
+        Some(Value::String(s)) if s.len() <= ECHO_MAX * 4 => s,
         _ => return Err(ToolError::new(ErrorCode::Inval, "`text` must be a string")),
     };
-    let mut out = ToolOutput::structured(serde_json::json!({ "text": text }));
-    out.content = vec![rpc::mcp::Content::text(text)];
+    // Built by hand: `json!` would serialise the text into a second copy.
+    let mut structured = serde_json::Map::new();
+    structured.insert("text".into(), Value::String(text.clone()));
+    let mut out = ToolOutput::structured(Value::Object(structured));
+    out.content = vec![rpc::mcp::Content::text(text.clone())];
     Ok(Started::Done(out))
 }
 

@@ -93,6 +93,7 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         (false, Some(v)) => serde_json::to_string(&v).unwrap_or_default(),
         _ => {
             let why = out.content.iter().find_map(|c| match c {
+                Content::Text(t) => Some(t.clone()),
                 Content::Block(b) => b.get("text")?.as_str().map(String::from),
                 Content::Stream(..) => None,
             });

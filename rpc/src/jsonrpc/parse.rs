@@ -468,7 +468,17 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
             "Invalid Request: no method",
         ));
     };
-    let Ok(method) = serde_json::from_str::<String>(raw_method.get()) else {
+    // A method name is nearly always plain ASCII in quotes: taken as it is, without decoding.
+    let text = raw_method.get();
+    let plain = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| t.bytes().all(|b| b != b'\\' && b != b'"'));
+    let decoded = match plain {
+        Some(name) => Ok(String::from(name)),
+        None => serde_json::from_str::<String>(text),
+    };
+    let Ok(method) = decoded else {
         return Err(ParseFailure::new(
             id,
             INVALID_REQUEST,
@@ -526,6 +536,23 @@ mod tests {
             parse(body.as_bytes()),
             Ok(Incoming::Single(Ok(_)))
         ));
+    }
+
+    #[test]
+    fn method_names_are_decoded_whether_plain_or_escaped() {
+        for (text, want) in [
+            (r#""tools/list""#, Some("tools/list")),
+            (r#""tools\/list""#, Some("tools/list")),
+            (r#""\u0074ools/list""#, Some("tools/list")),
+            (r#""""#, Some("")),
+            ("7", None),
+        ] {
+            let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":{text}}}");
+            let Ok(Incoming::Single(m)) = parse(body.as_bytes()) else {
+                panic!("{body}");
+            };
+            assert_eq!(m.as_ref().ok().and_then(Message::method), want, "{body}");
+        }
     }
 
     #[test]

@@ -15,8 +15,8 @@ use super::tool::{
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
-use crate::jsonrpc::escape_str;
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
+use crate::jsonrpc::{escape_str, escape_utf8};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -87,6 +87,9 @@ enum EmitPoll {
     Done,
 }
 
+/// Writes the members an era adds at the end of a result (see [`CallSetup::result_extra`]).
+pub(crate) type Extra<'a> = &'a dyn Fn(&mut Vec<u8>);
+
 /// A structured result that weighs more than this ([`weight`]) is checked against the output
 /// schema and written a stage per poll (a 300-entry `fs.list` weighs ~1,800 and took 13M guest
 /// instructions when checked and written in the poll that ran the tool).
@@ -96,26 +99,35 @@ const HEAVY: usize = 512;
 const TAIL_PIECE: usize = 8 * 1024;
 
 /// The JSON nodes of `v` plus one per 64 bytes of its strings, counted up to just past
-/// `limit`.
+/// `limit`. A walk on the stack (as deep as the value, as [`encode_value`]'s), so weighing a
+/// small result allocates nothing.
 fn weight(v: &Value, limit: usize) -> usize {
-    let mut n = 0usize;
-    // Room for a small result's nodes without growing.
-    let mut stack = Vec::with_capacity(16);
-    stack.push(v);
-    while let Some(v) = stack.pop() {
-        n += 1;
+    fn walk(v: &Value, n: &mut usize, limit: usize) {
+        *n += 1;
         match v {
-            Value::String(s) => n += s.len() / 64,
-            Value::Array(a) if n + a.len() <= limit => stack.extend(a.iter()),
-            Value::Object(m) if n + m.len() <= limit => stack.extend(m.values()),
-            Value::Array(_) | Value::Object(_) => return limit + 1,
+            Value::String(s) => *n += s.len() / 64,
+            Value::Array(a) => {
+                for item in a {
+                    if *n > limit {
+                        return;
+                    }
+                    walk(item, n, limit);
+                }
+            }
+            Value::Object(m) => {
+                for item in m.values() {
+                    if *n > limit {
+                        return;
+                    }
+                    walk(item, n, limit);
+                }
+            }
             _ => {}
         }
-        if n > limit {
-            break;
-        }
     }
-    n
+    let mut n = 0;
+    walk(v, &mut n, limit);
+    n.min(limit + 1)
 }
 
 /// Whether a result is heavy enough to be written over several polls.
@@ -177,6 +189,7 @@ impl<C> Emitter<C> {
         let heavy = heavy(&output);
         let code = if output.is_error {
             output.content.iter().find_map(|b| match b {
+                Content::Text(t) => code_of_text(t),
                 Content::Block(v) => code_of_text(v.get("text")?.as_str()?),
                 Content::Stream(..) => None,
             })
@@ -261,7 +274,7 @@ impl<C> Emitter<C> {
         out: &mut Vec<u8>,
         room: usize,
         chunk: usize,
-        extra: &[u8],
+        extra: Extra<'_>,
         output_schema: Option<&Schema>,
     ) -> EmitPoll {
         if self.heavy && !self.yielded {
@@ -320,6 +333,7 @@ impl<C> Emitter<C> {
         if let Some(block) = self.blocks.pop_front() {
             self.separator(out);
             match block {
+                Content::Text(t) => text_block(&t, out),
                 Content::Block(v) => encode_value(out, &v),
                 Content::Stream(kind, source) => {
                     let (enc, closing) = stream_header(&kind, out);
@@ -341,9 +355,7 @@ impl<C> Emitter<C> {
         }
         if let Some(err) = self.late_error.take() {
             self.separator(out);
-            out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-            escape_str(&err.to_string(), out);
-            out.extend_from_slice(b"\"}");
+            text_block(&err.to_string(), out);
             self.is_error = true;
             self.code = Some(err.code);
         }
@@ -357,6 +369,13 @@ impl<C> Emitter<C> {
         self.streaming = None;
         self.blocks.clear();
     }
+}
+
+/// `{"type":"text","text":…}` for `text`.
+fn text_block(text: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+    escape_str(text, out);
+    out.extend_from_slice(b"\"}");
 }
 
 fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
@@ -404,7 +423,7 @@ fn stream_header(kind: &StreamKind, out: &mut Vec<u8>) -> (Enc, &'static [u8]) {
 pub(crate) fn render_now<C>(
     output: ToolOutput<C>,
     output_schema: Option<&Schema>,
-    extra: &[u8],
+    extra: Extra<'_>,
     out: &mut Vec<u8>,
 ) -> Result<Outcome, ToolOutput<C>> {
     if heavy(&output)
@@ -427,7 +446,7 @@ pub(crate) fn render_now<C>(
 }
 
 impl<C> Emitter<C> {
-    fn advance_no_ctx(&mut self, out: &mut Vec<u8>, extra: &[u8]) -> EmitPoll {
+    fn advance_no_ctx(&mut self, out: &mut Vec<u8>, extra: Extra<'_>) -> EmitPoll {
         // `render_now` checked that no block is a stream, so no context is needed.
         if self.has_streams() || self.streaming.is_some() {
             return EmitPoll::Done;
@@ -437,10 +456,18 @@ impl<C> Emitter<C> {
             out.extend_from_slice(b"{\"content\":[");
             return EmitPoll::Progress;
         }
-        if let Some(Content::Block(v)) = self.blocks.pop_front() {
-            self.separator(out);
-            encode_value(out, &v);
-            return EmitPoll::Progress;
+        match self.blocks.pop_front() {
+            Some(Content::Text(t)) => {
+                self.separator(out);
+                text_block(&t, out);
+                return EmitPoll::Progress;
+            }
+            Some(Content::Block(v)) => {
+                self.separator(out);
+                encode_value(out, &v);
+                return EmitPoll::Progress;
+            }
+            _ => {}
         }
         self.tail_step(out, extra)
     }
@@ -448,7 +475,7 @@ impl<C> Emitter<C> {
     /// One step of the end of the result: the structured result as a text block and as
     /// `structuredContent` (serialised once for both), then `isError` and `extra`. A heavy
     /// result serialises on a poll of its own and goes out [`TAIL_PIECE`] bytes a step.
-    fn tail_step(&mut self, out: &mut Vec<u8>, extra: &[u8]) -> EmitPoll {
+    fn tail_step(&mut self, out: &mut Vec<u8>, extra: Extra<'_>) -> EmitPoll {
         let piece = if self.heavy { TAIL_PIECE } else { usize::MAX };
         match self.tail.take() {
             None => {
@@ -457,7 +484,8 @@ impl<C> Emitter<C> {
                     self.close(out, extra);
                     return EmitPoll::Done;
                 };
-                let mut json = Vec::new();
+                // A light result fits the first allocation.
+                let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
                 encode_value(&mut json, v);
                 if self.wrote_block {
                     out.push(b',');
@@ -474,7 +502,7 @@ impl<C> Emitter<C> {
                 let end = piece_end(&json, at, piece);
                 let text = json.get(at..end).unwrap_or(&[]);
                 // Serialised JSON is UTF-8, and the piece ends on a character boundary.
-                escape_str(core::str::from_utf8(text).unwrap_or(""), out);
+                escape_utf8(text, out);
                 if end < json.len() {
                     self.tail = Some(Tail::Text { json, at: end });
                 } else {
@@ -496,11 +524,11 @@ impl<C> Emitter<C> {
         }
     }
 
-    fn close(&self, out: &mut Vec<u8>, extra: &[u8]) {
+    fn close(&self, out: &mut Vec<u8>, extra: Extra<'_>) {
         if self.is_error {
             out.extend_from_slice(b",\"isError\":true");
         }
-        out.extend_from_slice(extra);
+        extra(out);
         out.push(b'}');
     }
 }
@@ -1038,7 +1066,7 @@ impl<C: 'static> BodySource for CallStream<C> {
                         target,
                         room,
                         self.setup.chunk,
-                        &self.setup.result_extra,
+                        &|out: &mut Vec<u8>| out.extend_from_slice(&self.setup.result_extra),
                         self.setup.output_schema.as_deref(),
                     ) {
                         EmitPoll::Progress => {}

@@ -329,9 +329,9 @@ impl<C: 'static> McpServer<C> {
     fn discover(&self, cx: &Cx<'_>) -> Response {
         let versions = ("supportedVersions", Json::Strs(&[MODERN_VERSION]));
         let caps = ("capabilities", Json::Capabilities);
-        match &self.config.instructions {
+        match &self.instructions_json {
             Some(text) => {
-                let members = [caps, ("instructions", Json::Str(text)), versions];
+                let members = [caps, ("instructions", Json::Raw(text)), versions];
                 self.finish_members(cx, "server/discover", &members, text.len())
             }
             None => self.finish_members(cx, "server/discover", &[caps, versions], 0),
@@ -511,12 +511,9 @@ impl<C: 'static> McpServer<C> {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
-        let outcome = render_now(
-            output,
-            schema,
-            &result_extra(era, &self.config.version),
-            &mut out,
-        )?;
+        let version = &self.config.version;
+        let extra = |out: &mut Vec<u8>| write_result_extra(era, version, out);
+        let outcome = render_now(output, schema, &extra, &mut out)?;
         out.push(b'}');
         Ok((reply::json(200, out), outcome))
     }
@@ -700,7 +697,7 @@ impl<C: 'static> McpServer<C> {
                 Ok(answer) => return answer,
                 Err(started) => started,
             };
-        let sse = cx.accept_sse && (cx.progress_token.is_some() || cx.log_level.is_some());
+        let sse = (cx.progress_token.is_some() || cx.log_level.is_some()) && cx.accept_sse();
         let chunk = self.config.limits.stream_chunk;
         let setup = |framing| CallSetup {
             id: cx.id.clone(),
@@ -733,7 +730,7 @@ impl<C: 'static> McpServer<C> {
                     (r, None)
                 }
                 // Legacy: ask the client with requests on the call's SSE stream.
-                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse => {
+                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse() => {
                     let call = tracked();
                     self.calls.add(&call);
                     let shared = self.answers.clone();
@@ -767,7 +764,7 @@ impl<C: 'static> McpServer<C> {
             Ok(Started::Run(run)) => {
                 let call = tracked();
                 self.calls.add(&call);
-                let sse = sse || (cx.accept_sse && run.waits());
+                let sse = sse || (run.waits() && cx.accept_sse());
                 let framing = if sse {
                     Framing::Sse {
                         ids: cx.sse_ids,
@@ -799,14 +796,19 @@ fn write_meta(version: &str, out: &mut Vec<u8>) {
 /// The JSON members an era adds to every tool result (none in legacy), written out rather
 /// than built as a `Map` and serialised.
 fn result_extra(era: Era, version: &str) -> Vec<u8> {
-    match era {
-        Era::Modern => {
-            let mut out = Vec::with_capacity(110 + version.len());
-            out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
-            write_meta(version, &mut out);
-            out
-        }
-        Era::Legacy(_) => Vec::new(),
+    let mut out = Vec::with_capacity(match era {
+        Era::Modern => 110 + version.len(),
+        Era::Legacy(_) => 0,
+    });
+    write_result_extra(era, version, &mut out);
+    out
+}
+
+/// Appends [`result_extra`]'s members to `out`: an answer written at once needs no copy.
+fn write_result_extra(era: Era, version: &str, out: &mut Vec<u8>) {
+    if let Era::Modern = era {
+        out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
+        write_meta(version, out);
     }
 }
 

@@ -48,7 +48,7 @@ impl<C: 'static> McpServer<C> {
         let bad = |status, why: &str| {
             reply::error(status, None, &RpcError::new(jsonrpc::INVALID_REQUEST, why))
         };
-        if !accepts_sse(headers) {
+        if !accepts_sse(headers.get("Accept")) {
             return bad(406, "Not Acceptable: GET /mcp answers text/event-stream");
         }
         if !plausible_id(sid) {
@@ -119,7 +119,7 @@ impl<C: 'static> McpServer<C> {
 
     /// `subscriptions/listen` (2026-07-28): the answer is the event stream.
     pub(crate) fn listen(&mut self, cx: &Cx<'_>) -> Response {
-        if !cx.accept_sse {
+        if !cx.accept_sse() {
             let err = RpcError::new(
                 jsonrpc::INVALID_REQUEST,
                 "Not Acceptable: subscriptions/listen answers text/event-stream",

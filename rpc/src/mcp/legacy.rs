@@ -3,7 +3,7 @@
 
 use super::limits::Key;
 use super::reply;
-use super::request::{Cx, Era, accepts_sse, object_params, session_tag};
+use super::request::{Cx, Era, object_params, session_tag};
 use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
 use super::session::plausible_id;
 use super::tool::LogLevel;
@@ -264,7 +264,7 @@ impl<C: 'static> McpServer<C> {
                     id,
                     params,
                     caps: &caps,
-                    accept_sse: accepts_sse(headers),
+                    accept: headers.get("Accept"),
                     progress_token: params
                         .get("_meta")
                         .and_then(|m| m.get("progressToken"))
@@ -367,8 +367,13 @@ impl<C: 'static> McpServer<C> {
             "serverInfo".into(),
             json!({"name": SERVER_NAME, "version": self.config.version}),
         );
-        if let Some(text) = &self.config.instructions {
-            result.insert("instructions".into(), Value::from(text.as_str()));
+        // Kept only as JSON (see `instructions_json`): read back for this rare answer.
+        if let Some(text) = self
+            .instructions_json
+            .as_deref()
+            .and_then(|json| serde_json::from_slice::<Value>(json).ok())
+        {
+            result.insert("instructions".into(), text);
         }
         let mut r = reply::result(id, &Value::Object(result));
         r.headers.push("Mcp-Session-Id", session_id);

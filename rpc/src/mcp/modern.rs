@@ -5,7 +5,7 @@
 
 use super::limits::Key;
 use super::reply;
-use super::request::{Cx, Era, accepts_sse, header_text, object_params};
+use super::request::{Cx, Era, Head, header_text, object_params};
 use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
 use super::tool::LogLevel;
 use crate::http::{Headers, Peer, Response};
@@ -27,6 +27,7 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         incoming: Incoming,
         headers: &Headers,
+        head: &Head<'_>,
         peer: Peer,
         now_ms: u64,
     ) -> Response {
@@ -60,15 +61,19 @@ impl<C: 'static> McpServer<C> {
             Err(e) => return reply::error(400, id, &e),
         };
 
-        let Some(header_version) = headers.get("MCP-Protocol-Version").map(str::trim) else {
+        let Some(header_version) = head.version().map(str::trim) else {
             return mismatch(id, "MCP-Protocol-Version header missing");
         };
         let meta = params.get("_meta").and_then(Value::as_object);
-        let missing: Vec<&str> = [META_VERSION, META_CAPS]
-            .into_iter()
-            .filter(|k| meta.is_none_or(|m| !m.contains_key(*k)))
-            .collect();
-        if !missing.is_empty() {
+        // Each key is looked up once, for the check and for its value.
+        let given = [META_VERSION, META_CAPS].map(|k| (k, meta.and_then(|m| m.get(k))));
+        let [(_, version), (_, caps)] = given;
+        if version.is_none() || caps.is_none() {
+            let missing: Vec<&str> = given
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| *k)
+                .collect();
             let err = RpcError::invalid_params(format!(
                 "Invalid params: missing _meta keys: {}",
                 missing.join(", ")
@@ -76,7 +81,7 @@ impl<C: 'static> McpServer<C> {
             return reply::error(400, id, &err);
         }
         let meta = meta.unwrap_or(&empty);
-        let Some(version) = meta.get(META_VERSION).and_then(Value::as_str) else {
+        let Some(version) = version.and_then(Value::as_str) else {
             return reply::error(
                 400,
                 id,
@@ -98,7 +103,7 @@ impl<C: 'static> McpServer<C> {
             );
             return reply::error(400, id, &err);
         }
-        match headers.get("Mcp-Method").and_then(header_text) {
+        match head.method().and_then(header_text) {
             Some(m) if m == *method => {}
             Some(_) => return mismatch(id, "Mcp-Method does not match the method"),
             None => return mismatch(id, "Mcp-Method header missing"),
@@ -109,7 +114,7 @@ impl<C: 'static> McpServer<C> {
             _ => None,
         };
         if let Some(Value::String(name)) = named {
-            match headers.get("Mcp-Name").and_then(header_text) {
+            match head.name().and_then(header_text) {
                 Some(h) if h == *name => {}
                 Some(_) => return mismatch(id, "Mcp-Name does not match the body"),
                 None => return mismatch(id, "Mcp-Name header missing"),
@@ -117,15 +122,13 @@ impl<C: 'static> McpServer<C> {
         }
         // A task method may name its task in Mcp-Name (the tasks extension); then it must match.
         if method.starts_with("tasks/")
-            && let (Some(h), Some(Value::String(task))) = (
-                headers.get("Mcp-Name").and_then(header_text),
-                params.get("taskId"),
-            )
+            && let (Some(h), Some(Value::String(task))) =
+                (head.name().and_then(header_text), params.get("taskId"))
             && h != *task
         {
             return mismatch(id, "Mcp-Name does not match the taskId");
         }
-        let caps = meta.get(META_CAPS).unwrap_or(&Value::Null);
+        let caps = caps.unwrap_or(&Value::Null);
         if !caps.is_object() {
             return reply::error(
                 400,
@@ -169,7 +172,7 @@ impl<C: 'static> McpServer<C> {
             id,
             params,
             caps,
-            accept_sse: accepts_sse(headers),
+            accept: head.accept(),
             progress_token: meta.get("progressToken").cloned(),
             log_level,
             key: Key::Addr(peer.addr),

@@ -23,7 +23,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) id: &'a Id,
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) caps: &'a Value,
-    pub(crate) accept_sse: bool,
+    /// The `Accept` field, read when an answer could be an event stream.
+    pub(crate) accept: Option<&'a str>,
     pub(crate) progress_token: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) key: Key,
@@ -81,12 +82,138 @@ pub(crate) fn object_params<'a>(
     }
 }
 
-/// Whether the client takes `text/event-stream` responses.
-pub(crate) fn accepts_sse(headers: &Headers) -> bool {
-    headers.get("Accept").is_some_and(|a| {
+impl Cx<'_> {
+    /// Whether the client takes `text/event-stream` responses.
+    pub(crate) fn accept_sse(&self) -> bool {
+        accepts_sse(self.accept)
+    }
+}
+
+/// Whether an `Accept` field takes `text/event-stream` responses.
+pub(crate) fn accepts_sse(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| {
         a.split(',').any(|t| {
             let t = t.split(';').next().unwrap_or("").trim();
             t.eq_ignore_ascii_case("text/event-stream")
         })
     })
+}
+
+/// The header fields every request to `/mcp` is judged by, found in one pass over the head
+/// rather than a search of all fields for each (each the first field of its name, as
+/// [`Headers::get`] finds), indexed as [`FIELDS`] lists them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Head<'a>([Option<&'a str>; FIELDS.len()]);
+
+/// The fields a [`Head`] holds, in the order of its accessors.
+const FIELDS: [&str; 9] = [
+    "Origin",
+    "Host",
+    "Authorization",
+    "Content-Type",
+    "Accept",
+    "MCP-Protocol-Version",
+    "Mcp-Method",
+    "Mcp-Name",
+    "Mcp-Session-Id",
+];
+
+/// The index in [`FIELDS`] of a field name. The length picks the candidates (a branch
+/// table), so most names are compared with one field at most.
+fn field_index(name: &str) -> Option<usize> {
+    let is = |i: usize| FIELDS.get(i).is_some_and(|f| f.eq_ignore_ascii_case(name));
+    let i = match name.len() {
+        6 if is(0) => 0,
+        4 => 1,
+        13 => 2,
+        12 => 3,
+        6 => 4,
+        20 => 5,
+        10 => 6,
+        8 => 7,
+        14 => 8,
+        _ => return None,
+    };
+    (i == 0 || is(i)).then_some(i)
+}
+
+impl<'a> Head<'a> {
+    pub(crate) fn of(headers: &'a Headers) -> Self {
+        let mut h = Head::default();
+        for (name, value) in headers.iter() {
+            if let Some(slot) = field_index(name).and_then(|i| h.0.get_mut(i)) {
+                slot.get_or_insert(value);
+            }
+        }
+        h
+    }
+
+    fn field(&self, i: usize) -> Option<&'a str> {
+        self.0.get(i).copied().flatten()
+    }
+
+    pub(crate) fn origin(&self) -> Option<&'a str> {
+        self.field(0)
+    }
+    pub(crate) fn host(&self) -> Option<&'a str> {
+        self.field(1)
+    }
+    pub(crate) fn authorization(&self) -> Option<&'a str> {
+        self.field(2)
+    }
+    pub(crate) fn content_type(&self) -> Option<&'a str> {
+        self.field(3)
+    }
+    pub(crate) fn accept(&self) -> Option<&'a str> {
+        self.field(4)
+    }
+    pub(crate) fn version(&self) -> Option<&'a str> {
+        self.field(5)
+    }
+    pub(crate) fn method(&self) -> Option<&'a str> {
+        self.field(6)
+    }
+    pub(crate) fn name(&self) -> Option<&'a str> {
+        self.field(7)
+    }
+    pub(crate) fn session(&self) -> Option<&'a str> {
+        self.field(8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Head, Headers};
+
+    #[test]
+    fn a_head_holds_the_first_field_of_each_name_whatever_its_case() {
+        let mut h = Headers::default();
+        for (name, value) in [
+            ("host", "indy"),
+            ("X-Other", "x"),
+            ("ACCEPT", "text/event-stream"),
+            ("Host", "evil"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("Mcp-Names", "not Mcp-Name"),
+        ] {
+            h.push(name, value);
+        }
+        let head = Head::of(&h);
+        assert_eq!(head.host(), Some("indy"));
+        assert_eq!(head.host(), h.get("Host"));
+        assert_eq!(head.accept(), Some("text/event-stream"));
+        assert_eq!(head.version(), Some("2026-07-28"));
+        assert_eq!(head.name(), None);
+        assert_eq!(head.origin(), None);
+        assert_eq!(head.authorization(), None);
+        // Every field is found under its own name, in any case.
+        let mut all = Headers::default();
+        for (i, f) in super::FIELDS.iter().enumerate() {
+            all.push(f.to_ascii_lowercase(), alloc::format!("{i}"));
+        }
+        let head = Head::of(&all);
+        for i in 0..super::FIELDS.len() {
+            assert_eq!(head.field(i), Some(alloc::format!("{i}").as_str()));
+        }
+    }
 }

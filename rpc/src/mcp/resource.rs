@@ -366,10 +366,10 @@ mod tests {
             },
         ]);
         let open = c.stream_for("irix7://screen").unwrap();
-        let Ok(Content::Block(v)) = open(&mut (), "irix7://screen") else {
+        let Ok(Content::Text(text)) = open(&mut (), "irix7://screen") else {
             panic!("opened");
         };
-        assert_eq!(v["text"], "a");
+        assert_eq!(text, "a");
         assert!(c.stream_for("irix7://status").is_none());
     }
 }

@@ -13,6 +13,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
 use serde_json::{Map, Number, Value};
 
 /// Nesting limit for schema and value walks; deeper input is rejected, not recursed into.
@@ -92,10 +93,7 @@ impl Schema {
 
     /// Checks `value` against the schema. The error names the failing location (`$.a.b[2]`).
     pub fn validate(&self, value: &Value) -> Result<(), String> {
-        // Room for the usual depth of a path, so building it does not reallocate.
-        let mut path = String::with_capacity(64);
-        path.push('$');
-        self.check(value, &mut path, 0)
+        self.check(value, &Path::Root, 0)
     }
 
     /// The top-level properties whose schema names an `x-mcp-header`, as (property, header),
@@ -120,7 +118,7 @@ impl Schema {
         })
     }
 
-    fn check(&self, value: &Value, path: &mut String, depth: usize) -> Result<(), String> {
+    fn check(&self, value: &Value, path: &Path<'_>, depth: usize) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err(format!("{path}: nested too deeply"));
         }
@@ -133,6 +131,24 @@ impl Schema {
             check_rule(rule, value, path, depth)?;
         }
         Ok(())
+    }
+}
+
+/// Where a checked value lies (`$.a.b[2]`): steps chained on the stack and written out only
+/// into an error message, so a value that passes costs no text.
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => f.write_str("$"),
+            Path::Key(up, key) => write!(f, "{up}.{key}"),
+            Path::Index(up, i) => write!(f, "{up}[{i}]"),
+        }
     }
 }
 
@@ -269,7 +285,7 @@ fn kind(v: &Value) -> usize {
     }
 }
 
-fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Result<(), String> {
+fn check_rule(rule: &Rule, value: &Value, path: &Path<'_>, depth: usize) -> Result<(), String> {
     match (rule, value) {
         (Rule::Type(mask, label), _) if !type_matches(*mask, value) => {
             let single = || TYPES.get(mask.trailing_zeros() as usize).copied();
@@ -290,6 +306,16 @@ fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Re
             }
         }
         (Rule::Count(Counted::Characters, limit, bound), Value::String(text)) => {
+            // A character is one to four bytes: most texts are judged by their length alone,
+            // without counting the characters of a long one.
+            let (bytes, bound_at) = (text.len() as u64, *bound);
+            let clear = match limit {
+                Limit::Max => bytes <= bound_at,
+                Limit::Min => bytes.div_ceil(4) >= bound_at,
+            };
+            if clear {
+                return Ok(());
+            }
             check_count(*limit, *bound, text.chars().count(), "characters", path)
         }
         (Rule::Count(Counted::Items, limit, bound), Value::Array(items)) => {
@@ -297,10 +323,7 @@ fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Re
         }
         (Rule::Items(item_schema), Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                let mark = path.len();
-                path.push_str(&format!("[{i}]"));
-                item_schema.check(item, path, depth + 1)?;
-                path.truncate(mark);
+                item_schema.check(item, &Path::Index(path, i), depth + 1)?;
             }
             Ok(())
         }
@@ -322,14 +345,14 @@ fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Re
         (Rule::AnyOf(any), _)
             if !any
                 .iter()
-                .any(|sub| sub.check(value, &mut path.clone(), depth + 1).is_ok()) =>
+                .any(|sub| sub.check(value, path, depth + 1).is_ok()) =>
         {
             Err(format!("{path}: matches none of anyOf"))
         }
         (Rule::OneOf(one), _) => {
             let n = one
                 .iter()
-                .filter(|sub| sub.check(value, &mut path.clone(), depth + 1).is_ok())
+                .filter(|sub| sub.check(value, path, depth + 1).is_ok())
                 .count();
             if n != 1 {
                 return Err(format!(
@@ -342,7 +365,13 @@ fn check_rule(rule: &Rule, value: &Value, path: &mut String, depth: usize) -> Re
     }
 }
 
-fn check_count(limit: Limit, bound: u64, n: usize, what: &str, path: &str) -> Result<(), String> {
+fn check_count(
+    limit: Limit,
+    bound: u64,
+    n: usize,
+    what: &str,
+    path: &Path<'_>,
+) -> Result<(), String> {
     let n = n as u64;
     match limit {
         Limit::Min if n < bound => Err(format!("{path}: needs at least {bound} {what}")),
@@ -355,13 +384,11 @@ fn check_object(
     props: &[(Box<str>, Schema)],
     additional: Option<&Schema>,
     obj: &Map<String, Value>,
-    path: &mut String,
+    path: &Path<'_>,
     depth: usize,
 ) -> Result<(), String> {
     for (key, v) in obj {
-        let mark = path.len();
-        path.push('.');
-        path.push_str(key);
+        let path = &Path::Key(path, key);
         let named = props
             .binary_search_by(|(k, _)| (**k).cmp(key.as_str()))
             .ok()
@@ -372,7 +399,6 @@ fn check_object(
             (None, Some(sub)) => sub.check(v, path, depth + 1)?,
             (None, None) => {}
         }
-        path.truncate(mark);
     }
     Ok(())
 }
@@ -398,6 +424,37 @@ mod tests {
             "required": ["path"],
             "additionalProperties": false
         })
+    }
+
+    #[test]
+    fn lengths_count_characters_not_bytes() {
+        // Three two-byte characters: six bytes, which neither bound may be judged by.
+        let text = json!("\u{e9}\u{e9}\u{e9}");
+        assert_eq!(validate(&json!({"maxLength": 3}), &text), Ok(()));
+        assert_eq!(validate(&json!({"minLength": 3}), &text), Ok(()));
+        assert_eq!(
+            validate(&json!({"maxLength": 2}), &text),
+            Err(String::from("$: allows at most 2 characters"))
+        );
+        assert_eq!(
+            validate(&json!({"minLength": 4}), &text),
+            Err(String::from("$: needs at least 4 characters"))
+        );
+        // A four-byte character is one character; plain ASCII is judged by its length.
+        let wide = json!("\u{1F5A5}");
+        assert_eq!(
+            validate(&json!({"minLength": 1, "maxLength": 1}), &wide),
+            Ok(())
+        );
+        let long = json!("x".repeat(1000));
+        assert_eq!(
+            validate(&json!({"maxLength": 1000, "minLength": 250}), &long),
+            Ok(())
+        );
+        assert_eq!(
+            validate(&json!({"maxLength": 999}), &long),
+            Err(String::from("$: allows at most 999 characters"))
+        );
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! Bearer-token, Origin and Host checks.
 
-use alloc::format;
 use alloc::string::String;
 
 /// Constant-time equality: the time taken depends only on the lengths, never on where the
@@ -59,10 +58,7 @@ pub(crate) fn origin_ok(origin: &str, own_ip: Option<[u8; 4]>, extra: &[String])
     if host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "[::1]" {
         return true;
     }
-    match own_ip {
-        Some([a, b, c, d]) => host == format!("{a}.{b}.{c}.{d}"),
-        None => false,
-    }
+    own_ip.is_some_and(|ip| names_ip(host, ip))
 }
 
 /// Whether a request without an `Origin` may be answered, judged by its `Host`: the guard
@@ -95,9 +91,7 @@ pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[Stri
     if name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]" {
         return true;
     }
-    if let Some([a, b, c, d]) = own_ip
-        && name == format!("{a}.{b}.{c}.{d}")
-    {
+    if own_ip.is_some_and(|ip| names_ip(name, ip)) {
         return true;
     }
     names.iter().any(|n| {
@@ -105,6 +99,34 @@ pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[Stri
         let n = n.strip_suffix('.').unwrap_or(n);
         !n.is_empty() && n.eq_ignore_ascii_case(name)
     })
+}
+
+/// Whether `text` is `ip` written as `a.b.c.d` in plain decimal (no leading zeros): that text
+/// is made on the stack, not formatted on the heap for every request.
+fn names_ip(text: &str, ip: [u8; 4]) -> bool {
+    let mut buf = [0u8; 15];
+    let mut n = 0;
+    for (i, &octet) in ip.iter().enumerate() {
+        let digits = [octet / 100, octet / 10 % 10, octet % 10];
+        let skip = if octet >= 100 {
+            0
+        } else if octet >= 10 {
+            1
+        } else {
+            2
+        };
+        let dot = (i > 0).then_some(b'.');
+        for b in dot
+            .into_iter()
+            .chain(digits[skip..].iter().map(|d| b'0' + d))
+        {
+            if let Some(slot) = buf.get_mut(n) {
+                *slot = b;
+            }
+            n += 1;
+        }
+    }
+    buf.get(..n) == Some(text.as_bytes())
 }
 
 /// An empty tail or `:<digits>`.
@@ -181,6 +203,28 @@ mod tests {
         assert!(!host_ok(Some("indy"), ip, &[]));
         // An empty configured name matches nothing.
         assert!(!host_ok(Some("."), ip, &[String::new()]));
+    }
+
+    #[test]
+    fn only_the_plain_decimal_form_names_the_address() {
+        let ip = [192, 168, 1, 20];
+        assert!(names_ip("192.168.1.20", ip));
+        assert!(names_ip("0.0.0.0", [0; 4]));
+        assert!(names_ip("255.255.255.255", [255; 4]));
+        for bad in [
+            "192.168.1.2",
+            "192.168.1.200",
+            "192.168.01.20",
+            "192.168.1.20.",
+            "192.168.1",
+            "192.168.1.20.1",
+            "192.168..20",
+            "192.168.+1.20",
+            "192.168.1.020",
+            "",
+        ] {
+            assert!(!names_ip(bad, ip), "{bad}");
+        }
     }
 
     #[test]

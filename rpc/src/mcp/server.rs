@@ -10,6 +10,7 @@ use super::limits::{Calls, ClientWindows, Key};
 use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
 use super::reply;
+use super::request::Head;
 use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
@@ -59,13 +60,23 @@ pub struct McpServer<C: 'static> {
     pub(crate) tasks: super::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
     pub(crate) subscriptions: Subscriptions<C>,
+    /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
+    /// The only copy (the config's is moved out), so the text costs no heap twice.
+    pub(crate) instructions_json: Option<Box<[u8]>>,
 }
 
 impl<C: 'static> McpServer<C> {
     /// A server with no tools, resources or prompts yet.
-    pub fn new(config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
+    pub fn new(mut config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
         let mut tools = ToolRegistry::default();
         tools.set_policy(config.policy.clone());
+        let instructions_json = config.instructions.take().map(|text| {
+            let mut out = Vec::with_capacity(text.len() + 2);
+            out.push(b'"');
+            crate::jsonrpc::escape_str(&text, &mut out);
+            out.push(b'"');
+            out.into_boxed_slice()
+        });
         McpServer {
             config,
             ctx,
@@ -81,6 +92,7 @@ impl<C: 'static> McpServer<C> {
             answers: Rc::new(RefCell::new(Answers::default())),
             tasks: super::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
+            instructions_json,
         }
     }
 
@@ -167,9 +179,18 @@ impl<C: 'static> McpServer<C> {
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
     /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
     pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        self.check_origin(headers)?;
+        self.authorize_head(&Head::of(headers))
+    }
+
+    fn authorize_head(&self, head: &Head<'_>) -> Result<(), Response> {
+        self.check_origin(head)?;
+        self.check_token(head)
+    }
+
+    /// The bearer-token check: `Err` is the 401 (with `WWW-Authenticate`) to send.
+    fn check_token(&self, head: &Head<'_>) -> Result<(), Response> {
         if let Some(token) = &self.config.token
-            && !bearer_ok(token, headers.get("Authorization"))
+            && !bearer_ok(token, head.authorization())
         {
             let mut r = reply::error(
                 401,
@@ -184,13 +205,13 @@ impl<C: 'static> McpServer<C> {
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
     /// machine (see `security::host_ok`). Both refusals are 403 with a body saying which.
-    fn check_origin(&self, headers: &Headers) -> Result<(), Response> {
-        let refused = match headers.get("Origin") {
+    fn check_origin(&self, head: &Head<'_>) -> Result<(), Response> {
+        let refused = match head.origin() {
             Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
                 Some("Forbidden: Origin not allowed")
             }
             Some(_) => None,
-            None if !host_ok(headers.get("Host"), self.config.own_ip, &self.config.hosts) => Some(
+            None if !host_ok(head.host(), self.config.own_ip, &self.config.hosts) => Some(
                 "Forbidden: Host not allowed (use the machine's IP address, localhost, \
                  or a name listed in mcp.hosts)",
             ),
@@ -229,7 +250,8 @@ impl<C: 'static> McpServer<C> {
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let limits = self.config.limits;
-        self.check_origin(headers)?;
+        let head = Head::of(headers);
+        self.check_origin(&head)?;
         if self.config.token.is_some()
             && self
                 .auth_failures
@@ -253,7 +275,8 @@ impl<C: 'static> McpServer<C> {
             r.headers.push("Retry-After", "1");
             return Err(r);
         }
-        let verdict = self.authorize(headers);
+        // The Origin passed above: only the token is left to check.
+        let verdict = self.check_token(&head);
         if let Err(r) = &verdict
             && r.status == 401
         {
@@ -289,7 +312,8 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
-        if let Err(refused) = self.authorize(headers) {
+        let head = Head::of(headers);
+        if let Err(refused) = self.authorize_head(&head) {
             // Reached only by callers that skip `admit` (harnesses): `admit` refused it first.
             if refused.status == 401 {
                 self.audit_auth(peer, now_ms, auth_failure(headers));
@@ -305,15 +329,22 @@ impl<C: 'static> McpServer<C> {
             self.forget_subscriptions(serial);
         }
         match method {
-            Method::Post => self.post(headers, body, peer, now_ms),
+            Method::Post => self.post(headers, &head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
             Method::Get => self.get(headers, now_ms),
             _ => reply::not_allowed("GET, POST, DELETE"),
         }
     }
 
-    fn post(&mut self, headers: &Headers, body: &[u8], peer: Peer, now_ms: u64) -> Response {
-        if let Some(ct) = headers.get("Content-Type") {
+    fn post(
+        &mut self,
+        headers: &Headers,
+        head: &Head<'_>,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Some(ct) = head.content_type() {
             let main = ct.split(';').next().unwrap_or("").trim();
             if !main.eq_ignore_ascii_case("application/json") {
                 let err = RpcError::new(
@@ -341,8 +372,8 @@ impl<C: 'static> McpServer<C> {
             Incoming::Single(Ok(m)) => Some(m),
             _ => None,
         };
-        if is_modern(first, headers) {
-            self.modern(incoming, headers, peer, now_ms)
+        if is_modern(first, head) {
+            self.modern(incoming, headers, head, peer, now_ms)
         } else {
             self.legacy(incoming, headers, peer, now_ms)
         }
@@ -398,23 +429,69 @@ fn auth_failure(headers: &Headers) -> AuthFailure {
 /// The modern era is recognised by its envelope; without one, `initialize`, a session id
 /// or a legacy version header mean legacy, and anything else is judged as modern (so a bare
 /// request learns which `_meta` keys it lacks).
-fn is_modern(msg: Option<&Message>, headers: &Headers) -> bool {
-    if let Some(m) = msg {
-        let meta = m
-            .params()
+fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
+    let initialize = msg.is_some_and(|m| m.method() == Some("initialize"));
+    let version = head.version().map(str::trim);
+    let legacy_head =
+        head.session().is_some() || version.is_some_and(|v| LEGACY_VERSIONS.contains(&v));
+    // Nothing says legacy: modern, whatever the envelope (so `_meta` need not be looked at).
+    if !initialize && !legacy_head {
+        return true;
+    }
+    msg.is_some_and(|m| {
+        m.params()
             .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
-        if meta.is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
-        {
-            return true;
-        }
-        if m.method() == Some("initialize") {
-            return false;
+            .and_then(Value::as_object)
+            .is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Head, LEGACY_VERSIONS, MODERN_VERSION, is_modern};
+    use crate::http::Headers;
+    use crate::jsonrpc::{Incoming, Message, parse};
+
+    fn message(method: &str, meta: bool) -> Message {
+        let params = if meta {
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
+        } else {
+            "{}"
+        };
+        let body =
+            alloc::format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        match parse(body.as_bytes()) {
+            Ok(Incoming::Single(Ok(m))) => m,
+            other => panic!("{other:?}"),
         }
     }
-    if headers.get("Mcp-Session-Id").is_some() {
-        return false;
+
+    #[test]
+    fn the_era_is_the_envelope_s_else_what_the_head_says() {
+        for meta in [false, true] {
+            for method in ["initialize", "tools/list"] {
+                for session in [false, true] {
+                    for version in [None, Some(LEGACY_VERSIONS[0]), Some(MODERN_VERSION)] {
+                        let mut h = Headers::default();
+                        if session {
+                            h.push("Mcp-Session-Id", "s");
+                        }
+                        if let Some(v) = version {
+                            h.push("MCP-Protocol-Version", v);
+                        }
+                        let m = message(method, meta);
+                        let legacy = method == "initialize"
+                            || session
+                            || version == Some(LEGACY_VERSIONS[0]);
+                        let want = meta || !legacy;
+                        let case = (meta, method, session, version);
+                        assert_eq!(is_modern(Some(&m), &Head::of(&h)), want, "{case:?}");
+                        // Without a single message (a batch) only the head counts.
+                        let bare = !session && version != Some(LEGACY_VERSIONS[0]);
+                        assert_eq!(is_modern(None, &Head::of(&h)), bare, "{case:?}");
+                    }
+                }
+            }
+        }
     }
-    let version = headers.get("MCP-Protocol-Version").map(str::trim);
-    !version.is_some_and(|v| LEGACY_VERSIONS.contains(&v))
 }

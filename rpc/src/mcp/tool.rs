@@ -165,6 +165,8 @@ pub enum StreamKind {
 
 /// One content block of a tool result.
 pub enum Content<C> {
+    /// `{"type":"text","text":…}`, kept as its text: written straight into the answer.
+    Text(String),
     /// A complete block, already in its JSON form (see the constructors).
     Block(Value),
     /// A block whose text or data is streamed from a source.
@@ -173,7 +175,7 @@ pub enum Content<C> {
 
 impl<C> Content<C> {
     pub fn text(text: impl Into<String>) -> Self {
-        Content::Block(json!({"type": "text", "text": text.into()}))
+        Content::Text(text.into())
     }
 
     /// An image from raw bytes (base64-encoded here).
