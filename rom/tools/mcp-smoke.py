@@ -177,6 +177,10 @@ def main():
     ap.add_argument("--save-screen", metavar="DIR", default=None,
                     help="also write the full-size screen.capture PNG (DIR/capture.png) and "
                          "GET /screen.bmp (DIR/screen.bmp), for comparing with another view")
+    ap.add_argument("--clock-within", type=int, metavar="SECONDS", default=None,
+                    help="the machine's date (status.unix_time, from its RTC) must be within "
+                         "SECONDS of this host's clock, in UTC or in the host's local time "
+                         "(an emulator may set the RTC to either)")
     ap.add_argument("--reset", action="store_true",
                     help="last, system.reset and wait until the same build answers again")
     opts = ap.parse_args()
@@ -226,7 +230,16 @@ def main():
 
     def status():
         s, _ = c.ok("status", {})
-        return f"uptime {s['uptime_ms']} ms, ip {s['ip']}"
+        detail = f"uptime {s['uptime_ms']} ms, ip {s['ip']}"
+        if opts.clock_within is not None:
+            now = time.time()
+            off = min(abs(s["unix_time"] - now),
+                      abs(s["unix_time"] - (now + time.localtime().tm_gmtoff)))
+            if off > opts.clock_within:
+                raise Failure(f"the machine's date {s['date']} is {off:.0f} s from this host's "
+                              f"clock (at most {opts.clock_within})")
+            detail += f", date {s['date']} ({off:.0f} s from the host's)"
+        return detail
 
     def build_identity():
         # Which build answers: the id in status and serverInfo, the digest the kernel verified.
