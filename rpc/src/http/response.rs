@@ -227,7 +227,12 @@ pub fn close_chunk(out: &mut Vec<u8>, chunk: OpenChunk) {
         width += 1;
     }
     let mut n = len;
-    for d in out.get_mut(at..at + digits).unwrap_or_default().iter_mut().rev() {
+    for d in out
+        .get_mut(at..at + digits)
+        .unwrap_or_default()
+        .iter_mut()
+        .rev()
+    {
         *d = HEX.get(n % 16).copied().unwrap_or(b'0');
         n /= 16;
     }
@@ -398,7 +403,14 @@ mod tests {
 
     #[test]
     fn chunks_are_framed_in_place_at_any_size() {
-        for (max, len) in [(26, 26), (4096, 26), (4096, 4096), (16, 300), (0, 1), (1, 0)] {
+        for (max, len) in [
+            (26, 26),
+            (4096, 26),
+            (4096, 4096),
+            (16, 300),
+            (0, 1),
+            (1, 0),
+        ] {
             let mut out = b"head".to_vec();
             let chunk = open_chunk(&mut out, max);
             out.extend(core::iter::repeat_n(b'x', len));
