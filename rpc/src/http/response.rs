@@ -211,20 +211,21 @@ pub fn open_chunk(out: &mut Vec<u8>, max: usize) -> OpenChunk {
 }
 
 /// Ends the chunk with the data appended since [`open_chunk`]; no data leaves nothing (an
-/// empty chunk would end the body). A size shorter than the room moves the data back over
-/// the spare digits: that only happens to data under a sixteenth of the room.
+/// empty chunk would end the body). A size of another width than the room moves the data to
+/// fit: that only happens to data under a sixteenth of the room (or beyond the promise).
 pub fn close_chunk(out: &mut Vec<u8>, chunk: OpenChunk) {
-    let OpenChunk { at, mut width } = chunk;
+    let OpenChunk { at, width } = chunk;
     let len = out.len().saturating_sub(at + width + 2);
     if len == 0 {
         out.truncate(at);
         return;
     }
     let digits = hex_width(len);
-    // More data than promised: widen the room (the data moves once).
-    while width < digits {
-        out.insert(at, b'0');
-        width += 1;
+    if digits != width {
+        let end = at + digits + 2 + len;
+        out.resize(end.max(out.len()), 0);
+        out.copy_within(at + width..at + width + 2 + len, at + digits);
+        out.truncate(end);
     }
     let mut n = len;
     for d in out
@@ -235,10 +236,6 @@ pub fn close_chunk(out: &mut Vec<u8>, chunk: OpenChunk) {
     {
         *d = HEX.get(n % 16).copied().unwrap_or(b'0');
         n /= 16;
-    }
-    if digits < width {
-        out.copy_within(at + width.., at + digits);
-        out.truncate(at + digits + 2 + len);
     }
     out.extend_from_slice(b"\r\n");
 }
