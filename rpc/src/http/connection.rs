@@ -122,8 +122,6 @@ pub struct Connection {
     silent: bool,
     /// Since when unsent output has waited without the peer taking any of it.
     out_waiting_since: Option<u64>,
-    /// Reused buffer a stream writes into before it is framed as a chunk.
-    scratch: Vec<u8>,
 }
 
 impl Connection {
@@ -153,7 +151,6 @@ impl Connection {
             authenticated: false,
             silent: true,
             out_waiting_since: None,
-            scratch: Vec::new(),
         }
     }
 
@@ -424,13 +421,13 @@ impl Connection {
                         break false;
                     }
                     let max = room.saturating_sub(overhead).max(1);
-                    self.scratch.clear();
-                    let poll = source.poll(&mut self.scratch, max, now_ms);
-                    let got = self.scratch.len();
-                    if *chunked {
-                        response::write_chunk(&mut self.out, &self.scratch);
-                    } else {
-                        self.out.extend_from_slice(&self.scratch);
+                    // The body is polled straight into the output buffer.
+                    let chunk = chunked.then(|| response::open_chunk(&mut self.out, max));
+                    let before = self.out.len();
+                    let poll = source.poll(&mut self.out, max, now_ms);
+                    let got = self.out.len() - before;
+                    if let Some(chunk) = chunk {
+                        response::close_chunk(&mut self.out, chunk);
                     }
                     match poll {
                         BodyPoll::Data if got > 0 => continue,
@@ -447,7 +444,6 @@ impl Connection {
         };
         if done {
             self.writing = None;
-            self.scratch = Vec::new();
         }
         done
     }

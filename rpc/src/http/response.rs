@@ -14,6 +14,8 @@ use super::parser::{Version, is_tchar};
 /// The interim response sent for `Expect: 100-continue`.
 pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// The terminating chunk of a chunked body (no trailers).
 pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
@@ -175,14 +177,13 @@ pub fn write_head(
 
 /// Appends `n` in `base` (10 or 16, lowercase) without formatting machinery.
 fn write_number(out: &mut Vec<u8>, mut n: usize, base: usize) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     // Enough for a 64-bit number in decimal.
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     loop {
         at -= 1;
         if let Some(d) = buf.get_mut(at) {
-            *d = DIGITS.get(n % base).copied().unwrap_or(b'0');
+            *d = HEX.get(n % base).copied().unwrap_or(b'0');
         }
         n /= base;
         if n == 0 || at == 0 {
@@ -192,16 +193,56 @@ fn write_number(out: &mut Vec<u8>, mut n: usize, base: usize) {
     out.extend_from_slice(buf.get(at..).unwrap_or(&[]));
 }
 
-/// Appends one chunk of a chunked body; empty data writes nothing (an empty chunk would end
-/// the body).
-pub fn write_chunk(out: &mut Vec<u8>, data: &[u8]) {
-    if data.is_empty() {
+/// A chunk being written in place: its data is appended straight after room for its size,
+/// which is filled in when the data is complete, so a streamed body is not built elsewhere
+/// and copied into the output.
+pub struct OpenChunk {
+    at: usize,
+    width: usize,
+}
+
+/// Starts a chunk of at most `max` bytes at the end of `out`.
+pub fn open_chunk(out: &mut Vec<u8>, max: usize) -> OpenChunk {
+    let at = out.len();
+    let width = hex_width(max);
+    out.resize(at + width, b'0');
+    out.extend_from_slice(b"\r\n");
+    OpenChunk { at, width }
+}
+
+/// Ends the chunk with the data appended since [`open_chunk`]; no data leaves nothing (an
+/// empty chunk would end the body). A size of another width than the room moves the data to
+/// fit: that only happens to data under a sixteenth of the room (or beyond the promise).
+pub fn close_chunk(out: &mut Vec<u8>, chunk: OpenChunk) {
+    let OpenChunk { at, width } = chunk;
+    let len = out.len().saturating_sub(at + width + 2);
+    if len == 0 {
+        out.truncate(at);
         return;
     }
-    write_number(out, data.len(), 16);
+    let digits = hex_width(len);
+    if digits != width {
+        let end = at + digits + 2 + len;
+        out.resize(end.max(out.len()), 0);
+        out.copy_within(at + width..at + width + 2 + len, at + digits);
+        out.truncate(end);
+    }
+    let mut n = len;
+    for d in out
+        .get_mut(at..at + digits)
+        .unwrap_or_default()
+        .iter_mut()
+        .rev()
+    {
+        *d = HEX.get(n % 16).copied().unwrap_or(b'0');
+        n /= 16;
+    }
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
+}
+
+/// Hex digits of `n` (at least one).
+fn hex_width(n: usize) -> usize {
+    (usize::BITS - n.leading_zeros()).div_ceil(4).max(1) as usize
 }
 
 /// The plain-text response for a refused request, e.g. `431 Request Header Fields Too
@@ -358,16 +399,29 @@ mod tests {
     }
 
     #[test]
-    fn chunks() {
-        let mut out = Vec::new();
-        write_chunk(&mut out, b"");
-        assert!(out.is_empty());
-        write_chunk(&mut out, &[b'x'; 26]);
-        out.extend_from_slice(LAST_CHUNK);
-        let mut want = b"1a\r\n".to_vec();
-        want.extend_from_slice(&[b'x'; 26]);
-        want.extend_from_slice(b"\r\n0\r\n\r\n");
-        assert_eq!(out, want);
+    fn chunks_are_framed_in_place_at_any_size() {
+        for (max, len) in [
+            (26, 26),
+            (4096, 26),
+            (4096, 4096),
+            (16, 300),
+            (0, 1),
+            (1, 0),
+        ] {
+            let mut out = b"head".to_vec();
+            let chunk = open_chunk(&mut out, max);
+            out.extend(core::iter::repeat_n(b'x', len));
+            close_chunk(&mut out, chunk);
+            out.extend_from_slice(LAST_CHUNK);
+            let mut want = b"head".to_vec();
+            if len > 0 {
+                want.extend_from_slice(format!("{len:x}\r\n").as_bytes());
+                want.extend(core::iter::repeat_n(b'x', len));
+                want.extend_from_slice(b"\r\n");
+            }
+            want.extend_from_slice(b"0\r\n\r\n");
+            assert_eq!(out, want, "max {max} len {len}");
+        }
     }
 
     #[test]
