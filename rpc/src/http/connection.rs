@@ -481,6 +481,7 @@ impl Connection {
         match handler.admit(head, self.peer, now_ms) {
             Ok(admission) => {
                 self.authenticated |= admission == Admission::Authenticated;
+                self.parser.admitted(admission);
                 let expect_continue = self.parser.expects_continue();
                 let body_len = self.parser.announced_body();
                 match self.parser.proceed() {

@@ -147,6 +147,9 @@ pub struct Request {
     pub target: String,
     pub headers: Headers,
     pub body: Vec<u8>,
+    /// How its head got past [`Handler::admit`]: set by the connection that admitted it, so
+    /// the handler need not judge the same head again; `None` for a request built by hand.
+    pub admission: Option<Admission>,
 }
 
 impl Request {
