@@ -1314,6 +1314,8 @@ mod tests {
             }
             fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
                 self.0 += 1;
+                // The handler learns how the head it answers was admitted.
+                assert_eq!(req.admission, Some(Admission::Authenticated));
                 Response::full(200, "text/plain", req.body)
             }
         }
