@@ -172,7 +172,7 @@ fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
         ("Mcp-Method", "server/discover"),
         ("Content-Type", "application/json"),
     ];
-    let mut req = |auth: &str| {
+    let req = |auth: &str| {
         let mut h = fields.to_vec();
         h.push(("Authorization", auth));
         Request {
