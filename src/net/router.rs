@@ -220,6 +220,7 @@ mod tests {
             target: path.into(),
             headers,
             body: Vec::new(),
+            admission: None,
         };
         let peer = Peer {
             addr: [127, 0, 0, 1],
@@ -332,6 +333,7 @@ mod tests {
             target: "/".into(),
             headers: head,
             body: Vec::new(),
+            admission: None,
         };
         let peer = Peer {
             addr: [10, 0, 0, 9],

@@ -477,6 +477,7 @@ impl Connection {
         match handler.admit(head, self.peer, now_ms) {
             Ok(admission) => {
                 self.authenticated |= admission == Admission::Authenticated;
+                self.parser.admitted(admission);
                 let expect_continue = self.parser.expects_continue();
                 let body_len = self.parser.announced_body();
                 match self.parser.proceed() {
@@ -1309,6 +1310,8 @@ mod tests {
             }
             fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
                 self.0 += 1;
+                // The handler learns how the head it answers was admitted.
+                assert_eq!(req.admission, Some(Admission::Authenticated));
                 Response::full(200, "text/plain", req.body)
             }
         }

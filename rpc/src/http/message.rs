@@ -104,6 +104,7 @@ impl Headers {
             headers: self,
             next: 0,
             start: 0,
+            rest: &self.text,
         }
     }
 
@@ -123,6 +124,9 @@ pub struct Fields<'a> {
     next: usize,
     /// Where the next field's name starts.
     start: usize,
+    /// The text from there: each field is split off its front (cheaper than slicing the
+    /// whole text twice a field).
+    rest: &'a str,
 }
 
 impl<'a> Iterator for Fields<'a> {
@@ -130,11 +134,13 @@ impl<'a> Iterator for Fields<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let (name_end, end) = self.headers.ends(self.next)?;
-        let text = &self.headers.text;
-        let name = text.get(self.start..name_end).unwrap_or("");
-        let value = text.get(name_end..end).unwrap_or("");
+        let (name, tail) = self
+            .rest
+            .split_at_checked(name_end.checked_sub(self.start)?)?;
+        let (value, rest) = tail.split_at_checked(end.checked_sub(name_end)?)?;
         self.next += 1;
         self.start = end;
+        self.rest = rest;
         Some((name, value))
     }
 }
@@ -147,6 +153,9 @@ pub struct Request {
     pub target: String,
     pub headers: Headers,
     pub body: Vec<u8>,
+    /// How its head got past [`Handler::admit`]: set by the connection that admitted it, so
+    /// the handler need not judge the same head again; `None` for a request built by hand.
+    pub admission: Option<Admission>,
 }
 
 impl Request {

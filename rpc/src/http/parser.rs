@@ -23,7 +23,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::message::{Headers, Method, Request};
+use super::message::{Admission, Headers, Method, Request};
 use crate::budget::{self, Lease, Pool};
 use alloc::rc::Rc;
 
@@ -207,6 +207,13 @@ impl Parser {
         }
     }
 
+    /// Notes on the request whose head was just reported how the handler admitted it.
+    pub fn admitted(&mut self, admission: Admission) {
+        if let (State::Admit { .. }, Some(p)) = (&self.state, self.pending.as_mut()) {
+            p.request.admission = Some(admission);
+        }
+    }
+
     /// Whether the admitted request asked for `100 Continue` before sending its body.
     pub fn expects_continue(&self) -> bool {
         matches!(
@@ -261,6 +268,7 @@ impl Parser {
             target: String::new(),
             headers: Headers::default(),
             body: Vec::new(),
+            admission: None,
         };
         let request = core::mem::replace(&mut parsed.request, empty);
         self.spare = Some(parsed);
@@ -486,6 +494,7 @@ impl Parser {
                 target: head.target,
                 headers: head.headers,
                 body: Vec::new(),
+                admission: None,
             },
             version: head.version,
             keep_alive: head.keep_alive,

@@ -73,6 +73,7 @@ mod tests {
             target: "/mcp".into(),
             headers: Headers::default(),
             body: Vec::new(),
+            admission: None,
         }
     }
 

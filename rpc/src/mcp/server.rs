@@ -320,6 +320,19 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
+        self.answer(method, headers, &head, body, peer, now_ms)
+    }
+
+    /// Answers an authorized request.
+    fn answer(
+        &mut self,
+        method: &Method,
+        headers: &Headers,
+        head: &Head<'_>,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
         self.touch_streamed_sessions(now_ms);
         for serial in self
             .sessions
@@ -329,7 +342,7 @@ impl<C: 'static> McpServer<C> {
             self.forget_subscriptions(serial);
         }
         match method {
-            Method::Post => self.post(headers, &head, body, peer, now_ms),
+            Method::Post => self.post(headers, head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
             Method::Get => self.get(headers, now_ms),
             _ => reply::not_allowed("GET, POST, DELETE"),
@@ -407,7 +420,13 @@ impl<C: 'static> Handler for McpServer<C> {
         McpServer::admit(self, &head.headers, peer, now_ms)
     }
 
+    /// A request this server's `admit` passed (its Origin and token checked, failures
+    /// counted) is not judged again.
     fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        if req.admission == Some(Admission::Authenticated) {
+            let head = Head::of(&req.headers);
+            return self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+        }
         self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
     }
 }

@@ -161,3 +161,33 @@ fn failed_authentications_are_throttled_per_client_before_the_token_is_checked()
         Some(Admission::Authenticated)
     );
 }
+
+#[test]
+fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
+    use crate::http::{Admission, Handler, Request};
+    let mut s = server_with(config_with_token());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}).to_string();
+    let fields = [
+        ("MCP-Protocol-Version", MODERN_VERSION),
+        ("Mcp-Method", "server/discover"),
+        ("Content-Type", "application/json"),
+    ];
+    let req = |auth: &str| {
+        let mut h = fields.to_vec();
+        h.push(("Authorization", auth));
+        Request {
+            method: Method::Post,
+            target: "/mcp".into(),
+            headers: headers(&h),
+            body: body.clone().into_bytes(),
+            admission: None,
+        }
+    };
+    // Built by hand, without `admit`: the token is checked here.
+    assert_eq!(s.handle(req("Bearer wrong"), PEER, T0).status, 401);
+    let head = req("Bearer hunter2-token");
+    let admission = Handler::admit(&mut s, &head, PEER, T0).ok();
+    assert_eq!(admission, Some(Admission::Authenticated));
+    let admitted = Request { admission, ..head };
+    assert_eq!(s.handle(admitted, PEER, T0).status, 200);
+}
