@@ -2,6 +2,7 @@
 //! in arbitrary pieces, and base64 of binary that arrives in arbitrary pieces.
 
 use crate::jsonrpc::{escape_str, plain_run};
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -75,9 +76,9 @@ pub(crate) struct Base64Stream {
     carried: usize,
     /// Bytes pushed so far.
     seen: usize,
-    /// The pair table, built once [`PAIRS_FROM`] bytes have come (`None` before, or when the
-    /// heap could not spare it: then characters are looked up singly).
-    pairs: Option<Vec<u16>>,
+    /// The shared pair table, taken once [`PAIRS_FROM`] bytes have come (`None` before, or
+    /// while the heap cannot spare it: then characters are looked up singly).
+    pairs: Option<&'static PairTable>,
 }
 
 /// Input from which building the pair table (4,096 entries, ~40,000 instructions) pays for
@@ -88,7 +89,7 @@ impl Base64Stream {
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut input = input;
         if self.seen < PAIRS_FROM && self.seen + input.len() >= PAIRS_FROM {
-            self.pairs = pair_table();
+            self.pairs = shared_pair_table();
         }
         self.seen = self.seen.saturating_add(input.len());
         if self.carried > 0 {
@@ -107,7 +108,7 @@ impl Base64Stream {
         }
         let whole = input.len() / 3 * 3;
         let (now, later) = input.split_at(whole);
-        encode_into(now, out, self.pairs.as_deref());
+        encode_into(now, out, self.pairs);
         self.carry[..later.len()].copy_from_slice(later);
         self.carried = later.len();
     }
@@ -137,16 +138,29 @@ fn groups(w: &[u8; 12]) -> [u32; 4] {
 /// A 24-bit group's four characters as one word, two a lookup in the pair table: one word
 /// store instead of four byte stores.
 #[inline(always)]
-fn quad(t: &[u16; 4096], g: u32) -> [u8; 4] {
+fn quad(t: &PairTable, g: u32) -> [u8; 4] {
     let p = |v: u32| u32::from(t[(v & 0xFFF) as usize]);
     (p(g >> 12) << 16 | p(g)).to_be_bytes()
 }
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// The two characters of every 12-bit value, the first in the high byte; `None` when the heap
-/// cannot spare its 8 KiB.
-fn pair_table() -> Option<Vec<u16>> {
+/// The two characters of every 12-bit value, the first in the high byte.
+type PairTable = [u16; 4096];
+
+/// The one pair table every stream shares: its 8 KiB are taken from the heap the first time a
+/// stream is long enough to need it and kept from then on, so a thousand streams cost one
+/// table. `None` while the heap cannot spare it (the next long stream tries again).
+fn shared_pair_table() -> Option<&'static PairTable> {
+    static TABLE: spin::Once<Box<PairTable>> = spin::Once::new();
+    TABLE
+        .try_call_once(|| pair_table().ok_or(()))
+        .ok()
+        .map(|t| &**t)
+}
+
+/// A new pair table; `None` when the heap cannot spare its 8 KiB.
+fn pair_table() -> Option<Box<PairTable>> {
     let mut t = Vec::new();
     t.try_reserve_exact(4096).ok()?;
     for hi in ALPHABET {
@@ -154,7 +168,7 @@ fn pair_table() -> Option<Vec<u16>> {
             t.push(u16::from(*hi) << 8 | u16::from(*lo));
         }
     }
-    Some(t)
+    t.into_boxed_slice().try_into().ok()
 }
 
 /// The padded base64 (standard alphabet) of `data`: every encoder of the module uses this
@@ -169,7 +183,7 @@ pub fn base64(data: &[u8]) -> String {
 /// Appends the padded base64 of `data` to `out`, a stack buffer at a time: safe code cannot
 /// write into the vector's spare capacity, and filling a stack buffer then copying it costs
 /// what zeroing the room first would, without the zeroing's many small appends.
-pub(crate) fn encode_into(data: &[u8], out: &mut Vec<u8>, pairs: Option<&[u16]>) {
+pub(crate) fn encode_into(data: &[u8], out: &mut Vec<u8>, pairs: Option<&PairTable>) {
     const IN: usize = 48 * 12;
     /// Word-aligned, so that the characters are stored a word at a time.
     #[repr(align(4))]
@@ -186,12 +200,12 @@ pub(crate) fn encode_into(data: &[u8], out: &mut Vec<u8>, pairs: Option<&[u16]>)
 /// Twelve bytes (three big-endian words) become sixteen characters per step, two characters
 /// a lookup when `pairs` (see [`pair_table`]) is given: the loops index arrays over a counted
 /// range, which the size-optimised image keeps inline.
-fn encode_slice(data: &[u8], out: &mut [u8], pairs: Option<&[u16]>) -> usize {
+fn encode_slice(data: &[u8], out: &mut [u8], pairs: Option<&PairTable>) -> usize {
     let c = |v: u32| ALPHABET[(v & 63) as usize];
     let (words, rest) = data.as_chunks::<12>();
     let (outs, _) = out.as_chunks_mut::<16>();
     let steps = words.len().min(outs.len());
-    match pairs.and_then(|t| t.as_chunks::<4096>().0.first()) {
+    match pairs {
         Some(t) => {
             for i in 0..steps {
                 let [g0, g1, g2, g3] = groups(&words[i]);
@@ -324,6 +338,17 @@ mod tests {
                 assert_eq!(String::from_utf8(out).unwrap(), want, "{len}");
             }
         }
+    }
+
+    #[test]
+    fn long_streams_share_one_pair_table() {
+        let data = [7u8; PAIRS_FROM];
+        let (mut a, mut b) = (Base64Stream::default(), Base64Stream::default());
+        let mut out = Vec::new();
+        a.push(&data, &mut out);
+        b.push(&data, &mut out);
+        let (ta, tb) = (a.pairs.expect("a's table"), b.pairs.expect("b's table"));
+        assert!(core::ptr::eq(ta, tb));
     }
 
     #[test]
