@@ -69,9 +69,9 @@ impl Module {
     fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
         let server = &mut self.server;
-        let mut work = self
-            .stack
-            .poll_between(now_ms, |s| server.refill(s, now_ms));
+        // Frames in only: what the sockets have to send goes out once, at the end of the poll,
+        // with the answers the server writes in between.
+        let mut work = self.stack.ingress(now_ms, |s| server.refill(s, now_ms));
         if work {
             // When frames arrive is up to the network, and Count tells it to the cycle.
             self.entropy

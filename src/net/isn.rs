@@ -8,20 +8,22 @@
 //! This `phy` decorator does what RFC 6528 asks, ISN = M + F(local address and port, remote
 //! address and port, secret key), with smoltcp's generator as M: every sequence number the
 //! module sends gets F of its connection added, and every acknowledgment number and SACK edge
-//! it receives gets F taken off, with the TCP checksum adjusted in place (RFC 1624) both ways.
+//! it receives gets F taken off (after its checksum is verified here: smoltcp checks none).
 //! smoltcp keeps working in its own sequence space and never knows. F is the first word of a
 //! ChaCha20 block keyed per boot from the DRBG, with the four-tuple as the nonce: connections
 //! from other ports or addresses tell an observer nothing about it. A key for the whole boot,
 //! as the RFC has it, because a new key would move the sequence space under open connections.
 //!
-//! The TCP checksum of a sent frame is filled in here too, once the offset is in
-//! (`net::tx_checksum`; the Seeq computes none): the headers are walked once for both.
+//! The TCP checksum is handled here too (`net::checksum`; the Seeq computes none): filled in
+//! on a sent frame once the offset is in, verified on a received one before the offset comes
+//! off, so the headers are walked once for both. A received segment whose checksum fails is
+//! dropped before smoltcp sees it, which is what smoltcp does with it after parsing.
 //! A received frame is rewritten in the driver's own copy (`WritableRx`), not copied again.
 //! F is cached per four-tuple in a small direct-mapped table, so a connection computes its
 //! ChaCha20 block about once, not once per segment.
 
+use super::checksum;
 use super::frame::{TCP_HEADER, TcpAt, tcp_segment};
-use super::tx_checksum;
 use crate::hil::nic::WritableRx;
 use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
@@ -44,7 +46,6 @@ const SEQ: usize = 4;
 const ACK: usize = 8;
 const FLAGS: usize = 13;
 const FLAG_ACK: u8 = 0x10;
-const CHECKSUM: usize = 16;
 const OPT_END: u8 = 0;
 const OPT_NOP: u8 = 1;
 const OPT_SACK: u8 = 5;
@@ -96,14 +97,18 @@ impl Offsets {
         };
         let wire = u32::from_be_bytes([field[0], field[1], field[2], field[3]]).wrapping_add(off);
         field.copy_from_slice(&wire.to_be_bytes());
-        tx_checksum::fill(frame, &at);
+        checksum::fill(frame, &at);
     }
 
     /// Takes F off the acknowledgment number and SACK edges of a frame the stack receives.
-    pub fn incoming(&self, frame: &mut [u8]) {
+    /// False for a TCP segment whose checksum fails: the frame is to be dropped.
+    pub fn incoming(&self, frame: &mut [u8]) -> bool {
         let Some(at) = tcp_segment(frame) else {
-            return;
+            return true;
         };
+        if !checksum::holds(frame, &at) {
+            return false;
+        }
         let off = self.of(&tuple(frame, &at, Direction::In)).wrapping_neg();
         let seg = &mut frame[at.tcp..at.end];
         if seg[FLAGS] & FLAG_ACK != 0 {
@@ -111,7 +116,7 @@ impl Offsets {
         }
         let options = usize::from(seg[12] >> 4) * 4;
         if options <= TCP_HEADER || options > seg.len() {
-            return;
+            return true;
         }
         // The options: kind, length, data; NOP and END are one byte. Anything malformed stops
         // the walk (smoltcp drops such a segment anyway).
@@ -137,6 +142,7 @@ impl Offsets {
                 }
             }
         }
+        true
     }
 }
 
@@ -165,21 +171,11 @@ fn tuple(frame: &[u8], at: &TcpAt, dir: Direction) -> FourTuple {
     t
 }
 
-/// Adds `by` to the 32-bit field at `at` of a TCP segment and adjusts its checksum to match:
-/// RFC 1624's HC' = ~(~HC + ~m + m') for each of the field's two 16-bit words. A checksum that
-/// was wrong stays exactly as wrong, so smoltcp still drops a corrupt segment.
+/// Adds `by` to the 32-bit field at `at` of a received TCP segment. Its checksum is left as
+/// it was: it has been verified already, and smoltcp is told not to look at it.
 fn shift(seg: &mut [u8], at: usize, by: u32) {
     let old = u32::from_be_bytes([seg[at], seg[at + 1], seg[at + 2], seg[at + 3]]);
-    let new = old.wrapping_add(by);
-    seg[at..at + 4].copy_from_slice(&new.to_be_bytes());
-    let mut sum = u32::from(!u16::from_be_bytes([seg[CHECKSUM], seg[CHECKSUM + 1]]));
-    for (m, m2) in [(old >> 16, new >> 16), (old & 0xffff, new & 0xffff)] {
-        sum += (!m & 0xffff) + m2;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    seg[CHECKSUM..CHECKSUM + 2].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    seg[at..at + 4].copy_from_slice(&old.wrapping_add(by).to_be_bytes());
 }
 
 /// A `phy::Device` whose TCP sequence numbers on the wire carry each connection's offset.
@@ -220,8 +216,12 @@ impl<T: WritableRx> phy::RxToken for RxToken<'_, T> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
         let offsets = self.offsets;
         self.inner.consume_mut(|frame| {
-            offsets.incoming(frame);
-            f(frame)
+            if offsets.incoming(frame) {
+                f(frame)
+            } else {
+                // smoltcp takes an empty frame as processed and looks no further.
+                f(&[])
+            }
         })
     }
 }
@@ -269,9 +269,9 @@ where
 
     fn capabilities(&self) -> DeviceCapabilities {
         let mut caps = self.inner.capabilities();
-        // Received segments are still checked by smoltcp; sent ones are summed here, after
-        // their sequence number has its offset.
-        caps.checksum.tcp = Checksum::Rx;
+        // Sent segments are summed here after their sequence number has its offset, received
+        // ones verified before it comes off (`Offsets::incoming`): smoltcp does neither.
+        caps.checksum.tcp = Checksum::None;
         caps
     }
 }
@@ -362,9 +362,11 @@ mod tests {
             Some(wire_seq.wrapping_add(10)),
             sack,
         );
-        offsets.incoming(&mut back);
-        let (seq, ack, sack, ok) = parse(&back);
-        assert!(ok);
+        assert!(
+            offsets.incoming(&mut back),
+            "an intact segment goes on to the stack"
+        );
+        let (seq, ack, sack, _) = parse(&back);
         assert_eq!(seq, 77);
         assert_eq!(ack, Some(1010));
         assert_eq!(sack, [Some((1020, 1030)), Some((1040, 1050)), None]);
@@ -396,18 +398,20 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_segment_stays_corrupt_and_other_frames_are_untouched() {
+    fn a_corrupt_segment_is_refused_and_other_frames_are_untouched() {
         let offsets = Offsets::new(KEY);
-        let mut f = frame((PEER, 40001), (MODULE, 7801), 5, Some(9), [None; 3]);
-        f[14 + 20 + 20] ^= 0x40; // a payload bit
-        offsets.incoming(&mut f);
-        assert!(!parse(&f).3, "the adjusted checksum still fails");
+        for at in [14 + 12, 14 + 20 + 8, 14 + 20 + 16, 14 + 20 + 20] {
+            // A source address, acknowledgment, checksum and payload bit.
+            let mut f = frame((PEER, 40001), (MODULE, 7801), 5, Some(9), [None; 3]);
+            f[at] ^= 0x40;
+            assert!(!offsets.incoming(&mut f), "a flipped bit at {at}");
+        }
 
         let mut arp = vec![0u8; 60];
         arp[12] = 0x08;
         arp[13] = 0x06;
         let before = arp.clone();
-        offsets.incoming(&mut arp);
+        assert!(offsets.incoming(&mut arp));
         offsets.outgoing(&mut arp);
         assert_eq!(arp, before);
 
@@ -587,5 +591,49 @@ mod tests {
         let f1 = offset[1].wrapping_sub(plain[1]);
         assert_ne!(f0, 0);
         assert_ne!(f0, f1, "each connection has its own offset");
+    }
+
+    #[test]
+    fn a_segment_whose_checksum_fails_never_reaches_smoltcp() {
+        let (rx, sent) = (Queue::default(), Queue::default());
+        let pipe = Pipe {
+            rx: rx.clone(),
+            tx: Queue::default(),
+            sent: sent.clone(),
+        };
+        let mut dev = IsnOffset::new(pipe, KEY);
+        // The MAC `tcp_frame` addresses its frames to.
+        let mut server = iface(&mut dev, 2, MODULE, 42);
+        let mut ss = SocketSet::new(vec![]);
+        let l = ss.add(tcp_socket());
+        ss.get_mut::<tcp::Socket>(l).listen(7801).unwrap();
+        let syn = TcpRepr {
+            src_port: 40001,
+            dst_port: 7801,
+            control: TcpControl::Syn,
+            seq_number: TcpSeqNumber(100),
+            ack_number: None,
+            window_len: 4096,
+            window_scale: None,
+            max_seg_size: Some(1460),
+            sack_permitted: false,
+            sack_ranges: [None; 3],
+            timestamp: None,
+            payload: &[],
+        };
+        // smoltcp no longer checks the sum itself: a SYN with a flipped window bit would open
+        // a connection if the decorator let it through.
+        let mut bad = tcp_frame(&syn, PEER, MODULE, true);
+        bad[14 + 20 + 14] ^= 0x01;
+        rx.borrow_mut().push_back(bad);
+        server.poll(Instant::from_millis(0), &mut dev, &mut ss);
+        assert_eq!(ss.get::<tcp::Socket>(l).state(), tcp::State::Listen);
+        assert!(sent.borrow().is_empty(), "nothing answers a corrupt SYN");
+
+        rx.borrow_mut()
+            .push_back(tcp_frame(&syn, PEER, MODULE, true));
+        server.poll(Instant::from_millis(1), &mut dev, &mut ss);
+        assert_eq!(ss.get::<tcp::Socket>(l).state(), tcp::State::SynReceived);
+        assert!(!sent.borrow().is_empty(), "the intact SYN is answered");
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod budget;
+pub mod checksum;
 pub mod config;
 pub mod frame;
 pub mod isn;
@@ -12,4 +13,3 @@ pub mod router;
 pub mod server;
 pub mod stack;
 pub mod status_page;
-pub mod tx_checksum;

@@ -155,6 +155,9 @@ struct Slot {
     /// The socket's state when last looked at, and since when it has been in it.
     state: State,
     since_ms: u64,
+    /// Until when the connection waits on a peer that takes none of its output and has
+    /// nothing else to do (`Connection::blocked_until`, kept from the last poll); 0 when not.
+    blocked_until: u64,
 }
 
 /// Counters for status and benchmarks.
@@ -212,6 +215,7 @@ impl HttpServer {
                     fin_seen: false,
                     state: State::Closed,
                     since_ms: 0,
+                    blocked_until: 0,
                 });
             }
         }
@@ -484,12 +488,22 @@ impl HttpServer {
             // A spare slot: nothing to do until `refill` makes it the listener.
             return false;
         };
-        handler.on_port(self.slots[i].port);
-        let state = sockets.get::<tcp::Socket>(handle).state();
+        let sock = sockets.get::<tcp::Socket>(handle);
+        let state = sock.state();
         if state != self.slots[i].state {
             self.slots[i].state = state;
             self.slots[i].since_ms = now_ms;
+        } else if now_ms < self.slots[i].blocked_until
+            && self.slots[i].conn.is_some()
+            && !sock.can_send()
+            && !sock.can_recv()
+        {
+            // A peer that stopped reading: nothing came in, nothing can go out, and the
+            // connection has nothing to do before its next deadline (its read timeout among
+            // them). Polling it would change nothing.
+            return false;
         }
+        handler.on_port(self.slots[i].port);
         let waited = now_ms.saturating_sub(self.slots[i].since_ms);
         if self.slots[i].conn.is_none() {
             match state {
@@ -540,6 +554,7 @@ impl HttpServer {
                     }
                     slot.conn = Some(conn);
                     slot.fin_seen = false;
+                    slot.blocked_until = 0;
                     self.stats.accepted += 1;
                     work = true;
                 }
@@ -570,10 +585,15 @@ impl HttpServer {
         }
 
         // Responses out, as far as the socket's buffer takes them.
+        let mut full = false;
         loop {
             conn.poll(now_ms, handler);
             let out = conn.pending_output();
-            if out.is_empty() || !sock.can_send() {
+            if out.is_empty() {
+                break;
+            }
+            if !sock.can_send() {
+                full = true;
                 break;
             }
             match sock.send_slice(out) {
@@ -589,6 +609,11 @@ impl HttpServer {
             }
         }
 
+        slot.blocked_until = if full {
+            conn.blocked_until().unwrap_or(0)
+        } else {
+            0
+        };
         if conn.is_finished() {
             // A connection given up on (a peer that stopped reading, a lingering close past
             // its bounds) is reset; any other ends with a FIN after its last byte.
@@ -725,6 +750,57 @@ mod tests {
         assert!(!stack.sockets.get::<tcp::Socket>(c).may_recv());
         assert_eq!(server.open_connections(&stack.sockets), 0);
         let _ = instant(0);
+    }
+
+    #[test]
+    fn a_peer_that_stops_reading_is_skipped_until_its_read_timeout_then_reset() {
+        struct Big;
+        impl Handler for Big {
+            fn handle(&mut self, _req: Request, _peer: Peer, _now: u64) -> Response {
+                Response::full(200, "text/plain", alloc::vec![b'b'; 200_000])
+            }
+        }
+        let (mut stack, mut server) = setup(2);
+        let mut now = 0;
+        run(&mut stack, &mut server, &mut now, 2);
+        // A client with a small window that never reads.
+        let rx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
+        let tx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
+        let c = stack.sockets.add(tcp::Socket::new(rx, tx));
+        let cx = stack.iface.context();
+        let sock = stack.sockets.get_mut::<tcp::Socket>(c);
+        sock.connect(cx, IpEndpoint::new(IP.into(), 7801), 40001)
+            .unwrap();
+        run(&mut stack, &mut server, &mut now, 5);
+        stack
+            .sockets
+            .get_mut::<tcp::Socket>(c)
+            .send_slice(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        for _ in 0..40 {
+            now += 1;
+            net_poll(&mut stack, &mut server, now);
+            server.poll(&mut stack.sockets, &mut Big, now);
+            net_poll(&mut stack, &mut server, now);
+        }
+        let slot = server.slots.iter().find(|s| s.conn.is_some()).unwrap();
+        let until = slot.blocked_until;
+        assert!(now < until, "the connection waits on its peer");
+        assert!(until <= now + server.http.idle_timeout_ms);
+        // Until its deadline a poll changes nothing; at it, the peer's read timeout resets it.
+        assert!(!server.poll(&mut stack.sockets, &mut Big, until - 1));
+        net_poll(&mut stack, &mut server, until - 1);
+        let client_state = |stack: &NetStack<Loopback>| stack.sockets.get::<tcp::Socket>(c).state();
+        assert_eq!(client_state(&stack), State::Established);
+        assert!(server.poll(&mut stack.sockets, &mut Big, until));
+        net_poll(&mut stack, &mut server, until);
+        net_poll(&mut stack, &mut server, until);
+        assert_eq!(
+            client_state(&stack),
+            State::Closed,
+            "reset at the read timeout"
+        );
+        assert_eq!(server.open_connections(&stack.sockets), 0);
     }
 
     fn buffered(server: &HttpServer) -> usize {

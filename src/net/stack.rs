@@ -62,6 +62,28 @@ impl<D: Device> NetStack<D> {
     pub fn poll_between(
         &mut self,
         now_ms: u64,
+        between: impl FnMut(&mut SocketSet<'static>),
+    ) -> bool {
+        let mut changed = self.ingress(now_ms, between);
+        let now = instant(now_ms);
+        while self
+            .iface
+            .poll_egress(now, &mut self.device, &mut self.sockets)
+            == PollResult::SocketStateChanged
+        {
+            changed = true;
+        }
+        self.poll_dhcp();
+        changed
+    }
+
+    /// Received frames into the sockets only, calling `between` after each as
+    /// [`NetStack::poll_between`] does. Sending is left to a later `poll_between`: each egress
+    /// pass visits every socket, so a poll that answers what it received sends once, after
+    /// the answer is in the socket.
+    pub fn ingress(
+        &mut self,
+        now_ms: u64,
         mut between: impl FnMut(&mut SocketSet<'static>),
     ) -> bool {
         let now = instant(now_ms);
@@ -78,14 +100,6 @@ impl<D: Device> NetStack<D> {
             }
             between(&mut self.sockets);
         }
-        while self
-            .iface
-            .poll_egress(now, &mut self.device, &mut self.sockets)
-            == PollResult::SocketStateChanged
-        {
-            changed = true;
-        }
-        self.poll_dhcp();
         changed
     }
 

@@ -89,6 +89,17 @@ enum Writing {
 /// tiny chunks; wait for the peer to take more first.
 const MIN_PIECE: usize = 512;
 
+/// The output room a streamed body waits for before it is polled again (while the buffer is
+/// not empty): a piece and, chunked, its framing.
+fn room_for_piece(chunked: bool, cap: usize) -> usize {
+    let overhead = if chunked {
+        CHUNK_OVERHEAD + LAST_CHUNK.len()
+    } else {
+        0
+    };
+    overhead + MIN_PIECE.min(cap / 2).max(1)
+}
+
 /// The discarding after an early error (see [`Config::linger_ms`]).
 struct Linger {
     until_ms: u64,
@@ -267,6 +278,38 @@ impl Connection {
         }
     }
 
+    /// For a connection whose output waits on a socket that takes none of it: until when
+    /// [`Connection::poll`] changes nothing as long as no byte arrives and none is sent (the
+    /// earliest of the peer's read timeout, a lingering close's end and the request's
+    /// deadline). None when a poll may do more (a streamed body with room to fill, a held
+    /// request to answer). The server skips such a connection's poll until then.
+    pub fn blocked_until(&self) -> Option<u64> {
+        let since = self.out_waiting_since?;
+        let pending = self.pending();
+        let idle = match &self.writing {
+            _ if self.aborted || pending == 0 => false,
+            Some(Writing::Full { body, pos }) => *pos < body.len(),
+            Some(Writing::Stream { chunked, .. }) => {
+                self.out_room() < room_for_piece(*chunked, self.config.output_buffer)
+            }
+            None => self.closing || self.held.is_empty() || self.out_room() == 0,
+        };
+        if !idle {
+            return None;
+        }
+        let mut until = since.saturating_add(self.config.idle_timeout_ms);
+        if let Some(l) = &self.linger {
+            until = until.min(l.until_ms);
+        }
+        if let Some(start) = self.request_started_ms {
+            until = until.min(match self.body_deadline_ms {
+                Some(deadline) if self.parser.reading_body() => deadline,
+                _ => start.saturating_add(self.config.request_timeout_ms),
+            });
+        }
+        Some(until)
+    }
+
     /// Output waiting to be written to the socket: the output buffer, or once that is empty,
     /// the rest of a complete body.
     pub fn pending_output(&self) -> &[u8] {
@@ -417,7 +460,7 @@ impl Connection {
                 loop {
                     let pending = self.out.len() - self.out_pos;
                     let room = cap.saturating_sub(pending);
-                    if pending > 0 && room < overhead + MIN_PIECE.min(cap / 2).max(1) {
+                    if pending > 0 && room < room_for_piece(*chunked, cap) {
                         break false;
                     }
                     let max = room.saturating_sub(overhead).max(1);
@@ -1380,6 +1423,57 @@ mod tests {
         c.poll(30_000, &mut h);
         assert!(c.is_finished());
         assert!(h.log(0).cancelled);
+    }
+
+    #[test]
+    fn a_blocked_connection_says_until_when_its_polls_change_nothing() {
+        let idle = Config::default().idle_timeout_ms;
+        let stream = || {
+            (
+                conn(),
+                TestHandler::with_script(vec![Some(vec![b'z'; 100_000])]),
+            )
+        };
+        let (mut c, mut h) = stream();
+        assert_eq!(c.blocked_until(), None, "nothing to send");
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 5, &mut h);
+        c.poll(5, &mut h);
+        let until = c.blocked_until().expect("the output buffer is full");
+        assert_eq!(until, 5 + idle, "the peer's read timeout");
+        let before = c.pending_output().to_vec();
+        c.poll(until - 1, &mut h);
+        assert_eq!(c.pending_output(), before);
+        assert_eq!(c.blocked_until(), Some(until));
+        c.poll(until, &mut h);
+        assert!(
+            c.is_finished(),
+            "the read timeout fires at the time it named"
+        );
+
+        // Room for another piece: the stream is polled again, no skipping until it is full.
+        let (mut c, mut h) = stream();
+        c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        c.poll(0, &mut h);
+        c.mark_sent(4096, 1);
+        assert_eq!(c.blocked_until(), None);
+        c.poll(1, &mut h);
+        assert_eq!(c.blocked_until(), Some(1 + idle));
+
+        // A complete body waits too; a lingering close ends sooner than the read timeout.
+        let (mut c, mut h) = (conn(), TestHandler::default());
+        c.recv(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+        c.poll(0, &mut h);
+        assert_eq!(c.blocked_until(), Some(idle));
+        let mut c = conn();
+        c.recv(
+            b"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n",
+            0,
+            &mut h,
+        );
+        c.poll(0, &mut h);
+        let linger = Config::default().linger_ms;
+        assert!(linger < idle);
+        assert_eq!(c.blocked_until(), Some(linger));
     }
 
     #[test]

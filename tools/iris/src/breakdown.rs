@@ -75,7 +75,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         "TCP/IP + checksum",
         &[
             "smoltcp::",
-            "net::tx_checksum",
+            "net::checksum",
             "irix7_kmem::csum::",
             "irix7_mcp::net::frame",
             "irix7_mcp::net::isn",
@@ -218,7 +218,7 @@ mod tests {
                 "smoltcp::socket::tcp::Socket::dispatch",
                 "TCP/IP + checksum",
             ),
-            ("irix7_mcp::net::tx_checksum::sum", "TCP/IP + checksum"),
+            ("irix7_mcp::net::checksum::sum", "TCP/IP + checksum"),
             ("irix7_kmem::csum::ones_sum", "TCP/IP + checksum"),
             ("irix7_kmem::copy_forward", "copies"),
             ("irix7_mcp::drivers::seeq::Seeq::transmit", "driver + DMA"),

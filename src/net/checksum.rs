@@ -1,8 +1,9 @@
-//! The TCP checksum of outgoing frames, filled in by the `net::isn` decorator (which tells
-//! smoltcp it offloads it) right after it gives the sequence number its offset. Every payload
-//! byte the module sends passes through this sum; `irix7_kmem::ones_sum` sums aligned 32-bit
-//! words with an end-around carry, a fraction of the R4400 instructions per byte of smoltcp's
-//! generic 16-bit loop.
+//! The TCP checksum, on the module's side of the `net::isn` decorator (which tells smoltcp the
+//! device handles it both ways): filled in on a sent frame right after its sequence number
+//! gets its offset, and verified on a received one before smoltcp sees it. Every payload byte
+//! passes through one of these sums; `irix7_kmem::ones_sum` sums aligned 32-bit words with an
+//! end-around carry, a fraction of the R4400 instructions per byte of smoltcp's generic
+//! 16-bit loop.
 
 use super::frame::TcpAt;
 use irix7_kmem::ones_sum;
@@ -14,13 +15,24 @@ const TCP_CHECKSUM: usize = 16;
 /// Fills in the TCP checksum of the segment at `at` of an Ethernet + IPv4 frame (as
 /// `frame::tcp_segment` found it).
 pub fn fill(frame: &mut [u8], at: &TcpAt) {
-    let mut sum = u32::from(PROTO_TCP) + at.tcp_len() as u32;
-    sum = ones_sum(sum, &frame[at.ip + 12..at.ip + 20]);
+    let sum = pseudo_header(frame, at);
     let segment = &mut frame[at.tcp..at.end];
     segment[TCP_CHECKSUM] = 0;
     segment[TCP_CHECKSUM + 1] = 0;
     let c = !fold(ones_sum(sum, segment));
     segment[TCP_CHECKSUM..TCP_CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Whether the received segment at `at` sums to all ones with its pseudo-header: the test
+/// smoltcp's `TcpRepr::parse` makes, over the same bytes (the IPv4 payload).
+pub fn holds(frame: &[u8], at: &TcpAt) -> bool {
+    fold(ones_sum(pseudo_header(frame, at), &frame[at.tcp..at.end])) == 0xffff
+}
+
+/// The pseudo-header's sum: protocol, TCP length, source and destination addresses.
+fn pseudo_header(frame: &[u8], at: &TcpAt) -> u32 {
+    let sum = u32::from(PROTO_TCP) + at.tcp_len() as u32;
+    ones_sum(sum, &frame[at.ip + 12..at.ip + 20])
 }
 
 /// Folds a 32-bit one's complement sum to 16 bits.
@@ -82,6 +94,29 @@ mod tests {
         let mut got = frame(&big, false);
         fill_tcp_checksum(&mut got);
         assert_eq!(got, frame(&big, true));
+    }
+
+    #[test]
+    fn holds_where_smoltcp_would_accept_the_segment() {
+        for len in [0, 1, 2, 3, 17, 80, 1460] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 91 + 3) as u8).collect();
+            let good = frame(&payload, true);
+            let at = tcp_segment(&good).unwrap();
+            assert!(holds(&good, &at), "payload of {len} bytes");
+            // Every bit the sum covers: the addresses, the TCP header and the payload.
+            for byte in (14 + 12..14 + 20).chain(at.tcp..at.end) {
+                let mut bad = good.clone();
+                bad[byte] ^= 0x08;
+                assert!(!holds(&bad, &at), "a flipped bit in byte {byte} of {len}");
+            }
+        }
+        // A fragment's payload is judged as the whole segment smoltcp takes it for.
+        let mut fragment = frame(b"hello", true);
+        fragment[14 + 6] = 0x20; // more fragments
+        let at = tcp_segment(&fragment).unwrap();
+        assert!(holds(&fragment, &at));
+        fragment[at.end - 1] ^= 1;
+        assert!(!holds(&fragment, &at));
     }
 
     #[test]
