@@ -122,7 +122,18 @@ pub struct Connection {
     silent: bool,
     /// Since when unsent output has waited without the peer taking any of it.
     out_waiting_since: Option<u64>,
+    /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
+    /// request as [`super::Request::answer`].
+    answer: Vec<u8>,
 }
+
+/// The most room of a sent answer a connection keeps for the next (a status page, a small
+/// tool result); a bigger answer gives its memory back.
+const KEPT_ANSWER: usize = 4096;
+
+/// What a connection keeps between requests outside any pool, at most: the parser's recycled
+/// request and an answer's room.
+pub const KEPT: usize = super::parser::KEPT + KEPT_ANSWER;
 
 impl Connection {
     /// A connection whose request bodies are limited only by [`Limits::body`].
@@ -151,6 +162,7 @@ impl Connection {
             authenticated: false,
             silent: true,
             out_waiting_since: None,
+            answer: Vec::new(),
         }
     }
 
@@ -293,7 +305,9 @@ impl Connection {
                 let sent = *pos >= body.len();
                 self.out_waiting_since = (!sent).then_some(now_ms);
                 if sent {
-                    self.writing = None;
+                    if let Some(Writing::Full { body, .. }) = self.writing.take() {
+                        self.keep_answer(body);
+                    }
                 }
             }
             return;
@@ -370,6 +384,14 @@ impl Connection {
 
     fn out_room(&self) -> usize {
         self.config.output_buffer.saturating_sub(self.pending())
+    }
+
+    /// Keeps a sent answer's room for the next request's answer, if it is small.
+    fn keep_answer(&mut self, mut body: Vec<u8>) {
+        if body.capacity() <= KEPT_ANSWER && self.answer.capacity() == 0 {
+            body.clear();
+            self.answer = body;
+        }
     }
 
     fn cancel_stream(&mut self) {
@@ -502,7 +524,9 @@ impl Connection {
                     self.request_started_ms = None;
                     let head = parsed.request.method == Method::Head;
                     let keep_alive = parsed.keep_alive && !self.peer_closed;
-                    self.start(resp, head, parsed.version, keep_alive);
+                    let version = parsed.version;
+                    self.parser.recycle(parsed);
+                    self.start(resp, head, version, keep_alive);
                 }
                 _ => self.reject(resp, now_ms),
             },
@@ -513,16 +537,22 @@ impl Connection {
         }
     }
 
-    fn dispatch(&mut self, parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
+    fn dispatch(&mut self, mut parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
         self.request_started_ms = None;
         self.body_deadline_ms = None;
         // The body stays charged to the request budget until the handler is done with it.
-        let _lease = self.parser.take_lease();
+        let lease = self.parser.take_lease();
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed;
-        let request = self.parser.recycle(parsed);
-        let resp = handler.handle(request, self.peer, now_ms);
+        parsed.request.answer = mem::take(&mut self.answer);
+        let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
+        drop(lease);
+        // Room the handler did not take stays for the next answer.
+        if self.answer.capacity() == 0 {
+            self.answer = mem::take(&mut parsed.request.answer);
+        }
+        self.parser.recycle(parsed);
         self.start(resp, head, version, keep_alive);
     }
 
@@ -530,7 +560,7 @@ impl Connection {
     fn refuse(&mut self, status: u16, message: &str, now_ms: u64) {
         let mut resp = response::error(status, message);
         if status == 503 {
-            resp.headers.push("Retry-After", "1");
+            resp.headers.push_static("Retry-After", "1");
         }
         self.reject(resp, now_ms);
     }
@@ -583,7 +613,11 @@ impl Connection {
                 source.cancel();
                 None
             }
-            Body::Full(_) | Body::Empty => None,
+            Body::Full(body) => {
+                self.keep_answer(body);
+                None
+            }
+            Body::Empty => None,
         };
         if close {
             self.closing = true;
@@ -689,7 +723,7 @@ mod tests {
     }
 
     impl Handler for TestHandler {
-        fn handle(&mut self, req: Request, peer: Peer, _now: u64) -> Response {
+        fn handle(&mut self, req: &mut Request, peer: Peer, _now: u64) -> Response {
             assert_eq!(peer, PEER);
             self.seen.push(req.target.clone());
             match req.path() {
@@ -1271,8 +1305,8 @@ mod tests {
                     _ => Err(Response::full(404, "text/plain", "no")),
                 }
             }
-            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
-                Response::full(200, "text/plain", req.target)
+            fn handle(&mut self, req: &mut Request, _: Peer, _: u64) -> Response {
+                Response::full(200, "text/plain", req.target.clone())
             }
         }
         let mut c = conn();
@@ -1308,11 +1342,11 @@ mod tests {
                     _ => Err(Response::full(401, "text/plain", "who are you")),
                 }
             }
-            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
+            fn handle(&mut self, req: &mut Request, _: Peer, _: u64) -> Response {
                 self.0 += 1;
                 // The handler learns how the head it answers was admitted.
                 assert_eq!(req.admission, Some(Admission::Authenticated));
-                Response::full(200, "text/plain", req.body)
+                Response::full(200, "text/plain", mem::take(&mut req.body))
             }
         }
         let pool = Pool::new("requests", 1 << 20);

@@ -74,6 +74,7 @@ mod tests {
             headers: Headers::default(),
             body: Vec::new(),
             admission: None,
+            answer: Vec::new(),
         }
     }
 
