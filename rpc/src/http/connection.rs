@@ -17,13 +17,16 @@
 //! bodies are pulled only while the bounded output buffer has room. A complete body
 //! (`Body::Full`) is not copied into the output buffer at all: once the head is out,
 //! [`Connection::pending_output`] hands out the body's own bytes (one copy fewer of every
-//! complete answer; a `tools/list` answer is ~20 KB).
+//! complete answer), and the shared bytes of a `Body::Spliced` from where they are kept (a
+//! `tools/list` answer is ~28 KB of listings that are never copied per request).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::message::{Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Response};
+use super::message::{
+    Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Response, Splice,
+};
 use super::parser::{Event, Limits, Parsed, Parser, Version, list};
 use super::response::{self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK};
 use crate::budget::Pool;
@@ -77,12 +80,43 @@ impl Default for Config {
 
 /// A response body being written out.
 enum Writing {
-    /// Sent from `body` itself, after the head in the output buffer; `body[pos..]` is unsent.
-    Full { body: Vec<u8>, pos: usize },
+    /// Sent from its own buffers, after the head in the output buffer.
+    Full(Complete),
     Stream {
         source: Box<dyn BodySource>,
         chunked: bool,
     },
+}
+
+/// A complete body: its own bytes with shared ones perhaps spliced in; `pos` bytes are sent.
+struct Complete {
+    own: Vec<u8>,
+    splice: Option<Splice>,
+    pos: usize,
+}
+
+impl Complete {
+    fn len(&self) -> usize {
+        self.own.len() + self.splice.as_ref().map_or(0, |s| s.bytes().len())
+    }
+
+    /// The unsent bytes of the piece being sent (the own bytes before the splice, the shared
+    /// ones, the own bytes after).
+    fn rest(&self) -> &[u8] {
+        let pos = self.pos;
+        match &self.splice {
+            None => self.own.get(pos..),
+            Some(s) if pos < s.at => self.own.get(pos..s.at),
+            Some(s) => {
+                let shared = s.bytes();
+                match pos.checked_sub(s.at) {
+                    Some(i) if i < shared.len() => shared.get(i..),
+                    _ => self.own.get(pos - shared.len()..),
+                }
+            }
+        }
+        .unwrap_or_default()
+    }
 }
 
 /// Pulling a stream in pieces smaller than this (when the buffer is not empty) would only make
@@ -285,7 +319,7 @@ impl Connection {
         match self.out.get(self.out_pos..) {
             Some(out) if !out.is_empty() => out,
             _ => match &self.writing {
-                Some(Writing::Full { body, pos }) => body.get(*pos..).unwrap_or(&[]),
+                Some(Writing::Full(body)) => body.rest(),
                 _ => &[],
             },
         }
@@ -300,13 +334,13 @@ impl Connection {
         }
         self.last_activity_ms = now_ms;
         if self.out_pos == self.out.len() {
-            if let Some(Writing::Full { body, pos }) = self.writing.as_mut() {
-                *pos += n;
-                let sent = *pos >= body.len();
+            if let Some(Writing::Full(body)) = self.writing.as_mut() {
+                body.pos += n;
+                let sent = body.pos >= body.len();
                 self.out_waiting_since = (!sent).then_some(now_ms);
                 if sent {
-                    if let Some(Writing::Full { body, .. }) = self.writing.take() {
-                        self.keep_answer(body);
+                    if let Some(Writing::Full(body)) = self.writing.take() {
+                        self.keep_answer(body.own);
                     }
                 }
             }
@@ -376,7 +410,7 @@ impl Connection {
     /// Unsent bytes: the output buffer's and a complete body's.
     fn pending(&self) -> usize {
         let body = match &self.writing {
-            Some(Writing::Full { body, pos }) => body.len().saturating_sub(*pos),
+            Some(Writing::Full(body)) => body.len().saturating_sub(body.pos),
             _ => 0,
         };
         self.out.len() - self.out_pos + body
@@ -429,7 +463,7 @@ impl Connection {
         let cap = self.config.output_buffer;
         let done = match self.writing.as_mut() {
             None => return true,
-            Some(Writing::Full { body, pos }) => *pos >= body.len(),
+            Some(Writing::Full(body)) => body.pos >= body.len(),
             Some(Writing::Stream { source, chunked }) => {
                 let overhead = if *chunked {
                     CHUNK_OVERHEAD + LAST_CHUNK.len()
@@ -602,9 +636,16 @@ impl Connection {
             connection,
         );
         self.writing = match resp.body {
-            Body::Full(body) if plan.send_body && !body.is_empty() => {
-                Some(Writing::Full { body, pos: 0 })
-            }
+            Body::Full(own) if plan.send_body && !own.is_empty() => Some(Writing::Full(Complete {
+                own,
+                splice: None,
+                pos: 0,
+            })),
+            Body::Spliced(own, splice) if plan.send_body => Some(Writing::Full(Complete {
+                own,
+                splice: Some(splice),
+                pos: 0,
+            })),
             Body::Stream(source) if plan.send_body => Some(Writing::Stream {
                 source,
                 chunked: plan.framing == Framing::Chunked,
@@ -613,8 +654,8 @@ impl Connection {
                 source.cancel();
                 None
             }
-            Body::Full(body) => {
-                self.keep_answer(body);
+            Body::Full(own) | Body::Spliced(own, _) => {
+                self.keep_answer(own);
                 None
             }
             Body::Empty => None,
@@ -746,6 +787,28 @@ mod tests {
                     r
                 }
                 "/big" => Response::full(200, "application/octet-stream", vec![b'b'; 50_000]),
+                "/spliced" => {
+                    let shared = Rc::new(b"0123456789".repeat(300));
+                    let splice = Splice {
+                        at: 2,
+                        shared,
+                        range: 5..2005,
+                    };
+                    Response {
+                        status: 200,
+                        headers: Headers::default(),
+                        body: Body::Spliced(b"[<>]".to_vec(), splice),
+                    }
+                }
+                // The answer written into the room the connection lends.
+                "/room" => {
+                    let mut page = mem::take(&mut req.answer);
+                    assert!(page.is_empty());
+                    let at = page.as_ptr() as usize;
+                    page.extend_from_slice(format!("room {}", page.capacity()).as_bytes());
+                    self.seen.push(format!("{at}"));
+                    Response::full(200, "text/plain", page)
+                }
                 _ => {
                     let text = format!(
                         "{} {} {}",
@@ -790,6 +853,54 @@ mod tests {
 
     fn text(b: &[u8]) -> String {
         String::from_utf8_lossy(b).into_owned()
+    }
+
+    #[test]
+    fn a_spliced_body_is_sent_from_its_pieces_in_any_sizes() {
+        let want: Vec<u8> = [&b"[<"[..], &b"0123456789".repeat(300)[5..2005], b">]"].concat();
+        for piece in [1, 7, 1460, 5000] {
+            let mut c = conn();
+            let mut h = TestHandler::default();
+            c.recv(b"GET /spliced HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+            let mut all = Vec::new();
+            loop {
+                c.poll(0, &mut h);
+                let out = c.pending_output();
+                let n = out.len().min(piece);
+                if n == 0 {
+                    break;
+                }
+                all.extend_from_slice(&out[..n]);
+                c.mark_sent(n, 0);
+            }
+            let r = replies(&all);
+            assert_eq!(r.len(), 1);
+            assert_eq!(r[0].header("content-length"), Some("2004"));
+            assert_eq!(r[0].body, want, "pieces of {piece}");
+            assert!(!c.is_finished());
+        }
+    }
+
+    #[test]
+    fn a_sent_answer_s_room_is_lent_to_the_next_request_unless_it_is_big() {
+        let mut c = conn();
+        let mut h = TestHandler::default();
+        let get = |c: &mut Connection, h: &mut TestHandler, path: &str| {
+            let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+            c.recv(req.as_bytes(), 0, h);
+            replies(&drain(c, h, 0)).remove(0).body
+        };
+        assert_eq!(get(&mut c, &mut h, "/room"), b"room 0", "no room yet");
+        // The room of the first answer is the second's, and the third's.
+        assert_ne!(get(&mut c, &mut h, "/room"), b"room 0");
+        let second = h.seen.last().cloned();
+        get(&mut c, &mut h, "/room");
+        assert_eq!(h.seen.last().cloned(), second, "the same buffer");
+        // A big answer in between is not kept: the room the small one left is.
+        assert_eq!(get(&mut c, &mut h, "/big").len(), 50_000);
+        assert!(c.answer.capacity() <= KEPT_ANSWER);
+        get(&mut c, &mut h, "/room");
+        assert_eq!(h.seen.last().cloned(), second);
     }
 
     /// A parsed response as a client would see it.

@@ -2,8 +2,10 @@
 //! the handlers above it (the MCP endpoint, the status page). No I/O here.
 
 use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 /// An HTTP request method. Unknown methods are kept so a handler can answer 405 with `Allow`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -354,8 +356,43 @@ pub trait BodySource {
 pub enum Body {
     Empty,
     Full(Vec<u8>),
+    /// A complete body around bytes many answers share (the tool listings): sent from where
+    /// they are kept, never copied into each answer.
+    Spliced(Vec<u8>, Splice),
     /// Sent with chunked transfer coding as it is produced.
     Stream(Box<dyn BodySource>),
+}
+
+/// Shared bytes spliced into an answer's own: the body is the own bytes up to `at`, then
+/// `shared[range]`, then the rest of the own bytes.
+#[derive(Clone)]
+pub struct Splice {
+    pub at: usize,
+    pub shared: Rc<Vec<u8>>,
+    pub range: Range<usize>,
+}
+
+impl Splice {
+    /// The shared bytes it splices in.
+    pub fn bytes(&self) -> &[u8] {
+        self.shared.get(self.range.clone()).unwrap_or_default()
+    }
+}
+
+impl Body {
+    /// A complete body as one buffer (a spliced one copied together): for the few places
+    /// that put answers inside another (a batch).
+    pub fn joined(self) -> Body {
+        match self {
+            Body::Spliced(mut own, splice) => {
+                let tail = own.split_off(splice.at.min(own.len()));
+                own.extend_from_slice(splice.bytes());
+                own.extend_from_slice(&tail);
+                Body::Full(own)
+            }
+            other => other,
+        }
+    }
 }
 
 /// A response as a handler produces it; the HTTP layer adds `Content-Length` or

@@ -66,6 +66,7 @@ pub fn plan(status: u16, head_request: bool, version: Version, body: &Body) -> P
     let framing = match (body, version) {
         (Body::Empty, _) => Framing::Length(0),
         (Body::Full(b), _) => Framing::Length(b.len()),
+        (Body::Spliced(b, s), _) => Framing::Length(b.len() + s.bytes().len()),
         (Body::Stream(_), Version::Http11) => Framing::Chunked,
         (Body::Stream(_), Version::Http10) if head_request => Framing::None,
         (Body::Stream(_), Version::Http10) => Framing::UntilClose,
