@@ -8,8 +8,9 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 /// An HTTP request method. Unknown methods are kept so a handler can answer 405 with `Allow`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Method {
+    #[default]
     Get,
     Head,
     Post,
@@ -160,12 +161,11 @@ impl Headers {
             .map(|(_, v)| v)
     }
 
-    /// The first value of a [`Field`], found without comparing names (see [`Headers::get`]).
+    /// The first value of a [`Field`] a request sent, found without comparing names (see
+    /// [`Headers::get`]; a response's fixed fields, [`Headers::push_static`], are not looked
+    /// up here). Not inlined: a caller looks up several, and one copy of the lookup is enough.
+    #[inline(never)]
     pub fn field(&self, field: Field) -> Option<&str> {
-        let statics = self.statics.get(..self.statics_len).unwrap_or_default();
-        if let Some((_, v)) = statics.iter().find(|(n, _)| is_field(n, field.name())) {
-            return Some(v);
-        }
         match self.first.get(field as usize).copied().unwrap_or(0) {
             // Past what the index holds only a search finds the first.
             0 if self.inline_len + self.more.len() >= usize::from(u16::MAX) => {
@@ -311,7 +311,7 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 /// One complete request: the body has been received in full (and de-chunked).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Request {
     pub method: Method,
     /// The request target as sent: path plus optional `?query`.
@@ -406,12 +406,19 @@ pub struct Response {
 impl Response {
     /// A response with a complete body and its content type.
     pub fn full(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Self {
+        Self::complete(status, content_type, body.into())
+    }
+
+    /// [`Response::full`] once the body is a buffer: one copy in the image, not one per
+    /// place that answers.
+    #[inline(never)]
+    fn complete(status: u16, content_type: &'static str, body: Vec<u8>) -> Self {
         let mut headers = Headers::default();
         headers.push_static("Content-Type", content_type);
         Response {
             status,
             headers,
-            body: Body::Full(body.into()),
+            body: Body::Full(body),
         }
     }
 
@@ -527,7 +534,12 @@ mod tests {
                 ("Retry-After", "1"),
             ]
         );
-        assert_eq!(h.field(Field::ContentType), Some("application/json"));
+        assert_eq!(
+            h.field(Field::ContentType),
+            None,
+            "a fixed field is not looked up"
+        );
+        assert_eq!(h.get("content-type"), Some("application/json"));
         assert_eq!(h.get("retry-after"), Some("1"));
         let mut same = Headers::default();
         for (n, v) in all {

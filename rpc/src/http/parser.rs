@@ -19,11 +19,10 @@
 //!   `Content-Length` together with `Transfer-Encoding`, `Transfer-Encoding` on 1.0) → **400**.
 
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::message::{Admission, Field, Headers, Method, Request};
+use super::message::{Admission, Field, Method, Request};
 use crate::budget::{self, Lease, Pool};
 use alloc::rc::Rc;
 
@@ -149,14 +148,10 @@ pub struct Parser {
 /// servers to ignore at least one; some clients send a CRLF after a POST body).
 const MAX_SKIPPED: usize = 8;
 
-/// Room a recycled request keeps for its target, its fields and its body: a usual MCP request
-/// is parsed into it without an allocation; a bigger one gives its room back.
-const KEPT_TARGET: usize = 64;
-const KEPT_FIELDS: usize = 1024;
-const KEPT_BODY: usize = 2048;
-/// What a parser keeps between requests outside any pool, at most (the body's room is not
-/// charged to the request pool when a body reuses it).
-pub const KEPT: usize = KEPT_TARGET + KEPT_FIELDS + KEPT_BODY;
+/// Room a recycled request keeps at most for its target, fields and body together: a usual
+/// MCP request is parsed into it without an allocation; a bigger one gives its room back.
+/// It is held outside any pool (a body that fits in it is not charged to the request pool).
+pub const KEPT: usize = 3 * 1024;
 
 /// How much body memory is reserved up front, whatever `Content-Length` claims: a client that
 /// announces 1 MiB and sends nothing must not pin 1 MiB.
@@ -270,25 +265,16 @@ impl Parser {
     }
 
     /// Takes back a box [`Event::Request`] handed out, once its request was answered: the
-    /// next request is parsed into it, into the room its target, fields and body had (kept
-    /// only up to [`KEPT`], so a big request does not pin its memory).
+    /// next request is parsed into it, into the room its target, fields and body had (unless
+    /// that is over [`KEPT`]: a big request does not pin its memory).
     pub fn recycle(&mut self, mut parsed: Box<Parsed>) {
         let r = &mut parsed.request;
         r.target.clear();
         r.headers.clear();
         r.body.clear();
         r.admission = None;
-        r.answer = Vec::new();
-        if r.target.capacity() > KEPT_TARGET {
-            r.target = String::new();
-        }
-        if r.headers.capacity() > KEPT_FIELDS {
-            r.headers = Headers::default();
-        }
-        if r.body.capacity() > KEPT_BODY {
-            r.body = Vec::new();
-        }
-        self.spare = Some(parsed);
+        let room = r.target.capacity() + r.headers.capacity() + r.body.capacity();
+        self.spare = (room + r.answer.capacity() <= KEPT).then_some(parsed);
     }
 
     /// Forgets a partial request (the peer went away, or its head was refused).
@@ -504,14 +490,7 @@ impl Parser {
         let mut parsed = match self.spare.take() {
             Some(spare) => spare,
             None => Box::new(Parsed {
-                request: Request {
-                    method: Method::Get,
-                    target: String::new(),
-                    headers: Headers::default(),
-                    body: Vec::new(),
-                    admission: None,
-                    answer: Vec::new(),
-                },
+                request: Request::default(),
                 version: Version::Http11,
                 keep_alive: true,
             }),
@@ -922,9 +901,7 @@ mod tests {
         };
         assert_eq!(big.request.body.len(), 3000);
         p.recycle(big);
-        let r = &p.spare.as_ref().unwrap().request;
-        assert!(r.target.capacity() + r.headers.capacity() + r.body.capacity() <= KEPT);
-        assert_eq!((r.target.capacity(), r.body.capacity()), (0, 0));
+        assert!(p.spare.is_none(), "nothing kept");
     }
 
     fn requests(events: Vec<Event>) -> Vec<Parsed> {

@@ -179,8 +179,13 @@ impl<C> ToolRegistry<C> {
             entry.listing = 0..0;
             return;
         }
-        // Written in place unless an answer still shares the old listings.
-        let listings = Rc::make_mut(&mut self.listings);
+        // Written in place; listings an answer still shares are left to it.
+        if Rc::get_mut(&mut self.listings).is_none() {
+            self.listings = Rc::new(self.listings.to_vec());
+        }
+        let Some(listings) = Rc::get_mut(&mut self.listings) else {
+            return;
+        };
         if !listings.is_empty() {
             listings.push(b',');
         }
@@ -205,7 +210,9 @@ impl<C> ToolRegistry<C> {
             let parse = |text| serde_json::from_str(text).unwrap_or(Value::Null);
             self.list(i, parse(def.input_schema), def.output_schema.map(parse));
         }
-        Rc::make_mut(&mut self.listings).shrink_to_fit();
+        if let Some(listings) = Rc::get_mut(&mut self.listings) {
+            listings.shrink_to_fit();
+        }
     }
 
     /// The policy in force.
