@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::mem;
 use rpc::http::{
-    Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route,
+    Admission, Body, BodyPoll, BodySource, Field, Handler, Method, Peer, Request, Response, route,
 };
 use rpc::mcp::McpServer;
 
@@ -55,7 +55,8 @@ impl Router {
         if let Err(resp) = route::allow(req, &[Method::Get]) {
             return resp;
         }
-        let detailed = (req.headers.get("Authorization").is_some() || !self.mcp.token_required())
+        let detailed = (req.headers.field(Field::Authorization).is_some()
+            || !self.mcp.token_required())
             && self.mcp.authorize(&req.headers).is_ok();
         let ctx = self.mcp.context().borrow();
         let access = status_page::Access {
@@ -149,7 +150,7 @@ impl Handler for Router {
             "/" | "/index.html" => {
                 route::allow(head, &[Method::Get])?;
                 route::no_body(head)?;
-                if head.headers.get("Authorization").is_some() {
+                if head.headers.field(Field::Authorization).is_some() {
                     self.mcp.admit(&head.headers, peer, now_ms)
                 } else {
                     Ok(Admission::Anonymous)

@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 use core::mem;
 
 use super::message::{
-    Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Response, Splice,
+    Admission, Body, BodyPoll, BodySource, Field, Handler, Method, Peer, Response, Splice,
 };
 use super::parser::{Event, Limits, Parsed, Parser, Version, list};
 use super::response::{self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK};
@@ -617,9 +617,10 @@ impl Connection {
     fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
         let status = response::final_status(resp.status);
         let plan = response::plan(status, head, version, &resp.body);
-        let handler_close = resp.headers.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case("connection") && list(v).any(|t| t.eq_ignore_ascii_case("close"))
-        });
+        let handler_close = resp
+            .headers
+            .field(Field::Connection)
+            .is_some_and(|v| list(v).any(|t| t.eq_ignore_ascii_case("close")));
         let close = !keep_alive || handler_close || plan.framing == Framing::UntilClose;
         let connection = if close {
             ConnectionHeader::Close

@@ -132,7 +132,10 @@ const FIELDS: [Field; 13] = [
 impl Field {
     /// The field a name is, in any case.
     pub fn of(name: &str) -> Option<Field> {
-        let i = KNOWN.iter().position(|k| is_field(name, k))?;
+        // Most names are compared with one field at most: the length tells the rest apart.
+        let i = KNOWN
+            .iter()
+            .position(|k| k.len() == name.len() && is_field(name, k))?;
         FIELDS.get(i).copied()
     }
 

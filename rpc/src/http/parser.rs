@@ -636,10 +636,17 @@ fn parse_head(
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
+    // A usual head is checked to be UTF-8 once, not value by value.
+    let text = core::str::from_utf8(buf).ok();
     // Each field is recognised once, as it is stored, and judged by what it is.
     for h in req.headers.iter() {
-        let value =
-            core::str::from_utf8(h.value).map_err(|_| err(400, "header value is not UTF-8"))?;
+        let at = (h.value.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        let value = match text.and_then(|t| t.get(at..)?.get(..h.value.len())) {
+            Some(v) => v,
+            None => {
+                core::str::from_utf8(h.value).map_err(|_| err(400, "header value is not UTF-8"))?
+            }
+        };
         match headers.add(h.name, value) {
             Some(Field::Host) => host += 1,
             Some(Field::ContentLength) => {
@@ -1202,6 +1209,22 @@ mod tests {
         assert_eq!(status(b"G\x01T / HTTP/1.1\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: \xff\xfe\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: x\r\nA: b\rc\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn header_values_are_utf8_wherever_they_are_in_the_head() {
+        let (ev, e) =
+            parse(b"GET / HTTP/1.1\r\nHost: x\r\nX: caf\xc3\xa9\r\nY: \xe2\x9c\x93\r\n\r\n");
+        assert_eq!(e, None);
+        let r = requests(ev);
+        assert_eq!(r[0].request.headers.get("x"), Some("caf\u{e9}"));
+        assert_eq!(r[0].request.headers.get("y"), Some("\u{2713}"));
+        // One bad value refuses the head, whether it comes first or last.
+        assert_eq!(status(b"GET / HTTP/1.1\r\nX: \xc3\r\nHost: x\r\n\r\n"), 400);
+        assert_eq!(
+            status(b"GET / HTTP/1.1\r\nHost: x\r\nX: ok\r\nZ: \xa9\r\n\r\n"),
+            400
+        );
     }
 
     #[test]

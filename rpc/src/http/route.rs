@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 
-use super::message::{Method, Request, Response};
+use super::message::{Field, Method, Request, Response};
 
 /// Checks `req`'s method against the methods a path serves. HEAD is served wherever GET is
 /// (the HTTP layer drops the body). `Err` carries the 405 to send back.
@@ -20,10 +20,10 @@ pub fn allow(req: &Request, allowed: &[Method]) -> Result<(), Response> {
 /// For [`super::Handler::admit`]: 413 when a request head announces a body that the
 /// resource does not take (so it is discarded, not buffered).
 pub fn no_body(head: &Request) -> Result<(), Response> {
-    let announced = head.headers.get("Transfer-Encoding").is_some()
+    let announced = head.headers.field(Field::TransferEncoding).is_some()
         || head
             .headers
-            .get("Content-Length")
+            .field(Field::ContentLength)
             .is_some_and(|n| n.trim() != "0");
     if announced {
         Err(super::response::error(
