@@ -52,7 +52,7 @@ impl Router {
     /// `GET /`: the short page, or the detailed one when the request carries the token (or
     /// `/mcp` is open and the Host check passes).
     fn status_page(&mut self, req: &mut Request) -> Response {
-        if let Err(resp) = route::allow(req, &[Method::Get]) {
+        if let Err(resp) = route::get_only(req) {
             return resp;
         }
         let detailed = (req.headers.field(Field::Authorization).is_some()
@@ -78,7 +78,7 @@ impl Router {
 
     /// `GET /screen.bmp`: the whole screen as a 24-bit BMP, streamed a batch of rows per poll.
     fn screen_bmp(&mut self, req: &Request) -> Response {
-        if let Err(resp) = route::allow(req, &[Method::Get]) {
+        if let Err(resp) = route::get_only(req) {
             return resp;
         }
         if let Err(refused) = self.mcp.authorize(&req.headers) {
@@ -148,7 +148,7 @@ impl Handler for Router {
         match head.path() {
             "/mcp" if mcp_port => self.mcp.admit(&head.headers, peer, now_ms),
             "/" | "/index.html" => {
-                route::allow(head, &[Method::Get])?;
+                route::get_only(head)?;
                 route::no_body(head)?;
                 if head.headers.field(Field::Authorization).is_some() {
                     self.mcp.admit(&head.headers, peer, now_ms)
@@ -157,7 +157,7 @@ impl Handler for Router {
                 }
             }
             crate::tools::screen::BMP_PATH if mcp_port => {
-                route::allow(head, &[Method::Get])?;
+                route::get_only(head)?;
                 route::no_body(head)?;
                 self.mcp.admit(&head.headers, peer, now_ms)
             }

@@ -64,7 +64,7 @@ pub struct Headers {
     /// The same for the fields after those (every field once one did not fit inline).
     more: Vec<(usize, usize)>,
     /// For each [`Field`], the index plus one of its first field in `text` (0: none seen).
-    first: [u16; KNOWN.len()],
+    first: [usize; KNOWN.len()],
     /// Fields whose name and value are both `'static`; they come before the others.
     statics: [(&'static str, &'static str); STATIC_FIELDS],
     statics_len: usize,
@@ -169,14 +169,8 @@ impl Headers {
     /// up here). Not inlined: a caller looks up several, and one copy of the lookup is enough.
     #[inline(never)]
     pub fn field(&self, field: Field) -> Option<&str> {
-        match self.first.get(field as usize).copied().unwrap_or(0) {
-            // Past what the index holds only a search finds the first.
-            0 if self.inline_len + self.more.len() >= usize::from(u16::MAX) => {
-                self.get(field.name())
-            }
-            0 => None,
-            i => self.value(usize::from(i) - 1),
-        }
+        let i = self.first.get(field as usize)?.checked_sub(1)?;
+        self.value(i)
     }
 
     /// Adds a header field.
@@ -194,7 +188,7 @@ impl Headers {
         let field = Field::of(name);
         if let Some(first) = field.and_then(|f| self.first.get_mut(f as usize)) {
             if *first == 0 {
-                *first = u16::try_from(index + 1).unwrap_or(0);
+                *first = index + 1;
             }
         }
         self.text.push_str(name);
