@@ -93,11 +93,19 @@ struct Complete {
     own: Vec<u8>,
     splice: Option<Splice>,
     pos: usize,
+    /// All its bytes.
+    len: usize,
 }
 
 impl Complete {
-    fn len(&self) -> usize {
-        self.own.len() + self.splice.as_ref().map_or(0, |s| s.bytes().len())
+    fn new(own: Vec<u8>, splice: Option<Splice>) -> Self {
+        let len = own.len() + splice.as_ref().map_or(0, |s| s.bytes().len());
+        Complete {
+            own,
+            splice,
+            pos: 0,
+            len,
+        }
     }
 
     /// The unsent bytes of the piece being sent (the own bytes before the splice, the shared
@@ -336,7 +344,7 @@ impl Connection {
         if self.out_pos == self.out.len() {
             if let Some(Writing::Full(body)) = self.writing.as_mut() {
                 body.pos += n;
-                let sent = body.pos >= body.len();
+                let sent = body.pos >= body.len;
                 self.out_waiting_since = (!sent).then_some(now_ms);
                 if sent {
                     if let Some(Writing::Full(body)) = self.writing.take() {
@@ -410,7 +418,7 @@ impl Connection {
     /// Unsent bytes: the output buffer's and a complete body's.
     fn pending(&self) -> usize {
         let body = match &self.writing {
-            Some(Writing::Full(body)) => body.len().saturating_sub(body.pos),
+            Some(Writing::Full(body)) => body.len.saturating_sub(body.pos),
             _ => 0,
         };
         self.out.len() - self.out_pos + body
@@ -420,9 +428,10 @@ impl Connection {
         self.config.output_buffer.saturating_sub(self.pending())
     }
 
-    /// Keeps a sent answer's room for the next request's answer, if it is small.
+    /// Keeps a sent answer's room for the next request's answer (in place of any other),
+    /// if it is small.
     fn keep_answer(&mut self, mut body: Vec<u8>) {
-        if body.capacity() <= KEPT_ANSWER && self.answer.capacity() == 0 {
+        if body.capacity() <= KEPT_ANSWER {
             body.clear();
             self.answer = body;
         }
@@ -463,7 +472,7 @@ impl Connection {
         let cap = self.config.output_buffer;
         let done = match self.writing.as_mut() {
             None => return true,
-            Some(Writing::Full(body)) => body.pos >= body.len(),
+            Some(Writing::Full(body)) => body.pos >= body.len,
             Some(Writing::Stream { source, chunked }) => {
                 let overhead = if *chunked {
                     CHUNK_OVERHEAD + LAST_CHUNK.len()
@@ -583,9 +592,7 @@ impl Connection {
         let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
         drop(lease);
         // Room the handler did not take stays for the next answer.
-        if self.answer.capacity() == 0 {
-            self.answer = mem::take(&mut parsed.request.answer);
-        }
+        self.answer = mem::take(&mut parsed.request.answer);
         self.parser.recycle(parsed);
         self.start(resp, head, version, keep_alive);
     }
@@ -637,16 +644,12 @@ impl Connection {
             connection,
         );
         self.writing = match resp.body {
-            Body::Full(own) if plan.send_body && !own.is_empty() => Some(Writing::Full(Complete {
-                own,
-                splice: None,
-                pos: 0,
-            })),
-            Body::Spliced(own, splice) if plan.send_body => Some(Writing::Full(Complete {
-                own,
-                splice: Some(splice),
-                pos: 0,
-            })),
+            Body::Full(own) if plan.send_body && !own.is_empty() => {
+                Some(Writing::Full(Complete::new(own, None)))
+            }
+            Body::Spliced(own, splice) if plan.send_body => {
+                Some(Writing::Full(Complete::new(own, Some(splice))))
+            }
             Body::Stream(source) if plan.send_body => Some(Writing::Stream {
                 source,
                 chunked: plan.framing == Framing::Chunked,
@@ -655,11 +658,8 @@ impl Connection {
                 source.cancel();
                 None
             }
-            Body::Full(own) | Body::Spliced(own, _) => {
-                self.keep_answer(own);
-                None
-            }
-            Body::Empty => None,
+            // An answer to HEAD: its room is not kept.
+            Body::Full(_) | Body::Spliced(..) | Body::Empty => None,
         };
         if close {
             self.closing = true;

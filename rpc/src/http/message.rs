@@ -78,61 +78,62 @@ const INLINE_FIELDS: usize = 8;
 /// Static fields held without copying: a response's content type and one more.
 const STATIC_FIELDS: usize = 2;
 
-/// The header fields the HTTP layer frames a request by and the MCP endpoint judges it by.
+/// The header fields the HTTP layer frames a request by and the MCP endpoint judges it by, in
+/// the order of their names' lengths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
     Host,
-    ContentLength,
-    TransferEncoding,
-    Connection,
     Expect,
     Origin,
-    Authorization,
-    ContentType,
     Accept,
-    McpProtocolVersion,
-    McpMethod,
     McpName,
+    Connection,
+    McpMethod,
+    ContentType,
+    Authorization,
+    ContentLength,
     McpSessionId,
+    TransferEncoding,
+    McpProtocolVersion,
 }
 
 /// The [`Field`]s' names in lower case, in the enum's order.
 const KNOWN: [&str; 13] = [
     "host",
-    "content-length",
-    "transfer-encoding",
-    "connection",
     "expect",
     "origin",
-    "authorization",
-    "content-type",
     "accept",
-    "mcp-protocol-version",
-    "mcp-method",
     "mcp-name",
+    "connection",
+    "mcp-method",
+    "content-type",
+    "authorization",
+    "content-length",
     "mcp-session-id",
+    "transfer-encoding",
+    "mcp-protocol-version",
 ];
 
 const FIELDS: [Field; 13] = [
     Field::Host,
-    Field::ContentLength,
-    Field::TransferEncoding,
-    Field::Connection,
     Field::Expect,
     Field::Origin,
-    Field::Authorization,
-    Field::ContentType,
     Field::Accept,
-    Field::McpProtocolVersion,
-    Field::McpMethod,
     Field::McpName,
+    Field::Connection,
+    Field::McpMethod,
+    Field::ContentType,
+    Field::Authorization,
+    Field::ContentLength,
     Field::McpSessionId,
+    Field::TransferEncoding,
+    Field::McpProtocolVersion,
 ];
 
 impl Field {
     /// The field a name is, in any case.
     pub fn of(name: &str) -> Option<Field> {
-        // Most names are compared with one field at most: the length tells the rest apart.
+        // The length tells most fields apart: a name is compared with one or two at most.
         let i = KNOWN
             .iter()
             .position(|k| k.len() == name.len() && is_field(name, k))?;
@@ -145,15 +146,16 @@ impl Field {
     }
 }
 
-/// Whether `name` is the lower-case field name `lower` in any case: a byte may differ from
-/// `lower`'s only in the case bit of a letter. One test a byte, where `eq_ignore_ascii_case`
-/// lowers both sides of every byte.
-pub fn is_field(name: &str, lower: &str) -> bool {
+/// Whether `name` is `lower`, one of the [`KNOWN`] names (lower-case letters and `-`), in any
+/// case: a byte may differ from `lower`'s only in the case bit, and only where `lower` has a
+/// letter (bit 6 set in a letter, clear in `-`). A few operations a byte, where
+/// `eq_ignore_ascii_case` lowers both sides of every byte.
+fn is_field(name: &str, lower: &str) -> bool {
     name.len() == lower.len()
         && name
             .bytes()
             .zip(lower.bytes())
-            .all(|(a, b)| (a ^ b) & !(u8::from(b.is_ascii_lowercase()) << 5) == 0)
+            .all(|(a, b)| a | ((b & 0x40) >> 1) == b)
 }
 
 impl Headers {
@@ -480,11 +482,29 @@ mod tests {
         // `-` and `\r` differ only in the bit that tells a letter's case.
         assert!(!is_field("Mcp\rSession-Id", "mcp-session-id"));
         assert!(!is_field("Mcp\x0dSession\x0dId", "mcp-session-id"));
-        // `@` lowers to nothing: only letters match their other case.
-        assert!(!is_field("@ccept", "`ccept"));
+        // `A`..`Z` become their lower case, nothing else does.
+        assert!(!is_field("!ccept", "accept"));
         assert!(!is_field("Accep", "accept"));
         assert!(!is_field("Acceptx", "accept"));
         assert!(!is_field("Bccept", "accept"));
+        for k in super::KNOWN {
+            assert!(
+                k.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{k}"
+            );
+            // Every byte that could stand for one of a known name's: only its two cases.
+            for (i, b) in k.bytes().enumerate() {
+                for x in 0..=255u8 {
+                    let mut name = k.as_bytes().to_vec();
+                    name[i] = x;
+                    let Ok(name) = core::str::from_utf8(&name) else {
+                        continue;
+                    };
+                    let want = x == b || (b.is_ascii_lowercase() && x == b.to_ascii_uppercase());
+                    assert_eq!(is_field(name, k), want, "{name:?} {k}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -500,6 +520,8 @@ mod tests {
         assert_eq!(h.field(Field::Host), None);
         for (i, name) in super::KNOWN.iter().enumerate() {
             assert_eq!(Field::of(name).map(|f| f as usize), Some(i));
+            assert_eq!(super::FIELDS[i] as usize, i);
+            assert_eq!(Field::of(&name[1..]), None);
             assert_eq!(
                 Field::of(&name.to_ascii_uppercase()).map(Field::name),
                 Some(*name)
@@ -561,6 +583,14 @@ mod tests {
             );
         }
         assert_eq!(h.get("x-29"), Some("v29"));
+        // A known field far down is found, as the first of its name.
+        for i in 30..300 {
+            h.push(alloc::format!("X-{i}"), "");
+        }
+        h.push("mcp-session-id", "late");
+        h.push("Mcp-Session-Id", "later");
+        assert_eq!(h.field(Field::McpSessionId), Some("late"));
+        assert_eq!(h.field(Field::Host), None);
         assert_eq!(h.get("x-7"), Some("v7"));
         assert_eq!(h.get("x-8"), Some("v8"));
     }

@@ -266,7 +266,8 @@ impl Parser {
 
     /// Takes back a box [`Event::Request`] handed out, once its request was answered: the
     /// next request is parsed into it, into the room its target, fields and body had (unless
-    /// that is over [`KEPT`]: a big request does not pin its memory).
+    /// that is over [`KEPT`]: a big request does not pin its memory). Its `answer` is the
+    /// caller's to have taken.
     pub fn recycle(&mut self, mut parsed: Box<Parsed>) {
         let r = &mut parsed.request;
         r.target.clear();
@@ -274,7 +275,7 @@ impl Parser {
         r.body.clear();
         r.admission = None;
         let room = r.target.capacity() + r.headers.capacity() + r.body.capacity();
-        self.spare = (room + r.answer.capacity() <= KEPT).then_some(parsed);
+        self.spare = (room <= KEPT).then_some(parsed);
     }
 
     /// Forgets a partial request (the peer went away, or its head was refused).

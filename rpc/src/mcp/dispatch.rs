@@ -323,13 +323,13 @@ impl<C: 'static> McpServer<C> {
             }
             None => self.finish_members(cx, "tools/list", &[tools], 0),
         };
-        // The members after `tools` are plain keys and numbers: the last `"tools":[]` is it.
-        const EMPTY: &[u8] = b"\"tools\":[]";
+        // `tools` is the last array of the answer (after it come plain keys and numbers):
+        // the last `[]` is its.
         if let Body::Full(own) = &mut resp.body
-            && let Some(at) = own.windows(EMPTY.len()).rposition(|w| w == EMPTY)
+            && let Some(at) = own.windows(2).rposition(|w| w == b"[]")
         {
             let splice = crate::http::Splice {
-                at: at + EMPTY.len() - 1,
+                at: at + 1,
                 shared: self.tools.shared_listings().clone(),
                 range: self.tools.page_range(page),
             };
