@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::mem;
 use rpc::http::{
-    Admission, Body, BodyPoll, BodySource, Field, Handler, Method, Peer, Request, Response, route,
+    Admission, Body, BodyPoll, BodySource, Field, Handler, Peer, Request, Response, route,
 };
 use rpc::mcp::McpServer;
 
@@ -187,7 +187,7 @@ mod tests {
     use crate::hil::framebuffer::PixelKind;
     use crate::services::screen::fake::FakeFb;
     use crate::tools::testing::fake;
-    use rpc::http::Headers;
+    use rpc::http::{Headers, Method};
 
     fn router(board: Option<FakeFb>, token: Option<&str>) -> Router {
         let mut ctx = fake::ctx();

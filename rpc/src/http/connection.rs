@@ -346,10 +346,8 @@ impl Connection {
                 body.pos += n;
                 let sent = body.pos >= body.len;
                 self.out_waiting_since = (!sent).then_some(now_ms);
-                if sent {
-                    if let Some(Writing::Full(body)) = self.writing.take() {
-                        self.keep_answer(body.own);
-                    }
+                if sent && let Some(Writing::Full(body)) = self.writing.take() {
+                    self.keep_answer(body.own);
                 }
             }
             return;

@@ -188,10 +188,10 @@ impl Headers {
         }
         let index = self.inline_len + self.more.len();
         let field = Field::of(name);
-        if let Some(first) = field.and_then(|f| self.first.get_mut(f as usize)) {
-            if *first == 0 {
-                *first = index + 1;
-            }
+        if let Some(first) = field.and_then(|f| self.first.get_mut(f as usize))
+            && *first == 0
+        {
+            *first = index + 1;
         }
         self.text.push_str(name);
         let name_end = self.text.len();
