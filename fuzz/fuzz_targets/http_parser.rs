@@ -40,7 +40,7 @@ impl BodySource for Drip {
 struct Trivial;
 
 impl Handler for Trivial {
-    fn handle(&mut self, req: Request, _peer: Peer, _now_ms: u64) -> Response {
+    fn handle(&mut self, req: &mut Request, _peer: Peer, _now_ms: u64) -> Response {
         if req.path().starts_with("/stream") {
             let mut headers = Headers::default();
             headers.push("Content-Type", "text/event-stream");

@@ -24,7 +24,7 @@ mod serve {
     }
 
     impl Handler for Router {
-        fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+        fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
             if req.path() == "/mcp" {
                 self.mcp.handle(req, peer, now_ms)
             } else {

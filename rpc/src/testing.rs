@@ -299,6 +299,12 @@ pub fn drain(resp: &mut Response, mut now_ms: u64, max_polls: usize) -> (Vec<u8>
     match &mut resp.body {
         Body::Empty => (Vec::new(), true),
         Body::Full(b) => (b.clone(), true),
+        Body::Spliced(own, splice) => {
+            let mut b = own[..splice.at].to_vec();
+            b.extend_from_slice(splice.bytes());
+            b.extend_from_slice(&own[splice.at..]);
+            (b, true)
+        }
         Body::Stream(src) => {
             let mut out = Vec::new();
             for _ in 0..max_polls {

@@ -6,8 +6,9 @@
 //!   (sessions, tables, headers); the rest is the *heap budget* the module means never to pass;
 //! - what is in use once the module is up (caches, the tool catalogue, the NIC's rings);
 //! - per connection, the socket's buffers and what the HTTP layer holds outside any pool
-//!   (output and hold buffers, a request head, one complete answer), times the number of
-//!   sockets (a listening socket holds its buffers too, and is one of them);
+//!   (output and hold buffers, a request head, one complete answer, the room it keeps for the
+//!   next request and answer), times the number of sockets (a listening socket holds its
+//!   buffers too, and is one of them);
 //! - shell output (an eighth of the heap, the shell's own budget) and one screen capture;
 //! - task results (the tasks extension): an eighth of what remains, at most what the most
 //!   tasks held at once may keep (`rpc::mcp::Limits`);
@@ -96,6 +97,7 @@ impl PoolLimits {
             + http.output_buffer
             + http.input_buffer
             + http.limits.header_section
+            + rpc::http::connection::KEPT
             + ANSWER;
         let connections = server.ports.len() * server.sockets_per_port;
         let capture = if heap >= 4 << 20 { CAPTURE } else { 0 };
@@ -144,6 +146,7 @@ mod tests {
                 + http.output_buffer
                 + http.input_buffer
                 + http.limits.header_section
+                + rpc::http::connection::KEPT
                 + ANSWER;
             let conns = server.ports.len() * server.sockets_per_port;
             let total = idle

@@ -14,11 +14,12 @@ use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::tools::Ctx;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use core::mem;
 use rpc::http::{
-    Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Request, Response, route,
+    Admission, Body, BodyPoll, BodySource, Field, Handler, Peer, Request, Response, route,
 };
 use rpc::mcp::McpServer;
 
@@ -50,30 +51,34 @@ impl Router {
 
     /// `GET /`: the short page, or the detailed one when the request carries the token (or
     /// `/mcp` is open and the Host check passes).
-    fn status_page(&mut self, req: &Request) -> Response {
-        if let Err(resp) = route::allow(req, &[Method::Get]) {
+    fn status_page(&mut self, req: &mut Request) -> Response {
+        if let Err(resp) = route::get_only(req) {
             return resp;
         }
-        let detailed = (req.headers.get("Authorization").is_some() || !self.mcp.token_required())
+        let detailed = (req.headers.field(Field::Authorization).is_some()
+            || !self.mcp.token_required())
             && self.mcp.authorize(&req.headers).is_ok();
         let ctx = self.mcp.context().borrow();
         let access = status_page::Access {
             mcp_port: self.mcp_port,
             token_required: self.mcp.token_required(),
         };
-        let body = if detailed {
-            status_page::render_details(&ctx.status(), &access)
+        // Written into the room of the connection's last answer: no allocation.
+        let mut page = String::from_utf8(mem::take(&mut req.answer)).unwrap_or_default();
+        page.clear();
+        if detailed {
+            status_page::render_details(&mut page, &ctx.status(), &access);
         } else {
-            status_page::render_open(&ctx, &access)
-        };
-        let mut resp = Response::full(200, "text/html; charset=utf-8", body);
-        resp.headers.push("Cache-Control", "no-store");
+            status_page::render_open(&mut page, &ctx, &access);
+        }
+        let mut resp = Response::full(200, "text/html; charset=utf-8", page);
+        resp.headers.push_static("Cache-Control", "no-store");
         resp
     }
 
     /// `GET /screen.bmp`: the whole screen as a 24-bit BMP, streamed a batch of rows per poll.
     fn screen_bmp(&mut self, req: &Request) -> Response {
-        if let Err(resp) = route::allow(req, &[Method::Get]) {
+        if let Err(resp) = route::get_only(req) {
             return resp;
         }
         if let Err(refused) = self.mcp.authorize(&req.headers) {
@@ -93,8 +98,8 @@ impl Router {
             headers: Default::default(),
             body: Body::Stream(Box::new(BmpBody { ctx, cap })),
         };
-        resp.headers.push("Content-Type", "image/bmp");
-        resp.headers.push("Cache-Control", "no-store");
+        resp.headers.push_static("Content-Type", "image/bmp");
+        resp.headers.push_static("Cache-Control", "no-store");
         resp
     }
 }
@@ -143,16 +148,16 @@ impl Handler for Router {
         match head.path() {
             "/mcp" if mcp_port => self.mcp.admit(&head.headers, peer, now_ms),
             "/" | "/index.html" => {
-                route::allow(head, &[Method::Get])?;
+                route::get_only(head)?;
                 route::no_body(head)?;
-                if head.headers.get("Authorization").is_some() {
+                if head.headers.field(Field::Authorization).is_some() {
                     self.mcp.admit(&head.headers, peer, now_ms)
                 } else {
                     Ok(Admission::Anonymous)
                 }
             }
             crate::tools::screen::BMP_PATH if mcp_port => {
-                route::allow(head, &[Method::Get])?;
+                route::get_only(head)?;
                 route::no_body(head)?;
                 self.mcp.admit(&head.headers, peer, now_ms)
             }
@@ -160,13 +165,13 @@ impl Handler for Router {
         }
     }
 
-    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+    fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         self.requests += 1;
         let mcp_port = self.on_mcp_port();
         match req.path() {
-            "/" | "/index.html" => self.status_page(&req),
+            "/" | "/index.html" => self.status_page(req),
             "/mcp" if mcp_port => self.mcp.handle(req, peer, now_ms),
-            crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(&req),
+            crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(req),
             _ => route::not_found(),
         }
     }
@@ -182,7 +187,7 @@ mod tests {
     use crate::hil::framebuffer::PixelKind;
     use crate::services::screen::fake::FakeFb;
     use crate::tools::testing::fake;
-    use rpc::http::Headers;
+    use rpc::http::{Headers, Method};
 
     fn router(board: Option<FakeFb>, token: Option<&str>) -> Router {
         let mut ctx = fake::ctx();
@@ -215,18 +220,19 @@ mod tests {
         if let Some(a) = auth {
             headers.push("Authorization", a);
         }
-        let req = Request {
+        let mut req = Request {
             method,
             target: path.into(),
             headers,
             body: Vec::new(),
             admission: None,
+            answer: Vec::new(),
         };
         let peer = Peer {
             addr: [127, 0, 0, 1],
             port: 1,
         };
-        let mut resp = r.handle(req, peer, 0);
+        let mut resp = r.handle(&mut req, peer, 0);
         let mut out = Vec::new();
         if let Body::Stream(src) = &mut resp.body {
             for _ in 0..10_000 {
@@ -334,6 +340,7 @@ mod tests {
             headers: head,
             body: Vec::new(),
             admission: None,
+            answer: Vec::new(),
         };
         let peer = Peer {
             addr: [10, 0, 0, 9],

@@ -124,7 +124,7 @@ impl Handler for Counted<'_> {
         self.inner.admit(head, peer, now_ms)
     }
 
-    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+    fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         self.handled += 1;
         self.inner.handle(req, peer, now_ms)
     }
@@ -658,7 +658,7 @@ mod tests {
     /// Answers with the request path.
     struct PathEcho;
     impl Handler for PathEcho {
-        fn handle(&mut self, req: Request, _peer: Peer, _now: u64) -> Response {
+        fn handle(&mut self, req: &mut Request, _peer: Peer, _now: u64) -> Response {
             Response::full(200, "text/plain", req.path().as_bytes().to_vec())
         }
     }
@@ -850,7 +850,7 @@ mod tests {
                 _ => Admission::Anonymous,
             })
         }
-        fn handle(&mut self, req: Request, _peer: Peer, _now: u64) -> Response {
+        fn handle(&mut self, req: &mut Request, _peer: Peer, _now: u64) -> Response {
             Response::full(200, "text/plain", req.path().as_bytes().to_vec())
         }
     }

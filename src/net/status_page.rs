@@ -36,7 +36,8 @@ const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf
 <style>body{font-family:monospace;margin:2em;background:#1d1f21;color:#c5c8c6}\
 h1{color:#81a2be}td{padding:0 1.5em 0 0}a{color:#8abeb7}</style></head><body>\n";
 
-/// Room for the open page in one allocation (it is about 750 bytes).
+/// Room for the open page in one allocation (it is about 750 bytes), kept by a connection for
+/// its next answer.
 const OPEN_PAGE: usize = 1024;
 /// Room for the detailed page in one allocation.
 const DETAILED_PAGE: usize = 2048;
@@ -60,9 +61,9 @@ fn top(s: &Status) -> Top<'_> {
     }
 }
 
-/// The open page, read straight from the platform: a full status snapshot would cost
+/// Appends the open page, read straight from the platform: a full status snapshot would cost
 /// allocations the page does not need, and `GET /` is the request a browser repeats.
-pub fn render_open(services: &Services, access: &Access) -> String {
+pub fn render_open(out: &mut String, services: &Services, access: &Access) {
     let p = &*services.platform;
     let machine = p.machine_status();
     let top = Top {
@@ -73,27 +74,26 @@ pub fn render_open(services: &Services, access: &Access) -> String {
         },
         uptime_ms: p.clock_ms(),
     };
-    render(&top, access)
+    render(out, &top, access);
 }
 
 /// The open page. Nothing in it is secret or helps an attacker aim: no address, no figures.
-/// Written into one string sized for it.
-fn render(top: &Top<'_>, access: &Access) -> String {
-    let mut out = String::with_capacity(OPEN_PAGE);
-    write_top(&mut out, top);
+/// Written into `out` with room made for it at once.
+fn render(out: &mut String, top: &Top<'_>, access: &Access) {
+    out.reserve(OPEN_PAGE);
+    write_top(out, top);
     out.push_str("</table>\n<p>");
-    access.write_line(&mut out);
+    access.write_line(out);
     out.push_str(
         "</p>\n<p>Details: send the token (<code>Authorization: Bearer</code>) or call the \
 <code>status</code> tool.</p>\n</body></html>\n",
     );
-    out
 }
 
-/// The page for a request that carried the token (or any local one when MCP is open).
-pub fn render_details(s: &Status, access: &Access) -> String {
-    let mut out = String::with_capacity(DETAILED_PAGE);
-    write_top(&mut out, &top(s));
+/// Appends the page for a request that carried the token (or any local one when MCP is open).
+pub fn render_details(out: &mut String, s: &Status, access: &Access) {
+    out.reserve(DETAILED_PAGE);
+    write_top(out, &top(s));
     let _ = write!(
         out,
         "<tr><td>date</td><td>{date}</td></tr>\n\
@@ -116,18 +116,17 @@ pub fn render_details(s: &Status, access: &Access) -> String {
     );
     if let Some(line) = s.identity.refused_line() {
         out.push_str("<tr><td>deploy</td><td>");
-        write_escaped(&mut out, &line);
+        write_escaped(out, &line);
         out.push_str("</td></tr>\n");
     }
     out.push_str("</table>\n<p>");
-    access.write_line(&mut out);
+    access.write_line(out);
     out.push_str(
         "</p>\n<h2>Endpoints</h2>\n<ul>\n\
 <li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
 2025-11-25 session after <code>initialize</code>)</li>\n\
 <li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
     );
-    out
 }
 
 /// The head, the title and the rows both pages show.
@@ -171,6 +170,18 @@ mod tests {
     use crate::services::fs::cache::CacheStats;
     use crate::tools::testing::fake;
 
+    fn open_page(services: &Services, access: &Access) -> String {
+        let mut page = String::new();
+        render_open(&mut page, services, access);
+        page
+    }
+
+    fn details_page(s: &Status, access: &Access) -> String {
+        let mut page = String::new();
+        render_details(&mut page, s, access);
+        page
+    }
+
     #[test]
     fn the_page_says_which_build_runs() {
         let status = fake::ctx().status();
@@ -183,8 +194,8 @@ mod tests {
             crate::services::identity::BUILD_ID,
             "5b".repeat(6)
         );
-        let open = render_open(&fake::ctx(), &access);
-        let details = render_details(&status, &access);
+        let open = open_page(&fake::ctx(), &access);
+        let details = details_page(&status, &access);
         // Read from the platform or from a snapshot, the top is the same, uptime included.
         let top = |page: &str| {
             let uptime = page.find("<td>uptime</td>").expect("uptime");
@@ -210,7 +221,7 @@ mod tests {
             mcp_port: 7801,
             token_required: true,
         };
-        let page = render_details(&status, &access);
+        let page = details_page(&status, &access);
         assert!(
             page.contains("<td>disk cache</td><td>3 hits, 1 misses, 0 evictions (75.0% hits)"),
             "{page}"
@@ -227,7 +238,7 @@ mod tests {
             mcp_port: 7801,
             token_required: true,
         };
-        let page = render_open(&ctx, &access);
+        let page = open_page(&ctx, &access);
         assert!(page.contains("MCP on port 7801, token required"), "{page}");
         assert!(page.contains("uptime"), "{page}");
         for secret in ["10.1.2.3", "08:00:69", "heap", "connections", "date", "ram"] {
@@ -237,7 +248,7 @@ mod tests {
             mcp_port: 7801,
             token_required: false,
         };
-        assert!(render_open(&ctx, &open).contains("open: mcp.token=none"));
-        assert!(render_details(&status, &access).contains("10.1.2.3"));
+        assert!(open_page(&ctx, &open).contains("open: mcp.token=none"));
+        assert!(details_page(&status, &access).contains("10.1.2.3"));
     }
 }

@@ -17,13 +17,16 @@
 //! bodies are pulled only while the bounded output buffer has room. A complete body
 //! (`Body::Full`) is not copied into the output buffer at all: once the head is out,
 //! [`Connection::pending_output`] hands out the body's own bytes (one copy fewer of every
-//! complete answer; a `tools/list` answer is ~20 KB).
+//! complete answer), and the shared bytes of a `Body::Spliced` from where they are kept (a
+//! `tools/list` answer is ~28 KB of listings that are never copied per request).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::message::{Admission, Body, BodyPoll, BodySource, Handler, Method, Peer, Response};
+use super::message::{
+    Admission, Body, BodyPoll, BodySource, Field, Handler, Method, Peer, Response, Splice,
+};
 use super::parser::{Event, Limits, Parsed, Parser, Version, list};
 use super::response::{self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK};
 use crate::budget::Pool;
@@ -77,12 +80,51 @@ impl Default for Config {
 
 /// A response body being written out.
 enum Writing {
-    /// Sent from `body` itself, after the head in the output buffer; `body[pos..]` is unsent.
-    Full { body: Vec<u8>, pos: usize },
+    /// Sent from its own buffers, after the head in the output buffer.
+    Full(Complete),
     Stream {
         source: Box<dyn BodySource>,
         chunked: bool,
     },
+}
+
+/// A complete body: its own bytes with shared ones perhaps spliced in; `pos` bytes are sent.
+struct Complete {
+    own: Vec<u8>,
+    splice: Option<Splice>,
+    pos: usize,
+    /// All its bytes.
+    len: usize,
+}
+
+impl Complete {
+    fn new(own: Vec<u8>, splice: Option<Splice>) -> Self {
+        let len = own.len() + splice.as_ref().map_or(0, |s| s.bytes().len());
+        Complete {
+            own,
+            splice,
+            pos: 0,
+            len,
+        }
+    }
+
+    /// The unsent bytes of the piece being sent (the own bytes before the splice, the shared
+    /// ones, the own bytes after).
+    fn rest(&self) -> &[u8] {
+        let pos = self.pos;
+        match &self.splice {
+            None => self.own.get(pos..),
+            Some(s) if pos < s.at => self.own.get(pos..s.at),
+            Some(s) => {
+                let shared = s.bytes();
+                match pos.checked_sub(s.at) {
+                    Some(i) if i < shared.len() => shared.get(i..),
+                    _ => self.own.get(pos - shared.len()..),
+                }
+            }
+        }
+        .unwrap_or_default()
+    }
 }
 
 /// Pulling a stream in pieces smaller than this (when the buffer is not empty) would only make
@@ -133,7 +175,18 @@ pub struct Connection {
     silent: bool,
     /// Since when unsent output has waited without the peer taking any of it.
     out_waiting_since: Option<u64>,
+    /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
+    /// request as [`super::Request::answer`].
+    answer: Vec<u8>,
 }
+
+/// The most room of a sent answer a connection keeps for the next (a status page, a small
+/// tool result); a bigger answer gives its memory back.
+const KEPT_ANSWER: usize = 4096;
+
+/// What a connection keeps between requests outside any pool, at most: the parser's recycled
+/// request and an answer's room.
+pub const KEPT: usize = super::parser::KEPT + KEPT_ANSWER;
 
 impl Connection {
     /// A connection whose request bodies are limited only by [`Limits::body`].
@@ -162,6 +215,7 @@ impl Connection {
             authenticated: false,
             silent: true,
             out_waiting_since: None,
+            answer: Vec::new(),
         }
     }
 
@@ -316,7 +370,7 @@ impl Connection {
         match self.out.get(self.out_pos..) {
             Some(out) if !out.is_empty() => out,
             _ => match &self.writing {
-                Some(Writing::Full { body, pos }) => body.get(*pos..).unwrap_or(&[]),
+                Some(Writing::Full(body)) => body.rest(),
                 _ => &[],
             },
         }
@@ -331,12 +385,12 @@ impl Connection {
         }
         self.last_activity_ms = now_ms;
         if self.out_pos == self.out.len() {
-            if let Some(Writing::Full { body, pos }) = self.writing.as_mut() {
-                *pos += n;
-                let sent = *pos >= body.len();
+            if let Some(Writing::Full(body)) = self.writing.as_mut() {
+                body.pos += n;
+                let sent = body.pos >= body.len;
                 self.out_waiting_since = (!sent).then_some(now_ms);
-                if sent {
-                    self.writing = None;
+                if sent && let Some(Writing::Full(body)) = self.writing.take() {
+                    self.keep_answer(body.own);
                 }
             }
             return;
@@ -405,7 +459,7 @@ impl Connection {
     /// Unsent bytes: the output buffer's and a complete body's.
     fn pending(&self) -> usize {
         let body = match &self.writing {
-            Some(Writing::Full { body, pos }) => body.len().saturating_sub(*pos),
+            Some(Writing::Full(body)) => body.len.saturating_sub(body.pos),
             _ => 0,
         };
         self.out.len() - self.out_pos + body
@@ -413,6 +467,15 @@ impl Connection {
 
     fn out_room(&self) -> usize {
         self.config.output_buffer.saturating_sub(self.pending())
+    }
+
+    /// Keeps a sent answer's room for the next request's answer (in place of any other),
+    /// if it is small.
+    fn keep_answer(&mut self, mut body: Vec<u8>) {
+        if body.capacity() <= KEPT_ANSWER {
+            body.clear();
+            self.answer = body;
+        }
     }
 
     fn cancel_stream(&mut self) {
@@ -450,7 +513,7 @@ impl Connection {
         let cap = self.config.output_buffer;
         let done = match self.writing.as_mut() {
             None => return true,
-            Some(Writing::Full { body, pos }) => *pos >= body.len(),
+            Some(Writing::Full(body)) => body.pos >= body.len,
             Some(Writing::Stream { source, chunked }) => {
                 let overhead = if *chunked {
                     CHUNK_OVERHEAD + LAST_CHUNK.len()
@@ -545,7 +608,9 @@ impl Connection {
                     self.request_started_ms = None;
                     let head = parsed.request.method == Method::Head;
                     let keep_alive = parsed.keep_alive && !self.peer_closed;
-                    self.start(resp, head, parsed.version, keep_alive);
+                    let version = parsed.version;
+                    self.parser.recycle(parsed);
+                    self.start(resp, head, version, keep_alive);
                 }
                 _ => self.reject(resp, now_ms),
             },
@@ -556,16 +621,20 @@ impl Connection {
         }
     }
 
-    fn dispatch(&mut self, parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
+    fn dispatch(&mut self, mut parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
         self.request_started_ms = None;
         self.body_deadline_ms = None;
         // The body stays charged to the request budget until the handler is done with it.
-        let _lease = self.parser.take_lease();
+        let lease = self.parser.take_lease();
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed;
-        let request = self.parser.recycle(parsed);
-        let resp = handler.handle(request, self.peer, now_ms);
+        parsed.request.answer = mem::take(&mut self.answer);
+        let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
+        drop(lease);
+        // Room the handler did not take stays for the next answer.
+        self.answer = mem::take(&mut parsed.request.answer);
+        self.parser.recycle(parsed);
         self.start(resp, head, version, keep_alive);
     }
 
@@ -573,7 +642,7 @@ impl Connection {
     fn refuse(&mut self, status: u16, message: &str, now_ms: u64) {
         let mut resp = response::error(status, message);
         if status == 503 {
-            resp.headers.push("Retry-After", "1");
+            resp.headers.push_static("Retry-After", "1");
         }
         self.reject(resp, now_ms);
     }
@@ -596,9 +665,10 @@ impl Connection {
     fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
         let status = response::final_status(resp.status);
         let plan = response::plan(status, head, version, &resp.body);
-        let handler_close = resp.headers.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case("connection") && list(v).any(|t| t.eq_ignore_ascii_case("close"))
-        });
+        let handler_close = resp
+            .headers
+            .field(Field::Connection)
+            .is_some_and(|v| list(v).any(|t| t.eq_ignore_ascii_case("close")));
         let close = !keep_alive || handler_close || plan.framing == Framing::UntilClose;
         let connection = if close {
             ConnectionHeader::Close
@@ -615,8 +685,11 @@ impl Connection {
             connection,
         );
         self.writing = match resp.body {
-            Body::Full(body) if plan.send_body && !body.is_empty() => {
-                Some(Writing::Full { body, pos: 0 })
+            Body::Full(own) if plan.send_body && !own.is_empty() => {
+                Some(Writing::Full(Complete::new(own, None)))
+            }
+            Body::Spliced(own, splice) if plan.send_body => {
+                Some(Writing::Full(Complete::new(own, Some(splice))))
             }
             Body::Stream(source) if plan.send_body => Some(Writing::Stream {
                 source,
@@ -626,7 +699,8 @@ impl Connection {
                 source.cancel();
                 None
             }
-            Body::Full(_) | Body::Empty => None,
+            // An answer to HEAD: its room is not kept.
+            Body::Full(_) | Body::Spliced(..) | Body::Empty => None,
         };
         if close {
             self.closing = true;
@@ -732,7 +806,7 @@ mod tests {
     }
 
     impl Handler for TestHandler {
-        fn handle(&mut self, req: Request, peer: Peer, _now: u64) -> Response {
+        fn handle(&mut self, req: &mut Request, peer: Peer, _now: u64) -> Response {
             assert_eq!(peer, PEER);
             self.seen.push(req.target.clone());
             match req.path() {
@@ -755,6 +829,28 @@ mod tests {
                     r
                 }
                 "/big" => Response::full(200, "application/octet-stream", vec![b'b'; 50_000]),
+                "/spliced" => {
+                    let shared = Rc::new(b"0123456789".repeat(300));
+                    let splice = Splice {
+                        at: 2,
+                        shared,
+                        range: 5..2005,
+                    };
+                    Response {
+                        status: 200,
+                        headers: Headers::default(),
+                        body: Body::Spliced(b"[<>]".to_vec(), splice),
+                    }
+                }
+                // The answer written into the room the connection lends.
+                "/room" => {
+                    let mut page = mem::take(&mut req.answer);
+                    assert!(page.is_empty());
+                    let at = page.as_ptr() as usize;
+                    page.extend_from_slice(format!("room {}", page.capacity()).as_bytes());
+                    self.seen.push(format!("{at}"));
+                    Response::full(200, "text/plain", page)
+                }
                 _ => {
                     let text = format!(
                         "{} {} {}",
@@ -799,6 +895,54 @@ mod tests {
 
     fn text(b: &[u8]) -> String {
         String::from_utf8_lossy(b).into_owned()
+    }
+
+    #[test]
+    fn a_spliced_body_is_sent_from_its_pieces_in_any_sizes() {
+        let want: Vec<u8> = [&b"[<"[..], &b"0123456789".repeat(300)[5..2005], b">]"].concat();
+        for piece in [1, 7, 1460, 5000] {
+            let mut c = conn();
+            let mut h = TestHandler::default();
+            c.recv(b"GET /spliced HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+            let mut all = Vec::new();
+            loop {
+                c.poll(0, &mut h);
+                let out = c.pending_output();
+                let n = out.len().min(piece);
+                if n == 0 {
+                    break;
+                }
+                all.extend_from_slice(&out[..n]);
+                c.mark_sent(n, 0);
+            }
+            let r = replies(&all);
+            assert_eq!(r.len(), 1);
+            assert_eq!(r[0].header("content-length"), Some("2004"));
+            assert_eq!(r[0].body, want, "pieces of {piece}");
+            assert!(!c.is_finished());
+        }
+    }
+
+    #[test]
+    fn a_sent_answer_s_room_is_lent_to_the_next_request_unless_it_is_big() {
+        let mut c = conn();
+        let mut h = TestHandler::default();
+        let get = |c: &mut Connection, h: &mut TestHandler, path: &str| {
+            let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+            c.recv(req.as_bytes(), 0, h);
+            replies(&drain(c, h, 0)).remove(0).body
+        };
+        assert_eq!(get(&mut c, &mut h, "/room"), b"room 0", "no room yet");
+        // The room of the first answer is the second's, and the third's.
+        assert_ne!(get(&mut c, &mut h, "/room"), b"room 0");
+        let second = h.seen.last().cloned();
+        get(&mut c, &mut h, "/room");
+        assert_eq!(h.seen.last().cloned(), second, "the same buffer");
+        // A big answer in between is not kept: the room the small one left is.
+        assert_eq!(get(&mut c, &mut h, "/big").len(), 50_000);
+        assert!(c.answer.capacity() <= KEPT_ANSWER);
+        get(&mut c, &mut h, "/room");
+        assert_eq!(h.seen.last().cloned(), second);
     }
 
     /// A parsed response as a client would see it.
@@ -1314,8 +1458,8 @@ mod tests {
                     _ => Err(Response::full(404, "text/plain", "no")),
                 }
             }
-            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
-                Response::full(200, "text/plain", req.target)
+            fn handle(&mut self, req: &mut Request, _: Peer, _: u64) -> Response {
+                Response::full(200, "text/plain", req.target.clone())
             }
         }
         let mut c = conn();
@@ -1351,11 +1495,11 @@ mod tests {
                     _ => Err(Response::full(401, "text/plain", "who are you")),
                 }
             }
-            fn handle(&mut self, req: Request, _: Peer, _: u64) -> Response {
+            fn handle(&mut self, req: &mut Request, _: Peer, _: u64) -> Response {
                 self.0 += 1;
                 // The handler learns how the head it answers was admitted.
                 assert_eq!(req.admission, Some(Admission::Authenticated));
-                Response::full(200, "text/plain", req.body)
+                Response::full(200, "text/plain", mem::take(&mut req.body))
             }
         }
         let pool = Pool::new("requests", 1 << 20);

@@ -2,12 +2,15 @@
 //! the handlers above it (the MCP endpoint, the status page). No I/O here.
 
 use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 /// An HTTP request method. Unknown methods are kept so a handler can answer 405 with `Allow`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Method {
+    #[default]
     Get,
     Head,
     Post,
@@ -47,8 +50,11 @@ impl Method {
 
 /// Header fields in arrival order. Names are compared case-insensitively. All names and values
 /// share one string, and the usual few fields are indexed in the struct itself, so a request's
-/// or a response's fields cost one allocation, not two each.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// fields cost one allocation, not two each (none once a connection's request is recycled). The
+/// fields every request is judged by ([`Field`]) are recognised once, as they are added, so
+/// looking one up compares no names. A response's fixed fields (`push_static`) are not copied
+/// at all.
+#[derive(Clone, Debug, Default)]
 pub struct Headers {
     /// Each field's name then its value, one field after another.
     text: String,
@@ -57,6 +63,11 @@ pub struct Headers {
     inline_len: usize,
     /// The same for the fields after those (every field once one did not fit inline).
     more: Vec<(usize, usize)>,
+    /// For each [`Field`], the index plus one of its first field in `text` (0: none seen).
+    first: [usize; KNOWN.len()],
+    /// Fields whose name and value are both `'static`; they come before the others.
+    statics: [(&'static str, &'static str); STATIC_FIELDS],
+    statics_len: usize,
 }
 
 /// Room the first field reserves: a request head's usual fields fit without growing.
@@ -64,6 +75,88 @@ const TYPICAL_TEXT: usize = 320;
 /// Fields indexed without an allocation: a client's MCP request, a response. (Few enough
 /// that a `Response` stays small to move around.)
 const INLINE_FIELDS: usize = 8;
+/// Static fields held without copying: a response's content type and one more.
+const STATIC_FIELDS: usize = 2;
+
+/// The header fields the HTTP layer frames a request by and the MCP endpoint judges it by, in
+/// the order of their names' lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Host,
+    Expect,
+    Origin,
+    Accept,
+    McpName,
+    Connection,
+    McpMethod,
+    ContentType,
+    Authorization,
+    ContentLength,
+    McpSessionId,
+    TransferEncoding,
+    McpProtocolVersion,
+}
+
+/// The [`Field`]s' names in lower case, in the enum's order.
+const KNOWN: [&str; 13] = [
+    "host",
+    "expect",
+    "origin",
+    "accept",
+    "mcp-name",
+    "connection",
+    "mcp-method",
+    "content-type",
+    "authorization",
+    "content-length",
+    "mcp-session-id",
+    "transfer-encoding",
+    "mcp-protocol-version",
+];
+
+const FIELDS: [Field; 13] = [
+    Field::Host,
+    Field::Expect,
+    Field::Origin,
+    Field::Accept,
+    Field::McpName,
+    Field::Connection,
+    Field::McpMethod,
+    Field::ContentType,
+    Field::Authorization,
+    Field::ContentLength,
+    Field::McpSessionId,
+    Field::TransferEncoding,
+    Field::McpProtocolVersion,
+];
+
+impl Field {
+    /// The field a name is, in any case.
+    pub fn of(name: &str) -> Option<Field> {
+        // The length tells most fields apart: a name is compared with one or two at most.
+        let i = KNOWN
+            .iter()
+            .position(|k| k.len() == name.len() && is_field(name, k))?;
+        FIELDS.get(i).copied()
+    }
+
+    /// The field's name in lower case.
+    pub fn name(self) -> &'static str {
+        KNOWN.get(self as usize).copied().unwrap_or("")
+    }
+}
+
+/// Whether `name` is `lower`, one of the [`KNOWN`] names (lower-case letters and `-`), in any
+/// case: a byte may differ from `lower`'s only in the case bit, and only where `lower` has a
+/// letter (bit 6 set in a letter, clear in `-`). A few operations a byte, where
+/// `eq_ignore_ascii_case` lowers both sides of every byte.
+fn is_field(name: &str, lower: &str) -> bool {
+    name.len() == lower.len()
+        && name
+            .bytes()
+            .zip(lower.bytes())
+            .all(|(a, b)| a | ((b & 0x40) >> 1) == b)
+}
 
 impl Headers {
     /// The first value of header `name`, if present.
@@ -73,14 +166,36 @@ impl Headers {
             .map(|(_, v)| v)
     }
 
+    /// The first value of a [`Field`] a request sent, found without comparing names (see
+    /// [`Headers::get`]; a response's fixed fields, [`Headers::push_static`], are not looked
+    /// up here). Not inlined: a caller looks up several, and one copy of the lookup is enough.
+    #[inline(never)]
+    pub fn field(&self, field: Field) -> Option<&str> {
+        let i = self.first.get(field as usize)?.checked_sub(1)?;
+        self.value(i)
+    }
+
     /// Adds a header field.
     pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
-        if self.text.is_empty() {
+        self.add(name.as_ref(), value.as_ref());
+    }
+
+    /// Adds a header field; returns which [`Field`] it is, if one (the parser judges a
+    /// request's framing by that).
+    pub fn add(&mut self, name: &str, value: &str) -> Option<Field> {
+        if self.text.capacity() == 0 {
             self.text.reserve(TYPICAL_TEXT);
         }
-        self.text.push_str(name.as_ref());
+        let index = self.inline_len + self.more.len();
+        let field = Field::of(name);
+        if let Some(first) = field.and_then(|f| self.first.get_mut(f as usize))
+            && *first == 0
+        {
+            *first = index + 1;
+        }
+        self.text.push_str(name);
         let name_end = self.text.len();
-        self.text.push_str(value.as_ref());
+        self.text.push_str(value);
         let end = self.text.len();
         let slot = match (u16::try_from(name_end), u16::try_from(end)) {
             (Ok(n), Ok(e)) if self.more.is_empty() => self
@@ -96,16 +211,50 @@ impl Headers {
             }
             None => self.more.push((name_end, end)),
         }
+        field
     }
 
-    /// The fields (name, value) in the order they were added.
+    /// Adds a field whose name and value are fixed text: held without a copy (while there is
+    /// room), and sent before the fields added with [`Headers::push`].
+    pub fn push_static(&mut self, name: &'static str, value: &'static str) {
+        match self.statics.get_mut(self.statics_len) {
+            Some(slot) => {
+                *slot = (name, value);
+                self.statics_len += 1;
+            }
+            None => self.push(name, value),
+        }
+    }
+
+    /// Forgets every field, keeping the room the text had (a recycled request's).
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.inline_len = 0;
+        self.more.clear();
+        self.first = [0; KNOWN.len()];
+        self.statics_len = 0;
+    }
+
+    /// The room the fields hold on the heap.
+    pub fn capacity(&self) -> usize {
+        self.text.capacity() + self.more.capacity() * core::mem::size_of::<(usize, usize)>()
+    }
+
+    /// The fields (name, value) in the order they were added, the static ones first.
     pub fn iter(&self) -> Fields<'_> {
         Fields {
             headers: self,
             next: 0,
+            statics: self.statics.get(..self.statics_len).unwrap_or_default(),
             start: 0,
             rest: &self.text,
         }
+    }
+
+    /// The value of the text field `i`.
+    fn value(&self, i: usize) -> Option<&str> {
+        let (name_end, end) = self.ends(i)?;
+        self.text.get(name_end..end)
     }
 
     /// Where field `i`'s name and value end in `text`.
@@ -117,11 +266,22 @@ impl Headers {
     }
 }
 
+/// Headers are equal when they list the same fields in the same order.
+impl PartialEq for Headers {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Headers {}
+
 /// The fields of [`Headers`] in order (one plain iterator: chained ones cost the image a
 /// copy of their loops for every search over the fields).
 pub struct Fields<'a> {
     headers: &'a Headers,
     next: usize,
+    /// The static fields not yet yielded.
+    statics: &'a [(&'static str, &'static str)],
     /// Where the next field's name starts.
     start: usize,
     /// The text from there: each field is split off its front (cheaper than slicing the
@@ -133,6 +293,10 @@ impl<'a> Iterator for Fields<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some((&(name, value), rest)) = self.statics.split_first() {
+            self.statics = rest;
+            return Some((name, value));
+        }
         let (name_end, end) = self.headers.ends(self.next)?;
         let (name, tail) = self
             .rest
@@ -146,7 +310,7 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 /// One complete request: the body has been received in full (and de-chunked).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Request {
     pub method: Method,
     /// The request target as sent: path plus optional `?query`.
@@ -156,6 +320,9 @@ pub struct Request {
     /// How its head got past [`Handler::admit`]: set by the connection that admitted it, so
     /// the handler need not judge the same head again; `None` for a request built by hand.
     pub admission: Option<Admission>,
+    /// An empty buffer with the room of an earlier answer on the same connection: a handler
+    /// that writes its answer into it (taking it) allocates nothing for the answer.
+    pub answer: Vec<u8>,
 }
 
 impl Request {
@@ -188,8 +355,43 @@ pub trait BodySource {
 pub enum Body {
     Empty,
     Full(Vec<u8>),
+    /// A complete body around bytes many answers share (the tool listings): sent from where
+    /// they are kept, never copied into each answer.
+    Spliced(Vec<u8>, Splice),
     /// Sent with chunked transfer coding as it is produced.
     Stream(Box<dyn BodySource>),
+}
+
+/// Shared bytes spliced into an answer's own: the body is the own bytes up to `at`, then
+/// `shared[range]`, then the rest of the own bytes.
+#[derive(Clone)]
+pub struct Splice {
+    pub at: usize,
+    pub shared: Rc<Vec<u8>>,
+    pub range: Range<usize>,
+}
+
+impl Splice {
+    /// The shared bytes it splices in.
+    pub fn bytes(&self) -> &[u8] {
+        self.shared.get(self.range.clone()).unwrap_or_default()
+    }
+}
+
+impl Body {
+    /// A complete body as one buffer (a spliced one copied together): for the few places
+    /// that put answers inside another (a batch).
+    pub fn joined(self) -> Body {
+        match self {
+            Body::Spliced(mut own, splice) => {
+                let tail = own.split_off(splice.at.min(own.len()));
+                own.extend_from_slice(splice.bytes());
+                own.extend_from_slice(&tail);
+                Body::Full(own)
+            }
+            other => other,
+        }
+    }
 }
 
 /// A response as a handler produces it; the HTTP layer adds `Content-Length` or
@@ -202,13 +404,20 @@ pub struct Response {
 
 impl Response {
     /// A response with a complete body and its content type.
-    pub fn full(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+    pub fn full(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Self {
+        Self::complete(status, content_type, body.into())
+    }
+
+    /// [`Response::full`] once the body is a buffer: one copy in the image, not one per
+    /// place that answers.
+    #[inline(never)]
+    fn complete(status: u16, content_type: &'static str, body: Vec<u8>) -> Self {
         let mut headers = Headers::default();
-        headers.push("Content-Type", content_type);
+        headers.push_static("Content-Type", content_type);
         Response {
             status,
             headers,
-            body: Body::Full(body.into()),
+            body: Body::Full(body),
         }
     }
 
@@ -242,8 +451,9 @@ pub trait Handler {
     }
 
     /// Answer one request. `now_ms` is the monotonic clock; `peer` identifies the client
-    /// connection's remote address (for per-client limits).
-    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response;
+    /// connection's remote address (for per-client limits). The request is lent: the
+    /// connection keeps its buffers for the next one (take what the answer should own).
+    fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response;
 
     /// The connection served next arrived on this local port: a server listening on several
     /// ports calls it before each connection's turn, so a handler can answer differently per
@@ -262,8 +472,100 @@ pub struct Peer {
 
 #[cfg(test)]
 mod tests {
-    use super::Headers;
+    use super::{Field, Headers, is_field};
     use alloc::vec::Vec;
+
+    #[test]
+    fn a_field_name_matches_only_by_the_case_of_its_letters() {
+        assert!(is_field("Mcp-Session-Id", "mcp-session-id"));
+        assert!(is_field("MCP-SESSION-ID", "mcp-session-id"));
+        // `-` and `\r` differ only in the bit that tells a letter's case.
+        assert!(!is_field("Mcp\rSession-Id", "mcp-session-id"));
+        assert!(!is_field("Mcp\x0dSession\x0dId", "mcp-session-id"));
+        // `A`..`Z` become their lower case, nothing else does.
+        assert!(!is_field("!ccept", "accept"));
+        assert!(!is_field("Accep", "accept"));
+        assert!(!is_field("Acceptx", "accept"));
+        assert!(!is_field("Bccept", "accept"));
+        for k in super::KNOWN {
+            assert!(
+                k.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{k}"
+            );
+            // Every byte that could stand for one of a known name's: only its two cases.
+            for (i, b) in k.bytes().enumerate() {
+                for x in 0..=255u8 {
+                    let mut name = k.as_bytes().to_vec();
+                    name[i] = x;
+                    let Ok(name) = core::str::from_utf8(&name) else {
+                        continue;
+                    };
+                    let want = x == b || (b.is_ascii_lowercase() && x == b.to_ascii_uppercase());
+                    assert_eq!(is_field(name, k), want, "{name:?} {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_known_field_is_the_first_of_its_name_as_get_finds_it() {
+        let mut h = Headers::default();
+        assert_eq!(h.add("X-Other", "1"), None);
+        assert_eq!(h.add("CONTENT-length", "5"), Some(Field::ContentLength));
+        assert_eq!(h.add("Content-Length", "6"), Some(Field::ContentLength));
+        assert_eq!(h.add("mcp-session-id", "s"), Some(Field::McpSessionId));
+        assert_eq!(h.field(Field::ContentLength), Some("5"));
+        assert_eq!(h.field(Field::ContentLength), h.get("content-length"));
+        assert_eq!(h.field(Field::McpSessionId), Some("s"));
+        assert_eq!(h.field(Field::Host), None);
+        for (i, name) in super::KNOWN.iter().enumerate() {
+            assert_eq!(Field::of(name).map(|f| f as usize), Some(i));
+            assert_eq!(super::FIELDS[i] as usize, i);
+            assert_eq!(Field::of(&name[1..]), None);
+            assert_eq!(
+                Field::of(&name.to_ascii_uppercase()).map(Field::name),
+                Some(*name)
+            );
+        }
+        // Cleared, nothing is found, and the next fields are indexed afresh.
+        h.clear();
+        assert_eq!(h.field(Field::ContentLength), None);
+        assert_eq!(h.iter().count(), 0);
+        h.push("Host", "a");
+        assert_eq!(h.field(Field::Host), Some("a"));
+        assert_eq!(h.field(Field::McpSessionId), None);
+    }
+
+    #[test]
+    fn static_fields_come_first_and_spill_into_the_text() {
+        let mut h = Headers::default();
+        h.push("Mcp-Session-Id", "abc");
+        h.push_static("Content-Type", "application/json");
+        h.push_static("Cache-Control", "no-store");
+        h.push_static("Retry-After", "1");
+        let all: Vec<(&str, &str)> = h.iter().collect();
+        assert_eq!(
+            all,
+            [
+                ("Content-Type", "application/json"),
+                ("Cache-Control", "no-store"),
+                ("Mcp-Session-Id", "abc"),
+                ("Retry-After", "1"),
+            ]
+        );
+        assert_eq!(
+            h.field(Field::ContentType),
+            None,
+            "a fixed field is not looked up"
+        );
+        assert_eq!(h.get("content-type"), Some("application/json"));
+        assert_eq!(h.get("retry-after"), Some("1"));
+        let mut same = Headers::default();
+        for (n, v) in all {
+            same.push(n, v);
+        }
+        assert_eq!(h, same, "equal by their fields");
+    }
 
     #[test]
     fn fields_past_the_inline_ones_keep_their_order() {
@@ -281,6 +583,14 @@ mod tests {
             );
         }
         assert_eq!(h.get("x-29"), Some("v29"));
+        // A known field far down is found, as the first of its name.
+        for i in 30..300 {
+            h.push(alloc::format!("X-{i}"), "");
+        }
+        h.push("mcp-session-id", "late");
+        h.push("Mcp-Session-Id", "later");
+        assert_eq!(h.field(Field::McpSessionId), Some("late"));
+        assert_eq!(h.field(Field::Host), None);
         assert_eq!(h.get("x-7"), Some("v7"));
         assert_eq!(h.get("x-8"), Some("v8"));
     }

@@ -19,11 +19,10 @@
 //!   `Content-Length` together with `Transfer-Encoding`, `Transfer-Encoding` on 1.0) → **400**.
 
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::message::{Admission, Headers, Method, Request};
+use super::message::{Admission, Field, Method, Request};
 use crate::budget::{self, Lease, Pool};
 use alloc::rc::Rc;
 
@@ -149,6 +148,11 @@ pub struct Parser {
 /// servers to ignore at least one; some clients send a CRLF after a POST body).
 const MAX_SKIPPED: usize = 8;
 
+/// Room a recycled request keeps at most for its target, fields and body together: a usual
+/// MCP request is parsed into it without an allocation; a bigger one gives its room back.
+/// It is held outside any pool (a body that fits in it is not charged to the request pool).
+pub const KEPT: usize = 3 * 1024;
+
 /// How much body memory is reserved up front, whatever `Content-Length` claims: a client that
 /// announces 1 MiB and sends nothing must not pin 1 MiB.
 const BODY_RESERVE: usize = 16 * 1024;
@@ -260,19 +264,18 @@ impl Parser {
         self.buf.capacity()
     }
 
-    /// Takes the request out of a box [`Event::Request`] handed out, and keeps the box for the
-    /// next request.
-    pub fn recycle(&mut self, mut parsed: Box<Parsed>) -> Request {
-        let empty = Request {
-            method: Method::Get,
-            target: String::new(),
-            headers: Headers::default(),
-            body: Vec::new(),
-            admission: None,
-        };
-        let request = core::mem::replace(&mut parsed.request, empty);
-        self.spare = Some(parsed);
-        request
+    /// Takes back a box [`Event::Request`] handed out, once its request was answered: the
+    /// next request is parsed into it, into the room its target, fields and body had (unless
+    /// that is over [`KEPT`]: a big request does not pin its memory). Its `answer` is the
+    /// caller's to have taken.
+    pub fn recycle(&mut self, mut parsed: Box<Parsed>) {
+        let r = &mut parsed.request;
+        r.target.clear();
+        r.headers.clear();
+        r.body.clear();
+        r.admission = None;
+        let room = r.target.capacity() + r.headers.capacity() + r.body.capacity();
+        self.spare = (room <= KEPT).then_some(parsed);
     }
 
     /// Forgets a partial request (the peer went away, or its head was refused).
@@ -482,30 +485,31 @@ impl Parser {
         Ok((take, None))
     }
 
-    /// The head is complete in `buf`: parse it and decide how the body is framed.
+    /// The head is complete in `buf`: parse it (into the recycled request, if there is one)
+    /// and decide how the body is framed.
     fn finish_head(&mut self) -> Result<Option<Event>, ParseError> {
-        let head = parse_head(&self.buf, &self.limits, self.fields)?;
+        let mut parsed = match self.spare.take() {
+            Some(spare) => spare,
+            None => Box::new(Parsed {
+                request: Request::default(),
+                version: Version::Http11,
+                keep_alive: true,
+            }),
+        };
+        let head = parse_head(&self.buf, &self.limits, self.fields, &mut parsed.request);
         self.buf.clear();
         self.line_start = 0;
         self.fields = 0;
-        let parsed = Parsed {
-            request: Request {
-                method: head.method,
-                target: head.target,
-                headers: head.headers,
-                body: Vec::new(),
-                admission: None,
-            },
-            version: head.version,
-            keep_alive: head.keep_alive,
-        };
-        self.pending = Some(match self.spare.take() {
-            Some(mut spare) => {
-                *spare = parsed;
-                spare
+        let head = match head {
+            Ok(head) => head,
+            Err(e) => {
+                self.recycle(parsed);
+                return Err(e);
             }
-            None => Box::new(parsed),
-        });
+        };
+        parsed.version = head.version;
+        parsed.keep_alive = head.keep_alive;
+        self.pending = Some(parsed);
         self.state = State::Admit {
             expect_continue: head.expect_continue && !matches!(head.body, BodyKind::Length(0)),
             body: head.body,
@@ -576,10 +580,8 @@ enum BodyKind {
     Chunked,
 }
 
+/// What a head says about framing (its method, target and fields go into the request).
 struct Head {
-    method: Method,
-    target: String,
-    headers: Headers,
     version: Version,
     keep_alive: bool,
     expect_continue: bool,
@@ -590,8 +592,13 @@ struct Head {
 const INLINE_FIELDS: usize = 24;
 
 /// Parses a complete head (ending in an empty line) of `fields` lines after the request line
-/// and checks its framing headers.
-fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseError> {
+/// into `request` (whose target and fields are empty) and checks its framing headers.
+fn parse_head(
+    buf: &[u8],
+    limits: &Limits,
+    fields: usize,
+    request: &mut Request,
+) -> Result<Head, ParseError> {
     // A head has at most one field a line: a usual one fits the slots on the stack.
     let mut inline = [httparse::EMPTY_HEADER; INLINE_FIELDS];
     let mut spilled;
@@ -617,14 +624,9 @@ fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseE
         Some(1) => Version::Http11,
         _ => return Err(err(505, "HTTP version not supported")),
     };
-    let method = Method::from_token(req.method.unwrap_or(""));
-    let target = String::from(req.path.unwrap_or(""));
-    let mut headers = Headers::default();
-    for h in req.headers.iter() {
-        let value =
-            core::str::from_utf8(h.value).map_err(|_| err(400, "header value is not UTF-8"))?;
-        headers.push(h.name, value);
-    }
+    request.method = Method::from_token(req.method.unwrap_or(""));
+    request.target.push_str(req.path.unwrap_or(""));
+    let headers = &mut request.headers;
 
     let mut host = 0;
     let mut content_length: Option<u64> = None;
@@ -635,39 +637,54 @@ fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseE
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
-    for (name, value) in headers.iter() {
-        if name.eq_ignore_ascii_case("host") {
-            host += 1;
-        } else if name.eq_ignore_ascii_case("content-length") {
-            for part in list(value) {
-                let n = decimal(part).ok_or(err(400, "malformed Content-Length"))?;
-                if content_length.is_some_and(|prev| prev != n) {
-                    return Err(err(400, "conflicting Content-Length values"));
+    // A usual head is checked to be UTF-8 once, not value by value.
+    let text = core::str::from_utf8(buf).ok();
+    // Each field is recognised once, as it is stored, and judged by what it is.
+    for h in req.headers.iter() {
+        let at = (h.value.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        let value = match text.and_then(|t| t.get(at..)?.get(..h.value.len())) {
+            Some(v) => v,
+            None => {
+                core::str::from_utf8(h.value).map_err(|_| err(400, "header value is not UTF-8"))?
+            }
+        };
+        match headers.add(h.name, value) {
+            Some(Field::Host) => host += 1,
+            Some(Field::ContentLength) => {
+                for part in list(value) {
+                    let n = decimal(part).ok_or(err(400, "malformed Content-Length"))?;
+                    if content_length.is_some_and(|prev| prev != n) {
+                        return Err(err(400, "conflicting Content-Length values"));
+                    }
+                    content_length = Some(n);
                 }
-                content_length = Some(n);
-            }
-            if content_length.is_none() {
-                return Err(err(400, "empty Content-Length"));
-            }
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            transfer_encoding = true;
-            for coding in list(value) {
-                codings += 1;
-                last_is_chunked = coding.eq_ignore_ascii_case("chunked");
-                unknown_coding |= !last_is_chunked;
-            }
-        } else if name.eq_ignore_ascii_case("connection") {
-            for token in list(value) {
-                close |= token.eq_ignore_ascii_case("close");
-                keep_alive_token |= token.eq_ignore_ascii_case("keep-alive");
-            }
-        } else if name.eq_ignore_ascii_case("expect") {
-            for token in list(value) {
-                if !token.eq_ignore_ascii_case("100-continue") {
-                    return Err(err(417, "unsupported expectation"));
+                if content_length.is_none() {
+                    return Err(err(400, "empty Content-Length"));
                 }
-                expect_continue = true;
             }
+            Some(Field::TransferEncoding) => {
+                transfer_encoding = true;
+                for coding in list(value) {
+                    codings += 1;
+                    last_is_chunked = coding.eq_ignore_ascii_case("chunked");
+                    unknown_coding |= !last_is_chunked;
+                }
+            }
+            Some(Field::Connection) => {
+                for token in list(value) {
+                    close |= token.eq_ignore_ascii_case("close");
+                    keep_alive_token |= token.eq_ignore_ascii_case("keep-alive");
+                }
+            }
+            Some(Field::Expect) => {
+                for token in list(value) {
+                    if !token.eq_ignore_ascii_case("100-continue") {
+                        return Err(err(417, "unsupported expectation"));
+                    }
+                    expect_continue = true;
+                }
+            }
+            _ => {}
         }
     }
     if version == Version::Http11 && host != 1 {
@@ -702,9 +719,6 @@ fn parse_head(buf: &[u8], limits: &Limits, fields: usize) -> Result<Head, ParseE
     // RFC 9110 §10.1.1: 100-continue means nothing from an HTTP/1.0 client.
     let expect_continue = expect_continue && version == Version::Http11;
     Ok(Head {
-        method,
-        target,
-        headers,
         version,
         keep_alive,
         expect_continue,
@@ -860,16 +874,42 @@ mod tests {
             }
         };
         let first = next(&mut p, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
-        let at = &*first as *const Parsed;
-        let req = p.recycle(first);
         assert_eq!(
-            (req.target.as_str(), req.headers.get("host")),
+            (
+                first.request.target.as_str(),
+                first.request.headers.get("host")
+            ),
             ("/a", Some("x"))
         );
+        let at = &*first as *const Parsed;
+        let text_at = first.request.target.as_ptr();
+        p.recycle(first);
         let second = next(&mut p, b"GET /b HTTP/1.1\r\nHost: y\r\n\r\n");
         assert_eq!(&*second as *const Parsed, at, "the same box");
+        assert_eq!(
+            second.request.target.as_ptr(),
+            text_at,
+            "the same target room"
+        );
         assert_eq!(second.request.target, "/b");
         assert_eq!(second.request.headers.get("host"), Some("y"));
+        assert_eq!(second.request.headers.iter().count(), 1);
+        // A big request's room is given back, not kept for the next.
+        p.recycle(second);
+        let long = alloc::format!(
+            "POST /{} HTTP/1.1\r\nHost: y\r\nX: {}\r\nContent-Length: 3000\r\n\r\n",
+            "t".repeat(100),
+            "v".repeat(2000)
+        );
+        assert_eq!(p.feed(long.as_bytes()).unwrap().1, Some(Event::Head));
+        assert_eq!(p.proceed().unwrap(), None);
+        let big = match p.feed(&[b'b'; 3000]).unwrap() {
+            (3000, Some(Event::Request(b))) => b,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(big.request.body.len(), 3000);
+        p.recycle(big);
+        assert!(p.spare.is_none(), "nothing kept");
     }
 
     fn requests(events: Vec<Event>) -> Vec<Parsed> {
@@ -1170,6 +1210,22 @@ mod tests {
         assert_eq!(status(b"G\x01T / HTTP/1.1\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: \xff\xfe\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: x\r\nA: b\rc\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn header_values_are_utf8_wherever_they_are_in_the_head() {
+        let (ev, e) =
+            parse(b"GET / HTTP/1.1\r\nHost: x\r\nX: caf\xc3\xa9\r\nY: \xe2\x9c\x93\r\n\r\n");
+        assert_eq!(e, None);
+        let r = requests(ev);
+        assert_eq!(r[0].request.headers.get("x"), Some("caf\u{e9}"));
+        assert_eq!(r[0].request.headers.get("y"), Some("\u{2713}"));
+        // One bad value refuses the head, whether it comes first or last.
+        assert_eq!(status(b"GET / HTTP/1.1\r\nX: \xc3\r\nHost: x\r\n\r\n"), 400);
+        assert_eq!(
+            status(b"GET / HTTP/1.1\r\nHost: x\r\nX: ok\r\nZ: \xa9\r\n\r\n"),
+            400
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use super::message::{Body, Headers, Response};
+use super::message::{Body, Field, Headers, Response};
 use super::parser::{Version, is_tchar};
 
 /// The interim response sent for `Expect: 100-continue`.
@@ -66,6 +66,7 @@ pub fn plan(status: u16, head_request: bool, version: Version, body: &Body) -> P
     let framing = match (body, version) {
         (Body::Empty, _) => Framing::Length(0),
         (Body::Full(b), _) => Framing::Length(b.len()),
+        (Body::Spliced(b, s), _) => Framing::Length(b.len() + s.bytes().len()),
         (Body::Stream(_), Version::Http11) => Framing::Chunked,
         (Body::Stream(_), Version::Http10) if head_request => Framing::None,
         (Body::Stream(_), Version::Http10) => Framing::UntilClose,
@@ -85,47 +86,52 @@ pub fn final_status(status: u16) -> u16 {
     }
 }
 
+/// The registered reason phrases (a table searched, smaller in the image than a `match`).
+const REASONS: [(u16, &str); 36] = [
+    (100, "Continue"),
+    (101, "Switching Protocols"),
+    (200, "OK"),
+    (201, "Created"),
+    (202, "Accepted"),
+    (204, "No Content"),
+    (206, "Partial Content"),
+    (301, "Moved Permanently"),
+    (302, "Found"),
+    (303, "See Other"),
+    (304, "Not Modified"),
+    (307, "Temporary Redirect"),
+    (308, "Permanent Redirect"),
+    (400, "Bad Request"),
+    (401, "Unauthorized"),
+    (403, "Forbidden"),
+    (404, "Not Found"),
+    (405, "Method Not Allowed"),
+    (406, "Not Acceptable"),
+    (408, "Request Timeout"),
+    (409, "Conflict"),
+    (410, "Gone"),
+    (411, "Length Required"),
+    (413, "Content Too Large"),
+    (414, "URI Too Long"),
+    (415, "Unsupported Media Type"),
+    (417, "Expectation Failed"),
+    (422, "Unprocessable Content"),
+    (429, "Too Many Requests"),
+    (431, "Request Header Fields Too Large"),
+    (500, "Internal Server Error"),
+    (501, "Not Implemented"),
+    (502, "Bad Gateway"),
+    (503, "Service Unavailable"),
+    (504, "Gateway Timeout"),
+    (505, "HTTP Version Not Supported"),
+];
+
 /// The reason phrase for a status code ("" for codes without a registered phrase).
 pub fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        206 => "Partial Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        413 => "Content Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        417 => "Expectation Failed",
-        422 => "Unprocessable Content",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        _ => "",
-    }
+    REASONS
+        .iter()
+        .find(|(code, _)| *code == status)
+        .map_or("", |(_, phrase)| phrase)
 }
 
 /// Whether a handler's header field is fit to send: a token name, a value without CR, LF or
@@ -134,9 +140,10 @@ fn sendable(name: &str, value: &str) -> bool {
     !name.is_empty()
         && name.bytes().all(is_tchar)
         && !value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
-        && !["content-length", "transfer-encoding", "connection"]
-            .iter()
-            .any(|f| name.eq_ignore_ascii_case(f))
+        && !matches!(
+            Field::of(name),
+            Some(Field::ContentLength | Field::TransferEncoding | Field::Connection)
+        )
 }
 
 /// Appends the status line, the handler's headers and the framing headers, straight onto

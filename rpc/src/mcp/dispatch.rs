@@ -302,9 +302,10 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    /// `tools/list` from the listings serialised at registration: the page is one slice of
-    /// them, spliced into the response with one copy, so no schema is cloned or serialised
-    /// per request.
+    /// `tools/list` from the listings serialised at registration: the answer is written
+    /// around an empty `"tools":[]` and the page, one slice of the registry's listings, is
+    /// spliced in there when the answer is sent, so no listing is copied, cloned or
+    /// serialised per request.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         // Only the cursor matters here: no clone of the whole params (`_meta` and all).
         let params = cx.params.get("cursor").map(|c| json!({ "cursor": c }));
@@ -314,15 +315,27 @@ impl<C: 'static> McpServer<C> {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
-        let listings = self.tools.listings(page);
-        let tools = ("tools", Json::Items(listings));
-        match &next {
+        let tools = ("tools", Json::Items(b""));
+        let mut resp = match &next {
             Some(n) => {
                 let members = [("nextCursor", Json::Str(n)), tools];
-                self.finish_members(cx, "tools/list", &members, listings.len())
+                self.finish_members(cx, "tools/list", &members, 0)
             }
-            None => self.finish_members(cx, "tools/list", &[tools], listings.len()),
+            None => self.finish_members(cx, "tools/list", &[tools], 0),
+        };
+        // `tools` is the last array of the answer (after it come plain keys and numbers):
+        // the last `[]` is its.
+        if let Body::Full(own) = &mut resp.body
+            && let Some(at) = own.windows(2).rposition(|w| w == b"[]")
+        {
+            let splice = crate::http::Splice {
+                at: at + 1,
+                shared: self.tools.shared_listings().clone(),
+                range: self.tools.page_range(page),
+            };
+            resp.body = Body::Spliced(core::mem::take(own), splice);
         }
+        resp
     }
 
     /// `server/discover`, written out: nothing in it is built as a `Value`.

@@ -162,7 +162,7 @@ impl<C: 'static> McpServer<C> {
                 }
                 Ok(m) => {
                     let r = self.legacy_message(serial, &m, headers, peer, now_ms);
-                    match r.body {
+                    match r.body.joined() {
                         Body::Full(b) if m.id().is_some() => Some(b),
                         Body::Stream(_) if m.id().is_some() => {
                             let err = RpcError::new(

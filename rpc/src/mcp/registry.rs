@@ -68,9 +68,9 @@ pub struct ToolRegistry<C> {
     entries: Vec<ToolEntry<C>>,
     /// The listing of every tool the policy offers, serialised once (at registration, or when
     /// the policy is set) and joined with commas in registration order: a page of
-    /// `tools/list` is one slice of it, spliced into the answer with a single copy, never
-    /// cloned or re-serialised per request.
-    listings: Vec<u8>,
+    /// `tools/list` is one slice of it, shared with the answer (sent from here, never copied,
+    /// cloned or re-serialised per request).
+    listings: Rc<Vec<u8>>,
     /// Indices into `entries` of the tools the policy offers, in registration order: what
     /// `tools/list` pages through.
     listed: Vec<usize>,
@@ -94,7 +94,7 @@ impl<C> Default for ToolRegistry<C> {
     fn default() -> Self {
         ToolRegistry {
             entries: Vec::new(),
-            listings: Vec::new(),
+            listings: Rc::default(),
             listed: Vec::new(),
             policy: Policy::default(),
             reserved: Vec::new(),
@@ -179,12 +179,19 @@ impl<C> ToolRegistry<C> {
             entry.listing = 0..0;
             return;
         }
-        if !self.listings.is_empty() {
-            self.listings.push(b',');
+        // Written in place; listings an answer still shares are left to it.
+        if Rc::get_mut(&mut self.listings).is_none() {
+            self.listings = Rc::new(self.listings.to_vec());
         }
-        let start = self.listings.len();
-        write_value(&mut self.listings, &listing(&entry.def, input, output));
-        entry.listing = start..self.listings.len();
+        let Some(listings) = Rc::get_mut(&mut self.listings) else {
+            return;
+        };
+        if !listings.is_empty() {
+            listings.push(b',');
+        }
+        let start = listings.len();
+        write_value(listings, &listing(&entry.def, input, output));
+        entry.listing = start..listings.len();
         self.listed.push(i);
     }
 
@@ -192,7 +199,7 @@ impl<C> ToolRegistry<C> {
     /// costs the same whatever the policy.
     pub fn set_policy(&mut self, policy: Policy) {
         self.policy = policy;
-        self.listings = Vec::new();
+        self.listings = Rc::default();
         self.listed = Vec::new();
         for i in 0..self.entries.len() {
             // The schemas are parsed again from their text (registration checked it): the
@@ -203,7 +210,9 @@ impl<C> ToolRegistry<C> {
             let parse = |text| serde_json::from_str(text).unwrap_or(Value::Null);
             self.list(i, parse(def.input_schema), def.output_schema.map(parse));
         }
-        self.listings.shrink_to_fit();
+        if let Some(listings) = Rc::get_mut(&mut self.listings) {
+            listings.shrink_to_fit();
+        }
     }
 
     /// The policy in force.
@@ -282,13 +291,23 @@ impl<C> ToolRegistry<C> {
 
     /// The listings of `page` (consecutive items of [`Self::listed`]) as the comma-separated
     /// JSON that goes between `[` and `]`.
+    #[cfg(test)]
     pub(crate) fn listings(&self, page: &[usize]) -> &[u8] {
+        self.listings.get(self.page_range(page)).unwrap_or(&[])
+    }
+
+    /// Where the listings of `page` are in [`Self::shared_listings`].
+    pub(crate) fn page_range(&self, page: &[usize]) -> Range<usize> {
         let range = |i: Option<&usize>| Some(self.entries.get(*i?)?.listing.clone());
         match (range(page.first()), range(page.last())) {
-            (Some(a), Some(b)) => self.listings.get(a.start..b.end),
-            _ => None,
+            (Some(a), Some(b)) if a.start <= b.end => a.start..b.end,
+            _ => 0..0,
         }
-        .unwrap_or(&[])
+    }
+
+    /// Every listing, for an answer to share.
+    pub(crate) fn shared_listings(&self) -> &Rc<Vec<u8>> {
+        &self.listings
     }
 
     /// Number of registered tools.

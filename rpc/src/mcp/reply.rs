@@ -49,7 +49,7 @@ pub(crate) fn not_allowed(allow: &str) -> Response {
 /// 429 `E_BUSY` for anything but a tool call (which gets an `isError` result instead).
 pub(crate) fn busy(id: Option<&Id>, why: &str) -> Response {
     let mut r = error(429, id, &busy_error(why));
-    r.headers.push("Retry-After", "1");
+    r.headers.push_static("Retry-After", "1");
     r
 }
 
@@ -64,11 +64,11 @@ pub(crate) fn busy_error(why: &str) -> RpcError {
 pub(crate) fn stream(sse: bool, body: Body) -> Response {
     let mut headers = Headers::default();
     if sse {
-        headers.push("Content-Type", "text/event-stream");
-        headers.push("Cache-Control", "no-cache");
-        headers.push("X-Accel-Buffering", "no");
+        headers.push_static("Content-Type", "text/event-stream");
+        headers.push_static("Cache-Control", "no-cache");
+        headers.push_static("X-Accel-Buffering", "no");
     } else {
-        headers.push("Content-Type", "application/json");
+        headers.push_static("Content-Type", "application/json");
     }
     Response {
         status: 200,

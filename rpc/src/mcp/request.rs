@@ -3,7 +3,7 @@
 
 use super::limits::Key;
 use super::tool::LogLevel;
-use crate::http::Headers;
+use crate::http::{Field, Headers};
 use crate::jsonrpc::{Id, RpcError};
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -99,64 +99,28 @@ pub(crate) fn accepts_sse(accept: Option<&str>) -> bool {
     })
 }
 
-/// The header fields every request to `/mcp` is judged by, found in one pass over the head
-/// rather than a search of all fields for each (each the first field of its name, as
-/// [`Headers::get`] finds), indexed as [`FIELDS`] lists them.
+/// The header fields every request to `/mcp` is judged by, each the first field of its name
+/// (as [`Headers::get`] finds it), read from what [`Headers`] recognised as the fields were
+/// added: no name is compared here. Indexed as [`FIELDS`] lists them.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Head<'a>([Option<&'a str>; FIELDS.len()]);
 
-/// The fields a [`Head`] holds, in the order of its accessors, lower case (see [`is_field`]).
-const FIELDS: [&str; 9] = [
-    "origin",
-    "host",
-    "authorization",
-    "content-type",
-    "accept",
-    "mcp-protocol-version",
-    "mcp-method",
-    "mcp-name",
-    "mcp-session-id",
+/// The fields a [`Head`] holds, in the order of its accessors.
+const FIELDS: [Field; 9] = [
+    Field::Origin,
+    Field::Host,
+    Field::Authorization,
+    Field::ContentType,
+    Field::Accept,
+    Field::McpProtocolVersion,
+    Field::McpMethod,
+    Field::McpName,
+    Field::McpSessionId,
 ];
-
-/// Whether `name` is the lower-case field name `lower` in any case: a byte may differ from
-/// `lower`'s only in the case bit of a letter. One test a byte, where `eq_ignore_ascii_case`
-/// lowers both sides of every byte (a third of `Head::of`'s cost).
-fn is_field(name: &str, lower: &str) -> bool {
-    name.len() == lower.len()
-        && name
-            .bytes()
-            .zip(lower.bytes())
-            .all(|(a, b)| (a ^ b) & !(u8::from(b.is_ascii_lowercase()) << 5) == 0)
-}
-
-/// The index in [`FIELDS`] of a field name. The length picks the candidates (a branch
-/// table), so most names are compared with one field at most.
-fn field_index(name: &str) -> Option<usize> {
-    let is = |i: usize| FIELDS.get(i).is_some_and(|f| is_field(name, f));
-    let i = match name.len() {
-        6 if is(0) => 0,
-        4 => 1,
-        13 => 2,
-        12 => 3,
-        6 => 4,
-        20 => 5,
-        10 => 6,
-        8 => 7,
-        14 => 8,
-        _ => return None,
-    };
-    (i == 0 || is(i)).then_some(i)
-}
 
 impl<'a> Head<'a> {
     pub(crate) fn of(headers: &'a Headers) -> Self {
-        let mut h = Head::default();
-        for (name, value) in headers.iter() {
-            if let Some(slot) = field_index(name).and_then(|i| h.0.get_mut(i)) {
-                slot.get_or_insert(value);
-            }
-        }
-        h
+        Head(FIELDS.map(|f| headers.field(f)))
     }
 
     fn field(&self, i: usize) -> Option<&'a str> {
@@ -220,26 +184,11 @@ mod tests {
         // Every field is found under its own name, in any case.
         let mut all = Headers::default();
         for (i, f) in super::FIELDS.iter().enumerate() {
-            all.push(f.to_ascii_lowercase(), alloc::format!("{i}"));
+            all.push(f.name().to_ascii_uppercase(), alloc::format!("{i}"));
         }
         let head = Head::of(&all);
         for i in 0..super::FIELDS.len() {
             assert_eq!(head.field(i), Some(alloc::format!("{i}").as_str()));
         }
-    }
-
-    #[test]
-    fn a_field_name_matches_only_by_the_case_of_its_letters() {
-        use super::is_field;
-        assert!(is_field("Mcp-Session-Id", "mcp-session-id"));
-        assert!(is_field("MCP-SESSION-ID", "mcp-session-id"));
-        // `-` and `\r` differ only in the bit that tells a letter's case.
-        assert!(!is_field("Mcp\rSession-Id", "mcp-session-id"));
-        assert!(!is_field("Mcp\x0dSession\x0dId", "mcp-session-id"));
-        // `@` lowers to nothing: only letters match their other case.
-        assert!(!is_field("@ccept", "`ccept"));
-        assert!(!is_field("Accep", "accept"));
-        assert!(!is_field("Acceptx", "accept"));
-        assert!(!is_field("Bccept", "accept"));
     }
 }

@@ -422,7 +422,7 @@ impl<C: 'static> Handler for McpServer<C> {
 
     /// A request this server's `admit` passed (its Origin and token checked, failures
     /// counted) is not judged again.
-    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+    fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         if req.admission == Some(Admission::Authenticated) {
             let head = Head::of(&req.headers);
             return self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);

@@ -6,7 +6,7 @@ use crate::http::{Connection, Handler, Request};
 struct Router(McpServer<Ctx>);
 
 impl Handler for Router {
-    fn handle(&mut self, req: Request, peer: Peer, now_ms: u64) -> Response {
+    fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         self.0.handle(req, peer, now_ms)
     }
 }

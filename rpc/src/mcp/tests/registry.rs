@@ -37,24 +37,26 @@ fn declared_error_codes_are_checked_at_registration() {
 }
 
 #[test]
-fn tools_list_splices_the_registry_listings_in_one_piece() {
+fn tools_list_shares_the_registry_listings_rather_than_copying_them() {
     let mut c = config();
     c.limits.page_size = 100;
     let mut s = server_with(c);
-    let r = modern(&mut s, "tools/list", json!({}), T0);
-    let Body::Full(body) = &r.body else {
-        panic!("tools/list answers with a complete body")
+    let mut r = modern(&mut s, "tools/list", json!({}), T0);
+    let Body::Spliced(own, splice) = &r.body else {
+        panic!("tools/list answers with the listings spliced in")
     };
-    let text = core::str::from_utf8(body).unwrap();
-    let at = text.find("\"tools\":[").unwrap() + "\"tools\":[".len();
     let listings = s.tools.listings(s.tools.listed());
-    assert_eq!(
-        &body[at..at + listings.len()],
-        listings,
-        "the page is the registry's bytes, whatever the buffers' addresses"
+    assert_eq!(splice.bytes(), listings);
+    assert!(
+        Rc::ptr_eq(&splice.shared, s.tools.shared_listings()),
+        "the answer holds the registry's own listings"
     );
-    assert_eq!(body.get(at + listings.len()), Some(&b']'));
-    let v: Value = serde_json::from_slice(body).unwrap();
+    assert!(own.len() < 400, "only the envelope is the answer's own");
+    assert!(own[..splice.at].ends_with(b"\"tools\":["), "{own:?}");
+    assert!(own[splice.at..].starts_with(b"]"), "{own:?}");
+    let (body, ended) = crate::testing::drain(&mut r, T0, 1);
+    assert!(ended);
+    let v: Value = serde_json::from_slice(&body).unwrap();
     let names: Vec<&str> = v["result"]["tools"]
         .as_array()
         .unwrap()
@@ -63,6 +65,12 @@ fn tools_list_splices_the_registry_listings_in_one_piece() {
         .collect();
     let want: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
     assert_eq!(names, want);
+    // Put together for a batch, it is the same JSON.
+    let body_again = match r.body.joined() {
+        Body::Full(b) => b,
+        _ => panic!("joined into one buffer"),
+    };
+    assert_eq!(body_again, body);
 }
 
 const GDB: Reserved = Reserved {

@@ -181,13 +181,14 @@ fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
             headers: headers(&h),
             body: body.clone().into_bytes(),
             admission: None,
+            answer: Vec::new(),
         }
     };
     // Built by hand, without `admit`: the token is checked here.
-    assert_eq!(s.handle(req("Bearer wrong"), PEER, T0).status, 401);
+    assert_eq!(s.handle(&mut req("Bearer wrong"), PEER, T0).status, 401);
     let head = req("Bearer hunter2-token");
     let admission = Handler::admit(&mut s, &head, PEER, T0).ok();
     assert_eq!(admission, Some(Admission::Authenticated));
-    let admitted = Request { admission, ..head };
-    assert_eq!(s.handle(admitted, PEER, T0).status, 200);
+    let mut admitted = Request { admission, ..head };
+    assert_eq!(s.handle(&mut admitted, PEER, T0).status, 200);
 }
