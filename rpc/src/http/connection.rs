@@ -342,7 +342,7 @@ impl Connection {
         let pending = self.pending();
         let idle = match &self.writing {
             _ if self.aborted || pending == 0 => false,
-            Some(Writing::Full { body, pos }) => *pos < body.len(),
+            Some(Writing::Full(c)) => c.pos < c.len,
             Some(Writing::Stream { chunked, .. }) => {
                 self.out_room() < room_for_piece(*chunked, self.config.output_buffer)
             }
