@@ -8,7 +8,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -220,15 +220,17 @@ fn check_shape(body: &[u8]) -> Result<Shape, ParseFailure> {
 
 /// Parses a body whose shape passed [`check_shape`].
 fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
-    let first = body
-        .iter()
-        .copied()
+    let syntax = || ParseFailure::new(None, PARSE_ERROR, "Parse error");
+    // JSON text is UTF-8 (RFC 8259): checked once for the whole body, which serde then reads
+    // as text, without checking each string again.
+    let text = core::str::from_utf8(body).map_err(|_| syntax())?;
+    let first = text
+        .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
     match first {
         Some(b'[') => {
             // Borrowed from the body: no item is copied before it is read.
-            let items: Vec<&RawValue> = serde_json::from_slice(body)
-                .map_err(|_| ParseFailure::new(None, PARSE_ERROR, "Parse error"))?;
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|_| syntax())?;
             if items.is_empty() {
                 return Err(ParseFailure::new(
                     None,
@@ -237,29 +239,19 @@ fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
                 ));
             }
             Ok(Incoming::Batch(
-                items
-                    .iter()
-                    .map(|raw| parse_one(raw.get().as_bytes()))
-                    .collect(),
+                items.iter().map(|raw| parse_one(raw.get())).collect(),
             ))
         }
-        // Any well-formed object reads as an envelope, so failing to read one is a syntax error;
-        // the body is read once, not validated first and read again.
-        Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(body) {
-            Ok(map) => Ok(Incoming::Single(message(map))),
-            Err(_) => Err(ParseFailure::new(None, PARSE_ERROR, "Parse error")),
+        // Any well-formed object reads as an envelope, so failing to read one is a syntax error.
+        Some(b'{') => read_envelope(text).map(Incoming::Single).ok_or_else(syntax),
+        _ => match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => Err(ParseFailure::new(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: not an object",
+            )),
+            Err(_) => Err(syntax()),
         },
-        _ => {
-            if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
-                Err(ParseFailure::new(
-                    None,
-                    INVALID_REQUEST,
-                    "Invalid Request: not an object",
-                ))
-            } else {
-                Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"))
-            }
-        }
     }
 }
 
@@ -332,16 +324,28 @@ fn quiet_run(bytes: &[u8]) -> usize {
     n
 }
 
-/// A message's members as raw text borrowed from the body: read in one pass, without copying
-/// any member or building a map of them. A member given twice counts as its last occurrence.
+/// A message's members as raw text borrowed from the body, `params` built or raw: read in one
+/// pass, without copying any other member or building a map of them. A member given twice
+/// counts as its last occurrence.
 #[derive(Default)]
 struct Envelope<'a> {
     jsonrpc: Option<&'a RawValue>,
     id: Option<&'a RawValue>,
     method: Option<&'a RawValue>,
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
     result: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
+}
+
+/// A message's `params` as the envelope read them: built already, or raw text to build from.
+enum Params<'a> {
+    Built(Value),
+    Raw(&'a RawValue),
+}
+
+/// Reads an [`Envelope`], building its `params` as they are read or keeping them raw.
+struct Read {
+    build: bool,
 }
 
 /// The envelope member a key names, `Other` for any key that is not one.
@@ -380,9 +384,10 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Members<'a>(PhantomData<&'a ()>);
+impl<'de> DeserializeSeed<'de> for Read {
+    type Value = Envelope<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Envelope<'de>, D::Error> {
+        struct Members<'a>(bool, PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
             type Value = Envelope<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -395,7 +400,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                         Member::Jsonrpc => &mut e.jsonrpc,
                         Member::Id => &mut e.id,
                         Member::Method => &mut e.method,
-                        Member::Params => &mut e.params,
+                        Member::Params => {
+                            e.params = Some(match self.0 {
+                                true => Params::Built(map.next_value()?),
+                                false => Params::Raw(map.next_value()?),
+                            });
+                            continue;
+                        }
                         Member::Result => &mut e.result,
                         Member::Error => &mut e.error,
                         Member::Other => {
@@ -408,15 +419,35 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                 Ok(e)
             }
         }
-        d.deserialize_map(Members(PhantomData))
+        d.deserialize_map(Members(self.build, PhantomData))
     }
 }
 
 /// Parses one batch item from well-formed JSON text: invalid unless it is an object.
-fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
-    let map: Envelope<'_> = serde_json::from_slice(text)
-        .map_err(|_| ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))?;
-    message(map)
+fn parse_one(text: &str) -> Result<Message, ParseFailure> {
+    read_envelope(text).unwrap_or_else(|| {
+        Err(ParseFailure::new(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: not an object",
+        ))
+    })
+}
+
+/// The message in an object's text, `None` if the text is not a JSON object. The `params`
+/// are built as they are read, so their text is scanned once; only when that fails (a
+/// syntax error, or a value serde cannot hold, such as `1e999`) is the text read again with
+/// the params kept raw, to tell the two apart and answer under the request's id.
+fn read_envelope(text: &str) -> Option<Result<Message, ParseFailure>> {
+    let map = read(text, true).or_else(|_| read(text, false)).ok()?;
+    Some(message(map))
+}
+
+/// One read of an object's text into an [`Envelope`].
+fn read(text: &str, build: bool) -> serde_json::Result<Envelope<'_>> {
+    let mut d = serde_json::Deserializer::from_str(text);
+    let map = Read { build }.deserialize(&mut d)?;
+    d.end().map(|()| map)
 }
 
 /// The message an envelope holds, or why it holds none.
@@ -487,7 +518,10 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
     };
     let params = match map.params {
         None => None,
-        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+        Some(p) => match match p {
+            Params::Built(v) => Ok(v),
+            Params::Raw(raw) => serde_json::from_str::<Value>(raw.get()),
+        } {
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),
             Ok(_) => {
                 return Err(ParseFailure::new(
@@ -540,8 +574,8 @@ mod tests {
 
     #[test]
     fn params_serde_cannot_hold_are_invalid_params_under_the_request_s_id() {
-        // The envelope keeps params raw; a number out of range is found when they are built,
-        // after the id (which follows them) was read.
+        // Read in the same pass as the envelope; a number out of range fails that pass, and the
+        // second read (params raw) still tells it from a syntax error and finds the id after it.
         let bad = r#"{"jsonrpc":"2.0","method":"m","params":{"x":1e999},"id":7}"#;
         let Ok(Incoming::Single(Err(f))) = parse(bad.as_bytes()) else {
             panic!("{bad}");
