@@ -3,6 +3,7 @@
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::budget::{Lease, Pool};
+use alloc::borrow::Cow;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -88,18 +89,43 @@ impl Id {
     }
 }
 
+/// The method names this server answers: a request naming one of them holds the name without
+/// allocating a copy of it.
+const METHODS: [&str; 20] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "initialize",
+    "server/discover",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "resources/templates/list",
+    "resources/list",
+    "prompts/list",
+    "prompts/get",
+    "notifications/cancelled",
+    "notifications/initialized",
+    "subscriptions/listen",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "ping",
+    "logging/setLevel",
+    "completion/complete",
+];
+
 /// One parsed JSON-RPC message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     /// A request: it gets a response echoing `id`.
     Request {
         id: Id,
-        method: String,
+        method: Cow<'static, str>,
         params: Option<Value>,
     },
     /// A notification: no id, no response.
     Notification {
-        method: String,
+        method: Cow<'static, str>,
         params: Option<Value>,
     },
     /// A response sent by the client to a request of the server (legacy sessions: answers
@@ -518,8 +544,11 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
         .and_then(|t| t.strip_suffix('"'))
         .filter(|t| t.bytes().all(|b| b != b'\\' && b != b'"'));
     let decoded = match plain {
-        Some(name) => Ok(String::from(name)),
-        None => serde_json::from_str::<String>(text),
+        Some(name) => Ok(match METHODS.iter().find(|m| **m == name) {
+            Some(known) => Cow::Borrowed(*known),
+            None => Cow::Owned(String::from(name)),
+        }),
+        None => serde_json::from_str::<String>(text).map(Cow::Owned),
     };
     let Ok(method) = decoded else {
         return Err(ParseFailure::new(
@@ -628,6 +657,18 @@ mod tests {
                 panic!("{body}");
             };
             assert_eq!(m.as_ref().ok().and_then(Message::method), want, "{body}");
+        }
+        // A name the server answers is held without a copy; any other name is copied.
+        for (name, borrowed) in [("tools/call", true), ("tools/calls", false), ("m", false)] {
+            let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{name}\"}}");
+            let Ok(Incoming::Single(Ok(Message::Request { method, .. }))) = parse(body.as_bytes())
+            else {
+                panic!("{body}");
+            };
+            assert_eq!(
+                (&*method, matches!(method, Cow::Borrowed(_))),
+                (name, borrowed)
+            );
         }
     }
 

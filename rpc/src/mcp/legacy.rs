@@ -232,7 +232,7 @@ impl<C: 'static> McpServer<C> {
                     );
                 };
                 let version = session.version;
-                match method.as_str() {
+                match method.as_ref() {
                     "ping" => return reply::result(id, &json!({})),
                     "logging/setLevel" => {
                         return match params
@@ -278,7 +278,7 @@ impl<C: 'static> McpServer<C> {
                     client: peer.addr,
                     session_tag: Some(tag),
                 };
-                if let Some(on) = match method.as_str() {
+                if let Some(on) = match method.as_ref() {
                     "resources/subscribe" if self.can_subscribe() => Some(true),
                     "resources/unsubscribe" if self.can_subscribe() => Some(false),
                     _ => None,
