@@ -3,13 +3,13 @@
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::budget::{Lease, Pool};
-use alloc::boxed::Box;
+use alloc::borrow::Cow;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -89,18 +89,43 @@ impl Id {
     }
 }
 
+/// The method names this server answers: a request naming one of them holds the name without
+/// allocating a copy of it.
+const METHODS: [&str; 20] = [
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "initialize",
+    "server/discover",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "resources/templates/list",
+    "resources/list",
+    "prompts/list",
+    "prompts/get",
+    "notifications/cancelled",
+    "notifications/initialized",
+    "subscriptions/listen",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "ping",
+    "logging/setLevel",
+    "completion/complete",
+];
+
 /// One parsed JSON-RPC message.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     /// A request: it gets a response echoing `id`.
     Request {
         id: Id,
-        method: String,
+        method: Cow<'static, str>,
         params: Option<Value>,
     },
     /// A notification: no id, no response.
     Notification {
-        method: String,
+        method: Cow<'static, str>,
         params: Option<Value>,
     },
     /// A response sent by the client to a request of the server (legacy sessions: answers
@@ -174,8 +199,8 @@ pub enum Refusal {
 }
 
 /// Heap a parse takes at most per value (the `Value`, its slot in a map or vector) and per
-/// byte of body (a batch's items are copied out of the body, then into their `params`; a
-/// single message is read in place, so it takes less).
+/// byte of body (the strings of `params` are copied into their values; batch items are read
+/// in place like a single message, so one of the two is margin).
 const COST_PER_VALUE: usize = 64;
 const COST_PER_BYTE: usize = 2;
 
@@ -221,14 +246,17 @@ fn check_shape(body: &[u8]) -> Result<Shape, ParseFailure> {
 
 /// Parses a body whose shape passed [`check_shape`].
 fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
-    let first = body
-        .iter()
-        .copied()
+    let syntax = || ParseFailure::new(None, PARSE_ERROR, "Parse error");
+    // JSON text is UTF-8 (RFC 8259): checked once for the whole body, which serde then reads
+    // as text, without checking each string again.
+    let text = core::str::from_utf8(body).map_err(|_| syntax())?;
+    let first = text
+        .bytes()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
     match first {
         Some(b'[') => {
-            let items: Vec<Box<RawValue>> = serde_json::from_slice(body)
-                .map_err(|_| ParseFailure::new(None, PARSE_ERROR, "Parse error"))?;
+            // Borrowed from the body: no item is copied before it is read.
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|_| syntax())?;
             if items.is_empty() {
                 return Err(ParseFailure::new(
                     None,
@@ -237,29 +265,19 @@ fn parse_checked(body: &[u8]) -> Result<Incoming, ParseFailure> {
                 ));
             }
             Ok(Incoming::Batch(
-                items
-                    .iter()
-                    .map(|raw| parse_one(raw.get().as_bytes()))
-                    .collect(),
+                items.iter().map(|raw| parse_one(raw.get())).collect(),
             ))
         }
-        // Any well-formed object reads as an envelope, so failing to read one is a syntax error;
-        // the body is read once, not validated first and read again.
-        Some(b'{') => match serde_json::from_slice::<Envelope<'_>>(body) {
-            Ok(map) => Ok(Incoming::Single(message(map))),
-            Err(_) => Err(ParseFailure::new(None, PARSE_ERROR, "Parse error")),
+        // Any well-formed object reads as an envelope, so failing to read one is a syntax error.
+        Some(b'{') => read_envelope(text).map(Incoming::Single).ok_or_else(syntax),
+        _ => match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => Err(ParseFailure::new(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: not an object",
+            )),
+            Err(_) => Err(syntax()),
         },
-        _ => {
-            if serde_json::from_slice::<IgnoredAny>(body).is_ok() {
-                Err(ParseFailure::new(
-                    None,
-                    INVALID_REQUEST,
-                    "Invalid Request: not an object",
-                ))
-            } else {
-                Err(ParseFailure::new(None, PARSE_ERROR, "Parse error"))
-            }
-        }
     }
 }
 
@@ -283,7 +301,9 @@ struct Shape {
 }
 
 /// The shape of `body`, ignoring brackets and commas inside strings. Works on any bytes
-/// (malformed JSON is the parser's business).
+/// (malformed JSON is the parser's business). Not inlined into its caller, so that a profile
+/// counts this scan as JSON parsing, which it is, not as the caller's own work.
+#[inline(never)]
 fn shape(body: &[u8]) -> Shape {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     let mut values = 0usize;
@@ -315,33 +335,57 @@ fn shape(body: &[u8]) -> Shape {
     Shape { deepest, values }
 }
 
-/// How many leading whole words of `bytes` hold neither `"` nor `\`, in bytes.
+/// How many leading whole words of `bytes` hold neither `"` nor `\`, in bytes. Two words per
+/// test and branch: most of a big body is string content, and this is the pre-scan's loop.
+/// Inlined there, so its constants are set up once per body rather than once per string.
+#[inline(always)]
 fn quiet_run(bytes: &[u8]) -> usize {
     const ONES: u32 = 0x0101_0101;
     const HIGH: u32 = 0x8080_8080;
-    // A word has a zero byte exactly when this is non-zero.
-    let has_zero = |w: u32| w.wrapping_sub(ONES) & !w & HIGH != 0;
+    // A byte's high bit is set here if that byte of `w`, or one below it, is `"` or `\`
+    // (a word has a zero byte exactly when `z - ONES & !z` has a high bit set).
+    #[inline(always)]
+    fn loud(w: u32) -> u32 {
+        let (q, b) = (w ^ 0x2222_2222, w ^ 0x5c5c_5c5c);
+        (q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b)
+    }
     let mut n = 0;
-    for w in bytes.chunks_exact(4) {
-        let w = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]);
-        if has_zero(w ^ 0x2222_2222) || has_zero(w ^ 0x5c5c_5c5c) {
+    for p in bytes.chunks_exact(8) {
+        let a = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
+        let b = u32::from_ne_bytes([p[4], p[5], p[6], p[7]]);
+        if (loud(a) | loud(b)) & HIGH != 0 {
             break;
         }
-        n += 4;
+        n += 8;
     }
-    n
+    match bytes.get(n..n + 4) {
+        Some(&[a, b, c, d]) if loud(u32::from_ne_bytes([a, b, c, d])) & HIGH == 0 => n + 4,
+        _ => n,
+    }
 }
 
-/// A message's members as raw text borrowed from the body: read in one pass, without copying
-/// any member or building a map of them. A member given twice counts as its last occurrence.
+/// A message's members as raw text borrowed from the body, `params` built or raw: read in one
+/// pass, without copying any other member or building a map of them. A member given twice
+/// counts as its last occurrence.
 #[derive(Default)]
 struct Envelope<'a> {
     jsonrpc: Option<&'a RawValue>,
     id: Option<&'a RawValue>,
     method: Option<&'a RawValue>,
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
     result: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
+}
+
+/// A message's `params` as the envelope read them: built already, or raw text to build from.
+enum Params<'a> {
+    Built(Value),
+    Raw(&'a RawValue),
+}
+
+/// Reads an [`Envelope`], building its `params` as they are read or keeping them raw.
+struct Read {
+    build: bool,
 }
 
 /// The envelope member a key names, `Other` for any key that is not one.
@@ -380,9 +424,10 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Members<'a>(PhantomData<&'a ()>);
+impl<'de> DeserializeSeed<'de> for Read {
+    type Value = Envelope<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Envelope<'de>, D::Error> {
+        struct Members<'a>(bool, PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
             type Value = Envelope<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -395,7 +440,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                         Member::Jsonrpc => &mut e.jsonrpc,
                         Member::Id => &mut e.id,
                         Member::Method => &mut e.method,
-                        Member::Params => &mut e.params,
+                        Member::Params => {
+                            e.params = Some(match self.0 {
+                                true => Params::Built(map.next_value()?),
+                                false => Params::Raw(map.next_value()?),
+                            });
+                            continue;
+                        }
                         Member::Result => &mut e.result,
                         Member::Error => &mut e.error,
                         Member::Other => {
@@ -408,15 +459,35 @@ impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
                 Ok(e)
             }
         }
-        d.deserialize_map(Members(PhantomData))
+        d.deserialize_map(Members(self.build, PhantomData))
     }
 }
 
 /// Parses one batch item from well-formed JSON text: invalid unless it is an object.
-fn parse_one(text: &[u8]) -> Result<Message, ParseFailure> {
-    let map: Envelope<'_> = serde_json::from_slice(text)
-        .map_err(|_| ParseFailure::new(None, INVALID_REQUEST, "Invalid Request: not an object"))?;
-    message(map)
+fn parse_one(text: &str) -> Result<Message, ParseFailure> {
+    read_envelope(text).unwrap_or_else(|| {
+        Err(ParseFailure::new(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: not an object",
+        ))
+    })
+}
+
+/// The message in an object's text, `None` if the text is not a JSON object. The `params`
+/// are built as they are read, so their text is scanned once; only when that fails (a
+/// syntax error, or a value serde cannot hold, such as `1e999`) is the text read again with
+/// the params kept raw, to tell the two apart and answer under the request's id.
+fn read_envelope(text: &str) -> Option<Result<Message, ParseFailure>> {
+    let map = read(text, true).or_else(|_| read(text, false)).ok()?;
+    Some(message(map))
+}
+
+/// One read of an object's text into an [`Envelope`].
+fn read(text: &str, build: bool) -> serde_json::Result<Envelope<'_>> {
+    let mut d = serde_json::Deserializer::from_str(text);
+    let map = Read { build }.deserialize(&mut d)?;
+    d.end().map(|()| map)
 }
 
 /// The message an envelope holds, or why it holds none.
@@ -475,8 +546,11 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
         .and_then(|t| t.strip_suffix('"'))
         .filter(|t| t.bytes().all(|b| b != b'\\' && b != b'"'));
     let decoded = match plain {
-        Some(name) => Ok(String::from(name)),
-        None => serde_json::from_str::<String>(text),
+        Some(name) => Ok(match METHODS.iter().find(|m| **m == name) {
+            Some(known) => Cow::Borrowed(*known),
+            None => Cow::Owned(String::from(name)),
+        }),
+        None => serde_json::from_str::<String>(text).map(Cow::Owned),
     };
     let Ok(method) = decoded else {
         return Err(ParseFailure::new(
@@ -487,7 +561,10 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
     };
     let params = match map.params {
         None => None,
-        Some(raw) => match serde_json::from_str::<Value>(raw.get()) {
+        Some(p) => match match p {
+            Params::Built(v) => Ok(v),
+            Params::Raw(raw) => serde_json::from_str::<Value>(raw.get()),
+        } {
             Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),
             Ok(_) => {
                 return Err(ParseFailure::new(
@@ -539,6 +616,36 @@ mod tests {
     }
 
     #[test]
+    fn params_serde_cannot_hold_are_invalid_params_under_the_request_s_id() {
+        // Read in the same pass as the envelope; a number out of range fails that pass, and the
+        // second read (params raw) still tells it from a syntax error and finds the id after it.
+        let bad = r#"{"jsonrpc":"2.0","method":"m","params":{"x":1e999},"id":7}"#;
+        let Ok(Incoming::Single(Err(f))) = parse(bad.as_bytes()) else {
+            panic!("{bad}");
+        };
+        assert_eq!(
+            (f.error.code, f.id.as_ref().map(Id::as_json)),
+            (INVALID_PARAMS, Some("7"))
+        );
+        let broken = r#"{"jsonrpc":"2.0","method":"m","params":{"x":1e999,},"id":7}"#;
+        assert_eq!(
+            parse(broken.as_bytes()).unwrap_err().error.code,
+            PARSE_ERROR
+        );
+        // The same in a batch, next to a good item, and a later `params` replaces an earlier.
+        let batch = alloc::format!(
+            r#"[{bad},{{"jsonrpc":"2.0","id":8,"method":"m","params":{{"x":1e999}},"params":[2]}}]"#
+        );
+        let Ok(Incoming::Batch(items)) = parse(batch.as_bytes()) else {
+            panic!("{batch}");
+        };
+        assert_eq!(items[0].as_ref().unwrap_err().error.code, INVALID_PARAMS);
+        let good = items[1].as_ref().unwrap();
+        assert_eq!(good.params(), Some(&serde_json::json!([2])));
+        assert_eq!(good.method(), Some("m"));
+    }
+
+    #[test]
     fn method_names_are_decoded_whether_plain_or_escaped() {
         for (text, want) in [
             (r#""tools/list""#, Some("tools/list")),
@@ -552,6 +659,18 @@ mod tests {
                 panic!("{body}");
             };
             assert_eq!(m.as_ref().ok().and_then(Message::method), want, "{body}");
+        }
+        // A name the server answers is held without a copy; any other name is copied.
+        for (name, borrowed) in [("tools/call", true), ("tools/calls", false), ("m", false)] {
+            let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{name}\"}}");
+            let Ok(Incoming::Single(Ok(Message::Request { method, .. }))) = parse(body.as_bytes())
+            else {
+                panic!("{body}");
+            };
+            assert_eq!(
+                (&*method, matches!(method, Cow::Borrowed(_))),
+                (name, borrowed)
+            );
         }
     }
 
@@ -584,6 +703,19 @@ mod tests {
         assert_eq!(quiet_run(b"abcdefgh\"ij"), 8);
         assert_eq!(quiet_run(b"abc\\defgh"), 0);
         assert_eq!(quiet_run(b"abcdefg"), 4);
+        // Every byte value as filler, a quote or backslash at every offset of two pairs: the
+        // run is the whole words before it.
+        for fill in 0..=255u8 {
+            let quiet = fill != b'"' && fill != b'\\';
+            for at in 0..17 {
+                for loud in [b'"', b'\\'] {
+                    let mut bytes = [fill; 17];
+                    bytes[at] = loud;
+                    let want = if quiet { at / 4 * 4 } else { 0 };
+                    assert_eq!(quiet_run(&bytes), want, "{fill:#x} {at}");
+                }
+            }
+        }
     }
 
     #[test]

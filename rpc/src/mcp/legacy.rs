@@ -232,7 +232,7 @@ impl<C: 'static> McpServer<C> {
                     );
                 };
                 let version = session.version;
-                match method.as_str() {
+                match method.as_ref() {
                     "ping" => return reply::result(id, &json!({})),
                     "logging/setLevel" => {
                         return match params
@@ -278,7 +278,7 @@ impl<C: 'static> McpServer<C> {
                     client: peer.addr,
                     session_tag: Some(tag),
                 };
-                if let Some(on) = match method.as_str() {
+                if let Some(on) = match method.as_ref() {
                     "resources/subscribe" if self.can_subscribe() => Some(true),
                     "resources/unsubscribe" if self.can_subscribe() => Some(false),
                     _ => None,
@@ -361,22 +361,24 @@ impl<C: 'static> McpServer<C> {
         result.insert("protocolVersion".into(), Value::from(version));
         let mut caps = Vec::new();
         self.write_capabilities(false, &mut caps);
-        let caps = serde_json::from_slice(&caps).unwrap_or(Value::Null);
+        let caps = json_value(&caps).unwrap_or(Value::Null);
         result.insert("capabilities".into(), caps);
         result.insert(
             "serverInfo".into(),
             json!({"name": SERVER_NAME, "version": self.config.version}),
         );
         // Kept only as JSON (see `instructions_json`): read back for this rare answer.
-        if let Some(text) = self
-            .instructions_json
-            .as_deref()
-            .and_then(|json| serde_json::from_slice::<Value>(json).ok())
-        {
+        if let Some(text) = self.instructions_json.as_deref().and_then(json_value) {
             result.insert("instructions".into(), text);
         }
         let mut r = reply::result(id, &Value::Object(result));
         r.headers.push("Mcp-Session-Id", session_id);
         r
     }
+}
+
+/// JSON this server wrote, read back as a value. Read as text, as request bodies are, so the
+/// image holds one copy of serde's reader, not a second one for bytes.
+fn json_value(json: &[u8]) -> Option<Value> {
+    serde_json::from_str(core::str::from_utf8(json).ok()?).ok()
 }

@@ -108,7 +108,7 @@ impl<C: 'static> McpServer<C> {
             Some(_) => return mismatch(id, "Mcp-Method does not match the method"),
             None => return mismatch(id, "Mcp-Method header missing"),
         }
-        let named = match method.as_str() {
+        let named = match method.as_ref() {
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),
             _ => None,
@@ -158,7 +158,7 @@ impl<C: 'static> McpServer<C> {
             limits.max_clients,
         ) {
             let why = "more requests per second than allowed";
-            return match (id, method.as_str()) {
+            return match (id, method.as_ref()) {
                 (Some(id), "tools/call") => self.busy_result(id, Era::Modern, why),
                 _ => reply::busy(id, why),
             };
