@@ -472,7 +472,6 @@ fn run(image_path: &str, r: &mut Report) -> bool {
     }
     let discover = small[0].1;
     let tools_list = small[1].1;
-    let echo_small = small[2].1;
 
     println!("heap allocations per request (kept-alive connection, allocator hooks):");
     for (key, what, m, budget) in &allocs {
@@ -559,7 +558,7 @@ fn run(image_path: &str, r: &mut Report) -> bool {
         scaling::fs_positions(&mut rig, &mut c, r, image_path);
     }
     scaling::sessions(&mut rig, &mut c, r, discover, 2);
-    scaling::stalled(&mut rig, &mut c, r, &echo_hello, echo_small);
+    scaling::stalled(&mut rig, &mut c, r, &echo_hello);
     stop(&mut rig);
     agree
 }

@@ -126,8 +126,11 @@ pub fn sessions(rig: &mut Rig, c: &mut Client, r: &mut Report, none: f64, mut op
 }
 
 /// A small request while [`STALLED`] other connections each hold a `GET /screen.bmp` they
-/// stopped reading (their window closed partway through the 3.9 MB answer).
-pub fn stalled(rig: &mut Rig, c: &mut Client, r: &mut Report, req: &[u8], alone: f64) {
+/// stopped reading (their window closed partway through the 3.9 MB answer), against the same
+/// request just before on the same guest: the figures before it leave state behind (the
+/// legacy sessions [`sessions`] opened), which both measurements must share.
+pub fn stalled(rig: &mut Rig, c: &mut Client, r: &mut Report, req: &[u8]) {
+    let alone = measure(rig, c, req, 10).insns as f64;
     let bmp = screen_bmp_request();
     let mut got = Vec::new();
     for i in 0..STALLED {
