@@ -322,7 +322,7 @@ impl Parser {
             State::Admit { .. } => Ok((0, Some(Event::Head))),
             State::Body { remaining } => {
                 let take = remaining.min(input.len());
-                self.append_body(&input[..take])?;
+                self.append_body(&input[..take], remaining)?;
                 if take == remaining {
                     Ok((take, Some(self.complete()?)))
                 } else {
@@ -359,7 +359,7 @@ impl Parser {
             }
             State::ChunkData { remaining } => {
                 let take = remaining.min(input.len());
-                self.append_body(&input[..take])?;
+                self.append_body(&input[..take], 0)?;
                 self.state = if take == remaining {
                     State::ChunkEnd { cr: false }
                 } else {
@@ -390,8 +390,20 @@ impl Parser {
     }
 
     /// Appends body bytes, growing the buffer only as far as the pool and the heap allow.
-    fn append_body(&mut self, bytes: &[u8]) -> Result<(), ParseError> {
-        self.reserve_body(bytes.len())?;
+    /// `ahead` is how many bytes are announced from these on (0 for a chunked body): when the
+    /// buffer must grow, it grows at once to the announced end if that is within four times
+    /// what has arrived (else to four times that), so a body past the up-front reserve is
+    /// copied once rather than once per doubling, while a client that stops sending still
+    /// holds at most four times what it sent. A pool without room for that much could not
+    /// take the whole body either.
+    fn append_body(&mut self, bytes: &[u8], ahead: usize) -> Result<(), ParseError> {
+        let body = self.body_mut()?;
+        let held = body.len();
+        let extra = match bytes.len() > body.capacity() - held {
+            true => ahead.min(held.saturating_mul(3)).max(bytes.len()),
+            false => bytes.len(),
+        };
+        self.reserve_body(extra)?;
         self.body_mut()?.extend_from_slice(bytes);
         Ok(())
     }
@@ -1290,6 +1302,39 @@ mod tests {
         drop(lease);
         assert_eq!(pool.usage().used, 0);
         assert!(pool.usage().refused >= 1);
+    }
+
+    #[test]
+    fn a_long_body_grows_once_and_a_stalled_one_holds_four_times_what_it_sent() {
+        let pool = Pool::new("requests", usize::MAX);
+        let mut p = Parser::with_pool(Limits::default(), pool.clone());
+        let head = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n";
+        p.feed(head).unwrap();
+        p.proceed().unwrap();
+        // Segments as TCP brings them: past the 16 KiB reserve the buffer goes straight to the
+        // announced end (doubling would have copied at 16 and 32 KiB and ended at 64 KiB).
+        let mut done = None;
+        for seg in [b'a'; 60000].chunks(1460) {
+            done = p.feed(seg).unwrap().1;
+        }
+        let Some(Event::Request(r)) = done else {
+            panic!("no request");
+        };
+        assert_eq!(
+            (r.request.body.len(), r.request.body.capacity()),
+            (60000, 60000)
+        );
+        assert_eq!(p.take_lease().map(|l| l.bytes()), Some(60000));
+        // A client announcing 128 KiB that stops after 20,000 bytes holds four times the
+        // 16 KiB it had sent when its buffer grew (the first lease is gone).
+        let mut q = Parser::with_pool(Limits::default(), pool.clone());
+        q.feed(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 131072\r\n\r\n")
+            .unwrap();
+        q.proceed().unwrap();
+        q.feed(&[b'a'; 16384]).unwrap();
+        assert_eq!(pool.usage().used, 16384);
+        q.feed(&[b'a'; 20000 - 16384]).unwrap();
+        assert_eq!(pool.usage().used, 4 * 16384);
     }
 
     #[test]
