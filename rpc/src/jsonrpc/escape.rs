@@ -55,24 +55,35 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 
 /// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
 pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
-    escape_utf8(s.as_bytes(), out);
+    escape_within(s.as_bytes(), out, usize::MAX);
 }
 
-/// [`escape_str`] for bytes already known to be UTF-8 (JSON this module wrote), without
-/// validating them again; bytes from 0x80 up are copied as they are.
-pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
+/// [`escape_str`] of as much of `bytes` (UTF-8 known to be valid: JSON this module wrote, or
+/// a `String`'s) as fits in `room` more bytes of `out`, whole characters only, without
+/// validating them again; returns how many input bytes it escaped. A streamed answer escapes
+/// straight into the connection's output buffer this way, a piece per poll, rather than
+/// escaping everything into a buffer of its own and copying that out.
+pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usize {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let limit = out.len().saturating_add(room);
     let mut i = 0;
     while i < bytes.len() {
         let rest = bytes.get(i..).unwrap_or(&[]);
-        // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters.
-        let mut run = plain_run(rest);
-        run += rest
-            .get(run..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(|&&b| b >= 0x80)
-            .count();
+        let left = limit.saturating_sub(out.len());
+        let window = rest.get(..left).unwrap_or(rest);
+        // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
+        // character the room cuts is left for the next call.
+        let plain = plain_run(window);
+        let mut run = plain
+            + window
+                .get(plain..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&b| b >= 0x80)
+                .count();
+        while run > plain && rest.get(run).is_some_and(|&b| b & 0xC0 == 0x80) {
+            run -= 1;
+        }
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
@@ -89,6 +100,11 @@ pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
             0x0c => b"\\f",
             _ => b"",
         };
+        // A byte from 0x80 up here is a character that does not fit.
+        let need = if esc.is_empty() { 6 } else { esc.len() };
+        if b >= 0x80 || need > left {
+            break;
+        }
         if esc.is_empty() {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(b >> 4)]);
@@ -98,6 +114,7 @@ pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
         }
         i += 1;
     }
+    i
 }
 
 #[cfg(test)]
@@ -132,5 +149,35 @@ mod tests {
             }
         }
         assert_eq!(plain_run(&[b'a'; 19]), 19);
+    }
+
+    #[test]
+    fn escaping_within_a_room_keeps_to_it_and_adds_up_to_the_whole() {
+        let text = "plain words, then \"quotes\" \\ \u{1}\n é€😀 and more plain text\u{1f}";
+        let mut whole = Vec::new();
+        escape_str(text, &mut whole);
+        assert_eq!(
+            alloc::format!("\"{}\"", core::str::from_utf8(&whole).unwrap()),
+            serde_json::to_string(text).unwrap()
+        );
+        // Rooms from 6 (the longest escape) up: each piece fits, ends on a character, and
+        // the pieces add up to the whole.
+        for room in 6..80 {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let before = out.len();
+                let n = escape_within(&text.as_bytes()[at..], &mut out, room);
+                assert!(n > 0 && out.len() - before <= room, "room {room} at {at}");
+                at += n;
+                assert!(text.is_char_boundary(at), "room {room} at {at}");
+            }
+            assert_eq!(out, whole, "room {room}");
+        }
+        // Less room than the next character or escape takes: nothing is written.
+        let mut out = Vec::new();
+        assert_eq!(escape_within("😀".as_bytes(), &mut out, 3), 0);
+        assert_eq!(escape_within(b"\x01", &mut out, 5), 0);
+        assert!(out.is_empty());
     }
 }
