@@ -9,13 +9,12 @@ use alloc::vec::Vec;
 /// per word would cost more than the test (the image is optimised for size).
 #[inline(always)]
 fn unplain(w: u32) -> u32 {
-    const ONES: u32 = 0x0101_0101;
-    // A byte below 0x20, or equal to `"` or `\`, borrows into its high bit; bytes from 0x80
-    // up have it set already.
-    let ctrl = w.wrapping_sub(0x2020_2020);
-    let quote = (w ^ 0x2222_2222).wrapping_sub(ONES);
-    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(ONES);
-    ((ctrl | quote | backslash) & !w) | w
+    // Flipping bit 1 turns `"` (0x22) into 0x20 and leaves the control characters below
+    // 0x20, so one subtraction borrows into the high bit of both; `\` is compared on its
+    // own; bytes from 0x80 up have the high bit set already.
+    let ctrl_or_quote = (w ^ 0x0202_0202).wrapping_sub(0x2121_2121);
+    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(0x0101_0101);
+    ctrl_or_quote | backslash | w
 }
 
 const HIGH: u32 = 0x8080_8080;
@@ -23,28 +22,42 @@ const HIGH: u32 = 0x8080_8080;
 /// Whether four bytes (in any order) are all printable ASCII other than `"` and `\`, i.e.
 /// JSON copies them as they are. One word test instead of four byte tests: streamed text
 /// (base64 above all) is almost entirely such bytes.
-pub(super) fn plain_word(w: u32) -> bool {
+fn plain_word(w: u32) -> bool {
     unplain(w) & HIGH == 0
 }
 
-pub(super) fn plain_byte(b: u8) -> bool {
+fn plain_byte(b: u8) -> bool {
     (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// The big-endian word at `i` of `p`, loaded whole (from a slice, not assembled from bytes,
+/// which the compiler keeps as byte loads on a machine without fast unaligned access).
+#[inline(always)]
+fn word(p: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes(
+        p.get(i..i + 4)
+            .and_then(|w| w.try_into().ok())
+            .unwrap_or([0; 4]),
+    )
 }
 
 /// Length of the leading run of `bytes` that JSON copies unescaped (printable ASCII).
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     let mut n = 0;
-    // Two words per branch, then the word where a pair stopped.
-    for p in bytes.chunks_exact(8) {
-        let a = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
-        let b = u32::from_ne_bytes([p[4], p[5], p[6], p[7]]);
-        if (unplain(a) | unplain(b)) & HIGH != 0 {
+    // Four words per branch, then the words where a group of four stopped.
+    let (blocks, _) = bytes.as_chunks::<16>();
+    for p in blocks {
+        if (unplain(word(p, 0)) | unplain(word(p, 4)) | unplain(word(p, 8)) | unplain(word(p, 12)))
+            & HIGH
+            != 0
+        {
             break;
         }
-        n += 8;
+        n += 16;
     }
-    for w in bytes.get(n..).unwrap_or(&[]).chunks_exact(4) {
-        if !plain_word(u32::from_ne_bytes([w[0], w[1], w[2], w[3]])) {
+    let (words, _) = bytes.get(n..).unwrap_or(&[]).as_chunks::<4>();
+    for w in words {
+        if !plain_word(u32::from_be_bytes(*w)) {
             break;
         }
         n += 4;
@@ -139,16 +152,23 @@ mod tests {
         }
         for x in 0..=255u8 {
             assert_eq!(plain_word(u32::from_ne_bytes([x; 4])), plain_byte(x), "{x}");
+            for pos in 0..4 {
+                let mut w = *b"abcd";
+                w[pos] = x;
+                let want = plain_byte(x);
+                assert_eq!(plain_word(u32::from_be_bytes(w)), want, "{x} at {pos}");
+                assert_eq!(plain_word(u32::from_le_bytes(w)), want, "{x} at {pos}");
+            }
         }
         // The run stops at the first byte to escape, in either word of a pair or the tail.
-        for at in 0..19 {
+        for at in 0..39 {
             for special in [0u8, 0x1f, b'"', b'\\', 0x80, 0xff] {
-                let mut text = [b'a'; 19];
+                let mut text = [b'a'; 39];
                 text[at] = special;
                 assert_eq!(plain_run(&text), at, "{at} {special}");
             }
         }
-        assert_eq!(plain_run(&[b'a'; 19]), 19);
+        assert_eq!(plain_run(&[b'a'; 39]), 39);
     }
 
     #[test]
