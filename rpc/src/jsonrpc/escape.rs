@@ -9,13 +9,12 @@ use alloc::vec::Vec;
 /// per word would cost more than the test (the image is optimised for size).
 #[inline(always)]
 fn unplain(w: u32) -> u32 {
-    const ONES: u32 = 0x0101_0101;
-    // A byte below 0x20, or equal to `"` or `\`, borrows into its high bit; bytes from 0x80
-    // up have it set already.
-    let ctrl = w.wrapping_sub(0x2020_2020);
-    let quote = (w ^ 0x2222_2222).wrapping_sub(ONES);
-    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(ONES);
-    ((ctrl | quote | backslash) & !w) | w
+    // Flipping bit 1 turns `"` (0x22) into 0x20 and leaves the control characters below
+    // 0x20, so one subtraction borrows into the high bit of both; `\` is compared on its
+    // own; bytes from 0x80 up have the high bit set already.
+    let ctrl_or_quote = (w ^ 0x0202_0202).wrapping_sub(0x2121_2121);
+    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(0x0101_0101);
+    ctrl_or_quote | backslash | w
 }
 
 const HIGH: u32 = 0x8080_8080;
@@ -23,28 +22,42 @@ const HIGH: u32 = 0x8080_8080;
 /// Whether four bytes (in any order) are all printable ASCII other than `"` and `\`, i.e.
 /// JSON copies them as they are. One word test instead of four byte tests: streamed text
 /// (base64 above all) is almost entirely such bytes.
-pub(super) fn plain_word(w: u32) -> bool {
+fn plain_word(w: u32) -> bool {
     unplain(w) & HIGH == 0
 }
 
-pub(super) fn plain_byte(b: u8) -> bool {
+fn plain_byte(b: u8) -> bool {
     (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'
+}
+
+/// The big-endian word at `i` of `p`, loaded whole (from a slice, not assembled from bytes,
+/// which the compiler keeps as byte loads on a machine without fast unaligned access).
+#[inline(always)]
+fn word(p: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes(
+        p.get(i..i + 4)
+            .and_then(|w| w.try_into().ok())
+            .unwrap_or([0; 4]),
+    )
 }
 
 /// Length of the leading run of `bytes` that JSON copies unescaped (printable ASCII).
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     let mut n = 0;
-    // Two words per branch, then the word where a pair stopped.
-    for p in bytes.chunks_exact(8) {
-        let a = u32::from_ne_bytes([p[0], p[1], p[2], p[3]]);
-        let b = u32::from_ne_bytes([p[4], p[5], p[6], p[7]]);
-        if (unplain(a) | unplain(b)) & HIGH != 0 {
+    // Four words per branch, then the words where a group of four stopped.
+    let (blocks, _) = bytes.as_chunks::<16>();
+    for p in blocks {
+        if (unplain(word(p, 0)) | unplain(word(p, 4)) | unplain(word(p, 8)) | unplain(word(p, 12)))
+            & HIGH
+            != 0
+        {
             break;
         }
-        n += 8;
+        n += 16;
     }
-    for w in bytes.get(n..).unwrap_or(&[]).chunks_exact(4) {
-        if !plain_word(u32::from_ne_bytes([w[0], w[1], w[2], w[3]])) {
+    let (words, _) = bytes.get(n..).unwrap_or(&[]).as_chunks::<4>();
+    for w in words {
+        if !plain_word(u32::from_be_bytes(*w)) {
             break;
         }
         n += 4;
@@ -55,24 +68,35 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 
 /// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
 pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
-    escape_utf8(s.as_bytes(), out);
+    escape_within(s.as_bytes(), out, usize::MAX);
 }
 
-/// [`escape_str`] for bytes already known to be UTF-8 (JSON this module wrote), without
-/// validating them again; bytes from 0x80 up are copied as they are.
-pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
+/// [`escape_str`] of as much of `bytes` (UTF-8 known to be valid: JSON this module wrote, or
+/// a `String`'s) as fits in `room` more bytes of `out`, whole characters only, without
+/// validating them again; returns how many input bytes it escaped. A streamed answer escapes
+/// straight into the connection's output buffer this way, a piece per poll, rather than
+/// escaping everything into a buffer of its own and copying that out.
+pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usize {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let limit = out.len().saturating_add(room);
     let mut i = 0;
     while i < bytes.len() {
         let rest = bytes.get(i..).unwrap_or(&[]);
-        // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters.
-        let mut run = plain_run(rest);
-        run += rest
-            .get(run..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(|&&b| b >= 0x80)
-            .count();
+        let left = limit.saturating_sub(out.len());
+        let window = rest.get(..left).unwrap_or(rest);
+        // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
+        // character the room cuts is left for the next call.
+        let plain = plain_run(window);
+        let mut run = plain
+            + window
+                .get(plain..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&b| b >= 0x80)
+                .count();
+        while run > plain && rest.get(run).is_some_and(|&b| b & 0xC0 == 0x80) {
+            run -= 1;
+        }
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
@@ -89,6 +113,11 @@ pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
             0x0c => b"\\f",
             _ => b"",
         };
+        // A byte from 0x80 up here is a character that does not fit.
+        let need = if esc.is_empty() { 6 } else { esc.len() };
+        if b >= 0x80 || need > left {
+            break;
+        }
         if esc.is_empty() {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(b >> 4)]);
@@ -98,6 +127,7 @@ pub(crate) fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
         }
         i += 1;
     }
+    i
 }
 
 #[cfg(test)]
@@ -122,15 +152,52 @@ mod tests {
         }
         for x in 0..=255u8 {
             assert_eq!(plain_word(u32::from_ne_bytes([x; 4])), plain_byte(x), "{x}");
+            for pos in 0..4 {
+                let mut w = *b"abcd";
+                w[pos] = x;
+                let want = plain_byte(x);
+                assert_eq!(plain_word(u32::from_be_bytes(w)), want, "{x} at {pos}");
+                assert_eq!(plain_word(u32::from_le_bytes(w)), want, "{x} at {pos}");
+            }
         }
         // The run stops at the first byte to escape, in either word of a pair or the tail.
-        for at in 0..19 {
+        for at in 0..39 {
             for special in [0u8, 0x1f, b'"', b'\\', 0x80, 0xff] {
-                let mut text = [b'a'; 19];
+                let mut text = [b'a'; 39];
                 text[at] = special;
                 assert_eq!(plain_run(&text), at, "{at} {special}");
             }
         }
-        assert_eq!(plain_run(&[b'a'; 19]), 19);
+        assert_eq!(plain_run(&[b'a'; 39]), 39);
+    }
+
+    #[test]
+    fn escaping_within_a_room_keeps_to_it_and_adds_up_to_the_whole() {
+        let text = "plain words, then \"quotes\" \\ \u{1}\n é€😀 and more plain text\u{1f}";
+        let mut whole = Vec::new();
+        escape_str(text, &mut whole);
+        assert_eq!(
+            alloc::format!("\"{}\"", core::str::from_utf8(&whole).unwrap()),
+            serde_json::to_string(text).unwrap()
+        );
+        // Rooms from 6 (the longest escape) up: each piece fits, ends on a character, and
+        // the pieces add up to the whole.
+        for room in 6..80 {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                let before = out.len();
+                let n = escape_within(&text.as_bytes()[at..], &mut out, room);
+                assert!(n > 0 && out.len() - before <= room, "room {room} at {at}");
+                at += n;
+                assert!(text.is_char_boundary(at), "room {room} at {at}");
+            }
+            assert_eq!(out, whole, "room {room}");
+        }
+        // Less room than the next character or escape takes: nothing is written.
+        let mut out = Vec::new();
+        assert_eq!(escape_within("😀".as_bytes(), &mut out, 3), 0);
+        assert_eq!(escape_within(b"\x01", &mut out, 5), 0);
+        assert!(out.is_empty());
     }
 }

@@ -8,7 +8,7 @@ mod parse;
 
 pub(crate) use encode::write_value;
 pub use encode::{error_response, notification, result_response};
-pub(crate) use escape::{escape_str, escape_utf8, plain_run};
+pub(crate) use escape::{escape_str, escape_within, plain_run};
 pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
 
 use alloc::string::String;

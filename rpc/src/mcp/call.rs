@@ -16,7 +16,7 @@ use super::tool::{
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
-use crate::jsonrpc::{escape_str, escape_utf8};
+use crate::jsonrpc::{escape_str, escape_within};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -75,9 +75,15 @@ struct Streaming<C> {
     ended: bool,
 }
 
-/// Output room from which a base64 stream is encoded straight into the response body rather
-/// than through the pending buffer (it always fits a group, the padding and the closing).
+/// Output room from which a base64 stream, a text block or the structured result's copies
+/// are written straight into the response body rather than through the pending buffer (it
+/// always fits a group or an escaped character, the padding and the closing).
 const DIRECT_MIN: usize = 64;
+/// Text blocks longer than this are escaped a piece at a time straight into the body; a
+/// shorter one is written whole in one step.
+const TEXT_PIECES_FROM: usize = 1024;
+/// Room kept for what follows the last piece of text: `"}],"structuredContent":`.
+const CLOSING_ROOM: usize = 32;
 
 enum EmitPoll {
     Progress,
@@ -140,10 +146,12 @@ fn heavy<C>(output: &ToolOutput<C>) -> bool {
 }
 
 /// The structured result's two copies: its JSON escaped into a text block, then the same
-/// bytes as `structuredContent`; `at` is how far the current copy has got.
+/// bytes as `structuredContent`; `at` is how far the current copy has got. Then the end of
+/// the result, which goes through the pending buffer (the era's members have no bound).
 enum Tail {
     Text { json: Vec<u8>, at: usize },
     Raw { json: Vec<u8>, at: usize },
+    Close,
 }
 
 /// Where a piece of `json` from `at` ends: on a character boundary, at most `piece` bytes on
@@ -182,6 +190,8 @@ struct Emitter<C> {
     /// A heavy result's schema check, done on a poll of its own.
     check: bool,
     tail: Option<Tail>,
+    /// A text block being escaped a piece at a time, and how far it has got.
+    text: Option<(String, usize)>,
 }
 
 impl<C> Emitter<C> {
@@ -210,6 +220,7 @@ impl<C> Emitter<C> {
             yielded: false,
             check: heavy,
             tail: None,
+            text: None,
         };
         if !heavy {
             em.check_schema(output_schema);
@@ -253,6 +264,14 @@ impl<C> Emitter<C> {
                 ..
             })
         )
+    }
+
+    /// The next step writes a piece sized by the room it is given, so it goes straight into
+    /// the response body when that has [`DIRECT_MIN`] bytes of room.
+    fn writes_direct(&self) -> bool {
+        self.streams_base64()
+            || self.text.is_some()
+            || matches!(self.tail, Some(Tail::Text { .. } | Tail::Raw { .. }))
     }
 
     fn has_streams(&self) -> bool {
@@ -330,9 +349,26 @@ impl<C> Emitter<C> {
             }
             return EmitPoll::Progress;
         }
+        if let Some((t, at)) = self.text.take() {
+            let n = escape_within(
+                t.as_bytes().get(at..).unwrap_or(&[]),
+                out,
+                room.saturating_sub(CLOSING_ROOM),
+            );
+            if at + n < t.len() {
+                self.text = Some((t, at + n));
+            } else {
+                out.extend_from_slice(b"\"}");
+            }
+            return EmitPoll::Progress;
+        }
         if let Some(block) = self.blocks.pop_front() {
             self.separator(out);
             match block {
+                Content::Text(t) if t.len() > TEXT_PIECES_FROM => {
+                    out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+                    self.text = Some((t, 0));
+                }
                 Content::Text(t) => text_block(&t, out),
                 Content::Block(v) => encode_value(out, &v),
                 Content::Stream(kind, source) => {
@@ -359,7 +395,7 @@ impl<C> Emitter<C> {
             self.is_error = true;
             self.code = Some(err.code);
         }
-        self.tail_step(out, extra)
+        self.tail_step(out, room, extra)
     }
 
     fn cancel(&mut self, ctx: &mut C) {
@@ -367,6 +403,7 @@ impl<C> Emitter<C> {
             s.source.cancel(ctx);
         }
         self.streaming = None;
+        self.text = None;
         self.blocks.clear();
     }
 }
@@ -437,7 +474,7 @@ pub(crate) fn render_now<C>(
     let mut em = Emitter::new(output, output_schema);
     // Without streamed blocks every step makes progress without touching the context; the
     // bound only guards against a logic error looping forever.
-    for _ in 0..(em.blocks.len() + 6) {
+    for _ in 0..(em.blocks.len() + 7) {
         if let EmitPoll::Done = em.advance_no_ctx(out, extra) {
             break;
         }
@@ -469,13 +506,14 @@ impl<C> Emitter<C> {
             }
             _ => {}
         }
-        self.tail_step(out, extra)
+        self.tail_step(out, usize::MAX, extra)
     }
 
     /// One step of the end of the result: the structured result as a text block and as
     /// `structuredContent` (serialised once for both), then `isError` and `extra`. A heavy
-    /// result serialises on a poll of its own and goes out [`TAIL_PIECE`] bytes a step.
-    fn tail_step(&mut self, out: &mut Vec<u8>, extra: Extra<'_>) -> EmitPoll {
+    /// result serialises on a poll of its own and goes out [`TAIL_PIECE`] bytes a step; each
+    /// step of the copies also stays within `room`.
+    fn tail_step(&mut self, out: &mut Vec<u8>, room: usize, extra: Extra<'_>) -> EmitPoll {
         let piece = if self.heavy { TAIL_PIECE } else { usize::MAX };
         match self.tail.take() {
             None => {
@@ -502,7 +540,7 @@ impl<C> Emitter<C> {
                 let end = piece_end(&json, at, piece);
                 let text = json.get(at..end).unwrap_or(&[]);
                 // Serialised JSON is UTF-8, and the piece ends on a character boundary.
-                escape_utf8(text, out);
+                let end = at + escape_within(text, out, room.saturating_sub(CLOSING_ROOM));
                 if end < json.len() {
                     self.tail = Some(Tail::Text { json, at: end });
                 } else {
@@ -512,12 +550,16 @@ impl<C> Emitter<C> {
                 EmitPoll::Progress
             }
             Some(Tail::Raw { json, at }) => {
-                let end = at.saturating_add(piece).min(json.len());
+                let end = at.saturating_add(piece.min(room)).min(json.len());
                 out.extend_from_slice(json.get(at..end).unwrap_or(&[]));
-                if end < json.len() {
-                    self.tail = Some(Tail::Raw { json, at: end });
-                    return EmitPoll::Progress;
-                }
+                self.tail = Some(if end < json.len() {
+                    Tail::Raw { json, at: end }
+                } else {
+                    Tail::Close
+                });
+                EmitPoll::Progress
+            }
+            Some(Tail::Close) => {
                 self.close(out, extra);
                 EmitPoll::Done
             }
@@ -1053,10 +1095,16 @@ impl<C: 'static> BodySource for CallStream<C> {
                     }
                 }
                 Phase::Emitting(em) => {
-                    // A base64 stream goes straight into the body while it has room (the
-                    // pending buffer is empty here); everything else through `pending`.
+                    // Pieces sized by the room go straight into the body (the pending buffer
+                    // is empty here), text into the next chunk when this one is nearly full
+                    // (base64 then goes through `pending`: fewer chunks measured cheaper);
+                    // everything else through `pending`.
                     let room = max.saturating_sub(out.len() - start);
-                    let (target, room) = if em.streams_base64() && room >= DIRECT_MIN {
+                    let direct = em.writes_direct();
+                    if direct && !em.streams_base64() && room < DIRECT_MIN && out.len() > start {
+                        return BodyPoll::Data;
+                    }
+                    let (target, room) = if direct && room >= DIRECT_MIN {
                         (&mut *out, room)
                     } else {
                         (&mut self.pending, usize::MAX)
@@ -1276,17 +1324,44 @@ mod tests {
         }
     }
 
-    const TOOLS: &[ToolDef<()>] = &[ToolDef {
-        name: "confirm",
-        title: None,
-        description: "Asks first",
-        input_schema: r#"{"type":"object"}"#,
-        output_schema: None,
-        annotations: Annotations::READ_ONLY,
-        requires: &[],
-        errors: &[],
-        start: confirm,
-    }];
+    /// A long text with escapes and non-ASCII characters throughout: long enough that the
+    /// answer is streamed.
+    fn long_text() -> String {
+        "plain text \"quoted\" \\ tab\t é€😀 \u{1} ".repeat(1000)
+    }
+
+    /// Answers with a long text block and the same text as a (heavy) structured result.
+    fn long(_: &mut (), _: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
+        let text = long_text();
+        let mut out = ToolOutput::structured(json!({ "text": text }));
+        out.content = alloc::vec![crate::mcp::Content::text(text)];
+        Ok(Started::Done(out))
+    }
+
+    const TOOLS: &[ToolDef<()>] = &[
+        ToolDef {
+            name: "confirm",
+            title: None,
+            description: "Asks first",
+            input_schema: r#"{"type":"object"}"#,
+            output_schema: None,
+            annotations: Annotations::READ_ONLY,
+            requires: &[],
+            errors: &[],
+            start: confirm,
+        },
+        ToolDef {
+            name: "long",
+            title: None,
+            description: "Answers at length",
+            input_schema: r#"{"type":"object"}"#,
+            output_schema: None,
+            annotations: Annotations::READ_ONLY,
+            requires: &[],
+            errors: &[],
+            start: long,
+        },
+    ];
 
     const T0: u64 = 5_000;
 
@@ -1319,6 +1394,39 @@ mod tests {
         let mut out = Vec::new();
         let p = src.poll(&mut out, 1 << 16, now);
         (p, out)
+    }
+
+    #[test]
+    fn long_text_is_escaped_into_the_body_within_each_polls_room() {
+        let (mut s, sid) = server();
+        let mut bodies = Vec::new();
+        for max in [64, 100, 777, 4096, 1 << 16] {
+            let mut r =
+                McpRequest::legacy(&sid, "tools/call", json!({"name": "long"})).send(&mut s, T0);
+            let Body::Stream(src) = &mut r.body else {
+                panic!("expected a stream");
+            };
+            let mut out = Vec::new();
+            loop {
+                let before = out.len();
+                let p = src.poll(&mut out, max, T0);
+                assert!(out.len() - before <= max, "max {max}");
+                if p == BodyPoll::End {
+                    break;
+                }
+            }
+            bodies.push(out);
+        }
+        let v: Value = serde_json::from_slice(&bodies[0]).unwrap();
+        let text = long_text();
+        let result = &v["result"];
+        assert_eq!(result["content"][0]["text"], text.as_str());
+        let structured = json!({ "text": text });
+        assert_eq!(result["content"][1]["text"], structured.to_string());
+        assert_eq!(result["structuredContent"], structured);
+        for b in &bodies {
+            assert_eq!(b, &bodies[0]);
+        }
     }
 
     #[test]
