@@ -756,7 +756,7 @@ mod tests {
     fn a_peer_that_stops_reading_is_skipped_until_its_read_timeout_then_reset() {
         struct Big;
         impl Handler for Big {
-            fn handle(&mut self, _req: Request, _peer: Peer, _now: u64) -> Response {
+            fn handle(&mut self, _req: &mut Request, _peer: Peer, _now: u64) -> Response {
                 Response::full(200, "text/plain", alloc::vec![b'b'; 200_000])
             }
         }
