@@ -26,7 +26,9 @@ impl TcpAt {
 }
 
 /// Finds the TCP segment of an Ethernet + IPv4 frame, or None for other frames and for frames
-/// whose headers do not add up (those are left for smoltcp to judge).
+/// whose headers do not add up (those are left for smoltcp to judge). Inlined into its two
+/// callers, which run for every frame.
+#[inline(always)]
 pub fn tcp_segment(frame: &[u8]) -> Option<TcpAt> {
     let ip = frame.get(ETH_HEADER..)?;
     if frame.get(12..14)? != ETHERTYPE_IPV4 || ip.len() < 20 {

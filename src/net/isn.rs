@@ -63,16 +63,23 @@ impl Offsets {
         }
     }
 
-    /// F for one connection.
+    /// F for one connection: the cached word (inline, every frame), or [`Offsets::derive`].
+    #[inline(always)]
     fn of(&self, key: Key) -> u32 {
-        let (local, ports, remote) = key;
+        let (local, ports, _) = key;
         // The low bytes of the local address and of both ports.
         let slot = (local ^ ports ^ (ports >> 16)) as usize % CACHE;
-        if let Some((k, off)) = self.cache[slot].get()
-            && k == key
-        {
-            return off;
+        match self.cache[slot].get() {
+            Some((k, off)) if k == key => off,
+            _ => self.derive(key, slot),
         }
+    }
+
+    /// F computed with ChaCha20 (about once a connection) and cached in `slot`.
+    #[cold]
+    #[inline(never)]
+    fn derive(&self, key: Key, slot: usize) -> u32 {
+        let (local, ports, remote) = key;
         let mut nonce = [0u8; 12];
         nonce[0..4].copy_from_slice(&local.to_be_bytes());
         nonce[4..6].copy_from_slice(&((ports >> 16) as u16).to_be_bytes());

@@ -64,8 +64,15 @@ impl<D: Device> NetStack<D> {
         now_ms: u64,
         between: impl FnMut(&mut SocketSet<'static>),
     ) -> bool {
-        let mut changed = self.ingress(now_ms, between);
+        let changed = self.ingress(now_ms, between);
+        self.egress(now_ms) | changed
+    }
+
+    /// What the sockets have to send, out (and the DHCP client's turn). True when socket
+    /// state may have changed.
+    pub fn egress(&mut self, now_ms: u64) -> bool {
         let now = instant(now_ms);
+        let mut changed = false;
         while self
             .iface
             .poll_egress(now, &mut self.device, &mut self.sockets)
