@@ -694,7 +694,8 @@ mod tests {
     /// The stack's poll as the module runs it: the server puts up its next listener
     /// between received frames.
     fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
-        stack.poll_between(now, |s| server.refill(s, now));
+        stack.ingress(now, |s| server.refill(s, now));
+        stack.egress(now);
     }
 
     fn client(stack: &mut NetStack<Loopback>, local_port: u16) -> SocketHandle {
