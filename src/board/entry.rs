@@ -88,10 +88,9 @@ impl Module {
             let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
         }
-        let server = &mut self.server;
-        work |= self
-            .stack
-            .poll_between(now_ms, |s| server.refill(s, now_ms));
+        // Frames that came in since the ingress above wait for the next poll: the kernel
+        // polls again at once when this one did work.
+        work |= self.stack.egress(now_ms);
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();

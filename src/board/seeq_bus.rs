@@ -106,12 +106,14 @@ impl<C: CacheOps> Kseg1Bus<C> {
 
     /// Uncached address of `offset` in the area, if a `size`-byte access there is in range and
     /// naturally aligned.
+    #[inline(always)]
     fn uncached(&self, offset: usize, size: usize) -> Option<usize> {
         let end = offset.checked_add(size)?;
         (end <= self.len && offset.is_multiple_of(size))
             .then(|| kseg1(self.phys.wrapping_add(offset as u32)) as usize)
     }
 
+    #[inline(always)]
     fn cached(&self, offset: usize, len: usize) -> Option<*mut u8> {
         let end = offset.checked_add(len)?;
         // SAFETY: offset + len is within the allocation.

@@ -23,7 +23,7 @@
 //! ChaCha20 block about once, not once per segment.
 
 use super::checksum;
-use super::frame::{TCP_HEADER, TcpAt, tcp_segment};
+use super::frame::{TCP_HEADER, TcpAt, be32, tcp_segment};
 use crate::hil::nic::WritableRx;
 use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
@@ -31,12 +31,9 @@ use core::cell::Cell;
 use smoltcp::phy::{self, Checksum, DeviceCapabilities};
 use smoltcp::time::Instant;
 
-/// A connection as the offset sees it: local address, local port, remote address, remote port
-/// (the ChaCha20 nonce, 12 bytes).
-type FourTuple = [u8; 12];
-
-/// A four-tuple as three words, as the cache compares it: field by field inline, where the
-/// bytes took a `memcmp` call for every segment.
+/// A connection as the offset sees it, read from the frame as three words: local address,
+/// local port and remote port (local in the high half), remote address. The cache compares
+/// these; the ChaCha20 nonce is the same four fields as 12 bytes, built only on a miss.
 type Key = (u32, u32, u32);
 
 /// Cached offsets (a power of two).
@@ -66,21 +63,32 @@ impl Offsets {
         }
     }
 
-    /// F for one connection.
-    fn of(&self, tuple: &FourTuple) -> u32 {
-        let slot = (usize::from(tuple[5]) ^ usize::from(tuple[11]) ^ usize::from(tuple[3])) % CACHE;
-        let at =
-            |i: usize| u32::from_ne_bytes([tuple[i], tuple[i + 1], tuple[i + 2], tuple[i + 3]]);
-        let words: Key = (at(0), at(4), at(8));
-        if let Some((t, off)) = self.cache[slot].get()
-            && t == words
-        {
-            return off;
+    /// F for one connection: the cached word (inline, every frame), or [`Offsets::derive`].
+    #[inline(always)]
+    fn of(&self, key: Key) -> u32 {
+        let (local, ports, _) = key;
+        // The low bytes of the local address and of both ports.
+        let slot = (local ^ ports ^ (ports >> 16)) as usize % CACHE;
+        match self.cache[slot].get() {
+            Some((k, off)) if k == key => off,
+            _ => self.derive(key, slot),
         }
+    }
+
+    /// F computed with ChaCha20 (about once a connection) and cached in `slot`.
+    #[cold]
+    #[inline(never)]
+    fn derive(&self, key: Key, slot: usize) -> u32 {
+        let (local, ports, remote) = key;
+        let mut nonce = [0u8; 12];
+        nonce[0..4].copy_from_slice(&local.to_be_bytes());
+        nonce[4..6].copy_from_slice(&((ports >> 16) as u16).to_be_bytes());
+        nonce[6..10].copy_from_slice(&remote.to_be_bytes());
+        nonce[10..12].copy_from_slice(&(ports as u16).to_be_bytes());
         let mut word = [0u8; 4];
-        ChaCha20::new(&self.key.into(), &(*tuple).into()).apply_keystream(&mut word);
+        ChaCha20::new(&self.key.into(), &nonce.into()).apply_keystream(&mut word);
         let off = u32::from_be_bytes(word);
-        self.cache[slot].set(Some((words, off)));
+        self.cache[slot].set(Some((key, off)));
         off
     }
 
@@ -90,7 +98,7 @@ impl Offsets {
         let Some(at) = tcp_segment(frame) else {
             return;
         };
-        let off = self.of(&tuple(frame, &at, Direction::Out));
+        let off = self.of(key(frame, &at, Direction::Out));
         let seq = at.tcp + SEQ;
         let Some(field) = frame.get_mut(seq..seq + 4) else {
             return;
@@ -109,7 +117,7 @@ impl Offsets {
         if !checksum::holds(frame, &at) {
             return false;
         }
-        let off = self.of(&tuple(frame, &at, Direction::In)).wrapping_neg();
+        let off = self.of(key(frame, &at, Direction::In)).wrapping_neg();
         let seg = &mut frame[at.tcp..at.end];
         if seg[FLAGS] & FLAG_ACK != 0 {
             shift(seg, ACK, off);
@@ -152,23 +160,16 @@ enum Direction {
     In,
 }
 
-/// The four-tuple of a segment, local side first whichever way it goes.
-fn tuple(frame: &[u8], at: &TcpAt, dir: Direction) -> FourTuple {
-    let (src_ip, dst_ip) = (
-        &frame[at.ip + 12..at.ip + 16],
-        &frame[at.ip + 16..at.ip + 20],
-    );
-    let (src_port, dst_port) = (&frame[at.tcp..at.tcp + 2], &frame[at.tcp + 2..at.tcp + 4]);
-    let ((lip, lport), (rip, rport)) = match dir {
-        Direction::Out => ((src_ip, src_port), (dst_ip, dst_port)),
-        Direction::In => ((dst_ip, dst_port), (src_ip, src_port)),
-    };
-    let mut t = [0u8; 12];
-    t[0..4].copy_from_slice(lip);
-    t[4..6].copy_from_slice(lport);
-    t[6..10].copy_from_slice(rip);
-    t[10..12].copy_from_slice(rport);
-    t
+/// The connection of a segment, local side first whichever way it goes.
+#[inline(always)]
+fn key(frame: &[u8], at: &TcpAt, dir: Direction) -> Key {
+    let (src, dst) = (be32(frame, at.ip + 12), be32(frame, at.ip + 16));
+    // Source port in the high half, destination port in the low.
+    let ports = be32(frame, at.tcp);
+    match dir {
+        Direction::Out => (src, ports, dst),
+        Direction::In => (dst, ports.rotate_left(16), src),
+    }
 }
 
 /// Adds `by` to the 32-bit field at `at` of a received TCP segment. Its checksum is left as

@@ -269,20 +269,24 @@ impl HttpServer {
     /// Whether the slot last put up to listen on `port` still listens (one looked at, not the
     /// pool: this runs after every received frame).
     fn listens(&self, port: u16, sockets: &SocketSet<'static>) -> bool {
-        self.listeners.iter().any(|&(p, slot)| {
-            p == port
-                && slot
-                    .and_then(|j| self.slots[j].handle)
-                    .is_some_and(|h| sockets.get::<tcp::Socket>(h).state() == State::Listen)
-        })
+        self.listeners
+            .iter()
+            .any(|&(p, slot)| p == port && self.listening(slot, sockets))
+    }
+
+    /// Whether a listener entry's slot still listens (`listen` gives every entry of a port the
+    /// same slot, so one entry answers for its port).
+    fn listening(&self, slot: Option<usize>, sockets: &SocketSet<'static>) -> bool {
+        slot.and_then(|j| self.slots.get(j)?.handle)
+            .is_some_and(|h| sockets.get::<tcp::Socket>(h).state() == State::Listen)
     }
 
     /// Puts up a listener on every port that has none, in a free slot, so that the next SYN
     /// finds one. The stack calls this between received frames, the poll after its round.
     pub fn refill(&mut self, sockets: &mut SocketSet<'static>, now_ms: u64) {
         for k in 0..self.listeners.len() {
-            let port = self.listeners[k].0;
-            if self.listens(port, sockets) {
+            let (port, slot) = self.listeners[k];
+            if self.listening(slot, sockets) {
                 continue;
             }
             let free = (0..self.slots.len()).find(|&j| {
@@ -690,7 +694,8 @@ mod tests {
     /// The stack's poll as the module runs it: the server puts up its next listener
     /// between received frames.
     fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
-        stack.poll_between(now, |s| server.refill(s, now));
+        stack.ingress(now, |s| server.refill(s, now));
+        stack.egress(now);
     }
 
     fn client(stack: &mut NetStack<Loopback>, local_port: u16) -> SocketHandle {

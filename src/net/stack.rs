@@ -52,20 +52,11 @@ impl<D: Device> NetStack<D> {
         }
     }
 
-    /// Moves frames between the device and the sockets. True when socket state may have changed.
-    pub fn poll(&mut self, now_ms: u64) -> bool {
-        self.poll_between(now_ms, |_| {})
-    }
-
-    /// [`NetStack::poll`], calling `between` after each received frame: the server puts up
-    /// its next listener there, so that every SYN of a burst finds one.
-    pub fn poll_between(
-        &mut self,
-        now_ms: u64,
-        between: impl FnMut(&mut SocketSet<'static>),
-    ) -> bool {
-        let mut changed = self.ingress(now_ms, between);
+    /// What the sockets have to send, out (and the DHCP client's turn). True when socket
+    /// state may have changed.
+    pub fn egress(&mut self, now_ms: u64) -> bool {
         let now = instant(now_ms);
+        let mut changed = false;
         while self
             .iface
             .poll_egress(now, &mut self.device, &mut self.sockets)
@@ -77,10 +68,10 @@ impl<D: Device> NetStack<D> {
         changed
     }
 
-    /// Received frames into the sockets only, calling `between` after each as
-    /// [`NetStack::poll_between`] does. Sending is left to a later `poll_between`: each egress
-    /// pass visits every socket, so a poll that answers what it received sends once, after
-    /// the answer is in the socket.
+    /// Received frames into the sockets only, calling `between` after each: the server puts
+    /// up its next listener there, so that every SYN of a burst finds one. Sending is left to
+    /// [`NetStack::egress`]: each egress pass visits every socket, so a poll that answers what
+    /// it received sends once, after the answer is in the socket.
     pub fn ingress(
         &mut self,
         now_ms: u64,

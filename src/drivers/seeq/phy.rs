@@ -78,9 +78,11 @@ impl<B: Hpc3Bus> phy::Device for Seeq<B> {
         ))
     }
 
+    /// No reclaim unless the ring is full (`has_slot`): smoltcp asks for a token for every
+    /// frame it sends, and `receive`, called at least once every poll, reclaims and restarts
+    /// a stopped channel anyway.
     fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_, B>> {
         let bus = self.bus.get_mut();
-        self.tx.reclaim(bus, &self.info);
         if !self.tx.has_slot(bus, &self.info) {
             return None;
         }
