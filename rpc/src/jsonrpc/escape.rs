@@ -68,7 +68,15 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 
 /// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
 pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
-    escape_within(s.as_bytes(), out, usize::MAX);
+    // Most strings of an answer are short plain ASCII: one scan and one copy, without
+    // `escape_within`'s room and character-boundary bookkeeping.
+    let bytes = s.as_bytes();
+    let plain = plain_run(bytes);
+    let (head, rest) = bytes.split_at(plain);
+    out.extend_from_slice(head);
+    if !rest.is_empty() {
+        escape_within(rest, out, usize::MAX);
+    }
 }
 
 /// [`escape_str`] of as much of `bytes` (UTF-8 known to be valid: JSON this module wrote, or
