@@ -1,0 +1,585 @@
+//! Reading a request body's JSON in one pass: the syntax checked (RFC 8259), the nesting and
+//! the number of values bounded, the memory of each value charged before it is built, and the
+//! values the caller wants built as they are read.
+//!
+//! Why not serde_json's deserializer: most of a big body is string content, and serde_json's
+//! string scan assembles each word little-endian from byte loads on this big-endian CPU (6.5
+//! instructions per byte), after a pre-scan of our own had already walked every byte to bound
+//! the nesting and the values (2.7 more). Here one pass does both, testing strings four words
+//! at a time with the escaper's plain-run test (`docs/bench.md`, issue 18's fourth round).
+//! Numbers other than small unsigned integers are still read by serde_json, so every value is
+//! the one serde_json would build.
+
+use super::escape::plain_run;
+use crate::budget::Lease;
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+/// Deepest array/object nesting accepted. MCP messages need a handful of levels; the limit
+/// keeps the recursive readers (this one, the schema validator) within a small kernel stack.
+pub const MAX_NESTING: usize = 32;
+
+/// Most values (scalars and containers, nested or not) in one request. A built value costs
+/// tens of bytes whatever its text costs (`[]` is 2 bytes of input and a whole `Value`), so
+/// this, not the body size, bounds the memory a parse takes. MCP requests hold a few dozen;
+/// big inputs (`fs.write`) are one string.
+pub const MAX_VALUES: usize = 4096;
+
+/// Heap a read takes at most per value (the `Value`, its slot in a map or vector) and per
+/// byte of body (strings are copied into their values).
+pub(super) const COST_PER_VALUE: usize = 64;
+pub(super) const COST_PER_BYTE: usize = 2;
+
+/// Values charged to the budget at a time: a small request pays once.
+const VALUES_PER_CHARGE: usize = 32;
+
+/// Why a read stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Fault {
+    /// Not JSON.
+    Syntax,
+    /// Nested deeper than [`MAX_NESTING`].
+    Deep,
+    /// More than [`MAX_VALUES`] values.
+    Many,
+    /// The budget would not take the memory of the next values.
+    OverBudget,
+}
+
+/// A string as it appears between its quotes, checked but not decoded.
+#[derive(Clone, Copy)]
+pub(super) struct Str<'a> {
+    raw: &'a str,
+    /// Whether it holds a backslash escape (else its text is its value).
+    escaped: bool,
+}
+
+impl<'a> Str<'a> {
+    /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
+    /// Rust string can hold (serde_json refuses it the same way).
+    pub(super) fn decode(self) -> Option<Cow<'a, str>> {
+        if !self.escaped {
+            return Some(Cow::Borrowed(self.raw));
+        }
+        let mut out = String::with_capacity(self.raw.len());
+        let mut rest = self.raw;
+        while let Some(at) = rest.find('\\') {
+            out.push_str(rest.get(..at)?);
+            let esc = rest.get(at + 1..)?;
+            let (c, used) = match esc.as_bytes().first()? {
+                b'"' => ('"', 1),
+                b'\\' => ('\\', 1),
+                b'/' => ('/', 1),
+                b'b' => ('\u{8}', 1),
+                b'f' => ('\u{c}', 1),
+                b'n' => ('\n', 1),
+                b'r' => ('\r', 1),
+                b't' => ('\t', 1),
+                _ => unicode_escape(esc)?,
+            };
+            out.push(c);
+            rest = esc.get(used..)?;
+        }
+        out.push_str(rest);
+        Some(Cow::Owned(out))
+    }
+}
+
+/// The character of a `u` escape (`esc` starts at the `u`) and the bytes it took: a pair of
+/// escapes for a character beyond the Basic Multilingual Plane.
+fn unicode_escape(esc: &str) -> Option<(char, usize)> {
+    let hex = |at: usize| {
+        esc.get(at..at + 4)
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let first = hex(1)?;
+    match first {
+        0xD800..=0xDBFF => {
+            let second = esc.get(5..7).filter(|s| *s == "\\u").and_then(|_| hex(7))?;
+            if !(0xDC00..=0xDFFF).contains(&second) {
+                return None;
+            }
+            let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+            Some((char::from_u32(c)?, 11))
+        }
+        _ => Some((char::from_u32(first)?, 5)),
+    }
+}
+
+/// A cursor over JSON text.
+pub(super) struct Reader<'a> {
+    text: &'a str,
+    at: usize,
+    values: usize,
+    /// Values paid for so far.
+    paid: usize,
+    /// Where values are charged; `None` reads without a budget.
+    lease: Option<Lease>,
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn new(text: &'a str, lease: Option<Lease>) -> Self {
+        Reader {
+            text,
+            at: 0,
+            values: 0,
+            paid: 0,
+            lease,
+        }
+    }
+
+    /// The lease, with every value read so far charged to it.
+    pub(super) fn into_lease(self) -> Option<Lease> {
+        self.lease
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// The next byte after any whitespace.
+    pub(super) fn peek(&mut self) -> Option<u8> {
+        let bytes = self.bytes();
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.at) {
+            self.at += 1;
+        }
+        bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, b: u8) -> Result<(), Fault> {
+        match self.peek() == Some(b) {
+            true => {
+                self.at += 1;
+                Ok(())
+            }
+            false => Err(Fault::Syntax),
+        }
+    }
+
+    /// Nothing but whitespace is left.
+    pub(super) fn end(&mut self) -> Result<(), Fault> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => Err(Fault::Syntax),
+        }
+    }
+
+    /// Counts one more value, charging a batch of them first when the last is used up.
+    fn count(&mut self) -> Result<(), Fault> {
+        self.values += 1;
+        if self.values > MAX_VALUES {
+            return Err(Fault::Many);
+        }
+        if self.values > self.paid {
+            if let Some(lease) = &mut self.lease
+                && !lease.grow(VALUES_PER_CHARGE * COST_PER_VALUE)
+            {
+                return Err(Fault::OverBudget);
+            }
+            self.paid += VALUES_PER_CHARGE;
+        }
+        Ok(())
+    }
+
+    /// The members of the object that starts here, each handed to `each` with its key and the
+    /// nesting of its value, which `each` must read.
+    pub(super) fn members(
+        &mut self,
+        depth: usize,
+        mut each: impl FnMut(&mut Self, Str<'a>, usize) -> Result<(), Fault>,
+    ) -> Result<(), Fault> {
+        let inner = nest(depth)?;
+        self.eat(b'{')?;
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(Fault::Syntax);
+            }
+            let key = self.string()?;
+            self.eat(b':')?;
+            each(self, key, inner)?;
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(Fault::Syntax),
+            }
+        }
+    }
+
+    /// The items of the array that starts here, each handed to `each` with its nesting.
+    pub(super) fn items(
+        &mut self,
+        depth: usize,
+        mut each: impl FnMut(&mut Self, usize) -> Result<(), Fault>,
+    ) -> Result<(), Fault> {
+        let inner = nest(depth)?;
+        self.eat(b'[')?;
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            each(self, inner)?;
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(Fault::Syntax),
+            }
+        }
+    }
+
+    /// Counts the value that starts here (a container by the caller, which reads it).
+    pub(super) fn enter(&mut self) -> Result<(), Fault> {
+        self.count()
+    }
+
+    /// Checks the value that starts here and steps over it.
+    pub(super) fn skip(&mut self, depth: usize) -> Result<(), Fault> {
+        self.count()?;
+        match self.peek() {
+            Some(b'{') => self.members(depth, |r, _, inner| r.skip(inner)),
+            Some(b'[') => self.items(depth, |r, inner| r.skip(inner)),
+            Some(b'"') => self.string().map(drop),
+            _ => self.scalar().map(drop),
+        }
+    }
+
+    /// The text of the value that starts here, checked.
+    pub(super) fn raw(&mut self, depth: usize) -> Result<&'a str, Fault> {
+        self.peek();
+        let start = self.at;
+        self.skip(depth)?;
+        self.text.get(start..self.at).ok_or(Fault::Syntax)
+    }
+
+    /// The value that starts here, built; `Ok(None)` when it is well-formed JSON that no
+    /// `Value` holds (a number beyond a double, half a surrogate pair).
+    pub(super) fn value(&mut self, depth: usize) -> Result<Option<Value>, Fault> {
+        self.count()?;
+        match self.peek() {
+            Some(b'{') => {
+                let mut map = Some(Map::new());
+                self.members(depth, |r, key, inner| {
+                    let v = r.value(inner)?;
+                    match (&mut map, key.decode(), v) {
+                        (Some(m), Some(k), Some(v)) => {
+                            m.insert(k.into_owned(), v);
+                        }
+                        _ => map = None,
+                    }
+                    Ok(())
+                })?;
+                Ok(map.map(Value::Object))
+            }
+            Some(b'[') => {
+                let mut list = Some(Vec::new());
+                self.items(depth, |r, inner| {
+                    match (&mut list, r.value(inner)?) {
+                        (Some(l), Some(v)) => l.push(v),
+                        _ => list = None,
+                    }
+                    Ok(())
+                })?;
+                Ok(list.map(Value::Array))
+            }
+            Some(b'"') => Ok(self
+                .string()?
+                .decode()
+                .map(|s| Value::String(s.into_owned()))),
+            _ => Ok(match self.scalar()? {
+                Scalar::Null => Some(Value::Null),
+                Scalar::Bool(b) => Some(Value::Bool(b)),
+                Scalar::Number(text) => number(text),
+            }),
+        }
+    }
+
+    /// The string that starts here (at its quote), checked: escapes well-formed, no control
+    /// character. The text is UTF-8 already, so bytes from 0x80 up are parts of characters.
+    pub(super) fn string(&mut self) -> Result<Str<'a>, Fault> {
+        let bytes = self.bytes();
+        let start = self.at + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            i += plain_run(bytes.get(i..).unwrap_or(&[]));
+            match bytes.get(i) {
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    escaped = true;
+                    i += match bytes.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                        Some(b'u')
+                            if bytes
+                                .get(i + 2..i + 6)
+                                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
+                        {
+                            6
+                        }
+                        _ => return Err(Fault::Syntax),
+                    };
+                }
+                Some(&b) if b >= 0x80 => {
+                    let rest = bytes.get(i..).unwrap_or(&[]);
+                    i += rest.iter().take_while(|&&b| b >= 0x80).count();
+                }
+                // A control character, or the end of the text.
+                _ => return Err(Fault::Syntax),
+            }
+        }
+        let raw = self.text.get(start..i).ok_or(Fault::Syntax)?;
+        self.at = i + 1;
+        Ok(Str { raw, escaped })
+    }
+
+    /// The literal or number that starts here.
+    fn scalar(&mut self) -> Result<Scalar<'a>, Fault> {
+        let rest = self.bytes().get(self.at..).unwrap_or(&[]);
+        for (word, scalar) in [
+            (&b"null"[..], Scalar::Null),
+            (b"true", Scalar::Bool(true)),
+            (b"false", Scalar::Bool(false)),
+        ] {
+            if rest.starts_with(word) {
+                self.at += word.len();
+                return Ok(scalar);
+            }
+        }
+        let len = number_len(rest).ok_or(Fault::Syntax)?;
+        let text = self.text.get(self.at..self.at + len).ok_or(Fault::Syntax)?;
+        self.at += len;
+        Ok(Scalar::Number(text))
+    }
+}
+
+enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    Number(&'a str),
+}
+
+/// The nesting inside a container at `depth`, if allowed.
+fn nest(depth: usize) -> Result<usize, Fault> {
+    match depth + 1 {
+        inner if inner > MAX_NESTING => Err(Fault::Deep),
+        inner => Ok(inner),
+    }
+}
+
+/// The length of the JSON number at the start of `b`:
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn number_len(b: &[u8]) -> Option<usize> {
+    let digits = |at: usize| {
+        b.get(at..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i += digits(i),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        match digits(i + 1) {
+            0 => return None,
+            n => i += 1 + n,
+        }
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        match digits(i) {
+            0 => return None,
+            n => i += n,
+        }
+    }
+    Some(i)
+}
+
+/// A number's value as serde_json builds it: an unsigned integer read here (the common case,
+/// and cheap), anything else by serde_json itself. `None` beyond a double (`1e999`).
+fn number(text: &str) -> Option<Value> {
+    // At most 19 digits always fit a u64.
+    if text.len() <= 19 && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse::<u64>().ok().map(Value::from);
+    }
+    serde_json::from_str(text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::vec;
+
+    /// Our read of `text` as one value: `Err` a fault, `Ok(None)` unreadable.
+    fn read(text: &str) -> Result<Option<Value>, Fault> {
+        let mut r = Reader::new(text, None);
+        let v = r.value(0)?;
+        r.end()?;
+        Ok(v)
+    }
+
+    #[test]
+    fn values_are_what_serde_json_builds_and_syntax_errors_are_refused_alike() {
+        let long = "ab\\\"c".repeat(40);
+        let cases = [
+            "null",
+            " true ",
+            "false",
+            "0",
+            "-0",
+            "7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1.5",
+            "-1.25e-3",
+            "1E+2",
+            "12345678901234567890123",
+            "\"\"",
+            "\"plain text, long enough to take the word loop: 0123456789abcdef\"",
+            "\"caf\u{e9} \u{1F600} \u{65e5}\u{672c}\"",
+            "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+            "\"\\u0041\\u00e9\\u65e5\\ud83d\\ude00\"",
+            &format!("\"{long}\""),
+            "[]",
+            "{}",
+            "[1,[2,[3]],{\"a\":{}}]",
+            "{\"a\":1,\"b\":[true,null],\"a\":2}",
+            "{\"\\u0061\":\"x\"}",
+            " { \"k\" : [ 1 , 2 ] } ",
+            // Refused by both.
+            "",
+            " ",
+            "nul",
+            "tru",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "+1",
+            "0x10",
+            "NaN",
+            "[1,]",
+            "[,1]",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{a:1}",
+            "{\"a\":1 \"b\":2}",
+            "[1 2]",
+            "\"unterminated",
+            "\"bad \\x escape\"",
+            "\"short \\u12\"",
+            "\"tab\tinside\"",
+            "\"newline\ninside\"",
+            "[1]]",
+            "{}{}",
+            "1 2",
+            "'a'",
+        ];
+        for text in cases {
+            let theirs = serde_json::from_str::<Value>(text).ok();
+            let ours = read(text);
+            match theirs {
+                Some(v) => assert_eq!(ours, Ok(Some(v)), "{text:?}"),
+                None => assert_eq!(ours, Err(Fault::Syntax), "{text:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn well_formed_values_no_value_holds_are_unreadable_not_syntax_errors() {
+        for text in [
+            "1e999",
+            "-1e999",
+            "\"\\ud800\"",
+            "\"\\udc00x\"",
+            "\"\\ud800\\u0041\"",
+            "[1,1e999,3]",
+            "{\"a\":{\"b\":\"\\ud83d\"}}",
+            "{\"\\ud800\":1}",
+        ] {
+            assert_eq!(read(text), Ok(None), "{text:?}");
+            // Checked and stepped over all the same.
+            let mut r = Reader::new(text, None);
+            assert_eq!(r.skip(0), Ok(()), "{text:?}");
+            assert_eq!(r.end(), Ok(()), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn strings_are_scanned_right_at_every_offset_from_a_word() {
+        // Every special byte at every offset of a long string: a quote ends it, an escape is
+        // decoded, a control character is refused, non-ASCII is kept whole.
+        for at in 0..40 {
+            for (special, want) in [
+                ("\\\"", Some("\"")),
+                ("\\n", Some("\n")),
+                ("\u{e9}", Some("\u{e9}")),
+                ("\u{1}", None),
+            ] {
+                let text = format!("\"{}{special}{}\"", "x".repeat(at), "y".repeat(41 - at));
+                let expect = want.map(|w| {
+                    Value::String(format!("{}{w}{}", "x".repeat(at), "y".repeat(41 - at)))
+                });
+                match expect {
+                    Some(v) => assert_eq!(read(&text), Ok(Some(v)), "{text:?}"),
+                    None => assert_eq!(read(&text), Err(Fault::Syntax), "{text:?}"),
+                }
+            }
+        }
+        // A string's raw text and whether it needs decoding.
+        let mut r = Reader::new("\"a\\tb\" \"ab\"", None);
+        let s = r.string().unwrap();
+        assert_eq!((s.raw, s.escaped), ("a\\tb", true));
+        r.peek();
+        let s = r.string().unwrap();
+        assert!(matches!(s.decode(), Some(Cow::Borrowed("ab"))));
+    }
+
+    #[test]
+    fn nesting_and_values_are_bounded_and_charged_before_they_are_built() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(read(&deep(MAX_NESTING)).is_ok());
+        assert_eq!(read(&deep(MAX_NESTING + 1)), Err(Fault::Deep));
+        // A deep body that is also malformed stops at the nesting, not past the stack.
+        assert_eq!(read(&"[".repeat(100_000)), Err(Fault::Deep));
+        let many = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+        assert!(read(&many(MAX_VALUES - 1)).is_ok());
+        assert_eq!(read(&many(MAX_VALUES)), Err(Fault::Many));
+        // A long string is one value, whatever its commas.
+        assert!(read(&format!("[\"{}\"]", ",".repeat(100_000))).is_ok());
+
+        let pool = crate::budget::Pool::new("parse", 4 * VALUES_PER_CHARGE * COST_PER_VALUE);
+        let body = many(3 * VALUES_PER_CHARGE);
+        let mut r = Reader::new(&body, pool.take(0));
+        assert!(r.value(0).is_ok());
+        assert_eq!(
+            r.into_lease().map(|l| l.bytes()),
+            Some(4 * VALUES_PER_CHARGE * COST_PER_VALUE)
+        );
+        let body = many(4 * VALUES_PER_CHARGE);
+        let mut r = Reader::new(&body, pool.take(0));
+        assert_eq!(r.value(0), Err(Fault::OverBudget));
+    }
+}
