@@ -1,8 +1,8 @@
 //! Writing JSON-RPC responses and notifications. The id is spliced in as the raw text the
 //! client sent.
 
-use super::escape_str;
 use super::{Id, RpcError};
+use super::{escape_str, escape_str_twice};
 use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 use serde_json::{Map, Value};
@@ -54,6 +54,18 @@ pub fn notification(method: &str, params: &Value) -> Vec<u8> {
 /// go through the word-at-a-time escaper. Recursion follows the value's nesting, as
 /// serde_json's does; parsed values are limited to [`super::MAX_NESTING`].
 pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
+    write_json(out, v, false);
+}
+
+/// [`write_value`]'s bytes escaped as the content of a JSON string, written in one pass: a
+/// tool's structured result also goes out as the text of a text block.
+pub(crate) fn write_value_escaped(out: &mut Vec<u8>, v: &Value) {
+    write_json(out, v, true);
+}
+
+/// A value's JSON, `escaped` as a string's content or not. Only quotes and the strings'
+/// contents change when escaped: the rest of JSON's syntax is plain ASCII.
+fn write_json(out: &mut Vec<u8>, v: &Value, escaped: bool) {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -62,14 +74,14 @@ pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
             // Writing to a `Vec` cannot fail.
             let _ = write!(Appender(out), "{n}");
         }
-        Value::String(text) => write_str(out, text),
+        Value::String(text) => write_str(out, text, escaped),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, item);
+                write_json(out, item, escaped);
             }
             out.push(b']');
         }
@@ -79,9 +91,9 @@ pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_str(out, key);
+                write_str(out, key, escaped);
                 out.push(b':');
-                write_value(out, value);
+                write_json(out, value, escaped);
             }
             out.push(b'}');
         }
@@ -95,13 +107,19 @@ const LONG_STR: usize = 4096;
 /// made first: appended to a buffer grown to fit it exactly, it would make the buffer move
 /// again for its closing quote (a large echo's result did, 60 KB copied). Short strings keep
 /// the buffer's usual growth (the listings kept from init would take 3 KB more otherwise).
-fn write_str(out: &mut Vec<u8>, text: &str) {
+fn write_str(out: &mut Vec<u8>, text: &str, escaped: bool) {
     if text.len() >= LONG_STR {
-        out.reserve(text.len() + 4);
+        out.reserve(text.len() + 6);
     }
-    out.push(b'"');
-    escape_str(text, out);
-    out.push(b'"');
+    if escaped {
+        out.extend_from_slice(b"\\\"");
+        escape_str_twice(text, out);
+        out.extend_from_slice(b"\\\"");
+    } else {
+        out.push(b'"');
+        escape_str(text, out);
+        out.push(b'"');
+    }
 }
 
 /// A `fmt::Write` that appends to a byte buffer.
@@ -136,7 +154,13 @@ mod tests {
         ] {
             let mut out = Vec::new();
             write_value(&mut out, &value);
-            assert_eq!(out, serde_json::to_vec(&value).unwrap(), "{value}");
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(out, json.as_bytes(), "{value}");
+            // Escaped: the content of the string whose value is that JSON.
+            let mut out = Vec::new();
+            write_value_escaped(&mut out, &value);
+            let text = serde_json::to_string(&json).unwrap();
+            assert_eq!(out, &text.as_bytes()[1..text.len() - 1], "{value}");
         }
     }
 }

@@ -79,6 +79,37 @@ pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
     }
 }
 
+/// Appends [`escape_str`]'s bytes for `s`, themselves escaped: the text of a string that
+/// holds `s` escaped, written without the once-escaped bytes in between.
+pub(crate) fn escape_str_twice(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while let Some(rest) = bytes.get(i..).filter(|r| !r.is_empty()) {
+        // Printable ASCII and whole non-ASCII characters are the same escaped once or twice.
+        let plain = plain_run(rest);
+        let run = plain + rest.iter().skip(plain).take_while(|&&b| b >= 0x80).count();
+        if run > 0 {
+            out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
+            i += run;
+            continue;
+        }
+        // One byte to escape: its escape (at most 6 bytes), escaped again in place.
+        let at = out.len();
+        escape_within(rest.get(..1).unwrap_or(&[]), out, 6);
+        let mut once = [0u8; 6];
+        let n = out.len() - at;
+        once[..n].copy_from_slice(out.get(at..).unwrap_or(&[]));
+        out.truncate(at);
+        for &b in &once[..n] {
+            match b {
+                b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
+                _ => out.push(b),
+            }
+        }
+        i += 1;
+    }
+}
+
 /// [`escape_str`] of as much of `bytes` (UTF-8 known to be valid: JSON this module wrote, or
 /// a `String`'s) as fits in `room` more bytes of `out`, whole characters only, without
 /// validating them again; returns how many input bytes it escaped. A streamed answer escapes
@@ -177,6 +208,25 @@ mod tests {
             }
         }
         assert_eq!(plain_run(&[b'a'; 39]), 39);
+    }
+
+    #[test]
+    fn escaping_twice_is_escaping_the_escaped() {
+        for text in [
+            "",
+            "plain",
+            "\"quoted\" \\ back\\slash",
+            "tab\tnew\nline\r \u{1} \u{1f} \u{8}\u{c}",
+            "é€😀 mixed with \"quotes\" and plain ASCII long enough for the word loop",
+        ] {
+            let mut once = Vec::new();
+            escape_str(text, &mut once);
+            let mut want = Vec::new();
+            escape_str(core::str::from_utf8(&once).unwrap(), &mut want);
+            let mut twice = Vec::new();
+            escape_str_twice(text, &mut twice);
+            assert_eq!(twice, want, "{text:?}");
+        }
     }
 
     #[test]

@@ -7,9 +7,9 @@ mod escape;
 mod parse;
 mod read;
 
-pub(crate) use encode::write_value;
 pub use encode::{error_response, notification, result_response};
-pub(crate) use escape::{escape_str, escape_within, plain_run};
+pub(crate) use encode::{write_value, write_value_escaped};
+pub(crate) use escape::{escape_str, escape_str_twice, escape_within, plain_run};
 pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
 pub use read::{MAX_NESTING, MAX_VALUES};
 

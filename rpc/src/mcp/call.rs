@@ -15,7 +15,7 @@ use super::tool::{
     StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
-use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
+use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value, write_value_escaped};
 use crate::jsonrpc::{escape_str, escape_within};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
@@ -522,13 +522,22 @@ impl<C> Emitter<C> {
                     self.close(out, extra);
                     return EmitPoll::Done;
                 };
-                // A light result fits the first allocation.
-                let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
-                encode_value(&mut json, v);
                 if self.wrote_block {
                     out.push(b',');
                 }
                 out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
+                // A light result written at once is written twice, escaped and as it is,
+                // rather than serialised into a buffer of its own to escape and copy.
+                if !self.heavy && room == usize::MAX {
+                    write_value_escaped(out, v);
+                    out.extend_from_slice(b"\"}],\"structuredContent\":");
+                    encode_value(out, v);
+                    self.close(out, extra);
+                    return EmitPoll::Done;
+                }
+                // A light result fits the first allocation.
+                let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
+                encode_value(&mut json, v);
                 self.tail = Some(Tail::Text { json, at: 0 });
                 if self.heavy {
                     EmitPoll::Yield

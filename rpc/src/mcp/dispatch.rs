@@ -518,17 +518,27 @@ impl<C: 'static> McpServer<C> {
         output: ToolOutput<C>,
         schema: Option<&Schema>,
     ) -> Result<(Response, Outcome), ToolOutput<C>> {
-        // The result is rendered after the envelope's head in the body itself: no copy. A
-        // small result fits the first allocation.
-        let mut out = Vec::with_capacity(1024);
+        // The result is rendered after the envelope's head in the body itself: no copy. It
+        // goes into the buffer the connection lent, whose room a small result fits.
+        let mut out = self.lent.take();
+        out.clear();
+        out.reserve(1024);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
         let version = &self.config.version;
         let extra = |out: &mut Vec<u8>| write_result_extra(era, version, out);
-        let outcome = render_now(output, schema, &extra, &mut out)?;
-        out.push(b'}');
-        Ok((reply::json(200, out), outcome))
+        match render_now(output, schema, &extra, &mut out) {
+            Ok(outcome) => {
+                out.push(b'}');
+                Ok((reply::json(200, out), outcome))
+            }
+            Err(output) => {
+                // Streamed instead: the buffer stays lent for whatever answers.
+                self.lent.set(out);
+                Err(output)
+            }
+        }
     }
 
     fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {

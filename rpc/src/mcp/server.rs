@@ -20,7 +20,7 @@ use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use serde_json::Value;
 
 /// The stateless protocol version.
@@ -63,6 +63,9 @@ pub struct McpServer<C: 'static> {
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
     pub(crate) instructions_json: Option<Box<[u8]>>,
+    /// The connection's last answer buffer (`Request::answer`), lent while its next request
+    /// is handled: a tool result written at once goes into it instead of a new allocation.
+    pub(crate) lent: Cell<Vec<u8>>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -93,6 +96,7 @@ impl<C: 'static> McpServer<C> {
             tasks: super::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
             instructions_json,
+            lent: Cell::new(Vec::new()),
         }
     }
 
@@ -425,7 +429,11 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         if req.admission == Some(Admission::Authenticated) {
             let head = Head::of(&req.headers);
-            return self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+            self.lent.set(core::mem::take(&mut req.answer));
+            let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+            // Not taken: back to the connection for its next request.
+            req.answer = self.lent.take();
+            return r;
         }
         self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
     }
