@@ -11,12 +11,15 @@
 //! them back into a call to `memcpy` or `memset`, which here would be an endless recursion.
 //!
 //! The Internet checksum's sum ([`ones_sum`]) lives here too: it is the other loop every sent
-//! byte goes through, and the same alignment knowledge makes it fast.
+//! byte goes through, and the same alignment knowledge makes it fast. So does the UTF-8 check
+//! every request body goes through ([`utf8`]).
 #![no_std]
 #![no_builtins]
 
 mod csum;
+mod text;
 pub use csum::ones_sum;
+pub use text::utf8;
 
 #[cfg(test)]
 extern crate std;

@@ -249,7 +249,7 @@ fn failure(fault: Fault) -> ParseFailure {
 fn read_body(body: &[u8], lease: Option<Lease>) -> Result<(Incoming, Option<Lease>), Fault> {
     // JSON text is UTF-8 (RFC 8259): checked once for the whole body, which is then read as
     // text without checking each string again.
-    let text = core::str::from_utf8(body).map_err(|_| read::Fault::Syntax)?;
+    let text = irix7_kmem::utf8(body).ok_or(read::Fault::Syntax)?;
     let mut r = Reader::new(text, lease);
     let incoming = match r.peek() {
         Some(b'[') => {
