@@ -696,9 +696,18 @@ fn parse_amplification(c: &Ctx, f: &mut Findings) {
         (330_000, "objects", "{}"),
         (40_000, "arrays", "[]"),
     ];
-    for (n, what, empty) in sizes {
-        let many = vec![empty; n].join(",");
-        let args: Value = serde_json::from_str(&format!(r#"{{"text":"x","x":[{many}]}}"#))
+    // Nested to the limit (the envelope, `params` and `arguments` are three of its 32
+    // levels) and past it: the module's reader recurses on its stack.
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let bodies = sizes
+        .iter()
+        .map(|&(n, what, empty)| (format!("[{}]", vec![empty; n].join(",")), n, what))
+        .chain([
+            (nested(29), 29, "nested arrays"),
+            (nested(120), 120, "nested arrays"),
+        ]);
+    for (x, n, what) in bodies {
+        let args: Value = serde_json::from_str(&format!(r#"{{"text":"x","x":{x}}}"#))
             .expect("the arguments are JSON");
         let req =
             McpRequest::modern("tools/call", json!({"name": "echo", "arguments": args})).id(77);
@@ -711,7 +720,7 @@ fn parse_amplification(c: &Ctx, f: &mut Findings) {
                 A,
                 false,
                 format!(
-                    "{body_len} bytes of empty {what}: {e} after {:.1?}",
+                    "{n} {what} ({body_len} bytes): {e} after {:.1?}",
                     t.elapsed()
                 ),
             ),
@@ -728,7 +737,7 @@ fn parse_amplification(c: &Ctx, f: &mut Findings) {
                     A,
                     clear,
                     format!(
-                        "{body_len} bytes of empty {what}: {} after {:.1?}",
+                        "{n} {what} ({body_len} bytes): {} after {:.1?}",
                         describe(&r),
                         t.elapsed()
                     ),
