@@ -11,6 +11,8 @@ pub use encode::{error_response, notification, result_response};
 pub(crate) use encode::{write_value, write_value_escaped};
 pub(crate) use escape::{escape_str, escape_str_twice, escape_within, plain_run};
 pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
+#[cfg(feature = "fuzzing")]
+pub use read::fuzz_value;
 pub use read::{MAX_NESTING, MAX_VALUES};
 
 use alloc::string::String;

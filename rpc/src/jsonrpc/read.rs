@@ -422,6 +422,21 @@ fn number(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
+/// One JSON value read from `text` as a request's `params` are, for the `fuzz/` crate's
+/// comparison with serde_json: `Err` says why the text was refused (a [`Fault`] as a word),
+/// `Ok(None)` that it is well-formed but no `Value` holds it.
+#[cfg(feature = "fuzzing")]
+pub fn fuzz_value(text: &str) -> Result<Option<Value>, &'static str> {
+    let mut r = Reader::new(text, None);
+    let v = r.value(0).and_then(|v| r.end().map(|()| v));
+    v.map_err(|f| match f {
+        Fault::Syntax => "syntax",
+        Fault::Deep => "deep",
+        Fault::Many => "many",
+        Fault::OverBudget => "budget",
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

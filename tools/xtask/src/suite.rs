@@ -365,6 +365,7 @@ const FUZZ_SECONDS: u32 = 20;
 /// reaches the parsers, less where the harness's own limits refuse long inputs early anyway.
 const FUZZ_TARGETS: &[(&str, usize)] = &[
     ("http_parser", 64 << 10),
+    ("json_reader", 64 << 10),
     ("mcp_dispatch", 1 << 20),
     ("full_path", 1 << 20),
     ("erofs_reader", 64 << 10),
