@@ -42,6 +42,9 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "serde_json::de::",
             "serde_json::read::",
             "rpc::jsonrpc::parse",
+            "rpc::jsonrpc::read",
+            // The request body's UTF-8 check.
+            "irix7_kmem::text::",
             "as serde_core::de::",
             "as serde::de::",
         ],
@@ -204,6 +207,8 @@ mod tests {
                 "JSON parsing",
             ),
             ("rpc::jsonrpc::parse::parse", "JSON parsing"),
+            ("<rpc::jsonrpc::read::Reader>::value", "JSON parsing"),
+            ("irix7_kmem::text::utf8", "JSON parsing"),
             (
                 "serde_json::ser::format_escaped_str_contents",
                 "JSON writing",
