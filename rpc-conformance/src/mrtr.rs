@@ -318,9 +318,9 @@ fn sampling_prompt<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, Tool
     let prompt = call
         .args
         .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    ask(json!({"llm": sample(prompt, 100)}), None)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    ask(json!({"llm": sample(&prompt, 100)}), None)
 }
 
 fn elicitation_result<C>(call: &ToolCall<'_>) -> Option<Result<Started<C>, ToolError>> {
@@ -342,8 +342,8 @@ fn elicitation_message<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, 
     let message = call
         .args
         .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     let schema = json!({"type": "object", "properties": {
         "username": {"type": "string", "description": "User's response"},
         "email": {"type": "string", "description": "User's email address"}

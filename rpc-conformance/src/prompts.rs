@@ -2,6 +2,7 @@
 
 use super::PNG;
 use super::mrtr::{accepted, elicit};
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -72,8 +73,11 @@ fn text(t: &str) -> Value {
     json!({"type": "text", "text": t})
 }
 
-fn arg<'a>(call: &'a PromptCall<'_>, name: &str) -> &'a str {
-    call.args.get(name).and_then(Value::as_str).unwrap_or("")
+fn arg<'a>(call: &PromptCall<'a>, name: &str) -> Cow<'a, str> {
+    call.args
+        .get(name)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
 }
 
 fn simple<C>(_: &mut C, _: &PromptCall<'_>) -> Result<PromptReply, ToolError> {

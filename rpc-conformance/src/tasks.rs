@@ -88,7 +88,11 @@ pub(crate) const TASK_TOOLS: &[TaskTool] = &[
 ];
 
 fn greet<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    let name = call.args.get("name").and_then(Value::as_str).unwrap_or("");
+    let name = call
+        .args
+        .get("name")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     Ok(Started::Done(ToolOutput::text(format!("Hello, {name}!"))))
 }
 
@@ -140,9 +144,13 @@ fn slow_compute<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolErr
     let seconds = call
         .args
         .get("seconds")
-        .and_then(Value::as_f64)
+        .and_then(|v| v.as_f64())
         .unwrap_or(1.0);
-    let label = call.args.get("label").and_then(Value::as_str).unwrap_or("");
+    let label = call
+        .args
+        .get("label")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     let text = format!("slow_compute {label}: done after {seconds} s");
     if seconds <= 0.0 {
         return Ok(Started::Done(ToolOutput::text(text)));
@@ -162,8 +170,8 @@ fn confirm_delete<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
     let file = call
         .args
         .get("filename")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     match accepted(call.input_responses, "confirm") {
         Some(_) => Ok(Started::Done(ToolOutput::text(format!("Deleted {file}")))),
         None => Ok(Started::InputRequired(InputRequired {

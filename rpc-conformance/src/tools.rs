@@ -181,7 +181,7 @@ fn x_header<C>(_: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> 
         .args
         .get("region")
         .and_then(|v| v.as_str())
-        .unwrap_or("");
+        .unwrap_or_default();
     Ok(Started::Done(ToolOutput::text(format!("region: {region}"))))
 }
 

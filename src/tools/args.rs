@@ -2,56 +2,54 @@
 //! already; these accessors still check every type and range, so a schema mistake becomes a
 //! clear `E_INVAL`, never a panic.
 
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
+use rpc::jsonrpc::{Kind, ValueRef};
 use rpc::mcp::{ErrorCode, ToolCall, ToolError};
-use serde_json::Value;
 
-/// A required string argument.
-pub fn string<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<&'a str, ToolError> {
-    match call.args.get(name) {
-        Some(Value::String(s)) => Ok(s),
-        _ => Err(ToolError::new(
-            ErrorCode::Inval,
-            format!("`{name}` must be a string"),
-        )),
-    }
+/// An argument that is absent or `null`: `None`.
+fn given<'a>(call: &ToolCall<'a>, name: &str) -> Option<ValueRef<'a>> {
+    call.args.get(name).filter(|v| !v.is_null())
+}
+
+/// A required string argument (decoded only if it holds an escape).
+pub fn string<'a>(call: &ToolCall<'a>, name: &str) -> Result<Cow<'a, str>, ToolError> {
+    call.args
+        .get(name)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| inval(format!("`{name}` must be a string")))
 }
 
 /// An optional non-negative integer argument.
 pub fn opt_u64(call: &ToolCall<'_>, name: &str) -> Result<Option<u64>, ToolError> {
-    match call.args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::Inval,
-                format!("`{name}` must be a non-negative integer"),
-            )
-        }),
+    match given(call, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| inval(format!("`{name}` must be a non-negative integer"))),
     }
 }
 
 /// An optional boolean argument with its default.
 pub fn bool_or(call: &ToolCall<'_>, name: &str, default: bool) -> Result<bool, ToolError> {
-    match call.args.get(name) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(ToolError::new(
-            ErrorCode::Inval,
-            format!("`{name}` must be true or false"),
-        )),
+    match given(call, name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| inval(format!("`{name}` must be true or false"))),
     }
 }
 
 /// An optional string argument.
-pub fn opt_str<'a>(call: &'a ToolCall<'_>, name: &str) -> Result<Option<&'a str>, ToolError> {
-    match call.args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ToolError::new(
-            ErrorCode::Inval,
-            format!("`{name}` must be a string"),
-        )),
+pub fn opt_str<'a>(call: &ToolCall<'a>, name: &str) -> Result<Option<Cow<'a, str>>, ToolError> {
+    match given(call, name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(Some)
+            .ok_or_else(|| inval(format!("`{name}` must be a string"))),
     }
 }
 
@@ -62,12 +60,16 @@ pub fn addr(call: &ToolCall<'_>) -> Result<u32, ToolError> {
             "`addr` must be a 32-bit address (integer or \"0x…\")",
         ))
     };
-    match call.args.get("addr") {
-        Some(Value::Number(n)) => n
+    let Some(v) = call.args.get("addr") else {
+        return Err(bad());
+    };
+    match v.kind() {
+        Kind::Number => v
             .as_u64()
             .and_then(|v| u32::try_from(v).ok())
             .ok_or_else(bad),
-        Some(Value::String(s)) => {
+        Kind::String => {
+            let s = v.as_str().ok_or_else(bad)?;
             let s = s.trim();
             let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
                 Some(h) => u32::from_str_radix(h, 16),

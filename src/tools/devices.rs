@@ -207,7 +207,7 @@ fn obj(pairs: Vec<(&'static str, Value)>) -> Value {
 
 /// `hex` (default) or `base64`.
 fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
-    match args::opt_str(call, "encoding")? {
+    match args::opt_str(call, "encoding")?.as_deref() {
         None | Some("hex") => Ok(false),
         Some("base64") => Ok(true),
         Some(other) => Err(inval(format!("unknown encoding `{other}` (hex or base64)"))),
@@ -343,9 +343,9 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
         ));
     }
     let data = if b64 {
-        STANDARD.decode(text).ok()
+        STANDARD.decode(text.as_bytes()).ok()
     } else {
-        hex::decode(text)
+        hex::decode(&text)
     }
     .ok_or_else(|| inval(String::from("`data` is not valid for its encoding")))?;
     if data.is_empty() {

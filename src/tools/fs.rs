@@ -12,6 +12,7 @@ use crate::services::fs::check::check_path;
 use crate::services::fs::overlay::{FileHandle, Node, WriteMode};
 use crate::services::fs::path::Resolved;
 use crate::services::fs::{Errno, FileType, FsError, Stat};
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -265,9 +266,9 @@ fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
 }
 
 /// The `path` argument, checked.
-fn path_arg<'a>(call: &'a ToolCall<'_>) -> Result<&'a str, ToolError> {
+fn path_arg<'a>(call: &ToolCall<'a>) -> Result<Cow<'a, str>, ToolError> {
     let p = args::string(call, "path")?;
-    check_path(p).map_err(fs_error)?;
+    check_path(&p).map_err(fs_error)?;
     Ok(p)
 }
 
@@ -344,7 +345,7 @@ fn done(v: Map<String, Value>) -> Result<Started<Ctx>, ToolError> {
 fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
-    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
     let mut m = stat_json(&r.path, &st);
     if st.file_type == FileType::Symlink {
@@ -358,7 +359,7 @@ fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
 fn readlink(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
-    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
     if st.file_type != FileType::Symlink {
         return Err(ToolError::new(
@@ -392,7 +393,7 @@ enum Encoding {
 
 impl Encoding {
     fn from_call(call: &ToolCall<'_>) -> Result<Self, ToolError> {
-        match args::opt_str(call, "encoding")? {
+        match args::opt_str(call, "encoding")?.as_deref() {
             None | Some("utf-8") => Ok(Encoding::Utf8),
             Some("base64") => Ok(Encoding::Base64),
             Some(other) => Err(ToolError::new(
@@ -423,7 +424,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         ));
     }
     let fs = mounted(ctx)?;
-    let file = fs.open(path).map_err(fs_error)?;
+    let file = fs.open(&path).map_err(fs_error)?;
     let size = file.size();
     if offset > size {
         return Err(ToolError::new(
@@ -670,7 +671,7 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
     let data: &[u8] = match Encoding::from_call(call)? {
         Encoding::Utf8 => content.as_bytes(),
         Encoding::Base64 => {
-            decoded = STANDARD.decode(content).map_err(|e| {
+            decoded = STANDARD.decode(content.as_bytes()).map_err(|e| {
                 ToolError::new(
                     ErrorCode::Inval,
                     format!("content is not valid base64: {e}"),
@@ -680,7 +681,7 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
         }
     };
     let fs = mounted(ctx)?;
-    let w = fs.write(path, data, mode).map_err(fs_error)?;
+    let w = fs.write(&path, data, mode).map_err(fs_error)?;
     let mut m = Map::new();
     put(&mut m, "path", w.path.into());
     put(&mut m, "size", w.size.into());
@@ -704,7 +705,7 @@ fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     // The first piece now (it checks the path and counts the directory), the rest a step per
     // poll.
     let l = fs
-        .list(path, offset, limit.min(LIST_STEP))
+        .list(&path, offset, limit.min(LIST_STEP))
         .map_err(fs_error)?;
     let mut run = ListRun {
         path: l.path,
@@ -802,9 +803,9 @@ fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError>
     let path = path_arg(call)?;
     let recursive = args::bool_or(call, "recursive", false)?;
     let fs = mounted(ctx)?;
-    let r = fs.resolve(path, false).map_err(fs_error)?;
+    let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
-    fs.remove(path, recursive).map_err(fs_error)?;
+    fs.remove(&path, recursive).map_err(fs_error)?;
     let mut m = Map::new();
     put(&mut m, "path", r.path.into());
     put(&mut m, "type", st.file_type.as_str().into());
@@ -821,7 +822,7 @@ fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError>
 fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
-    let made = fs.mkdir(path).map_err(fs_error)?;
+    let made = fs.mkdir(&path).map_err(fs_error)?;
     let mut m = Map::new();
     put(&mut m, "path", made.into());
     done(m)

@@ -11,6 +11,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use rpc::jsonrpc::ValueRef;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
     Started, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput,
@@ -73,8 +74,8 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
 }];
 
 fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let scale = match call.args.get("scale") {
-        None | Some(Value::Null) => DEFAULT_SCALE,
+    let scale = match call.args.get("scale").filter(|v| !v.is_null()) {
+        None => DEFAULT_SCALE,
         Some(v) => v
             .as_u64()
             .and_then(|s| u32::try_from(s).ok())
@@ -86,8 +87,8 @@ fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
                 )
             })?,
     };
-    let region = match call.args.get("region") {
-        None | Some(Value::Null) => None,
+    let region = match call.args.get("region").filter(|v| !v.is_null()) {
+        None => None,
         Some(v) => Some(region_arg(v)?),
     };
     let bmp = bmp_url(ctx);
@@ -109,10 +110,10 @@ fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
     }))
 }
 
-fn region_arg(v: &Value) -> Result<Region, ToolError> {
+fn region_arg(v: ValueRef<'_>) -> Result<Region, ToolError> {
     let field = |name: &str| {
         v.get(name)
-            .and_then(Value::as_u64)
+            .and_then(|n| n.as_u64())
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| {
                 ToolError::new(

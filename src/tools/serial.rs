@@ -127,7 +127,7 @@ fn serial_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolE
     let max = args::opt_u64(call, "max_bytes")?
         .unwrap_or(READ_DEFAULT)
         .clamp(1, READ_MAX) as usize;
-    let base64 = match args::opt_str(call, "encoding")? {
+    let base64 = match args::opt_str(call, "encoding")?.as_deref() {
         None | Some("text") => false,
         Some("base64") => true,
         Some(other) => {

@@ -90,11 +90,11 @@ fn start_on(
         .unwrap_or(OUTPUT_DEFAULT)
         .clamp(1, OUTPUT_MAX) as usize;
     let mut out = Output::with_budget(cap, budget);
-    match shell::run(ctx, command, &mut out, call.now_ms) {
+    match shell::run(ctx, &command, &mut out, call.now_ms) {
         Err(e) => Err(shell_error(&e)),
-        Ok(Exit::Status(status)) => finish(command, status, out).map(Started::Done),
+        Ok(Exit::Status(status)) => finish(&command, status, out).map(Started::Done),
         Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
-            command: String::from(command),
+            command: command.into_owned(),
             job,
             out: Some(out),
             last_progress_ms: None,

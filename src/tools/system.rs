@@ -156,15 +156,15 @@ fn status(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
 
 fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     // The schema has already required a string of at most ECHO_MAX characters.
-    let text = match call.args.get("text") {
-        Some(Value::String(s)) if s.len() <= ECHO_MAX * 4 => s,
+    let text = match call.args.get("text").and_then(|t| t.as_str()) {
+        Some(s) if s.len() <= ECHO_MAX * 4 => s,
         _ => return Err(ToolError::new(ErrorCode::Inval, "`text` must be a string")),
     };
     // Built by hand: `json!` would serialise the text into a second copy.
     let mut structured = serde_json::Map::new();
-    structured.insert("text".into(), Value::String(text.clone()));
+    structured.insert("text".into(), Value::String(String::from(&*text)));
     let mut out = ToolOutput::structured(Value::Object(structured));
-    out.content = vec![rpc::mcp::Content::text(text.clone())];
+    out.content = vec![rpc::mcp::Content::text(text)];
     Ok(Started::Done(out))
 }
 

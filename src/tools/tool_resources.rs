@@ -6,11 +6,12 @@ use super::Ctx;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use rpc::jsonrpc::ValueRef;
 use rpc::mcp::{
     Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, ToolCall, ToolDef,
     ToolError,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A resource and the tool it shows.
 struct View {
@@ -72,9 +73,8 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
             format!("no resource {uri}"),
         ));
     };
-    let args = Map::new();
     let call = ToolCall {
-        args: &args,
+        args: ValueRef::empty_object(),
         now_ms: ctx.platform.clock_ms(),
         client_capabilities: &Value::Null,
         input_responses: None,

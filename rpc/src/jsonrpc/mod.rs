@@ -6,6 +6,7 @@ mod encode;
 mod escape;
 mod parse;
 mod read;
+mod view;
 
 pub use encode::{error_response, notification, result_response};
 pub(crate) use encode::{write_value, write_value_escaped};
@@ -14,6 +15,7 @@ pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_withi
 #[cfg(feature = "fuzzing")]
 pub use read::fuzz_value;
 pub use read::{MAX_NESTING, MAX_VALUES};
+pub use view::{Key, Kind, Tape, ValueRef, read_value};
 
 use alloc::string::String;
 use serde_json::Value;

@@ -3,6 +3,7 @@
 //! untouched.
 
 use super::read::{self, COST_PER_BYTE, Reader};
+use super::view::{Tape, ValueRef};
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
 use crate::budget::{Lease, Pool};
 use alloc::borrow::Cow;
@@ -66,7 +67,7 @@ impl Id {
     /// The id as a JSON value (for comparing with a `requestId` in a notification). Numbers
     /// that do not fit a double come back as `None`.
     pub fn to_value(&self) -> Option<Value> {
-        serde_json::from_str(self.as_json()).ok()
+        super::read_value(self.as_json())
     }
 
     /// The same request id written another way (`1` vs `1.0` are different ids; `"a"` and
@@ -111,19 +112,19 @@ const METHODS: [&str; 20] = [
     "completion/complete",
 ];
 
-/// One parsed JSON-RPC message.
+/// One parsed JSON-RPC message, its `params` read in place in the body.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Message {
+pub enum Message<'a> {
     /// A request: it gets a response echoing `id`.
     Request {
         id: Id,
         method: Cow<'static, str>,
-        params: Option<Value>,
+        params: Option<ValueRef<'a>>,
     },
     /// A notification: no id, no response.
     Notification {
         method: Cow<'static, str>,
-        params: Option<Value>,
+        params: Option<ValueRef<'a>>,
     },
     /// A response sent by the client to a request of the server (legacy sessions: answers
     /// to `sampling/createMessage`, `elicitation/create`, `roots/list`).
@@ -134,7 +135,7 @@ pub enum Message {
     },
 }
 
-impl Message {
+impl<'a> Message<'a> {
     /// The method name, if this is a request or notification.
     pub fn method(&self) -> Option<&str> {
         match self {
@@ -143,13 +144,20 @@ impl Message {
         }
     }
 
-    /// The params, if any.
-    pub fn params(&self) -> Option<&Value> {
+    /// The params, if any (an object or an array).
+    pub fn params(&self) -> Option<ValueRef<'a>> {
         match self {
-            Message::Request { params, .. } | Message::Notification { params, .. } => {
-                params.as_ref()
-            }
+            Message::Request { params, .. } | Message::Notification { params, .. } => *params,
             Message::Response { .. } => None,
+        }
+    }
+
+    /// Points the params at the tape they were read onto, once it is complete.
+    fn attach(&mut self, tape: &'a Tape) {
+        if let Message::Request { params, .. } | Message::Notification { params, .. } = self
+            && let Some(p) = params
+        {
+            p.attach(tape);
         }
     }
 
@@ -181,9 +189,9 @@ impl ParseFailure {
 
 /// A body: one message, or a batch (JSON array) of them.
 #[derive(Debug, PartialEq)]
-pub enum Incoming {
-    Single(Result<Message, ParseFailure>),
-    Batch(Vec<Result<Message, ParseFailure>>),
+pub enum Incoming<'a> {
+    Single(Result<Message<'a>, ParseFailure>),
+    Batch(Vec<Result<Message<'a>, ParseFailure>>),
 }
 
 /// Why [`parse_within`] did not parse a body.
@@ -198,21 +206,26 @@ pub enum Refusal {
 /// Like [`parse`], with the memory the parsed messages hold charged to `pool` before it is
 /// built (the body's bytes at once, the values a batch at a time as they are read); the lease
 /// must be kept as long as the messages are.
-pub fn parse_within(body: &[u8], pool: &Rc<Pool>) -> Result<(Incoming, Lease), Refusal> {
+pub fn parse_within<'a>(
+    body: &'a [u8],
+    pool: &Rc<Pool>,
+    tape: &'a mut Tape,
+) -> Result<(Incoming<'a>, Lease), Refusal> {
     let lease = pool
         .take(body.len().saturating_mul(COST_PER_BYTE))
         .ok_or(Refusal::OverBudget)?;
-    match read_body(body, Some(lease)) {
+    match read_body(body, Some(lease), tape) {
         Ok((incoming, Some(lease))) => Ok((incoming, lease)),
         Ok((_, None)) | Err(Fault::Read(read::Fault::OverBudget)) => Err(Refusal::OverBudget),
         Err(fault) => Err(Refusal::Invalid(failure(fault))),
     }
 }
 
-/// Parses a request body. `Err` means the body as a whole is unusable (not JSON: -32700; an
-/// empty batch or a JSON scalar, nesting or values past the limits: -32600).
-pub fn parse(body: &[u8]) -> Result<Incoming, ParseFailure> {
-    read_body(body, None)
+/// Parses a request body, each message's `params` onto `tape` (emptied first). `Err` means
+/// the body as a whole is unusable (not JSON: -32700; an empty batch or a JSON scalar,
+/// nesting or values past the limits: -32600).
+pub fn parse<'a>(body: &'a [u8], tape: &'a mut Tape) -> Result<Incoming<'a>, ParseFailure> {
+    read_body(body, None, tape)
         .map(|(incoming, _)| incoming)
         .map_err(failure)
 }
@@ -244,9 +257,14 @@ fn failure(fault: Fault) -> ParseFailure {
     ParseFailure::new(None, code, message)
 }
 
-/// Reads a whole body in one pass: each message's envelope and `params` built as they are
-/// read, every other member checked and stepped over.
-fn read_body(body: &[u8], lease: Option<Lease>) -> Result<(Incoming, Option<Lease>), Fault> {
+/// Reads a whole body in one pass: each message's envelope read and its `params` put on
+/// `tape`, every other member checked and stepped over.
+fn read_body<'a>(
+    body: &'a [u8],
+    lease: Option<Lease>,
+    tape: &'a mut Tape,
+) -> Result<(Incoming<'a>, Option<Lease>), Fault> {
+    tape.clear();
     // JSON text is UTF-8 (RFC 8259): checked once for the whole body, which is then read as
     // text without checking each string again.
     let text = irix7_kmem::utf8(body).ok_or(read::Fault::Syntax)?;
@@ -257,9 +275,9 @@ fn read_body(body: &[u8], lease: Option<Lease>) -> Result<(Incoming, Option<Leas
             r.enter()?;
             r.items(0, |r, inner| {
                 let item = match r.peek() {
-                    Some(b'{') => message(envelope(r, inner)?),
+                    Some(b'{') => message(envelope(r, inner, tape)?),
                     _ => {
-                        r.skip(inner)?;
+                        r.skip(inner, tape)?;
                         Err(failure(Fault::NotObject))
                     }
                 };
@@ -272,53 +290,68 @@ fn read_body(body: &[u8], lease: Option<Lease>) -> Result<(Incoming, Option<Leas
             }
             Incoming::Batch(items)
         }
-        Some(b'{') => Incoming::Single(message(envelope(&mut r, 0)?)),
+        Some(b'{') => Incoming::Single(message(envelope(&mut r, 0, tape)?)),
         _ => {
-            r.skip(0)?;
+            r.skip(0, tape)?;
             r.end()?;
             return Err(Fault::NotObject);
         }
     };
     r.end()?;
+    // The tape is written: the params can point at it.
+    let tape: &'a Tape = tape;
+    let mut incoming = incoming;
+    match &mut incoming {
+        Incoming::Single(Ok(m)) => m.attach(tape),
+        Incoming::Batch(items) => items.iter_mut().flatten().for_each(|m| m.attach(tape)),
+        Incoming::Single(Err(_)) => {}
+    }
     Ok((incoming, r.into_lease()))
 }
 
-/// A message's members as raw text borrowed from the body, `params` built: read in one pass,
-/// without copying any other member or building a map of them. A member given twice counts
+/// A message's members as raw text borrowed from the body, `params` on a tape: read in one
+/// pass, without copying any member or building a map of them. A member given twice counts
 /// as its last occurrence.
 #[derive(Default)]
 struct Envelope<'a> {
     jsonrpc: Option<&'a str>,
     id: Option<&'a str>,
     method: Option<&'a str>,
-    /// `Some(None)`: well-formed, but not a value serde_json can hold (`1e999`).
-    params: Option<Option<Value>>,
+    /// Where it starts on the tape, whether it is an object or array, and whether every
+    /// value in it is one serde_json can hold (not `1e999`).
+    params: Option<(ValueRef<'a>, bool, bool)>,
     result: Option<&'a str>,
     error: Option<&'a str>,
 }
 
 /// Reads the object that starts here as an [`Envelope`].
-fn envelope<'a>(r: &mut Reader<'a>, depth: usize) -> Result<Envelope<'a>, read::Fault> {
+fn envelope<'a>(
+    r: &mut Reader<'a>,
+    depth: usize,
+    tape: &mut Tape,
+) -> Result<Envelope<'a>, read::Fault> {
     let mut e = Envelope::default();
     r.enter()?;
     r.members(depth, |r, key, inner| {
         let name = match key.decode() {
             Some(name) => name,
-            None => return r.skip(inner),
+            None => return r.skip(inner, tape),
         };
         let slot = match &*name {
             "jsonrpc" => &mut e.jsonrpc,
             "id" => &mut e.id,
             "method" => &mut e.method,
             "params" => {
-                e.params = Some(r.value(inner)?);
+                let (at, container) = (tape.len(), matches!(r.peek(), Some(b'{' | b'[')));
+                let readable = r.tape(inner, tape)?;
+                e.params = Some((ValueRef::detached(r.text(), at), container, readable));
                 return Ok(());
             }
             "result" => &mut e.result,
             "error" => &mut e.error,
-            _ => return r.skip(inner),
+            _ => return r.skip(inner, tape),
         };
-        *slot = Some(r.raw(inner)?);
+        *slot = Some(r.raw(inner, tape)?);
         Ok(())
     })?;
     Ok(e)
@@ -334,7 +367,7 @@ fn string_of(raw: &str) -> Option<Cow<'_, str>> {
 }
 
 /// The message an envelope holds, or why it holds none.
-fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
+fn message(map: Envelope<'_>) -> Result<Message<'_>, ParseFailure> {
     let id = match map.id {
         None => None,
         Some(raw) => match Id::from_raw(raw) {
@@ -357,7 +390,7 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
         ));
     }
     let Some(raw_method) = map.method else {
-        let value = |raw: Option<&str>| raw.and_then(|raw| serde_json::from_str::<Value>(raw).ok());
+        let value = |raw: Option<&str>| raw.and_then(super::read_value);
         if let Some(result) = value(map.result) {
             return Ok(Message::Response {
                 id,
@@ -392,15 +425,15 @@ fn message(map: Envelope<'_>) -> Result<Message, ParseFailure> {
     };
     let params = match map.params {
         None => None,
-        Some(Some(v @ (Value::Object(_) | Value::Array(_)))) => Some(v),
-        Some(Some(_)) => {
+        Some((params, true, true)) => Some(params),
+        Some((_, false, true)) => {
             return Err(ParseFailure::new(
                 id,
                 INVALID_REQUEST,
                 "Invalid Request: params must be an object or array",
             ));
         }
-        Some(None) => {
+        Some((_, _, false)) => {
             return Err(ParseFailure::new(
                 id,
                 INVALID_PARAMS,
@@ -422,13 +455,14 @@ mod tests {
 
     #[test]
     fn many_tiny_values_are_refused() {
+        let mut tape = Tape::default();
         let mut body =
             String::from("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"x\":[");
         for i in 0..MAX_VALUES {
             body.push_str(if i == 0 { "[]" } else { ",[]" });
         }
         body.push_str("]}}");
-        let e = parse(body.as_bytes()).unwrap_err();
+        let e = parse(body.as_bytes(), &mut tape).unwrap_err();
         assert_eq!(e.error.code, INVALID_REQUEST);
         assert!(e.error.message.contains("more values"));
         // A long string is one value, whatever its commas.
@@ -437,17 +471,18 @@ mod tests {
             "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{{\"x\":\"{text}\"}}}}"
         );
         assert!(matches!(
-            parse(body.as_bytes()),
+            parse(body.as_bytes(), &mut tape),
             Ok(Incoming::Single(Ok(_)))
         ));
     }
 
     #[test]
     fn params_serde_cannot_hold_are_invalid_params_under_the_request_s_id() {
+        let mut tape = Tape::default();
         // Read in the same pass as the envelope: a number out of range is well-formed JSON, so
         // the read goes on, tells it from a syntax error and finds the id after it.
         let bad = r#"{"jsonrpc":"2.0","method":"m","params":{"x":1e999},"id":7}"#;
-        let Ok(Incoming::Single(Err(f))) = parse(bad.as_bytes()) else {
+        let Ok(Incoming::Single(Err(f))) = parse(bad.as_bytes(), &mut tape) else {
             panic!("{bad}");
         };
         assert_eq!(
@@ -456,24 +491,28 @@ mod tests {
         );
         let broken = r#"{"jsonrpc":"2.0","method":"m","params":{"x":1e999,},"id":7}"#;
         assert_eq!(
-            parse(broken.as_bytes()).unwrap_err().error.code,
+            parse(broken.as_bytes(), &mut tape).unwrap_err().error.code,
             PARSE_ERROR
         );
         // The same in a batch, next to a good item, and a later `params` replaces an earlier.
         let batch = alloc::format!(
             r#"[{bad},{{"jsonrpc":"2.0","id":8,"method":"m","params":{{"x":1e999}},"params":[2]}}]"#
         );
-        let Ok(Incoming::Batch(items)) = parse(batch.as_bytes()) else {
+        let Ok(Incoming::Batch(items)) = parse(batch.as_bytes(), &mut tape) else {
             panic!("{batch}");
         };
         assert_eq!(items[0].as_ref().unwrap_err().error.code, INVALID_PARAMS);
         let good = items[1].as_ref().unwrap();
-        assert_eq!(good.params(), Some(&serde_json::json!([2])));
+        assert_eq!(
+            good.params().and_then(|p| p.to_value()),
+            Some(serde_json::json!([2]))
+        );
         assert_eq!(good.method(), Some("m"));
     }
 
     #[test]
     fn method_names_are_decoded_whether_plain_or_escaped() {
+        let mut tape = Tape::default();
         for (text, want) in [
             (r#""tools/list""#, Some("tools/list")),
             (r#""tools\/list""#, Some("tools/list")),
@@ -482,7 +521,7 @@ mod tests {
             ("7", None),
         ] {
             let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":{text}}}");
-            let Ok(Incoming::Single(m)) = parse(body.as_bytes()) else {
+            let Ok(Incoming::Single(m)) = parse(body.as_bytes(), &mut tape) else {
                 panic!("{body}");
             };
             assert_eq!(m.as_ref().ok().and_then(Message::method), want, "{body}");
@@ -490,7 +529,8 @@ mod tests {
         // A name the server answers is held without a copy; any other name is copied.
         for (name, borrowed) in [("tools/call", true), ("tools/calls", false), ("m", false)] {
             let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{name}\"}}");
-            let Ok(Incoming::Single(Ok(Message::Request { method, .. }))) = parse(body.as_bytes())
+            let Ok(Incoming::Single(Ok(Message::Request { method, .. }))) =
+                parse(body.as_bytes(), &mut tape)
             else {
                 panic!("{body}");
             };
@@ -503,12 +543,13 @@ mod tests {
 
     #[test]
     fn ids_short_and_long_keep_their_text() {
+        let mut tape = Tape::default();
         // The longest text kept inline, and one byte more.
         let fits = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 2));
         let over = alloc::format!("\"{}\"", "x".repeat(INLINE_ID - 1));
         for text in ["1", "null", "\"é\"", "-1.5e3", &fits, &over] {
             let body = alloc::format!("{{\"jsonrpc\":\"2.0\",\"id\":{text},\"method\":\"m\"}}");
-            let Ok(Incoming::Single(Ok(m))) = parse(body.as_bytes()) else {
+            let Ok(Incoming::Single(Ok(m))) = parse(body.as_bytes(), &mut tape) else {
                 panic!("{body}");
             };
             assert_eq!(m.id().map(Id::as_json), Some(text));
@@ -518,6 +559,7 @@ mod tests {
 
     #[test]
     fn nesting_ignores_strings_and_is_limited() {
+        let mut tape = Tape::default();
         let deep = |n: usize| {
             let mut s = String::from(
                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"[[{{\",\"x\":",
@@ -531,8 +573,8 @@ mod tests {
             s.push_str("}}");
             s
         };
-        assert!(parse(deep(MAX_NESTING - 2).as_bytes()).is_ok());
-        let err = parse(deep(MAX_NESTING).as_bytes()).unwrap_err();
+        assert!(parse(deep(MAX_NESTING - 2).as_bytes(), &mut tape).is_ok());
+        let err = parse(deep(MAX_NESTING).as_bytes(), &mut tape).unwrap_err();
         assert_eq!(err.error.code, INVALID_REQUEST);
     }
 }

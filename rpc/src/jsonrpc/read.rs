@@ -11,11 +11,11 @@
 //! the one serde_json would build.
 
 use super::escape::plain_run;
+use super::view::{Kind, Node, Tape};
 use crate::budget::Lease;
 use alloc::borrow::Cow;
 use alloc::string::String;
-use alloc::vec::Vec;
-use serde_json::{Map, Value};
+use serde_json::Number;
 
 /// Deepest array/object nesting accepted. MCP messages need a handful of levels; the limit
 /// keeps the recursive readers (this one, the schema validator) within a small kernel stack.
@@ -48,63 +48,41 @@ pub(super) enum Fault {
     OverBudget,
 }
 
-/// A string as it appears between its quotes, checked but not decoded.
+/// A string as it appears in the text, quotes included: checked but not decoded.
 #[derive(Clone, Copy)]
 pub(super) struct Str<'a> {
-    raw: &'a str,
+    quoted: &'a str,
     /// Whether it holds a backslash escape (else its text is its value).
     escaped: bool,
 }
 
 impl<'a> Str<'a> {
-    /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
-    /// Rust string can hold (serde_json refuses it the same way).
-    pub(super) fn decode(self) -> Option<Cow<'a, str>> {
-        if !self.escaped {
-            return Some(Cow::Borrowed(self.raw));
-        }
-        let mut out = String::with_capacity(self.raw.len());
-        let mut rest = self.raw;
-        while let Some(at) = rest.find('\\') {
-            out.push_str(rest.get(..at)?);
-            let esc = rest.get(at + 1..)?;
-            let (c, used) = match esc.as_bytes().first()? {
-                b'"' => ('"', 1),
-                b'\\' => ('\\', 1),
-                b'/' => ('/', 1),
-                b'b' => ('\u{8}', 1),
-                b'f' => ('\u{c}', 1),
-                b'n' => ('\n', 1),
-                b'r' => ('\r', 1),
-                b't' => ('\t', 1),
-                _ => unicode_escape(esc)?,
-            };
-            out.push(c);
-            rest = esc.get(used..)?;
-        }
-        out.push_str(rest);
-        Some(Cow::Owned(out))
+    pub(super) fn new(quoted: &'a str, escaped: bool) -> Self {
+        Str { quoted, escaped }
     }
-}
 
-/// The character of a `u` escape (`esc` starts at the `u`) and the bytes it took: a pair of
-/// escapes for a character beyond the Basic Multilingual Plane.
-fn unicode_escape(esc: &str) -> Option<(char, usize)> {
-    let hex = |at: usize| {
-        esc.get(at..at + 4)
-            .and_then(|h| u32::from_str_radix(h, 16).ok())
-    };
-    let first = hex(1)?;
-    match first {
-        0xD800..=0xDBFF => {
-            let second = esc.get(5..7).filter(|s| *s == "\\u").and_then(|_| hex(7))?;
-            if !(0xDC00..=0xDFFF).contains(&second) {
-                return None;
-            }
-            let c = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-            Some((char::from_u32(c)?, 11))
+    /// The text between the quotes.
+    fn inner(self) -> &'a str {
+        self.quoted
+            .get(1..self.quoted.len().saturating_sub(1))
+            .unwrap_or("")
+    }
+
+    /// The text, when it is the value (no escape in it).
+    pub(super) fn plain(self) -> Option<&'a str> {
+        (!self.escaped).then(|| self.inner())
+    }
+
+    /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
+    /// Rust string can hold. A string with escapes is rare: serde_json's own string reader
+    /// (in the image already) decodes it.
+    pub(super) fn decode(self) -> Option<Cow<'a, str>> {
+        match self.escaped {
+            false => Some(Cow::Borrowed(self.inner())),
+            true => serde_json::from_str::<String>(self.quoted)
+                .ok()
+                .map(Cow::Owned),
         }
-        _ => Some((char::from_u32(first)?, 5)),
     }
 }
 
@@ -133,6 +111,11 @@ impl<'a> Reader<'a> {
     /// The lease, with every value read so far charged to it.
     pub(super) fn into_lease(self) -> Option<Lease> {
         self.lease
+    }
+
+    /// The whole text being read.
+    pub(super) fn text(&self) -> &'a str {
+        self.text
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -244,65 +227,70 @@ impl<'a> Reader<'a> {
         self.count()
     }
 
-    /// Checks the value that starts here and steps over it.
-    pub(super) fn skip(&mut self, depth: usize) -> Result<(), Fault> {
-        self.count()?;
-        match self.peek() {
-            Some(b'{') => self.members(depth, |r, _, inner| r.skip(inner)),
-            Some(b'[') => self.items(depth, |r, inner| r.skip(inner)),
-            Some(b'"') => self.string().map(drop),
-            _ => self.scalar().map(drop),
-        }
+    /// Checks the value that starts here and steps over it (onto `tape`, which a request
+    /// has anyway: one walker of values in the image, not two).
+    pub(super) fn skip(&mut self, depth: usize, tape: &mut Tape) -> Result<(), Fault> {
+        self.tape(depth, tape).map(drop)
     }
 
-    /// The text of the value that starts here, checked.
-    pub(super) fn raw(&mut self, depth: usize) -> Result<&'a str, Fault> {
+    /// The text of the value that starts here, checked (and put on `tape`).
+    pub(super) fn raw(&mut self, depth: usize, tape: &mut Tape) -> Result<&'a str, Fault> {
         self.peek();
         let start = self.at;
-        self.skip(depth)?;
+        self.skip(depth, tape)?;
         self.text.get(start..self.at).ok_or(Fault::Syntax)
     }
 
-    /// The value that starts here, built; `Ok(None)` when it is well-formed JSON that no
-    /// `Value` holds (a number beyond a double, half a surrogate pair).
-    pub(super) fn value(&mut self, depth: usize) -> Result<Option<Value>, Fault> {
+    /// Puts the value that starts here on `tape`, with everything inside it. `Ok(false)`
+    /// when it is well-formed JSON that no `Value` holds (a number beyond a double, half a
+    /// surrogate pair): callers refuse it as serde_json would.
+    pub(super) fn tape(&mut self, depth: usize, tape: &mut Tape) -> Result<bool, Fault> {
         self.count()?;
-        match self.peek() {
+        let first = self.peek();
+        let (start, index) = (self.at, tape.len());
+        // Its entry goes first; what it is and where it ends are set once it is read.
+        push(tape, Node::at(start, Kind::Null, false))?;
+        let mut readable = true;
+        let (kind, escaped) = match first {
             Some(b'{') => {
-                let mut map = Some(Map::new());
                 self.members(depth, |r, key, inner| {
-                    let v = r.value(inner)?;
-                    match (&mut map, key.decode(), v) {
-                        (Some(m), Some(k), Some(v)) => {
-                            m.insert(k.into_owned(), v);
-                        }
-                        _ => map = None,
-                    }
+                    readable &= key.decode().is_some();
+                    let at = r.offset(key.quoted);
+                    let mut k = Node::at(at, Kind::String, key.escaped);
+                    k.end = at + key.quoted.len();
+                    push(tape, k)?;
+                    readable &= r.tape(inner, tape)?;
                     Ok(())
                 })?;
-                Ok(map.map(Value::Object))
+                (Kind::Object, false)
             }
             Some(b'[') => {
-                let mut list = Some(Vec::new());
                 self.items(depth, |r, inner| {
-                    match (&mut list, r.value(inner)?) {
-                        (Some(l), Some(v)) => l.push(v),
-                        _ => list = None,
-                    }
+                    readable &= r.tape(inner, tape)?;
                     Ok(())
                 })?;
-                Ok(list.map(Value::Array))
+                (Kind::Array, false)
             }
-            Some(b'"') => Ok(self
-                .string()?
-                .decode()
-                .map(|s| Value::String(s.into_owned()))),
-            _ => Ok(match self.scalar()? {
-                Scalar::Null => Some(Value::Null),
-                Scalar::Bool(b) => Some(Value::Bool(b)),
-                Scalar::Number(text) => number(text),
-            }),
-        }
+            Some(b'"') => {
+                let s = self.string()?;
+                readable = s.decode().is_some();
+                (Kind::String, s.escaped)
+            }
+            _ => {
+                let kind = self.scalar()?;
+                if kind == Kind::Number {
+                    readable = self.text.get(start..self.at).and_then(number).is_some();
+                }
+                (kind, false)
+            }
+        };
+        tape.close(index, self.at, kind, escaped);
+        Ok(readable)
+    }
+
+    /// Where `part`, a slice of the text, starts in it.
+    fn offset(&self, part: &str) -> usize {
+        (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize)
     }
 
     /// The string that starts here (at its quote), checked: escapes well-formed, no control
@@ -338,35 +326,31 @@ impl<'a> Reader<'a> {
                 _ => return Err(Fault::Syntax),
             }
         }
-        let raw = self.text.get(start..i).ok_or(Fault::Syntax)?;
+        let quoted = self.text.get(start - 1..i + 1).ok_or(Fault::Syntax)?;
         self.at = i + 1;
-        Ok(Str { raw, escaped })
+        Ok(Str { quoted, escaped })
     }
 
-    /// The literal or number that starts here.
-    fn scalar(&mut self) -> Result<Scalar<'a>, Fault> {
+    /// The literal or number that starts here, stepped over; its kind.
+    fn scalar(&mut self) -> Result<Kind, Fault> {
         let rest = self.bytes().get(self.at..).unwrap_or(&[]);
-        for (word, scalar) in [
-            (&b"null"[..], Scalar::Null),
-            (b"true", Scalar::Bool(true)),
-            (b"false", Scalar::Bool(false)),
-        ] {
-            if rest.starts_with(word) {
-                self.at += word.len();
-                return Ok(scalar);
-            }
-        }
-        let len = number_len(rest).ok_or(Fault::Syntax)?;
-        let text = self.text.get(self.at..self.at + len).ok_or(Fault::Syntax)?;
+        let (kind, len) = match rest.first() {
+            Some(b'n') if rest.starts_with(b"null") => (Kind::Null, 4),
+            Some(b't') if rest.starts_with(b"true") => (Kind::Bool, 4),
+            Some(b'f') if rest.starts_with(b"false") => (Kind::Bool, 5),
+            _ => (Kind::Number, number_len(rest).ok_or(Fault::Syntax)?),
+        };
         self.at += len;
-        Ok(Scalar::Number(text))
+        Ok(kind)
     }
 }
 
-enum Scalar<'a> {
-    Null,
-    Bool(bool),
-    Number(&'a str),
+/// Adds `node` to `tape`, or says the heap refused the room.
+fn push(tape: &mut Tape, node: Node) -> Result<(), Fault> {
+    match tape.push(node) {
+        true => Ok(()),
+        false => Err(Fault::OverBudget),
+    }
 }
 
 /// The nesting inside a container at `depth`, if allowed.
@@ -412,23 +396,28 @@ fn number_len(b: &[u8]) -> Option<usize> {
     Some(i)
 }
 
-/// A number's value as serde_json builds it: an unsigned integer read here (the common case,
-/// and cheap), anything else by serde_json itself. `None` beyond a double (`1e999`).
-fn number(text: &str) -> Option<Value> {
+/// A number's value as serde_json reads it: an unsigned integer read here (the common case,
+/// and cheap), anything else by serde_json's number reader. `None` beyond a double (`1e999`).
+pub(super) fn number(text: &str) -> Option<Number> {
     // At most 19 digits always fit a u64.
     if text.len() <= 19 && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text.parse::<u64>().ok().map(Value::from);
+        return text.parse::<u64>().ok().map(Number::from);
     }
-    serde_json::from_str(text).ok()
+    text.parse().ok()
 }
 
 /// One JSON value read from `text` as a request's `params` are, for the `fuzz/` crate's
 /// comparison with serde_json: `Err` says why the text was refused (a [`Fault`] as a word),
 /// `Ok(None)` that it is well-formed but no `Value` holds it.
 #[cfg(feature = "fuzzing")]
-pub fn fuzz_value(text: &str) -> Result<Option<Value>, &'static str> {
+pub fn fuzz_value(text: &str) -> Result<Option<serde_json::Value>, &'static str> {
     let mut r = Reader::new(text, None);
-    let v = r.value(0).and_then(|v| r.end().map(|()| v));
+    let mut tape = Tape::default();
+    let readable = r.tape(0, &mut tape).and_then(|ok| r.end().map(|()| ok));
+    let v = readable.map(|ok| match ok {
+        true => super::view::rebuild(tape.read(text)?),
+        false => None,
+    });
     v.map_err(|f| match f {
         Fault::Syntax => "syntax",
         Fault::Deep => "deep",
@@ -442,13 +431,18 @@ mod tests {
     use super::*;
     use alloc::format;
     use alloc::vec;
+    use serde_json::Value;
 
     /// Our read of `text` as one value: `Err` a fault, `Ok(None)` unreadable.
     fn read(text: &str) -> Result<Option<Value>, Fault> {
         let mut r = Reader::new(text, None);
-        let v = r.value(0)?;
+        let readable = r.tape(0, &mut Tape::default())?;
         r.end()?;
-        Ok(v)
+        let mut tape = Tape::default();
+        Ok(match readable {
+            true => super::super::view::rebuild(tape.read(text).expect("read twice")),
+            false => None,
+        })
     }
 
     #[test]
@@ -537,7 +531,7 @@ mod tests {
             assert_eq!(read(text), Ok(None), "{text:?}");
             // Checked and stepped over all the same.
             let mut r = Reader::new(text, None);
-            assert_eq!(r.skip(0), Ok(()), "{text:?}");
+            assert_eq!(r.skip(0, &mut Tape::default()), Ok(()), "{text:?}");
             assert_eq!(r.end(), Ok(()), "{text:?}");
         }
     }
@@ -566,7 +560,7 @@ mod tests {
         // A string's raw text and whether it needs decoding.
         let mut r = Reader::new("\"a\\tb\" \"ab\"", None);
         let s = r.string().unwrap();
-        assert_eq!((s.raw, s.escaped), ("a\\tb", true));
+        assert_eq!((s.quoted, s.escaped), ("\"a\\tb\"", true));
         r.peek();
         let s = r.string().unwrap();
         assert!(matches!(s.decode(), Some(Cow::Borrowed("ab"))));
@@ -588,13 +582,13 @@ mod tests {
         let pool = crate::budget::Pool::new("parse", 4 * VALUES_PER_CHARGE * COST_PER_VALUE);
         let body = many(3 * VALUES_PER_CHARGE);
         let mut r = Reader::new(&body, pool.take(0));
-        assert!(r.value(0).is_ok());
+        assert!(r.tape(0, &mut Tape::default()).is_ok());
         assert_eq!(
             r.into_lease().map(|l| l.bytes()),
             Some(4 * VALUES_PER_CHARGE * COST_PER_VALUE)
         );
         let body = many(4 * VALUES_PER_CHARGE);
         let mut r = Reader::new(&body, pool.take(0));
-        assert_eq!(r.value(0), Err(Fault::OverBudget));
+        assert_eq!(r.tape(0, &mut Tape::default()), Err(Fault::OverBudget));
     }
 }

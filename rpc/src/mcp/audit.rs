@@ -4,10 +4,10 @@
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
+use crate::jsonrpc::{Kind, ValueRef};
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::fmt::{self, Write};
-use serde_json::{Map, Value};
 
 /// Receives audit records as they happen.
 pub type AuditSink = Rc<dyn Fn(&AuditRecord)>;
@@ -136,39 +136,39 @@ impl fmt::Display for AuditRecord {
 /// shown quoted unless their argument is named like data ([`DATA_KEYS`]: `data`, `content`,
 /// `token`…) or they hold control characters, and are otherwise replaced by `<N bytes>`;
 /// arrays and objects by their size. The whole is cut at [`MAX_SUMMARY`] bytes.
-pub fn summarise_args(args: &Map<String, Value>) -> String {
+pub fn summarise_args(args: ValueRef<'_>) -> String {
     let mut out = String::from("{");
-    for (i, (k, v)) in args.iter().enumerate() {
+    for (i, (k, v)) in args.members().enumerate() {
         let mut item = String::new();
-        let key = if valid_key(k) { k.as_str() } else { "<key>" };
+        let k = k.decode().unwrap_or_default();
+        let key = if valid_key(&k) { &*k } else { "<key>" };
         let _ = write!(item, "{}{key}=", if i == 0 { "" } else { "," });
-        let data_key = DATA_KEYS.iter().any(|d| names_data(k, d));
-        match v {
-            Value::Null => item.push_str("null"),
-            Value::Bool(b) => {
-                let _ = write!(item, "{b}");
+        let data_key = DATA_KEYS.iter().any(|d| names_data(&k, d));
+        match v.kind() {
+            // A number as it was written: digits, sign, point and exponent only.
+            Kind::Null | Kind::Bool => item.push_str(v.raw()),
+            Kind::Number if !data_key => item.push_str(v.raw()),
+            Kind::Number => item.push_str("<number>"),
+            Kind::String => match v.as_str() {
+                // Shown quoted as they are: those with a quote, a backslash or a control
+                // character would need escaping, and are summarised instead.
+                Some(s)
+                    if !data_key
+                        && s.len() <= MAX_SHOWN_STRING
+                        && !s.chars().any(|c| c.is_control() || c == '"' || c == '\\') =>
+                {
+                    let _ = write!(item, "\"{s}\"");
+                }
+                s => {
+                    let len = s.map_or(0, |s| s.len());
+                    let _ = write!(item, "<{len} bytes>");
+                }
+            },
+            Kind::Array => {
+                let _ = write!(item, "<{} items>", v.items().count());
             }
-            Value::Number(n) if !data_key => {
-                let _ = write!(item, "{n}");
-            }
-            Value::Number(_) => item.push_str("<number>"),
-            // Shown quoted as they are: those with a quote, a backslash or a control character
-            // would need escaping, and are summarised instead.
-            Value::String(s)
-                if !data_key
-                    && s.len() <= MAX_SHOWN_STRING
-                    && !s.chars().any(|c| c.is_control() || c == '"' || c == '\\') =>
-            {
-                let _ = write!(item, "\"{s}\"");
-            }
-            Value::String(s) => {
-                let _ = write!(item, "<{} bytes>", s.len());
-            }
-            Value::Array(a) => {
-                let _ = write!(item, "<{} items>", a.len());
-            }
-            Value::Object(o) => {
-                let _ = write!(item, "<{} keys>", o.len());
+            Kind::Object => {
+                let _ = write!(item, "<{} keys>", v.members().count());
             }
         }
         if out.len() + item.len() + 2 > MAX_SUMMARY {
@@ -211,7 +211,7 @@ impl PendingAudit {
         client: [u8; 4],
         via: Via,
         tool: &str,
-        args: &Map<String, Value>,
+        args: ValueRef<'_>,
     ) -> Self {
         PendingAudit {
             sink,
@@ -251,8 +251,9 @@ mod tests {
     use alloc::string::ToString;
     use serde_json::json;
 
-    fn summary(v: Value) -> String {
-        summarise_args(v.as_object().unwrap())
+    fn summary(v: serde_json::Value) -> String {
+        let text = v.to_string();
+        summarise_args(crate::jsonrpc::Tape::default().read(&text).unwrap())
     }
 
     #[test]
@@ -302,11 +303,11 @@ mod tests {
 
     #[test]
     fn summaries_are_bounded() {
-        let mut m = Map::new();
+        let mut m = serde_json::Map::new();
         for i in 0..200 {
             m.insert(format!("k{i:03}"), json!("a path of some length"));
         }
-        let s = summarise_args(&m);
+        let s = summary(serde_json::Value::Object(m));
         assert!(s.len() <= MAX_SUMMARY + 4, "{}", s.len());
         assert!(s.ends_with(",…}"), "{s}");
     }

@@ -16,7 +16,7 @@ use super::tool::{
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value, write_value_escaped};
-use crate::jsonrpc::{escape_str, escape_within};
+use crate::jsonrpc::{Tape, escape_str, escape_within};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -606,7 +606,8 @@ pub(crate) struct Asking<C> {
     pub(crate) def: ToolDef<C>,
     /// The call needs consent (`mcp.confirm`): each restart goes through the gate again.
     pub(crate) gated: bool,
-    pub(crate) args: Map<String, Value>,
+    /// The arguments' JSON text, read again for each restart.
+    pub(crate) args: String,
     pub(crate) caps: Value,
     pub(crate) shared: Rc<RefCell<Answers>>,
     pub(crate) session: u64,
@@ -624,7 +625,7 @@ impl<C> Asking<C> {
     pub(crate) fn new(
         def: ToolDef<C>,
         gated: bool,
-        args: Map<String, Value>,
+        args: String,
         caps: Value,
         shared: Rc<RefCell<Answers>>,
         session: u64,
@@ -980,11 +981,17 @@ impl<C: 'static> CallStream<C> {
             self.begin_result(ToolOutput::error(&err));
             return true;
         }
+        let mut tape = Tape::default();
+        let Some(args) = tape.read(&ask.args) else {
+            let err = ToolError::new(ErrorCode::Internal, "the kept arguments do not read");
+            self.begin_result(ToolOutput::error(&err));
+            return true;
+        };
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return false;
         };
         let call = ToolCall {
-            args: &ask.args,
+            args,
             now_ms,
             client_capabilities: &ask.caps,
             input_responses: Some(&ask.answers),
@@ -1646,7 +1653,7 @@ mod tests {
     }
 
     fn big(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
-        let n = call.args["n"].as_u64().unwrap_or(0);
+        let n = call.args.get("n").and_then(|n| n.as_u64()).unwrap_or(0);
         let bad = call.args.get("bad").is_some();
         Ok(Started::Done(ToolOutput::structured(listing(n, bad))))
     }

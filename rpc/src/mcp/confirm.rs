@@ -9,6 +9,7 @@
 use super::audit::summarise_args;
 use super::error_code::ErrorCode;
 use super::tool::{InputRequired, Started, ToolCall, ToolDef, ToolError};
+use crate::jsonrpc::ValueRef;
 use alloc::format;
 use alloc::string::String;
 use serde_json::{Map, Value};
@@ -57,12 +58,12 @@ const REQUEST: &str = r#"{"irix7.confirm":{"method":"elicitation/create","params
 
 /// The consent request for a call of `tool` with `args`: what it will do, in the words of the
 /// audit trail (no data).
-fn request(tool: &str, args: &Map<String, Value>) -> InputRequired {
+fn request(tool: &str, args: ValueRef<'_>) -> InputRequired {
     let message = format!(
         "Allow the destructive tool {tool} {} on this machine?",
         summarise_args(args)
     );
-    let mut input_requests: Value = serde_json::from_str(REQUEST).unwrap_or(Value::Null);
+    let mut input_requests = crate::jsonrpc::read_value(REQUEST).unwrap_or(Value::Null);
     let message_slot = input_requests
         .get_mut(KEY)
         .and_then(|r| r.get_mut("params"))
@@ -134,9 +135,9 @@ mod tests {
 
     #[test]
     fn the_request_is_an_elicitation_with_a_boolean_and_the_message() {
-        let mut args = Map::new();
-        args.insert("path".into(), json!("/tmp/x"));
-        let r = request("fs.remove", &args).input_requests;
+        let mut tape = crate::jsonrpc::Tape::default();
+        let args = tape.read(r#"{"path":"/tmp/x"}"#).unwrap();
+        let r = request("fs.remove", args).input_requests;
         let ask = &r[KEY];
         assert_eq!(ask["method"], "elicitation/create");
         assert_eq!(

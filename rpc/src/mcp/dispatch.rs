@@ -15,30 +15,35 @@ use super::server::{META_SERVER_INFO, MODERN_VERSION, McpServer, SERVER_NAME};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::escape_str;
-use crate::jsonrpc::{self, Id, RpcError, write_value};
+use crate::jsonrpc::{self, Id, RpcError, ValueRef, write_value};
 use crate::mcp::ErrorCode;
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-/// `inputResponses` and `requestState` of a request retried after `InputRequired`.
-type Retry<'a> = (Option<&'a Map<String, Value>>, Option<&'a str>);
+/// `inputResponses` and `requestState` of a request retried after `InputRequired` (built
+/// only when a retry carries them).
+type Retry<'a> = (Option<Map<String, Value>>, Option<Cow<'a, str>>);
 
-fn retry_params(params: &Map<String, Value>) -> Result<Retry<'_>, RpcError> {
+fn retry_params(params: ValueRef<'_>) -> Result<Retry<'_>, RpcError> {
     let responses = match params.get("inputResponses") {
         None => None,
-        Some(Value::Object(m)) if m.values().all(Value::is_object) => Some(m),
+        Some(m) if m.is_object() && m.members().all(|(_, v)| v.is_object()) => match m.to_value() {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        },
         Some(_) => {
             let msg = "Invalid params: inputResponses must map keys to objects";
             return Err(RpcError::invalid_params(msg));
         }
     };
-    let state = match params.get("requestState") {
+    let state = match params.get("requestState").map(|s| s.as_str()) {
         None => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => {
+        Some(Some(s)) => Some(s),
+        Some(None) => {
             let msg = "Invalid params: requestState must be a string";
             return Err(RpcError::invalid_params(msg));
         }
@@ -56,10 +61,10 @@ fn input_unsupported() -> ToolError {
 }
 
 /// A tool argument as its `Mcp-Param-*` header must carry it.
-fn header_form(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => alloc::string::ToString::to_string(other),
+fn header_form(v: ValueRef<'_>) -> Cow<'_, str> {
+    match v.as_str() {
+        Some(s) => s,
+        None => Cow::Borrowed(v.raw()),
     }
 }
 
@@ -68,7 +73,7 @@ fn header_form(v: &Value) -> String {
 /// value (after trimming and `=?base64?…?=` decoding).
 fn param_header_mismatch(
     input: &Schema,
-    args: &Map<String, Value>,
+    args: ValueRef<'_>,
     headers: &Headers,
 ) -> Option<RpcError> {
     for (name, header) in input.headers() {
@@ -308,10 +313,9 @@ impl<C: 'static> McpServer<C> {
     /// serialised per request.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         // Only the cursor matters here: no clone of the whole params (`_meta` and all).
-        let params = cx.params.get("cursor").map(|c| json!({ "cursor": c }));
         let listed = self.tools.listed();
         let page_size = self.config.limits.page_size;
-        let (page, next) = match cursor::page(listed, params.as_ref(), page_size) {
+        let (page, next) = match cursor::page(listed, cx.params, page_size) {
             Ok(p) => p,
             Err(e) => return self.fail(cx, e),
         };
@@ -358,8 +362,7 @@ impl<C: 'static> McpServer<C> {
         items: impl Fn(&Self) -> Vec<Value>,
     ) -> Result<Value, RpcError> {
         let all = items(self);
-        let params = Value::Object(cx.params.clone());
-        let (page, next) = cursor::page(&all, Some(&params), self.config.limits.page_size)?;
+        let (page, next) = cursor::page(&all, cx.params, self.config.limits.page_size)?;
         let mut r = Map::new();
         r.insert(field.into(), Value::Array(page.to_vec()));
         if let Some(n) = next {
@@ -371,7 +374,8 @@ impl<C: 'static> McpServer<C> {
     /// `resources/read`: a resource with a streamed reader answers with its item's data
     /// streamed into the result, a bounded piece per poll; any other is read whole.
     fn read_resource(&mut self, cx: &Cx<'_>) -> Response {
-        let uri = cx.params.get("uri").and_then(Value::as_str);
+        let uri = cx.params.get("uri").and_then(|u| u.as_str());
+        let uri = uri.as_deref();
         if let Some((uri, open)) = uri.and_then(|u| Some((u, self.resources.stream_for(u)?))) {
             let opened = match self.ctx.try_borrow_mut() {
                 Ok(mut ctx) => open(&mut ctx, uri),
@@ -419,9 +423,10 @@ impl<C: 'static> McpServer<C> {
     }
 
     fn read_resource_whole(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
-        let Some(uri) = cx.params.get("uri").and_then(Value::as_str) else {
+        let Some(uri) = cx.params.get("uri").and_then(|u| u.as_str()) else {
             return Err(RpcError::invalid_params("Invalid params: uri is required"));
         };
+        let uri = &*uri;
         let result = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
                 return Err(RpcError::new(
@@ -455,7 +460,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     fn get_prompt(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
-        let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
+        let Some(name) = cx.params.get("name").and_then(|n| n.as_str()) else {
             return Err(RpcError::invalid_params("Invalid params: name is required"));
         };
         let Some(def) = self.prompts.iter().find(|p| p.name == name).copied() else {
@@ -463,10 +468,10 @@ impl<C: 'static> McpServer<C> {
                 "Invalid params: unknown prompt {name}"
             )));
         };
-        let empty = Map::new();
         let args = match cx.params.get("arguments") {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(a)) => a,
+            None => ValueRef::empty_object(),
+            Some(a) if a.is_null() => ValueRef::empty_object(),
+            Some(a) if a.is_object() => a,
             Some(_) => {
                 return Err(RpcError::invalid_params(
                     "Invalid params: arguments must be an object",
@@ -487,8 +492,8 @@ impl<C: 'static> McpServer<C> {
         let call = PromptCall {
             args,
             client_capabilities: cx.caps,
-            input_responses,
-            request_state,
+            input_responses: input_responses.as_ref(),
+            request_state: request_state.as_deref(),
         };
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return Err(RpcError::new(
@@ -558,12 +563,13 @@ impl<C: 'static> McpServer<C> {
     }
 
     fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
-        let Some(name) = cx.params.get("name").and_then(Value::as_str) else {
+        let Some(name) = cx.params.get("name").and_then(|n| n.as_str()) else {
             return self.fail(
                 cx,
                 RpcError::invalid_params("Invalid params: name is required"),
             );
         };
+        let name = &*name;
         let Some((index, entry)) = self.tools.find(name) else {
             if let Some(r) = self.tools.reserved_for(name) {
                 let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
@@ -605,11 +611,10 @@ impl<C: 'static> McpServer<C> {
             Some(tag) => Via::Session(String::from_utf8_lossy(&tag).into_owned()),
             None => Via::Stateless,
         };
-        let empty = Map::new();
-        let args = match cx.params.get("arguments") {
-            Some(Value::Object(a)) => a,
-            _ => &empty,
-        };
+        let args = cx.params.get("arguments");
+        let args = args
+            .filter(ValueRef::is_object)
+            .unwrap_or(ValueRef::empty_object());
         Some(PendingAudit::new(
             sink, cx.now_ms, cx.client, via, def.name, args,
         ))
@@ -632,18 +637,14 @@ impl<C: 'static> McpServer<C> {
         let def = entry.def;
         // The arguments are validated and handed to the tool where they lie in the request:
         // a big argument is never copied before it is known to be acceptable.
-        let no_args = Value::Object(Map::new());
-        let args_value = match cx.params.get("arguments") {
-            None | Some(Value::Null) => &no_args,
+        let args = match cx.params.get("arguments") {
+            None => ValueRef::empty_object(),
+            Some(v) if v.is_null() => ValueRef::empty_object(),
             Some(v) if v.is_object() => v,
             Some(_) => {
                 let err = RpcError::invalid_params("Invalid params: arguments must be an object");
                 return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
             }
-        };
-        let Some(args) = args_value.as_object() else {
-            let err = ToolError::new(ErrorCode::Internal, "arguments");
-            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         };
         let missing: Vec<&str> = def
             .requires
@@ -673,7 +674,7 @@ impl<C: 'static> McpServer<C> {
             Ok(r) => r,
             Err(e) => return (self.fail(cx, e), failed(ErrorCode::InvalidParams)),
         };
-        if let Err(why) = entry.input.validate(args_value) {
+        if let Err(why) = entry.input.validate(args) {
             let err = ToolError::new(ErrorCode::Inval, why);
             return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }
@@ -710,8 +711,8 @@ impl<C: 'static> McpServer<C> {
                 args,
                 now_ms: cx.now_ms,
                 client_capabilities: cx.caps,
-                input_responses,
-                request_state,
+                input_responses: input_responses.as_ref(),
+                request_state: request_state.as_deref(),
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
@@ -758,7 +759,8 @@ impl<C: 'static> McpServer<C> {
                     self.calls.add(&call);
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
-                    let ask = Asking::new(def, gated, args.clone(), caps, shared, serial);
+                    let ask =
+                        Asking::new(def, gated, String::from(args.raw()), caps, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,

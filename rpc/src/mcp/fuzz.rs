@@ -14,7 +14,11 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 fn echo_start(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
-    let text = call.args.get("text").and_then(|v| v.as_str()).unwrap_or("");
+    let text = call
+        .args
+        .get("text")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     Ok(Started::Done(ToolOutput::text(text)))
 }
 

@@ -130,9 +130,14 @@ impl<C: 'static> McpServer<C> {
             .params
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions"))
-            .and_then(Value::as_array);
+            .filter(|w| w.is_array());
         let (mut mask, mut honored) = (0u32, Vec::new());
-        for uri in wanted.into_iter().flatten().filter_map(Value::as_str) {
+        for uri in wanted
+            .iter()
+            .flat_map(|w| w.items())
+            .filter_map(|u| u.as_str())
+        {
+            let uri = &*uri;
             if let Some(i) = self.subscriptions.defs.iter().position(|d| d.uri == uri)
                 && mask & (1 << i) == 0
             {

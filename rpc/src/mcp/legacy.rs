@@ -212,15 +212,16 @@ impl<C: 'static> McpServer<C> {
             Message::Response { id: None, .. } => reply::accepted(),
             Message::Notification { method, params } => {
                 if method == "notifications/cancelled"
-                    && let Some(rid) = params.as_ref().and_then(|p| p.get("requestId"))
+                    && let Some(rid) = params
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(|r| r.to_value())
                 {
-                    self.calls.cancel_request(key, rid);
+                    self.calls.cancel_request(key, &rid);
                 }
                 reply::accepted()
             }
             Message::Request { id, method, params } => {
-                let empty = Map::new();
-                let params = match object_params(params.as_ref(), &empty) {
+                let params = match object_params(*params) {
                     Ok(p) => p,
                     Err(e) => return reply::error(200, Some(id), &e),
                 };
@@ -237,7 +238,8 @@ impl<C: 'static> McpServer<C> {
                     "logging/setLevel" => {
                         return match params
                             .get("level")
-                            .and_then(Value::as_str)
+                            .and_then(|l| l.as_str())
+                            .as_deref()
                             .and_then(LogLevel::parse)
                         {
                             Some(level) => {
@@ -268,7 +270,7 @@ impl<C: 'static> McpServer<C> {
                     progress_token: params
                         .get("_meta")
                         .and_then(|m| m.get("progressToken"))
-                        .cloned(),
+                        .and_then(|t| t.to_value()),
                     log_level,
                     key,
                     sse_ids,
@@ -308,9 +310,8 @@ impl<C: 'static> McpServer<C> {
             return reply::busy(Some(id), "more requests per second than allowed");
         }
         let Some(requested) = params
-            .as_ref()
             .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str)
+            .and_then(|v| v.as_str())
         else {
             return reply::error(
                 200,
@@ -324,10 +325,9 @@ impl<C: 'static> McpServer<C> {
             .find(|v| *v == requested)
             .unwrap_or(LEGACY_VERSIONS[0]);
         let caps = params
-            .as_ref()
             .and_then(|p| p.get("capabilities"))
             .filter(|c| c.is_object())
-            .cloned();
+            .and_then(|c| c.to_value());
         let calls = &mut self.calls;
         let created = self.sessions.create(
             limits.max_sessions,
@@ -377,8 +377,7 @@ impl<C: 'static> McpServer<C> {
     }
 }
 
-/// JSON this server wrote, read back as a value. Read as text, as request bodies are, so the
-/// image holds one copy of serde's reader, not a second one for bytes.
+/// JSON this server wrote, read back as a value (as request bodies are read).
 fn json_value(json: &[u8]) -> Option<Value> {
-    serde_json::from_str(core::str::from_utf8(json).ok()?).ok()
+    jsonrpc::read_value(core::str::from_utf8(json).ok()?)
 }

@@ -9,10 +9,10 @@ use super::request::{Cx, Era, Head, header_text, object_params};
 use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
 use super::tool::LogLevel;
 use crate::http::{Headers, Peer, Response};
-use crate::jsonrpc::{self, Id, Incoming, Message, RpcError};
+use crate::jsonrpc::{self, Id, Incoming, Message, RpcError, ValueRef};
 use alloc::format;
 use alloc::vec::Vec;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 fn mismatch(id: Option<&Id>, what: &str) -> Response {
     reply::error(
@@ -55,8 +55,7 @@ impl<C: 'static> McpServer<C> {
             }
         };
         let id = msg.id();
-        let empty = Map::new();
-        let params = match object_params(params.as_ref(), &empty) {
+        let params = match object_params(*params) {
             Ok(p) => p,
             Err(e) => return reply::error(400, id, &e),
         };
@@ -64,7 +63,7 @@ impl<C: 'static> McpServer<C> {
         let Some(header_version) = head.version().map(str::trim) else {
             return mismatch(id, "MCP-Protocol-Version header missing");
         };
-        let meta = params.get("_meta").and_then(Value::as_object);
+        let meta = params.get("_meta").filter(ValueRef::is_object);
         // Each key is looked up once, for the check and for its value.
         let given = [META_VERSION, META_CAPS].map(|k| (k, meta.and_then(|m| m.get(k))));
         let [(_, version), (_, caps)] = given;
@@ -80,8 +79,8 @@ impl<C: 'static> McpServer<C> {
             ));
             return reply::error(400, id, &err);
         }
-        let meta = meta.unwrap_or(&empty);
-        let Some(version) = version.and_then(Value::as_str) else {
+        let meta = meta.unwrap_or(ValueRef::empty_object());
+        let Some(version) = version.and_then(|v| v.as_str()) else {
             return reply::error(
                 400,
                 id,
@@ -113,32 +112,40 @@ impl<C: 'static> McpServer<C> {
             "resources/read" => params.get("uri"),
             _ => None,
         };
-        if let Some(Value::String(name)) = named {
+        if let Some(name) = named.and_then(|n| n.as_str()) {
             match head.name().and_then(header_text) {
-                Some(h) if h == *name => {}
+                Some(h) if h == name => {}
                 Some(_) => return mismatch(id, "Mcp-Name does not match the body"),
                 None => return mismatch(id, "Mcp-Name header missing"),
             }
         }
         // A task method may name its task in Mcp-Name (the tasks extension); then it must match.
         if method.starts_with("tasks/")
-            && let (Some(h), Some(Value::String(task))) =
-                (head.name().and_then(header_text), params.get("taskId"))
-            && h != *task
+            && let (Some(h), Some(task)) = (
+                head.name().and_then(header_text),
+                params.get("taskId").and_then(|t| t.as_str()),
+            )
+            && h != task
         {
             return mismatch(id, "Mcp-Name does not match the taskId");
         }
-        let caps = caps.unwrap_or(&Value::Null);
-        if !caps.is_object() {
-            return reply::error(
-                400,
-                id,
-                &RpcError::invalid_params("Invalid params: clientCapabilities must be an object"),
-            );
-        }
+        // Kept as a value for the tools and the stored tasks that read them; `{}` (what most
+        // clients send) is built without the heap.
+        let caps = match caps.filter(ValueRef::is_object).map(|c| c.to_value()) {
+            Some(Some(c)) => c,
+            _ => {
+                return reply::error(
+                    400,
+                    id,
+                    &RpcError::invalid_params(
+                        "Invalid params: clientCapabilities must be an object",
+                    ),
+                );
+            }
+        };
         let log_level = match meta.get(META_LOG_LEVEL) {
             None => None,
-            Some(v) => match v.as_str().and_then(LogLevel::parse) {
+            Some(v) => match v.as_str().as_deref().and_then(LogLevel::parse) {
                 Some(l) => Some(l),
                 None => {
                     return reply::error(
@@ -171,9 +178,9 @@ impl<C: 'static> McpServer<C> {
             era: Era::Modern,
             id,
             params,
-            caps,
+            caps: &caps,
             accept: head.accept(),
-            progress_token: meta.get("progressToken").cloned(),
+            progress_token: meta.get("progressToken").and_then(|t| t.to_value()),
             log_level,
             key: Key::Addr(peer.addr),
             sse_ids: None,

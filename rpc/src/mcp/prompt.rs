@@ -2,6 +2,7 @@
 //! the conformance fixtures find a complete server.
 
 use super::tool::{InputRequired, ToolError};
+use crate::jsonrpc::ValueRef;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
@@ -15,7 +16,8 @@ pub struct PromptArg {
 
 /// A `prompts/get` request as the prompt sees it.
 pub struct PromptCall<'a> {
-    pub args: &'a Map<alloc::string::String, Value>,
+    /// An object, read where it lies in the request.
+    pub args: ValueRef<'a>,
     pub client_capabilities: &'a Value,
     pub input_responses: Option<&'a Map<alloc::string::String, Value>>,
     pub request_state: Option<&'a str>,

@@ -5,7 +5,7 @@ use super::error_code::ErrorCode;
 use super::policy::Policy;
 use super::schema::{self, Schema};
 use super::tool::ToolDef;
-use crate::jsonrpc::write_value;
+use crate::jsonrpc::{read_value, write_value};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -207,7 +207,7 @@ impl<C> ToolRegistry<C> {
             let Some(def) = self.entries.get(i).map(|e| e.def) else {
                 continue;
             };
-            let parse = |text| serde_json::from_str(text).unwrap_or(Value::Null);
+            let parse = |text| read_value(text).unwrap_or(Value::Null);
             self.list(i, parse(def.input_schema), def.output_schema.map(parse));
         }
         if let Some(listings) = Rc::get_mut(&mut self.listings) {
@@ -323,7 +323,7 @@ impl<C> ToolRegistry<C> {
 /// Parses a schema's text, checks its shape and compiles it; the parsed JSON is returned for
 /// the listing. The error completes `inputSchema`/`outputSchema`.
 fn compile(text: &str) -> Result<(Rc<Schema>, Value), String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!(" is not JSON: {e}"))?;
+    let v = read_value(text).ok_or_else(|| String::from(" is not JSON"))?;
     schema::check_schema(&v).map_err(|e| format!(": {e}"))?;
     Ok((Rc::new(Schema::compile(&v)), v))
 }

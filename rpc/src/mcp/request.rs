@@ -4,11 +4,11 @@
 use super::limits::Key;
 use super::tool::LogLevel;
 use crate::http::{Field, Headers};
-use crate::jsonrpc::{Id, RpcError};
+use crate::jsonrpc::{Id, RpcError, ValueRef};
 use alloc::borrow::Cow;
 use alloc::string::String;
 use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Which protocol a request speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +21,8 @@ pub(crate) enum Era {
 pub(crate) struct Cx<'a> {
     pub(crate) era: Era,
     pub(crate) id: &'a Id,
-    pub(crate) params: &'a Map<String, Value>,
+    /// The request's `params`, an object read in place.
+    pub(crate) params: ValueRef<'a>,
     pub(crate) caps: &'a Value,
     /// The `Accept` field, read when an answer could be an event stream.
     pub(crate) accept: Option<&'a str>,
@@ -67,15 +68,12 @@ pub(crate) fn header_text(raw: &str) -> Option<Cow<'_, str>> {
     Some(Cow::Borrowed(v))
 }
 
-/// A request's `params` as an object: absent means `empty`; any other JSON type is refused
+/// A request's `params` as an object: absent means `{}`; any other JSON type is refused
 /// (-32602), in both eras.
-pub(crate) fn object_params<'a>(
-    params: Option<&'a Value>,
-    empty: &'a Map<String, Value>,
-) -> Result<&'a Map<String, Value>, RpcError> {
+pub(crate) fn object_params(params: Option<ValueRef<'_>>) -> Result<ValueRef<'_>, RpcError> {
     match params {
-        None => Ok(empty),
-        Some(Value::Object(p)) => Ok(p),
+        None => Ok(ValueRef::empty_object()),
+        Some(p) if p.is_object() => Ok(p),
         Some(_) => Err(RpcError::invalid_params(
             "Invalid params: must be an object",
         )),

@@ -9,12 +9,14 @@
 //! memory for the life of the module, and a parsed JSON tree (a map with owned keys per
 //! object) is several times larger than this list.
 
+use crate::jsonrpc::{Kind, ValueRef};
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 /// Nesting limit for schema and value walks; deeper input is rejected, not recursed into.
 const MAX_DEPTH: usize = 32;
@@ -91,9 +93,10 @@ impl Schema {
         Schema(compile(schema, 0))
     }
 
-    /// Checks `value` against the schema. The error names the failing location (`$.a.b[2]`).
-    pub fn validate(&self, value: &Value) -> Result<(), String> {
-        self.check(value, &Path::Root, 0)
+    /// Checks `value` (a built `Value`, or one read in place) against the schema. The error
+    /// names the failing location (`$.a.b[2]`).
+    pub fn validate<'v>(&self, value: impl Into<Checked<'v>>) -> Result<(), String> {
+        self.check(value.into(), &Path::Root, 0)
     }
 
     /// The top-level properties whose schema names an `x-mcp-header`, as (property, header),
@@ -118,7 +121,7 @@ impl Schema {
         })
     }
 
-    fn check(&self, value: &Value, path: &Path<'_>, depth: usize) -> Result<(), String> {
+    fn check(&self, value: Checked<'_>, path: &Path<'_>, depth: usize) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err(format!("{path}: nested too deeply"));
         }
@@ -264,40 +267,140 @@ fn compile_type(t: &Value) -> Option<Rule> {
     }
 }
 
-fn type_matches(mask: u8, v: &Value) -> bool {
-    mask & (1 << kind(v)) != 0
-        || mask & INTEGER != 0
-            && matches!(v, Value::Number(n) if n.is_i64()
-                || n.is_u64()
-                || n.as_f64()
-                    .is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f))
+fn type_matches(mask: u8, v: Checked<'_>) -> bool {
+    mask & (1 << v.kind()) != 0 || mask & INTEGER != 0 && v.is_integer()
 }
 
-/// The index in [`TYPES`] of the type `v` has (never `integer`).
-fn kind(v: &Value) -> usize {
-    match v {
-        Value::Object(_) => 0,
-        Value::Array(_) => 1,
-        Value::String(_) => 2,
-        Value::Bool(_) => 3,
-        Value::Null => 4,
-        Value::Number(_) => 5,
+/// A value the validator checks: a `Value` a tool built (results), or one read where it lies
+/// in the request (arguments). One validator for both, in one copy in the image.
+#[derive(Clone, Copy)]
+pub enum Checked<'v> {
+    Built(&'v Value),
+    Read(ValueRef<'v>),
+}
+
+impl<'v> From<&'v Value> for Checked<'v> {
+    fn from(v: &'v Value) -> Self {
+        Checked::Built(v)
     }
 }
 
-fn check_rule(rule: &Rule, value: &Value, path: &Path<'_>, depth: usize) -> Result<(), String> {
-    match (rule, value) {
-        (Rule::Type(mask, label), _) if !type_matches(*mask, value) => {
+impl<'v> From<ValueRef<'v>> for Checked<'v> {
+    fn from(v: ValueRef<'v>) -> Self {
+        Checked::Read(v)
+    }
+}
+
+/// A verdict: the failing location and why.
+type Check = Result<(), String>;
+
+impl<'v> Checked<'v> {
+    /// The index in [`TYPES`] of the value's type (never `integer`).
+    fn kind(self) -> usize {
+        let kind = match self {
+            Checked::Read(v) => v.kind(),
+            Checked::Built(Value::Object(_)) => Kind::Object,
+            Checked::Built(Value::Array(_)) => Kind::Array,
+            Checked::Built(Value::String(_)) => Kind::String,
+            Checked::Built(Value::Bool(_)) => Kind::Bool,
+            Checked::Built(Value::Null) => Kind::Null,
+            Checked::Built(Value::Number(_)) => Kind::Number,
+        };
+        match kind {
+            Kind::Object => 0,
+            Kind::Array => 1,
+            Kind::String => 2,
+            Kind::Bool => 3,
+            Kind::Null => 4,
+            Kind::Number => 5,
+        }
+    }
+
+    /// A number, as serde_json reads it.
+    fn number(self) -> Option<Number> {
+        match self {
+            Checked::Built(Value::Number(n)) => Some(n.clone()),
+            Checked::Built(_) => None,
+            Checked::Read(v) => v.as_number(),
+        }
+    }
+
+    /// A string's value.
+    fn text(self) -> Option<Cow<'v, str>> {
+        match self {
+            Checked::Built(v) => v.as_str().map(Cow::Borrowed),
+            Checked::Read(v) => v.as_str(),
+        }
+    }
+
+    /// An array's items (none for another type).
+    fn items(self) -> impl Iterator<Item = Checked<'v>> {
+        let (built, read) = match self {
+            Checked::Built(v) => (v.as_array(), None),
+            Checked::Read(v) => (None, Some(v.items())),
+        };
+        let built = built.into_iter().flatten().map(Checked::Built);
+        built.chain(read.into_iter().flatten().map(Checked::Read))
+    }
+
+    /// An object's members (none for another type); a key given twice is checked each time.
+    fn members(self) -> impl Iterator<Item = (Cow<'v, str>, Checked<'v>)> {
+        let (built, read) = match self {
+            Checked::Built(v) => (v.as_object(), None),
+            Checked::Read(v) => (None, Some(v.members())),
+        };
+        let built = built.into_iter().flatten();
+        let built = built.map(|(k, v)| (Cow::Borrowed(k.as_str()), Checked::Built(v)));
+        let read = read.into_iter().flatten();
+        built.chain(read.map(|(k, v)| (k.decode().unwrap_or_default(), Checked::Read(v))))
+    }
+
+    fn has(self, key: &str) -> bool {
+        match self {
+            Checked::Built(v) => v.as_object().is_some_and(|o| o.contains_key(key)),
+            Checked::Read(v) => v.contains_key(key),
+        }
+    }
+
+    /// Equal to `v` as JSON values are (`1` is not `1.0`).
+    fn equals(self, v: &Value) -> bool {
+        match (self, v) {
+            (Checked::Built(b), _) => b == v,
+            // Strings (most `enum`s) compared in place; anything else read as a value.
+            (Checked::Read(r), Value::String(s)) if r.kind() == Kind::String => {
+                r.as_str().is_some_and(|t| t == s.as_str())
+            }
+            (Checked::Read(r), _) => r.to_value().as_ref() == Some(v),
+        }
+    }
+
+    /// Whether a number is an integer as JSON Schema means it (`1.0` is one).
+    fn is_integer(self) -> bool {
+        self.number().is_some_and(|n| {
+            n.is_i64()
+                || n.is_u64()
+                || n.as_f64()
+                    .is_some_and(|f| f.abs() < 9.0e15 && (f as i64) as f64 == f)
+        })
+    }
+}
+
+fn check_rule(rule: &Rule, value: Checked<'_>, path: &Path<'_>, depth: usize) -> Check {
+    match rule {
+        Rule::Type(mask, label) if !type_matches(*mask, value) => {
             let single = || TYPES.get(mask.trailing_zeros() as usize).copied();
             let label = label.as_deref().or_else(single).unwrap_or_default();
-            let got = TYPES[kind(value)];
+            let got = TYPES.get(value.kind()).copied().unwrap_or_default();
             Err(format!("{path}: expected {label}, got {got}"))
         }
-        (Rule::Enum(options), _) if !options.iter().any(|o| o == value) => {
+        Rule::Enum(options) if !options.iter().any(|o| value.equals(o)) => {
             Err(format!("{path}: not one of the allowed values"))
         }
-        (Rule::Const(c), _) if **c != *value => Err(format!("{path}: must equal {c}")),
-        (Rule::Bound(row, bound), Value::Number(n)) => {
+        Rule::Const(c) if !value.equals(c) => Err(format!("{path}: must equal {c}")),
+        Rule::Bound(row, bound) => {
+            let Some(n) = value.number() else {
+                return Ok(());
+            };
             let (_, holds, op) = **row;
             let n = n.as_f64().unwrap_or(f64::NAN);
             match bound.as_f64() {
@@ -305,7 +408,10 @@ fn check_rule(rule: &Rule, value: &Value, path: &Path<'_>, depth: usize) -> Resu
                 _ => Ok(()),
             }
         }
-        (Rule::Count(Counted::Characters, limit, bound), Value::String(text)) => {
+        Rule::Count(Counted::Characters, limit, bound) => {
+            let Some(text) = value.text() else {
+                return Ok(());
+            };
             // A character is one to four bytes: most texts are judged by their length alone,
             // without counting the characters of a long one.
             let (bytes, bound_at) = (text.len() as u64, *bound);
@@ -318,38 +424,38 @@ fn check_rule(rule: &Rule, value: &Value, path: &Path<'_>, depth: usize) -> Resu
             }
             check_count(*limit, *bound, text.chars().count(), "characters", path)
         }
-        (Rule::Count(Counted::Items, limit, bound), Value::Array(items)) => {
-            check_count(*limit, *bound, items.len(), "items", path)
+        Rule::Count(Counted::Items, limit, bound) if value.kind() == 1 => {
+            check_count(*limit, *bound, value.items().count(), "items", path)
         }
-        (Rule::Items(item_schema), Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
+        Rule::Items(item_schema) => {
+            for (i, item) in value.items().enumerate() {
                 item_schema.check(item, &Path::Index(path, i), depth + 1)?;
             }
             Ok(())
         }
-        (Rule::Required(required), Value::Object(obj)) => {
-            match required.iter().find(|name| !obj.contains_key(&***name)) {
+        Rule::Required(required) if value.kind() == 0 => {
+            match required.iter().find(|name| !value.has(name)) {
                 Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
                 None => Ok(()),
             }
         }
-        (Rule::Object(props, additional), Value::Object(obj)) => {
-            check_object(props, additional.as_ref(), obj, path, depth)
+        Rule::Object(props, additional) => {
+            check_object(props, additional.as_ref(), value, path, depth)
         }
-        (Rule::AllOf(all), _) => {
+        Rule::AllOf(all) => {
             for sub in all.iter() {
                 sub.check(value, path, depth + 1)?;
             }
             Ok(())
         }
-        (Rule::AnyOf(any), _)
+        Rule::AnyOf(any)
             if !any
                 .iter()
                 .any(|sub| sub.check(value, path, depth + 1).is_ok()) =>
         {
             Err(format!("{path}: matches none of anyOf"))
         }
-        (Rule::OneOf(one), _) => {
+        Rule::OneOf(one) => {
             let n = one
                 .iter()
                 .filter(|sub| sub.check(value, path, depth + 1).is_ok())
@@ -383,14 +489,14 @@ fn check_count(
 fn check_object(
     props: &[(Box<str>, Schema)],
     additional: Option<&Schema>,
-    obj: &Map<String, Value>,
+    obj: Checked<'_>,
     path: &Path<'_>,
     depth: usize,
-) -> Result<(), String> {
-    for (key, v) in obj {
-        let path = &Path::Key(path, key);
+) -> Check {
+    for (key, v) in obj.members() {
+        let path = &Path::Key(path, &key);
         let named = props
-            .binary_search_by(|(k, _)| (**k).cmp(key.as_str()))
+            .binary_search_by(|(k, _)| (**k).cmp(&*key))
             .ok()
             .and_then(|i| props.get(i));
         match (named, additional) {
@@ -408,8 +514,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The verdict on `value`, the same whether it is checked built or read in place.
     fn validate(schema: &Value, value: &Value) -> Result<(), String> {
-        Schema::compile(schema).validate(value)
+        let schema = Schema::compile(schema);
+        let built = schema.validate(value);
+        let text = alloc::string::ToString::to_string(value);
+        // Values nested past what a request may hold are only checked built.
+        if let Some(v) = crate::jsonrpc::Tape::default().read(&text) {
+            assert_eq!(schema.validate(v), built, "{value}");
+        }
+        built
     }
 
     fn schema() -> Value {

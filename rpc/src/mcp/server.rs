@@ -16,12 +16,15 @@ use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
 use super::subscriptions::Subscriptions;
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
-use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
+use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError, Tape};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
-use serde_json::Value;
+
+/// Entries the server's tape starts with: room for the `params` of any small request, so
+/// none grows it.
+const TAPE_START: usize = 64;
 
 /// The stateless protocol version.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -66,6 +69,9 @@ pub struct McpServer<C: 'static> {
     /// The connection's last answer buffer (`Request::answer`), lent while its next request
     /// is handled: a tool result written at once goes into it instead of a new allocation.
     pub(crate) lent: Cell<Vec<u8>>,
+    /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
+    /// nothing to read them.
+    tape: Cell<Tape>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -97,6 +103,7 @@ impl<C: 'static> McpServer<C> {
             subscriptions: Subscriptions::default(),
             instructions_json,
             lent: Cell::new(Vec::new()),
+            tape: Cell::new(Tape::with_capacity(TAPE_START)),
         }
     }
 
@@ -371,8 +378,28 @@ impl<C: 'static> McpServer<C> {
                 return reply::error(415, None, &err);
             }
         }
+        // The server's tape, lent to this request for its `params`; emptied after (and
+        // trimmed, if a big request grew it).
+        let mut tape = self.tape.take();
+        let r = self.parsed(headers, head, body, peer, now_ms, &mut tape);
+        tape.clear();
+        self.tape.set(tape);
+        r
+    }
+
+    /// Answers a POST body read onto `tape`.
+    fn parsed(
+        &mut self,
+        headers: &Headers,
+        head: &Head<'_>,
+        body: &[u8],
+        peer: Peer,
+        now_ms: u64,
+        tape: &mut Tape,
+    ) -> Response {
         // The parsed messages stay charged to the budget until the answer is built.
-        let (incoming, _lease) = match jsonrpc::parse_within(body, &self.config.parse_budget) {
+        let parsed = jsonrpc::parse_within(body, &self.config.parse_budget, tape);
+        let (incoming, _lease) = match parsed {
             Ok(parsed) => parsed,
             Err(Refusal::Invalid(f)) => return reply::error(400, f.id.as_ref(), &f.error),
             Err(Refusal::OverBudget) => {
@@ -468,7 +495,6 @@ fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
     msg.is_some_and(|m| {
         m.params()
             .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object)
             .is_some_and(|meta| meta.contains_key(META_VERSION) || meta.contains_key(META_CAPS))
     })
 }
@@ -477,17 +503,19 @@ fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
 mod tests {
     use super::{Head, LEGACY_VERSIONS, MODERN_VERSION, is_modern};
     use crate::http::Headers;
-    use crate::jsonrpc::{Incoming, Message, parse};
+    use crate::jsonrpc::{Incoming, Message, Tape, parse};
 
-    fn message(method: &str, meta: bool) -> Message {
+    fn body(method: &str, meta: bool) -> alloc::string::String {
         let params = if meta {
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
         } else {
             "{}"
         };
-        let body =
-            alloc::format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
-        match parse(body.as_bytes()) {
+        alloc::format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#)
+    }
+
+    fn message<'a>(body: &'a str, tape: &'a mut Tape) -> Message<'a> {
+        match parse(body.as_bytes(), tape) {
             Ok(Incoming::Single(Ok(m))) => m,
             other => panic!("{other:?}"),
         }
@@ -506,7 +534,9 @@ mod tests {
                         if let Some(v) = version {
                             h.push("MCP-Protocol-Version", v);
                         }
-                        let m = message(method, meta);
+                        let body = body(method, meta);
+                        let mut tape = Tape::default();
+                        let m = message(&body, &mut tape);
                         let legacy = method == "initialize"
                             || session
                             || version == Some(LEGACY_VERSIONS[0]);

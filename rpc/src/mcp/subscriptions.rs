@@ -17,7 +17,7 @@ use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Events kept per session for `Last-Event-ID` replay: 16 bytes each.
 pub(crate) const EVENTS_KEPT: usize = 16;
@@ -221,13 +221,14 @@ impl<C: 'static> McpServer<C> {
 
     /// Legacy `resources/subscribe` and `resources/unsubscribe` of session `serial`.
     pub(crate) fn subscribe(&mut self, serial: u64, cx: &Cx<'_>, on: bool) -> Response {
-        let Some(uri) = cx.params.get("uri").and_then(Value::as_str) else {
+        let Some(uri) = cx.params.get("uri").and_then(|u| u.as_str()) else {
             return reply::error(
                 200,
                 Some(cx.id),
                 &RpcError::invalid_params("Invalid params: uri is required"),
             );
         };
+        let uri = &*uri;
         let Some(i) = self.subscriptions.defs.iter().position(|d| d.uri == uri) else {
             let mut can = alloc::string::String::new();
             for d in &self.subscriptions.defs {

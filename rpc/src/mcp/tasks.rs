@@ -14,7 +14,7 @@ use super::server::McpServer;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
 use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
-use crate::jsonrpc::{self, Id, RpcError};
+use crate::jsonrpc::{self, Id, RpcError, Tape, ValueRef};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
@@ -75,7 +75,8 @@ impl Status {
 /// A call waiting for the client's answers (`tasks/update`).
 struct Asking {
     tool: usize,
-    args: Map<String, Value>,
+    /// The arguments' JSON text, read again when the tool is called with the answers.
+    args: String,
     caps: Value,
     /// Every request asked; those with a key in `responses` are answered (nothing is removed
     /// from a `Map`: that costs kilobytes of image).
@@ -419,7 +420,7 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         cx: &Cx<'_>,
         tool: usize,
-        args: &Map<String, Value>,
+        args: ValueRef<'_>,
         begin: Begin<C>,
     ) -> Response {
         let mut raw = [0u8; 16];
@@ -450,7 +451,7 @@ impl<C: 'static> McpServer<C> {
                 task.status = Status::InputRequired;
                 task.asking = Some(Asking {
                     tool,
-                    args: args.clone(),
+                    args: String::from(args.raw()),
                     caps: cx.caps.clone(),
                     requests: object(ir.input_requests),
                     responses: Map::new(),
@@ -482,12 +483,13 @@ impl<C: 'static> McpServer<C> {
         if !negotiated(cx.caps) {
             return self.fail(cx, missing_extension());
         }
-        let Some(id) = cx.params.get("taskId").and_then(Value::as_str) else {
+        let Some(id) = cx.params.get("taskId").and_then(|t| t.as_str()) else {
             return self.fail(
                 cx,
                 RpcError::invalid_params("Invalid params: taskId is required"),
             );
         };
+        let id = &*id;
         let limits = self.config.limits;
         self.tasks
             .expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
@@ -542,7 +544,7 @@ impl<C: 'static> McpServer<C> {
     /// `tasks/update`: takes the answers to pending input requests (unknown keys are
     /// ignored); once every request is answered the tool is called again with them all.
     fn task_update(&mut self, cx: &Cx<'_>, id: &str) -> Response {
-        let responses = match cx.params.get("inputResponses") {
+        let responses = match cx.params.get("inputResponses").and_then(|r| r.to_value()) {
             Some(Value::Object(m)) => m,
             _ => {
                 let msg = "Invalid params: inputResponses must be an object";
@@ -556,8 +558,8 @@ impl<C: 'static> McpServer<C> {
         let ready = match t.asking.as_mut() {
             Some(a) => {
                 for (k, v) in responses {
-                    if a.requests.contains_key(k) {
-                        a.responses.insert(k.clone(), v.clone());
+                    if a.requests.contains_key(&k) {
+                        a.responses.insert(k, v);
                     }
                 }
                 a.requests.keys().all(|k| a.responses.contains_key(k))
@@ -583,10 +585,11 @@ impl<C: 'static> McpServer<C> {
             return;
         };
         let (start, schema) = (entry.def.start, entry.output.clone());
-        let started = match self.ctx.try_borrow_mut() {
-            Ok(mut ctx) => {
+        let mut tape = Tape::default();
+        let started = match (self.ctx.try_borrow_mut(), tape.read(&a.args)) {
+            (Ok(mut ctx), Some(args)) => {
                 let call = ToolCall {
-                    args: &a.args,
+                    args,
                     now_ms,
                     client_capabilities: &a.caps,
                     input_responses: Some(&a.responses),
@@ -594,7 +597,11 @@ impl<C: 'static> McpServer<C> {
                 };
                 start(&mut ctx, &call)
             }
-            Err(_) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
+            (Err(_), _) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
+            (_, None) => Err(ToolError::new(
+                ErrorCode::Internal,
+                "the kept arguments do not read",
+            )),
         };
         let request_id = self.tasks.list[pos].request_id.clone();
         let setup = self.task_setup(&request_id, schema);
@@ -627,7 +634,7 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         cx: &Cx<'_>,
         tool: usize,
-        args: &Map<String, Value>,
+        args: ValueRef<'_>,
         started: Result<Started<C>, ToolError>,
         output_schema: Option<Rc<Schema>>,
         audit: &mut Option<super::audit::PendingAudit>,

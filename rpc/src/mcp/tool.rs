@@ -5,6 +5,7 @@
 //! the response body.
 
 use super::error_code::ErrorCode;
+use crate::jsonrpc::ValueRef;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -379,7 +380,8 @@ impl InputRequired {
 
 /// A call as the tool sees it. `args` are already validated against the input schema.
 pub struct ToolCall<'a> {
-    pub args: &'a Map<String, Value>,
+    /// An object, read where it lies in the request (or in the copy a retry keeps).
+    pub args: ValueRef<'a>,
     pub now_ms: u64,
     /// The client's declared capabilities (`sampling`, `elicitation`, `roots`, …).
     pub client_capabilities: &'a Value,

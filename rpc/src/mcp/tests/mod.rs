@@ -33,13 +33,17 @@ const PEER: Peer = Peer {
 const T0: u64 = 1_000_000;
 
 fn echo(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let text = call.args.get("text").and_then(Value::as_str).unwrap_or("");
+    let text = call
+        .args
+        .get("text")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     Ok(Started::Done(ToolOutput::text(text)))
 }
 
 fn add(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let a = call.args.get("a").and_then(Value::as_i64).unwrap_or(0);
-    let b = call.args.get("b").and_then(Value::as_i64).unwrap_or(0);
+    let a = call.args.get("a").and_then(|v| v.as_i64()).unwrap_or(0);
+    let b = call.args.get("b").and_then(|v| v.as_i64()).unwrap_or(0);
     Ok(Started::Done(ToolOutput::structured(json!({"sum": a + b}))))
 }
 
@@ -85,7 +89,7 @@ impl ToolRun<Ctx> for Slow {
 }
 
 fn slow(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let steps = call.args.get("steps").and_then(Value::as_u64).unwrap_or(3) as u32;
+    let steps = call.args.get("steps").and_then(|v| v.as_u64()).unwrap_or(3) as u32;
     Ok(Started::Run(Box::new(Slow {
         left: steps,
         total: steps,
@@ -114,7 +118,7 @@ impl ToolRun<Ctx> for Wait {
 }
 
 fn wait(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let ms = call.args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+    let ms = call.args.get("ms").and_then(|v| v.as_u64()).unwrap_or(0);
     Ok(Started::Run(Box::new(Wait { ms, since: None })))
 }
 
@@ -169,13 +173,13 @@ impl ContentSource<Ctx> for Pattern {
 }
 
 fn big(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let len = call.args.get("len").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let len = call.args.get("len").and_then(|v| v.as_u64()).unwrap_or(0) as usize;
     let fail_at = call
         .args
         .get("failAt")
-        .and_then(Value::as_u64)
+        .and_then(|v| v.as_u64())
         .map(|v| v as usize);
-    let kind = match call.args.get("kind").and_then(Value::as_str) {
+    let kind = match call.args.get("kind").and_then(|v| v.as_str()).as_deref() {
         Some("blob") => StreamKind::ResourceBlob {
             uri: "irix7://x".into(),
             mime_type: "application/octet-stream".into(),
