@@ -1,6 +1,6 @@
-//! JSON values read in place: a [`Tape`] lists where each value of a request's `params` lies in
-//! the body, and a [`ValueRef`] reads one of them from there. Nothing is copied or built unless a
-//! caller asks for an owned value ([`ValueRef::to_value`]) or a string holds an escape.
+//! JSON values read in place: a [`Tape`] lists where each value of a request body lies in it,
+//! and a [`ValueRef`] reads one of them from there. Nothing is copied or built unless a caller
+//! asks for an owned value ([`ValueRef::to_value`]) or a string holds an escape.
 //!
 //! Why: a `serde_json::Value` tree costs a heap allocation per map, key and string — a dozen
 //! for the smallest `tools/call` — and is walked once and dropped. A tape is a list of
@@ -37,8 +37,8 @@ pub(super) struct Node {
 }
 
 /// Entries a server's tape keeps between requests: more than any small request needs (a
-/// `tools/call` with a few arguments and the modern `_meta` takes about 15), little memory.
-pub const TAPE_KEEP: usize = 256;
+/// `tools/call` with a few arguments and the modern `_meta` takes about 20), little memory.
+const TAPE_KEEP: usize = 256;
 
 impl Node {
     /// An entry whose text starts at `start` and (until it is closed) ends there too.
@@ -61,7 +61,7 @@ const EMPTY_NODE: Node = Node {
     escaped: false,
 };
 
-/// Where the values of JSON texts lie, in the order they appear: a request's `params` (each
+/// Where the values of a JSON text lie, in the order they appear (a request body's: each
 /// message of a batch in turn). A server keeps one and reuses it, so once it has room a
 /// request is read without the heap; its memory is charged by the reader (as values) before
 /// it is taken.
