@@ -73,6 +73,13 @@ impl<'a> Str<'a> {
         (!self.escaped).then(|| self.inner())
     }
 
+    /// Whether the string has a value: only a `\u` escape can be half of a surrogate pair,
+    /// so a string without one is not decoded to tell (nor allocated for).
+    fn readable(self) -> bool {
+        let has_u = || self.quoted.as_bytes().windows(2).any(|w| w == b"\\u");
+        !self.escaped || !has_u() || self.decode().is_some()
+    }
+
     /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
     /// Rust string can hold. A string with escapes is rare: serde_json's own string reader
     /// (in the image already) decodes it.
@@ -254,7 +261,7 @@ impl<'a> Reader<'a> {
         let (kind, escaped) = match first {
             Some(b'{') => {
                 self.members(depth, |r, key, inner| {
-                    readable &= key.decode().is_some();
+                    readable &= key.readable();
                     let at = r.offset(key.quoted);
                     let mut k = Node::at(at, Kind::String, key.escaped);
                     k.end = at + key.quoted.len();
@@ -273,7 +280,7 @@ impl<'a> Reader<'a> {
             }
             Some(b'"') => {
                 let s = self.string()?;
-                readable = s.decode().is_some();
+                readable = s.readable();
                 (Kind::String, s.escaped)
             }
             _ => {
@@ -468,6 +475,8 @@ mod tests {
             "\"caf\u{e9} \u{1F600} \u{65e5}\u{672c}\"",
             "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
             "\"\\u0041\\u00e9\\u65e5\\ud83d\\ude00\"",
+            // An escaped backslash before a `u`: no `\u` escape, nothing to check.
+            "\"\\\\u0041 \\\\ud800\"",
             &format!("\"{long}\""),
             "[]",
             "{}",
