@@ -60,6 +60,17 @@ fn input_unsupported() -> ToolError {
     )
 }
 
+/// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.
+fn arguments(params: ValueRef<'_>) -> Result<ValueRef<'_>, RpcError> {
+    match params.get("arguments").filter(|a| !a.is_null()) {
+        None => Ok(ValueRef::empty_object()),
+        Some(a) if a.is_object() => Ok(a),
+        Some(_) => Err(RpcError::invalid_params(
+            "Invalid params: arguments must be an object",
+        )),
+    }
+}
+
 /// A tool argument as its `Mcp-Param-*` header must carry it.
 fn header_form(v: ValueRef<'_>) -> Cow<'_, str> {
     match v.as_str() {
@@ -468,16 +479,7 @@ impl<C: 'static> McpServer<C> {
                 "Invalid params: unknown prompt {name}"
             )));
         };
-        let args = match cx.params.get("arguments") {
-            None => ValueRef::empty_object(),
-            Some(a) if a.is_null() => ValueRef::empty_object(),
-            Some(a) if a.is_object() => a,
-            Some(_) => {
-                return Err(RpcError::invalid_params(
-                    "Invalid params: arguments must be an object",
-                ));
-            }
-        };
+        let args = arguments(cx.params)?;
         if let Some(a) = def
             .arguments
             .iter()
@@ -637,14 +639,9 @@ impl<C: 'static> McpServer<C> {
         let def = entry.def;
         // The arguments are validated and handed to the tool where they lie in the request:
         // a big argument is never copied before it is known to be acceptable.
-        let args = match cx.params.get("arguments") {
-            None => ValueRef::empty_object(),
-            Some(v) if v.is_null() => ValueRef::empty_object(),
-            Some(v) if v.is_object() => v,
-            Some(_) => {
-                let err = RpcError::invalid_params("Invalid params: arguments must be an object");
-                return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
-            }
+        let args = match arguments(cx.params) {
+            Ok(a) => a,
+            Err(err) => return (self.fail(cx, err), failed(ErrorCode::InvalidParams)),
         };
         let missing: Vec<&str> = def
             .requires
