@@ -13,6 +13,21 @@ fn given<'a>(call: &ToolCall<'a>, name: &str) -> Option<ValueRef<'a>> {
     call.args.get(name).filter(|v| !v.is_null())
 }
 
+/// An optional argument as `read` takes it; `E_INVAL` naming `what` it must be otherwise.
+fn optional<'a, T>(
+    call: &ToolCall<'a>,
+    name: &str,
+    read: impl Fn(ValueRef<'a>) -> Option<T>,
+    what: &str,
+) -> Result<Option<T>, ToolError> {
+    match given(call, name) {
+        None => Ok(None),
+        Some(v) => read(v)
+            .map(Some)
+            .ok_or_else(|| inval(format!("`{name}` must be {what}"))),
+    }
+}
+
 /// A required string argument (decoded only if it holds an escape).
 pub fn string<'a>(call: &ToolCall<'a>, name: &str) -> Result<Cow<'a, str>, ToolError> {
     call.args
@@ -23,34 +38,17 @@ pub fn string<'a>(call: &ToolCall<'a>, name: &str) -> Result<Cow<'a, str>, ToolE
 
 /// An optional non-negative integer argument.
 pub fn opt_u64(call: &ToolCall<'_>, name: &str) -> Result<Option<u64>, ToolError> {
-    match given(call, name) {
-        None => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| inval(format!("`{name}` must be a non-negative integer"))),
-    }
+    optional(call, name, |v| v.as_u64(), "a non-negative integer")
 }
 
 /// An optional boolean argument with its default.
 pub fn bool_or(call: &ToolCall<'_>, name: &str, default: bool) -> Result<bool, ToolError> {
-    match given(call, name) {
-        None => Ok(default),
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| inval(format!("`{name}` must be true or false"))),
-    }
+    Ok(optional(call, name, |v| v.as_bool(), "true or false")?.unwrap_or(default))
 }
 
 /// An optional string argument.
 pub fn opt_str<'a>(call: &ToolCall<'a>, name: &str) -> Result<Option<Cow<'a, str>>, ToolError> {
-    match given(call, name) {
-        None => Ok(None),
-        Some(v) => v
-            .as_str()
-            .map(Some)
-            .ok_or_else(|| inval(format!("`{name}` must be a string"))),
-    }
+    optional(call, name, |v| v.as_str(), "a string")
 }
 
 /// A physical address: a JSON integer, or a string in hex (`0x…`) or decimal.
