@@ -7,7 +7,7 @@ use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
 use rpc::mcp::{
-    Annotations, Content, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, Content, ErrorCode, Started, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
 };
 use serde_json::{Map, Value};
 
@@ -102,7 +102,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     put(&mut m, "encoding", "base64".into());
     Ok(Started::Done(ToolOutput {
         content: vec![Content::text(data)],
-        structured: Some(Value::Object(m)),
+        structured: Some(Structured::Value(Value::Object(m))),
         is_error: false,
     }))
 }

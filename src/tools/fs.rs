@@ -21,7 +21,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::{Map, Value};
 
@@ -520,7 +520,7 @@ impl ReadPlan {
         };
         ToolOutput {
             content: alloc::vec![Content::stream(kind, Box::new(source))],
-            structured: Some(Value::Object(m)),
+            structured: Some(Structured::Value(Value::Object(m))),
             is_error: false,
         }
     }

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use rpc::jsonrpc::ValueRef;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
-    Started, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput,
+    Started, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
 };
 use serde_json::{Map, Value, json};
 
@@ -105,7 +105,7 @@ fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
             ),
             Content::resource_link(&bmp, "screen.bmp", Some("image/bmp")),
         ],
-        structured: Some(facts),
+        structured: Some(Structured::Value(facts)),
         is_error: false,
     }))
 }

@@ -26,7 +26,7 @@ use alloc::string::String;
 use alloc::vec;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
@@ -135,7 +135,7 @@ fn finish(command: &str, status: i32, out: Output) -> Result<ToolOutput<Ctx>, To
             StreamKind::Text,
             Box::new(BytesSource { out, pos: 0 }),
         )],
-        structured: Some(structured),
+        structured: Some(Structured::Value(structured)),
         is_error: false,
     })
 }

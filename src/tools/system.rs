@@ -8,14 +8,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use rpc::jsonrpc::{Kind, ObjectWriter};
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
     ToolOutput, WatchDef,
 };
-use serde_json::Value;
-
-/// Longest text `echo` accepts (the schema says so too).
-const ECHO_MAX: usize = 65536;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
     ToolDef {
@@ -155,17 +152,15 @@ fn status(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
 }
 
 fn echo(_ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    // The schema has already required a string of at most ECHO_MAX characters.
-    let text = match call.args.get("text").and_then(|t| t.as_str()) {
-        Some(s) if s.len() <= ECHO_MAX * 4 => s,
-        _ => return Err(ToolError::new(ErrorCode::Inval, "`text` must be a string")),
+    // The schema has already required a string of at most 65,536 characters.
+    let Some(text) = call.args.get("text").filter(|t| t.kind() == Kind::String) else {
+        return Err(ToolError::new(ErrorCode::Inval, "`text` must be a string"));
     };
-    // Built by hand: `json!` would serialise the text into a second copy.
-    let mut structured = serde_json::Map::new();
-    structured.insert("text".into(), Value::String(String::from(&*text)));
-    let mut out = ToolOutput::structured(Value::Object(structured));
-    out.content = vec![rpc::mcp::Content::text(text)];
-    Ok(Started::Done(out))
+    // Written as JSON text, the text copied as the client wrote it: one buffer, where a
+    // `Value` would take three allocations (map, key, string). The server adds the text block.
+    let members = "\"text\":".len() + text.raw().len();
+    let json = ObjectWriter::with_capacity(members).value("text", text);
+    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
 }
 
 /// Schedules a reset or power-off and answers when it will happen.
@@ -249,7 +244,7 @@ fn read_audit(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolErr
 mod tests {
     use crate::tools::testing::harness::{call, request, server};
     use alloc::string::String;
-    use serde_json::json;
+    use serde_json::{Value, json};
     extern crate std;
 
     #[test]
@@ -330,10 +325,28 @@ mod tests {
     #[test]
     fn echo_returns_its_text() {
         let mut s = server();
-        let r = call(&mut s, "echo", json!({"text": "hello, Indy ✓"}));
-        assert_eq!(r["content"][0]["text"], "hello, Indy ✓");
-        assert_eq!(r["structuredContent"]["text"], "hello, Indy ✓");
+        // Quotes, a backslash, a control character and non-ASCII: escaped once in the
+        // structured result, twice in the text block that carries it.
+        let text = "hello, \"Indy\" \\ \u{1} ✓";
+        let r = call(&mut s, "echo", json!({ "text": text }));
+        assert_eq!(r["structuredContent"], json!({ "text": text }));
+        let block: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(block, json!({ "text": text }));
         assert_ne!(r["isError"], true);
+    }
+
+    #[test]
+    fn a_long_echo_is_answered_whole() {
+        let mut s = server();
+        let text = "irix7 ".repeat(10_000);
+        let r = call(&mut s, "echo", json!({ "text": text }));
+        assert_ne!(
+            r["isError"],
+            true,
+            "{}",
+            &r.to_string()[..300.min(r.to_string().len())]
+        );
+        assert_eq!(r["structuredContent"], json!({ "text": text }));
     }
 
     #[test]

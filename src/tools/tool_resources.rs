@@ -8,8 +8,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use rpc::jsonrpc::ValueRef;
 use rpc::mcp::{
-    Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, ToolCall, ToolDef,
-    ToolError,
+    Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, Structured, ToolCall,
+    ToolDef, ToolError,
 };
 use serde_json::Value;
 
@@ -90,7 +90,8 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         }
     };
     let text = match (out.is_error, out.structured) {
-        (false, Some(v)) => serde_json::to_string(&v).unwrap_or_default(),
+        (false, Some(Structured::Value(v))) => serde_json::to_string(&v).unwrap_or_default(),
+        (false, Some(Structured::Json(json))) => json.into_text(),
         _ => {
             let why = out.content.iter().find_map(|c| match c {
                 Content::Text(t) => Some(t.clone()),

@@ -2,6 +2,7 @@
 mode, with and without the token."""
 
 import asyncio
+import json
 
 import pytest
 from mcp import Client
@@ -63,7 +64,8 @@ def test_list_and_call(mode, locked, request):
 
     assert not echo.is_error, echo
     assert echo.structured_content == {"text": text}
-    assert echo.content[0].type == "text" and echo.content[0].text == text
+    # The text block carries the structured result's JSON, as the spec recommends.
+    assert echo.content[0].type == "text" and json.loads(echo.content[0].text) == {"text": text}
 
     # A missing required argument is a tool error the model can read, not a protocol error.
     assert bad.is_error

@@ -33,10 +33,12 @@ def main() -> None:
         elif not isinstance(text, str):
             message = "E_INVAL: `text` is required"
         else:
-            # The module's echo answers its text twice: as text content and as structured content.
+            # The module's echo answers {"text": …} as structured content and as its JSON in a
+            # text block, as the specification recommends for a tool with an output schema.
+            structured = {"text": text}
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=text)],
-                structured_content={"text": text},
+                content=[types.TextContent(type="text", text=json.dumps(structured))],
+                structured_content=structured,
             )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=message)], is_error=True

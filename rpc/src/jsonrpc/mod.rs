@@ -7,6 +7,7 @@ mod escape;
 mod parse;
 mod read;
 mod view;
+mod writer;
 
 pub use encode::{error_response, notification, result_response};
 pub(crate) use encode::{write_value, write_value_escaped};
@@ -16,6 +17,7 @@ pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_withi
 pub use read::fuzz_value;
 pub use read::{MAX_NESTING, MAX_VALUES};
 pub use view::{Key, Kind, Tape, ValueRef, read_value};
+pub use writer::{ObjectWriter, Written};
 
 use alloc::string::String;
 use serde_json::Value;

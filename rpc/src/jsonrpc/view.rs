@@ -53,7 +53,7 @@ impl Node {
     }
 }
 
-const EMPTY_NODE: Node = Node {
+pub(super) const EMPTY_NODE: Node = Node {
     start: 0,
     end: 0,
     next: 0,
@@ -179,6 +179,19 @@ impl<'t> ValueRef<'t> {
     /// Points the value at its tape, now that the tape is written.
     pub(super) fn attach(&mut self, tape: &'t Tape) {
         self.nodes = &tape.nodes;
+    }
+
+    /// The value `nodes` begins with, a tape of `text` written by hand
+    /// ([`super::ObjectWriter`]).
+    pub(super) fn recorded(text: &'t str, nodes: &'t [Node]) -> Self {
+        ValueRef { text, nodes, at: 0 }
+    }
+
+    /// The value's entries (its own, then those of everything inside it) and the index of
+    /// the first on its tape.
+    pub(super) fn entries(&self) -> (usize, &'t [Node]) {
+        let end = self.node().next.max(self.at + 1);
+        (self.at, self.nodes.get(self.at..end).unwrap_or(&[]))
     }
 
     /// `{}`.

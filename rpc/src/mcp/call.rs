@@ -12,7 +12,7 @@ use super::resource::{STREAM_MARK, Streamed};
 use super::schema::Schema;
 use super::tool::{
     Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
-    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value, write_value_escaped};
@@ -136,13 +136,17 @@ fn weight(v: &Value, limit: usize) -> usize {
     n.min(limit + 1)
 }
 
+/// JSON text past this many bytes makes a result heavy: what [`HEAVY`] is in string bytes.
+const HEAVY_JSON: usize = HEAVY * 64;
+
 /// Whether a result is heavy enough to be written over several polls.
 fn heavy<C>(output: &ToolOutput<C>) -> bool {
     !output.is_error
-        && output
-            .structured
-            .as_ref()
-            .is_some_and(|v| weight(v, HEAVY) > HEAVY)
+        && match &output.structured {
+            Some(Structured::Value(v)) => weight(v, HEAVY) > HEAVY,
+            Some(Structured::Json(json)) => json.text().len() > HEAVY_JSON,
+            None => false,
+        }
 }
 
 /// The structured result's two copies: its JSON escaped into a text block, then the same
@@ -177,7 +181,7 @@ struct Emitter<C> {
     streaming: Option<Streaming<C>>,
     wrote_block: bool,
     started: bool,
-    structured: Option<Value>,
+    structured: Option<Structured>,
     is_error: bool,
     /// The code of an error result, for its audit record.
     code: Option<ErrorCode>,
@@ -230,9 +234,18 @@ impl<C> Emitter<C> {
 
     /// Replaces a structured result that does not match the output schema with an error.
     fn check_schema(&mut self, output_schema: Option<&Schema>) {
-        if let (Some(s), Some(v), false) = (output_schema, &self.structured, self.is_error)
-            && let Err(why) = s.validate(v)
-        {
+        let mut tape = Tape::default();
+        let verdict = match (output_schema, &self.structured, self.is_error) {
+            (Some(s), Some(Structured::Value(v)), false) => s.validate(v),
+            (Some(s), Some(Structured::Json(json)), false) => {
+                match json.value().or_else(|| tape.read(json.text())) {
+                    Some(v) => s.validate(v),
+                    None => Err(String::from("not JSON")),
+                }
+            }
+            _ => Ok(()),
+        };
+        if let Err(why) = verdict {
             let err = ToolError::new(
                 ErrorCode::Internal,
                 format!("structured result does not match outputSchema: {why}"),
@@ -517,7 +530,7 @@ impl<C> Emitter<C> {
         let piece = if self.heavy { TAIL_PIECE } else { usize::MAX };
         match self.tail.take() {
             None => {
-                let Some(v) = &self.structured else {
+                let Some(structured) = self.structured.take() else {
                     out.push(b']');
                     self.close(out, extra);
                     return EmitPoll::Done;
@@ -529,15 +542,29 @@ impl<C> Emitter<C> {
                 // A light result written at once is written twice, escaped and as it is,
                 // rather than serialised into a buffer of its own to escape and copy.
                 if !self.heavy && room == usize::MAX {
-                    write_value_escaped(out, v);
+                    match &structured {
+                        Structured::Value(v) => write_value_escaped(out, v),
+                        Structured::Json(json) => {
+                            escape_within(json.text().as_bytes(), out, usize::MAX);
+                        }
+                    }
                     out.extend_from_slice(b"\"}],\"structuredContent\":");
-                    encode_value(out, v);
+                    match &structured {
+                        Structured::Value(v) => encode_value(out, v),
+                        Structured::Json(json) => out.extend_from_slice(json.text().as_bytes()),
+                    }
                     self.close(out, extra);
                     return EmitPoll::Done;
                 }
-                // A light result fits the first allocation.
-                let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
-                encode_value(&mut json, v);
+                let json = match structured {
+                    Structured::Json(json) => json.into_text().into_bytes(),
+                    Structured::Value(v) => {
+                        // A light result fits the first allocation.
+                        let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
+                        encode_value(&mut json, &v);
+                        json
+                    }
+                };
                 self.tail = Some(Tail::Text { json, at: 0 });
                 if self.heavy {
                     EmitPoll::Yield

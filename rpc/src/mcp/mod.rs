@@ -67,5 +67,6 @@ pub use subscriptions::WatchDef;
 pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
-    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
+    Step, StepIo, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    append_zeroed,
 };

@@ -5,7 +5,7 @@
 //! the response body.
 
 use super::error_code::ErrorCode;
-use crate::jsonrpc::ValueRef;
+use crate::jsonrpc::{ValueRef, Written};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -220,12 +220,21 @@ fn b64(data: &[u8]) -> String {
     super::encode::base64(data)
 }
 
+/// A structured result, as the tool gives it.
+pub enum Structured {
+    /// A value the tool built.
+    Value(Value),
+    /// An object the tool wrote as JSON text ([`crate::jsonrpc::ObjectWriter`]): one
+    /// buffer, no `Value` tree, checked against the output schema from its record.
+    Json(Written),
+}
+
 /// A finished tool result.
 pub struct ToolOutput<C> {
     pub content: Vec<Content<C>>,
     /// Structured result; must conform to the tool's `outputSchema`. The server also sends it
     /// serialised as a final text block, for clients that read only text.
-    pub structured: Option<Value>,
+    pub structured: Option<Structured>,
     /// A failure the model should see (rather than a protocol error).
     pub is_error: bool,
 }
@@ -244,7 +253,16 @@ impl<C> ToolOutput<C> {
     pub fn structured(value: Value) -> Self {
         ToolOutput {
             content: Vec::new(),
-            structured: Some(value),
+            structured: Some(Structured::Value(value)),
+            is_error: false,
+        }
+    }
+
+    /// A structured result given as JSON text (the server adds the text block).
+    pub fn structured_json(json: Written) -> Self {
+        ToolOutput {
+            content: Vec::new(),
+            structured: Some(Structured::Json(json)),
             is_error: false,
         }
     }

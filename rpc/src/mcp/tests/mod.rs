@@ -47,6 +47,19 @@ fn add(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(json!({"sum": a + b}))))
 }
 
+/// Answers its argument `text` as a structured result written as JSON text, under the key
+/// `said`, or under `wrong` (against its output schema) when `bad` is true.
+fn said(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+    let text = call
+        .args
+        .get("text")
+        .unwrap_or(crate::jsonrpc::ValueRef::empty_object());
+    let bad = call.args.get("bad").and_then(|v| v.as_bool()) == Some(true);
+    let key = if bad { "wrong" } else { "said" };
+    let json = crate::jsonrpc::ObjectWriter::with_capacity(16).value(key, text);
+    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
+}
+
 fn bad_out(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(
         json!({"sum": "seven"}),
@@ -221,6 +234,19 @@ const TOOLS: &[ToolDef<Ctx>] = &[
         requires: &[],
         errors: &[],
         start: add,
+    },
+    ToolDef {
+        name: "said",
+        title: None,
+        description: "Structured result written as JSON text",
+        input_schema: r#"{"type":"object"}"#,
+        output_schema: Some(
+            r#"{"type":"object","properties":{"said":{"type":"string"}},"required":["said"]}"#,
+        ),
+        annotations: Annotations::READ_ONLY,
+        requires: &[],
+        errors: &[],
+        start: said,
     },
     ToolDef {
         name: "bad_out",

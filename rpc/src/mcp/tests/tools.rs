@@ -79,6 +79,22 @@ fn tool_call_results_and_failures() {
         json!([{"type": "text", "text": "{\"sum\":7}"}])
     );
 
+    // A result written as JSON text: sent as it is and as its text block, checked against
+    // the output schema like a built one.
+    let text = "q\"uote \\ \u{1} \u{e9}";
+    let args = json!({"name": "said", "arguments": {"text": text}});
+    let (_, v) = modern_json(&mut s, "tools/call", args, T0);
+    assert_eq!(v["result"]["structuredContent"], json!({ "said": text }));
+    let block = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(block).unwrap(),
+        json!({ "said": text })
+    );
+    let args = json!({"name": "said", "arguments": {"text": "x", "bad": true}});
+    let (_, v) = modern_json(&mut s, "tools/call", args, T0);
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v["result"].get("structuredContent").is_none(), "{v}");
+
     let (_, v) = modern_json(&mut s, "tools/call", json!({"name": "bad_out"}), T0);
     assert_eq!(v["result"]["isError"], true);
     assert!(

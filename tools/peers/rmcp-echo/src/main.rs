@@ -46,13 +46,10 @@ impl ServerHandler for Peer {
             .as_ref()
             .and_then(|a| a.get("text"))
             .and_then(|t| t.as_str());
-        // The module's echo answers its text twice: as text content and as structured content.
+        // The module's echo answers `{"text": …}` as structured content and as its JSON in a
+        // text block, which is what rmcp's `structured` result is.
         let result = match (request.name.as_ref(), text) {
-            ("echo", Some(text)) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(serde_json::json!({ "text": text }));
-                r
-            }
+            ("echo", Some(text)) => CallToolResult::structured(serde_json::json!({ "text": text })),
             ("echo", None) => {
                 CallToolResult::error(vec![ContentBlock::text("E_INVAL: `text` is required")])
             }
