@@ -135,9 +135,19 @@ impl RigHandle {
         false
     }
 
-    /// Moves the rig clock forward (timeouts fire without waiting); applied at the next step.
+    /// Moves the rig clock forward (timeouts fire without waiting). The rig thread takes the
+    /// jump at its next step; this returns once it has, so what the caller does next starts
+    /// after the jump. (A connection opened just before a jump it did not wait for could see
+    /// its handshake given up: the module gives up a handshake 3 s old by its clock.)
     pub fn advance_clock(&self, ms: u64) {
         self.advance_ms.fetch_add(ms, Ordering::Relaxed);
+        let asked = Instant::now();
+        while self.advance_ms.load(Ordering::Relaxed) != 0
+            && !self.is_finished()
+            && asked.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Makes the rig's next guest call spin forever (the hang hook); applied at the next step.
