@@ -2,6 +2,7 @@
 //! every value serde_json reads must be read the same, and nothing serde_json refuses may be
 //! read as a value. The reader may refuse more (nesting past 32 levels, more than 4096 values)
 //! and calls well-formed text no `Value` holds (`1e999`, half a surrogate pair) unreadable.
+//! A value read is also copied into an object by `ObjectWriter`, whose record must read the same.
 
 #![no_main]
 

@@ -421,16 +421,27 @@ pub fn fuzz_value(text: &str) -> Result<Option<serde_json::Value>, &'static str>
     let mut r = Reader::new(text, None);
     let mut tape = Tape::default();
     let readable = r.tape(0, &mut tape).and_then(|ok| r.end().map(|()| ok));
-    let v = readable.map(|ok| match ok {
-        true => super::view::rebuild(tape.read(text)?),
-        false => None,
-    });
-    v.map_err(|f| match f {
+    let readable = readable.map_err(|f| match f {
         Fault::Syntax => "syntax",
         Fault::Deep => "deep",
         Fault::Many => "many",
         Fault::OverBudget => "budget",
-    })
+    })?;
+    let Some(value) = readable.then(|| tape.read(text)).flatten() else {
+        return Ok(None);
+    };
+    let v = super::view::rebuild(value);
+    // The value copied into a written object reads the same from the writer's record.
+    let written = super::ObjectWriter::with_capacity(0)
+        .value("v", value)
+        .finish();
+    match written
+        .value()
+        .map(|w| w.get("v").and_then(super::view::rebuild))
+    {
+        Some(copy) if copy != v => Err("the written object's record reads another value"),
+        _ => Ok(v),
+    }
 }
 
 #[cfg(test)]
