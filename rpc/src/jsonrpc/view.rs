@@ -104,6 +104,12 @@ impl Tape {
         self.nodes.len()
     }
 
+    /// Entries the tape has room for without growing.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.nodes.capacity()
+    }
+
     /// Adds an entry; `false` when the heap refused the room for it.
     pub(super) fn push(&mut self, node: Node) -> bool {
         let room = self.nodes.try_reserve(1).is_ok();

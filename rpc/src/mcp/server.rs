@@ -387,6 +387,15 @@ impl<C: 'static> McpServer<C> {
         r
     }
 
+    /// Room on the server's tape, for the tests of its give-back.
+    #[cfg(test)]
+    pub(crate) fn tape_capacity(&self) -> usize {
+        let tape = self.tape.take();
+        let room = tape.capacity();
+        self.tape.set(tape);
+        room
+    }
+
     /// Answers a POST body read onto `tape`.
     fn parsed(
         &mut self,

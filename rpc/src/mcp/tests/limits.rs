@@ -120,3 +120,28 @@ fn a_parse_over_the_budget_is_refused_with_503_and_the_budget_is_given_back() {
     assert_eq!((u.used, u.refused), (0, 1));
     assert!(u.peak > 0 && u.peak <= 8 * 1024);
 }
+
+#[test]
+fn the_tape_a_big_request_grew_is_given_back_and_a_small_one_keeps_its_room() {
+    let mut s = server();
+    let kept = s.tape_capacity();
+    assert!(kept > 0);
+    assert_eq!(modern(&mut s, "tools/list", json!({}), T0).status, 200);
+    assert_eq!(
+        s.tape_capacity(),
+        kept,
+        "a small request neither grows nor frees it"
+    );
+    // 2,000 values in `_meta`: the tape grows to hold them, for this request only.
+    let many = vec![0; 2000];
+    let r = modern(
+        &mut s,
+        "tools/list",
+        json!({"_meta": {"many": many}}),
+        T0 + 10,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(s.tape_capacity(), 0, "given back after the request");
+    assert_eq!(modern(&mut s, "tools/list", json!({}), T0 + 20).status, 200);
+    assert!(s.tape_capacity() <= 256, "{}", s.tape_capacity());
+}
