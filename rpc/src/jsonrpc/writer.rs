@@ -19,17 +19,13 @@ const RECORD: usize = 5;
 
 /// Writes `{"key":value,…}` with values read from a request, copied as the client wrote them
 /// (having been read, they are JSON a `Value` holds).
-pub struct ObjectWriter {
-    text: String,
-    nodes: [Node; RECORD],
-    /// Entries recorded; `None` once one did not fit.
-    len: Option<usize>,
-}
+pub struct ObjectWriter(Written);
 
 /// A finished object: its text and, when it fitted, its record.
 pub struct Written {
     text: String,
     nodes: [Node; RECORD],
+    /// Entries recorded; `None` once one did not fit.
     len: Option<usize>,
 }
 
@@ -41,55 +37,57 @@ impl ObjectWriter {
         text.push('{');
         let mut nodes = [EMPTY_NODE; RECORD];
         nodes[0].kind = Kind::Object;
-        ObjectWriter {
+        ObjectWriter(Written {
             text,
             nodes,
             len: Some(1),
-        }
+        })
     }
 
     /// Adds the member `key` with `value`, as its JSON text was read.
     pub fn value(mut self, key: &str, value: ValueRef<'_>) -> Self {
-        if self.text.len() > 1 {
-            self.text.push(',');
+        let w = &mut self.0;
+        if w.text.len() > 1 {
+            w.text.push(',');
         }
-        let start = self.text.len();
-        quote(key, &mut self.text);
-        let end = self.text.len();
+        let start = w.text.len();
+        quote(key, &mut w.text);
+        let end = w.text.len();
         let key_entry = Node {
             end,
             // Escaping only ever lengthens a string.
             ..Node::at(start, Kind::String, end - start != key.len() + 2)
         };
-        self.record(&[key_entry], 0, 0, 0);
-        self.text.push(':');
+        w.record(&[key_entry], 0, 0, 0);
+        w.text.push(':');
         let (first, entries) = value.entries();
         let from = entries.first().map_or(0, |n| n.start);
-        let to = self.text.len();
-        self.text.push_str(value.raw());
-        self.record(entries, first, from, to);
+        let to = w.text.len();
+        w.text.push_str(value.raw());
+        w.record(entries, first, from, to);
         self
     }
 
     /// Closes the object.
-    pub fn finish(mut self) -> Written {
-        self.text.push('}');
-        if let Some(len) = self.len {
-            self.nodes[0].end = self.text.len();
-            self.nodes[0].next = len;
+    pub fn finish(self) -> Written {
+        let mut w = self.0;
+        w.text.push('}');
+        if let Some(len) = w.len {
+            w.nodes[0].end = w.text.len();
+            w.nodes[0].next = len;
         }
-        Written {
-            text: self.text,
-            nodes: self.nodes,
-            len: self.len,
-        }
+        w
     }
+}
 
+impl Written {
     /// Appends `entries` to the record: those of a tape where the first is entry `first` and
     /// its text starts at `from`, moved to this text, where it starts at `to`.
     fn record(&mut self, entries: &[Node], first: usize, from: usize, to: usize) {
         let Some(len) = self.len else { return };
-        let Some(room) = self.nodes.get_mut(len..len + entries.len()) else {
+        // No entries (a value not on a tape) would leave a key without its value: not recorded.
+        let room = self.nodes.get_mut(len..len + entries.len());
+        let Some(room) = room.filter(|_| !entries.is_empty()) else {
             self.len = None;
             return;
         };
@@ -108,9 +106,7 @@ impl ObjectWriter {
         }
         self.len = Some(len + entries.len());
     }
-}
 
-impl Written {
     /// The object's JSON text.
     pub fn text(&self) -> &str {
         &self.text
@@ -211,7 +207,7 @@ mod tests {
         let mut tape = Tape::default();
         let args = tape.read(r#"{"text":"hello"}"#).unwrap();
         let w = ObjectWriter::with_capacity(16).value("text", args.get("text").unwrap());
-        let room = w.text.capacity();
+        let room = w.0.text.capacity();
         let w = w.finish();
         assert_eq!(w.text(), r#"{"text":"hello"}"#);
         assert_eq!(w.text.capacity(), room);
