@@ -256,7 +256,7 @@ fn a_lossy_corrupting_wire_delivers_4_mib_and_the_screen_intact() {
     assert_eq!(file.len(), want.len(), "{BIG}: length");
     assert!(file == want, "{BIG} over the faulty wire differs");
     let r = echo(&g, "still here");
-    assert_eq!(r["content"][0]["text"], "still here", "{r}");
+    assert_eq!(r["structuredContent"]["text"], "still here", "{r}");
     let stats = g.rig.counters();
     // Stopping the rig ends the forwarder and so the capture.
     g.rig.stop().expect("the guest stops");
@@ -348,6 +348,6 @@ fn a_reordering_duplicating_slow_wire_still_serves() {
         "{path} over the reordering wire differs"
     );
     let r = echo(&g, "in order");
-    assert_eq!(r["content"][0]["text"], "in order", "{r}");
+    assert_eq!(r["structuredContent"]["text"], "in order", "{r}");
     g.rig.stop().expect("the guest stops");
 }
