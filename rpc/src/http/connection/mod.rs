@@ -1,0 +1,488 @@
+//! One HTTP/1.1 server connection: bytes in, bytes out, no socket and no clock.
+//!
+//! The module's poll loop owns one [`Connection`] per TCP connection and drives it:
+//!
+//! 1. hand received bytes to [`Connection::recv`]; it returns how many it took (the rest stays
+//!    in the socket, which is the backpressure on a client that pipelines faster than it reads);
+//! 2. once the peer's FIN was seen and every received byte was passed in, call
+//!    [`Connection::peer_closed`]; on a reset call [`Connection::abort`];
+//! 3. call [`Connection::poll`] every round: it advances streamed bodies, answers requests that
+//!    waited behind them, and applies the timeouts;
+//! 4. write [`Connection::pending_output`] to the socket and report what it took with
+//!    [`Connection::mark_sent`] (then `poll` again to refill);
+//! 5. when [`Connection::is_finished`], close the socket and drop the connection.
+//!
+//! Requests are answered strictly in order. Only one response is produced at a time: while a
+//! body is being written, later requests stay unparsed in a bounded hold buffer. Streamed
+//! bodies are pulled only while the bounded output buffer has room. A complete body
+//! (`Body::Full`) is not copied into the output buffer at all: once the head is out,
+//! [`Connection::pending_output`] hands out the body's own bytes (one copy fewer of every
+//! complete answer), and the shared bytes of a `Body::Spliced` from where they are kept (a
+//! `tools/list` answer is ~28 KB of listings that are never copied per request).
+//!
+//! This file is the state machine (reading, admitting, answering in order, the timeouts);
+//! `output.rs` writes the answers out.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::mem;
+
+use super::message::{Admission, Handler, Method, Peer, Response};
+use super::parser::{Event, Limits, Parsed, Parser, Version};
+use super::response::{self, CONTINUE};
+use crate::budget::Pool;
+use alloc::rc::Rc;
+use output::{KEPT_ANSWER, Writing, room_for_piece};
+
+mod output;
+
+/// Per-connection settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub limits: Limits,
+    /// Close a connection that has nothing in flight and saw no traffic for this long; also
+    /// abort one whose peer has not taken any pending output for this long.
+    pub idle_timeout_ms: u64,
+    /// Close a connection whose peer has sent nothing at all for this long after it opened
+    /// (a silent client holds a slot for less time than a kept-alive one between requests).
+    pub first_byte_timeout_ms: u64,
+    /// Answer 408 and close when a request head has not been received completely this long
+    /// after its first byte (slow-loris heads). A body gets the same time plus its length at
+    /// `min_body_rate`, counted from its head: a deadline, not reset by each byte, so a
+    /// client trickling a body cannot hold the connection for ever.
+    pub request_timeout_ms: u64,
+    /// Bytes per second a body must at least arrive at (see `request_timeout_ms`).
+    pub min_body_rate: usize,
+    /// After an error answered before the request was read to its end, received bytes are
+    /// read and discarded for at most this long and this many bytes, so that a client that
+    /// sends its whole body before reading gets to read the error ("lingering close"). Past
+    /// either bound the connection is reset.
+    pub linger_ms: u64,
+    pub linger_bytes: usize,
+    /// Output bytes buffered at most before streamed bodies are paused (a response head or
+    /// one chunk may exceed it by its own size).
+    pub output_buffer: usize,
+    /// Received bytes held at most while an earlier response is still being written.
+    pub input_buffer: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::default(),
+            idle_timeout_ms: 30_000,
+            first_byte_timeout_ms: 10_000,
+            request_timeout_ms: 30_000,
+            min_body_rate: 8 * 1024,
+            linger_ms: 15_000,
+            linger_bytes: 8 * 1024 * 1024,
+            output_buffer: 16 * 1024,
+            input_buffer: 16 * 1024,
+        }
+    }
+}
+
+/// The discarding after an early error (see [`Config::linger_ms`]).
+struct Linger {
+    until_ms: u64,
+    bytes_left: usize,
+}
+
+/// The state of one HTTP connection. See the module docs for how to drive it.
+pub struct Connection {
+    config: Config,
+    peer: Peer,
+    parser: Parser,
+    /// Received but unparsed bytes, kept while a response is in progress.
+    held: Vec<u8>,
+    /// Output; `out[out_pos..]` is not sent yet.
+    out: Vec<u8>,
+    out_pos: usize,
+    writing: Option<Writing>,
+    /// No further requests are read; the connection ends once the output is drained.
+    closing: bool,
+    peer_closed: bool,
+    aborted: bool,
+    last_activity_ms: u64,
+    /// When the first byte of the request being received arrived.
+    request_started_ms: Option<u64>,
+    /// When the body being received must be complete.
+    body_deadline_ms: Option<u64>,
+    linger: Option<Linger>,
+    /// A request on this connection proved its credentials (see [`Admission`]).
+    authenticated: bool,
+    /// The peer has not sent a byte yet.
+    silent: bool,
+    /// Since when unsent output has waited without the peer taking any of it.
+    out_waiting_since: Option<u64>,
+    /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
+    /// request as [`super::Request::answer`].
+    answer: Vec<u8>,
+}
+
+/// What a connection keeps between requests outside any pool, at most: the parser's recycled
+/// request and an answer's room.
+pub const KEPT: usize = super::parser::KEPT + KEPT_ANSWER;
+
+impl Connection {
+    /// A connection whose request bodies are limited only by [`Limits::body`].
+    pub fn new(peer: Peer, config: Config, now_ms: u64) -> Self {
+        Self::with_pool(peer, config, now_ms, Pool::new("requests", usize::MAX))
+    }
+
+    /// A connection that charges the request bodies it buffers to `pool` (see
+    /// [`crate::budget`]); a body the pool cannot take is answered 503 with `Retry-After`.
+    pub fn with_pool(peer: Peer, config: Config, now_ms: u64, pool: Rc<Pool>) -> Self {
+        Connection {
+            config,
+            peer,
+            parser: Parser::with_pool(config.limits, pool),
+            held: Vec::new(),
+            out: Vec::new(),
+            out_pos: 0,
+            writing: None,
+            closing: false,
+            peer_closed: false,
+            aborted: false,
+            last_activity_ms: now_ms,
+            request_started_ms: None,
+            body_deadline_ms: None,
+            linger: None,
+            authenticated: false,
+            silent: true,
+            out_waiting_since: None,
+            answer: Vec::new(),
+        }
+    }
+
+    pub fn peer(&self) -> Peer {
+        self.peer
+    }
+
+    /// Whether a request on this connection was admitted as [`Admission::Authenticated`]
+    /// (the server keeps such connections over anonymous ones when slots run short).
+    pub fn authenticated(&self) -> bool {
+        self.authenticated
+    }
+
+    /// Answers `status` with `message` at once, before any request is read (a server over its
+    /// limits), and closes after a lingering close. 503 gets `Retry-After: 1`.
+    pub fn refuse_now(&mut self, status: u16, message: &str, now_ms: u64) {
+        self.refuse(status, message, now_ms);
+    }
+
+    /// When the connection last received or sent anything.
+    pub fn last_activity_ms(&self) -> u64 {
+        self.last_activity_ms
+    }
+
+    /// Takes received bytes: parses them and answers complete requests through `handler`.
+    /// Returns how many bytes were taken; fewer than given means "hold the rest in the socket
+    /// and offer it again later". Once the connection is closing, input is taken and dropped.
+    pub fn recv(&mut self, bytes: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
+        if self.closing || self.aborted {
+            self.discard(bytes.len());
+            return bytes.len();
+        }
+        if !bytes.is_empty() {
+            self.last_activity_ms = now_ms;
+            self.silent = false;
+        }
+        self.pump(now_ms, handler);
+        let mut rest = bytes;
+        while !rest.is_empty() && !self.closing {
+            if self.writing.is_none() && self.held.is_empty() && self.out_room() > 0 {
+                let n = self.parse(rest, now_ms, handler);
+                if n == 0 {
+                    break;
+                }
+                rest = &rest[n..];
+                self.pump(now_ms, handler);
+            } else {
+                let room = self.config.input_buffer.saturating_sub(self.held.len());
+                if room == 0 {
+                    break;
+                }
+                let n = room.min(rest.len());
+                self.held.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+            }
+        }
+        if self.closing {
+            self.discard(rest.len());
+            return bytes.len();
+        }
+        bytes.len() - rest.len()
+    }
+
+    /// Counts bytes dropped while closing against the lingering bound.
+    fn discard(&mut self, n: usize) {
+        if let Some(l) = self.linger.as_mut() {
+            if n > l.bytes_left {
+                self.abort();
+            } else {
+                l.bytes_left -= n;
+            }
+        }
+    }
+
+    /// Advances the connection: streamed bodies, requests waiting behind them, timeouts.
+    pub fn poll(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        if self.is_finished() {
+            return;
+        }
+        self.pump(now_ms, handler);
+        if self.linger.as_ref().is_some_and(|l| now_ms >= l.until_ms) {
+            self.abort();
+            return;
+        }
+        if let Some(start) = self.request_started_ms {
+            let late = match self.body_deadline_ms {
+                Some(deadline) if self.parser.reading_body() => now_ms >= deadline,
+                _ => now_ms.saturating_sub(start) >= self.config.request_timeout_ms,
+            };
+            if late {
+                self.parser.reset();
+                self.refuse(408, "request not completed in time", now_ms);
+                return;
+            }
+        }
+        if self.pending() > 0 {
+            let since = *self.out_waiting_since.get_or_insert(now_ms);
+            if now_ms.saturating_sub(since) >= self.config.idle_timeout_ms {
+                // The peer stopped reading.
+                self.abort();
+            }
+        } else {
+            self.out_waiting_since = None;
+            let idle = self.writing.is_none() && !self.parser.in_progress() && self.held.is_empty();
+            // A connection that never sent a byte gets less time than one between requests.
+            let allowed = if self.silent {
+                self.config.first_byte_timeout_ms
+            } else {
+                self.config.idle_timeout_ms
+            };
+            if idle && now_ms.saturating_sub(self.last_activity_ms) >= allowed {
+                self.closing = true;
+            }
+        }
+    }
+
+    /// For a connection whose output waits on a socket that takes none of it: until when
+    /// [`Connection::poll`] changes nothing as long as no byte arrives and none is sent (the
+    /// earliest of the peer's read timeout, a lingering close's end and the request's
+    /// deadline). None when a poll may do more (a streamed body with room to fill, a held
+    /// request to answer). The server skips such a connection's poll until then.
+    pub fn blocked_until(&self) -> Option<u64> {
+        let since = self.out_waiting_since?;
+        let pending = self.pending();
+        let idle = match &self.writing {
+            _ if self.aborted || pending == 0 => false,
+            Some(Writing::Full(c)) => !c.sent(),
+            Some(Writing::Stream { chunked, .. }) => {
+                self.out_room() < room_for_piece(*chunked, self.config.output_buffer)
+            }
+            None => self.closing || self.held.is_empty() || self.out_room() == 0,
+        };
+        if !idle {
+            return None;
+        }
+        let mut until = since.saturating_add(self.config.idle_timeout_ms);
+        if let Some(l) = &self.linger {
+            until = until.min(l.until_ms);
+        }
+        if let Some(start) = self.request_started_ms {
+            until = until.min(match self.body_deadline_ms {
+                Some(deadline) if self.parser.reading_body() => deadline,
+                _ => start.saturating_add(self.config.request_timeout_ms),
+            });
+        }
+        Some(until)
+    }
+
+    /// The peer sent FIN (call after every received byte went through [`Connection::recv`]):
+    /// no more requests come. A partial request is dropped, requests held behind the current
+    /// response are not answered, a streamed body in progress is cancelled; output already
+    /// produced is still flushed, then the connection is finished.
+    pub fn peer_closed(&mut self) {
+        if self.peer_closed {
+            return;
+        }
+        self.peer_closed = true;
+        self.closing = true;
+        self.linger = None;
+        self.held = Vec::new();
+        self.parser.reset();
+        self.request_started_ms = None;
+        if matches!(self.writing, Some(Writing::Stream { .. })) {
+            self.cancel_stream();
+        }
+    }
+
+    /// The connection is gone (reset, or the caller gives up on it): cancel a streamed body
+    /// and drop everything.
+    pub fn abort(&mut self) {
+        self.cancel_stream();
+        self.writing = None;
+        self.aborted = true;
+        self.closing = true;
+        self.linger = None;
+        self.held = Vec::new();
+        self.out = Vec::new();
+        self.out_pos = 0;
+    }
+
+    /// Whether the connection was given up on ([`Connection::abort`], or a bound passed): the
+    /// socket should be reset rather than closed.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted
+    }
+
+    /// Whether the socket should be closed now (everything owed to the peer was handed out).
+    pub fn is_finished(&self) -> bool {
+        self.aborted
+            || (self.closing
+                && self.writing.is_none()
+                && self.pending() == 0
+                && self.linger.is_none())
+    }
+
+    /// Writes as much of the current body as fits, then answers held requests while the
+    /// output has room and nothing else is being written.
+    fn pump(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        loop {
+            if !self.fill(now_ms) {
+                return;
+            }
+            if self.closing || self.held.is_empty() || self.out_room() == 0 {
+                return;
+            }
+            let mut held = mem::take(&mut self.held);
+            let n = self.parse(&held, now_ms, handler);
+            if !self.closing {
+                held.drain(..n.min(held.len()));
+                self.held = held;
+            }
+            if n == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Feeds the parser and acts on what it reports. Returns the bytes consumed.
+    fn parse(&mut self, input: &[u8], now_ms: u64, handler: &mut dyn Handler) -> usize {
+        match self.parser.feed(input) {
+            Ok((n, event)) => {
+                if !self.closing && self.parser.in_progress() {
+                    self.request_started_ms.get_or_insert(now_ms);
+                }
+                match event {
+                    None => {}
+                    Some(Event::Head) => self.admit(now_ms, handler),
+                    Some(Event::Request(parsed)) => self.dispatch(parsed, now_ms, handler),
+                }
+                n
+            }
+            Err(e) => {
+                self.refuse(e.status, e.message, now_ms);
+                input.len()
+            }
+        }
+    }
+
+    /// A head is complete: the handler admits it or answers it before the body is read.
+    fn admit(&mut self, now_ms: u64, handler: &mut dyn Handler) {
+        let Some(head) = self.parser.pending_head() else {
+            return;
+        };
+        match handler.admit(head, self.peer, now_ms) {
+            Ok(admission) => {
+                self.authenticated |= admission == Admission::Authenticated;
+                self.parser.admitted(admission);
+                let expect_continue = self.parser.expects_continue();
+                let body_len = self.parser.announced_body();
+                match self.parser.proceed() {
+                    Ok(Some(Event::Request(parsed))) => self.dispatch(parsed, now_ms, handler),
+                    Ok(_) => {
+                        if expect_continue {
+                            self.out.extend_from_slice(CONTINUE);
+                        }
+                        let start = self.request_started_ms.unwrap_or(now_ms);
+                        let body_ms =
+                            body_len as u64 * 1000 / self.config.min_body_rate.max(1) as u64;
+                        self.body_deadline_ms =
+                            Some(start + self.config.request_timeout_ms + body_ms);
+                    }
+                    Err(e) => self.refuse(e.status, e.message, now_ms),
+                }
+            }
+            // A refused request without a body is answered like any other (the connection
+            // stays open); one with a body is answered and closed, its body discarded unread.
+            Err(resp) if self.parser.announced_body() == 0 => match self.parser.proceed() {
+                Ok(Some(Event::Request(parsed))) => {
+                    self.request_started_ms = None;
+                    let head = parsed.request.method == Method::Head;
+                    let keep_alive = parsed.keep_alive && !self.peer_closed;
+                    let version = parsed.version;
+                    self.parser.recycle(parsed);
+                    self.start(resp, head, version, keep_alive);
+                }
+                _ => self.reject(resp, now_ms),
+            },
+            Err(resp) => {
+                self.parser.reset();
+                self.reject(resp, now_ms);
+            }
+        }
+    }
+
+    fn dispatch(&mut self, mut parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {
+        self.request_started_ms = None;
+        self.body_deadline_ms = None;
+        // The body stays charged to the request budget until the handler is done with it.
+        let lease = self.parser.take_lease();
+        let head = parsed.request.method == Method::Head;
+        let version = parsed.version;
+        let keep_alive = parsed.keep_alive && !self.peer_closed;
+        parsed.request.answer = mem::take(&mut self.answer);
+        let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
+        drop(lease);
+        // Room the handler did not take stays for the next answer.
+        self.answer = mem::take(&mut parsed.request.answer);
+        self.parser.recycle(parsed);
+        self.start(resp, head, version, keep_alive);
+    }
+
+    /// Answers a request that could not be read, and closes.
+    fn refuse(&mut self, status: u16, message: &str, now_ms: u64) {
+        let mut resp = response::error(status, message);
+        if status == 503 {
+            resp.headers.push_static("Retry-After", "1");
+        }
+        self.reject(resp, now_ms);
+    }
+
+    /// Answers a request that will not be read to its end, then closes once the client has
+    /// had the chance to read the answer (see [`Config::linger_ms`]).
+    fn reject(&mut self, resp: Response, now_ms: u64) {
+        self.request_started_ms = None;
+        self.body_deadline_ms = None;
+        self.start(resp, false, Version::Http11, false);
+        if !self.peer_closed && !self.aborted {
+            self.linger = Some(Linger {
+                until_ms: now_ms + self.config.linger_ms,
+                bytes_left: self.config.linger_bytes,
+            });
+        }
+    }
+}
+
+impl Drop for Connection {
+    /// A connection dropped mid-stream stops the work behind the stream.
+    fn drop(&mut self) {
+        self.cancel_stream();
+    }
+}
+
+#[cfg(test)]
+mod tests;
