@@ -79,7 +79,9 @@ const INLINE_FIELDS: usize = 8;
 const STATIC_FIELDS: usize = 2;
 
 /// The header fields the HTTP layer frames a request by and the MCP endpoint judges it by, in
-/// the order of their names' lengths.
+/// the order of their names' lengths. The endpoint's names are here, not in `mcp`, because
+/// they are recognised against this fixed table while the head is parsed (one index, built
+/// once; the endpoint reads it through `mcp::request::Head` and compares no names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
     Host,
@@ -138,11 +140,6 @@ impl Field {
             .iter()
             .position(|k| k.len() == name.len() && is_field(name, k))?;
         FIELDS.get(i).copied()
-    }
-
-    /// The field's name in lower case.
-    pub fn name(self) -> &'static str {
-        KNOWN.get(self as usize).copied().unwrap_or("")
     }
 }
 
@@ -523,8 +520,8 @@ mod tests {
             assert_eq!(super::FIELDS[i] as usize, i);
             assert_eq!(Field::of(&name[1..]), None);
             assert_eq!(
-                Field::of(&name.to_ascii_uppercase()).map(Field::name),
-                Some(*name)
+                Field::of(&name.to_ascii_uppercase()).map(|f| f as usize),
+                Some(i)
             );
         }
         // Cleared, nothing is found, and the next fields are indexed afresh.

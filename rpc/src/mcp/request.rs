@@ -98,59 +98,42 @@ pub(crate) fn accepts_sse(accept: Option<&str>) -> bool {
 }
 
 /// The header fields every request to `/mcp` is judged by, each the first field of its name
-/// (as [`Headers::get`] finds it), read from what [`Headers`] recognised as the fields were
-/// added: no name is compared here. Indexed as [`FIELDS`] lists them.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Head<'a>([Option<&'a str>; FIELDS.len()]);
-
-/// The fields a [`Head`] holds, in the order of its accessors.
-const FIELDS: [Field; 9] = [
-    Field::Origin,
-    Field::Host,
-    Field::Authorization,
-    Field::ContentType,
-    Field::Accept,
-    Field::McpProtocolVersion,
-    Field::McpMethod,
-    Field::McpName,
-    Field::McpSessionId,
-];
+/// (as [`Headers::get`] finds it), read through the index [`Headers`] built as the fields were
+/// added: no name is compared here.
+#[derive(Clone, Copy)]
+pub(crate) struct Head<'a>(&'a Headers);
 
 impl<'a> Head<'a> {
     pub(crate) fn of(headers: &'a Headers) -> Self {
-        Head(FIELDS.map(|f| headers.field(f)))
-    }
-
-    fn field(&self, i: usize) -> Option<&'a str> {
-        self.0.get(i).copied().flatten()
+        Head(headers)
     }
 
     pub(crate) fn origin(&self) -> Option<&'a str> {
-        self.field(0)
+        self.0.field(Field::Origin)
     }
     pub(crate) fn host(&self) -> Option<&'a str> {
-        self.field(1)
+        self.0.field(Field::Host)
     }
     pub(crate) fn authorization(&self) -> Option<&'a str> {
-        self.field(2)
+        self.0.field(Field::Authorization)
     }
     pub(crate) fn content_type(&self) -> Option<&'a str> {
-        self.field(3)
+        self.0.field(Field::ContentType)
     }
     pub(crate) fn accept(&self) -> Option<&'a str> {
-        self.field(4)
+        self.0.field(Field::Accept)
     }
     pub(crate) fn version(&self) -> Option<&'a str> {
-        self.field(5)
+        self.0.field(Field::McpProtocolVersion)
     }
     pub(crate) fn method(&self) -> Option<&'a str> {
-        self.field(6)
+        self.0.field(Field::McpMethod)
     }
     pub(crate) fn name(&self) -> Option<&'a str> {
-        self.field(7)
+        self.0.field(Field::McpName)
     }
     pub(crate) fn session(&self) -> Option<&'a str> {
-        self.field(8)
+        self.0.field(Field::McpSessionId)
     }
 }
 
@@ -181,12 +164,34 @@ mod tests {
         assert_eq!(head.authorization(), None);
         // Every field is found under its own name, in any case.
         let mut all = Headers::default();
-        for (i, f) in super::FIELDS.iter().enumerate() {
-            all.push(f.name().to_ascii_uppercase(), alloc::format!("{i}"));
+        let names = [
+            "origin",
+            "host",
+            "authorization",
+            "content-type",
+            "accept",
+            "mcp-protocol-version",
+            "mcp-method",
+            "mcp-name",
+            "mcp-session-id",
+        ];
+        for (i, name) in names.iter().enumerate() {
+            all.push(name.to_ascii_uppercase(), alloc::format!("{i}"));
         }
         let head = Head::of(&all);
-        for i in 0..super::FIELDS.len() {
-            assert_eq!(head.field(i), Some(alloc::format!("{i}").as_str()));
+        let read = [
+            head.origin(),
+            head.host(),
+            head.authorization(),
+            head.content_type(),
+            head.accept(),
+            head.version(),
+            head.method(),
+            head.name(),
+            head.session(),
+        ];
+        for (i, value) in read.iter().enumerate() {
+            assert_eq!(*value, Some(alloc::format!("{i}").as_str()));
         }
     }
 }
