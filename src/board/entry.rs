@@ -14,11 +14,11 @@ use crate::hil::framebuffer::Framebuffer;
 use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
 use crate::net::config as env;
-use crate::net::isn::IsnOffset;
 use crate::net::mdns::{self, Responder};
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
+use crate::net::tcp_wire::TcpWire;
 use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
@@ -44,7 +44,7 @@ const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
-type Nic = IsnOffset<Seeq<Kseg1Bus<Kernel>>>;
+type Nic = TcpWire<Seeq<Kseg1Bus<Kernel>>>;
 
 /// Everything the module owns while loaded.
 struct Module {
@@ -235,7 +235,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     let seed = entropy.borrow_mut().next_u64();
     let mut isn_key = [0u8; 32];
     entropy.borrow_mut().fill(&mut isn_key);
-    let nic = IsnOffset::new(nic, isn_key);
+    let nic = TcpWire::new(nic, isn_key);
     let mut stack = NetStack::new(nic, mac, ip, now, seed);
     match stack.ipv4() {
         Some(c) => kprintln!(

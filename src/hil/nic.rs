@@ -20,7 +20,7 @@ pub struct RingPositions {
 
 /// A received frame the NIC can hand out writable, because it is already the driver's own copy
 /// (the Seeq's RX token copies each frame out of its DMA buffer). A `phy` decorator that
-/// rewrites received headers (`net::isn`) then edits it in place instead of copying it again.
+/// rewrites received headers (`net::tcp_wire`) then edits it in place instead of copying it again.
 pub trait WritableRx {
     /// Like `smoltcp::phy::RxToken::consume`, with the frame writable.
     fn consume_mut<R, F: FnOnce(&mut [u8]) -> R>(self, f: F) -> R;

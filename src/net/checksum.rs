@@ -1,4 +1,4 @@
-//! The TCP checksum, on the module's side of the `net::isn` decorator (which tells smoltcp the
+//! The TCP checksum, on the module's side of the `net::tcp_wire` decorator (which tells smoltcp the
 //! device handles it both ways): filled in on a sent frame right after its sequence number
 //! gets its offset, and verified on a received one before smoltcp sees it. Every payload byte
 //! passes through one of these sums; `irix7_kmem::ones_sum` sums aligned 32-bit words with an

@@ -81,7 +81,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "net::checksum",
             "irix7_kmem::csum::",
             "irix7_mcp::net::frame",
-            "irix7_mcp::net::isn",
+            "irix7_mcp::net::tcp_wire",
         ],
     ),
     (
@@ -229,7 +229,7 @@ mod tests {
             ("irix7_mcp::drivers::seeq::Seeq::transmit", "driver + DMA"),
             ("irix7_mcp::board::mmio::read32", "driver + DMA"),
             ("rpc::mcp::tool::append_zeroed", "copies"),
-            ("irix7_mcp::net::isn::shift", "TCP/IP + checksum"),
+            ("irix7_mcp::net::tcp_wire::shift", "TCP/IP + checksum"),
             ("rpc::mcp::schema::check", "schema check"),
             (
                 "base64::encode::encode_with_padding::<base64::engine::general_purpose::GeneralPurpose>",
