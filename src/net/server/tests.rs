@@ -1,0 +1,335 @@
+use super::*;
+use crate::net::config::IpConfig;
+use crate::net::stack::{NetStack, instant};
+use rpc::http::{Admission, Request, Response};
+use smoltcp::phy::{Loopback, Medium};
+use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
+use std::string::String;
+use std::vec::Vec;
+
+/// Answers with the request path.
+struct PathEcho;
+impl Handler for PathEcho {
+    fn handle(&mut self, req: &mut Request, _peer: Peer, _now: u64) -> Response {
+        Response::full(200, "text/plain", req.path().as_bytes().to_vec())
+    }
+}
+
+const IP: Ipv4Address = Ipv4Address::new(10, 7, 0, 1);
+
+fn setup(per_port: usize) -> (NetStack<Loopback>, HttpServer) {
+    let ip = IpConfig::Static {
+        cidr: Ipv4Cidr::new(IP, 8),
+        gateway: None,
+    };
+    let mut stack = NetStack::new(
+        Loopback::new(Medium::Ethernet),
+        [2, 0, 0, 0, 0, 1],
+        ip,
+        0,
+        7,
+    );
+    let cfg = ServerConfig {
+        ports: alloc::vec![7801],
+        sockets_per_port: per_port,
+        ..Default::default()
+    };
+    let mut server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+    server.per_client = per_port.saturating_sub(1).max(1);
+    (stack, server)
+}
+
+/// The stack's poll as the module runs it: the server puts up its next listener
+/// between received frames.
+fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
+    stack.ingress(now, |s| server.refill(s, now));
+    stack.egress(now);
+}
+
+fn client(stack: &mut NetStack<Loopback>, local_port: u16) -> SocketHandle {
+    let rx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
+    let tx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
+    let h = stack.sockets.add(tcp::Socket::new(rx, tx));
+    let cx = stack.iface.context();
+    let s = stack.sockets.get_mut::<tcp::Socket>(h);
+    s.connect(cx, IpEndpoint::new(IP.into(), 7801), local_port)
+        .unwrap();
+    h
+}
+
+fn run(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64, rounds: usize) {
+    for _ in 0..rounds {
+        *now += 1;
+        net_poll(stack, server, *now);
+        server.poll(&mut stack.sockets, &mut PathEcho, *now);
+        net_poll(stack, server, *now);
+    }
+}
+
+fn drain(stack: &mut NetStack<Loopback>, h: SocketHandle) -> String {
+    let s = stack.sockets.get_mut::<tcp::Socket>(h);
+    let mut out = Vec::new();
+    while s.can_recv() {
+        s.recv(|b| {
+            out.extend_from_slice(b);
+            (b.len(), ())
+        })
+        .unwrap();
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_then_closed() {
+    let (mut stack, mut server) = setup(2);
+    let mut now = 0;
+    run(&mut stack, &mut server, &mut now, 2);
+    let c = client(&mut stack, 40001);
+    run(&mut stack, &mut server, &mut now, 10);
+    let req = "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    stack
+        .sockets
+        .get_mut::<tcp::Socket>(c)
+        .send_slice(req.as_bytes())
+        .unwrap();
+    run(&mut stack, &mut server, &mut now, 30);
+    let text = drain(&mut stack, c);
+    let first = text.find("/first").expect("first answered");
+    let second = text.find("/second").expect("second answered");
+    assert!(first < second, "{text}");
+    assert!(text.starts_with("HTTP/1.1 200"));
+    assert_eq!(server.stats.accepted, 1);
+    // The server closed after `Connection: close`, and the slot listens again.
+    assert!(!stack.sockets.get::<tcp::Socket>(c).may_recv());
+    assert_eq!(server.open_connections(&stack.sockets), 0);
+    let _ = instant(0);
+}
+
+#[test]
+fn a_peer_that_stops_reading_is_skipped_until_its_read_timeout_then_reset() {
+    struct Big;
+    impl Handler for Big {
+        fn handle(&mut self, _req: &mut Request, _peer: Peer, _now: u64) -> Response {
+            Response::full(200, "text/plain", alloc::vec![b'b'; 200_000])
+        }
+    }
+    let (mut stack, mut server) = setup(2);
+    let mut now = 0;
+    run(&mut stack, &mut server, &mut now, 2);
+    // A client with a small window that never reads.
+    let rx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
+    let tx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
+    let c = stack.sockets.add(tcp::Socket::new(rx, tx));
+    let cx = stack.iface.context();
+    let sock = stack.sockets.get_mut::<tcp::Socket>(c);
+    sock.connect(cx, IpEndpoint::new(IP.into(), 7801), 40001)
+        .unwrap();
+    run(&mut stack, &mut server, &mut now, 5);
+    stack
+        .sockets
+        .get_mut::<tcp::Socket>(c)
+        .send_slice(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    for _ in 0..40 {
+        now += 1;
+        net_poll(&mut stack, &mut server, now);
+        server.poll(&mut stack.sockets, &mut Big, now);
+        net_poll(&mut stack, &mut server, now);
+    }
+    let slot = server.slots.iter().find(|s| s.conn.is_some()).unwrap();
+    let until = slot.blocked_until;
+    assert!(now < until, "the connection waits on its peer");
+    assert!(until <= now + server.http.idle_timeout_ms);
+    // Until its deadline a poll changes nothing; at it, the peer's read timeout resets it.
+    assert!(!server.poll(&mut stack.sockets, &mut Big, until - 1));
+    net_poll(&mut stack, &mut server, until - 1);
+    let client_state = |stack: &NetStack<Loopback>| stack.sockets.get::<tcp::Socket>(c).state();
+    assert_eq!(client_state(&stack), State::Established);
+    assert!(server.poll(&mut stack.sockets, &mut Big, until));
+    net_poll(&mut stack, &mut server, until);
+    net_poll(&mut stack, &mut server, until);
+    assert_eq!(
+        client_state(&stack),
+        State::Closed,
+        "reset at the read timeout"
+    );
+    assert_eq!(server.open_connections(&stack.sockets), 0);
+}
+
+fn buffered(server: &HttpServer) -> usize {
+    server.slots.iter().filter(|s| s.handle.is_some()).count()
+}
+
+#[test]
+fn only_the_listener_and_open_connections_hold_buffers() {
+    let (mut stack, mut server) = setup(6);
+    server.per_client = 6;
+    let mut now = 0;
+    run(&mut stack, &mut server, &mut now, 2);
+    assert_eq!(buffered(&server), 1, "one listener, nothing else");
+    // Four clients at once: each SYN finds a listener, put up between frames.
+    let clients: Vec<_> = (0..4).map(|i| client(&mut stack, 44000 + i)).collect();
+    run(&mut stack, &mut server, &mut now, 10);
+    assert_eq!(server.stats.accepted, 4);
+    assert_eq!(
+        buffered(&server),
+        5,
+        "four connections and the next listener"
+    );
+    for &h in &clients {
+        send(
+            &mut stack,
+            h,
+            "GET /bye HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+    }
+    run(&mut stack, &mut server, &mut now, 30);
+    for &h in &clients {
+        assert!(drain(&mut stack, h).contains("/bye"));
+    }
+    // The connections are over: their buffers went back to the heap.
+    now += RST_MS;
+    run(&mut stack, &mut server, &mut now, 10);
+    assert_eq!(server.open_connections(&stack.sockets), 0);
+    assert_eq!(buffered(&server), 1);
+}
+
+/// Answers with the request path; a request with `Authorization: yes` is authenticated.
+struct Guarded;
+impl Handler for Guarded {
+    fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+        Ok(match head.headers.get("Authorization") {
+            Some("yes") => Admission::Authenticated,
+            _ => Admission::Anonymous,
+        })
+    }
+    fn handle(&mut self, req: &mut Request, _peer: Peer, _now: u64) -> Response {
+        Response::full(200, "text/plain", req.path().as_bytes().to_vec())
+    }
+}
+
+fn run_guarded(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64) {
+    for _ in 0..20 {
+        *now += 1;
+        net_poll(stack, server, *now);
+        server.poll(&mut stack.sockets, &mut Guarded, *now);
+        net_poll(stack, server, *now);
+    }
+}
+
+fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
+    let s = stack.sockets.get_mut::<tcp::Socket>(h);
+    s.send_slice(text.as_bytes()).unwrap();
+}
+
+#[test]
+fn a_client_over_its_cap_is_told_so_or_its_idlest_anonymous_connection_gives_way() {
+    let (mut stack, mut server) = setup(4);
+    server.per_client = 2;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let a = client(&mut stack, 43000);
+    let b = client(&mut stack, 43001);
+    run_guarded(&mut stack, &mut server, &mut now);
+    let c = client(&mut stack, 43002);
+    run_guarded(&mut stack, &mut server, &mut now);
+    let refused = drain(&mut stack, c);
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("Retry-After: 1"), "{refused}");
+    for h in [a, b] {
+        send(&mut stack, h, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, a).contains("/kept"));
+    assert!(drain(&mut stack, b).contains("/kept"));
+    // Once its connections have been idle past the grace time, the client's next one
+    // takes the place of its idlest anonymous one instead.
+    now += GRACE_MS;
+    let d = client(&mut stack, 43003);
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, d, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, d).contains("/new"));
+    assert_eq!(server.stats.reaped, 1);
+    // The one that gave way was told so (an RST), whichever slot it had.
+    let gone = [a, b, c]
+        .iter()
+        .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Closed)
+        .count();
+    assert_eq!(gone, 1);
+}
+
+#[test]
+fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
+    let (mut stack, mut server) = setup(8);
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let clients: Vec<_> = (0..7).map(|i| client(&mut stack, 42000 + i)).collect();
+    run_guarded(&mut stack, &mut server, &mut now);
+    for &h in &clients {
+        send(&mut stack, h, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    // Let the requests reach the server's sockets without the server reading them.
+    for _ in 0..5 {
+        now += 1;
+        net_poll(&mut stack, &mut server, now);
+    }
+    let mut counted = Counted {
+        inner: &mut Guarded,
+        handled: 0,
+    };
+    assert!(server.poll(&mut stack.sockets, &mut counted, now));
+    assert_eq!(counted.handled, REQUESTS_PER_POLL);
+    run_guarded(&mut stack, &mut server, &mut now);
+    let answered = clients
+        .iter()
+        .filter(|&&h| drain(&mut stack, h).contains("/x"))
+        .count();
+    assert_eq!(answered, 7);
+}
+
+#[test]
+fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_ones() {
+    let (mut stack, mut server) = setup(3);
+    // Every client here has the same address: this is about the pool, not the cap.
+    server.per_client = 8;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let agent = client(&mut stack, 41000);
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(
+        &mut stack,
+        agent,
+        "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n",
+    );
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, agent).contains("/a"));
+    // Six silent clients, a second apart: each finds a listening socket, because the
+    // anonymous connection idle the longest is reset to make room.
+    let silent: Vec<_> = (1..=6)
+        .map(|i| {
+            // Each earlier client has been silent past its grace time.
+            now += GRACE_MS;
+            let h = client(&mut stack, 41000 + i);
+            run_guarded(&mut stack, &mut server, &mut now);
+            h
+        })
+        .collect();
+    let last = *silent.last().unwrap();
+    assert_eq!(
+        stack.sockets.get::<tcp::Socket>(last).state(),
+        State::Established
+    );
+    assert_eq!(server.stats.reaped, 5);
+    // The reset clients were told.
+    for &h in &silent[..5] {
+        assert_eq!(stack.sockets.get::<tcp::Socket>(h).state(), State::Closed);
+    }
+    // The authenticated connection was never the one reset.
+    send(&mut stack, agent, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, agent).contains("/again"));
+    send(&mut stack, last, "GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, last).contains("/late"));
+}
