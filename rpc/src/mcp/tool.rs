@@ -195,12 +195,6 @@ impl<C> Content<C> {
             "resource": {"uri": uri, "mimeType": mime_type, "text": text.into()}}))
     }
 
-    /// An embedded binary resource from raw bytes.
-    pub fn resource_blob(uri: &str, mime_type: &str, data: &[u8]) -> Self {
-        Content::Block(json!({"type": "resource",
-            "resource": {"uri": uri, "mimeType": mime_type, "blob": b64(data)}}))
-    }
-
     /// A link to a resource the client may read later (e.g. a full-size screen capture).
     pub fn resource_link(uri: &str, name: &str, mime_type: Option<&str>) -> Self {
         let mut v = json!({"type": "resource_link", "uri": uri, "name": name});

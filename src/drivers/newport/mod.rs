@@ -34,11 +34,6 @@ impl<B: NewportBus> Newport<B> {
         Newport { bus }
     }
 
-    /// The bus back (tests look at the model through it).
-    pub fn into_bus(self) -> B {
-        self.bus
-    }
-
     pub fn bus_mut(&mut self) -> &mut B {
         &mut self.bus
     }

@@ -79,11 +79,6 @@ impl FsError {
     pub fn corrupt(message: impl Into<String>) -> Self {
         FsError::new(Errno::Corrupt, message)
     }
-
-    /// The code's name, e.g. `NOTSUP`.
-    pub fn code_str(&self) -> &'static str {
-        self.code.as_str()
-    }
 }
 
 impl fmt::Display for FsError {

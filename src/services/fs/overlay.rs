@@ -208,11 +208,6 @@ impl<D: BlockDevice> Overlay<D> {
         }
     }
 
-    /// Changes the cap; existing data stays even if over it, new writes are refused.
-    pub fn set_cap(&mut self, cap: usize) {
-        self.cap = cap;
-    }
-
     /// Resolves `path` in the merged view.
     pub fn resolve(&mut self, path: &str, follow_final: bool) -> FsResult<Resolved<Node>> {
         path::resolve_existing(self, path, follow_final)
