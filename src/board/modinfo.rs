@@ -2,7 +2,7 @@
 //!
 //! NUL-separated `key=value` strings (`name`, `version`, `abi`), as `docs/image.md` describes.
 
-use crate::services::status::VERSION;
+use crate::services::identity::VERSION;
 use indy::abi::ABI_MIN_VERSION;
 
 const fn digits(mut n: u32) -> usize {

@@ -5,8 +5,8 @@
 
 use crate::hil::platform::c_str;
 use crate::services::context::Services;
+use crate::services::identity::VERSION;
 use crate::services::identity::{BUILD_ID, Identity};
-use crate::services::status::VERSION;
 use crate::services::status::{Status, write_duration};
 use alloc::string::String;
 use core::fmt::Write as _;

@@ -3,10 +3,12 @@
 //! of the last deploy. The banner, `status`, `irix7://status`, the status page and MCP
 //! `serverInfo` all say it, so an agent can tell that its redeploy took.
 
-use crate::services::status::VERSION;
 use alloc::format;
 use alloc::string::String;
 use indy::abi::{DEPLOY_OK, ImageInfo, deploy_reason};
+
+/// The module's version, from Cargo: in the banner, `status`, `.modinfo` and the status page.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The build id: a digest of the module's sources (and a tag, for test builds) that `cargo
 /// xtask image` passes in `IRIX7_MCP_BUILD_ID`; `dev` for a build that did not go through it.

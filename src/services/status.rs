@@ -3,15 +3,12 @@
 
 use crate::hil::platform::{Platform, c_str};
 use crate::services::fs::cache::CacheStats;
-use crate::services::identity::{BUILD_ID, Identity};
+use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Value, json};
-
-/// The module's version, from Cargo: in the banner, `status`, `.modinfo` and the status page.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Heap figures in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
