@@ -27,7 +27,7 @@ use crate::services::identity::{Identity, VERSION};
 use crate::services::memory::MemoryPlan;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
-use crate::services::status::{HeapUsage, NetUsage};
+use crate::services::status::{HeapUsage, NetUsage, mac_text};
 use crate::tools::devices::RawAccess;
 use crate::tools::{self, Ctx};
 use alloc::boxed::Box;
@@ -431,10 +431,6 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     })
 }
 
-/// The token `/mcp` requires, or `None` for `mcp.token=none`, with the console line that says
-/// which. A generated token is printed here and nowhere else: the console is the machine's
-/// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
-/// already holds the token), never the network.
 /// The mDNS responder under `mcp.name` (or the MAC's default), announcing the MCP port, unless
 /// `mcp.mdns=off`.
 fn start_mdns(
@@ -484,6 +480,10 @@ fn start_mdns(
     }
 }
 
+/// The token `/mcp` requires, or `None` for `mcp.token=none`, with the console line that says
+/// which. A generated token is printed here and nowhere else: the console is the machine's
+/// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
+/// already holds the token), never the network.
 fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
     let env = kernel.env("mcp.token");
     match access::choose_token(env.as_deref(), BUILD_TOKEN) {
@@ -517,18 +517,6 @@ fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
             Some(token)
         }
     }
-}
-
-fn mac_text(m: [u8; 6]) -> String {
-    alloc::format!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        m[0],
-        m[1],
-        m[2],
-        m[3],
-        m[4],
-        m[5]
-    )
 }
 
 /// One non-blocking step of the module's work. Returns > 0 when more work is pending (call

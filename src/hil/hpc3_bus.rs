@@ -1,5 +1,5 @@
 //! The narrow interface between the Seeq driver and the machine: physical register access and
-//! one DMA area. On the Indy it is [`super::kseg::Kseg1Bus`] (volatile KSEG1 access plus the
+//! one DMA area. On the Indy it is `board::seeq_bus::Kseg1Bus` (volatile KSEG1 access plus the
 //! kernel's cache operations); in host tests it is the iris rig's HPC3 model over fake RAM.
 
 /// Register and DMA-memory access for the HPC3 Ethernet channel.

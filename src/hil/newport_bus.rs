@@ -1,6 +1,6 @@
 //! The narrow interface between the Newport driver and the machine: sized reads and writes at
-//! offsets from the REX3 base. On the Indy it is [`super::kseg::Kseg1Rex3`]; in host tests the
-//! iris rig's Newport model.
+//! offsets from the REX3 base. On the Indy it is `board::newport_bus::Kseg1Rex3`; in host tests
+//! the iris rig's Newport model.
 
 /// Register access to the REX3 window. Offsets are bytes from 1F0F_0000, naturally aligned.
 pub trait NewportBus {

@@ -119,11 +119,7 @@ impl Status {
     }
 
     pub fn mac_text(&self) -> String {
-        let m = self.net.mac;
-        format!(
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            m[0], m[1], m[2], m[3], m[4], m[5]
-        )
+        mac_text(self.net.mac)
     }
 
     pub fn date_text(&self) -> String {
@@ -287,6 +283,14 @@ pub fn write_duration(out: &mut impl core::fmt::Write, ms: u64) -> core::fmt::Re
     let s = ms / 1000;
     let (d, h, m) = (s / 86400, (s / 3600) % 24, (s / 60) % 60);
     write!(out, "{d}d {h:02}:{m:02}:{:02}.{:03}", s % 60, ms % 1000)
+}
+
+/// A MAC address as the console and the status page write it (`08:00:69:..`).
+pub fn mac_text(m: [u8; 6]) -> String {
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
 }
 
 /// `YYYY-MM-DD hh:mm:ss UTC` from seconds since 1970 (proleptic Gregorian calendar).

@@ -1,8 +1,8 @@
 //! The driver as a smoltcp `phy::Device`. The RX token copies its frame out and returns the
 //! descriptor before the stack runs, because smoltcp transmits replies from inside the RX
 //! callback (the copy is the driver's, so it is handed out writable too: `WritableRx`); the TX
-//! token builds the frame directly in the DMA buffer. The Seeq computes no
-//! checksums; `net::tx_checksum` wraps the device to fill in the TCP one.
+//! token builds the frame directly in the DMA buffer. The Seeq computes no checksums;
+//! `net::tcp_wire` wraps the device to fill in the TCP one and verify it on received frames.
 
 use super::driver::{MAX_FRAME, RingInfo, RxState, Seeq, TxState};
 use crate::hil::hpc3_bus::Hpc3Bus;
