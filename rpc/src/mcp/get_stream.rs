@@ -19,9 +19,10 @@
 use super::call::{KEEP_ALIVE_MS, Utf8Sink};
 use super::reply;
 use super::request::{Cx, accepts_sse};
-use super::server::{LEGACY_VERSIONS, McpServer};
+use super::server::McpServer;
 use super::session::plausible_id;
 use super::subscriptions::{Hub, WatchDef};
+use super::version::LEGACY_VERSIONS;
 use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;

@@ -4,9 +4,10 @@
 use super::limits::Key;
 use super::reply;
 use super::request::{Cx, Era, object_params, session_tag};
-use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
+use super::server::McpServer;
 use super::session::plausible_id;
 use super::tool::LogLevel;
+use super::version::{LEGACY_VERSIONS, SERVER_NAME};
 use crate::http::{Body, Headers, Peer, Response};
 use crate::jsonrpc::{self, Incoming, Message, ParseFailure, RpcError};
 use alloc::format;

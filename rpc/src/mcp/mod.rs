@@ -44,6 +44,7 @@ mod session;
 mod subscriptions;
 mod tasks;
 mod tool;
+mod version;
 
 #[cfg(test)]
 mod tests;
@@ -62,7 +63,7 @@ pub use resource::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,
 };
-pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use server::{Entropy, McpServer};
 pub use subscriptions::WatchDef;
 pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
 pub use tool::{
@@ -70,3 +71,4 @@ pub use tool::{
     Step, StepIo, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
     append_zeroed,
 };
+pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME};

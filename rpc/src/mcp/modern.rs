@@ -6,8 +6,9 @@
 use super::limits::Key;
 use super::reply;
 use super::request::{Cx, Era, Head, header_text, object_params};
-use super::server::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION, McpServer};
+use super::server::McpServer;
 use super::tool::LogLevel;
+use super::version::{META_CAPS, META_LOG_LEVEL, META_VERSION, MODERN_VERSION};
 use crate::http::{Headers, Peer, Response};
 use crate::jsonrpc::{self, Id, Incoming, Message, RpcError, ValueRef};
 use alloc::format;

@@ -15,6 +15,7 @@ use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
 use super::subscriptions::Subscriptions;
+use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError, Tape};
 use alloc::boxed::Box;
@@ -25,18 +26,6 @@ use core::cell::{Cell, RefCell};
 /// Entries the server's tape starts with: room for the `params` of any small request, so
 /// none grows it.
 const TAPE_START: usize = 64;
-
-/// The stateless protocol version.
-pub const MODERN_VERSION: &str = "2026-07-28";
-/// Session-based versions, newest first. `initialize` never answers anything else.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// `serverInfo.name`.
-pub const SERVER_NAME: &str = "irix7-mcp";
-
-pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub(crate) const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Fills a buffer with unpredictable bytes (session ids).
 pub type Entropy = Box<dyn FnMut(&mut [u8])>;
@@ -510,9 +499,10 @@ fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Head, LEGACY_VERSIONS, MODERN_VERSION, is_modern};
+    use super::{Head, LEGACY_VERSIONS, is_modern};
     use crate::http::Headers;
     use crate::jsonrpc::{Incoming, Message, Tape, parse};
+    use crate::mcp::version::MODERN_VERSION;
 
     fn body(method: &str, meta: bool) -> alloc::string::String {
         let params = if meta {
