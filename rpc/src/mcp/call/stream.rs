@@ -3,21 +3,21 @@
 //! the result, pulling streamed content blocks through the encoders so big results never sit
 //! in memory whole.
 
-use super::audit::{Outcome, PendingAudit, code_of_text};
-use super::confirm;
-use super::encode::{Base64Stream, TextEscaper};
-use super::inputs::Answers;
-use super::limits::CallState;
-use super::resource::{STREAM_MARK, Streamed};
-use super::schema::Schema;
-use super::tool::{
-    Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
-    StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
-};
 use crate::http::{Body, BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value, write_value_escaped};
 use crate::jsonrpc::{Tape, escape_str, escape_within};
 use crate::mcp::ErrorCode;
+use crate::mcp::audit::{Outcome, PendingAudit, code_of_text};
+use crate::mcp::confirm;
+use crate::mcp::encode::{Base64Stream, TextEscaper};
+use crate::mcp::inputs::Answers;
+use crate::mcp::limits::CallState;
+use crate::mcp::resource::{STREAM_MARK, Streamed};
+use crate::mcp::schema::Schema;
+use crate::mcp::tool::{
+    Content, ContentSource, InputRequired, LogLevel, Notice, SourcePoll, Started, Step, StepIo,
+    StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+};
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::format;
@@ -54,7 +54,7 @@ pub(crate) struct CallSetup {
     pub(crate) result_extra: Vec<u8>,
     pub(crate) output_schema: Option<Rc<Schema>>,
     pub(crate) chunk: usize,
-    /// The call's audit record, written when the call ends (see [`super::audit`]).
+    /// The call's audit record, written when the call ends (see [`crate::mcp::audit`]).
     pub(crate) audit: Option<PendingAudit>,
 }
 

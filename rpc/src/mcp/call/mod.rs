@@ -1,0 +1,4 @@
+//! `tools/call` after its tool is found.
+
+mod stream;
+pub(crate) use stream::*;
