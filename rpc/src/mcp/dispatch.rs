@@ -2,7 +2,9 @@
 //! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
 
 use super::audit::{Outcome, PendingAudit, Via};
-use super::call::{Asking, CallSetup, CallStream, Framing, SplicedStream, render_now};
+use super::call::asking::Asking;
+use super::call::emit::render_now;
+use super::call::stream::{CallSetup, CallStream, Framing};
 use super::confirm;
 use super::cursor;
 use super::limits::{CallState, Key};
@@ -10,6 +12,7 @@ use super::prompt::{PromptCall, PromptReply};
 use super::reply;
 use super::request::{Cx, Era, header_text};
 use super::resource::{ResourceContents, Streamed};
+use super::resource_stream::SplicedStream;
 use super::schema::Schema;
 use super::server::McpServer;
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};

@@ -16,7 +16,7 @@
 //! `Last-Event-ID` resumes after that event (`Feed::resume`). An idle stream sends an SSE
 //! comment every `KEEP_ALIVE_MS`, which keeps proxies and tunnels from dropping it.
 
-use super::call::{KEEP_ALIVE_MS, Utf8Sink};
+use super::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
 use super::reply;
 use super::request::{Cx, accepts_sse};
 use super::server::McpServer;

@@ -37,6 +37,7 @@ mod registry;
 mod reply;
 mod request;
 mod resource;
+mod resource_stream;
 mod schema;
 mod security;
 mod server;

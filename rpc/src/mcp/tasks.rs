@@ -4,7 +4,7 @@
 //! polls `tasks/get` (which inlines the result), answers input with `tasks/update` and stops it
 //! with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime (`docs/bounds.md`).
 
-use super::call::{CallSetup, CallStream, Framing};
+use super::call::stream::{CallSetup, CallStream, Framing};
 use super::dispatch::Json;
 use super::limits::{CallState, Key};
 use super::reply;
