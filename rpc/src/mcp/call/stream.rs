@@ -3,22 +3,17 @@
 //! the result, pulling streamed content blocks through the encoders so big results never sit
 //! in memory whole.
 
-use super::asking::{ASK_DEADLINE_MS, Asking, MAX_REQUESTS, MAX_ROUNDS};
+use super::asking::Asking;
 use super::emit::{DIRECT_MIN, EmitPoll, Emitter};
 use crate::http::{BodyPoll, BodySource};
-use crate::jsonrpc::Tape;
-use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value};
-use crate::mcp::ErrorCode;
+use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::audit::{Outcome, PendingAudit};
-use crate::mcp::confirm;
 use crate::mcp::limits::CallState;
 use crate::mcp::schema::Schema;
 use crate::mcp::tool::{
-    InputRequired, LogLevel, Notice, Started, Step, StepIo, ToolCall, ToolError, ToolOutput,
-    ToolRun,
+    InputRequired, LogLevel, Notice, Started, Step, StepIo, ToolOutput, ToolRun,
 };
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -296,57 +291,17 @@ impl<C: 'static> CallStream<C> {
         let Phase::Asking(ask) = &mut self.phase else {
             return;
         };
-        ask.rounds += 1;
-        ask.round_since_ms = None;
-        ask.state = ir.request_state;
-        ask.answers = Map::new();
-        ask.waiting.clear();
-        let requests = match ir.input_requests {
-            Value::Object(m)
-                if !m.is_empty() && m.len() <= MAX_REQUESTS && ask.rounds <= MAX_ROUNDS =>
-            {
-                m
-            }
-            _ => {
-                let err = ToolError::new(ErrorCode::Internal, "unusable request for client input");
-                self.begin_result(ToolOutput::error(&err));
-                return;
-            }
+        let ids = match self.setup.framing {
+            Framing::Sse { ids, .. } => ids,
+            Framing::Json => None,
         };
-        let (session, stream) = match self.setup.framing {
-            Framing::Sse { ids: Some(ids), .. } => ids,
-            _ => (ask.session, 0),
-        };
-        let mut events = Vec::new();
-        for (key, req) in requests {
-            let method = req.get("method").and_then(Value::as_str).unwrap_or("");
-            let params = req
-                .get("params")
-                .cloned()
-                .unwrap_or_else(|| Value::Object(Map::new()));
-            let id = format!("irix7-{session}-{stream}-{}", ask.sent);
-            ask.sent += 1;
-            if !ask
-                .shared
-                .borrow_mut()
-                .expect(ask.session, id.clone(), &self.call)
-            {
-                let err = ToolError::new(ErrorCode::Busy, "too many requests to clients in flight");
-                self.begin_result(ToolOutput::error(&err));
-                return;
+        match ask.round(ir, ids, &self.call) {
+            Ok(events) => {
+                for e in events {
+                    self.push_event(&e);
+                }
             }
-            let mut msg = Map::new();
-            msg.insert("jsonrpc".into(), Value::from("2.0"));
-            msg.insert("id".into(), Value::from(id.as_str()));
-            msg.insert("method".into(), Value::from(method));
-            msg.insert("params".into(), params);
-            let mut bytes = Vec::new();
-            encode_value(&mut bytes, &Value::Object(msg));
-            events.push(bytes);
-            ask.waiting.push((key, id));
-        }
-        for e in events {
-            self.push_event(&e);
+            Err(err) => self.begin_result(ToolOutput::error(&err)),
         }
     }
 
@@ -355,66 +310,9 @@ impl<C: 'static> CallStream<C> {
         let Phase::Asking(ask) = &mut self.phase else {
             return false;
         };
-        let mut failed = None;
-        {
-            let mut shared = ask.shared.borrow_mut();
-            ask.waiting.retain(|(key, id)| match shared.take(id) {
-                Some(Ok(v)) => {
-                    ask.answers.insert(key.clone(), v);
-                    false
-                }
-                Some(Err(e)) => {
-                    let msg = e.get("message").and_then(Value::as_str).unwrap_or("error");
-                    failed = Some(ToolError::new(
-                        ErrorCode::Client,
-                        format!("client refused {key}: {msg}"),
-                    ));
-                    false
-                }
-                None => true,
-            });
-        }
-        if let Some(err) = failed {
-            self.begin_result(ToolOutput::error(&err));
-            return true;
-        }
-        if !ask.waiting.is_empty() {
-            let since = *ask.round_since_ms.get_or_insert(now_ms);
-            if now_ms.saturating_sub(since) < ASK_DEADLINE_MS {
-                return false;
-            }
-            // The waiting entries in `Answers` belong to this call: they are pruned once the
-            // result below ends it.
-            let keys: Vec<&str> = ask.waiting.iter().map(|(k, _)| k.as_str()).collect();
-            let err = ToolError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "the client did not answer {} within {} s",
-                    keys.join(", "),
-                    ASK_DEADLINE_MS / 1000
-                ),
-            );
-            self.begin_result(ToolOutput::error(&err));
-            return true;
-        }
-        let mut tape = Tape::default();
-        let Some(args) = tape.read(&ask.args) else {
-            let err = ToolError::new(ErrorCode::Internal, "the kept arguments do not read");
-            self.begin_result(ToolOutput::error(&err));
-            return true;
-        };
-        let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
+        let Some(started) = ask.poll(&self.ctx, now_ms) else {
             return false;
         };
-        let call = ToolCall {
-            args,
-            now_ms,
-            client_capabilities: &ask.caps,
-            input_responses: Some(&ask.answers),
-            request_state: ask.state.as_deref(),
-        };
-        let started = confirm::start(&ask.def, ask.gated, &mut ctx, &call);
-        drop(ctx);
         match started {
             Err(e) => self.begin_result(ToolOutput::error(&e)),
             Ok(Started::Done(out)) => self.begin_result(out),
