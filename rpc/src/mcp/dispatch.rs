@@ -13,13 +13,13 @@ use super::reply;
 use super::request::{Cx, Era, header_text};
 use super::resource::{ResourceContents, Streamed};
 use super::resource_stream::SplicedStream;
+use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
 use super::schema::Schema;
 use super::server::McpServer;
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
-use super::version::{META_SERVER_INFO, MODERN_VERSION, SERVER_NAME};
+use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Response};
-use crate::jsonrpc::escape_str;
-use crate::jsonrpc::{self, Id, RpcError, ValueRef, write_value};
+use crate::jsonrpc::{self, Id, RpcError, ValueRef};
 use crate::mcp::ErrorCode;
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
@@ -105,185 +105,13 @@ fn param_header_mismatch(
     None
 }
 
-/// Results that carry `ttlMs`/`cacheScope` in the modern era.
-const CACHEABLE: [&str; 6] = [
-    "server/discover",
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-];
-
-/// A member of a result that [`McpServer::finish_members`] writes.
-pub(crate) enum Json<'a> {
-    /// A value, serialised.
-    Value(&'a Value),
-    /// JSON text, copied.
-    Raw(&'a [u8]),
-    /// An array of the comma-joined JSON items given.
-    Items(&'a [u8]),
-    /// A string, escaped.
-    Str(&'a str),
-    /// An array of strings.
-    Strs(&'a [&'a str]),
-    /// The server's capabilities (modern era).
-    Capabilities,
-    /// The `_meta` of a modern result.
-    Meta,
-}
-
 impl<C: 'static> McpServer<C> {
-    /// The server's capabilities as JSON, written out: `server/discover` sends them with
-    /// every answer.
-    pub(crate) fn write_capabilities(&self, modern: bool, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"completions\":{},");
-        if modern && self.offers_tasks() {
-            out.extend_from_slice(b"\"extensions\":{\"");
-            out.extend_from_slice(super::tasks::TASKS_EXTENSION.as_bytes());
-            out.extend_from_slice(b"\":{}},");
+    /// What the server offers beyond the fixed capabilities.
+    pub(crate) fn offers(&self) -> Offers {
+        Offers {
+            tasks: self.offers_tasks(),
+            subscribe: self.can_subscribe(),
         }
-        out.extend_from_slice(b"\"logging\":{},\"prompts\":{},\"resources\":");
-        // Legacy: on the session's GET stream; modern: on `subscriptions/listen` streams.
-        if self.can_subscribe() {
-            out.extend_from_slice(b"{\"subscribe\":true}");
-        } else {
-            out.extend_from_slice(b"{}");
-        }
-        out.extend_from_slice(b",\"tools\":{}}");
-    }
-
-    fn server_info(&self) -> Value {
-        json!({"name": SERVER_NAME, "version": self.config.version})
-    }
-
-    /// JSON members the modern era adds to every result.
-    pub(crate) fn modern_result_extra(&self) -> Vec<u8> {
-        result_extra(Era::Modern, &self.config.version)
-    }
-
-    pub(crate) fn finish(&self, cx: &Cx<'_>, method: &str, result: Value) -> Response {
-        let Value::Object(mut r) = result else {
-            return reply::result(cx.id, &result);
-        };
-        self.stamp_modern(cx, method, &mut r);
-        reply::result(cx.id, &Value::Object(r))
-    }
-
-    /// Adds what a 2026-07-28 result carries besides the method's own members: `resultType`
-    /// (unless the method set one), the cache hints of cacheable methods, and the server's
-    /// info in `_meta`. A legacy result is left as it is.
-    fn stamp_modern(&self, cx: &Cx<'_>, method: &str, r: &mut Map<String, Value>) {
-        if cx.era != Era::Modern {
-            return;
-        }
-        r.entry("resultType")
-            .or_insert_with(|| Value::from("complete"));
-        if CACHEABLE.contains(&method) {
-            r.insert("ttlMs".into(), Value::from(self.config.limits.cache_ttl_ms));
-            r.insert("cacheScope".into(), Value::from("private"));
-        }
-        let meta = r
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(m) = meta {
-            m.insert(META_SERVER_INFO.into(), self.server_info());
-        }
-    }
-
-    /// Like [`Self::finish`] for a result given as its `members`, sorted by name: they and
-    /// the members [`Self::stamp_modern`] would add are written straight into the response
-    /// body in the order a `Map` serialises them, so no `Map` is built, stamped and serialised
-    /// for the small cacheable answers sent most. `size` is about the bytes the members take.
-    pub(crate) fn finish_members(
-        &self,
-        cx: &Cx<'_>,
-        method: &str,
-        members: &[(&str, Json<'_>)],
-        size: usize,
-    ) -> Response {
-        let ttl = Value::from(self.config.limits.cache_ttl_ms);
-        let cacheable = CACHEABLE.contains(&method);
-        let modern = cx.era == Era::Modern;
-        let own_result_type = members.iter().any(|(k, _)| *k == "resultType");
-        let own_meta = members.iter().any(|(k, _)| *k == "_meta");
-        let stamps = [
-            ("_meta", Json::Meta, modern && !own_meta),
-            ("cacheScope", Json::Str("private"), modern && cacheable),
-            (
-                "resultType",
-                Json::Str("complete"),
-                modern && !own_result_type,
-            ),
-            ("ttlMs", Json::Value(&ttl), modern && cacheable),
-        ];
-        let mut stamps = stamps
-            .iter()
-            .filter(|s| s.2)
-            .map(|(k, v, _)| (*k, v))
-            .peekable();
-        let mut own = members.iter().map(|(k, v)| (*k, v)).peekable();
-        let mut out = Vec::with_capacity(size + 320);
-        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        out.extend_from_slice(cx.id.as_json().as_bytes());
-        out.extend_from_slice(b",\"result\":{");
-        let mut first = true;
-        loop {
-            let next = match (own.peek(), stamps.peek()) {
-                (Some(a), Some(b)) if b.0 < a.0 => stamps.next(),
-                (Some(_), _) => own.next(),
-                (None, _) => stamps.next(),
-            };
-            let Some((key, json)) = next else { break };
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.push(b'"');
-            escape_str(key, &mut out);
-            out.extend_from_slice(b"\":");
-            self.write_json(json, &mut out);
-        }
-        out.extend_from_slice(b"}}");
-        reply::json(200, out)
-    }
-
-    fn write_json(&self, json: &Json<'_>, out: &mut Vec<u8>) {
-        match json {
-            Json::Value(v) => write_value(out, v),
-            Json::Raw(raw) => out.extend_from_slice(raw),
-            Json::Items(items) => {
-                out.push(b'[');
-                out.extend_from_slice(items);
-                out.push(b']');
-            }
-            Json::Str(s) => {
-                out.push(b'"');
-                escape_str(s, out);
-                out.push(b'"');
-            }
-            Json::Strs(items) => {
-                out.push(b'[');
-                for (i, s) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    self.write_json(&Json::Str(s), out);
-                }
-                out.push(b']');
-            }
-            Json::Capabilities => self.write_capabilities(true, out),
-            Json::Meta => write_meta(&self.config.version, out),
-        }
-    }
-
-    pub(crate) fn fail(&self, cx: &Cx<'_>, err: RpcError) -> Response {
-        let status = match (cx.era, err.code) {
-            (Era::Modern, jsonrpc::METHOD_NOT_FOUND) => 404,
-            (Era::Modern, reply::MISSING_CAPABILITY | reply::HEADER_MISMATCH) => 400,
-            _ => 200,
-        };
-        reply::error(status, Some(cx.id), &err)
     }
 
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
@@ -317,8 +145,8 @@ impl<C: 'static> McpServer<C> {
             )),
         };
         match r {
-            Ok(v) => self.finish(cx, method, v),
-            Err(e) => self.fail(cx, e),
+            Ok(v) => finish(&self.config, cx, method, v),
+            Err(e) => fail(cx, e),
         }
     }
 
@@ -332,15 +160,15 @@ impl<C: 'static> McpServer<C> {
         let page_size = self.config.limits.page_size;
         let (page, next) = match cursor::page(listed, cx.params, page_size) {
             Ok(p) => p,
-            Err(e) => return self.fail(cx, e),
+            Err(e) => return fail(cx, e),
         };
         let tools = ("tools", Json::Items(b""));
         let mut resp = match &next {
             Some(n) => {
                 let members = [("nextCursor", Json::Str(n)), tools];
-                self.finish_members(cx, "tools/list", &members, 0)
+                finish_members(&self.config, cx, "tools/list", &members, 0)
             }
-            None => self.finish_members(cx, "tools/list", &[tools], 0),
+            None => finish_members(&self.config, cx, "tools/list", &[tools], 0),
         };
         // `tools` is the last array of the answer (after it come plain keys and numbers):
         // the last `[]` is its.
@@ -360,13 +188,13 @@ impl<C: 'static> McpServer<C> {
     /// `server/discover`, written out: nothing in it is built as a `Value`.
     fn discover(&self, cx: &Cx<'_>) -> Response {
         let versions = ("supportedVersions", Json::Strs(&[MODERN_VERSION]));
-        let caps = ("capabilities", Json::Capabilities);
+        let caps = ("capabilities", Json::Capabilities(self.offers()));
         match &self.instructions_json {
             Some(text) => {
                 let members = [caps, ("instructions", Json::Raw(text)), versions];
-                self.finish_members(cx, "server/discover", &members, text.len())
+                finish_members(&self.config, cx, "server/discover", &members, text.len())
             }
-            None => self.finish_members(cx, "server/discover", &[caps, versions], 0),
+            None => finish_members(&self.config, cx, "server/discover", &[caps, versions], 0),
         }
     }
 
@@ -400,7 +228,7 @@ impl<C: 'static> McpServer<C> {
                 Ok(Some(item)) => item,
                 Ok(None) => {
                     let e = ToolError::new(ErrorCode::Internal, "not a streamed resource item");
-                    return self.fail(
+                    return fail(
                         cx,
                         RpcError::new(
                             jsonrpc::INTERNAL_ERROR,
@@ -410,10 +238,10 @@ impl<C: 'static> McpServer<C> {
                 }
                 Err(e) if e.code == ErrorCode::NotFound => {
                     let err = resource_not_found(cx.era, uri);
-                    return self.fail(cx, err);
+                    return fail(cx, err);
                 }
                 Err(e) => {
-                    return self.fail(
+                    return fail(
                         cx,
                         RpcError::new(
                             jsonrpc::INTERNAL_ERROR,
@@ -423,7 +251,7 @@ impl<C: 'static> McpServer<C> {
                 }
             };
             let result = json!({"contents": [item.item.clone()]});
-            let resp = self.finish(cx, "resources/read", result);
+            let resp = finish(&self.config, cx, "resources/read", result);
             return SplicedStream::response(
                 self.ctx.clone(),
                 resp,
@@ -432,8 +260,8 @@ impl<C: 'static> McpServer<C> {
             );
         }
         match self.read_resource_whole(cx) {
-            Ok(v) => self.finish(cx, "resources/read", v),
-            Err(e) => self.fail(cx, e),
+            Ok(v) => finish(&self.config, cx, "resources/read", v),
+            Err(e) => fail(cx, e),
         }
     }
 
@@ -570,7 +398,7 @@ impl<C: 'static> McpServer<C> {
 
     fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
         let Some(name) = cx.params.get("name").and_then(|n| n.as_str()) else {
-            return self.fail(
+            return fail(
                 cx,
                 RpcError::invalid_params("Invalid params: name is required"),
             );
@@ -581,7 +409,7 @@ impl<C: 'static> McpServer<C> {
                 let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
                 return self.tool_error(cx.id, cx.era, &err);
             }
-            return self.fail(
+            return fail(
                 cx,
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
             );
@@ -645,7 +473,7 @@ impl<C: 'static> McpServer<C> {
         // a big argument is never copied before it is known to be acceptable.
         let args = match arguments(cx.params) {
             Ok(a) => a,
-            Err(err) => return (self.fail(cx, err), failed(ErrorCode::InvalidParams)),
+            Err(err) => return (fail(cx, err), failed(ErrorCode::InvalidParams)),
         };
         let missing: Vec<&str> = def
             .requires
@@ -663,17 +491,17 @@ impl<C: 'static> McpServer<C> {
                 format!("Missing required client capability: {}", missing.join(", ")),
                 json!({"requiredCapabilities": req}),
             );
-            return (self.fail(cx, err), failed(ErrorCode::NotSup));
+            return (fail(cx, err), failed(ErrorCode::NotSup));
         }
         if let Some(err) = cx
             .headers
             .and_then(|h| param_header_mismatch(&entry.input, args, h))
         {
-            return (self.fail(cx, err), failed(ErrorCode::InvalidParams));
+            return (fail(cx, err), failed(ErrorCode::InvalidParams));
         }
         let (input_responses, request_state) = match retry_params(cx.params) {
             Ok(r) => r,
-            Err(e) => return (self.fail(cx, e), failed(ErrorCode::InvalidParams)),
+            Err(e) => return (fail(cx, e), failed(ErrorCode::InvalidParams)),
         };
         if let Err(why) = entry.input.validate(args) {
             let err = ToolError::new(ErrorCode::Inval, why);
@@ -691,7 +519,7 @@ impl<C: 'static> McpServer<C> {
         // The tasks extension (see `tasks`): refused without it, or bounded with it.
         if self.task_required(cx, def.name) {
             let err = super::tasks::missing_extension();
-            return (self.fail(cx, err), failed(ErrorCode::NotSup));
+            return (fail(cx, err), failed(ErrorCode::NotSup));
         }
         let gated = self.config.confirm && def.annotations.destructive;
         if gated && cx.caps.get("elicitation").is_none() {
@@ -743,14 +571,14 @@ impl<C: 'static> McpServer<C> {
         };
         match started {
             Err(e) if e.code == ErrorCode::InvalidParams => (
-                self.fail(cx, RpcError::invalid_params(e.message)),
+                fail(cx, RpcError::invalid_params(e.message)),
                 failed(ErrorCode::InvalidParams),
             ),
             Err(e) => (self.tool_error(cx.id, cx.era, &e), failed(e.code)),
             // Asking the client is not an outcome: the call ends on the retry that answers.
             Ok(Started::InputRequired(ir)) => match (cx.era, cx.key) {
                 (Era::Modern, _) => {
-                    let r = self.finish(cx, "tools/call", ir.to_json());
+                    let r = finish(&self.config, cx, "tools/call", ir.to_json());
                     audit.take();
                     (r, None)
                 }
@@ -804,37 +632,6 @@ impl<C: 'static> McpServer<C> {
                 (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
-    }
-}
-
-/// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`, the `_meta` of every
-/// modern result.
-fn write_meta(version: &str, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"{\"");
-    out.extend_from_slice(META_SERVER_INFO.as_bytes());
-    out.extend_from_slice(b"\":{\"name\":\"");
-    escape_str(SERVER_NAME, out);
-    out.extend_from_slice(b"\",\"version\":\"");
-    escape_str(version, out);
-    out.extend_from_slice(b"\"}}");
-}
-
-/// The JSON members an era adds to every tool result (none in legacy), written out rather
-/// than built as a `Map` and serialised.
-fn result_extra(era: Era, version: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(match era {
-        Era::Modern => 110 + version.len(),
-        Era::Legacy(_) => 0,
-    });
-    write_result_extra(era, version, &mut out);
-    out
-}
-
-/// Appends [`result_extra`]'s members to `out`: an answer written at once needs no copy.
-fn write_result_extra(era: Era, version: &str, out: &mut Vec<u8>) {
-    if let Era::Modern = era {
-        out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
-        write_meta(version, out);
     }
 }
 

@@ -4,6 +4,7 @@
 use super::limits::Key;
 use super::reply;
 use super::request::{Cx, Era, object_params, session_tag};
+use super::result::write_capabilities;
 use super::server::McpServer;
 use super::session::plausible_id;
 use super::tool::LogLevel;
@@ -361,7 +362,7 @@ impl<C: 'static> McpServer<C> {
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(version));
         let mut caps = Vec::new();
-        self.write_capabilities(false, &mut caps);
+        write_capabilities(self.offers(), false, &mut caps);
         let caps = json_value(&caps).unwrap_or(Value::Null);
         result.insert("capabilities".into(), caps);
         result.insert(

@@ -38,6 +38,7 @@ mod reply;
 mod request;
 mod resource;
 mod resource_stream;
+mod result;
 mod schema;
 mod security;
 mod server;
@@ -66,10 +67,10 @@ pub use resource::{
 };
 pub use server::{Entropy, McpServer};
 pub use subscriptions::WatchDef;
-pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
+pub use tasks::{TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
     Step, StepIo, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
     append_zeroed,
 };
-pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME};
+pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};

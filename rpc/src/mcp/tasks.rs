@@ -5,13 +5,14 @@
 //! with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime (`docs/bounds.md`).
 
 use super::call::stream::{CallSetup, CallStream, Framing};
-use super::dispatch::Json;
 use super::limits::{CallState, Key};
 use super::reply;
 use super::request::{Cx, Era};
+use super::result::{Json, fail, finish, finish_members, result_extra};
 use super::schema::Schema;
 use super::server::McpServer;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
+use super::version::TASKS_EXTENSION;
 use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, Tape, ValueRef};
@@ -22,9 +23,6 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
-
-/// The extension's key in `capabilities.extensions`.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// How a tool takes part in the tasks extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,7 +405,7 @@ impl<C: 'static> McpServer<C> {
             framing: Framing::Json,
             progress_token: None,
             log_level: None,
-            result_extra: self.modern_result_extra(),
+            result_extra: result_extra(Era::Modern, &self.config.version),
             output_schema,
             chunk: self.config.limits.stream_chunk,
             audit: None,
@@ -462,7 +460,7 @@ impl<C: 'static> McpServer<C> {
         let mut r = self.task_fields(&task);
         r.insert("resultType".into(), Value::from("task"));
         self.tasks.list.push(task);
-        self.finish(cx, "tools/call", Value::Object(r))
+        finish(&self.config, cx, "tools/call", Value::Object(r))
     }
 
     /// The members every task answer carries.
@@ -481,10 +479,10 @@ impl<C: 'static> McpServer<C> {
     /// `tasks/get`, `tasks/update` and `tasks/cancel`.
     pub(crate) fn task_method(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         if !negotiated(cx.caps) {
-            return self.fail(cx, missing_extension());
+            return fail(cx, missing_extension());
         }
         let Some(id) = cx.params.get("taskId").and_then(|t| t.as_str()) else {
-            return self.fail(
+            return fail(
                 cx,
                 RpcError::invalid_params("Invalid params: taskId is required"),
             );
@@ -495,7 +493,7 @@ impl<C: 'static> McpServer<C> {
             .expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
         if self.tasks.find(id).is_none() {
             let msg = format!("Invalid params: no task {id} (unknown, or expired)");
-            return self.fail(cx, RpcError::invalid_params(msg));
+            return fail(cx, RpcError::invalid_params(msg));
         }
         match method {
             "tasks/get" => self.task_get(cx, id),
@@ -505,7 +503,7 @@ impl<C: 'static> McpServer<C> {
                 {
                     t.end(Status::Cancelled, cx.now_ms);
                 }
-                self.finish(cx, method, json!({}))
+                finish(&self.config, cx, method, json!({}))
             }
             _ => self.task_update(cx, id),
         }
@@ -513,7 +511,7 @@ impl<C: 'static> McpServer<C> {
 
     fn task_get(&mut self, cx: &Cx<'_>, id: &str) -> Response {
         let Some(t) = self.tasks.list.iter().find(|t| t.id == id) else {
-            return self.fail(cx, RpcError::invalid_params("Invalid params: no such task"));
+            return fail(cx, RpcError::invalid_params("Invalid params: no such task"));
         };
         let mut r = self.task_fields(t);
         if let Some(a) = &t.asking {
@@ -528,7 +526,7 @@ impl<C: 'static> McpServer<C> {
         let key = match t.status {
             Status::Completed => "result",
             Status::Failed => "error",
-            _ => return self.finish(cx, "tasks/get", Value::Object(r)),
+            _ => return finish(&self.config, cx, "tasks/get", Value::Object(r)),
         };
         let raw = t.out.get(t.body.clone()).unwrap_or(b"{}");
         // The task's fields in `Map` order, with the result spliced in where its key sorts.
@@ -538,7 +536,7 @@ impl<C: 'static> McpServer<C> {
             .collect();
         let at = members.partition_point(|(k, _)| *k < key);
         members.insert(at, (key, Json::Raw(raw)));
-        self.finish_members(cx, "tasks/get", &members, raw.len())
+        finish_members(&self.config, cx, "tasks/get", &members, raw.len())
     }
 
     /// `tasks/update`: takes the answers to pending input requests (unknown keys are
@@ -548,12 +546,12 @@ impl<C: 'static> McpServer<C> {
             Some(Value::Object(m)) => m,
             _ => {
                 let msg = "Invalid params: inputResponses must be an object";
-                return self.fail(cx, RpcError::invalid_params(msg));
+                return fail(cx, RpcError::invalid_params(msg));
             }
         };
         let now = cx.now_ms;
         let Some(t) = self.tasks.find(id) else {
-            return self.fail(cx, RpcError::invalid_params("Invalid params: no such task"));
+            return fail(cx, RpcError::invalid_params("Invalid params: no such task"));
         };
         let ready = match t.asking.as_mut() {
             Some(a) => {
@@ -570,7 +568,7 @@ impl<C: 'static> McpServer<C> {
             t.updated_ms = now;
             self.resume_task(id, now);
         }
-        self.finish(cx, "tasks/update", json!({}))
+        finish(&self.config, cx, "tasks/update", json!({}))
     }
 
     /// Calls an answered task's tool again with the answers.

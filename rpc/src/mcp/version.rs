@@ -12,3 +12,6 @@ pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The tasks extension's key in `capabilities.extensions`.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
