@@ -16,6 +16,7 @@ use super::resource_stream::SplicedStream;
 use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
 use super::schema::Schema;
 use super::server::McpServer;
+use super::tasks::{self, Begin};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Response};
@@ -24,6 +25,7 @@ use crate::mcp::ErrorCode;
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
@@ -109,7 +111,7 @@ impl<C: 'static> McpServer<C> {
     /// What the server offers beyond the fixed capabilities.
     pub(crate) fn offers(&self) -> Offers {
         Offers {
-            tasks: self.offers_tasks(),
+            tasks: self.tasks.offered(),
             subscribe: self.can_subscribe(),
         }
     }
@@ -123,7 +125,9 @@ impl<C: 'static> McpServer<C> {
             "tools/list" => return self.list_tools(cx),
             "tools/call" => return self.call_tool(cx),
             "tasks/get" | "tasks/update" | "tasks/cancel" if cx.era == Era::Modern => {
-                return self.task_method(method, cx);
+                return self
+                    .tasks
+                    .answer(method, cx, &self.config, &self.tools, &self.ctx);
             }
             "resources/list" => self.list(cx, "resources", |s| {
                 s.resources.resources.iter().map(|r| r.listing()).collect()
@@ -454,6 +458,60 @@ impl<C: 'static> McpServer<C> {
         ))
     }
 
+    /// Turns a call's first answer into a task when it should be one (see
+    /// [`super::tasks::Tasks::wanted`]); `Err` hands `started` back for a plain answer. A streamed
+    /// result's audit record goes with the task and is written when it ends.
+    fn task_or_plain(
+        &mut self,
+        cx: &Cx<'_>,
+        tool: usize,
+        args: ValueRef<'_>,
+        started: Result<Started<C>, ToolError>,
+        output_schema: Option<Rc<Schema>>,
+        audit: &mut Option<PendingAudit>,
+    ) -> Result<(Response, Option<Outcome>), Result<Started<C>, ToolError>> {
+        let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
+        if !self.tasks.wanted(cx, name, &started) {
+            return Err(started);
+        }
+        let state = CallState::new(cx.key, cx.id.clone());
+        let setup = CallSetup {
+            audit: audit.take(),
+            ..tasks::setup(cx.id, output_schema.clone(), &self.config)
+        };
+        let begin = match started {
+            Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
+                self.ctx.clone(),
+                run,
+                setup,
+                state,
+            ))),
+            Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
+            Ok(Started::Done(output)) => {
+                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
+                    Ok((r, outcome)) => {
+                        *audit = setup.audit;
+                        return Ok((r, Some(outcome)));
+                    }
+                    Err(output) => Begin::Run(Box::new(CallStream::emitting(
+                        self.ctx.clone(),
+                        output,
+                        setup,
+                        state,
+                    ))),
+                }
+            }
+            Err(e) => {
+                *audit = setup.audit;
+                return Err(Err(e));
+            }
+        };
+        let r = self
+            .tasks
+            .start(cx, tool, args, begin, &self.config, &mut *self.entropy);
+        Ok((r, None))
+    }
+
     /// Runs a call of the tool at `index` in the registry, which the policy offers. The outcome
     /// is `None` when the result streams: the stream took `audit` and writes it when the call
     /// ends.
@@ -517,7 +575,7 @@ impl<C: 'static> McpServer<C> {
             return busy(self, &why);
         }
         // The tasks extension (see `tasks`): refused without it, or bounded with it.
-        if self.task_required(cx, def.name) {
+        if self.tasks.required(cx, def.name) {
             let err = super::tasks::missing_extension();
             return (fail(cx, err), failed(ErrorCode::NotSup));
         }
@@ -527,8 +585,8 @@ impl<C: 'static> McpServer<C> {
             return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         }
         let output_schema = entry.output.clone();
-        if self.task_wanted_at_all(cx, def.name)
-            && let Err(why) = self.task_room(cx)
+        if self.tasks.wanted_at_all(cx, def.name)
+            && let Err(why) = self.tasks.room(cx, &self.config.limits)
         {
             return busy(self, &why);
         }

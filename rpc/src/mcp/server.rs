@@ -109,15 +109,14 @@ impl<C: 'static> McpServer<C> {
         if *tools.policy() != config.policy {
             tools.set_policy(config.policy.clone());
         }
-        let mut fresh = McpServer {
+        McpServer {
             tools,
             resources: other.resources.clone(),
             prompts: other.prompts.clone(),
             subscriptions: other.subscriptions.clone(),
+            tasks: other.tasks.clone(),
             ..McpServer::new(config, ctx, entropy)
-        };
-        fresh.tasks.tools = other.tasks.tools.clone();
-        fresh
+        }
     }
 
     /// Adds a tool family's table (all or nothing).
@@ -159,6 +158,17 @@ impl<C: 'static> McpServer<C> {
                 self.prompts.push(*p);
             }
         }
+    }
+
+    /// Marks tools that may run as tasks (a name no tool has never matches).
+    pub fn add_task_tools(&mut self, tools: &[super::TaskTool]) {
+        self.tasks.add_tools(tools);
+    }
+
+    /// Advances every running task by one bounded step and drops expired ones. Called from
+    /// the module's poll loop; true when a task moved.
+    pub fn poll_tasks(&mut self, now_ms: u64) -> bool {
+        self.tasks.poll(&self.config.limits, now_ms)
     }
 
     /// The shared context.
