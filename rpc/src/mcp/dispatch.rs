@@ -7,6 +7,7 @@ use super::call::emit::render_now;
 use super::call::stream::{CallSetup, CallStream, Framing};
 use super::confirm;
 use super::cursor;
+use super::get_stream;
 use super::limits::{CallState, Key};
 use super::prompt::{PromptCall, PromptReply};
 use super::reply;
@@ -112,15 +113,15 @@ impl<C: 'static> McpServer<C> {
     pub(crate) fn offers(&self) -> Offers {
         Offers {
             tasks: self.tasks.offered(),
-            subscribe: self.can_subscribe(),
+            subscribe: self.subscriptions.offered(),
         }
     }
 
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
             "server/discover" if cx.era == Era::Modern => return self.discover(cx),
-            "subscriptions/listen" if cx.era == Era::Modern && self.can_subscribe() => {
-                return self.listen(cx);
+            "subscriptions/listen" if cx.era == Era::Modern && self.subscriptions.offered() => {
+                return get_stream::listen(&self.subscriptions, &self.ctx, &self.config.limits, cx);
             }
             "tools/list" => return self.list_tools(cx),
             "tools/call" => return self.call_tool(cx),

@@ -283,11 +283,11 @@ impl<C: 'static> McpServer<C> {
                     session_tag: Some(tag),
                 };
                 if let Some(on) = match method.as_ref() {
-                    "resources/subscribe" if self.can_subscribe() => Some(true),
-                    "resources/unsubscribe" if self.can_subscribe() => Some(false),
+                    "resources/subscribe" if self.subscriptions.offered() => Some(true),
+                    "resources/unsubscribe" if self.subscriptions.offered() => Some(false),
                     _ => None,
                 } {
-                    return self.subscribe(serial, &cx, on);
+                    return self.subscriptions.subscribe(serial, &cx, on);
                 }
                 self.dispatch(method, &cx)
             }
@@ -357,7 +357,7 @@ impl<C: 'static> McpServer<C> {
         };
         if let Some(serial) = evicted {
             self.calls.cancel_all(Key::Session(serial));
-            self.forget_subscriptions(serial);
+            self.subscriptions.forget(serial);
         }
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(version));

@@ -5,6 +5,7 @@
 
 use super::audit::{AuditEvent, AuditRecord, AuthFailure};
 use super::config::Config;
+use super::get_stream;
 use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
 use super::prompt::PromptDef;
@@ -158,6 +159,11 @@ impl<C: 'static> McpServer<C> {
                 self.prompts.push(*p);
             }
         }
+    }
+
+    /// Makes resources subscribable (a later duplicate URI is ignored), at most 32.
+    pub fn register_watches(&mut self, table: &[super::WatchDef<C>]) {
+        self.subscriptions.register(table);
     }
 
     /// Marks tools that may run as tasks (a name no tool has never matches).
@@ -343,18 +349,26 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
-        self.touch_streamed_sessions(now_ms);
+        self.subscriptions
+            .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
             .sessions
             .expire(now_ms, self.config.limits.session_idle_ms)
         {
             self.calls.cancel_all(Key::Session(serial));
-            self.forget_subscriptions(serial);
+            self.subscriptions.forget(serial);
         }
         match method {
             Method::Post => self.post(headers, head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
-            Method::Get => self.get(headers, now_ms),
+            Method::Get => get_stream::get(
+                &self.subscriptions,
+                &mut self.sessions,
+                &self.ctx,
+                &self.config.limits,
+                headers,
+                now_ms,
+            ),
             _ => reply::not_allowed("GET, POST, DELETE"),
         }
     }
@@ -442,7 +456,7 @@ impl<C: 'static> McpServer<C> {
         match self.sessions.remove(id) {
             Some(s) => {
                 self.calls.cancel_all(Key::Session(s.serial));
-                self.forget_subscriptions(s.serial);
+                self.subscriptions.forget(s.serial);
                 Response::empty(200)
             }
             None => reply::error(
