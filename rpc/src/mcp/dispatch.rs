@@ -4,6 +4,7 @@
 use super::audit::{Outcome, PendingAudit, Via};
 use super::call::asking::Asking;
 use super::call::emit::render_now;
+use super::call::gates::{self, Passed, Refusal};
 use super::call::stream::{CallSetup, CallStream, Framing};
 use super::confirm;
 use super::cursor;
@@ -11,7 +12,7 @@ use super::get_stream;
 use super::limits::{CallState, Key};
 use super::prompt::{PromptCall, PromptReply};
 use super::reply;
-use super::request::{Cx, Era, header_text};
+use super::request::{Cx, Era, arguments, retry_params};
 use super::resource::{ResourceContents, Streamed};
 use super::resource_stream::SplicedStream;
 use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
@@ -20,43 +21,15 @@ use super::server::McpServer;
 use super::tasks::{self, Begin};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use super::version::MODERN_VERSION;
-use crate::http::{Body, Headers, Response};
+use crate::http::{Body, Response};
 use crate::jsonrpc::{self, Id, RpcError, ValueRef};
 use crate::mcp::ErrorCode;
-use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
-
-/// `inputResponses` and `requestState` of a request retried after `InputRequired` (built
-/// only when a retry carries them).
-type Retry<'a> = (Option<Map<String, Value>>, Option<Cow<'a, str>>);
-
-fn retry_params(params: ValueRef<'_>) -> Result<Retry<'_>, RpcError> {
-    let responses = match params.get("inputResponses") {
-        None => None,
-        Some(m) if m.is_object() && m.members().all(|(_, v)| v.is_object()) => match m.to_value() {
-            Some(Value::Object(m)) => Some(m),
-            _ => None,
-        },
-        Some(_) => {
-            let msg = "Invalid params: inputResponses must map keys to objects";
-            return Err(RpcError::invalid_params(msg));
-        }
-    };
-    let state = match params.get("requestState").map(|s| s.as_str()) {
-        None => None,
-        Some(Some(s)) => Some(s),
-        Some(None) => {
-            let msg = "Invalid params: requestState must be a string";
-            return Err(RpcError::invalid_params(msg));
-        }
-    };
-    Ok((responses, state))
-}
 
 /// The answer to a request that needs client input where it cannot be asked for (a legacy
 /// client that does not take SSE, or a prompt).
@@ -65,47 +38,6 @@ fn input_unsupported() -> ToolError {
         ErrorCode::NotSup,
         "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
     )
-}
-
-/// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.
-fn arguments(params: ValueRef<'_>) -> Result<ValueRef<'_>, RpcError> {
-    match params.get("arguments").filter(|a| !a.is_null()) {
-        None => Ok(ValueRef::empty_object()),
-        Some(a) if a.is_object() => Ok(a),
-        Some(_) => Err(RpcError::invalid_params(
-            "Invalid params: arguments must be an object",
-        )),
-    }
-}
-
-/// A tool argument as its `Mcp-Param-*` header must carry it.
-fn header_form(v: ValueRef<'_>) -> Cow<'_, str> {
-    match v.as_str() {
-        Some(s) => s,
-        None => Cow::Borrowed(v.raw()),
-    }
-}
-
-/// Checks the `Mcp-Param-<Name>` headers of a tool whose input schema marks properties with
-/// `x-mcp-header`: a property present in the arguments needs its header, carrying the same
-/// value (after trimming and `=?base64?…?=` decoding).
-fn param_header_mismatch(
-    input: &Schema,
-    args: ValueRef<'_>,
-    headers: &Headers,
-) -> Option<RpcError> {
-    for (name, header) in input.headers() {
-        let Some(value) = args.get(name) else {
-            continue;
-        };
-        let field = format!("Mcp-Param-{header}");
-        let sent = headers.get(&field).and_then(header_text);
-        if sent.is_none_or(|h| h != header_form(value)) {
-            let msg = format!("Header mismatch: {field} does not match argument {name}");
-            return Some(RpcError::new(reply::HEADER_MISMATCH, msg));
-        }
-    }
-    None
 }
 
 impl<C: 'static> McpServer<C> {
@@ -396,6 +328,21 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
+    /// The answer to a call a gate refused, and the outcome its audit record gets.
+    fn refuse(&self, cx: &Cx<'_>, refusal: Refusal) -> (Response, Option<Outcome>) {
+        match refusal {
+            Refusal::Error(err, code) => (fail(cx, err), Some(Outcome::Failed(code))),
+            Refusal::Result(err) => {
+                let r = self.tool_error(cx.id, cx.era, &err);
+                (r, Some(Outcome::Failed(err.code)))
+            }
+            Refusal::Policy(err) => {
+                let r = self.tool_error(cx.id, cx.era, &err);
+                (r, Some(Outcome::RefusedByPolicy))
+            }
+        }
+    }
+
     /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
     pub(crate) fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
         self.tool_error(id, era, &ToolError::new(ErrorCode::Busy, why))
@@ -421,18 +368,7 @@ impl<C: 'static> McpServer<C> {
         };
         let def = entry.def;
         let mut audit = self.audit_start(cx, &def);
-        let (response, outcome) = if self.tools.offers(&def) {
-            self.call_offered(cx, index, &mut audit)
-        } else {
-            let why = format!(
-                "{} is outside mcp.policy={}",
-                def.name,
-                self.tools.policy().text()
-            );
-            let err = ToolError::new(ErrorCode::Perm, why);
-            let r = self.tool_error(cx.id, cx.era, &err);
-            (r, Some(Outcome::RefusedByPolicy))
-        };
+        let (response, outcome) = self.call_found(cx, index, &mut audit);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);
         }
@@ -513,10 +449,10 @@ impl<C: 'static> McpServer<C> {
         Ok((r, None))
     }
 
-    /// Runs a call of the tool at `index` in the registry, which the policy offers. The outcome
-    /// is `None` when the result streams: the stream took `audit` and writes it when the call
-    /// ends.
-    fn call_offered(
+    /// Runs a call of the tool at `index` in the registry once it passes the gates. The
+    /// outcome is `None` when the result streams: the stream took `audit` and writes it when
+    /// the call ends.
+    fn call_found(
         &mut self,
         cx: &Cx<'_>,
         index: usize,
@@ -528,72 +464,28 @@ impl<C: 'static> McpServer<C> {
             return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
         };
         let def = entry.def;
-        // The arguments are validated and handed to the tool where they lie in the request:
-        // a big argument is never copied before it is known to be acceptable.
-        let args = match arguments(cx.params) {
-            Ok(a) => a,
-            Err(err) => return (fail(cx, err), failed(ErrorCode::InvalidParams)),
-        };
-        let missing: Vec<&str> = def
-            .requires
-            .iter()
-            .copied()
-            .filter(|c| cx.caps.get(*c).is_none())
-            .collect();
-        if !missing.is_empty() {
-            let mut req = Map::new();
-            for c in &missing {
-                req.insert(String::from(*c), json!({}));
-            }
-            let err = RpcError::with_data(
-                reply::MISSING_CAPABILITY,
-                format!("Missing required client capability: {}", missing.join(", ")),
-                json!({"requiredCapabilities": req}),
-            );
-            return (fail(cx, err), failed(ErrorCode::NotSup));
-        }
-        if let Some(err) = cx
-            .headers
-            .and_then(|h| param_header_mismatch(&entry.input, args, h))
-        {
-            return (fail(cx, err), failed(ErrorCode::InvalidParams));
-        }
-        let (input_responses, request_state) = match retry_params(cx.params) {
-            Ok(r) => r,
-            Err(e) => return (fail(cx, e), failed(ErrorCode::InvalidParams)),
-        };
-        if let Err(why) = entry.input.validate(args) {
-            let err = ToolError::new(ErrorCode::Inval, why);
-            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
-        }
-        let busy =
-            |s: &Self, why: &str| (s.busy_result(cx.id, cx.era, why), failed(ErrorCode::Busy));
-        if self.calls.active(cx.key) >= self.config.limits.concurrent_calls {
-            let why = format!(
-                "{} tool calls already running",
-                self.config.limits.concurrent_calls
-            );
-            return busy(self, &why);
-        }
-        // The tasks extension (see `tasks`): refused without it, or bounded with it.
-        if self.tasks.required(cx, def.name) {
-            let err = super::tasks::missing_extension();
-            return (fail(cx, err), failed(ErrorCode::NotSup));
-        }
-        let gated = self.config.confirm && def.annotations.destructive;
-        if gated && cx.caps.get("elicitation").is_none() {
-            let err = confirm::cannot_ask(def.name);
-            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
-        }
         let output_schema = entry.output.clone();
-        if self.tasks.wanted_at_all(cx, def.name)
-            && let Err(why) = self.tasks.room(cx, &self.config.limits)
-        {
-            return busy(self, &why);
-        }
+        let gates = gates::check(
+            cx,
+            entry,
+            &self.tools,
+            &self.config,
+            &mut self.calls,
+            &mut self.tasks,
+        );
+        let Passed {
+            args,
+            input_responses,
+            request_state,
+            gated,
+        } = match gates {
+            Ok(passed) => passed,
+            Err(refusal) => return self.refuse(cx, refusal),
+        };
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                return busy(self, "server context in use");
+                let r = self.busy_result(cx.id, cx.era, "server context in use");
+                return (r, failed(ErrorCode::Busy));
             };
             let call = ToolCall {
                 args,

@@ -3,6 +3,7 @@
 
 pub(crate) mod asking;
 pub(crate) mod emit;
+pub(crate) mod gates;
 pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
