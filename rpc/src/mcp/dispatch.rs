@@ -10,11 +10,10 @@ use super::confirm;
 use super::cursor;
 use super::get_stream;
 use super::limits::{CallState, Key};
-use super::prompt::{PromptCall, PromptReply};
+use super::prompt;
 use super::reply;
-use super::request::{Cx, Era, arguments, retry_params};
-use super::resource::{ResourceContents, Streamed};
-use super::resource_stream::SplicedStream;
+use super::request::{Cx, Era, input_unsupported};
+use super::resource_read;
 use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
 use super::schema::Schema;
 use super::server::McpServer;
@@ -30,15 +29,6 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
-
-/// The answer to a request that needs client input where it cannot be asked for (a legacy
-/// client that does not take SSE, or a prompt).
-fn input_unsupported() -> ToolError {
-    ToolError::new(
-        ErrorCode::NotSup,
-        "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
-    )
-}
 
 impl<C: 'static> McpServer<C> {
     /// What the server offers beyond the fixed capabilities.
@@ -68,11 +58,13 @@ impl<C: 'static> McpServer<C> {
             "resources/templates/list" => self.list(cx, "resourceTemplates", |s| {
                 s.resources.templates.iter().map(|t| t.listing()).collect()
             }),
-            "resources/read" => return self.read_resource(cx),
+            "resources/read" => {
+                return resource_read::read(&self.resources, &self.ctx, &self.config, cx);
+            }
             "prompts/list" => self.list(cx, "prompts", |s| {
                 s.prompts.iter().map(|p| p.listing()).collect()
             }),
-            "prompts/get" => self.get_prompt(cx),
+            "prompts/get" => prompt::get(&self.prompts, &self.ctx, cx),
             "completion/complete" => {
                 Ok(json!({"completion": {"values": [], "total": 0, "hasMore": false}}))
             }
@@ -149,141 +141,6 @@ impl<C: 'static> McpServer<C> {
             r.insert("nextCursor".into(), Value::from(n));
         }
         Ok(Value::Object(r))
-    }
-
-    /// `resources/read`: a resource with a streamed reader answers with its item's data
-    /// streamed into the result, a bounded piece per poll; any other is read whole.
-    fn read_resource(&mut self, cx: &Cx<'_>) -> Response {
-        let uri = cx.params.get("uri").and_then(|u| u.as_str());
-        let uri = uri.as_deref();
-        if let Some((uri, open)) = uri.and_then(|u| Some((u, self.resources.stream_for(u)?))) {
-            let opened = match self.ctx.try_borrow_mut() {
-                Ok(mut ctx) => open(&mut ctx, uri),
-                Err(_) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
-            };
-            let item = match opened.map(Streamed::of) {
-                Ok(Some(item)) => item,
-                Ok(None) => {
-                    let e = ToolError::new(ErrorCode::Internal, "not a streamed resource item");
-                    return fail(
-                        cx,
-                        RpcError::new(
-                            jsonrpc::INTERNAL_ERROR,
-                            alloc::string::ToString::to_string(&e),
-                        ),
-                    );
-                }
-                Err(e) if e.code == ErrorCode::NotFound => {
-                    let err = resource_not_found(cx.era, uri);
-                    return fail(cx, err);
-                }
-                Err(e) => {
-                    return fail(
-                        cx,
-                        RpcError::new(
-                            jsonrpc::INTERNAL_ERROR,
-                            alloc::string::ToString::to_string(&e),
-                        ),
-                    );
-                }
-            };
-            let result = json!({"contents": [item.item.clone()]});
-            let resp = finish(&self.config, cx, "resources/read", result);
-            return SplicedStream::response(
-                self.ctx.clone(),
-                resp,
-                item,
-                self.config.limits.stream_chunk,
-            );
-        }
-        match self.read_resource_whole(cx) {
-            Ok(v) => finish(&self.config, cx, "resources/read", v),
-            Err(e) => fail(cx, e),
-        }
-    }
-
-    fn read_resource_whole(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
-        let Some(uri) = cx.params.get("uri").and_then(|u| u.as_str()) else {
-            return Err(RpcError::invalid_params("Invalid params: uri is required"));
-        };
-        let uri = &*uri;
-        let result = {
-            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                return Err(RpcError::new(
-                    jsonrpc::INTERNAL_ERROR,
-                    "E_BUSY: server context in use",
-                ));
-            };
-            if let Some(def) = self.resources.resources.iter().find(|r| r.uri == uri) {
-                Some((def.read)(&mut ctx, uri))
-            } else {
-                self.resources
-                    .templates
-                    .iter()
-                    .find_map(|t| t.matches(uri).map(|vars| (t.read)(&mut ctx, uri, &vars)))
-            }
-        };
-        let not_found = || resource_not_found(cx.era, uri);
-        match result {
-            None => Err(not_found()),
-            Some(Err(e)) if e.code == ErrorCode::NotFound => Err(not_found()),
-            Some(Err(e)) => Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
-                alloc::string::ToString::to_string(&e),
-            )),
-            Some(Ok(contents)) if contents.is_empty() => Err(not_found()),
-            Some(Ok(contents)) => {
-                let list: Vec<Value> = contents.iter().map(ResourceContents::to_json).collect();
-                Ok(json!({"contents": list}))
-            }
-        }
-    }
-
-    fn get_prompt(&mut self, cx: &Cx<'_>) -> Result<Value, RpcError> {
-        let Some(name) = cx.params.get("name").and_then(|n| n.as_str()) else {
-            return Err(RpcError::invalid_params("Invalid params: name is required"));
-        };
-        let Some(def) = self.prompts.iter().find(|p| p.name == name).copied() else {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: unknown prompt {name}"
-            )));
-        };
-        let args = arguments(cx.params)?;
-        if let Some(a) = def
-            .arguments
-            .iter()
-            .find(|a| a.required && !args.contains_key(a.name))
-        {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: missing argument {}",
-                a.name
-            )));
-        }
-        let (input_responses, request_state) = retry_params(cx.params)?;
-        let call = PromptCall {
-            args,
-            client_capabilities: cx.caps,
-            input_responses: input_responses.as_ref(),
-            request_state: request_state.as_deref(),
-        };
-        let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-            return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
-                "E_BUSY: server context in use",
-            ));
-        };
-        let internal = |e: &ToolError| {
-            RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
-                alloc::string::ToString::to_string(e),
-            )
-        };
-        match (def.get)(&mut ctx, &call) {
-            Ok(PromptReply::Done(v)) => Ok(v),
-            Ok(PromptReply::InputRequired(ir)) if cx.era == Era::Modern => Ok(ir.to_json()),
-            Ok(PromptReply::InputRequired(_)) => Err(internal(&input_unsupported())),
-            Err(e) => Err(internal(&e)),
-        }
     }
 
     /// A complete tool result, sent at once, and how it ended (for the audit record).
@@ -583,21 +440,5 @@ impl<C: 'static> McpServer<C> {
                 (reply::stream(sse, Body::Stream(Box::new(s))), None)
             }
         }
-    }
-}
-
-/// The protocol's answer to a read of a resource that does not exist, in each era.
-fn resource_not_found(era: Era, uri: &str) -> RpcError {
-    match era {
-        Era::Modern => RpcError::with_data(
-            jsonrpc::INVALID_PARAMS,
-            "Resource not found",
-            json!({"uri": uri}),
-        ),
-        Era::Legacy(_) => RpcError::with_data(
-            reply::RESOURCE_NOT_FOUND_LEGACY,
-            "Resource not found",
-            json!({"uri": uri}),
-        ),
     }
 }

@@ -37,6 +37,7 @@ mod registry;
 mod reply;
 mod request;
 mod resource;
+mod resource_read;
 mod resource_stream;
 mod result;
 mod schema;

@@ -1,8 +1,9 @@
 //! What both eras know about a request once its envelope is checked: the era, the per-request
 //! context [`Cx`] that dispatch works from, and the header and `params` readings both share.
 
+use super::error_code::ErrorCode;
 use super::limits::Key;
-use super::tool::LogLevel;
+use super::tool::{LogLevel, ToolError};
 use crate::http::{Field, Headers};
 use crate::jsonrpc::{Id, RpcError, ValueRef};
 use alloc::borrow::Cow;
@@ -76,6 +77,15 @@ pub(crate) fn retry_params(params: ValueRef<'_>) -> Result<Retry<'_>, RpcError> 
         }
     };
     Ok((responses, state))
+}
+
+/// The answer to a request that needs client input where it cannot be asked for (a legacy
+/// client that does not take SSE, or a prompt).
+pub(crate) fn input_unsupported() -> ToolError {
+    ToolError::new(
+        ErrorCode::NotSup,
+        "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
+    )
 }
 
 /// Bytes of a session id an audit record shows.
