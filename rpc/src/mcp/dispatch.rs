@@ -10,9 +10,10 @@ use super::confirm;
 use super::cursor;
 use super::get_stream;
 use super::limits::{CallState, Key};
+use super::modern;
 use super::prompt;
 use super::reply;
-use super::request::{Cx, Era, input_unsupported};
+use super::request::{Cx, Era, Head, input_unsupported};
 use super::resource_read;
 use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
 use super::schema::Schema;
@@ -20,8 +21,8 @@ use super::server::McpServer;
 use super::tasks::{self, Begin};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use super::version::MODERN_VERSION;
-use crate::http::{Body, Response};
-use crate::jsonrpc::{self, Id, RpcError, ValueRef};
+use crate::http::{Body, Headers, Peer, Response};
+use crate::jsonrpc::{self, Id, Incoming, RpcError, ValueRef};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
@@ -37,6 +38,59 @@ impl<C: 'static> McpServer<C> {
             tasks: self.tasks.offered(),
             subscribe: self.subscriptions.offered(),
         }
+    }
+
+    /// A 2026-07-28 POST: its envelope checked (see `modern`), then the client's rate.
+    pub(crate) fn modern(
+        &mut self,
+        incoming: Incoming,
+        headers: &Headers,
+        head: &Head<'_>,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        let msg = match modern::message(incoming) {
+            Ok(msg) => msg,
+            Err(refused) => return refused,
+        };
+        let req = match modern::envelope(&msg, head) {
+            Ok(req) => req,
+            Err(refused) => return refused,
+        };
+        let limits = self.config.limits;
+        if !self.clients.admit(
+            peer.addr,
+            now_ms,
+            limits.requests_per_second,
+            limits.max_clients,
+        ) {
+            let why = "more requests per second than allowed";
+            return match (req.id, req.method) {
+                (Some(id), "tools/call") => self.busy_result(id, Era::Modern, why),
+                _ => reply::busy(req.id, why),
+            };
+        }
+        let Some(id) = req.id else {
+            // Notifications (cancellation is closing the stream in this era) need no answer.
+            return reply::accepted();
+        };
+        let cx = Cx {
+            era: Era::Modern,
+            id,
+            params: req.params,
+            caps: &req.caps,
+            accept: head.accept(),
+            progress_token: req.meta.get("progressToken").and_then(|t| t.to_value()),
+            log_level: req.log_level,
+            key: Key::Addr(peer.addr),
+            sse_ids: None,
+            sse_retry_ms: None,
+            now_ms,
+            headers: Some(headers),
+            client: peer.addr,
+            session_tag: None,
+        };
+        self.dispatch(req.method, &cx)
     }
 
     pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
