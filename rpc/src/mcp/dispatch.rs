@@ -9,6 +9,7 @@ use super::call::stream::{CallSetup, CallStream, Framing};
 use super::confirm;
 use super::cursor;
 use super::get_stream;
+use super::legacy;
 use super::limits::{CallState, Key};
 use super::modern;
 use super::prompt;
@@ -22,7 +23,7 @@ use super::tasks::{self, Begin};
 use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
 use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Peer, Response};
-use crate::jsonrpc::{self, Id, Incoming, RpcError, ValueRef};
+use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError, ValueRef};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
@@ -38,6 +39,172 @@ impl<C: 'static> McpServer<C> {
             tasks: self.tasks.offered(),
             subscribe: self.subscriptions.offered(),
         }
+    }
+
+    /// A POST of the session-based era: `initialize`, or a message of the session it names
+    /// (see `legacy`).
+    pub(crate) fn legacy(
+        &mut self,
+        incoming: Incoming,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        if let Incoming::Single(Ok(m)) = &incoming
+            && m.method() == Some("initialize")
+        {
+            return self.initialize(m, peer, now_ms);
+        }
+        let limits = self.config.limits;
+        let admitted = legacy::session(&mut self.sessions, &incoming, headers, &limits, now_ms);
+        let legacy::Admitted {
+            serial,
+            version,
+            within_rate,
+        } = match admitted {
+            Ok(admitted) => admitted,
+            Err(refused) => return refused,
+        };
+        match incoming {
+            Incoming::Single(Err(f)) => reply::error(400, f.id.as_ref(), &f.error),
+            Incoming::Single(Ok(msg)) => {
+                if !within_rate {
+                    let why = "more requests per second than allowed";
+                    return match (&msg, msg.method()) {
+                        // Cancellations and answers to our own requests reduce work: never
+                        // refused.
+                        (Message::Response { .. }, _) | (_, Some("notifications/cancelled")) => {
+                            self.legacy_message(serial, &msg, headers, peer, now_ms)
+                        }
+                        (Message::Request { id, .. }, Some("tools/call")) => {
+                            self.busy_result(id, Era::Legacy(version), why)
+                        }
+                        _ => reply::busy(msg.id(), why),
+                    };
+                }
+                self.legacy_message(serial, &msg, headers, peer, now_ms)
+            }
+            Incoming::Batch(items) => {
+                if let Some(refused) =
+                    legacy::batch_refused(version, items.len(), &limits, within_rate)
+                {
+                    return refused;
+                }
+                self.batch(serial, items, headers, peer, now_ms)
+            }
+        }
+    }
+
+    /// 2025-03-26 batches: each request is answered in a JSON array; a batch of only
+    /// notifications gets 202. Tool calls cannot be batched here: their results may stream,
+    /// so a batched `tools/call` gets -32600 asking for it to be sent alone, as does any other
+    /// request whose answer streams. Every item after the first (counted by the caller)
+    /// counts against the session's rate, and the answer is capped in bytes: items past
+    /// either limit are answered with an error instead of being run.
+    fn batch(
+        &mut self,
+        serial: u64,
+        items: Vec<Result<Message, ParseFailure>>,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        let limits = self.config.limits;
+        let mut answer = legacy::BatchAnswer::new();
+        for (i, item) in items.into_iter().enumerate() {
+            let over_rate = i > 0
+                && !self
+                    .sessions
+                    .find_serial(serial)
+                    .is_some_and(|s| s.window.admit(now_ms, limits.requests_per_second));
+            let bytes = match legacy::batch_item(item, over_rate, answer.bytes(), &limits) {
+                Ok(m) => {
+                    let r = self.legacy_message(serial, &m, headers, peer, now_ms);
+                    legacy::batch_item_answer(&m, r)
+                }
+                Err(refused) => Some(refused),
+            };
+            answer.push(bytes);
+        }
+        answer.finish()
+    }
+
+    /// A message of session `serial`: answered by the era, or dispatched.
+    fn legacy_message(
+        &mut self,
+        serial: u64,
+        msg: &Message,
+        headers: &Headers,
+        peer: Peer,
+        now_ms: u64,
+    ) -> Response {
+        let routed = legacy::message(
+            serial,
+            msg,
+            &mut self.sessions,
+            &self.answers,
+            &mut self.calls,
+            &self.config.limits,
+        );
+        let req = match routed {
+            Ok(req) => req,
+            Err(answered) => return answered,
+        };
+        let cx = req.cx(serial, headers, peer, now_ms);
+        if let Some(on) = match req.method {
+            "resources/subscribe" if self.subscriptions.offered() => Some(true),
+            "resources/unsubscribe" if self.subscriptions.offered() => Some(false),
+            _ => None,
+        } {
+            return self.subscriptions.subscribe(serial, &cx, on);
+        }
+        self.dispatch(req.method, &cx)
+    }
+
+    /// `initialize`: a new session, an older one evicted if the table is full.
+    fn initialize(&mut self, msg: &Message, peer: Peer, now_ms: u64) -> Response {
+        let Message::Request { id, params, .. } = msg else {
+            return legacy::initialize_not_a_request();
+        };
+        let limits = self.config.limits;
+        if !self.clients.admit(
+            peer.addr,
+            now_ms,
+            limits.requests_per_second,
+            limits.max_clients,
+        ) {
+            return reply::busy(Some(id), "more requests per second than allowed");
+        }
+        let (version, caps) = match legacy::opening(id, *params) {
+            Ok(opening) => opening,
+            Err(refused) => return refused,
+        };
+        let calls = &mut self.calls;
+        let created = self.sessions.create(
+            limits.max_sessions,
+            &mut *self.entropy,
+            version,
+            caps.unwrap_or_else(|| json!({})),
+            now_ms,
+            |serial| calls.busy(Key::Session(serial)),
+        );
+        let (session_id, evicted) = match created {
+            Ok((s, evicted)) => (s.id.clone(), evicted),
+            Err(_) => return legacy::sessions_full(id),
+        };
+        if let Some(serial) = evicted {
+            self.calls.cancel_all(Key::Session(serial));
+            self.subscriptions.forget(serial);
+        }
+        let instructions = self.instructions_json.as_deref();
+        legacy::initialized(
+            id,
+            version,
+            session_id,
+            self.offers(),
+            &self.config.version,
+            instructions,
+        )
     }
 
     /// A 2026-07-28 POST: its envelope checked (see `modern`), then the client's rate.
