@@ -1,7 +1,7 @@
 //! Method dispatch shared by both eras: what each method answers, and how results are
 //! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
 
-use super::audit::{Outcome, PendingAudit, Via};
+use super::audit::{Outcome, PendingAudit};
 use super::call::asking::Asking;
 use super::call::emit::render_now;
 use super::call::gates::{self, Passed, Refusal};
@@ -20,7 +20,7 @@ use super::result::{Json, Offers, fail, finish, finish_members, result_extra, wr
 use super::schema::Schema;
 use super::server::McpServer;
 use super::tasks::{self, Begin};
-use super::tool::{Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use super::tool::{Started, ToolCall, ToolError, ToolOutput};
 use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Peer, Response};
 use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError, ValueRef};
@@ -445,7 +445,7 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let def = entry.def;
-        let mut audit = self.audit_start(cx, &def);
+        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, &def);
         let (response, outcome) = self.call_found(cx, index, &mut audit);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);
@@ -453,28 +453,8 @@ impl<C: 'static> McpServer<C> {
         response
     }
 
-    /// The audit record a call of `def` starts, if calls of it are audited: those of tools
-    /// not annotated read-only, when the configuration has a sink.
-    fn audit_start(&self, cx: &Cx<'_>, def: &ToolDef<C>) -> Option<PendingAudit> {
-        if def.annotations.read_only {
-            return None;
-        }
-        let sink = self.config.audit.clone()?;
-        let via = match cx.session_tag {
-            Some(tag) => Via::Session(String::from_utf8_lossy(&tag).into_owned()),
-            None => Via::Stateless,
-        };
-        let args = cx.params.get("arguments");
-        let args = args
-            .filter(ValueRef::is_object)
-            .unwrap_or(ValueRef::empty_object());
-        Some(PendingAudit::new(
-            sink, cx.now_ms, cx.client, via, def.name, args,
-        ))
-    }
-
     /// Turns a call's first answer into a task when it should be one (see
-    /// [`super::tasks::Tasks::wanted`]); `Err` hands `started` back for a plain answer. A streamed
+    /// [`tasks::Tasks::wanted`]); `Err` hands `started` back for a plain answer. A streamed
     /// result's audit record goes with the task and is written when it ends.
     fn task_or_plain(
         &mut self,
