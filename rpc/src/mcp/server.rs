@@ -34,31 +34,31 @@ pub type Entropy = Box<dyn FnMut(&mut [u8])>;
 /// The MCP server. `C` is the module's context (subsystems) that tool, resource and prompt
 /// functions get as `&mut C`; it is shared with streamed responses, hence `Rc<RefCell<_>>`.
 pub struct McpServer<C: 'static> {
-    pub(crate) config: Config,
-    pub(crate) ctx: Rc<RefCell<C>>,
-    pub(crate) tools: ToolRegistry<C>,
-    pub(crate) resources: ResourceCatalog<C>,
-    pub(crate) prompts: Vec<PromptDef<C>>,
-    pub(crate) sessions: Sessions,
-    pub(crate) clients: ClientWindows,
+    pub(super) config: Config,
+    pub(super) ctx: Rc<RefCell<C>>,
+    pub(super) tools: ToolRegistry<C>,
+    pub(super) resources: ResourceCatalog<C>,
+    pub(super) prompts: Vec<PromptDef<C>>,
+    pub(super) sessions: Sessions,
+    pub(super) clients: ClientWindows,
     /// Failed token checks by client address.
     auth_failures: ClientWindows,
     /// Throttled refusals audited by client address: one a second each.
     throttle_audited: ClientWindows,
-    pub(crate) calls: Calls,
-    pub(crate) entropy: Entropy,
+    pub(super) calls: Calls,
+    pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
-    pub(crate) answers: Rc<RefCell<Answers>>,
+    pub(super) answers: Rc<RefCell<Answers>>,
     /// Tool calls running as tasks (the tasks extension).
-    pub(crate) tasks: super::tasks::Tasks<C>,
+    pub(super) tasks: super::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
-    pub(crate) subscriptions: Subscriptions<C>,
+    pub(super) subscriptions: Subscriptions<C>,
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
-    pub(crate) instructions_json: Option<Box<[u8]>>,
+    pub(super) instructions_json: Option<Box<[u8]>>,
     /// The connection's last answer buffer (`Request::answer`), lent while its next request
     /// is handled: a tool result written at once goes into it instead of a new allocation.
-    pub(crate) lent: Cell<Vec<u8>>,
+    pub(super) lent: Cell<Vec<u8>>,
     /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
     /// nothing to read them.
     tape: Cell<Tape>,
@@ -180,16 +180,6 @@ impl<C: 'static> McpServer<C> {
     /// The shared context.
     pub fn context(&self) -> &Rc<RefCell<C>> {
         &self.ctx
-    }
-
-    /// Legacy sessions currently held.
-    pub fn session_count(&self) -> usize {
-        self.sessions.len()
-    }
-
-    /// Number of registered tools.
-    pub fn tool_count(&self) -> usize {
-        self.tools.len()
     }
 
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
