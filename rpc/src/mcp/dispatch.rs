@@ -1,5 +1,6 @@
-//! Method dispatch shared by both eras: what each method answers, and how results are
-//! decorated for the era (`resultType`, `_meta.serverInfo`, cache hints in 2026-07-28).
+//! Routing, the half of `McpServer` that is not its façade (`server.rs`): each era's POST
+//! after its checks (`modern`, `legacy`), then each method to what answers it, and a
+//! `tools/call` through its gates (`call::gates`) to its tool, its task or its stream.
 
 use super::audit::{Outcome, PendingAudit};
 use super::call::asking::Asking;
@@ -34,7 +35,7 @@ use serde_json::{Map, Value, json};
 
 impl<C: 'static> McpServer<C> {
     /// What the server offers beyond the fixed capabilities.
-    pub(crate) fn offers(&self) -> Offers {
+    fn offers(&self) -> Offers {
         Offers {
             tasks: self.tasks.offered(),
             subscribe: self.subscriptions.offered(),
@@ -43,7 +44,7 @@ impl<C: 'static> McpServer<C> {
 
     /// A POST of the session-based era: `initialize`, or a message of the session it names
     /// (see `legacy`).
-    pub(crate) fn legacy(
+    pub(super) fn legacy(
         &mut self,
         incoming: Incoming,
         headers: &Headers,
@@ -208,7 +209,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// A 2026-07-28 POST: its envelope checked (see `modern`), then the client's rate.
-    pub(crate) fn modern(
+    pub(super) fn modern(
         &mut self,
         incoming: Incoming,
         headers: &Headers,
@@ -260,7 +261,7 @@ impl<C: 'static> McpServer<C> {
         self.dispatch(req.method, &cx)
     }
 
-    pub(crate) fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
+    fn dispatch(&mut self, method: &str, cx: &Cx<'_>) -> Response {
         let r = match method {
             "server/discover" if cx.era == Era::Modern => return self.discover(cx),
             "subscriptions/listen" if cx.era == Era::Modern && self.subscriptions.offered() => {
@@ -365,7 +366,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// A complete tool result, sent at once, and how it ended (for the audit record).
-    pub(crate) fn tool_result(
+    fn tool_result(
         &self,
         id: &Id,
         era: Era,
@@ -422,7 +423,7 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
-    pub(crate) fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
+    fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
         self.tool_error(id, era, &ToolError::new(ErrorCode::Busy, why))
     }
 

@@ -392,7 +392,7 @@ impl<C: 'static> McpServer<C> {
 
     /// Room on the server's tape, for the tests of its give-back.
     #[cfg(test)]
-    pub(crate) fn tape_capacity(&self) -> usize {
+    pub(super) fn tape_capacity(&self) -> usize {
         let tape = self.tape.take();
         let room = tape.capacity();
         self.tape.set(tape);

@@ -20,7 +20,7 @@ use core::cell::RefCell;
 use serde_json::json;
 
 /// Events kept per session for `Last-Event-ID` replay: 16 bytes each.
-pub(crate) const EVENTS_KEPT: usize = 16;
+const EVENTS_KEPT: usize = 16;
 /// Watchable resources at most (a session's subscriptions are a bit mask).
 const MAX_WATCHES: usize = 32;
 

@@ -192,7 +192,7 @@ impl<C: 'static> Clone for Tasks<C> {
 }
 
 impl<C: 'static> Tasks<C> {
-    pub(crate) fn support(&self, name: &str) -> Option<TaskSupport> {
+    fn support(&self, name: &str) -> Option<TaskSupport> {
         self.tools
             .iter()
             .find(|t| t.name == name)
@@ -571,7 +571,7 @@ impl<C: 'static> Tasks<C> {
 }
 
 /// Whether the request's client capabilities declare the extension.
-pub(crate) fn negotiated(caps: &Value) -> bool {
+fn negotiated(caps: &Value) -> bool {
     caps.get("extensions")
         .and_then(|e| e.get(TASKS_EXTENSION))
         .is_some()

@@ -53,7 +53,7 @@ pub(crate) enum EmitPoll {
 }
 
 /// Writes the members an era adds at the end of a result (see [`CallSetup::result_extra`]).
-pub(crate) type Extra<'a> = &'a dyn Fn(&mut Vec<u8>);
+type Extra<'a> = &'a dyn Fn(&mut Vec<u8>);
 
 /// A structured result that weighs more than this ([`weight`]) is checked against the output
 /// schema and written a stage per poll (a 300-entry `fs.list` weighs ~1,800 and took 13M guest

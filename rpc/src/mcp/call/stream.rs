@@ -21,7 +21,7 @@ use core::fmt::Write;
 use serde_json::{Map, Value};
 
 /// JSON-RPC error code sent when a call is cancelled before its result started.
-pub(crate) const REQUEST_CANCELLED: i32 = -32800;
+const REQUEST_CANCELLED: i32 = -32800;
 
 /// How the response is framed.
 #[derive(Clone, Debug)]
