@@ -4,6 +4,8 @@
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
+use super::request::Cx;
+use super::tool::ToolDef;
 use crate::jsonrpc::{Kind, ValueRef};
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -205,6 +207,30 @@ pub(crate) struct PendingAudit {
 }
 
 impl PendingAudit {
+    /// The record a call of `def` starts, if calls of it are audited: those of tools not
+    /// annotated read-only, when the configuration has a sink.
+    pub(crate) fn of_call<C>(
+        sink: Option<&AuditSink>,
+        cx: &Cx<'_>,
+        def: &ToolDef<C>,
+    ) -> Option<PendingAudit> {
+        if def.annotations.read_only {
+            return None;
+        }
+        let sink = sink?.clone();
+        let via = match cx.session_tag {
+            Some(tag) => Via::Session(String::from_utf8_lossy(&tag).into_owned()),
+            None => Via::Stateless,
+        };
+        let args = cx.params.get("arguments");
+        let args = args
+            .filter(ValueRef::is_object)
+            .unwrap_or(ValueRef::empty_object());
+        Some(PendingAudit::new(
+            sink, cx.now_ms, cx.client, via, def.name, args,
+        ))
+    }
+
     pub(crate) fn new(
         sink: AuditSink,
         at_ms: u64,

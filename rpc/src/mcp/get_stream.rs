@@ -16,12 +16,13 @@
 //! `Last-Event-ID` resumes after that event (`Feed::resume`). An idle stream sends an SSE
 //! comment every `KEEP_ALIVE_MS`, which keeps proxies and tunnels from dropping it.
 
-use super::call::{KEEP_ALIVE_MS, Utf8Sink};
+use super::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
+use super::config::Limits;
 use super::reply;
 use super::request::{Cx, accepts_sse};
-use super::server::{LEGACY_VERSIONS, McpServer};
-use super::session::plausible_id;
-use super::subscriptions::{Hub, WatchDef};
+use super::session::{Sessions, plausible_id};
+use super::subscriptions::{Hub, Subscriptions, WatchDef};
+use super::version::LEGACY_VERSIONS;
 use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
 use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;
@@ -33,143 +34,154 @@ use core::cell::RefCell;
 use core::fmt::Write;
 use serde_json::{Value, json};
 
-impl<C: 'static> McpServer<C> {
-    /// Answers `GET /mcp`: a legacy session's event stream, or why not.
-    pub(crate) fn get(&mut self, headers: &Headers, now_ms: u64) -> Response {
-        let version = headers.get("MCP-Protocol-Version").map(str::trim);
-        let session = headers.get("Mcp-Session-Id").map(str::trim);
-        // The 2026-07-28 era has no GET stream (it listens with `subscriptions/listen`).
-        let (Some(sid), false) = (
-            session,
-            version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v)),
-        ) else {
-            return reply::not_allowed("POST, DELETE");
-        };
-        let bad = |status, why: &str| {
-            reply::error(status, None, &RpcError::new(jsonrpc::INVALID_REQUEST, why))
-        };
-        if !accepts_sse(headers.get("Accept")) {
-            return bad(406, "Not Acceptable: GET /mcp answers text/event-stream");
-        }
-        if !plausible_id(sid) {
-            return bad(400, "Bad Request: malformed Mcp-Session-Id");
-        }
-        let Some(session) = self.sessions.get_mut(sid) else {
-            return reply::error(
-                404,
-                None,
-                &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
-            );
-        };
-        session.last_seen_ms = now_ms;
-        let serial = session.serial;
-        // Only this stream's own events can be replayed; a POST stream's id asks for an answer
-        // this server no longer has, and must not be mistaken for a fresh stream.
-        let last = match headers.get("Last-Event-ID").map(str::trim) {
-            None => None,
-            Some(id) => match parse_event_id(id, serial) {
-                Some(seq) => Some(seq),
-                None => {
-                    return bad(
-                        400,
-                        "Bad Request: Last-Event-ID names no event of this session's GET \
-                         stream (streams of POST requests are not resumed)",
-                    );
-                }
-            },
-        };
-        let limit = self.config.limits.event_streams;
-        let mut hub = self.subscriptions.hub.borrow_mut();
-        let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
-        if !takes_over && hub.open_streams >= limit {
-            return streams_busy(None, limit);
-        }
-        let stream = hub.open_stream();
-        let feed = hub.feed_or_new(serial);
-        feed.stream = stream;
-        let cursor = feed.resume(last);
-        drop(hub);
-        self.event_stream(serial, stream, cursor, None, Vec::new())
+/// Answers `GET /mcp`: a legacy session's event stream, or why not.
+pub(crate) fn get<C: 'static>(
+    subs: &Subscriptions<C>,
+    sessions: &mut Sessions,
+    ctx: &Rc<RefCell<C>>,
+    limits: &Limits,
+    headers: &Headers,
+    now_ms: u64,
+) -> Response {
+    let version = headers.get("MCP-Protocol-Version").map(str::trim);
+    let session = headers.get("Mcp-Session-Id").map(str::trim);
+    // The 2026-07-28 era has no GET stream (it listens with `subscriptions/listen`).
+    let (Some(sid), false) = (
+        session,
+        version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v)),
+    ) else {
+        return reply::not_allowed("POST, DELETE");
+    };
+    let bad = |status, why: &str| {
+        reply::error(status, None, &RpcError::new(jsonrpc::INVALID_REQUEST, why))
+    };
+    if !accepts_sse(headers.get("Accept")) {
+        return bad(406, "Not Acceptable: GET /mcp answers text/event-stream");
     }
-
-    /// The response whose body is the event stream of feed `serial` (stream number `stream`),
-    /// from event `cursor` on, `pending` first.
-    fn event_stream(
-        &self,
-        serial: u64,
-        stream: u64,
-        cursor: u64,
-        listen: Option<String>,
-        pending: Vec<u8>,
-    ) -> Response {
-        let body = GetStream {
-            hub: self.subscriptions.hub.clone(),
-            defs: self.subscriptions.defs.clone(),
-            ctx: self.ctx.clone(),
-            serial,
-            stream,
-            cursor,
-            listen,
-            pending,
-            sent: 0,
-            quiet_since: None,
-        };
-        reply::stream(true, Body::Stream(Box::new(body)))
+    if !plausible_id(sid) {
+        return bad(400, "Bad Request: malformed Mcp-Session-Id");
     }
-
-    /// `subscriptions/listen` (2026-07-28): the answer is the event stream.
-    pub(crate) fn listen(&mut self, cx: &Cx<'_>) -> Response {
-        if !cx.accept_sse() {
-            let err = RpcError::new(
-                jsonrpc::INVALID_REQUEST,
-                "Not Acceptable: subscriptions/listen answers text/event-stream",
-            );
-            return reply::error(406, Some(cx.id), &err);
-        }
-        let wanted = cx
-            .params
-            .get("notifications")
-            .and_then(|n| n.get("resourceSubscriptions"))
-            .filter(|w| w.is_array());
-        let (mut mask, mut honored) = (0u32, Vec::new());
-        for uri in wanted
-            .iter()
-            .flat_map(|w| w.items())
-            .filter_map(|u| u.as_str())
-        {
-            let uri = &*uri;
-            if let Some(i) = self.subscriptions.defs.iter().position(|d| d.uri == uri)
-                && mask & (1 << i) == 0
-            {
-                mask |= 1 << i;
-                honored.push(Value::from(uri));
+    let Some(session) = sessions.get_mut(sid) else {
+        return reply::error(
+            404,
+            None,
+            &RpcError::new(reply::SESSION_NOT_FOUND, "Session not found"),
+        );
+    };
+    session.last_seen_ms = now_ms;
+    let serial = session.serial;
+    // Only this stream's own events can be replayed; a POST stream's id asks for an answer
+    // this server no longer has, and must not be mistaken for a fresh stream.
+    let last = match headers.get("Last-Event-ID").map(str::trim) {
+        None => None,
+        Some(id) => match parse_event_id(id, serial) {
+            Some(seq) => Some(seq),
+            None => {
+                return bad(
+                    400,
+                    "Bad Request: Last-Event-ID names no event of this session's GET \
+                     stream (streams of POST requests are not resumed)",
+                );
             }
-        }
-        let limit = self.config.limits.event_streams;
-        let mut hub = self.subscriptions.hub.borrow_mut();
-        if hub.open_streams >= limit {
-            return streams_busy(Some(cx.id), limit);
-        }
-        let stream = hub.open_stream();
-        let serial = LISTEN | stream;
-        let feed = hub.feed_or_new(serial);
-        feed.mask = mask;
-        feed.stream = stream;
-        let cursor = feed.next_seq;
-        drop(hub);
-        let id = String::from(cx.id.as_json());
-        let mut pending = Vec::from(
-            &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
-        );
-        pending.extend_from_slice(br#"{"resourceSubscriptions":"#);
-        jsonrpc::write_value(&mut pending, &Value::Array(honored));
-        pending.push(b'}');
-        let _ = write!(
-            Utf8Sink(&mut pending),
-            ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
-        );
-        self.event_stream(serial, stream, cursor, Some(id), pending)
+        },
+    };
+    let limit = limits.event_streams;
+    let mut hub = subs.hub.borrow_mut();
+    let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
+    if !takes_over && hub.open_streams >= limit {
+        return streams_busy(None, limit);
     }
+    let stream = hub.open_stream();
+    let feed = hub.feed_or_new(serial);
+    feed.stream = stream;
+    let cursor = feed.resume(last);
+    drop(hub);
+    event_stream(subs, ctx, serial, stream, cursor, None, Vec::new())
+}
+
+/// The response whose body is the event stream of feed `serial` (stream number `stream`),
+/// from event `cursor` on, `pending` first.
+fn event_stream<C: 'static>(
+    subs: &Subscriptions<C>,
+    ctx: &Rc<RefCell<C>>,
+    serial: u64,
+    stream: u64,
+    cursor: u64,
+    listen: Option<String>,
+    pending: Vec<u8>,
+) -> Response {
+    let body = GetStream {
+        hub: subs.hub.clone(),
+        defs: subs.defs.clone(),
+        ctx: ctx.clone(),
+        serial,
+        stream,
+        cursor,
+        listen,
+        pending,
+        sent: 0,
+        quiet_since: None,
+    };
+    reply::stream(true, Body::Stream(Box::new(body)))
+}
+
+/// `subscriptions/listen` (2026-07-28): the answer is the event stream.
+pub(crate) fn listen<C: 'static>(
+    subs: &Subscriptions<C>,
+    ctx: &Rc<RefCell<C>>,
+    limits: &Limits,
+    cx: &Cx<'_>,
+) -> Response {
+    if !cx.accept_sse() {
+        let err = RpcError::new(
+            jsonrpc::INVALID_REQUEST,
+            "Not Acceptable: subscriptions/listen answers text/event-stream",
+        );
+        return reply::error(406, Some(cx.id), &err);
+    }
+    let wanted = cx
+        .params
+        .get("notifications")
+        .and_then(|n| n.get("resourceSubscriptions"))
+        .filter(|w| w.is_array());
+    let (mut mask, mut honored) = (0u32, Vec::new());
+    for uri in wanted
+        .iter()
+        .flat_map(|w| w.items())
+        .filter_map(|u| u.as_str())
+    {
+        let uri = &*uri;
+        if let Some(i) = subs.defs.iter().position(|d| d.uri == uri)
+            && mask & (1 << i) == 0
+        {
+            mask |= 1 << i;
+            honored.push(Value::from(uri));
+        }
+    }
+    let limit = limits.event_streams;
+    let mut hub = subs.hub.borrow_mut();
+    if hub.open_streams >= limit {
+        return streams_busy(Some(cx.id), limit);
+    }
+    let stream = hub.open_stream();
+    let serial = LISTEN | stream;
+    let feed = hub.feed_or_new(serial);
+    feed.mask = mask;
+    feed.stream = stream;
+    let cursor = feed.next_seq;
+    drop(hub);
+    let id = String::from(cx.id.as_json());
+    let mut pending = Vec::from(
+        &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
+    );
+    pending.extend_from_slice(br#"{"resourceSubscriptions":"#);
+    jsonrpc::write_value(&mut pending, &Value::Array(honored));
+    pending.push(b'}');
+    let _ = write!(
+        Utf8Sink(&mut pending),
+        ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
+    );
+    event_stream(subs, ctx, serial, stream, cursor, Some(id), pending)
 }
 
 /// 503 `E_BUSY`: every event stream (GET or listen) is taken.

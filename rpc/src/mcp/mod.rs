@@ -37,6 +37,9 @@ mod registry;
 mod reply;
 mod request;
 mod resource;
+mod resource_read;
+mod resource_stream;
+mod result;
 mod schema;
 mod security;
 mod server;
@@ -44,6 +47,7 @@ mod session;
 mod subscriptions;
 mod tasks;
 mod tool;
+mod version;
 
 #[cfg(test)]
 mod tests;
@@ -62,11 +66,12 @@ pub use resource::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,
 };
-pub use server::{Entropy, LEGACY_VERSIONS, MODERN_VERSION, McpServer, SERVER_NAME};
+pub use server::{Entropy, McpServer};
 pub use subscriptions::WatchDef;
-pub use tasks::{TASKS_EXTENSION, TaskSupport, TaskTool};
+pub use tasks::{TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
     Step, StepIo, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
     append_zeroed,
 };
+pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};

@@ -1,14 +1,15 @@
 //! What both eras know about a request once its envelope is checked: the era, the per-request
 //! context [`Cx`] that dispatch works from, and the header and `params` readings both share.
 
+use super::error_code::ErrorCode;
 use super::limits::Key;
-use super::tool::LogLevel;
+use super::tool::{LogLevel, ToolError};
 use crate::http::{Field, Headers};
 use crate::jsonrpc::{Id, RpcError, ValueRef};
 use alloc::borrow::Cow;
 use alloc::string::String;
 use base64::Engine;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Which protocol a request speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,53 @@ pub(crate) struct Cx<'a> {
     /// audit record names.
     pub(crate) client: [u8; 4],
     pub(crate) session_tag: Option<[u8; SESSION_TAG]>,
+}
+
+/// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.
+pub(crate) fn arguments(params: ValueRef<'_>) -> Result<ValueRef<'_>, RpcError> {
+    match params.get("arguments").filter(|a| !a.is_null()) {
+        None => Ok(ValueRef::empty_object()),
+        Some(a) if a.is_object() => Ok(a),
+        Some(_) => Err(RpcError::invalid_params(
+            "Invalid params: arguments must be an object",
+        )),
+    }
+}
+
+/// `inputResponses` and `requestState` of a request retried after `InputRequired` (built
+/// only when a retry carries them).
+pub(crate) type Retry<'a> = (Option<Map<String, Value>>, Option<Cow<'a, str>>);
+
+pub(crate) fn retry_params(params: ValueRef<'_>) -> Result<Retry<'_>, RpcError> {
+    let responses = match params.get("inputResponses") {
+        None => None,
+        Some(m) if m.is_object() && m.members().all(|(_, v)| v.is_object()) => match m.to_value() {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        },
+        Some(_) => {
+            let msg = "Invalid params: inputResponses must map keys to objects";
+            return Err(RpcError::invalid_params(msg));
+        }
+    };
+    let state = match params.get("requestState").map(|s| s.as_str()) {
+        None => None,
+        Some(Some(s)) => Some(s),
+        Some(None) => {
+            let msg = "Invalid params: requestState must be a string";
+            return Err(RpcError::invalid_params(msg));
+        }
+    };
+    Ok((responses, state))
+}
+
+/// The answer to a request that needs client input where it cannot be asked for (a legacy
+/// client that does not take SSE, or a prompt).
+pub(crate) fn input_unsupported() -> ToolError {
+    ToolError::new(
+        ErrorCode::NotSup,
+        "this needs client input: use protocol 2026-07-28, or accept text/event-stream",
+    )
 }
 
 /// Bytes of a session id an audit record shows.

@@ -5,6 +5,7 @@
 
 use super::audit::{AuditEvent, AuditRecord, AuthFailure};
 use super::config::Config;
+use super::get_stream;
 use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
 use super::prompt::PromptDef;
@@ -15,6 +16,7 @@ use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
 use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
 use super::subscriptions::Subscriptions;
+use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError, Tape};
 use alloc::boxed::Box;
@@ -26,49 +28,37 @@ use core::cell::{Cell, RefCell};
 /// none grows it.
 const TAPE_START: usize = 64;
 
-/// The stateless protocol version.
-pub const MODERN_VERSION: &str = "2026-07-28";
-/// Session-based versions, newest first. `initialize` never answers anything else.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// `serverInfo.name`.
-pub const SERVER_NAME: &str = "irix7-mcp";
-
-pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub(crate) const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
 /// Fills a buffer with unpredictable bytes (session ids).
 pub type Entropy = Box<dyn FnMut(&mut [u8])>;
 
 /// The MCP server. `C` is the module's context (subsystems) that tool, resource and prompt
 /// functions get as `&mut C`; it is shared with streamed responses, hence `Rc<RefCell<_>>`.
 pub struct McpServer<C: 'static> {
-    pub(crate) config: Config,
-    pub(crate) ctx: Rc<RefCell<C>>,
-    pub(crate) tools: ToolRegistry<C>,
-    pub(crate) resources: ResourceCatalog<C>,
-    pub(crate) prompts: Vec<PromptDef<C>>,
-    pub(crate) sessions: Sessions,
-    pub(crate) clients: ClientWindows,
+    pub(super) config: Config,
+    pub(super) ctx: Rc<RefCell<C>>,
+    pub(super) tools: ToolRegistry<C>,
+    pub(super) resources: ResourceCatalog<C>,
+    pub(super) prompts: Vec<PromptDef<C>>,
+    pub(super) sessions: Sessions,
+    pub(super) clients: ClientWindows,
     /// Failed token checks by client address.
     auth_failures: ClientWindows,
     /// Throttled refusals audited by client address: one a second each.
     throttle_audited: ClientWindows,
-    pub(crate) calls: Calls,
-    pub(crate) entropy: Entropy,
+    pub(super) calls: Calls,
+    pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
-    pub(crate) answers: Rc<RefCell<Answers>>,
+    pub(super) answers: Rc<RefCell<Answers>>,
     /// Tool calls running as tasks (the tasks extension).
-    pub(crate) tasks: super::tasks::Tasks<C>,
+    pub(super) tasks: super::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
-    pub(crate) subscriptions: Subscriptions<C>,
+    pub(super) subscriptions: Subscriptions<C>,
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
-    pub(crate) instructions_json: Option<Box<[u8]>>,
+    pub(super) instructions_json: Option<Box<[u8]>>,
     /// The connection's last answer buffer (`Request::answer`), lent while its next request
     /// is handled: a tool result written at once goes into it instead of a new allocation.
-    pub(crate) lent: Cell<Vec<u8>>,
+    pub(super) lent: Cell<Vec<u8>>,
     /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
     /// nothing to read them.
     tape: Cell<Tape>,
@@ -120,15 +110,14 @@ impl<C: 'static> McpServer<C> {
         if *tools.policy() != config.policy {
             tools.set_policy(config.policy.clone());
         }
-        let mut fresh = McpServer {
+        McpServer {
             tools,
             resources: other.resources.clone(),
             prompts: other.prompts.clone(),
             subscriptions: other.subscriptions.clone(),
+            tasks: other.tasks.clone(),
             ..McpServer::new(config, ctx, entropy)
-        };
-        fresh.tasks.tools = other.tasks.tools.clone();
-        fresh
+        }
     }
 
     /// Adds a tool family's table (all or nothing).
@@ -172,19 +161,25 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
+    /// Makes resources subscribable (a later duplicate URI is ignored), at most 32.
+    pub fn register_watches(&mut self, table: &[super::WatchDef<C>]) {
+        self.subscriptions.register(table);
+    }
+
+    /// Marks tools that may run as tasks (a name no tool has never matches).
+    pub fn add_task_tools(&mut self, tools: &[super::TaskTool]) {
+        self.tasks.add_tools(tools);
+    }
+
+    /// Advances every running task by one bounded step and drops expired ones. Called from
+    /// the module's poll loop; true when a task moved.
+    pub fn poll_tasks(&mut self, now_ms: u64) -> bool {
+        self.tasks.poll(&self.config.limits, now_ms)
+    }
+
     /// The shared context.
     pub fn context(&self) -> &Rc<RefCell<C>> {
         &self.ctx
-    }
-
-    /// Legacy sessions currently held.
-    pub fn session_count(&self) -> usize {
-        self.sessions.len()
-    }
-
-    /// Number of registered tools.
-    pub fn tool_count(&self) -> usize {
-        self.tools.len()
     }
 
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
@@ -344,18 +339,26 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
-        self.touch_streamed_sessions(now_ms);
+        self.subscriptions
+            .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
             .sessions
             .expire(now_ms, self.config.limits.session_idle_ms)
         {
             self.calls.cancel_all(Key::Session(serial));
-            self.forget_subscriptions(serial);
+            self.subscriptions.forget(serial);
         }
         match method {
             Method::Post => self.post(headers, head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
-            Method::Get => self.get(headers, now_ms),
+            Method::Get => get_stream::get(
+                &self.subscriptions,
+                &mut self.sessions,
+                &self.ctx,
+                &self.config.limits,
+                headers,
+                now_ms,
+            ),
             _ => reply::not_allowed("GET, POST, DELETE"),
         }
     }
@@ -389,7 +392,7 @@ impl<C: 'static> McpServer<C> {
 
     /// Room on the server's tape, for the tests of its give-back.
     #[cfg(test)]
-    pub(crate) fn tape_capacity(&self) -> usize {
+    pub(super) fn tape_capacity(&self) -> usize {
         let tape = self.tape.take();
         let room = tape.capacity();
         self.tape.set(tape);
@@ -443,7 +446,7 @@ impl<C: 'static> McpServer<C> {
         match self.sessions.remove(id) {
             Some(s) => {
                 self.calls.cancel_all(Key::Session(s.serial));
-                self.forget_subscriptions(s.serial);
+                self.subscriptions.forget(s.serial);
                 Response::empty(200)
             }
             None => reply::error(
@@ -510,9 +513,10 @@ fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Head, LEGACY_VERSIONS, MODERN_VERSION, is_modern};
+    use super::{Head, LEGACY_VERSIONS, is_modern};
     use crate::http::Headers;
     use crate::jsonrpc::{Incoming, Message, Tape, parse};
+    use crate::mcp::version::MODERN_VERSION;
 
     fn body(method: &str, meta: bool) -> alloc::string::String {
         let params = if meta {

@@ -60,6 +60,7 @@ impl Sessions {
         Some(self.list.swap_remove(i))
     }
 
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.list.len()
     }

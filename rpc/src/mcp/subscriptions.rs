@@ -10,7 +10,7 @@
 
 use super::reply;
 use super::request::Cx;
-use super::server::McpServer;
+use super::session::Sessions;
 use crate::http::Response;
 use crate::jsonrpc::RpcError;
 use alloc::collections::VecDeque;
@@ -20,7 +20,7 @@ use core::cell::RefCell;
 use serde_json::json;
 
 /// Events kept per session for `Last-Event-ID` replay: 16 bytes each.
-pub(crate) const EVENTS_KEPT: usize = 16;
+const EVENTS_KEPT: usize = 16;
 /// Watchable resources at most (a session's subscriptions are a bit mask).
 const MAX_WATCHES: usize = 32;
 
@@ -203,11 +203,11 @@ impl<C> Clone for Subscriptions<C> {
     }
 }
 
-impl<C: 'static> McpServer<C> {
+impl<C: 'static> Subscriptions<C> {
     /// Makes resources subscribable (a later duplicate URI is ignored), at most 32.
-    pub fn register_watches(&mut self, table: &[WatchDef<C>]) {
+    pub(crate) fn register(&mut self, table: &[WatchDef<C>]) {
         for def in table {
-            let subs = &mut self.subscriptions.defs;
+            let subs = &mut self.defs;
             if subs.len() < MAX_WATCHES && !subs.iter().any(|d| d.uri == def.uri) {
                 subs.push(*def);
             }
@@ -215,12 +215,12 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// Whether `resources/subscribe` is real here: something can be watched.
-    pub(crate) fn can_subscribe(&self) -> bool {
-        !self.subscriptions.defs.is_empty()
+    pub(crate) fn offered(&self) -> bool {
+        !self.defs.is_empty()
     }
 
     /// Legacy `resources/subscribe` and `resources/unsubscribe` of session `serial`.
-    pub(crate) fn subscribe(&mut self, serial: u64, cx: &Cx<'_>, on: bool) -> Response {
+    pub(crate) fn subscribe(&self, serial: u64, cx: &Cx<'_>, on: bool) -> Response {
         let Some(uri) = cx.params.get("uri").and_then(|u| u.as_str()) else {
             return reply::error(
                 200,
@@ -229,9 +229,9 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let uri = &*uri;
-        let Some(i) = self.subscriptions.defs.iter().position(|d| d.uri == uri) else {
+        let Some(i) = self.defs.iter().position(|d| d.uri == uri) else {
             let mut can = alloc::string::String::new();
-            for d in &self.subscriptions.defs {
+            for d in &self.defs {
                 if !can.is_empty() {
                     can.push_str(", ");
                 }
@@ -243,7 +243,7 @@ impl<C: 'static> McpServer<C> {
             );
             return reply::error(200, Some(cx.id), &RpcError::invalid_params(msg));
         };
-        let mut hub = self.subscriptions.hub.borrow_mut();
+        let mut hub = self.hub.borrow_mut();
         if on {
             hub.feed_or_new(serial).mask |= 1 << i;
         } else if let Some(f) = hub.feed(serial) {
@@ -255,18 +255,18 @@ impl<C: 'static> McpServer<C> {
 
     /// A session whose event stream is open is in use: it neither expires nor is evicted
     /// first, however long its client only listens.
-    pub(crate) fn touch_streamed_sessions(&mut self, now_ms: u64) {
-        let hub = self.subscriptions.hub.borrow();
+    pub(crate) fn touch_streamed(&self, sessions: &mut Sessions, now_ms: u64) {
+        let hub = self.hub.borrow();
         for f in hub.feeds.iter().filter(|f| f.stream != 0) {
-            if let Some(s) = self.sessions.find_serial(f.serial) {
+            if let Some(s) = sessions.find_serial(f.serial) {
                 s.last_seen_ms = now_ms;
             }
         }
     }
 
     /// A session ended: drop its subscriptions.
-    pub(crate) fn forget_subscriptions(&mut self, serial: u64) {
-        self.subscriptions.hub.borrow_mut().forget(serial);
+    pub(crate) fn forget(&self, serial: u64) {
+        self.hub.borrow_mut().forget(serial);
     }
 }
 

@@ -1,17 +1,20 @@
 //! The 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`): a long `tools/call` from a
 //! client that declares the extension answers at once with a task handle; the call runs on in
-//! the server's poll loop ([`McpServer::poll_tasks`]) with no HTTP request open, and the client
-//! polls `tasks/get` (which inlines the result), answers input with `tasks/update` and stops it
-//! with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime (`docs/bounds.md`).
+//! the server's poll loop ([`super::McpServer::poll_tasks`]) with no HTTP request open, and the
+//! client polls `tasks/get` (which inlines the result), answers input with `tasks/update` and
+//! stops it with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime
+//! (`docs/bounds.md`).
 
-use super::call::{CallSetup, CallStream, Framing};
-use super::dispatch::Json;
+use super::call::stream::{CallSetup, CallStream, Framing};
+use super::config::{Config, Limits};
 use super::limits::{CallState, Key};
+use super::registry::ToolRegistry;
 use super::reply;
 use super::request::{Cx, Era};
+use super::result::{Json, fail, finish, finish_members, result_extra};
 use super::schema::Schema;
-use super::server::McpServer;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
+use super::version::TASKS_EXTENSION;
 use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::jsonrpc::{self, Id, RpcError, Tape, ValueRef};
@@ -21,10 +24,8 @@ use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use serde_json::{Map, Value, json};
-
-/// The extension's key in `capabilities.extensions`.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// How a tool takes part in the tasks extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +168,7 @@ impl<C: 'static> Task<C> {
 pub(crate) struct Tasks<C: 'static> {
     list: Vec<Task<C>>,
     serial: u64,
-    pub(crate) tools: Vec<TaskTool>,
+    tools: Vec<TaskTool>,
 }
 
 impl<C: 'static> Default for Tasks<C> {
@@ -180,8 +181,18 @@ impl<C: 'static> Default for Tasks<C> {
     }
 }
 
+impl<C: 'static> Clone for Tasks<C> {
+    /// The same task tools, with no tasks (a fresh server has no clients).
+    fn clone(&self) -> Self {
+        Tasks {
+            tools: self.tools.clone(),
+            ..Tasks::default()
+        }
+    }
+}
+
 impl<C: 'static> Tasks<C> {
-    pub(crate) fn support(&self, name: &str) -> Option<TaskSupport> {
+    fn support(&self, name: &str) -> Option<TaskSupport> {
         self.tools
             .iter()
             .find(|t| t.name == name)
@@ -228,6 +239,331 @@ impl<C: 'static> Tasks<C> {
         }
     }
 
+    /// Marks tools that may run as tasks (a name no tool has never matches).
+    pub(crate) fn add_tools(&mut self, tools: &[TaskTool]) {
+        self.tools.extend_from_slice(tools);
+    }
+
+    /// Whether any tool runs as a task (the extension is advertised then).
+    pub(crate) fn offered(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    /// Advances every running task by one bounded step and drops expired ones. Called from
+    /// the module's poll loop; true when a task moved.
+    pub(crate) fn poll(&mut self, limits: &Limits, now_ms: u64) -> bool {
+        self.expire(now_ms, limits.task_ttl_ms, limits.task_records);
+        let chunk = limits.stream_chunk;
+        let cap = limits.task_result_bytes;
+        let mut work = false;
+        for t in self.list.iter_mut() {
+            if t.stream.is_none() {
+                continue;
+            }
+            let room = match t.lease.as_mut() {
+                Some(lease) => t.out.len() <= cap && budget::reserve(&mut t.out, chunk, lease),
+                None => false,
+            };
+            let before = t.out.len();
+            let polled = match t.stream.as_mut() {
+                Some(stream) if room => stream.poll(&mut t.out, chunk, now_ms),
+                _ => BodyPoll::Pending,
+            };
+            work |= t.out.len() > before;
+            if !room || t.out.len() > cap {
+                let msg = format!(
+                    "E_TOO_LARGE: the result passes the {cap}-byte bound of a task result \
+                     (or the tasks' memory is in use); call the tool without the tasks \
+                     extension to have it streamed"
+                );
+                t.fail(&RpcError::new(jsonrpc::INTERNAL_ERROR, msg), now_ms);
+                work = true;
+            } else if polled == BodyPoll::End {
+                t.settle(now_ms);
+                t.out.shrink_to_fit();
+                if let Some(lease) = t.lease.as_mut() {
+                    lease.shrink_to(t.out.capacity());
+                }
+                work = true;
+            }
+        }
+        work
+    }
+
+    /// Whether a call of the tool `name` must be refused for want of the extension.
+    pub(crate) fn required(&self, cx: &Cx<'_>, name: &str) -> bool {
+        cx.era == Era::Modern
+            && self.support(name) == Some(TaskSupport::Required)
+            && !negotiated(cx.caps)
+    }
+
+    /// Whether this call's answer (`started`) becomes a task; `None` when it stays a plain
+    /// answer.
+    pub(crate) fn wanted(
+        &self,
+        cx: &Cx<'_>,
+        name: &str,
+        started: &Result<Started<C>, ToolError>,
+    ) -> bool {
+        if cx.era != Era::Modern || !negotiated(cx.caps) {
+            return false;
+        }
+        match (self.support(name), started) {
+            (None, _) | (_, Err(_)) => false,
+            (Some(_), Ok(Started::Run(_))) => true,
+            (Some(TaskSupport::InputInTask), Ok(Started::InputRequired(_))) => true,
+            (Some(_), Ok(Started::InputRequired(_))) => false,
+            // A complete answer stays one unless it streams (the caller decides).
+            (Some(_), Ok(Started::Done(_))) => true,
+        }
+    }
+
+    /// Whether a call of `name` may become a task (checked before the tool starts).
+    pub(crate) fn wanted_at_all(&self, cx: &Cx<'_>, name: &str) -> bool {
+        cx.era == Era::Modern && negotiated(cx.caps) && self.support(name).is_some()
+    }
+
+    /// The task's limits: `Err` is the `E_BUSY` text.
+    pub(crate) fn room(&mut self, cx: &Cx<'_>, limits: &Limits) -> Result<(), String> {
+        self.expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
+        let (all, own) = self.live(cx.key);
+        if own >= limits.tasks_per_client {
+            return Err(format!(
+                "{own} tasks of this client are still running (at most {}); \
+                 wait for one or cancel it",
+                limits.tasks_per_client
+            ));
+        }
+        if all >= limits.max_tasks {
+            return Err(format!(
+                "{all} tasks are running (at most {}); retry later",
+                limits.max_tasks
+            ));
+        }
+        Ok(())
+    }
+
+    /// Creates a task for a call whose first answer is `begin` and answers the
+    /// `CreateTaskResult`. `asking` holds what a retry of the tool needs.
+    pub(crate) fn start(
+        &mut self,
+        cx: &Cx<'_>,
+        tool: usize,
+        args: ValueRef<'_>,
+        begin: Begin<C>,
+        config: &Config,
+        entropy: &mut dyn FnMut(&mut [u8]),
+    ) -> Response {
+        let mut raw = [0u8; 16];
+        entropy(&mut raw);
+        // Unguessable (the random part) and unique (the serial: entropy may repeat).
+        self.serial += 1;
+        let mut id = format!("{:x}-", self.serial);
+        for b in raw {
+            id.push_str(&format!("{b:02x}"));
+        }
+        let lease = config.task_budget.take(0);
+        let mut task = Task {
+            id,
+            key: cx.key,
+            created_ms: cx.now_ms,
+            updated_ms: cx.now_ms,
+            status: Status::Working,
+            stream: None,
+            asking: None,
+            out: Vec::new(),
+            body: 0..0,
+            lease,
+            request_id: cx.id.clone(),
+        };
+        match begin {
+            Begin::Run(s) => task.stream = Some(s),
+            Begin::Ask(ir) => {
+                task.status = Status::InputRequired;
+                task.asking = Some(Asking {
+                    tool,
+                    args: String::from(args.raw()),
+                    caps: cx.caps.clone(),
+                    requests: object(ir.input_requests),
+                    responses: Map::new(),
+                    request_state: ir.request_state,
+                });
+            }
+        }
+        let mut r = fields(&task, &config.limits);
+        r.insert("resultType".into(), Value::from("task"));
+        self.list.push(task);
+        finish(config, cx, "tools/call", Value::Object(r))
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`. An update that completes a task's
+    /// answers starts its tool again, from `tools` with `ctx`.
+    pub(crate) fn answer(
+        &mut self,
+        method: &str,
+        cx: &Cx<'_>,
+        config: &Config,
+        tools: &ToolRegistry<C>,
+        ctx: &Rc<RefCell<C>>,
+    ) -> Response {
+        if !negotiated(cx.caps) {
+            return fail(cx, missing_extension());
+        }
+        let Some(id) = cx.params.get("taskId").and_then(|t| t.as_str()) else {
+            return fail(
+                cx,
+                RpcError::invalid_params("Invalid params: taskId is required"),
+            );
+        };
+        let id = &*id;
+        let limits = &config.limits;
+        self.expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
+        if self.find(id).is_none() {
+            let msg = format!("Invalid params: no task {id} (unknown, or expired)");
+            return fail(cx, RpcError::invalid_params(msg));
+        }
+        match method {
+            "tasks/get" => self.get(cx, id, config),
+            "tasks/cancel" => {
+                if let Some(t) = self.find(id)
+                    && t.live()
+                {
+                    t.end(Status::Cancelled, cx.now_ms);
+                }
+                finish(config, cx, method, json!({}))
+            }
+            _ => self.update(cx, id, config, tools, ctx),
+        }
+    }
+
+    fn get(&self, cx: &Cx<'_>, id: &str, config: &Config) -> Response {
+        let Some(t) = self.list.iter().find(|t| t.id == id) else {
+            return fail(cx, RpcError::invalid_params("Invalid params: no such task"));
+        };
+        let mut r = fields(t, &config.limits);
+        if let Some(a) = &t.asking {
+            let mut pending = Map::new();
+            for (k, v) in &a.requests {
+                if !a.responses.contains_key(k) {
+                    pending.insert(k.clone(), v.clone());
+                }
+            }
+            r.insert("inputRequests".into(), Value::Object(pending));
+        }
+        let key = match t.status {
+            Status::Completed => "result",
+            Status::Failed => "error",
+            _ => return finish(config, cx, "tasks/get", Value::Object(r)),
+        };
+        let raw = t.out.get(t.body.clone()).unwrap_or(b"{}");
+        // The task's fields in `Map` order, with the result spliced in where its key sorts.
+        let mut members: Vec<(&str, Json<'_>)> = r
+            .iter()
+            .map(|(k, v)| (k.as_str(), Json::Value(v)))
+            .collect();
+        let at = members.partition_point(|(k, _)| *k < key);
+        members.insert(at, (key, Json::Raw(raw)));
+        finish_members(config, cx, "tasks/get", &members, raw.len())
+    }
+
+    /// `tasks/update`: takes the answers to pending input requests (unknown keys are
+    /// ignored); once every request is answered the tool is called again with them all.
+    fn update(
+        &mut self,
+        cx: &Cx<'_>,
+        id: &str,
+        config: &Config,
+        tools: &ToolRegistry<C>,
+        ctx: &Rc<RefCell<C>>,
+    ) -> Response {
+        let responses = match cx.params.get("inputResponses").and_then(|r| r.to_value()) {
+            Some(Value::Object(m)) => m,
+            _ => {
+                let msg = "Invalid params: inputResponses must be an object";
+                return fail(cx, RpcError::invalid_params(msg));
+            }
+        };
+        let now = cx.now_ms;
+        let Some(t) = self.find(id) else {
+            return fail(cx, RpcError::invalid_params("Invalid params: no such task"));
+        };
+        let ready = match t.asking.as_mut() {
+            Some(a) => {
+                for (k, v) in responses {
+                    if a.requests.contains_key(&k) {
+                        a.responses.insert(k, v);
+                    }
+                }
+                a.requests.keys().all(|k| a.responses.contains_key(k))
+            }
+            None => false,
+        };
+        if ready {
+            t.updated_ms = now;
+            self.resume(id, now, config, tools, ctx);
+        }
+        finish(config, cx, "tasks/update", json!({}))
+    }
+
+    /// Calls an answered task's tool again with the answers.
+    fn resume(
+        &mut self,
+        id: &str,
+        now_ms: u64,
+        config: &Config,
+        tools: &ToolRegistry<C>,
+        ctx: &Rc<RefCell<C>>,
+    ) {
+        let Some(pos) = self.list.iter().position(|t| t.id == id) else {
+            return;
+        };
+        let Some(a) = self.list[pos].asking.take() else {
+            return;
+        };
+        let Some(entry) = tools.entry(a.tool) else {
+            return;
+        };
+        let (start, schema) = (entry.def.start, entry.output.clone());
+        let mut tape = Tape::default();
+        let started = match (ctx.try_borrow_mut(), tape.read(&a.args)) {
+            (Ok(mut ctx), Some(args)) => {
+                let call = ToolCall {
+                    args,
+                    now_ms,
+                    client_capabilities: &a.caps,
+                    input_responses: Some(&a.responses),
+                    request_state: a.request_state.as_deref(),
+                };
+                start(&mut ctx, &call)
+            }
+            (Err(_), _) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
+            (_, None) => Err(ToolError::new(
+                ErrorCode::Internal,
+                "the kept arguments do not read",
+            )),
+        };
+        let request_id = self.list[pos].request_id.clone();
+        let setup = setup(&request_id, schema, config);
+        let state = CallState::new(self.list[pos].key, request_id);
+        let t = &mut self.list[pos];
+        t.status = Status::Working;
+        t.stream = Some(Box::new(match started {
+            Ok(Started::InputRequired(ir)) => {
+                t.status = Status::InputRequired;
+                t.asking = Some(Asking {
+                    requests: object(ir.input_requests),
+                    responses: Map::new(),
+                    request_state: ir.request_state,
+                    ..a
+                });
+                return;
+            }
+            Ok(Started::Run(run)) => CallStream::running(ctx.clone(), run, setup, state),
+            Ok(Started::Done(out)) => CallStream::emitting(ctx.clone(), out, setup, state),
+            Err(e) => CallStream::emitting(ctx.clone(), ToolOutput::error(&e), setup, state),
+        }));
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.list.len()
@@ -235,7 +571,7 @@ impl<C: 'static> Tasks<C> {
 }
 
 /// Whether the request's client capabilities declare the extension.
-pub(crate) fn negotiated(caps: &Value) -> bool {
+fn negotiated(caps: &Value) -> bool {
     caps.get("extensions")
         .and_then(|e| e.get(TASKS_EXTENSION))
         .is_some()
@@ -285,398 +621,36 @@ fn object(requests: Value) -> Map<String, Value> {
     }
 }
 
-/// What [`McpServer::start_task`] was handed: the call's first answer.
+/// What [`Tasks::start`] is handed: the call's first answer.
 pub(crate) enum Begin<C: 'static> {
     Run(Box<CallStream<C>>),
     Ask(InputRequired),
 }
 
-impl<C: 'static> McpServer<C> {
-    /// Marks tools that may run as tasks (a name no tool has never matches).
-    pub fn add_task_tools(&mut self, tools: &[TaskTool]) {
-        self.tasks.tools.extend_from_slice(tools);
-    }
-
-    /// Whether any tool runs as a task (the extension is advertised then).
-    pub(crate) fn offers_tasks(&self) -> bool {
-        !self.tasks.tools.is_empty()
-    }
-
-    /// Advances every running task by one bounded step and drops expired ones. Called from
-    /// the module's poll loop; true when a task moved.
-    pub fn poll_tasks(&mut self, now_ms: u64) -> bool {
-        let limits = self.config.limits;
-        self.tasks
-            .expire(now_ms, limits.task_ttl_ms, limits.task_records);
-        let chunk = limits.stream_chunk;
-        let cap = limits.task_result_bytes;
-        let mut work = false;
-        for t in self.tasks.list.iter_mut() {
-            if t.stream.is_none() {
-                continue;
-            }
-            let room = match t.lease.as_mut() {
-                Some(lease) => t.out.len() <= cap && budget::reserve(&mut t.out, chunk, lease),
-                None => false,
-            };
-            let before = t.out.len();
-            let polled = match t.stream.as_mut() {
-                Some(stream) if room => stream.poll(&mut t.out, chunk, now_ms),
-                _ => BodyPoll::Pending,
-            };
-            work |= t.out.len() > before;
-            if !room || t.out.len() > cap {
-                let msg = format!(
-                    "E_TOO_LARGE: the result passes the {cap}-byte bound of a task result \
-                     (or the tasks' memory is in use); call the tool without the tasks \
-                     extension to have it streamed"
-                );
-                t.fail(&RpcError::new(jsonrpc::INTERNAL_ERROR, msg), now_ms);
-                work = true;
-            } else if polled == BodyPoll::End {
-                t.settle(now_ms);
-                t.out.shrink_to_fit();
-                if let Some(lease) = t.lease.as_mut() {
-                    lease.shrink_to(t.out.capacity());
-                }
-                work = true;
-            }
-        }
-        work
-    }
-
-    /// Whether a call of the tool at `index` must be refused for want of the extension.
-    pub(crate) fn task_required(&self, cx: &Cx<'_>, name: &str) -> bool {
-        cx.era == Era::Modern
-            && self.tasks.support(name) == Some(TaskSupport::Required)
-            && !negotiated(cx.caps)
-    }
-
-    /// Whether this call's answer (`started`) becomes a task; `None` when it stays a plain
-    /// answer.
-    pub(crate) fn task_wanted(
-        &self,
-        cx: &Cx<'_>,
-        name: &str,
-        started: &Result<Started<C>, ToolError>,
-    ) -> bool {
-        if cx.era != Era::Modern || !negotiated(cx.caps) {
-            return false;
-        }
-        match (self.tasks.support(name), started) {
-            (None, _) | (_, Err(_)) => false,
-            (Some(_), Ok(Started::Run(_))) => true,
-            (Some(TaskSupport::InputInTask), Ok(Started::InputRequired(_))) => true,
-            (Some(_), Ok(Started::InputRequired(_))) => false,
-            // A complete answer stays one unless it streams (the caller decides).
-            (Some(_), Ok(Started::Done(_))) => true,
-        }
-    }
-
-    /// Whether a call of `name` may become a task (checked before the tool starts).
-    pub(crate) fn task_wanted_at_all(&self, cx: &Cx<'_>, name: &str) -> bool {
-        cx.era == Era::Modern && negotiated(cx.caps) && self.tasks.support(name).is_some()
-    }
-
-    /// The task's limits: `Err` is the `E_BUSY` text.
-    pub(crate) fn task_room(&mut self, cx: &Cx<'_>) -> Result<(), String> {
-        let limits = self.config.limits;
-        self.tasks
-            .expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
-        let (all, own) = self.tasks.live(cx.key);
-        if own >= limits.tasks_per_client {
-            return Err(format!(
-                "{own} tasks of this client are still running (at most {}); \
-                 wait for one or cancel it",
-                limits.tasks_per_client
-            ));
-        }
-        if all >= limits.max_tasks {
-            return Err(format!(
-                "{all} tasks are running (at most {}); retry later",
-                limits.max_tasks
-            ));
-        }
-        Ok(())
-    }
-
-    /// The setup of a task's call: a plain JSON answer, nobody listening for progress.
-    pub(crate) fn task_setup(&self, id: &Id, output_schema: Option<Rc<Schema>>) -> CallSetup {
-        CallSetup {
-            id: id.clone(),
-            framing: Framing::Json,
-            progress_token: None,
-            log_level: None,
-            result_extra: self.modern_result_extra(),
-            output_schema,
-            chunk: self.config.limits.stream_chunk,
-            audit: None,
-        }
-    }
-
-    /// Creates a task for a call whose first answer is `begin` and answers the
-    /// `CreateTaskResult`. `asking` holds what a retry of the tool needs.
-    pub(crate) fn start_task(
-        &mut self,
-        cx: &Cx<'_>,
-        tool: usize,
-        args: ValueRef<'_>,
-        begin: Begin<C>,
-    ) -> Response {
-        let mut raw = [0u8; 16];
-        (self.entropy)(&mut raw);
-        // Unguessable (the random part) and unique (the serial: entropy may repeat).
-        self.tasks.serial += 1;
-        let mut id = format!("{:x}-", self.tasks.serial);
-        for b in raw {
-            id.push_str(&format!("{b:02x}"));
-        }
-        let lease = self.config.task_budget.take(0);
-        let mut task = Task {
-            id,
-            key: cx.key,
-            created_ms: cx.now_ms,
-            updated_ms: cx.now_ms,
-            status: Status::Working,
-            stream: None,
-            asking: None,
-            out: Vec::new(),
-            body: 0..0,
-            lease,
-            request_id: cx.id.clone(),
-        };
-        match begin {
-            Begin::Run(s) => task.stream = Some(s),
-            Begin::Ask(ir) => {
-                task.status = Status::InputRequired;
-                task.asking = Some(Asking {
-                    tool,
-                    args: String::from(args.raw()),
-                    caps: cx.caps.clone(),
-                    requests: object(ir.input_requests),
-                    responses: Map::new(),
-                    request_state: ir.request_state,
-                });
-            }
-        }
-        let mut r = self.task_fields(&task);
-        r.insert("resultType".into(), Value::from("task"));
-        self.tasks.list.push(task);
-        self.finish(cx, "tools/call", Value::Object(r))
-    }
-
-    /// The members every task answer carries.
-    fn task_fields(&self, t: &Task<C>) -> Map<String, Value> {
-        let limits = self.config.limits;
-        let mut r = Map::new();
-        r.insert("taskId".into(), Value::from(t.id.as_str()));
-        r.insert("status".into(), Value::from(t.status.as_str()));
-        r.insert("createdAt".into(), Value::from(iso(t.created_ms)));
-        r.insert("lastUpdatedAt".into(), Value::from(iso(t.updated_ms)));
-        r.insert("ttlMs".into(), Value::from(limits.task_ttl_ms));
-        r.insert("pollIntervalMs".into(), Value::from(limits.task_poll_ms));
-        r
-    }
-
-    /// `tasks/get`, `tasks/update` and `tasks/cancel`.
-    pub(crate) fn task_method(&mut self, method: &str, cx: &Cx<'_>) -> Response {
-        if !negotiated(cx.caps) {
-            return self.fail(cx, missing_extension());
-        }
-        let Some(id) = cx.params.get("taskId").and_then(|t| t.as_str()) else {
-            return self.fail(
-                cx,
-                RpcError::invalid_params("Invalid params: taskId is required"),
-            );
-        };
-        let id = &*id;
-        let limits = self.config.limits;
-        self.tasks
-            .expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
-        if self.tasks.find(id).is_none() {
-            let msg = format!("Invalid params: no task {id} (unknown, or expired)");
-            return self.fail(cx, RpcError::invalid_params(msg));
-        }
-        match method {
-            "tasks/get" => self.task_get(cx, id),
-            "tasks/cancel" => {
-                if let Some(t) = self.tasks.find(id)
-                    && t.live()
-                {
-                    t.end(Status::Cancelled, cx.now_ms);
-                }
-                self.finish(cx, method, json!({}))
-            }
-            _ => self.task_update(cx, id),
-        }
-    }
-
-    fn task_get(&mut self, cx: &Cx<'_>, id: &str) -> Response {
-        let Some(t) = self.tasks.list.iter().find(|t| t.id == id) else {
-            return self.fail(cx, RpcError::invalid_params("Invalid params: no such task"));
-        };
-        let mut r = self.task_fields(t);
-        if let Some(a) = &t.asking {
-            let mut pending = Map::new();
-            for (k, v) in &a.requests {
-                if !a.responses.contains_key(k) {
-                    pending.insert(k.clone(), v.clone());
-                }
-            }
-            r.insert("inputRequests".into(), Value::Object(pending));
-        }
-        let key = match t.status {
-            Status::Completed => "result",
-            Status::Failed => "error",
-            _ => return self.finish(cx, "tasks/get", Value::Object(r)),
-        };
-        let raw = t.out.get(t.body.clone()).unwrap_or(b"{}");
-        // The task's fields in `Map` order, with the result spliced in where its key sorts.
-        let mut members: Vec<(&str, Json<'_>)> = r
-            .iter()
-            .map(|(k, v)| (k.as_str(), Json::Value(v)))
-            .collect();
-        let at = members.partition_point(|(k, _)| *k < key);
-        members.insert(at, (key, Json::Raw(raw)));
-        self.finish_members(cx, "tasks/get", &members, raw.len())
-    }
-
-    /// `tasks/update`: takes the answers to pending input requests (unknown keys are
-    /// ignored); once every request is answered the tool is called again with them all.
-    fn task_update(&mut self, cx: &Cx<'_>, id: &str) -> Response {
-        let responses = match cx.params.get("inputResponses").and_then(|r| r.to_value()) {
-            Some(Value::Object(m)) => m,
-            _ => {
-                let msg = "Invalid params: inputResponses must be an object";
-                return self.fail(cx, RpcError::invalid_params(msg));
-            }
-        };
-        let now = cx.now_ms;
-        let Some(t) = self.tasks.find(id) else {
-            return self.fail(cx, RpcError::invalid_params("Invalid params: no such task"));
-        };
-        let ready = match t.asking.as_mut() {
-            Some(a) => {
-                for (k, v) in responses {
-                    if a.requests.contains_key(&k) {
-                        a.responses.insert(k, v);
-                    }
-                }
-                a.requests.keys().all(|k| a.responses.contains_key(k))
-            }
-            None => false,
-        };
-        if ready {
-            t.updated_ms = now;
-            self.resume_task(id, now);
-        }
-        self.finish(cx, "tasks/update", json!({}))
-    }
-
-    /// Calls an answered task's tool again with the answers.
-    fn resume_task(&mut self, id: &str, now_ms: u64) {
-        let Some(pos) = self.tasks.list.iter().position(|t| t.id == id) else {
-            return;
-        };
-        let Some(a) = self.tasks.list[pos].asking.take() else {
-            return;
-        };
-        let Some(entry) = self.tools.entry(a.tool) else {
-            return;
-        };
-        let (start, schema) = (entry.def.start, entry.output.clone());
-        let mut tape = Tape::default();
-        let started = match (self.ctx.try_borrow_mut(), tape.read(&a.args)) {
-            (Ok(mut ctx), Some(args)) => {
-                let call = ToolCall {
-                    args,
-                    now_ms,
-                    client_capabilities: &a.caps,
-                    input_responses: Some(&a.responses),
-                    request_state: a.request_state.as_deref(),
-                };
-                start(&mut ctx, &call)
-            }
-            (Err(_), _) => Err(ToolError::new(ErrorCode::Busy, "server context in use")),
-            (_, None) => Err(ToolError::new(
-                ErrorCode::Internal,
-                "the kept arguments do not read",
-            )),
-        };
-        let request_id = self.tasks.list[pos].request_id.clone();
-        let setup = self.task_setup(&request_id, schema);
-        let state = CallState::new(self.tasks.list[pos].key, request_id);
-        let t = &mut self.tasks.list[pos];
-        t.status = Status::Working;
-        t.stream = Some(Box::new(match started {
-            Ok(Started::InputRequired(ir)) => {
-                t.status = Status::InputRequired;
-                t.asking = Some(Asking {
-                    requests: object(ir.input_requests),
-                    responses: Map::new(),
-                    request_state: ir.request_state,
-                    ..a
-                });
-                return;
-            }
-            Ok(Started::Run(run)) => CallStream::running(self.ctx.clone(), run, setup, state),
-            Ok(Started::Done(out)) => CallStream::emitting(self.ctx.clone(), out, setup, state),
-            Err(e) => CallStream::emitting(self.ctx.clone(), ToolOutput::error(&e), setup, state),
-        }));
+/// The setup of a task's call: a plain JSON answer, nobody listening for progress.
+pub(crate) fn setup(id: &Id, output_schema: Option<Rc<Schema>>, config: &Config) -> CallSetup {
+    CallSetup {
+        id: id.clone(),
+        framing: Framing::Json,
+        progress_token: None,
+        log_level: None,
+        result_extra: result_extra(Era::Modern, &config.version),
+        output_schema,
+        chunk: config.limits.stream_chunk,
+        audit: None,
     }
 }
 
-impl<C: 'static> McpServer<C> {
-    /// Turns a call's first answer into a task when it should be one (see
-    /// [`Self::task_wanted`]); `Err` hands `started` back for a plain answer. A streamed
-    /// result's audit record goes with the task and is written when it ends.
-    pub(crate) fn task_or_plain(
-        &mut self,
-        cx: &Cx<'_>,
-        tool: usize,
-        args: ValueRef<'_>,
-        started: Result<Started<C>, ToolError>,
-        output_schema: Option<Rc<Schema>>,
-        audit: &mut Option<super::audit::PendingAudit>,
-    ) -> Result<(Response, Option<super::audit::Outcome>), Result<Started<C>, ToolError>> {
-        let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
-        if !self.task_wanted(cx, name, &started) {
-            return Err(started);
-        }
-        let state = CallState::new(cx.key, cx.id.clone());
-        let setup = CallSetup {
-            audit: audit.take(),
-            ..self.task_setup(cx.id, output_schema.clone())
-        };
-        let begin = match started {
-            Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
-                self.ctx.clone(),
-                run,
-                setup,
-                state,
-            ))),
-            Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
-            Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
-                    Ok((r, outcome)) => {
-                        *audit = setup.audit;
-                        return Ok((r, Some(outcome)));
-                    }
-                    Err(output) => Begin::Run(Box::new(CallStream::emitting(
-                        self.ctx.clone(),
-                        output,
-                        setup,
-                        state,
-                    ))),
-                }
-            }
-            Err(e) => {
-                *audit = setup.audit;
-                return Err(Err(e));
-            }
-        };
-        Ok((self.start_task(cx, tool, args, begin), None))
-    }
+/// The members every task answer carries.
+fn fields<C>(t: &Task<C>, limits: &Limits) -> Map<String, Value> {
+    let mut r = Map::new();
+    r.insert("taskId".into(), Value::from(t.id.as_str()));
+    r.insert("status".into(), Value::from(t.status.as_str()));
+    r.insert("createdAt".into(), Value::from(iso(t.created_ms)));
+    r.insert("lastUpdatedAt".into(), Value::from(iso(t.updated_ms)));
+    r.insert("ttlMs".into(), Value::from(limits.task_ttl_ms));
+    r.insert("pollIntervalMs".into(), Value::from(limits.task_poll_ms));
+    r
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ fn legacy_session_lifecycle() {
         t2,
     );
     assert_eq!(r.status, 404);
-    assert_eq!(s.session_count(), 0);
+    assert_eq!(s.sessions.len(), 0);
 
     // DELETE ends a session; a second DELETE is 404.
     let (sid, _) = initialize(&mut s, "2025-06-18", t2);
@@ -156,7 +156,7 @@ fn legacy_session_table_evicts_lru_idle_then_refuses() {
     // Touch `a` so `b` is the least recently used.
     assert_eq!(legacy_json(&mut s, &a, "ping", json!({}), T0 + 3).0, 200);
     let d = initialize(&mut s, "2025-11-25", T0 + 4).0;
-    assert_eq!(s.session_count(), 3);
+    assert_eq!(s.sessions.len(), 3);
     assert_eq!(legacy_json(&mut s, &b, "ping", json!({}), T0 + 5).0, 404);
     // Make every session busy with a running call; then a new session is refused with 503.
     let mut streams = Vec::new();

@@ -16,7 +16,7 @@ fn registry_rejects_bad_tables() {
     assert!(s.register_tools(&[bad]).is_err());
     bad.input_schema = r#"{"type":"string"}"#;
     assert!(s.register_tools(&[bad]).is_err());
-    assert_eq!(s.tool_count(), TOOLS.len());
+    assert_eq!(s.tools().len(), TOOLS.len());
 }
 
 #[test]
@@ -159,14 +159,14 @@ fn reservations_and_tables_cannot_overlap() {
     };
     assert!(s.reserve_tools(stray).is_err());
     assert_eq!(s.tools().reserved().len(), 1);
-    assert_eq!(s.tool_count(), TOOLS.len());
+    assert_eq!(s.tools().len(), TOOLS.len());
 }
 
 #[test]
 fn a_server_with_the_catalog_of_another_offers_the_same_and_shares_no_state() {
     let mut first = server();
     initialize(&mut first, "2025-11-25", T0);
-    assert_eq!(first.session_count(), 1);
+    assert_eq!(first.sessions.len(), 1);
     let mut c = config();
     c.limits.page_size = 100;
     let mut copy = McpServer::with_catalog_of(
@@ -175,8 +175,8 @@ fn a_server_with_the_catalog_of_another_offers_the_same_and_shares_no_state() {
         Rc::new(RefCell::new(Ctx::default())),
         Box::new(|b: &mut [u8]| b.fill(7)),
     );
-    assert_eq!(copy.session_count(), 0, "sessions stay the first server's");
-    assert_eq!(copy.tool_count(), first.tool_count());
+    assert_eq!(copy.sessions.len(), 0, "sessions stay the first server's");
+    assert_eq!(copy.tools().len(), first.tools().len());
     assert_eq!(
         copy.tools.listings(copy.tools.listed()),
         first.tools.listings(first.tools.listed())
