@@ -4,7 +4,7 @@
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
-use crate::jsonrpc::{Kind, ValueRef};
+use crate::json::{Kind, ValueRef};
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::fmt::{self, Write};
@@ -253,7 +253,7 @@ mod tests {
 
     fn summary(v: serde_json::Value) -> String {
         let text = v.to_string();
-        summarise_args(crate::jsonrpc::Tape::default().read(&text).unwrap())
+        summarise_args(crate::json::Tape::default().read(&text).unwrap())
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! in memory whole.
 
 use super::audit::{Outcome, PendingAudit, code_of_text};
+use super::base64::Base64Stream;
 use super::confirm;
-use super::encode::{Base64Stream, TextEscaper};
 use super::inputs::Answers;
 use super::limits::CallState;
 use super::resource::{STREAM_MARK, Streamed};
@@ -15,8 +15,10 @@ use super::tool::{
     StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use crate::http::{Body, BodyPoll, BodySource, Response};
-use crate::jsonrpc::{self, Id, RpcError, write_value as encode_value, write_value_escaped};
-use crate::jsonrpc::{Tape, escape_str, escape_within};
+use crate::json::{
+    Tape, TextEscaper, escape_str, escape_within, write_value as encode_value, write_value_escaped,
+};
+use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;

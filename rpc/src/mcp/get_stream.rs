@@ -23,6 +23,7 @@ use super::server::{LEGACY_VERSIONS, McpServer};
 use super::session::plausible_id;
 use super::subscriptions::{Hub, WatchDef};
 use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
+use crate::json;
 use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -162,7 +163,7 @@ impl<C: 'static> McpServer<C> {
             &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
         );
         pending.extend_from_slice(br#"{"resourceSubscriptions":"#);
-        jsonrpc::write_value(&mut pending, &Value::Array(honored));
+        json::write_value(&mut pending, &Value::Array(honored));
         pending.push(b'}');
         let _ = write!(
             Utf8Sink(&mut pending),
@@ -232,7 +233,7 @@ impl<C> GetStream<C> {
             self.pending.extend_from_slice(
                 br#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
             );
-            jsonrpc::write_value(&mut self.pending, &Value::from(def.uri));
+            json::write_value(&mut self.pending, &Value::from(def.uri));
             if let Some(id) = &self.listen {
                 let _ = write!(
                     Utf8Sink(&mut self.pending),

@@ -8,6 +8,7 @@ use super::server::{LEGACY_VERSIONS, McpServer, SERVER_NAME};
 use super::session::plausible_id;
 use super::tool::LogLevel;
 use crate::http::{Body, Headers, Peer, Response};
+use crate::json::read_value;
 use crate::jsonrpc::{self, Incoming, Message, ParseFailure, RpcError};
 use alloc::format;
 use alloc::vec::Vec;
@@ -379,5 +380,5 @@ impl<C: 'static> McpServer<C> {
 
 /// JSON this server wrote, read back as a value (as request bodies are read).
 fn json_value(json: &[u8]) -> Option<Value> {
-    jsonrpc::read_value(core::str::from_utf8(json).ok()?)
+    read_value(core::str::from_utf8(json).ok()?)
 }

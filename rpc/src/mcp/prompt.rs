@@ -2,7 +2,7 @@
 //! the conformance fixtures find a complete server.
 
 use super::tool::{InputRequired, ToolError};
-use crate::jsonrpc::ValueRef;
+use crate::json::ValueRef;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 

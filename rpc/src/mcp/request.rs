@@ -4,7 +4,8 @@
 use super::limits::Key;
 use super::tool::LogLevel;
 use crate::http::{Field, Headers};
-use crate::jsonrpc::{Id, RpcError, ValueRef};
+use crate::json::ValueRef;
+use crate::jsonrpc::{Id, RpcError};
 use alloc::borrow::Cow;
 use alloc::string::String;
 use base64::Engine;

@@ -14,7 +14,8 @@ use super::server::McpServer;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
 use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
-use crate::jsonrpc::{self, Id, RpcError, Tape, ValueRef};
+use crate::json::{self, Tape, ValueRef};
+use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
@@ -137,7 +138,7 @@ impl<C: 'static> Task<C> {
         let mut e = Map::new();
         e.insert("code".into(), Value::from(err.code));
         e.insert("message".into(), Value::from(err.message.as_str()));
-        jsonrpc::write_value(&mut self.out, &Value::Object(e));
+        json::write_value(&mut self.out, &Value::Object(e));
         self.body = 0..self.out.len();
     }
 
