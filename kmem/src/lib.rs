@@ -19,7 +19,7 @@
 mod csum;
 mod text;
 pub use csum::ones_sum;
-pub use text::utf8;
+pub use text::{complete_utf8, utf8};
 
 #[cfg(test)]
 extern crate std;

@@ -18,17 +18,7 @@ pub fn utf8(bytes: &[u8]) -> Option<&str> {
             i += 1 + ascii_prefix(bytes.get(i + 1..).unwrap_or(&[]));
             continue;
         }
-        // The character's length and the range its second byte must fall in.
-        let (len, low, high) = match lead {
-            0xC2..=0xDF => (2, 0x80, 0xBF),
-            0xE0 => (3, 0xA0, 0xBF),
-            0xED => (3, 0x80, 0x9F),
-            0xE1..=0xEF => (3, 0x80, 0xBF),
-            0xF0 => (4, 0x90, 0xBF),
-            0xF1..=0xF3 => (4, 0x80, 0xBF),
-            0xF4 => (4, 0x80, 0x8F),
-            _ => return None,
-        };
+        let (len, low, high) = sequence(lead)?;
         if !bytes.get(i + 1).is_some_and(|b| (low..=high).contains(b)) {
             return None;
         }
@@ -39,6 +29,50 @@ pub fn utf8(bytes: &[u8]) -> Option<&str> {
     }
     // SAFETY: every byte was checked above to be ASCII or part of a well-formed character.
     Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+}
+
+/// The length of the character a non-ASCII `lead` byte starts and the range its second byte
+/// must fall in (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF); `None`
+/// when no character starts with it.
+#[inline]
+fn sequence(lead: u8) -> Option<(usize, u8, u8)> {
+    Some(match lead {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xE1..=0xEF => (3, 0x80, 0xBF),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return None,
+    })
+}
+
+/// How many leading bytes of `bytes` end on a complete UTF-8 sequence: all of them but a
+/// character the slice cuts short at its end (its first bytes, well-formed so far), which
+/// waits for the bytes that follow. Text cut anywhere (a piece of a stream, a room, a range)
+/// is brought back to a character boundary this way. Bytes no character could complete are
+/// not held back: they are the validator's to refuse or replace, as `core::str::from_utf8`
+/// sees them (it reports an unfinished end exactly when this holds bytes back).
+#[inline]
+pub fn complete_utf8(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    // A character is at most four bytes: an unfinished one starts in the last three.
+    for back in 1..=len.min(3) {
+        let at = len - back;
+        let Some(&lead) = bytes.get(at) else { break };
+        if lead & 0xC0 == 0x80 {
+            continue;
+        }
+        let Some((need, low, high)) = sequence(lead) else {
+            return len;
+        };
+        let rest = bytes.get(at + 1..).unwrap_or(&[]);
+        let well_formed = rest.first().is_none_or(|b| (low..=high).contains(b))
+            && rest.iter().skip(1).all(|b| b & 0xC0 == 0x80);
+        return if need > back && well_formed { at } else { len };
+    }
+    len
 }
 
 /// How many leading bytes of `bytes` are surely ASCII (whole aligned words of it, so it may
@@ -119,5 +153,53 @@ mod tests {
         // Whole aligned words: at most three bytes short at either end.
         let n = ascii_prefix(&[b'a'; 64]);
         assert!((58..=64).contains(&n), "{n}");
+    }
+
+    /// Where core's validator says the text ended in the middle of a character (after
+    /// skipping what it calls invalid), or the length if it did not.
+    fn core_cut(v: &[u8]) -> usize {
+        let mut at = 0;
+        loop {
+            match core::str::from_utf8(&v[at..]) {
+                Ok(_) => return v.len(),
+                Err(e) => match e.error_len() {
+                    Some(len) => at += e.valid_up_to() + len,
+                    None => return at + e.valid_up_to(),
+                },
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_character_waits_exactly_when_core_says_the_text_ended_early() {
+        assert_eq!(complete_utf8(b"abc"), 3);
+        assert_eq!(complete_utf8("a\u{20ac}".as_bytes()), 4);
+        assert_eq!(complete_utf8(&"a\u{20ac}".as_bytes()[..3]), 1);
+        assert_eq!(complete_utf8(&"a\u{20ac}".as_bytes()[..2]), 1);
+        assert_eq!(complete_utf8(&[0xF0, 0x9F, 0x98]), 0);
+        assert_eq!(complete_utf8(&[0x80, 0x80, 0x80]), 3);
+        assert_eq!(complete_utf8(&[]), 0);
+        // Not the start of any character: not held back.
+        assert_eq!(complete_utf8(&[b'a', 0xE0, 0x80]), 3);
+        assert_eq!(complete_utf8(&[b'a', 0xF5, 0x80]), 3);
+        // Every tail of up to three bytes after some ASCII, against core's own verdict.
+        let values: Vec<u8> = (0x7e..=0x81)
+            .chain([
+                0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1,
+            ])
+            .chain([0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff])
+            .collect();
+        for &a in &values {
+            for &b in &values {
+                for &c in &values {
+                    for tail in [&[a][..], &[a, b], &[a, b, c]] {
+                        let mut v = b"xyz".to_vec();
+                        v.extend_from_slice(tail);
+                        // The bytes held back are what core calls an unfinished end.
+                        assert_eq!(complete_utf8(&v), core_cut(&v), "{tail:x?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! escaped twice, as much as fits a room, and text arriving in pieces ([`TextEscaper`]).
 
 use alloc::vec::Vec;
+use irix7_kmem::complete_utf8;
 
 /// The high bit of each byte of this is clear where JSON copies the byte of `w` as it is
 /// (printable ASCII other than `"` and `\`); a borrow into a higher byte only follows a byte
@@ -127,16 +128,9 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
         // character the room cuts is left for the next call.
         let plain = plain_run(window);
-        let mut run = plain
-            + window
-                .get(plain..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|&&b| b >= 0x80)
-                .count();
-        while run > plain && rest.get(run).is_some_and(|&b| b & 0xC0 == 0x80) {
-            run -= 1;
-        }
+        let after = window.get(plain..).unwrap_or(&[]);
+        let high = after.iter().take_while(|&&b| b >= 0x80).count();
+        let run = plain + complete_utf8(after.get(..high).unwrap_or(&[]));
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
@@ -191,36 +185,27 @@ impl TextEscaper {
             }
         }
         let mut joined;
-        let mut rest: &[u8] = if self.carry.is_empty() {
+        let text: &[u8] = if self.carry.is_empty() {
             input
         } else {
             joined = core::mem::take(&mut self.carry);
             joined.extend_from_slice(input);
             &joined[..]
         };
-        loop {
-            match core::str::from_utf8(rest) {
-                Ok(s) => {
-                    escape_str(s, out);
-                    return;
-                }
-                Err(e) => {
-                    let (good, bad) = rest.split_at(e.valid_up_to());
-                    // `good` is valid UTF-8 by construction.
-                    escape_str(core::str::from_utf8(good).unwrap_or(""), out);
-                    match e.error_len() {
-                        Some(n) => {
-                            out.extend_from_slice("\u{fffd}".as_bytes());
-                            rest = bad.get(n..).unwrap_or(&[]);
-                        }
-                        None => {
-                            self.carry = bad.to_vec();
-                            return;
-                        }
-                    }
-                }
-            }
+        // A character the piece cuts waits for the next; what is left is escaped now.
+        let (mut rest, cut) = text.split_at(complete_utf8(text));
+        while let Err(e) = core::str::from_utf8(rest) {
+            let (good, bad) = rest.split_at(e.valid_up_to());
+            // `good` is valid UTF-8 by construction.
+            escape_str(core::str::from_utf8(good).unwrap_or(""), out);
+            out.extend_from_slice("\u{fffd}".as_bytes());
+            // `rest` may end with the start of a character that `cut` does not continue:
+            // core calls it unfinished here, and it is replaced whole, as core does once it
+            // sees the bytes after it.
+            rest = bad.get(e.error_len().unwrap_or(bad.len())..).unwrap_or(&[]);
         }
+        escape_str(core::str::from_utf8(rest).unwrap_or(""), out);
+        self.carry = cut.to_vec();
     }
 
     /// Ends the text: an incomplete trailing sequence becomes U+FFFD.

@@ -164,10 +164,8 @@ enum Tail {
 /// unless one character is longer.
 fn piece_end(json: &[u8], at: usize, piece: usize) -> usize {
     let continues = |i: usize| json.get(i).is_some_and(|b| b & 0xC0 == 0x80);
-    let mut end = at.saturating_add(piece).min(json.len());
-    while end > at && continues(end) {
-        end -= 1;
-    }
+    let end = at.saturating_add(piece).min(json.len());
+    let mut end = at + irix7_kmem::complete_utf8(json.get(at..end).unwrap_or(&[]));
     if end == at && at < json.len() {
         end = at + 1;
         while continues(end) {
