@@ -43,7 +43,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "serde_json::read::",
             "rpc::jsonrpc::parse",
             "rpc::json::read",
-            // The request body's UTF-8 check.
+            // The request body's ASCII test.
             "irix7_kmem::text::",
             "as serde_core::de::",
             "as serde::de::",
@@ -199,7 +199,7 @@ mod tests {
             ),
             ("rpc::jsonrpc::parse::parse", "JSON parsing"),
             ("<rpc::json::read::Reader>::tape", "JSON parsing"),
-            ("irix7_kmem::text::utf8", "JSON parsing"),
+            ("irix7_kmem::text::ascii", "JSON parsing"),
             (
                 "serde_json::ser::format_escaped_str_contents",
                 "JSON writing",
