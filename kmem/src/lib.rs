@@ -11,15 +11,16 @@
 //! them back into a call to `memcpy` or `memset`, which here would be an endless recursion.
 //!
 //! The Internet checksum's sum ([`ones_sum`]) lives here too: it is the other loop every sent
-//! byte goes through, and the same alignment knowledge makes it fast. So does the UTF-8 check
-//! every request body goes through ([`utf8`]).
+//! byte goes through, and the same alignment knowledge makes it fast. So does the ASCII test
+//! every request body goes through ([`ascii`]); beside it, where cut text ends on a whole
+//! character ([`complete_utf8`]).
 #![no_std]
 #![no_builtins]
 
 mod csum;
 mod text;
 pub use csum::ones_sum;
-pub use text::utf8;
+pub use text::{ascii, complete_utf8};
 
 #[cfg(test)]
 extern crate std;

@@ -1,44 +1,70 @@
-//! UTF-8 validation for the R4400 with an ASCII word loop.
+//! UTF-8 for the R4400: the ASCII test of a request body, a word loop, and where a cut slice
+//! of text ends on a whole character.
 //!
 //! Every request body is checked as UTF-8 once (JSON text is UTF-8), and bodies are nearly
 //! all ASCII. `core::str::from_utf8`'s ASCII path tests two words at a time and costs about
-//! 1.5 instructions a byte here; this one ORs four aligned words per test and branch. The
-//! characters beyond ASCII are checked here too (RFC 3629: no overlong forms, no surrogates,
-//! nothing past U+10FFFF): this crate is built without builtins and outside the image's LTO,
-//! so it cannot call `core::str::from_utf8`, which the link would not find.
+//! 1.5 instructions a byte here; [`ascii`] ORs four aligned words per test and branch (about
+//! 0.7). Text past ASCII is left to `core::str::from_utf8`, the image's one validator: this
+//! crate is built without builtins and outside the image's LTO, so it cannot call it (the link
+//! would not find it), and a second validator here would cost 900 bytes for the rare body
+//! that needs it.
 
 /// The high bit of every byte: set only in non-ASCII bytes.
 const HIGH: u32 = 0x8080_8080;
 
-/// `bytes` as text, if they are UTF-8.
-pub fn utf8(bytes: &[u8]) -> Option<&str> {
-    let mut i = ascii_prefix(bytes);
-    while let Some(&lead) = bytes.get(i) {
-        if lead < 0x80 {
-            i += 1 + ascii_prefix(bytes.get(i + 1..).unwrap_or(&[]));
+/// `bytes` as text, if they are all ASCII; `None` for any other text, which the caller checks
+/// with `core::str::from_utf8`.
+pub fn ascii(bytes: &[u8]) -> Option<&str> {
+    let n = ascii_prefix(bytes);
+    if !bytes.get(n..)?.iter().all(|&b| b < 0x80) {
+        return None;
+    }
+    // SAFETY: every byte was checked above to be ASCII, and ASCII is UTF-8.
+    Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+}
+
+/// The length of the character a non-ASCII `lead` byte starts and the range its second byte
+/// must fall in (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF); `None`
+/// when no character starts with it.
+#[inline]
+fn sequence(lead: u8) -> Option<(usize, u8, u8)> {
+    Some(match lead {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xE1..=0xEF => (3, 0x80, 0xBF),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return None,
+    })
+}
+
+/// How many leading bytes of `bytes` end on a complete UTF-8 sequence: all of them but a
+/// character the slice cuts short at its end (its first bytes, well-formed so far), which
+/// waits for the bytes that follow. Text cut anywhere (a piece of a stream, a room, a range)
+/// is brought back to a character boundary this way. Bytes no character could complete are
+/// not held back: they are the validator's to refuse or replace, as `core::str::from_utf8`
+/// sees them (it reports an unfinished end exactly when this holds bytes back).
+#[inline]
+pub fn complete_utf8(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    // A character is at most four bytes: an unfinished one starts in the last three.
+    for back in 1..=len.min(3) {
+        let at = len - back;
+        let Some(&lead) = bytes.get(at) else { break };
+        if lead & 0xC0 == 0x80 {
             continue;
         }
-        // The character's length and the range its second byte must fall in.
-        let (len, low, high) = match lead {
-            0xC2..=0xDF => (2, 0x80, 0xBF),
-            0xE0 => (3, 0xA0, 0xBF),
-            0xED => (3, 0x80, 0x9F),
-            0xE1..=0xEF => (3, 0x80, 0xBF),
-            0xF0 => (4, 0x90, 0xBF),
-            0xF1..=0xF3 => (4, 0x80, 0xBF),
-            0xF4 => (4, 0x80, 0x8F),
-            _ => return None,
+        let Some((need, low, high)) = sequence(lead) else {
+            return len;
         };
-        if !bytes.get(i + 1).is_some_and(|b| (low..=high).contains(b)) {
-            return None;
-        }
-        if !(2..len).all(|k| bytes.get(i + k).is_some_and(|b| b & 0xC0 == 0x80)) {
-            return None;
-        }
-        i += len;
+        let rest = bytes.get(at + 1..).unwrap_or(&[]);
+        let well_formed = rest.first().is_none_or(|b| (low..=high).contains(b))
+            && rest.iter().skip(1).all(|b| b & 0xC0 == 0x80);
+        return if need > back && well_formed { at } else { len };
     }
-    // SAFETY: every byte was checked above to be ASCII or part of a well-formed character.
-    Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+    len
 }
 
 /// How many leading bytes of `bytes` are surely ASCII (whole aligned words of it, so it may
@@ -73,51 +99,74 @@ mod tests {
     use std::vec::Vec;
 
     #[test]
-    fn agrees_with_core_at_every_offset_and_alignment() {
-        let text = "plain ASCII long enough for several blocks of four words, then é€😀 and more";
+    fn ascii_text_is_told_at_every_offset_and_alignment() {
+        let text = "plain ASCII long enough for several blocks of four words, and more of it";
         let base: Vec<u8> = text.bytes().collect();
         for skip in 0..8 {
-            // Every start alignment, and every byte made invalid in turn.
+            // Every start alignment, and every byte made non-ASCII in turn.
             let bytes = &base[skip..];
-            assert_eq!(utf8(bytes), core::str::from_utf8(bytes).ok(), "{skip}");
+            assert_eq!(ascii(bytes), Some(&text[skip..]), "{skip}");
             for at in 0..bytes.len() {
-                for bad in [0x80u8, 0xff, 0xc3] {
+                for high in [0x80u8, 0xc3, 0xff] {
                     let mut b = bytes.to_vec();
-                    b[at] = bad;
-                    assert_eq!(
-                        utf8(&b),
-                        core::str::from_utf8(&b).ok(),
-                        "{skip} {at} {bad:#x}"
-                    );
+                    b[at] = high;
+                    assert_eq!(ascii(&b), None, "{skip} {at} {high:#x}");
                 }
             }
         }
-        assert_eq!(utf8(b""), Some(""));
-        // Every sequence of up to three bytes over the interesting values, ASCII-padded so
-        // the word loop and the character check both see them.
-        let interesting: Vec<u8> = (0x00..=0x01)
-            .chain(0x7e..=0x81)
+        assert_eq!(ascii(b""), Some(""));
+        let long: String = "x".repeat(1000) + "\u{e9}";
+        assert_eq!(ascii(long.as_bytes()), None);
+        // Whole aligned words: at most three bytes short at either end.
+        let n = ascii_prefix(&[b'a'; 64]);
+        assert!((58..=64).contains(&n), "{n}");
+    }
+
+    /// Where core's validator says the text ended in the middle of a character (after
+    /// skipping what it calls invalid), or the length if it did not.
+    fn core_cut(v: &[u8]) -> usize {
+        let mut at = 0;
+        loop {
+            match core::str::from_utf8(&v[at..]) {
+                Ok(_) => return v.len(),
+                Err(e) => match e.error_len() {
+                    Some(len) => at += e.valid_up_to() + len,
+                    None => return at + e.valid_up_to(),
+                },
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_character_waits_exactly_when_core_says_the_text_ended_early() {
+        assert_eq!(complete_utf8(b"abc"), 3);
+        assert_eq!(complete_utf8("a\u{20ac}".as_bytes()), 4);
+        assert_eq!(complete_utf8(&"a\u{20ac}".as_bytes()[..3]), 1);
+        assert_eq!(complete_utf8(&"a\u{20ac}".as_bytes()[..2]), 1);
+        assert_eq!(complete_utf8(&[0xF0, 0x9F, 0x98]), 0);
+        assert_eq!(complete_utf8(&[0x80, 0x80, 0x80]), 3);
+        assert_eq!(complete_utf8(&[]), 0);
+        // Not the start of any character: not held back.
+        assert_eq!(complete_utf8(&[b'a', 0xE0, 0x80]), 3);
+        assert_eq!(complete_utf8(&[b'a', 0xF5, 0x80]), 3);
+        // Every tail of up to three bytes after some ASCII, against core's own verdict.
+        let values: Vec<u8> = (0x7e..=0x81)
             .chain([
                 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1,
             ])
             .chain([0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff])
             .collect();
-        for &a in &interesting {
-            for &b in &interesting {
-                for &c in &interesting {
-                    for seq in [&[a][..], &[a, b], &[a, b, c], &[0xf0, a, b, c]] {
-                        let mut v = b"abcdefg".to_vec();
-                        v.extend_from_slice(seq);
-                        v.extend_from_slice(b"hijklmnopqrstuvwxyz");
-                        assert_eq!(utf8(&v), core::str::from_utf8(&v).ok(), "{seq:x?}");
+        for &a in &values {
+            for &b in &values {
+                for &c in &values {
+                    for tail in [&[a][..], &[a, b], &[a, b, c]] {
+                        let mut v = b"xyz".to_vec();
+                        v.extend_from_slice(tail);
+                        // The bytes held back are what core calls an unfinished end.
+                        assert_eq!(complete_utf8(&v), core_cut(&v), "{tail:x?}");
                     }
                 }
             }
         }
-        let long: String = "x".repeat(1000) + "\u{e9}";
-        assert_eq!(utf8(long.as_bytes()), Some(long.as_str()));
-        // Whole aligned words: at most three bytes short at either end.
-        let n = ascii_prefix(&[b'a'; 64]);
-        assert!((58..=64).contains(&n), "{n}");
     }
 }

@@ -12,6 +12,7 @@ extern crate alloc;
 
 pub mod budget;
 pub mod http;
+pub mod json;
 pub mod jsonrpc;
 pub mod mcp;
 #[cfg(any(test, feature = "testing"))]

@@ -5,7 +5,7 @@
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
-use rpc::jsonrpc::{Kind, ValueRef};
+use rpc::json::{Kind, ValueRef};
 use rpc::mcp::{ErrorCode, ToolCall, ToolError};
 
 /// An argument that is absent or `null`: `None`.

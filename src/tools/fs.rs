@@ -453,7 +453,10 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         let mut tail = [0u8; 4];
         let from = plan.end.saturating_sub(3).max(offset);
         let got = fs.read_at(&plan.file, from, &mut tail).map_err(fs_error)?;
-        let keep = utf8_cut(tail.get(..got).unwrap_or(&[]), (plan.end - from) as usize);
+        let cut = tail
+            .get(..got.min((plan.end - from) as usize))
+            .unwrap_or(&[]);
+        let keep = irix7_kmem::complete_utf8(cut);
         n = from - offset + keep as u64;
         plan.end = offset + n;
     }
@@ -463,22 +466,6 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         carry: Vec::new(),
         buf: Vec::new(),
     })))
-}
-
-/// Where in `bytes` (which hold the bytes at and after a cut, starting up to 3 before it) a cut
-/// at `at` should move back to so no character is split: the start of the character `at` falls
-/// inside, or `at` itself.
-fn utf8_cut(bytes: &[u8], at: usize) -> usize {
-    let mut i = at.min(bytes.len());
-    // A continuation byte at the cut means the character started earlier.
-    while i > 0 && bytes.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
-        i -= 1;
-    }
-    if bytes.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
-        at // no lead byte within reach: invalid anyway, the check will say so
-    } else {
-        i
-    }
 }
 
 /// A checked range of an open file, ready to stream.

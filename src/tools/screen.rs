@@ -11,7 +11,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::jsonrpc::ValueRef;
+use rpc::json::ValueRef;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
     Started, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput,

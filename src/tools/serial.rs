@@ -96,26 +96,6 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     read: read_resource,
 }];
 
-/// How many trailing bytes form the start of a UTF-8 sequence that continues past the end.
-pub(super) fn incomplete_tail(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let Some(&b) = bytes.get(bytes.len() - back) else {
-            break;
-        };
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let need = match b {
-            0xF0.. => 4,
-            0xE0.. => 3,
-            0xC0.. => 2,
-            _ => 1,
-        };
-        return if need > back { back } else { 0 };
-    }
-    0
-}
-
 /// What a `serial.read` asks for.
 struct ReadArgs {
     offset: Option<u64>,
@@ -307,7 +287,7 @@ fn answer(
     }
     // A character cut by `max_bytes` is read whole next time.
     if !read.base64 && chunk.data.len() == read.max {
-        let keep = chunk.data.len() - incomplete_tail(&chunk.data);
+        let keep = irix7_kmem::complete_utf8(&chunk.data);
         if keep > 0 {
             chunk.data.truncate(keep);
         }
@@ -378,7 +358,6 @@ fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, Tool
 
 #[cfg(test)]
 mod tests {
-    use super::incomplete_tail;
     use crate::tools::testing::fake;
     use crate::tools::testing::harness::{call, request, server_with};
     use alloc::vec::Vec;
@@ -659,17 +638,6 @@ mod tests {
             r["content"][0]["text"],
             "E_INVAL: `until` must be 1 to 256 bytes"
         );
-    }
-
-    #[test]
-    fn incomplete_tails() {
-        assert_eq!(incomplete_tail(b"abc"), 0);
-        assert_eq!(incomplete_tail("a€".as_bytes()), 0);
-        assert_eq!(incomplete_tail(&"a€".as_bytes()[..3]), 2);
-        assert_eq!(incomplete_tail(&"a€".as_bytes()[..2]), 1);
-        assert_eq!(incomplete_tail(&[0xF0, 0x9F, 0x98]), 3);
-        assert_eq!(incomplete_tail(&[0x80, 0x80, 0x80]), 0);
-        assert_eq!(incomplete_tail(&[]), 0);
     }
 
     #[test]

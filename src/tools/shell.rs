@@ -17,7 +17,7 @@
 //! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
 //! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
-use super::{Ctx, args, serial};
+use super::{Ctx, args};
 use crate::services::shell::output::{self, Budget, Output};
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
@@ -249,7 +249,7 @@ fn next_piece(rest: &[u8], ended: bool) -> &[u8] {
     if ended && piece.len() == rest.len() {
         return piece;
     }
-    let cut = piece.len() - serial::incomplete_tail(piece);
+    let cut = irix7_kmem::complete_utf8(piece);
     match (cut, ended) {
         (0, false) => &[],
         (0, true) => piece,

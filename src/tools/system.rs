@@ -8,7 +8,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use rpc::jsonrpc::{Kind, ObjectWriter};
+use rpc::json::{Kind, ObjectWriter};
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
     ToolOutput, WatchDef,

@@ -6,7 +6,7 @@ use super::Ctx;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::jsonrpc::ValueRef;
+use rpc::json::ValueRef;
 use rpc::mcp::{
     Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, Structured, ToolCall,
     ToolDef, ToolError,

@@ -1,23 +1,16 @@
-//! JSON-RPC 2.0 framing: parsing request bodies into messages and writing responses. Knows
-//! nothing of MCP. Request ids are kept as their exact JSON text so that any id a client sends
-//! (strings, huge or fractional numbers, null) is echoed byte for byte.
+//! JSON-RPC 2.0 framing: a request body parsed into messages (the envelope: `jsonrpc`, `id`,
+//! `method`, `params`, a client's `result` or `error`), responses and notifications written,
+//! and the error object with its standard codes. Knows nothing of MCP; the JSON itself is
+//! [`crate::json`]'s. Request ids are kept as their exact JSON text so that any id a client
+//! sends (strings, huge or fractional numbers, null) is echoed byte for byte.
 
-mod encode;
-mod escape;
 mod parse;
-mod read;
-mod view;
-mod writer;
+mod response;
 
-pub use encode::{error_response, notification, result_response};
-pub(crate) use encode::{write_value, write_value_escaped};
-pub(crate) use escape::{escape_str, escape_str_twice, escape_within, plain_run};
-pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse, parse_within};
-#[cfg(feature = "fuzzing")]
-pub use read::fuzz_value;
-pub use read::{MAX_NESTING, MAX_VALUES};
-pub use view::{Key, Kind, Tape, ValueRef, read_value};
-pub use writer::{ObjectWriter, Written};
+#[cfg(test)]
+pub(crate) use parse::parse;
+pub use parse::{Id, Incoming, Message, ParseFailure, Refusal, parse_within};
+pub use response::{error_response, notification, result_response};
 
 use alloc::string::String;
 use serde_json::Value;

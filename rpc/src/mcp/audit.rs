@@ -6,7 +6,7 @@
 use super::error_code::ErrorCode;
 use super::request::Cx;
 use super::tool::ToolDef;
-use crate::jsonrpc::{Kind, ValueRef};
+use crate::json::{Kind, ValueRef};
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::fmt::{self, Write};
@@ -279,7 +279,7 @@ mod tests {
 
     fn summary(v: serde_json::Value) -> String {
         let text = v.to_string();
-        summarise_args(crate::jsonrpc::Tape::default().read(&text).unwrap())
+        summarise_args(crate::json::Tape::default().read(&text).unwrap())
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use super::audit::summarise_args;
 use super::error_code::ErrorCode;
 use super::tool::{InputRequired, Started, ToolCall, ToolDef, ToolError};
-use crate::jsonrpc::ValueRef;
+use crate::json::ValueRef;
 use alloc::format;
 use alloc::string::String;
 use serde_json::{Map, Value};
@@ -63,7 +63,7 @@ fn request(tool: &str, args: ValueRef<'_>) -> InputRequired {
         "Allow the destructive tool {tool} {} on this machine?",
         summarise_args(args)
     );
-    let mut input_requests = crate::jsonrpc::read_value(REQUEST).unwrap_or(Value::Null);
+    let mut input_requests = crate::json::read_value(REQUEST).unwrap_or(Value::Null);
     let message_slot = input_requests
         .get_mut(KEY)
         .and_then(|r| r.get_mut("params"))
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn the_request_is_an_elicitation_with_a_boolean_and_the_message() {
-        let mut tape = crate::jsonrpc::Tape::default();
+        let mut tape = crate::json::Tape::default();
         let args = tape.read(r#"{"path":"/tmp/x"}"#).unwrap();
         let r = request("fs.remove", args).input_requests;
         let ask = &r[KEY];

@@ -1,7 +1,8 @@
 //! Opaque pagination cursors: the offset of the next page, base64url-wrapped so clients treat
 //! it as a token. A cursor that does not decode to an offset within the list is -32602.
 
-use crate::jsonrpc::{Kind, RpcError, ValueRef};
+use crate::json::{Kind, ValueRef};
+use crate::jsonrpc::RpcError;
 use alloc::format;
 use alloc::string::String;
 use base64::Engine;
@@ -10,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 /// The cursor of `offset`: URL-safe base64 without padding (the module's one encoder, with
 /// the URL-safe alphabet's two characters swapped in).
 fn encode(offset: usize) -> String {
-    let mut b = super::encode::base64(format!("o{offset}").as_bytes()).into_bytes();
+    let mut b = super::base64::base64(format!("o{offset}").as_bytes()).into_bytes();
     b.retain(|c| *c != b'=');
     for c in &mut b {
         *c = match *c {
@@ -74,7 +75,7 @@ mod tests {
     /// The page `params` (JSON text) asks for.
     fn page_of<'a>(items: &'a [i32], params: &serde_json::Value) -> PageOf<'a> {
         let text = alloc::string::ToString::to_string(params);
-        let mut tape = crate::jsonrpc::Tape::default();
+        let mut tape = crate::json::Tape::default();
         page(items, tape.read(&text).unwrap(), 2)
     }
 

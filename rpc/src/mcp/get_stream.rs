@@ -24,6 +24,7 @@ use super::session::{Sessions, plausible_id};
 use super::subscriptions::{Hub, Subscriptions, WatchDef};
 use super::version::LEGACY_VERSIONS;
 use crate::http::{Body, BodyPoll, BodySource, Headers, Response};
+use crate::json;
 use crate::jsonrpc::{self, Id, RpcError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -175,7 +176,7 @@ pub(crate) fn listen<C: 'static>(
         &br#"data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":"#[..],
     );
     pending.extend_from_slice(br#"{"resourceSubscriptions":"#);
-    jsonrpc::write_value(&mut pending, &Value::Array(honored));
+    json::write_value(&mut pending, &Value::Array(honored));
     pending.push(b'}');
     let _ = write!(
         Utf8Sink(&mut pending),
@@ -244,7 +245,7 @@ impl<C> GetStream<C> {
             self.pending.extend_from_slice(
                 br#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
             );
-            jsonrpc::write_value(&mut self.pending, &Value::from(def.uri));
+            json::write_value(&mut self.pending, &Value::from(def.uri));
             if let Some(id) = &self.listen {
                 let _ = write!(
                     Utf8Sink(&mut self.pending),

@@ -14,7 +14,8 @@ use super::session::{Sessions, plausible_id};
 use super::tool::LogLevel;
 use super::version::{LEGACY_VERSIONS, SERVER_NAME};
 use crate::http::{Body, Headers, Peer, Response};
-use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError, ValueRef};
+use crate::json::{ValueRef, read_value};
+use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -417,5 +418,5 @@ pub(crate) fn initialized(
 
 /// JSON this server wrote, read back as a value (as request bodies are read).
 fn json_value(json: &[u8]) -> Option<Value> {
-    jsonrpc::read_value(core::str::from_utf8(json).ok()?)
+    read_value(core::str::from_utf8(json).ok()?)
 }

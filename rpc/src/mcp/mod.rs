@@ -16,13 +16,13 @@ macro_rules! copy_for_any_context {
 }
 
 mod audit;
+mod base64;
 mod call;
 mod config;
 pub mod confirm;
 mod cursor;
 mod dispatch;
-mod encode;
-pub use encode::base64;
+pub use self::base64::base64;
 mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

@@ -3,7 +3,8 @@
 
 use super::request::{Cx, Era, arguments, input_unsupported, retry_params};
 use super::tool::{InputRequired, ToolError};
-use crate::jsonrpc::{self, RpcError, ValueRef};
+use crate::json::ValueRef;
+use crate::jsonrpc::{self, RpcError};
 use alloc::format;
 use alloc::vec::Vec;
 use core::cell::RefCell;

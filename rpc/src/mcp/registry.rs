@@ -5,7 +5,7 @@ use super::error_code::ErrorCode;
 use super::policy::Policy;
 use super::schema::{self, Schema};
 use super::tool::ToolDef;
-use crate::jsonrpc::{read_value, write_value};
+use crate::json::{read_value, write_value};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;

@@ -38,7 +38,7 @@ impl ResourceContents {
                 m.insert("text".into(), Value::from(text.as_str()));
             }
             ResourceContents::Blob { data, .. } => {
-                m.insert("blob".into(), Value::from(super::encode::base64(data)));
+                m.insert("blob".into(), Value::from(super::base64::base64(data)));
             }
         }
         Value::Object(m)

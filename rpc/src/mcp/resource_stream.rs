@@ -3,8 +3,9 @@
 
 use super::call::emit::Enc;
 use crate::http::{Body, BodyPoll, BodySource, Response};
-use crate::jsonrpc::escape_str;
-use crate::mcp::encode::{Base64Stream, TextEscaper};
+use crate::json::TextEscaper;
+use crate::json::escape_str;
+use crate::mcp::base64::Base64Stream;
 use crate::mcp::resource::{STREAM_MARK, Streamed};
 use crate::mcp::tool::{ContentSource, SourcePoll};
 use alloc::boxed::Box;

@@ -9,7 +9,7 @@
 //! memory for the life of the module, and a parsed JSON tree (a map with owned keys per
 //! object) is several times larger than this list.
 
-use crate::jsonrpc::{Kind, ValueRef};
+use crate::json::{Kind, ValueRef};
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
@@ -520,7 +520,7 @@ mod tests {
         let built = schema.validate(value);
         let text = alloc::string::ToString::to_string(value);
         // Values nested past what a request may hold are only checked built.
-        if let Some(v) = crate::jsonrpc::Tape::default().read(&text) {
+        if let Some(v) = crate::json::Tape::default().read(&text) {
             assert_eq!(schema.validate(v), built, "{value}");
         }
         built

@@ -18,7 +18,8 @@ use super::session::Sessions;
 use super::subscriptions::Subscriptions;
 use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
-use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError, Tape};
+use crate::json::Tape;
+use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -72,7 +73,7 @@ impl<C: 'static> McpServer<C> {
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
-            crate::jsonrpc::escape_str(&text, &mut out);
+            crate::json::escape_str(&text, &mut out);
             out.push(b'"');
             out.into_boxed_slice()
         });
@@ -515,7 +516,8 @@ fn is_modern(msg: Option<&Message>, head: &Head<'_>) -> bool {
 mod tests {
     use super::{Head, LEGACY_VERSIONS, is_modern};
     use crate::http::Headers;
-    use crate::jsonrpc::{Incoming, Message, Tape, parse};
+    use crate::json::Tape;
+    use crate::jsonrpc::{Incoming, Message, parse};
     use crate::mcp::version::MODERN_VERSION;
 
     fn body(method: &str, meta: bool) -> alloc::string::String {

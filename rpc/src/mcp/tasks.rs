@@ -17,7 +17,8 @@ use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
 use super::version::TASKS_EXTENSION;
 use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
-use crate::jsonrpc::{self, Id, RpcError, Tape, ValueRef};
+use crate::json::{self, Tape, ValueRef};
+use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::ErrorCode;
 use alloc::boxed::Box;
 use alloc::format;
@@ -138,7 +139,7 @@ impl<C: 'static> Task<C> {
         let mut e = Map::new();
         e.insert("code".into(), Value::from(err.code));
         e.insert("message".into(), Value::from(err.message.as_str()));
-        jsonrpc::write_value(&mut self.out, &Value::Object(e));
+        json::write_value(&mut self.out, &Value::Object(e));
         self.body = 0..self.out.len();
     }
 

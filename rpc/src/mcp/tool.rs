@@ -5,7 +5,7 @@
 //! the response body.
 
 use super::error_code::ErrorCode;
-use crate::jsonrpc::{ValueRef, Written};
+use crate::json::{ValueRef, Written};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -211,14 +211,14 @@ impl<C> Content<C> {
 }
 
 fn b64(data: &[u8]) -> String {
-    super::encode::base64(data)
+    super::base64::base64(data)
 }
 
 /// A structured result, as the tool gives it.
 pub enum Structured {
     /// A value the tool built.
     Value(Value),
-    /// An object the tool wrote as JSON text ([`crate::jsonrpc::ObjectWriter`]): one
+    /// An object the tool wrote as JSON text ([`crate::json::ObjectWriter`]): one
     /// buffer, no `Value` tree, checked against the output schema from its record.
     Json(Written),
 }

@@ -42,31 +42,22 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "serde_json::de::",
             "serde_json::read::",
             "rpc::jsonrpc::parse",
-            "rpc::jsonrpc::read",
-            // The request body's UTF-8 check.
+            "rpc::json::read",
+            // The request body's ASCII test.
             "irix7_kmem::text::",
             "as serde_core::de::",
             "as serde::de::",
         ],
     ),
-    // rpc's base64 encoder lives beside the JSON text escaper in `rpc::mcp::encode`.
-    (
-        "base64",
-        &[
-            "base64::",
-            "rpc::mcp::encode::encode_",
-            "rpc::mcp::encode::Base64Stream",
-            "rpc::mcp::encode::base64",
-            "rpc::mcp::encode::pair_table",
-        ],
-    ),
+    // The `base64` crate (decoding) and rpc's encoder, `rpc::mcp::base64`.
+    ("base64", &["base64::"]),
     (
         "JSON writing",
         &[
             "serde_json::ser::",
-            "rpc::jsonrpc::encode",
-            "rpc::jsonrpc::escape",
-            "rpc::mcp::encode",
+            "rpc::jsonrpc::response",
+            "rpc::json::write",
+            "rpc::json::escape",
             "rpc::mcp::reply",
             "as serde_core::ser::",
             "as serde::ser::",
@@ -207,17 +198,17 @@ mod tests {
                 "JSON parsing",
             ),
             ("rpc::jsonrpc::parse::parse", "JSON parsing"),
-            ("<rpc::jsonrpc::read::Reader>::value", "JSON parsing"),
-            ("irix7_kmem::text::utf8", "JSON parsing"),
+            ("<rpc::json::read::Reader>::tape", "JSON parsing"),
+            ("irix7_kmem::text::ascii", "JSON parsing"),
             (
                 "serde_json::ser::format_escaped_str_contents",
                 "JSON writing",
             ),
-            ("rpc::mcp::encode::escape_into", "JSON writing"),
-            ("<rpc::mcp::encode::TextEscaper>::push", "JSON writing"),
-            ("rpc::mcp::encode::encode_into", "base64"),
-            ("<rpc::mcp::encode::Base64Stream>::push", "base64"),
-            ("rpc::jsonrpc::escape::plain_run", "JSON writing"),
+            ("rpc::json::write::write_json", "JSON writing"),
+            ("<rpc::json::escape::TextEscaper>::push", "JSON writing"),
+            ("rpc::mcp::base64::encode_into", "base64"),
+            ("<rpc::mcp::base64::Base64Stream>::push", "base64"),
+            ("rpc::json::escape::plain_run", "JSON writing"),
             ("rpc::http::parser::parse_head", "HTTP"),
             (
                 "smoltcp::socket::tcp::Socket::dispatch",

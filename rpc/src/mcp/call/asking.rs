@@ -1,7 +1,7 @@
 //! The legacy bridge's rounds of client input: a call whose tool asked for input on a session
 //! that takes SSE sends the requests on its stream and waits for the answers (see `inputs`).
 
-use crate::jsonrpc::{Tape, write_value};
+use crate::json::{Tape, write_value};
 use crate::mcp::ErrorCode;
 use crate::mcp::confirm;
 use crate::mcp::inputs::Answers;

@@ -1,11 +1,12 @@
 //! The result of a `tools/call`, weighed and written: at once when it is light and complete,
 //! else piece by piece as its streamed blocks and its structured part allow.
 
-use crate::jsonrpc::{Tape, escape_str, escape_within};
-use crate::jsonrpc::{write_value as encode_value, write_value_escaped};
+use crate::json::TextEscaper;
+use crate::json::{Tape, escape_str, escape_within};
+use crate::json::{write_value as encode_value, write_value_escaped};
 use crate::mcp::ErrorCode;
 use crate::mcp::audit::{Outcome, code_of_text};
-use crate::mcp::encode::{Base64Stream, TextEscaper};
+use crate::mcp::base64::Base64Stream;
 use crate::mcp::schema::Schema;
 use crate::mcp::tool::{
     Content, ContentSource, SourcePoll, StreamKind, Structured, ToolError, ToolOutput,
@@ -121,10 +122,8 @@ enum Tail {
 /// unless one character is longer.
 fn piece_end(json: &[u8], at: usize, piece: usize) -> usize {
     let continues = |i: usize| json.get(i).is_some_and(|b| b & 0xC0 == 0x80);
-    let mut end = at.saturating_add(piece).min(json.len());
-    while end > at && continues(end) {
-        end -= 1;
-    }
+    let end = at.saturating_add(piece).min(json.len());
+    let mut end = at + irix7_kmem::complete_utf8(json.get(at..end).unwrap_or(&[]));
     if end == at && at < json.len() {
         end = at + 1;
         while continues(end) {

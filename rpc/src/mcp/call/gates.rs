@@ -3,7 +3,8 @@
 //! answers the call. A new gate is one more function here and one more line in [`check`].
 
 use crate::http::Headers;
-use crate::jsonrpc::{RpcError, ValueRef};
+use crate::json::ValueRef;
+use crate::jsonrpc::RpcError;
 use crate::mcp::ErrorCode;
 use crate::mcp::config::{Config, Limits};
 use crate::mcp::confirm;

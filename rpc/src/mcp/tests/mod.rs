@@ -7,13 +7,13 @@ use super::*;
 use crate::http::{Body, BodyPoll, Headers, Method, Peer, Response};
 use crate::mcp::ErrorCode;
 use crate::testing::{self, McpRequest, drain, modern_meta};
+use ::base64::Engine;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use base64::Engine;
 use core::cell::RefCell;
 use serde_json::{Value, json};
 
@@ -53,10 +53,10 @@ fn said(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let text = call
         .args
         .get("text")
-        .unwrap_or(crate::jsonrpc::ValueRef::empty_object());
+        .unwrap_or(crate::json::ValueRef::empty_object());
     let bad = call.args.get("bad").and_then(|v| v.as_bool()) == Some(true);
     let key = if bad { "wrong" } else { "said" };
-    let json = crate::jsonrpc::ObjectWriter::with_capacity(16).value(key, text);
+    let json = crate::json::ObjectWriter::with_capacity(16).value(key, text);
     Ok(Started::Done(ToolOutput::structured_json(json.finish())))
 }
 

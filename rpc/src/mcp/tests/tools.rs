@@ -194,7 +194,7 @@ fn big_results_stream_through_the_encoders() {
     );
     let v = body_json(&mut r, T0);
     let res = &v["result"]["content"][1]["resource"];
-    let data = base64::engine::general_purpose::STANDARD
+    let data = ::base64::engine::general_purpose::STANDARD
         .decode(res["blob"].as_str().unwrap())
         .unwrap();
     assert_eq!(data, (0..10_000).map(pattern_byte).collect::<Vec<u8>>());
@@ -222,7 +222,7 @@ fn big_results_stream_through_the_encoders() {
         let blob = v["result"]["content"][1]["resource"]["blob"]
             .as_str()
             .unwrap();
-        let data = base64::engine::general_purpose::STANDARD
+        let data = ::base64::engine::general_purpose::STANDARD
             .decode(blob)
             .unwrap();
         assert_eq!(data, want, "{max}");

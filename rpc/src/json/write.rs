@@ -1,15 +1,103 @@
-//! A JSON object a tool writes as text, member by member, with a record of where each value
-//! lies in it.
+//! Writing JSON: a `serde_json::Value` straight onto a byte buffer ([`write_value`]), and an
+//! object a tool writes as text, member by member, with a record of where each value lies in
+//! it ([`ObjectWriter`]).
 //!
-//! Why: a small structured result built as a `serde_json::Value` takes an allocation for its
-//! map, each key and each string, and the server then serialises it; written as text it is one
-//! buffer. The record is a tape (as [`super::Tape`] is for a request), so the server checks
-//! the result against the tool's output schema without reading it again: for a large echo that
-//! second reading cost a fifth of each response byte (`docs/bench.md`, issue 18).
+//! Why the object writer: a small structured result built as a `serde_json::Value` takes an
+//! allocation for its map, each key and each string, and the server then serialises it;
+//! written as text it is one buffer. The record is a tape (as [`super::Tape`] is for a
+//! request), so the server checks the result against the tool's output schema without reading
+//! it again: for a large echo that second reading cost a fifth of each response byte
+//! (`docs/bench.md`).
 
-use super::plain_run;
-use super::view::{EMPTY_NODE, Kind, Node, ValueRef};
+use super::escape::{escape_str, escape_str_twice, plain_run};
+use super::tape::{EMPTY_NODE, Kind, Node};
+use super::value_ref::ValueRef;
 use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write as _};
+use serde_json::Value;
+
+/// Serialises a value straight onto `out`, in the bytes serde_json writes: strings go through
+/// the word-at-a-time escaper, which serde_json's byte-at-a-time one is not. Recursion follows the value's nesting, as
+/// serde_json's does; parsed values are limited to [`super::MAX_NESTING`].
+pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
+    write_json(out, v, false);
+}
+
+/// [`write_value`]'s bytes escaped as the content of a JSON string, written in one pass: a
+/// tool's structured result also goes out as the text of a text block.
+pub(crate) fn write_value_escaped(out: &mut Vec<u8>, v: &Value) {
+    write_json(out, v, true);
+}
+
+/// A value's JSON, `escaped` as a string's content or not. Only quotes and the strings'
+/// contents change when escaped: the rest of JSON's syntax is plain ASCII.
+fn write_json(out: &mut Vec<u8>, v: &Value, escaped: bool) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // Writing to a `Vec` cannot fail.
+            let _ = write!(Appender(out), "{n}");
+        }
+        Value::String(text) => write_str(out, text, escaped),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json(out, item, escaped);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => {
+            out.push(b'{');
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, key, escaped);
+                out.push(b':');
+                write_json(out, value, escaped);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Strings from this long up get room made for them (see [`write_str`]).
+const LONG_STR: usize = 4096;
+
+/// A JSON string. Room for a long one, its quotes and the brackets that close around it is
+/// made first: appended to a buffer grown to fit it exactly, it would make the buffer move
+/// again for its closing quote (a large echo's result did, 60 KB copied). Short strings keep
+/// the buffer's usual growth (the listings kept from init would take 3 KB more otherwise).
+fn write_str(out: &mut Vec<u8>, text: &str, escaped: bool) {
+    if text.len() >= LONG_STR {
+        out.reserve(text.len() + 6);
+    }
+    if escaped {
+        out.extend_from_slice(b"\\\"");
+        escape_str_twice(text, out);
+        out.extend_from_slice(b"\\\"");
+    } else {
+        out.push(b'"');
+        escape_str(text, out);
+        out.push(b'"');
+    }
+}
+
+/// A `fmt::Write` that appends to a byte buffer.
+struct Appender<'a>(&'a mut Vec<u8>);
+
+impl fmt::Write for Appender<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
 
 /// Entries a record holds: the object's, then a key and a value (with whatever a copied value
 /// holds) for each member, so two scalar members. An object that needs more is written but not
@@ -139,8 +227,35 @@ fn quote(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::{Tape, read_value};
+    use crate::json::{Tape, read_value};
     use serde_json::json;
+
+    #[test]
+    fn values_are_written_as_serde_json_writes_them() {
+        let v = json!({
+            "z": [1, -2, 3.5, 1e300, 0.1, u64::MAX, i64::MIN, null, true, false],
+            "a\"\\\n\u{1}é😀\u{7f}": {"": "", "nested": [[], {}, [{"x": "y\tz"}]]},
+            "text": "plain ASCII long enough to go a word at a time, then \"quoted\"",
+        });
+        for value in [
+            v.clone(),
+            json!(null),
+            json!("s"),
+            json!(7),
+            json!([]),
+            json!({}),
+        ] {
+            let mut out = Vec::new();
+            write_value(&mut out, &value);
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(out, json.as_bytes(), "{value}");
+            // Escaped: the content of the string whose value is that JSON.
+            let mut out = Vec::new();
+            write_value_escaped(&mut out, &value);
+            let text = serde_json::to_string(&json).unwrap();
+            assert_eq!(out, &text.as_bytes()[1..text.len() - 1], "{value}");
+        }
+    }
 
     /// Every way of reading the record agrees with reading the text.
     fn assert_recorded(w: &Written) {

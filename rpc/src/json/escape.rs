@@ -1,7 +1,9 @@
 //! JSON string escaping a machine word at a time: text is mostly printable ASCII, which JSON
-//! copies as it is, and four bytes are tested for that at once.
+//! copies as it is, and four bytes are tested for that at once. Whole strings, strings
+//! escaped twice, as much as fits a room, and text arriving in pieces ([`TextEscaper`]).
 
 use alloc::vec::Vec;
+use irix7_kmem::complete_utf8;
 
 /// The high bit of each byte of this is clear where JSON copies the byte of `w` as it is
 /// (printable ASCII other than `"` and `\`); a borrow into a higher byte only follows a byte
@@ -126,16 +128,9 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
         // character the room cuts is left for the next call.
         let plain = plain_run(window);
-        let mut run = plain
-            + window
-                .get(plain..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|&&b| b >= 0x80)
-                .count();
-        while run > plain && rest.get(run).is_some_and(|&b| b & 0xC0 == 0x80) {
-            run -= 1;
-        }
+        let after = window.get(plain..).unwrap_or(&[]);
+        let high = after.iter().take_while(|&&b| b >= 0x80).count();
+        let run = plain + complete_utf8(after.get(..high).unwrap_or(&[]));
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
@@ -169,9 +164,63 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
     i
 }
 
+/// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
+/// invalid bytes become U+FFFD, so the output is always valid JSON string content.
+#[derive(Debug, Default)]
+pub(crate) struct TextEscaper {
+    carry: Vec<u8>,
+}
+
+impl TextEscaper {
+    pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        let mut input = input;
+        if self.carry.is_empty() {
+            // The common case (and all of base64): plain ASCII, copied as it is. It ends on a
+            // character boundary, so the rest goes through the checks below.
+            let n = plain_run(input);
+            out.extend_from_slice(input.get(..n).unwrap_or(&[]));
+            input = input.get(n..).unwrap_or(&[]);
+            if input.is_empty() {
+                return;
+            }
+        }
+        let mut joined;
+        let text: &[u8] = if self.carry.is_empty() {
+            input
+        } else {
+            joined = core::mem::take(&mut self.carry);
+            joined.extend_from_slice(input);
+            &joined[..]
+        };
+        // A character the piece cuts waits for the next; what is left is escaped now.
+        let (mut rest, cut) = text.split_at(complete_utf8(text));
+        while let Err(e) = core::str::from_utf8(rest) {
+            let (good, bad) = rest.split_at(e.valid_up_to());
+            // `good` is valid UTF-8 by construction.
+            escape_str(core::str::from_utf8(good).unwrap_or(""), out);
+            out.extend_from_slice("\u{fffd}".as_bytes());
+            // `rest` may end with the start of a character that `cut` does not continue:
+            // core calls it unfinished here, and it is replaced whole, as core does once it
+            // sees the bytes after it.
+            rest = bad.get(e.error_len().unwrap_or(bad.len())..).unwrap_or(&[]);
+        }
+        escape_str(core::str::from_utf8(rest).unwrap_or(""), out);
+        self.carry = cut.to_vec();
+    }
+
+    /// Ends the text: an incomplete trailing sequence becomes U+FFFD.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            out.extend_from_slice("\u{fffd}".as_bytes());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::String;
 
     #[test]
     fn the_word_test_agrees_with_the_byte_test() {
@@ -257,5 +306,48 @@ mod tests {
         assert_eq!(escape_within("😀".as_bytes(), &mut out, 3), 0);
         assert_eq!(escape_within(b"\x01", &mut out, 5), 0);
         assert!(out.is_empty());
+    }
+
+    fn escape_in_pieces(input: &[u8], piece: usize) -> String {
+        let mut e = TextEscaper::default();
+        let mut out = Vec::new();
+        for chunk in input.chunks(piece) {
+            e.push(chunk, &mut out);
+        }
+        e.finish(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escaping_matches_serde_json_for_any_split() {
+        let text = "a\"b\\c\nd\u{1}é€😀\t\r\u{8}\u{c}\u{1f}";
+        let want = serde_json::to_string(text).unwrap();
+        for piece in 1..=text.len() {
+            let got = escape_in_pieces(text.as_bytes(), piece);
+            assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
+        }
+    }
+
+    #[test]
+    fn long_runs_and_escapes_match_serde_json() {
+        let text = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\"x\\y\u{7}z \
+                    é€ long tail of plain text\u{7f}\n";
+        let want = serde_json::to_string(text).unwrap();
+        let mut out = Vec::new();
+        escape_str(text, &mut out);
+        assert_eq!(
+            alloc::format!("\"{}\"", String::from_utf8(out).unwrap()),
+            want
+        );
+        for piece in [1, 3, 4, 5, 64, 1000] {
+            let got = escape_in_pieces(text.as_bytes(), piece);
+            assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement() {
+        assert_eq!(escape_in_pieces(b"a\xffb", 1), "a\u{fffd}b");
+        assert_eq!(escape_in_pieces(b"a\xe2\x82", 1), "a\u{fffd}");
     }
 }

@@ -1,139 +1,11 @@
-//! JSON values read in place: a [`Tape`] lists where each value of a request body lies in it,
-//! and a [`ValueRef`] reads one of them from there. Nothing is copied or built unless a caller
-//! asks for an owned value ([`ValueRef::to_value`]) or a string holds an escape.
-//!
-//! Why: a `serde_json::Value` tree costs a heap allocation per map, key and string — a dozen
-//! for the smallest `tools/call` — and is walked once and dropped. A tape is a list of
-//! offsets the server keeps and reuses, so reading a request allocates nothing
-//! (`docs/bench.md`, issue 18).
+//! JSON values read in place: a [`ValueRef`] reads a value of a [`Tape`] from the text it
+//! lies in. Nothing is copied or built unless a caller asks for an owned value
+//! ([`ValueRef::to_value`]) or a string holds an escape.
 
-use super::read::{Reader, Str, number};
+use super::read::{Str, number};
+use super::tape::{EMPTY_NODE, Kind, Node, Tape};
 use alloc::borrow::Cow;
-use alloc::vec::Vec;
 use serde_json::{Map, Value};
-
-/// The JSON types, as the schema validator and the readers tell them apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Null,
-    Bool,
-    Number,
-    String,
-    Array,
-    Object,
-}
-
-/// One value on a tape, or one object key (a `String` entry before its value).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Node {
-    /// The value's text in the body: `start..end`, quotes and brackets included.
-    pub(super) start: usize,
-    pub(super) end: usize,
-    /// The tape index just past this value and everything inside it.
-    pub(super) next: usize,
-    pub(super) kind: Kind,
-    /// A string holding a backslash escape (its text is not its value).
-    pub(super) escaped: bool,
-}
-
-/// Entries a server's tape keeps between requests: more than any small request needs (a
-/// `tools/call` with a few arguments and the modern `_meta` takes about 20), little memory.
-const TAPE_KEEP: usize = 256;
-
-impl Node {
-    /// An entry whose text starts at `start` and (until it is closed) ends there too.
-    pub(super) fn at(start: usize, kind: Kind, escaped: bool) -> Node {
-        Node {
-            start,
-            end: start,
-            next: 0,
-            kind,
-            escaped,
-        }
-    }
-}
-
-pub(super) const EMPTY_NODE: Node = Node {
-    start: 0,
-    end: 0,
-    next: 0,
-    kind: Kind::Null,
-    escaped: false,
-};
-
-/// Where the values of a JSON text lie, in the order they appear (a request body's: each
-/// message of a batch in turn). A server keeps one and reuses it, so once it has room a
-/// request is read without the heap; its memory is charged by the reader (as values) before
-/// it is taken.
-#[derive(Debug, Default)]
-pub struct Tape {
-    nodes: Vec<Node>,
-}
-
-impl Tape {
-    /// A tape with room for `entries` values and keys.
-    pub fn with_capacity(entries: usize) -> Self {
-        Tape {
-            nodes: Vec::with_capacity(entries),
-        }
-    }
-
-    /// Empties the tape, giving back its memory if a big request grew it past
-    /// [`TAPE_KEEP`] entries.
-    pub fn clear(&mut self) {
-        match self.nodes.capacity() > TAPE_KEEP {
-            true => self.nodes = Vec::new(),
-            false => self.nodes.clear(),
-        }
-    }
-
-    /// The one JSON value that is the whole of `text`, read onto this tape (emptied first)
-    /// without a budget, for values this side keeps or tests give; `None` unless it is JSON
-    /// a `Value` holds.
-    pub fn read<'a>(&'a mut self, text: &'a str) -> Option<ValueRef<'a>> {
-        self.clear();
-        let mut r = Reader::new(text, None);
-        let readable = r.tape(0, self).ok()?;
-        r.end().ok()?;
-        let mut v = ValueRef::detached(text, 0);
-        v.attach(self);
-        readable.then_some(v)
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// Entries the tape has room for without growing.
-    #[cfg(test)]
-    pub(crate) fn capacity(&self) -> usize {
-        self.nodes.capacity()
-    }
-
-    /// Adds an entry; `false` when the heap refused the room for it.
-    pub(super) fn push(&mut self, node: Node) -> bool {
-        let room = self.nodes.try_reserve(1).is_ok();
-        if room {
-            self.nodes.push(node);
-        }
-        room
-    }
-
-    /// Completes the entry at `index` once its value is read: what it is, where its text
-    /// ends, and (the entries after it being its contents) where the next value's entry is.
-    pub(super) fn close(&mut self, index: usize, end: usize, kind: Kind, escaped: bool) {
-        let next = self.nodes.len();
-        if let Some(n) = self.nodes.get_mut(index) {
-            *n = Node {
-                end,
-                next,
-                kind,
-                escaped,
-                ..*n
-            };
-        }
-    }
-}
 
 /// JSON text read as a `Value`, through a tape of its own: for texts this side keeps (tool
 /// schemas, read at registration) and the few values a request hands on whole. `None` unless
@@ -174,7 +46,7 @@ impl core::fmt::Debug for ValueRef<'_> {
 
 impl<'t> ValueRef<'t> {
     /// The value at `index` of a tape still being written: usable once attached.
-    pub(super) fn detached(text: &'t str, index: usize) -> Self {
+    pub(crate) fn detached(text: &'t str, index: usize) -> Self {
         ValueRef {
             text,
             nodes: &[],
@@ -183,8 +55,8 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Points the value at its tape, now that the tape is written.
-    pub(super) fn attach(&mut self, tape: &'t Tape) {
-        self.nodes = &tape.nodes;
+    pub(crate) fn attach(&mut self, tape: &'t Tape) {
+        self.nodes = tape.nodes();
     }
 
     /// The value `nodes` begins with, a tape of `text` written by hand

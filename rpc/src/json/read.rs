@@ -1,17 +1,18 @@
-//! Reading a request body's JSON in one pass: the syntax checked (RFC 8259), the nesting and
-//! the number of values bounded, the memory of each value charged before it is built, and the
-//! values the caller wants built as they are read.
+//! Reading JSON text (a request body above all) onto a [`Tape`] in one pass: the syntax
+//! checked (RFC 8259), the nesting and the number of values bounded, and the memory of the
+//! values charged to a budget before it is taken.
 //!
 //! Why not serde_json's deserializer: most of a big body is string content, and serde_json's
 //! string scan assembles each word little-endian from byte loads on this big-endian CPU (6.5
 //! instructions per byte), after a pre-scan of our own had already walked every byte to bound
 //! the nesting and the values (2.7 more). Here one pass does both, testing strings four words
-//! at a time with the escaper's plain-run test (`docs/bench.md`, issue 18's fourth round).
+//! at a time with the escaper's plain-run test (`docs/bench.md`).
 //! Numbers other than small unsigned integers are still read by serde_json, so every value is
 //! the one serde_json would build.
 
 use super::escape::plain_run;
-use super::view::{Kind, Node, Tape};
+use super::tape::{Kind, Node, Tape};
+use super::value_ref::ValueRef;
 use crate::budget::Lease;
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -30,14 +31,14 @@ pub const MAX_VALUES: usize = 4096;
 /// Heap a read takes at most per value (the `Value`, its slot in a map or vector) and per
 /// byte of body (strings are copied into their values).
 pub(super) const COST_PER_VALUE: usize = 64;
-pub(super) const COST_PER_BYTE: usize = 2;
+pub(crate) const COST_PER_BYTE: usize = 2;
 
 /// Values charged to the budget at a time: a small request pays once.
 const VALUES_PER_CHARGE: usize = 32;
 
 /// Why a read stopped.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Fault {
+pub(crate) enum Fault {
     /// Not JSON.
     Syntax,
     /// Nested deeper than [`MAX_NESTING`].
@@ -50,7 +51,7 @@ pub(super) enum Fault {
 
 /// A string as it appears in the text, quotes included: checked but not decoded.
 #[derive(Clone, Copy)]
-pub(super) struct Str<'a> {
+pub(crate) struct Str<'a> {
     quoted: &'a str,
     /// Whether it holds a backslash escape (else its text is its value).
     escaped: bool,
@@ -83,7 +84,7 @@ impl<'a> Str<'a> {
     /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
     /// Rust string can hold. A string with escapes is rare: serde_json's own string reader
     /// (in the image already) decodes it.
-    pub(super) fn decode(self) -> Option<Cow<'a, str>> {
+    pub(crate) fn decode(self) -> Option<Cow<'a, str>> {
         match self.escaped {
             false => Some(Cow::Borrowed(self.inner())),
             true => serde_json::from_str::<String>(self.quoted)
@@ -94,7 +95,7 @@ impl<'a> Str<'a> {
 }
 
 /// A cursor over JSON text.
-pub(super) struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     text: &'a str,
     at: usize,
     values: usize,
@@ -105,7 +106,7 @@ pub(super) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub(super) fn new(text: &'a str, lease: Option<Lease>) -> Self {
+    pub(crate) fn new(text: &'a str, lease: Option<Lease>) -> Self {
         Reader {
             text,
             at: 0,
@@ -116,12 +117,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The lease, with every value read so far charged to it.
-    pub(super) fn into_lease(self) -> Option<Lease> {
+    pub(crate) fn into_lease(self) -> Option<Lease> {
         self.lease
     }
 
     /// The whole text being read.
-    pub(super) fn text(&self) -> &'a str {
+    pub(crate) fn text(&self) -> &'a str {
         self.text
     }
 
@@ -130,7 +131,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next byte after any whitespace.
-    pub(super) fn peek(&mut self) -> Option<u8> {
+    pub(crate) fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.at) {
             self.at += 1;
@@ -149,7 +150,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Nothing but whitespace is left.
-    pub(super) fn end(&mut self) -> Result<(), Fault> {
+    pub(crate) fn end(&mut self) -> Result<(), Fault> {
         match self.peek() {
             None => Ok(()),
             Some(_) => Err(Fault::Syntax),
@@ -175,7 +176,7 @@ impl<'a> Reader<'a> {
 
     /// The members of the object that starts here, each handed to `each` with its key and the
     /// nesting of its value, which `each` must read.
-    pub(super) fn members(
+    pub(crate) fn members(
         &mut self,
         depth: usize,
         mut each: impl FnMut(&mut Self, Str<'a>, usize) -> Result<(), Fault>,
@@ -205,7 +206,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The items of the array that starts here, each handed to `each` with its nesting.
-    pub(super) fn items(
+    pub(crate) fn items(
         &mut self,
         depth: usize,
         mut each: impl FnMut(&mut Self, usize) -> Result<(), Fault>,
@@ -230,18 +231,18 @@ impl<'a> Reader<'a> {
     }
 
     /// Counts the value that starts here (a container by the caller, which reads it).
-    pub(super) fn enter(&mut self) -> Result<(), Fault> {
+    pub(crate) fn enter(&mut self) -> Result<(), Fault> {
         self.count()
     }
 
     /// Checks the value that starts here and steps over it (onto `tape`, which a request
     /// has anyway: one walker of values in the image, not two).
-    pub(super) fn skip(&mut self, depth: usize, tape: &mut Tape) -> Result<(), Fault> {
+    pub(crate) fn skip(&mut self, depth: usize, tape: &mut Tape) -> Result<(), Fault> {
         self.tape(depth, tape).map(drop)
     }
 
     /// The text of the value that starts here, checked (and put on `tape`).
-    pub(super) fn raw(&mut self, depth: usize, tape: &mut Tape) -> Result<&'a str, Fault> {
+    pub(crate) fn raw(&mut self, depth: usize, tape: &mut Tape) -> Result<&'a str, Fault> {
         self.peek();
         let start = self.at;
         self.skip(depth, tape)?;
@@ -251,7 +252,7 @@ impl<'a> Reader<'a> {
     /// Puts the value that starts here on `tape`, with everything inside it. `Ok(false)`
     /// when it is well-formed JSON that no `Value` holds (a number beyond a double, half a
     /// surrogate pair): callers refuse it as serde_json would.
-    pub(super) fn tape(&mut self, depth: usize, tape: &mut Tape) -> Result<bool, Fault> {
+    pub(crate) fn tape(&mut self, depth: usize, tape: &mut Tape) -> Result<bool, Fault> {
         self.count()?;
         let first = self.peek();
         let (start, index) = (self.at, tape.len());
@@ -302,7 +303,7 @@ impl<'a> Reader<'a> {
 
     /// The string that starts here (at its quote), checked: escapes well-formed, no control
     /// character. The text is UTF-8 already, so bytes from 0x80 up are parts of characters.
-    pub(super) fn string(&mut self) -> Result<Str<'a>, Fault> {
+    pub(crate) fn string(&mut self) -> Result<Str<'a>, Fault> {
         let bytes = self.bytes();
         let start = self.at + 1;
         let mut i = start;
@@ -349,6 +350,21 @@ impl<'a> Reader<'a> {
         };
         self.at += len;
         Ok(kind)
+    }
+}
+
+impl Tape {
+    /// The one JSON value that is the whole of `text`, read onto this tape (emptied first)
+    /// without a budget, for values this side keeps or tests give; `None` unless it is JSON
+    /// a `Value` holds.
+    pub fn read<'a>(&'a mut self, text: &'a str) -> Option<ValueRef<'a>> {
+        self.clear();
+        let mut r = Reader::new(text, None);
+        let readable = r.tape(0, self).ok()?;
+        r.end().ok()?;
+        let mut v = ValueRef::detached(text, 0);
+        v.attach(self);
+        readable.then_some(v)
     }
 }
 
@@ -430,14 +446,14 @@ pub fn fuzz_value(text: &str) -> Result<Option<serde_json::Value>, &'static str>
     let Some(value) = readable.then(|| tape.read(text)).flatten() else {
         return Ok(None);
     };
-    let v = super::view::rebuild(value);
+    let v = super::value_ref::rebuild(value);
     // The value copied into a written object reads the same from the writer's record.
     let written = super::ObjectWriter::with_capacity(0)
         .value("v", value)
         .finish();
     match written
         .value()
-        .map(|w| w.get("v").and_then(super::view::rebuild))
+        .map(|w| w.get("v").and_then(super::value_ref::rebuild))
     {
         Some(copy) if copy != v => Err("the written object's record reads another value"),
         _ => Ok(v),
@@ -458,7 +474,7 @@ mod tests {
         r.end()?;
         let mut tape = Tape::default();
         Ok(match readable {
-            true => super::super::view::rebuild(tape.read(text).expect("read twice")),
+            true => super::super::value_ref::rebuild(tape.read(text).expect("read twice")),
             false => None,
         })
     }

@@ -1,72 +1,17 @@
-//! On-the-fly encoders for streamed content: JSON string escaping of UTF-8 text that arrives
-//! in arbitrary pieces, and base64 of binary that arrives in arbitrary pieces.
+//! Base64 (standard alphabet, padded) of binary content: whole ([`base64`]) or arriving in
+//! pieces ([`Base64Stream`]), encoded straight into the output.
+//!
+//! Why our own encoder beside the `base64` crate: encoding is the hot path (`fs.read` and the
+//! screen captures stream megabytes through it), and here twelve bytes become sixteen
+//! characters a step, two characters a lookup in a [`PairTable`] and a word stored at a time
+//! (`docs/bench.md`). Decoding is what the crate does: client input only (cursors, header
+//! values in the `=?base64?…?=` form, `fs.write`'s base64 content), checked as a decoder must
+//! (alphabet, padding, trailing bits), where a hand-made decoder would only add risk. The
+//! crate's encoder is not linked.
 
-use crate::jsonrpc::{escape_str, plain_run};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
-
-/// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
-/// invalid bytes become U+FFFD, so the output is always valid JSON string content.
-#[derive(Debug, Default)]
-pub(crate) struct TextEscaper {
-    carry: Vec<u8>,
-}
-
-impl TextEscaper {
-    pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        let mut input = input;
-        if self.carry.is_empty() {
-            // The common case (and all of base64): plain ASCII, copied as it is. It ends on a
-            // character boundary, so the rest goes through the checks below.
-            let n = plain_run(input);
-            out.extend_from_slice(input.get(..n).unwrap_or(&[]));
-            input = input.get(n..).unwrap_or(&[]);
-            if input.is_empty() {
-                return;
-            }
-        }
-        let mut joined;
-        let mut rest: &[u8] = if self.carry.is_empty() {
-            input
-        } else {
-            joined = core::mem::take(&mut self.carry);
-            joined.extend_from_slice(input);
-            &joined[..]
-        };
-        loop {
-            match core::str::from_utf8(rest) {
-                Ok(s) => {
-                    escape_str(s, out);
-                    return;
-                }
-                Err(e) => {
-                    let (good, bad) = rest.split_at(e.valid_up_to());
-                    // `good` is valid UTF-8 by construction.
-                    escape_str(core::str::from_utf8(good).unwrap_or(""), out);
-                    match e.error_len() {
-                        Some(n) => {
-                            out.extend_from_slice("\u{fffd}".as_bytes());
-                            rest = bad.get(n..).unwrap_or(&[]);
-                        }
-                        None => {
-                            self.carry = bad.to_vec();
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Ends the text: an incomplete trailing sequence becomes U+FFFD.
-    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
-        if !self.carry.is_empty() {
-            self.carry.clear();
-            out.extend_from_slice("\u{fffd}".as_bytes());
-        }
-    }
-}
 
 /// Base64 (standard, padded) of binary arriving in pieces, encoded straight into the output:
 /// only the up to two bytes of an incomplete group are held back between pieces.
@@ -76,8 +21,9 @@ pub(crate) struct Base64Stream {
     carried: usize,
     /// Bytes pushed so far.
     seen: usize,
-    /// The shared pair table, taken once [`PAIRS_FROM`] bytes have come (`None` before, or
-    /// while the heap cannot spare it: then characters are looked up singly).
+    /// The shared pair table ([`PairTable::shared`]), taken once [`PAIRS_FROM`] bytes have
+    /// come (`None` before, or while the heap cannot spare it: then characters are looked up
+    /// singly).
     pairs: Option<&'static PairTable>,
 }
 
@@ -89,7 +35,7 @@ impl Base64Stream {
     pub(crate) fn push(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut input = input;
         if self.seen < PAIRS_FROM && self.seen + input.len() >= PAIRS_FROM {
-            self.pairs = shared_pair_table();
+            self.pairs = PairTable::shared();
         }
         self.seen = self.seen.saturating_add(input.len());
         if self.carried > 0 {
@@ -135,40 +81,46 @@ fn groups(w: &[u8; 12]) -> [u32; 4] {
     [a >> 8, a << 16 | b >> 16, b << 8 | d >> 24, d]
 }
 
-/// A 24-bit group's four characters as one word, two a lookup in the pair table: one word
-/// store instead of four byte stores.
-#[inline(always)]
-fn quad(t: &PairTable, g: u32) -> [u8; 4] {
-    let p = |v: u32| u32::from(t[(v & 0xFFF) as usize]);
-    (p(g >> 12) << 16 | p(g)).to_be_bytes()
-}
-
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// The two characters of every 12-bit value, the first in the high byte.
-type PairTable = [u16; 4096];
+/// The two characters of every 12-bit value, the first in the high byte (8 KiB): with it a
+/// 24-bit group's four characters are two lookups and one word store, instead of four
+/// lookups and four byte stores.
+#[derive(Debug)]
+pub(crate) struct PairTable(Box<[u16; 4096]>);
 
-/// The one pair table every stream shares: its 8 KiB are taken from the heap the first time a
-/// stream is long enough to need it and kept from then on, so a thousand streams cost one
-/// table. `None` while the heap cannot spare it (the next long stream tries again).
-fn shared_pair_table() -> Option<&'static PairTable> {
-    static TABLE: spin::Once<Box<PairTable>> = spin::Once::new();
-    TABLE
-        .try_call_once(|| pair_table().ok_or(()))
-        .ok()
-        .map(|t| &**t)
+impl PairTable {
+    /// A new table; `None` when the heap cannot spare its 8 KiB.
+    fn new() -> Option<PairTable> {
+        let mut t = Vec::new();
+        t.try_reserve_exact(4096).ok()?;
+        for hi in ALPHABET {
+            for lo in ALPHABET {
+                t.push(u16::from(*hi) << 8 | u16::from(*lo));
+            }
+        }
+        t.into_boxed_slice().try_into().ok().map(PairTable)
+    }
+
+    /// The one table every stream shares: built the first time a stream is long enough to
+    /// need it and kept from then on, so a thousand streams cost one table. `None` while the
+    /// heap cannot spare it (the next long stream tries again).
+    ///
+    /// A `spin::Once` rather than a table the server owns and hands to each stream: the table
+    /// never changes once built and is the same for every server, so an owner would only be
+    /// threaded from the server through each tool call to its stream, and a stream would hold
+    /// a counted reference where it now holds a plain one.
+    fn shared() -> Option<&'static PairTable> {
+        static TABLE: spin::Once<PairTable> = spin::Once::new();
+        TABLE.try_call_once(|| PairTable::new().ok_or(())).ok()
+    }
 }
 
-/// A new pair table; `None` when the heap cannot spare its 8 KiB.
-fn pair_table() -> Option<Box<PairTable>> {
-    let mut t = Vec::new();
-    t.try_reserve_exact(4096).ok()?;
-    for hi in ALPHABET {
-        for lo in ALPHABET {
-            t.push(u16::from(*hi) << 8 | u16::from(*lo));
-        }
-    }
-    t.into_boxed_slice().try_into().ok()
+/// A 24-bit group's four characters as one word, from a [`PairTable`]'s pairs.
+#[inline(always)]
+fn quad(pairs: &[u16; 4096], g: u32) -> [u8; 4] {
+    let p = |v: u32| u32::from(pairs[(v & 0xFFF) as usize]);
+    (p(g >> 12) << 16 | p(g)).to_be_bytes()
 }
 
 /// The padded base64 (standard alphabet) of `data`: every encoder of the module uses this
@@ -198,15 +150,16 @@ pub(crate) fn encode_into(data: &[u8], out: &mut Vec<u8>, pairs: Option<&PairTab
 /// Writes the padded base64 of `data` at the start of `out` and returns its length; `out`
 /// holds at least `data.len().div_ceil(3) * 4` bytes (less is written when it does not).
 /// Twelve bytes (three big-endian words) become sixteen characters per step, two characters
-/// a lookup when `pairs` (see [`pair_table`]) is given: the loops index arrays over a counted
-/// range, which the size-optimised image keeps inline.
+/// a lookup when `pairs` is given: the loops index arrays over a counted range, which the
+/// size-optimised image keeps inline.
 fn encode_slice(data: &[u8], out: &mut [u8], pairs: Option<&PairTable>) -> usize {
     let c = |v: u32| ALPHABET[(v & 63) as usize];
     let (words, rest) = data.as_chunks::<12>();
     let (outs, _) = out.as_chunks_mut::<16>();
     let steps = words.len().min(outs.len());
     match pairs {
-        Some(t) => {
+        Some(PairTable(t)) => {
+            let t: &[u16; 4096] = t;
             for i in 0..steps {
                 let [g0, g1, g2, g3] = groups(&words[i]);
                 let o = &mut outs[i];
@@ -269,49 +222,6 @@ mod tests {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
 
-    fn escape_in_pieces(input: &[u8], piece: usize) -> String {
-        let mut e = TextEscaper::default();
-        let mut out = Vec::new();
-        for chunk in input.chunks(piece) {
-            e.push(chunk, &mut out);
-        }
-        e.finish(&mut out);
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn escaping_matches_serde_json_for_any_split() {
-        let text = "a\"b\\c\nd\u{1}é€😀\t\r\u{8}\u{c}\u{1f}";
-        let want = serde_json::to_string(text).unwrap();
-        for piece in 1..=text.len() {
-            let got = escape_in_pieces(text.as_bytes(), piece);
-            assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
-        }
-    }
-
-    #[test]
-    fn long_runs_and_escapes_match_serde_json() {
-        let text = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\"x\\y\u{7}z \
-                    é€ long tail of plain text\u{7f}\n";
-        let want = serde_json::to_string(text).unwrap();
-        let mut out = Vec::new();
-        escape_str(text, &mut out);
-        assert_eq!(
-            alloc::format!("\"{}\"", String::from_utf8(out).unwrap()),
-            want
-        );
-        for piece in [1, 3, 4, 5, 64, 1000] {
-            let got = escape_in_pieces(text.as_bytes(), piece);
-            assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
-        }
-    }
-
-    #[test]
-    fn invalid_utf8_becomes_replacement() {
-        assert_eq!(escape_in_pieces(b"a\xffb", 1), "a\u{fffd}b");
-        assert_eq!(escape_in_pieces(b"a\xe2\x82", 1), "a\u{fffd}");
-    }
-
     #[test]
     fn base64_in_pieces_matches_whole() {
         let data: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
@@ -332,9 +242,9 @@ mod tests {
         let data: Vec<u8> = (0..2000u32).map(|i| (i * 37 + i / 7) as u8).collect();
         for len in (0..40).chain([575, 576, 577, 1151, 1152, 1153, 2000]) {
             let want = STANDARD.encode(&data[..len]);
-            for pairs in [None, pair_table()] {
+            for pairs in [None, PairTable::new()] {
                 let mut out = Vec::new();
-                encode_into(&data[..len], &mut out, pairs.as_deref());
+                encode_into(&data[..len], &mut out, pairs.as_ref());
                 assert_eq!(String::from_utf8(out).unwrap(), want, "{len}");
             }
         }
