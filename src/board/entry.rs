@@ -28,7 +28,7 @@ use crate::services::memory::MemoryPlan;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, VERSION};
-use crate::tools::devices::RawAccess;
+use crate::tools::devices::raw_access::RawAccess;
 use crate::tools::{self, Ctx};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -94,8 +94,9 @@ impl Module {
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();
-        ctx.run_due(now_ms);
-        work |= ctx.pending.is_some();
+        let services = ctx.services_mut();
+        services.run_due(now_ms);
+        work |= services.pending.is_some();
         i32::from(work)
     }
 
@@ -104,7 +105,7 @@ impl Module {
         // DHCP may give or change the address after boot: Origins and Hosts naming it pass.
         self.router.mcp.set_own_ip(ip.map(|c| c.address().octets()));
         let mut ctx = self.ctx.borrow_mut();
-        ctx.net = NetUsage {
+        ctx.services_mut().net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
             mac: self.stack.device.inner().mac(),

@@ -1,6 +1,7 @@
 //! `block.read`: raw 512-byte sectors from a SCSI target, base64-encoded, for looking at disks
 //! the filesystem does not explain (a corrupt image, a partition table, another target).
 
+use super::caps::Disks;
 use super::fs::put;
 use super::{Ctx, args};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
@@ -42,7 +43,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     start: read,
 }];
 
-fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let target = args::opt_u64(call, "target")?.unwrap_or(2);
     let lba = args::opt_u64(call, "lba")?.unwrap_or(0);
     let count = args::opt_u64(call, "count")?.unwrap_or(1);
@@ -65,7 +66,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     ) else {
         return Err(ToolError::new(ErrorCode::Inval, "lba must fit in 32 bits"));
     };
-    let mut disk = (ctx.open_disk)(target32).map_err(|e| {
+    let mut disk = ctx.open_disk(target32).map_err(|e| {
         ToolError::new(
             ErrorCode::NoDev,
             format!("SCSI target {target} cannot be read (status {})", e.status),

@@ -6,6 +6,7 @@
 //! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
 //! truncated). See `docs/tools.md`.
 
+use super::caps::Files;
 use super::{Ctx, args};
 use crate::services::fs::Fs;
 use crate::services::fs::check::check_path;
@@ -256,13 +257,11 @@ pub fn fs_error(e: FsError) -> ToolError {
 }
 
 /// The mounted filesystem, or why there is none.
-fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
-    let services = &mut **ctx;
-    match (&mut services.fs, &services.fs_error) {
-        (Some(fs), _) => Ok(fs),
-        (None, Some(e)) => Err(fs_error(e.clone())),
-        (None, None) => Err(ToolError::new(ErrorCode::NoDev, "no filesystem is mounted")),
-    }
+fn mounted(ctx: &mut impl Files) -> Result<&mut Fs, ToolError> {
+    ctx.fs().map_err(|why| match why {
+        Some(e) => fs_error(e.clone()),
+        None => ToolError::new(ErrorCode::NoDev, "no filesystem is mounted"),
+    })
 }
 
 /// The `path` argument, checked.
@@ -338,11 +337,11 @@ fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolEr
     Ok((String::from_utf8_lossy(&buf).into_owned(), cut))
 }
 
-fn done(v: Map<String, Value>) -> Result<Started<Ctx>, ToolError> {
+fn done<C>(v: Map<String, Value>) -> Result<Started<C>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(Value::Object(v))))
 }
 
-fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
@@ -356,7 +355,7 @@ fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     done(m)
 }
 
-fn readlink(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
@@ -411,7 +410,7 @@ impl Encoding {
     }
 }
 
-fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn read<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let encoding = Encoding::from_call(call)?;
     let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
@@ -491,7 +490,7 @@ struct ReadPlan {
 }
 
 impl ReadPlan {
-    fn output(self) -> ToolOutput<Ctx> {
+    fn output<C: Files>(self) -> ToolOutput<C> {
         let length = self.end - self.offset;
         let mut m = Map::new();
         put(&mut m, "path", self.file.path().into());
@@ -548,8 +547,8 @@ struct Utf8Check {
     buf: Vec<u8>,
 }
 
-impl ToolRun<Ctx> for Utf8Check {
-    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: Files> ToolRun<C> for Utf8Check {
+    fn step(&mut self, ctx: &mut C, _io: &mut StepIo<'_>) -> Step<C> {
         let Some(plan) = &self.plan else {
             return Step::Failed(ToolError::new(
                 ErrorCode::Internal,
@@ -621,8 +620,8 @@ struct FileSource {
     end: u64,
 }
 
-impl ContentSource<Ctx> for FileSource {
-    fn read(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+impl<C: Files> ContentSource<C> for FileSource {
+    fn read(&mut self, ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         if self.pos >= self.end {
             return Ok((0, SourcePoll::End));
         }
@@ -651,7 +650,7 @@ impl ContentSource<Ctx> for FileSource {
     }
 }
 
-fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn write<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let content = args::string(call, "content")?;
     let append = args::bool_or(call, "append", false)?;
@@ -694,7 +693,7 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 /// its JSON), so 48 keep a step near 2M where a 300-entry page took 11M in one poll.
 const LIST_STEP: usize = 48;
 
-fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn list<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
     let limit = args::opt_u64(call, "limit")?
@@ -754,7 +753,7 @@ impl ListRun {
         self.entries.len() >= self.limit || self.next() >= self.total
     }
 
-    fn output(&mut self) -> ToolOutput<Ctx> {
+    fn output<C>(&mut self) -> ToolOutput<C> {
         let next = self.next();
         let mut m = Map::new();
         put(&mut m, "path", self.path.as_str().into());
@@ -772,8 +771,8 @@ impl ListRun {
     }
 }
 
-impl ToolRun<Ctx> for ListRun {
-    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: Files> ToolRun<C> for ListRun {
+    fn step(&mut self, ctx: &mut C, _io: &mut StepIo<'_>) -> Step<C> {
         let fs = match mounted(ctx) {
             Ok(fs) => fs,
             Err(e) => return Step::Failed(e),
@@ -799,7 +798,7 @@ impl ToolRun<Ctx> for ListRun {
     }
 }
 
-fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn remove<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let recursive = args::bool_or(call, "recursive", false)?;
     let fs = mounted(ctx)?;
@@ -819,7 +818,7 @@ fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError>
     done(m)
 }
 
-fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let made = fs.mkdir(&path).map_err(fs_error)?;

@@ -1,9 +1,10 @@
 //! The MCP surface: one file per tool family, each a table of `ToolDef`s with schemas and
-//! handlers that call the services through the [`Ctx`]. Arguments, JSON and error codes live
-//! here; what the tools do lives in `services`.
+//! handlers generic over the capabilities their family uses ([`caps`]), instantiated with the
+//! [`Ctx`]. Arguments, JSON and error codes live here; what the tools do lives in `services`.
 
 pub mod args;
 pub mod block;
+pub mod caps;
 #[cfg(test)]
 pub mod catalogue;
 pub mod console;

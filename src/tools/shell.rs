@@ -17,6 +17,7 @@
 //! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
 //! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
+use super::caps::ShellHost;
 use super::{Ctx, args, serial};
 use crate::services::shell::output::{self, Budget, Output};
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
@@ -71,17 +72,19 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     start,
 }];
 
-fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    output::BUDGET.configure((ctx.heap)().size);
+/// Reaches the whole machine ([`ShellHost`]): the builtins read the status, the processes and
+/// the filesystem, and `reboot`/`poweroff` schedule the power slot.
+fn start<C: ShellHost>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    output::BUDGET.configure((ctx.host().heap)().size);
     start_on(ctx, call, &output::BUDGET)
 }
 
 /// Starts a command whose output draws on `budget`.
-fn start_on(
-    ctx: &mut Ctx,
+fn start_on<C: ShellHost>(
+    ctx: &mut C,
     call: &ToolCall<'_>,
     budget: &'static Budget,
-) -> Result<Started<Ctx>, ToolError> {
+) -> Result<Started<C>, ToolError> {
     let command = args::string(call, "command")?;
     if command.len() > 4 * 4096 {
         return Err(ToolError::new(ErrorCode::Inval, "`command` is too long"));
@@ -90,7 +93,7 @@ fn start_on(
         .unwrap_or(OUTPUT_DEFAULT)
         .clamp(1, OUTPUT_MAX) as usize;
     let mut out = Output::with_budget(cap, budget);
-    match shell::run(ctx, &command, &mut out, call.now_ms) {
+    match shell::run(ctx.host(), &command, &mut out, call.now_ms) {
         Err(e) => Err(shell_error(&e)),
         Ok(Exit::Status(status)) => finish(&command, status, out).map(Started::Done),
         Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
@@ -105,7 +108,7 @@ fn start_on(
 }
 
 /// The tool result for a finished command, or the refusal of one the budget stopped.
-fn finish(command: &str, status: i32, out: Output) -> Result<ToolOutput<Ctx>, ToolError> {
+fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, ToolError> {
     if out.refused() {
         let budget = out.budget();
         // Given back first, so the figures are what the other calls hold.
@@ -173,7 +176,7 @@ impl ShellRun {
     }
 
     /// The result once the command ended and its output went out.
-    fn done(&mut self, status: i32) -> Step<Ctx> {
+    fn done<C>(&mut self, status: i32) -> Step<C> {
         let out = self.out.take().unwrap_or_else(|| Output::new(0));
         match finish(&self.command, status, out) {
             Ok(done) => Step::Done(done),
@@ -182,8 +185,8 @@ impl ShellRun {
     }
 }
 
-impl ToolRun<Ctx> for ShellRun {
-    fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: ShellHost> ToolRun<C> for ShellRun {
+    fn step(&mut self, ctx: &mut C, io: &mut StepIo<'_>) -> Step<C> {
         let now = io.now_ms();
         let heard = io.progress_heard();
         if let Some(status) = self.exit {
@@ -198,7 +201,7 @@ impl ToolRun<Ctx> for ShellRun {
         let Some(out) = self.out.as_mut() else {
             return Step::Failed(ToolError::new(ErrorCode::Internal, "stepped after the end"));
         };
-        let step = self.job.step(ctx, out, now);
+        let step = self.job.step(ctx.host(), out, now);
         if out.refused() {
             // Stop reading at once: nothing more can be kept.
             let out = self.out.take().unwrap_or_else(|| Output::new(0));
@@ -234,7 +237,7 @@ impl ToolRun<Ctx> for ShellRun {
         }
     }
 
-    fn cancel(&mut self, _ctx: &mut Ctx) {
+    fn cancel(&mut self, _ctx: &mut C) {
         // Dropping the output releases its memory now rather than when the call is dropped.
         self.out = None;
     }
@@ -264,8 +267,8 @@ struct BytesSource {
     pos: usize,
 }
 
-impl ContentSource<Ctx> for BytesSource {
-    fn read(&mut self, _ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+impl<C> ContentSource<C> for BytesSource {
+    fn read(&mut self, _ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         let rest = self.out.bytes().get(self.pos..).unwrap_or(&[]);
         let n = rest.len().min(buf.len());
         if let (Some(to), Some(from)) = (buf.get_mut(..n), rest.get(..n)) {
@@ -283,7 +286,7 @@ impl ContentSource<Ctx> for BytesSource {
         ))
     }
 
-    fn cancel(&mut self, _ctx: &mut Ctx) {
+    fn cancel(&mut self, _ctx: &mut C) {
         self.out.release();
     }
 }

@@ -24,7 +24,7 @@ fn ctx_with_files() -> Ctx {
     fs.mkdir("/var").unwrap();
     let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     fs.write("/var/big", &big, WriteMode::Truncate).unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     ctx
 }
 
@@ -155,7 +155,7 @@ fn ls_lists_the_merged_filesystem() {
 #[test]
 fn ls_pages_through_big_directories_up_to_its_limit() {
     let mut ctx = ctx_with_files();
-    let fs = ctx.fs.as_mut().unwrap();
+    let fs = ctx.services_mut().fs.as_mut().unwrap();
     fs.mkdir("/many").unwrap();
     for i in 0..4100 {
         fs.write(&std::format!("/many/f{i:05}"), b"", WriteMode::Truncate)
@@ -247,7 +247,7 @@ fn reboot_and_poweroff_are_scheduled_after_the_answer() {
     let st = run(&mut s, "poweroff");
     assert_eq!(st["exit_status"], 1, "a reset is already pending");
     let ctx = s.context().clone();
-    ctx.borrow_mut().run_due(1250);
+    ctx.borrow_mut().services_mut().run_due(1250);
     assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
 }
 
@@ -406,7 +406,7 @@ fn streamed_pieces_keep_characters_whole() {
     let text = "\u{20ac}".repeat(5000);
     fs.write("/euro", text.as_bytes(), WriteMode::Truncate)
         .unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     let mut s = server_with(ctx);
     let mut r = start_sse(&mut s, "cat /euro", 0);
     let mut buf = Vec::new();

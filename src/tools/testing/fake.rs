@@ -4,7 +4,7 @@ use crate::hil::raw_bus::{MmioError, RawBus, check_register};
 use crate::services::context::Services;
 use crate::services::status::{HeapUsage, NetUsage};
 use crate::tools::Ctx;
-use crate::tools::devices::RawAccess;
+use crate::tools::devices::raw_access::RawAccess;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;

@@ -51,7 +51,7 @@ pub fn server_with_files(policy: &str) -> McpServer<Ctx> {
         WriteMode::Truncate,
     )
     .unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     if policy == "full" {
         return server_with(ctx);
     }
