@@ -80,6 +80,6 @@ pub fn call(s: &mut McpServer<Ctx>, tool: &str, args: Value) -> Value {
         .get("result")
         .cloned()
         .unwrap_or_else(|| panic!("no result: {r}"));
-    crate::tools::catalogue::assert_declared(s, tool, &result);
+    super::declared::assert_declared(s, tool, &result);
     result
 }
