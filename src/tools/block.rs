@@ -8,7 +8,8 @@ use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
 use rpc::mcp::{
-    Annotations, Content, ErrorCode, Started, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, Content, ErrorCode, Started, Structured, TaskSupport, TaskTool, ToolCall, ToolDef,
+    ToolError, ToolOutput,
 };
 use serde_json::{Map, Value};
 
@@ -17,7 +18,15 @@ pub const MAX_SECTORS: u64 = 128;
 /// Highest SCSI ID on the Indy's bus.
 pub const MAX_TARGET: u64 = 7;
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[READ];
+
+/// `block.read` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: READ.name,
+    support: TaskSupport::Optional,
+}];
+
+const READ: ToolDef<Ctx> = ToolDef {
     name: "block.read",
     title: Some("Read raw disk blocks"),
     description: "Reads `count` 512-byte blocks (at most 128) from SCSI `target` (default 2, \
@@ -41,7 +50,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     requires: &[],
     errors: &[ErrorCode::NoDev, ErrorCode::Range, ErrorCode::Io],
     start: read,
-}];
+};
 
 fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let target = args::opt_u64(call, "target")?.unwrap_or(2);

@@ -22,7 +22,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::{Map, Value};
 
@@ -70,33 +70,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         errors: PATH_ERRORS,
         start: readlink,
     },
-    ToolDef {
-        name: "fs.read",
-        title: Some("Read a file"),
-        description: "Reads a regular file (symlinks followed). The data is the first content \
-                      block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
-                      `encoding: \"base64\"`), or with base64 an embedded resource whose \
-                      `blob` holds the bytes. `offset`/`length` select a range; \
-                      at most `max_output` bytes of file data are returned (default 1 MiB, at \
-                      most 8 MiB) and `truncated` says the range was cut (`next_offset` \
-                      continues). structuredContent holds the metadata only, never the data.",
-        input_schema: r#"{"type":"object","properties":{
-          "path":{"type":"string","description":"File to read"},
-          "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8",
-            "description":"utf-8 for text, base64 for binary data"},
-          "offset":{"type":"integer","minimum":0,"default":0,
-            "description":"First byte to read"},
-          "length":{"type":"integer","minimum":0,
-            "description":"Bytes to read from offset (default: to the end of the file)"},
-          "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,
-            "description":"Most bytes of file data to return (before base64)"}},
-          "required":["path"],"additionalProperties":false}"#,
-        output_schema: Some(READ_OUTPUT),
-        annotations: Annotations::READ_ONLY,
-        requires: &[],
-        errors: READ_ERRORS,
-        start: read,
-    },
+    READ,
     ToolDef {
         name: "fs.write",
         title: Some("Write a file"),
@@ -179,6 +153,40 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         start: mkdir,
     },
 ];
+
+/// `fs.read` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: READ.name,
+    support: TaskSupport::Optional,
+}];
+
+const READ: ToolDef<Ctx> = ToolDef {
+    name: "fs.read",
+    title: Some("Read a file"),
+    description: "Reads a regular file (symlinks followed). The data is the first content \
+                  block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
+                  `encoding: \"base64\"`), or with base64 an embedded resource whose \
+                  `blob` holds the bytes. `offset`/`length` select a range; \
+                  at most `max_output` bytes of file data are returned (default 1 MiB, at \
+                  most 8 MiB) and `truncated` says the range was cut (`next_offset` \
+                  continues). structuredContent holds the metadata only, never the data.",
+    input_schema: r#"{"type":"object","properties":{
+      "path":{"type":"string","description":"File to read"},
+      "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8",
+        "description":"utf-8 for text, base64 for binary data"},
+      "offset":{"type":"integer","minimum":0,"default":0,
+        "description":"First byte to read"},
+      "length":{"type":"integer","minimum":0,
+        "description":"Bytes to read from offset (default: to the end of the file)"},
+      "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,
+        "description":"Most bytes of file data to return (before base64)"}},
+      "required":["path"],"additionalProperties":false}"#,
+    output_schema: Some(READ_OUTPUT),
+    annotations: Annotations::READ_ONLY,
+    requires: &[],
+    errors: READ_ERRORS,
+    start: read,
+};
 
 /// The error codes of a tool that looks up a path, followed by its own: what any path lookup can
 /// fail with is no or a refused filesystem (the mount's error), a disk or image fault, a bad

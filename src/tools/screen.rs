@@ -16,7 +16,8 @@ use alloc::vec::Vec;
 use rpc::jsonrpc::ValueRef;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
-    Started, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
+    Started, StreamKind, Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError,
+    ToolOutput,
 };
 use serde_json::{Map, Value, json};
 
@@ -26,7 +27,15 @@ pub const DEFAULT_SCALE: u32 = 2;
 /// Where the router serves the full-resolution BMP.
 pub const BMP_PATH: &str = "/screen.bmp";
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[CAPTURE];
+
+/// `screen.capture` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: CAPTURE.name,
+    support: TaskSupport::Optional,
+}];
+
+const CAPTURE: ToolDef<Ctx> = ToolDef {
     name: "screen.capture",
     title: Some("Capture the screen"),
     description: "A PNG of what the Indy's display shows, read back from the Newport \
@@ -63,7 +72,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
         ErrorCode::Io,
     ],
     start: capture,
-}];
+};
 
 pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     uri: "irix7://screen",

@@ -22,8 +22,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use rpc::mcp::{
-    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
+    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, TaskSupport,
+    TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
 };
 use serde_json::json;
 
@@ -34,44 +34,7 @@ const READ_MAX: u64 = 65536;
 pub const WAIT_MAX_MS: u64 = 300_000;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
-    ToolDef {
-        name: "serial.read",
-        title: Some("Read the serial console"),
-        description: "Reads the console output the kernel keeps in its 8 KiB serial ring, from \
-                      an absolute byte `offset` (default: the oldest byte still held). Pass the \
-                      returned `next_offset` to the next call to follow the console; `eof` says \
-                      you are caught up. If the ring has moved past `offset`, reading starts at \
-                      `oldest` and `lost` counts the bytes missed. `wait_ms` waits (up to 300 \
-                      s) until bytes exist past `offset`; with `until` (a literal string) it \
-                      waits until that text appears past `offset` instead, and returns the \
-                      bytes up to the end of the match with `match_offset` (absolute) and \
-                      `matched`. At the deadline it returns what is there (`matched: false`). \
-                      Few calls may wait at once (E_BUSY past them).",
-        input_schema: r#"{"type":"object","properties":{
-      "offset":{"type":"integer","minimum":0,"maximum":4294967295,"description":"Absolute offset to read from (default: oldest held)"},
-      "max_bytes":{"type":"integer","minimum":1,"maximum":65536,"default":8192,"description":"Most bytes to return"},
-      "encoding":{"type":"string","enum":["text","base64"],"default":"text","description":"text: UTF-8, invalid bytes as U+FFFD; base64: exact bytes"},
-      "wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"Wait up to this long for bytes past `offset` (or for `until`)"},
-      "until":{"type":"string","minLength":1,"maxLength":256,"description":"Literal text to wait for past `offset` (at most 256 bytes); the data then ends at the end of the match"}},
-      "additionalProperties":false}"#,
-        output_schema: Some(
-            r#"{"type":"object","properties":{
-      "data":{"type":"string"},"encoding":{"type":"string","enum":["text","base64"]},
-      "offset":{"type":"integer","description":"Absolute offset of the first byte of data"},
-      "bytes":{"type":"integer","description":"Raw bytes returned"},
-      "next_offset":{"type":"integer"},"head":{"type":"integer","description":"Bytes ever written"},
-      "oldest":{"type":"integer","description":"Oldest offset the ring holds"},
-      "lost":{"type":"integer","description":"Bytes between the requested offset and `offset` no longer held"},
-      "eof":{"type":"boolean"},
-      "matched":{"type":"boolean","description":"With `until`: whether it appeared"},
-      "match_offset":{"type":"integer","description":"With `until`: absolute offset of the first byte of the match"}},
-      "required":["data","encoding","offset","bytes","next_offset","head","oldest","lost","eof"]}"#,
-        ),
-        annotations: Annotations::READ_ONLY,
-        requires: &[],
-        errors: &[ErrorCode::Range, ErrorCode::Busy],
-        start: serial_read,
-    },
+    READ,
     ToolDef {
         name: "serial.write",
         title: Some("Write to the serial console"),
@@ -86,6 +49,51 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         start: console::write_text,
     },
 ];
+
+/// `serial.read` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: READ.name,
+    support: TaskSupport::Optional,
+}];
+
+const READ: ToolDef<Ctx> = ToolDef {
+    name: "serial.read",
+    title: Some("Read the serial console"),
+    description: "Reads the console output the kernel keeps in its 8 KiB serial ring, from \
+                  an absolute byte `offset` (default: the oldest byte still held). Pass the \
+                  returned `next_offset` to the next call to follow the console; `eof` says \
+                  you are caught up. If the ring has moved past `offset`, reading starts at \
+                  `oldest` and `lost` counts the bytes missed. `wait_ms` waits (up to 300 \
+                  s) until bytes exist past `offset`; with `until` (a literal string) it \
+                  waits until that text appears past `offset` instead, and returns the \
+                  bytes up to the end of the match with `match_offset` (absolute) and \
+                  `matched`. At the deadline it returns what is there (`matched: false`). \
+                  Few calls may wait at once (E_BUSY past them).",
+    input_schema: r#"{"type":"object","properties":{
+  "offset":{"type":"integer","minimum":0,"maximum":4294967295,"description":"Absolute offset to read from (default: oldest held)"},
+  "max_bytes":{"type":"integer","minimum":1,"maximum":65536,"default":8192,"description":"Most bytes to return"},
+  "encoding":{"type":"string","enum":["text","base64"],"default":"text","description":"text: UTF-8, invalid bytes as U+FFFD; base64: exact bytes"},
+  "wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"Wait up to this long for bytes past `offset` (or for `until`)"},
+  "until":{"type":"string","minLength":1,"maxLength":256,"description":"Literal text to wait for past `offset` (at most 256 bytes); the data then ends at the end of the match"}},
+  "additionalProperties":false}"#,
+    output_schema: Some(
+        r#"{"type":"object","properties":{
+  "data":{"type":"string"},"encoding":{"type":"string","enum":["text","base64"]},
+  "offset":{"type":"integer","description":"Absolute offset of the first byte of data"},
+  "bytes":{"type":"integer","description":"Raw bytes returned"},
+  "next_offset":{"type":"integer"},"head":{"type":"integer","description":"Bytes ever written"},
+  "oldest":{"type":"integer","description":"Oldest offset the ring holds"},
+  "lost":{"type":"integer","description":"Bytes between the requested offset and `offset` no longer held"},
+  "eof":{"type":"boolean"},
+  "matched":{"type":"boolean","description":"With `until`: whether it appeared"},
+  "match_offset":{"type":"integer","description":"With `until`: absolute offset of the first byte of the match"}},
+  "required":["data","encoding","offset","bytes","next_offset","head","oldest","lost","eof"]}"#,
+    ),
+    annotations: Annotations::READ_ONLY,
+    requires: &[],
+    errors: &[ErrorCode::Range, ErrorCode::Busy],
+    start: serial_read,
+};
 
 pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     uri: "irix7://serial",

@@ -27,7 +27,7 @@ use alloc::string::String;
 use alloc::vec;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
@@ -43,7 +43,15 @@ const PROGRESS_EVERY_MS: u64 = 100;
 /// this small however fast a command prints.
 const STREAM_PIECE: usize = 4096;
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[EXEC];
+
+/// `shell.exec` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: EXEC.name,
+    support: TaskSupport::Optional,
+}];
+
+const EXEC: ToolDef<Ctx> = ToolDef {
     name: "shell.exec",
     title: Some("Run a shell command"),
     description: "Runs one command of the module's builtin shell: help, echo, uname, uptime, \
@@ -70,7 +78,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     requires: &[],
     errors: &[ErrorCode::NotFound, ErrorCode::Busy],
     start,
-}];
+};
 
 /// Reaches the whole machine ([`ShellHost`]): the builtins read the status, the processes and
 /// the filesystem, and `reboot`/`poweroff` schedule the power slot.
