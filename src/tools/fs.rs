@@ -279,11 +279,6 @@ fn path_arg<'a>(call: &ToolCall<'a>) -> Result<Cow<'a, str>, ToolError> {
     Ok(p)
 }
 
-/// `100644` style.
-pub fn mode_text(mode: u32) -> String {
-    format!("{mode:06o}")
-}
-
 /// Adds one member to a result object. Out of line on purpose: each inlined insert costs the
 /// image a key allocation and a drop, and the tools build dozens of members.
 #[inline(never)]
@@ -295,7 +290,7 @@ fn stat_json(path: &str, st: &Stat) -> Map<String, Value> {
     let mut m = Map::new();
     put(&mut m, "path", path.into());
     put(&mut m, "type", st.file_type.as_str().into());
-    put(&mut m, "mode", mode_text(st.mode).into());
+    put(&mut m, "mode", st.mode_octal().into());
     put(&mut m, "size", st.size.into());
     put(&mut m, "uid", st.uid.into());
     put(&mut m, "gid", st.gid.into());
@@ -746,7 +741,7 @@ impl ListRun {
             put(&mut m, "name", e.name.as_str().into());
             put(&mut m, "type", e.stat.file_type.as_str().into());
             put(&mut m, "size", e.stat.size.into());
-            put(&mut m, "mode", mode_text(e.stat.mode).into());
+            put(&mut m, "mode", e.stat.mode_octal().into());
             put(&mut m, "origin", e.stat.origin.as_str().into());
             Value::Object(m)
         }));
