@@ -13,9 +13,16 @@
 //! The Internet checksum's sum ([`ones_sum`]) lives here too: it is the other loop every sent
 //! byte goes through, and the same alignment knowledge makes it fast. So does the UTF-8 check
 //! every request body goes through ([`utf8`]).
+//!
+//! And the heap's accounting: the [`budget`] pools every input-driven allocation is charged to,
+//! shared by the protocol crate (request bodies, parses, task results) and the module (shell
+//! output), which may not depend on each other.
 #![no_std]
 #![no_builtins]
 
+extern crate alloc;
+
+pub mod budget;
 mod csum;
 mod text;
 pub use csum::ones_sum;

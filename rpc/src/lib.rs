@@ -10,7 +10,9 @@
 
 extern crate alloc;
 
-pub mod budget;
+/// The memory budgets this crate charges (its `Config` takes the pools); they live in the
+/// kmem crate so the module's shell output can draw on the same kind of pool.
+pub use irix7_kmem::budget;
 pub mod http;
 pub mod jsonrpc;
 pub mod mcp;

@@ -350,14 +350,14 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;
-    shell_output::BUDGET.configure(heap.size);
+    let shell_pool = shell_output::pool(heap.size);
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: alloc::vec![
             Box::new(PoolGauge(budgets.requests.clone())),
             Box::new(PoolGauge(budgets.parse.clone())),
             Box::new(PoolGauge(budgets.tasks.clone())),
-            Box::new(&shell_output::BUDGET),
+            Box::new(PoolGauge(shell_pool.clone())),
         ],
     };
     let services = Services {
@@ -371,6 +371,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         open_disk: Box::new(open_disk),
         screen: screen.ok(),
         memory,
+        shell_output: shell_pool,
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),
         policy: if config.confirm {

@@ -14,12 +14,12 @@
 //! most [`INLINE_MAX`] bytes.
 //!
 //! Memory: a call keeps at most `max_output` bytes ([`OUTPUT_MAX`] at most), and every running
-//! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
-//! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
+//! call's output draws on one shared pool (`Services::shell_output`, an eighth of the heap)
+//! until its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
 use super::caps::ShellHost;
 use super::{Ctx, args, serial};
-use crate::services::shell::output::{self, Budget, Output};
+use crate::services::shell::output::Output;
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -83,16 +83,6 @@ const EXEC: ToolDef<Ctx> = ToolDef {
 /// Reaches the whole machine ([`ShellHost`]): the builtins read the status, the processes and
 /// the filesystem, and `reboot`/`poweroff` schedule the power slot.
 fn start<C: ShellHost>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    output::BUDGET.configure((ctx.host().heap)().size);
-    start_on(ctx, call, &output::BUDGET)
-}
-
-/// Starts a command whose output draws on `budget`.
-fn start_on<C: ShellHost>(
-    ctx: &mut C,
-    call: &ToolCall<'_>,
-    budget: &'static Budget,
-) -> Result<Started<C>, ToolError> {
     let command = args::string(call, "command")?;
     if command.len() > 4 * 4096 {
         return Err(ToolError::new(ErrorCode::Inval, "`command` is too long"));
@@ -100,7 +90,7 @@ fn start_on<C: ShellHost>(
     let cap = args::opt_u64(call, "max_output")?
         .unwrap_or(OUTPUT_DEFAULT)
         .clamp(1, OUTPUT_MAX) as usize;
-    let mut out = Output::with_budget(cap, budget);
+    let mut out = Output::with_budget(cap, &ctx.host().shell_output);
     match shell::run(ctx.host(), &command, &mut out, call.now_ms) {
         Err(e) => Err(shell_error(&e)),
         Ok(Exit::Status(status)) => finish(&command, status, out).map(Started::Done),
@@ -118,16 +108,15 @@ fn start_on<C: ShellHost>(
 /// The tool result for a finished command, or the refusal of one the budget stopped.
 fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, ToolError> {
     if out.refused() {
-        let budget = out.budget();
+        let pool = out.pool().cloned();
         // Given back first, so the figures are what the other calls hold.
         drop(out);
-        let u = budget.map(Budget::usage).unwrap_or_default();
+        let (used, limit) = pool.map_or((0, 0), |p| (p.usage().used, p.limit()));
         return Err(ToolError::new(
             ErrorCode::Busy,
             format!(
-                "shell output budget exhausted: running commands hold {} of {} bytes; \
-                 retry when they finish or lower max_output",
-                u.used, u.limit
+                "shell output budget exhausted: running commands hold {used} of {limit} bytes; \
+                 retry when they finish or lower max_output"
             ),
         ));
     }
