@@ -30,7 +30,7 @@ use irix7_mcp::services::fs::Disk;
 use irix7_mcp::services::fs::erofs::Erofs;
 use irix7_mcp::services::fs::overlay::Overlay;
 use irix7_mcp::services::memory::MemoryPlan;
-use rpc::budget::Pool;
+use irix7_kmem::budget::Pool;
 use rpc::http::{Connection, Peer};
 use rpc::mcp::McpServer;
 use std::cell::RefCell;
@@ -115,14 +115,15 @@ fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
     server.http.limits.body = server.http.limits.body.min(budgets.requests.limit());
     let (mut ctx, state) = fake::ctx_and_state();
     let image = fixture();
-    ctx.fs = Erofs::mount(Disk(Box::new(Fixture(image))))
+    let services = ctx.services_mut();
+    services.fs = Erofs::mount(Disk(Box::new(Fixture(image))))
         .ok()
         .map(|fs| Overlay::new(Some(fs), OVERLAY_CAP));
-    ctx.open_disk = Box::new(move |target| match target {
+    services.open_disk = Box::new(move |target| match target {
         2 => Ok(Disk(Box::new(Fixture(image)))),
         _ => Err(IoError { status: -19 }),
     });
-    ctx.memory = MemoryPlan {
+    services.memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: vec![
             Box::new(PoolGauge(budgets.requests.clone())),

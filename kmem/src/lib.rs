@@ -14,9 +14,16 @@
 //! byte goes through, and the same alignment knowledge makes it fast. So does the ASCII test
 //! every request body goes through ([`ascii`]); beside it, where cut text ends on a whole
 //! character ([`complete_utf8`]).
+//!
+//! And the heap's accounting: the [`budget`] pools every input-driven allocation is charged to,
+//! shared by the protocol crate (request bodies, parses, task results) and the module (shell
+//! output), which may not depend on each other.
 #![no_std]
 #![no_builtins]
 
+extern crate alloc;
+
+pub mod budget;
 mod csum;
 mod text;
 pub use csum::ones_sum;

@@ -10,7 +10,6 @@
 
 extern crate alloc;
 
-pub mod budget;
 pub mod http;
 pub mod json;
 pub mod jsonrpc;

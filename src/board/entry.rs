@@ -28,7 +28,7 @@ use crate::services::memory::MemoryPlan;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, mac_text};
-use crate::tools::devices::RawAccess;
+use crate::tools::devices::raw_access::RawAccess;
 use crate::tools::{self, Ctx};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -94,8 +94,9 @@ impl Module {
         // A reset or power-off answered by a tool happens only after its answer has left;
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();
-        ctx.run_due(now_ms);
-        work |= ctx.pending.is_some();
+        let services = ctx.services_mut();
+        services.run_due(now_ms);
+        work |= services.pending.is_some();
         i32::from(work)
     }
 
@@ -104,7 +105,7 @@ impl Module {
         // DHCP may give or change the address after boot: Origins and Hosts naming it pass.
         self.router.mcp.set_own_ip(ip.map(|c| c.address().octets()));
         let mut ctx = self.ctx.borrow_mut();
-        ctx.net = NetUsage {
+        ctx.services_mut().net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
             mac: self.stack.device.inner().mac(),
@@ -349,14 +350,14 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;
-    shell_output::BUDGET.configure(heap.size);
+    let shell_pool = shell_output::pool(heap.size);
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: alloc::vec![
             Box::new(PoolGauge(budgets.requests.clone())),
             Box::new(PoolGauge(budgets.parse.clone())),
             Box::new(PoolGauge(budgets.tasks.clone())),
-            Box::new(&shell_output::BUDGET),
+            Box::new(PoolGauge(shell_pool.clone())),
         ],
     };
     let services = Services {
@@ -370,6 +371,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         open_disk: Box::new(open_disk),
         screen: screen.ok(),
         memory,
+        shell_output: shell_pool,
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),
         policy: if config.confirm {

@@ -20,7 +20,7 @@
 use crate::net::server::ServerConfig;
 use crate::services::memory::{BudgetUse, Gauge};
 use alloc::rc::Rc;
-use rpc::budget::Pool;
+use irix7_kmem::budget::Pool;
 
 /// What one screen capture holds at most (measured peak of a full-screen capture's encoder,
 /// `cargo xtask bench`), set aside on heaps big enough to capture at all.

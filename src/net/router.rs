@@ -67,9 +67,9 @@ impl Router {
         let mut page = String::from_utf8(mem::take(&mut req.answer)).unwrap_or_default();
         page.clear();
         if detailed {
-            status_page::render_details(&mut page, &ctx.status(), &access);
+            status_page::render_details(&mut page, &ctx.services().status(), &access);
         } else {
-            status_page::render_open(&mut page, &ctx, &access);
+            status_page::render_open(&mut page, ctx.services(), &access);
         }
         let mut resp = Response::full(200, "text/html; charset=utf-8", page);
         resp.headers.push_static("Cache-Control", "no-store");
@@ -85,7 +85,7 @@ impl Router {
             return refused;
         }
         let ctx = self.mcp.context().clone();
-        let started = match ctx.borrow_mut().screen.as_deref_mut() {
+        let started = match ctx.borrow_mut().services_mut().screen.as_deref_mut() {
             Some(fb) => Capture::start(fb, Format::Bmp, None, 1),
             None => Err(CaptureError::Fb(FbError::NoDevice)),
         };
@@ -127,7 +127,7 @@ impl BodySource for BmpBody {
         let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
             return BodyPoll::Pending;
         };
-        let Some(fb) = ctx.screen.as_deref_mut() else {
+        let Some(fb) = ctx.services_mut().screen.as_deref_mut() else {
             return BodyPoll::End;
         };
         match self.cap.read(fb, out, max) {
@@ -191,7 +191,8 @@ mod tests {
 
     fn router(board: Option<FakeFb>, token: Option<&str>) -> Router {
         let mut ctx = fake::ctx();
-        ctx.screen = board.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
+        ctx.services_mut().screen =
+            board.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
         let mut config = rpc::mcp::Config::new("7.0.0", None);
         config.token = token.map(alloc::string::String::from);
         let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));

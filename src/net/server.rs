@@ -24,7 +24,7 @@
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use rpc::budget::Pool;
+use irix7_kmem::budget::Pool;
 use rpc::http::{Admission, Connection, Handler, Peer, Request, Response};
 use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp::{self, State};

@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn the_page_says_which_build_runs() {
-        let status = fake::ctx().status();
+        let status = fake::ctx().services().status();
         let access = Access {
             mcp_port: 7801,
             token_required: true,
@@ -194,7 +194,7 @@ mod tests {
             crate::services::identity::BUILD_ID,
             "5b".repeat(6)
         );
-        let open = open_page(&fake::ctx(), &access);
+        let open = open_page(fake::ctx().services(), &access);
         let details = details_page(&status, &access);
         // Read from the platform or from a snapshot, the top is the same, uptime included.
         let top = |page: &str| {
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_page_shows_the_disk_cache() {
-        let mut status = fake::ctx().status();
+        let mut status = fake::ctx().services().status();
         status.cache = Some(CacheStats {
             hits: 3,
             misses: 1,
@@ -231,14 +231,14 @@ mod tests {
     #[test]
     fn the_open_page_shows_no_address_or_figures() {
         let mut ctx = fake::ctx();
-        ctx.net.ip = Some([10, 1, 2, 3]);
-        ctx.net.mac = [8, 0, 0x69, 1, 2, 3];
-        let status = ctx.status();
+        ctx.services_mut().net.ip = Some([10, 1, 2, 3]);
+        ctx.services_mut().net.mac = [8, 0, 0x69, 1, 2, 3];
+        let status = ctx.services().status();
         let access = Access {
             mcp_port: 7801,
             token_required: true,
         };
-        let page = open_page(&ctx, &access);
+        let page = open_page(ctx.services(), &access);
         assert!(page.contains("MCP on port 7801, token required"), "{page}");
         assert!(page.contains("uptime"), "{page}");
         for secret in ["10.1.2.3", "08:00:69", "heap", "connections", "date", "ram"] {
@@ -248,7 +248,7 @@ mod tests {
             mcp_port: 7801,
             token_required: false,
         };
-        assert!(open_page(&ctx, &open).contains("open: mcp.token=none"));
+        assert!(open_page(ctx.services(), &open).contains("open: mcp.token=none"));
         assert!(details_page(&status, &access).contains("10.1.2.3"));
     }
 }

@@ -14,6 +14,7 @@ use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::RefCell;
+use irix7_kmem::budget::Pool;
 
 pub struct Services {
     pub platform: Box<dyn Platform>,
@@ -35,6 +36,8 @@ pub struct Services {
     pub screen: Option<Box<dyn Framebuffer>>,
     /// The heap budget and the budgets of input-driven work, for the status reports.
     pub memory: MemoryPlan,
+    /// The pool every running shell command's output draws on (`shell::output::pool`).
+    pub shell_output: Rc<Pool>,
     /// The audit trail's last lines; shared with the MCP server's audit sink, which fills it.
     pub audit: Rc<RefCell<AuditLog>>,
     /// The tool policy in force (`mcp.policy`), as `status` shows it.

@@ -1,13 +1,15 @@
 //! `block.read`: raw 512-byte sectors from a SCSI target, base64-encoded, for looking at disks
 //! the filesystem does not explain (a corrupt image, a partition table, another target).
 
+use super::caps::Disks;
 use super::fs::put;
 use super::{Ctx, args};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
 use rpc::mcp::{
-    Annotations, Content, ErrorCode, Started, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
+    Annotations, Content, ErrorCode, Started, Structured, TaskSupport, TaskTool, ToolCall, ToolDef,
+    ToolError, ToolOutput,
 };
 use serde_json::{Map, Value};
 
@@ -16,7 +18,15 @@ pub const MAX_SECTORS: u64 = 128;
 /// Highest SCSI ID on the Indy's bus.
 pub const MAX_TARGET: u64 = 7;
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[READ];
+
+/// `block.read` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: READ.name,
+    support: TaskSupport::Optional,
+}];
+
+const READ: ToolDef<Ctx> = ToolDef {
     name: "block.read",
     title: Some("Read raw disk blocks"),
     description: "Reads `count` 512-byte blocks (at most 128) from SCSI `target` (default 2, \
@@ -40,9 +50,9 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     requires: &[],
     errors: &[ErrorCode::NoDev, ErrorCode::Range, ErrorCode::Io],
     start: read,
-}];
+};
 
-fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let target = args::opt_u64(call, "target")?.unwrap_or(2);
     let lba = args::opt_u64(call, "lba")?.unwrap_or(0);
     let count = args::opt_u64(call, "count")?.unwrap_or(1);
@@ -65,7 +75,7 @@ fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     ) else {
         return Err(ToolError::new(ErrorCode::Inval, "lba must fit in 32 bits"));
     };
-    let mut disk = (ctx.open_disk)(target32).map_err(|e| {
+    let mut disk = ctx.open_disk(target32).map_err(|e| {
         ToolError::new(
             ErrorCode::NoDev,
             format!("SCSI target {target} cannot be read (status {})", e.status),

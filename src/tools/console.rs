@@ -2,6 +2,7 @@
 //! which the kernel also copies into the serial ring), `input.keys` queues keystrokes on the
 //! console input as if typed on the serial line.
 
+use super::caps::ConsoleLine;
 use super::{Ctx, args};
 use alloc::format;
 use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
@@ -60,7 +61,10 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
 
 /// Writes `text` (plus a newline when asked and missing) to the console; the structured
 /// answer of `console.write` and `serial.write`.
-pub fn write_text(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+pub fn write_text<C: ConsoleLine>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     let text = args::string(call, "text")?;
     let newline = args::bool_or(call, "newline", true)?;
     if text.len() > WRITE_MAX {
@@ -76,19 +80,22 @@ pub fn write_text(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, To
     if newline && !text.ends_with('\n') {
         bytes.push(b'\n');
     }
-    ctx.platform.console_write(&bytes);
-    let head = ctx.platform.serial_head();
+    ctx.console().console_write(&bytes);
+    let head = ctx.console().serial_head();
     Ok(Started::Done(ToolOutput::structured(json!({
         "bytes": bytes.len(),
         "serial_head": head,
     }))))
 }
 
-fn console_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn console_write<C: ConsoleLine>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     write_text(ctx, call)
 }
 
-fn input_keys(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn input_keys<C: ConsoleLine>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let keys = args::string(call, "keys")?;
     if keys.is_empty() || keys.len() > KEYS_MAX {
         return Err(ToolError::new(
@@ -96,7 +103,7 @@ fn input_keys(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
             format!("`keys` must be 1 to {KEYS_MAX} bytes"),
         ));
     }
-    let taken = ctx.platform.console_input(keys.as_bytes()).min(keys.len());
+    let taken = ctx.console().console_input(keys.as_bytes()).min(keys.len());
     Ok(Started::Done(ToolOutput::structured(json!({
         "requested": keys.len(),
         "taken": taken,

@@ -1,31 +1,119 @@
-//! The context every tool handler gets: the shared [`Services`] (reached through `Deref`, so a
-//! handler writes `ctx.fs`), plus the raw bus, which only the device tools can open.
+//! The one context type the tool tables are instantiated with: the shared [`Services`] and the
+//! raw bus. Tool handlers never see it whole: each is generic over the [`caps`](super::caps)
+//! traits its family uses, which `Ctx` implements here. The module's own side (the board's
+//! poll, the router) reaches the services through [`Ctx::services`].
 
-use super::devices::RawAccess;
+use super::caps::{
+    AuditTrail, ConsoleLine, ConsoleWaiters, Disks, Files, MachineFacts, NetFigures, PowerSchedule,
+    RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
+};
+use super::devices::raw_access::RawAccess;
+use crate::hil::block::IoError;
+use crate::hil::framebuffer::Framebuffer;
+use crate::hil::platform::{Console, Machine};
+use crate::services::audit::AuditLog;
 use crate::services::context::Services;
-use core::ops::{Deref, DerefMut};
+use crate::services::fs::{Disk, Fs, FsError};
+use crate::services::power::Pending;
+use crate::services::serial_wait::Waiters;
+use crate::services::status::{NetUsage, Status};
+use core::cell::RefCell;
 
 pub struct Ctx {
     services: Services,
-    /// Physical memory and registers: opaque outside `tools::devices`.
-    pub raw: RawAccess,
+    raw: RawAccess,
 }
 
 impl Ctx {
     pub fn new(services: Services, raw: RawAccess) -> Self {
         Ctx { services, raw }
     }
-}
 
-impl Deref for Ctx {
-    type Target = Services;
-    fn deref(&self) -> &Services {
+    /// The services, for the module's side of the context (not a tool's).
+    pub fn services(&self) -> &Services {
         &self.services
+    }
+
+    pub fn services_mut(&mut self) -> &mut Services {
+        &mut self.services
     }
 }
 
-impl DerefMut for Ctx {
-    fn deref_mut(&mut self) -> &mut Services {
+impl MachineFacts for Ctx {
+    fn machine(&self) -> &dyn Machine {
+        &*self.services.platform
+    }
+    fn abi_version(&self) -> u32 {
+        self.services.abi_version
+    }
+}
+
+impl ConsoleLine for Ctx {
+    fn console(&self) -> &dyn Console {
+        &*self.services.platform
+    }
+}
+
+impl ConsoleWaiters for Ctx {
+    fn serial_waiters(&self) -> &Waiters {
+        &self.services.serial_waiters
+    }
+}
+
+impl Files for Ctx {
+    fn fs(&mut self) -> Result<&mut Fs, Option<&FsError>> {
+        let s = &mut self.services;
+        s.fs.as_mut().ok_or(s.fs_error.as_ref())
+    }
+}
+
+impl Disks for Ctx {
+    fn open_disk(&self, target: u32) -> Result<Disk, IoError> {
+        (self.services.open_disk)(target)
+    }
+}
+
+impl ScreenBoard for Ctx {
+    fn screen(&mut self) -> Option<&mut dyn Framebuffer> {
+        match &mut self.services.screen {
+            Some(fb) => Some(&mut **fb),
+            None => None,
+        }
+    }
+}
+
+impl NetFigures for Ctx {
+    fn net(&self) -> &NetUsage {
+        &self.services.net
+    }
+}
+
+impl PowerSchedule for Ctx {
+    fn pending(&mut self) -> &mut Option<Pending> {
+        &mut self.services.pending
+    }
+}
+
+impl StatusFigures for Ctx {
+    fn status(&self) -> Status {
+        self.services.status()
+    }
+}
+
+impl AuditTrail for Ctx {
+    fn audit(&self) -> &RefCell<AuditLog> {
+        &self.services.audit
+    }
+}
+
+impl RawBusGrant for Ctx {
+    fn raw(&self) -> &RawAccess {
+        &self.raw
+    }
+}
+
+impl ShellHost for Ctx {
+    fn host(&mut self) -> &mut Services {
         &mut self.services
     }
 }

@@ -4,13 +4,13 @@
 //! or corrupt the kernel, and say so.
 
 use super::args::{addr, inval, u32_or};
+use super::caps::{MachineFacts, NetFigures, RawBusGrant};
 use super::hex;
 use super::{Ctx, args};
 use crate::hil::platform::c_str;
 use crate::hil::raw_bus::MmioError;
 use crate::hil::raw_bus::RawBus;
 use crate::services::phys::{self, PhysError};
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -214,24 +214,8 @@ fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
     }
 }
 
-/// Physical memory and registers, handed to these tools alone: the field is private to this
-/// file, so no other tool holding a [`Ctx`] can reach the bus.
-pub struct RawAccess(Option<Box<dyn RawBus>>);
-
-impl RawAccess {
-    /// The board's raw bus (minted at init, where the board vouches for it).
-    pub fn granted(bus: Box<dyn RawBus>) -> Self {
-        RawAccess(Some(bus))
-    }
-
-    /// No raw access: the device tools answer `E_NOSYS`.
-    pub fn none() -> Self {
-        RawAccess(None)
-    }
-}
-
-fn raw(ctx: &Ctx) -> Result<&dyn RawBus, ToolError> {
-    ctx.raw
+fn raw(ctx: &impl RawBusGrant) -> Result<&dyn RawBus, ToolError> {
+    ctx.raw()
         .0
         .as_deref()
         .ok_or_else(|| ToolError::new(ErrorCode::NoSys, "this machine gives no raw bus access"))
@@ -280,8 +264,8 @@ fn phys_error(e: PhysError) -> ToolError {
 }
 
 /// Checks `len` bytes of RAM at `phys` against the installed size and the kernel's probe.
-fn check_ram(ctx: &Ctx, phys: u32, len: u32) -> Result<(), ToolError> {
-    let ram = ctx.platform.machine_status().ram_bytes;
+fn check_ram<C: MachineFacts + RawBusGrant>(ctx: &C, phys: u32, len: u32) -> Result<(), ToolError> {
+    let ram = ctx.machine().machine_status().ram_bytes;
     phys::check_ram(raw(ctx)?, phys, len, ram).map_err(phys_error)
 }
 
@@ -296,7 +280,10 @@ fn mmio_error(e: MmioError, phys: u32, width: u32) -> ToolError {
     }
 }
 
-fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mem_read<C: MachineFacts + RawBusGrant>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     let phys = addr(call)?;
     let len = u32_or(call, "length", 0)?;
     let b64 = encoding_arg(call)?;
@@ -327,7 +314,10 @@ fn mem_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErro
     ]))))
 }
 
-fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mem_write<C: MachineFacts + RawBusGrant>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     let phys = addr(call)?;
     let text = args::string(call, "data")?;
     let b64 = encoding_arg(call)?;
@@ -361,7 +351,12 @@ fn mem_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     ]))))
 }
 
-fn window_for(ctx: &Ctx, phys: u32, width: u32, count: u32) -> Result<&'static Window, ToolError> {
+fn window_for(
+    ctx: &impl RawBusGrant,
+    phys: u32,
+    width: u32,
+    count: u32,
+) -> Result<&'static Window, ToolError> {
     phys::window_for(raw(ctx)?, phys, width, count).map_err(phys_error)
 }
 
@@ -370,7 +365,7 @@ fn widths(w: &Window) -> Vec<u32> {
     [1, 2, 4].into_iter().filter(|&n| w.allows(n)).collect()
 }
 
-fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let phys = addr(call)?;
     let width = u32_or(call, "width", 4)?;
     let count = u32_or(call, "count", 1)?;
@@ -400,7 +395,7 @@ fn mmio_read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     ]))))
 }
 
-fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let phys = addr(call)?;
     let width = u32_or(call, "width", 4)?;
     let value = u32_or(call, "value", 0)?;
@@ -421,7 +416,7 @@ fn mmio_write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolEr
     ]))))
 }
 
-fn dev_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let bus = raw(ctx)?;
     let mut devices = Vec::with_capacity(map::WINDOWS.len());
     for w in map::WINDOWS {
@@ -472,13 +467,13 @@ fn irq_json(i: &IrqInfo) -> Value {
     ])
 }
 
-fn irq_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let list = ctx.platform.irqs(IRQ_MAX).map_err(|code| match code {
+fn irq_list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let list = ctx.machine().irqs(IRQ_MAX).map_err(|code| match code {
         status::E_NOSYS => ToolError::new(
             ErrorCode::NoSys,
             format!(
                 "the kernel offers ABI {}; irq_list needs ABI 11",
-                ctx.abi_version
+                ctx.abi_version()
             ),
         ),
         other => ToolError::new(
@@ -493,7 +488,10 @@ fn irq_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     )]))))
 }
 
-fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn dma_list<C: RawBusGrant + NetFigures>(
+    ctx: &mut C,
+    _call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     let mut channels = Vec::with_capacity(hpc3::CHANNELS.len());
     for c in hpc3::CHANNELS {
         let mut regs = vec![("name", Value::from(c.name))];
@@ -511,7 +509,7 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
         }
         channels.push(obj(regs));
     }
-    let r = ctx.net.rings;
+    let r = ctx.net().rings;
     let rings = obj(vec![
         ("rx_next", r.rx_next.into()),
         ("rx_size", r.rx_size.into()),
@@ -528,5 +526,6 @@ fn dma_list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolErr
     ]))))
 }
 
+pub mod raw_access;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@
 //! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
 //! truncated). See `docs/tools.md`.
 
+use super::caps::Files;
 use super::{Ctx, args};
 use crate::services::fs::Fs;
 use crate::services::fs::check::check_path;
@@ -21,7 +22,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::{Map, Value};
 
@@ -69,33 +70,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         errors: PATH_ERRORS,
         start: readlink,
     },
-    ToolDef {
-        name: "fs.read",
-        title: Some("Read a file"),
-        description: "Reads a regular file (symlinks followed). The data is the first content \
-                      block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
-                      `encoding: \"base64\"`), or with base64 an embedded resource whose \
-                      `blob` holds the bytes. `offset`/`length` select a range; \
-                      at most `max_output` bytes of file data are returned (default 1 MiB, at \
-                      most 8 MiB) and `truncated` says the range was cut (`next_offset` \
-                      continues). structuredContent holds the metadata only, never the data.",
-        input_schema: r#"{"type":"object","properties":{
-          "path":{"type":"string","description":"File to read"},
-          "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8",
-            "description":"utf-8 for text, base64 for binary data"},
-          "offset":{"type":"integer","minimum":0,"default":0,
-            "description":"First byte to read"},
-          "length":{"type":"integer","minimum":0,
-            "description":"Bytes to read from offset (default: to the end of the file)"},
-          "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,
-            "description":"Most bytes of file data to return (before base64)"}},
-          "required":["path"],"additionalProperties":false}"#,
-        output_schema: Some(READ_OUTPUT),
-        annotations: Annotations::READ_ONLY,
-        requires: &[],
-        errors: READ_ERRORS,
-        start: read,
-    },
+    READ,
     ToolDef {
         name: "fs.write",
         title: Some("Write a file"),
@@ -179,6 +154,40 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
     },
 ];
 
+/// `fs.read` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: READ.name,
+    support: TaskSupport::Optional,
+}];
+
+const READ: ToolDef<Ctx> = ToolDef {
+    name: "fs.read",
+    title: Some("Read a file"),
+    description: "Reads a regular file (symlinks followed). The data is the first content \
+                  block: UTF-8 text by default (non-UTF-8 data is refused: ask for \
+                  `encoding: \"base64\"`), or with base64 an embedded resource whose \
+                  `blob` holds the bytes. `offset`/`length` select a range; \
+                  at most `max_output` bytes of file data are returned (default 1 MiB, at \
+                  most 8 MiB) and `truncated` says the range was cut (`next_offset` \
+                  continues). structuredContent holds the metadata only, never the data.",
+    input_schema: r#"{"type":"object","properties":{
+      "path":{"type":"string","description":"File to read"},
+      "encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8",
+        "description":"utf-8 for text, base64 for binary data"},
+      "offset":{"type":"integer","minimum":0,"default":0,
+        "description":"First byte to read"},
+      "length":{"type":"integer","minimum":0,
+        "description":"Bytes to read from offset (default: to the end of the file)"},
+      "max_output":{"type":"integer","minimum":1,"maximum":8388608,"default":1048576,
+        "description":"Most bytes of file data to return (before base64)"}},
+      "required":["path"],"additionalProperties":false}"#,
+    output_schema: Some(READ_OUTPUT),
+    annotations: Annotations::READ_ONLY,
+    requires: &[],
+    errors: READ_ERRORS,
+    start: read,
+};
+
 /// The error codes of a tool that looks up a path, followed by its own: what any path lookup can
 /// fail with is no or a refused filesystem (the mount's error), a disk or image fault, a bad
 /// path, a missing component, a symlink loop.
@@ -256,13 +265,11 @@ pub fn fs_error(e: FsError) -> ToolError {
 }
 
 /// The mounted filesystem, or why there is none.
-fn mounted(ctx: &mut Ctx) -> Result<&mut Fs, ToolError> {
-    let services = &mut **ctx;
-    match (&mut services.fs, &services.fs_error) {
-        (Some(fs), _) => Ok(fs),
-        (None, Some(e)) => Err(fs_error(e.clone())),
-        (None, None) => Err(ToolError::new(ErrorCode::NoDev, "no filesystem is mounted")),
-    }
+fn mounted(ctx: &mut impl Files) -> Result<&mut Fs, ToolError> {
+    ctx.fs().map_err(|why| match why {
+        Some(e) => fs_error(e.clone()),
+        None => ToolError::new(ErrorCode::NoDev, "no filesystem is mounted"),
+    })
 }
 
 /// The `path` argument, checked.
@@ -270,11 +277,6 @@ fn path_arg<'a>(call: &ToolCall<'a>) -> Result<Cow<'a, str>, ToolError> {
     let p = args::string(call, "path")?;
     check_path(&p).map_err(fs_error)?;
     Ok(p)
-}
-
-/// `100644` style.
-pub fn mode_text(mode: u32) -> String {
-    format!("{mode:06o}")
 }
 
 /// Adds one member to a result object. Out of line on purpose: each inlined insert costs the
@@ -288,7 +290,7 @@ fn stat_json(path: &str, st: &Stat) -> Map<String, Value> {
     let mut m = Map::new();
     put(&mut m, "path", path.into());
     put(&mut m, "type", st.file_type.as_str().into());
-    put(&mut m, "mode", mode_text(st.mode).into());
+    put(&mut m, "mode", st.mode_octal().into());
     put(&mut m, "size", st.size.into());
     put(&mut m, "uid", st.uid.into());
     put(&mut m, "gid", st.gid.into());
@@ -338,11 +340,11 @@ fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolEr
     Ok((String::from_utf8_lossy(&buf).into_owned(), cut))
 }
 
-fn done(v: Map<String, Value>) -> Result<Started<Ctx>, ToolError> {
+fn done<C>(v: Map<String, Value>) -> Result<Started<C>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(Value::Object(v))))
 }
 
-fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
@@ -356,7 +358,7 @@ fn stat(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     done(m)
 }
 
-fn readlink(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
@@ -411,7 +413,7 @@ impl Encoding {
     }
 }
 
-fn read(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn read<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let encoding = Encoding::from_call(call)?;
     let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
@@ -478,7 +480,7 @@ struct ReadPlan {
 }
 
 impl ReadPlan {
-    fn output(self) -> ToolOutput<Ctx> {
+    fn output<C: Files>(self) -> ToolOutput<C> {
         let length = self.end - self.offset;
         let mut m = Map::new();
         put(&mut m, "path", self.file.path().into());
@@ -535,8 +537,8 @@ struct Utf8Check {
     buf: Vec<u8>,
 }
 
-impl ToolRun<Ctx> for Utf8Check {
-    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: Files> ToolRun<C> for Utf8Check {
+    fn step(&mut self, ctx: &mut C, _io: &mut StepIo<'_>) -> Step<C> {
         let Some(plan) = &self.plan else {
             return Step::Failed(ToolError::new(
                 ErrorCode::Internal,
@@ -608,8 +610,8 @@ struct FileSource {
     end: u64,
 }
 
-impl ContentSource<Ctx> for FileSource {
-    fn read(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+impl<C: Files> ContentSource<C> for FileSource {
+    fn read(&mut self, ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         if self.pos >= self.end {
             return Ok((0, SourcePoll::End));
         }
@@ -638,7 +640,7 @@ impl ContentSource<Ctx> for FileSource {
     }
 }
 
-fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn write<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let content = args::string(call, "content")?;
     let append = args::bool_or(call, "append", false)?;
@@ -681,7 +683,7 @@ fn write(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 /// its JSON), so 48 keep a step near 2M where a 300-entry page took 11M in one poll.
 const LIST_STEP: usize = 48;
 
-fn list(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn list<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let offset = args::opt_u64(call, "offset")?.unwrap_or(0);
     let limit = args::opt_u64(call, "limit")?
@@ -726,7 +728,7 @@ impl ListRun {
             put(&mut m, "name", e.name.as_str().into());
             put(&mut m, "type", e.stat.file_type.as_str().into());
             put(&mut m, "size", e.stat.size.into());
-            put(&mut m, "mode", mode_text(e.stat.mode).into());
+            put(&mut m, "mode", e.stat.mode_octal().into());
             put(&mut m, "origin", e.stat.origin.as_str().into());
             Value::Object(m)
         }));
@@ -741,7 +743,7 @@ impl ListRun {
         self.entries.len() >= self.limit || self.next() >= self.total
     }
 
-    fn output(&mut self) -> ToolOutput<Ctx> {
+    fn output<C>(&mut self) -> ToolOutput<C> {
         let next = self.next();
         let mut m = Map::new();
         put(&mut m, "path", self.path.as_str().into());
@@ -759,8 +761,8 @@ impl ListRun {
     }
 }
 
-impl ToolRun<Ctx> for ListRun {
-    fn step(&mut self, ctx: &mut Ctx, _io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: Files> ToolRun<C> for ListRun {
+    fn step(&mut self, ctx: &mut C, _io: &mut StepIo<'_>) -> Step<C> {
         let fs = match mounted(ctx) {
             Ok(fs) => fs,
             Err(e) => return Step::Failed(e),
@@ -786,7 +788,7 @@ impl ToolRun<Ctx> for ListRun {
     }
 }
 
-fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn remove<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let recursive = args::bool_or(call, "recursive", false)?;
     let fs = mounted(ctx)?;
@@ -806,7 +808,7 @@ fn remove(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError>
     done(m)
 }
 
-fn mkdir(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let made = fs.mkdir(&path).map_err(fs_error)?;

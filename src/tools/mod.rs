@@ -1,9 +1,10 @@
 //! The MCP surface: one file per tool family, each a table of `ToolDef`s with schemas and
-//! handlers that call the services through the [`Ctx`]. Arguments, JSON and error codes live
-//! here; what the tools do lives in `services`.
+//! handlers generic over the capabilities their family uses ([`caps`]), instantiated with the
+//! [`Ctx`]. Arguments, JSON and error codes live here; what the tools do lives in `services`.
 
 pub mod args;
 pub mod block;
+pub mod caps;
 #[cfg(test)]
 pub mod catalogue;
 pub mod console;
@@ -25,11 +26,16 @@ pub use context::Ctx;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::mcp::{McpServer, RegistryError, TaskSupport, TaskTool, ToolDef};
+use rpc::mcp::{McpServer, RegistryError, TaskTool, ToolDef};
 
-/// A tool family: its table and what it is for, in the words the instructions use.
+/// A tool family: its table, which of its tools may run as tasks, and what it is for, in the
+/// words the instructions use.
 struct Family {
     tools: &'static [ToolDef<Ctx>],
+    /// The calls that may run long enough to be worth a task (the tasks extension): each
+    /// becomes one only when it does not answer at once (a small `fs.read`, a `serial.read`
+    /// without a wait stay plain results).
+    tasks: &'static [TaskTool],
     about: &'static str,
 }
 
@@ -37,38 +43,47 @@ struct Family {
 const FAMILIES: &[Family] = &[
     Family {
         tools: system::TOOLS,
+        tasks: &[],
         about: "start here (uptime, address, memory), reset, power-off",
     },
     Family {
         tools: serial::TOOLS,
+        tasks: serial::TASKS,
         about: "the serial console",
     },
     Family {
         tools: console::TOOLS,
+        tasks: &[],
         about: "the screen's console and keyboard",
     },
     Family {
         tools: shell::TOOLS,
+        tasks: shell::TASKS,
         about: "a small shell (`help`)",
     },
     Family {
         tools: proc::TOOLS,
+        tasks: &[],
         about: "processes",
     },
     Family {
         tools: fs::TOOLS,
+        tasks: fs::TASKS,
         about: "the root filesystem, EROFS + RAM overlay (writes do not survive a reset)",
     },
     Family {
         tools: block::TOOLS,
+        tasks: block::TASKS,
         about: "raw disk sectors",
     },
     Family {
         tools: screen::TOOLS,
+        tasks: screen::TASKS,
         about: "the screen as PNG",
     },
     Family {
         tools: devices::TOOLS,
+        tasks: &[],
         about: "physical memory and registers, as root (writes can hang the machine)",
     },
 ];
@@ -77,6 +92,7 @@ const FAMILIES: &[Family] = &[
 pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     for f in FAMILIES {
         server.register_tools(f.tools)?;
+        server.add_task_tools(f.tasks);
     }
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
@@ -97,35 +113,8 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
         server.register_template_streams(fs::resource::STREAMS);
     }
     tool_resources::register(server);
-    server.add_task_tools(TASK_TOOLS);
     Ok(())
 }
-
-/// The calls that may run long enough to be worth a task (the tasks extension): each becomes
-/// one only when it does not answer at once (a small `fs.read`, a `serial.read` without a
-/// wait stay plain results).
-const TASK_TOOLS: &[TaskTool] = &[
-    TaskTool {
-        name: "screen.capture",
-        support: TaskSupport::Optional,
-    },
-    TaskTool {
-        name: "fs.read",
-        support: TaskSupport::Optional,
-    },
-    TaskTool {
-        name: "shell.exec",
-        support: TaskSupport::Optional,
-    },
-    TaskTool {
-        name: "block.read",
-        support: TaskSupport::Optional,
-    },
-    TaskTool {
-        name: "serial.read",
-        support: TaskSupport::Optional,
-    },
-];
 
 /// The `instructions` every client gets: what the machine is, then each family's tools and
 /// purpose, from the same table [`register`] uses, so no family is ever left out.

@@ -1,6 +1,7 @@
 //! `proc.list`: the kernel's process list (pid, name, state, CPU time) through the ABI.
 
 use super::Ctx;
+use super::caps::MachineFacts;
 use crate::hil::platform::c_str;
 use crate::services::proc::{processes, state_name};
 use alloc::vec::Vec;
@@ -28,8 +29,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     start: list,
 }];
 
-fn list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let procs: Vec<Value> = processes(&*ctx.platform)
+fn list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
+    let procs: Vec<Value> = processes(ctx.machine())
         .iter()
         .map(|p| {
             json!({
@@ -47,53 +48,4 @@ fn list(ctx: &mut Ctx, _call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> 
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::tools::testing::fake;
-    use crate::tools::testing::harness::{call, server_with};
-    use serde_json::json;
-
-    #[test]
-    fn lists_the_kernel_processes_by_pid() {
-        let (ctx, state) = fake::ctx_and_state();
-        state.procs.borrow_mut().push(fake::proc(3, 7, 9, "getty"));
-        state
-            .procs
-            .borrow_mut()
-            .push(fake::proc(2, 4, 0, "a-name-of-twenty-ch"));
-        let mut s = server_with(ctx);
-        let r = call(&mut s, "proc.list", json!({}));
-        let st = &r["structuredContent"];
-        assert_eq!(st["count"], 5);
-        let pids: std::vec::Vec<u64> = st["processes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["pid"].as_u64().unwrap())
-            .collect();
-        assert_eq!(pids, [0, 1, 2, 3, 5]);
-        assert_eq!(
-            st["processes"][4],
-            json!({"pid": 5, "name": "mcpd", "state": "running", "cpu_ms": 1500})
-        );
-        assert_eq!(st["processes"][2]["state"], "zombie");
-        assert_eq!(st["processes"][2]["name"], "a-name-of-twenty-ch");
-        assert_eq!(st["processes"][3]["state"], "unknown");
-    }
-
-    #[test]
-    fn the_list_is_bounded() {
-        let (ctx, state) = fake::ctx_and_state();
-        for pid in 10..400 {
-            state
-                .procs
-                .borrow_mut()
-                .push(fake::proc(pid, 2, 0, "worker"));
-        }
-        let mut s = server_with(ctx);
-        let r = call(&mut s, "proc.list", json!({}));
-        assert_eq!(
-            r["structuredContent"]["count"],
-            crate::services::proc::PROC_MAX
-        );
-    }
-}
+mod tests;

@@ -4,9 +4,11 @@
 //! `/screen.bmp`.
 
 use super::Ctx;
+use super::caps::{NetFigures, ScreenBoard};
 use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
 use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::services::screen::{Region, region::MAX_SCALE};
+use crate::services::status::NetUsage;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -14,7 +16,8 @@ use alloc::vec::Vec;
 use rpc::json::ValueRef;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
-    Started, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput,
+    Started, StreamKind, Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError,
+    ToolOutput,
 };
 use serde_json::{Map, Value, json};
 
@@ -24,7 +27,15 @@ pub const DEFAULT_SCALE: u32 = 2;
 /// Where the router serves the full-resolution BMP.
 pub const BMP_PATH: &str = "/screen.bmp";
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[CAPTURE];
+
+/// `screen.capture` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: CAPTURE.name,
+    support: TaskSupport::Optional,
+}];
+
+const CAPTURE: ToolDef<Ctx> = ToolDef {
     name: "screen.capture",
     title: Some("Capture the screen"),
     description: "A PNG of what the Indy's display shows, read back from the Newport \
@@ -61,7 +72,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
         ErrorCode::Io,
     ],
     start: capture,
-}];
+};
 
 pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     uri: "irix7://screen",
@@ -73,7 +84,10 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     read: read_resource,
 }];
 
-fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
+fn capture<C: ScreenBoard + NetFigures>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
     let scale = match call.args.get("scale").filter(|v| !v.is_null()) {
         None => DEFAULT_SCALE,
         Some(v) => v
@@ -91,7 +105,7 @@ fn capture(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError
         None => None,
         Some(v) => Some(region_arg(v)?),
     };
-    let bmp = bmp_url(ctx);
+    let bmp = bmp_url(ctx.net());
     let fb = board(ctx)?;
     let cap = Capture::start(fb, Format::Png, region, scale).map_err(capture_error)?;
     let facts = facts(cap.mode(), &cap, &bmp);
@@ -156,16 +170,16 @@ fn facts(mode: &Mode, cap: &Capture, bmp: &str) -> Value {
 }
 
 /// The BMP's absolute URL when the module knows its address, else its path.
-fn bmp_url(ctx: &Ctx) -> String {
-    match ctx.net.ip {
-        Some([a, b, c, d]) => format!("http://{a}.{b}.{c}.{d}:{}{BMP_PATH}", ctx.net.port),
+fn bmp_url(net: &NetUsage) -> String {
+    match net.ip {
+        Some([a, b, c, d]) => format!("http://{a}.{b}.{c}.{d}:{}{BMP_PATH}", net.port),
         None => String::from(BMP_PATH),
     }
 }
 
 /// The graphics board, or why there is none.
-pub fn board(ctx: &mut Ctx) -> Result<&mut dyn Framebuffer, ToolError> {
-    match ctx.screen.as_deref_mut() {
+fn board(ctx: &mut impl ScreenBoard) -> Result<&mut dyn Framebuffer, ToolError> {
+    match ctx.screen() {
         Some(fb) => Ok(fb),
         None => Err(ToolError::new(
             ErrorCode::NoDev,
@@ -198,8 +212,8 @@ struct PngSource {
     cap: Capture,
 }
 
-impl ContentSource<Ctx> for PngSource {
-    fn read(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+impl<C: ScreenBoard> ContentSource<C> for PngSource {
+    fn read(&mut self, ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         let fb = board(ctx)?;
         let (piece, poll) = self.cap.piece(fb, buf.len()).map_err(capture_error)?;
         let n = piece.len().min(buf.len());
@@ -222,7 +236,7 @@ impl ContentSource<Ctx> for PngSource {
 /// of rows per read like `screen.capture`, so no poll runs the whole encode (~22M guest
 /// instructions at scale 2). The server reads the resource this way once it is registered as
 /// the URI's streamed reader; [`RESOURCES`] keeps the listing.
-pub fn open_resource(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError> {
+pub fn open_resource<C: ScreenBoard>(ctx: &mut C, uri: &str) -> Result<Content<C>, ToolError> {
     let fb = board(ctx)?;
     let cap = Capture::start(fb, Format::Png, None, DEFAULT_SCALE).map_err(capture_error)?;
     Ok(Content::stream(
@@ -235,7 +249,10 @@ pub fn open_resource(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError
 }
 
 /// `irix7://screen` encoded whole in one call: what a server without streamed reads answers.
-fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+fn read_resource<C: ScreenBoard>(
+    ctx: &mut C,
+    uri: &str,
+) -> Result<Vec<ResourceContents>, ToolError> {
     let fb = board(ctx)?;
     let png = Capture::start(fb, Format::Png, None, DEFAULT_SCALE)
         .and_then(|cap| cap.encode_all(fb))
@@ -248,190 +265,4 @@ fn read_resource(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, Tool
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::hil::framebuffer::PixelKind;
-    use crate::services::screen::fake::FakeFb;
-    use crate::services::screen::png::decode::decode;
-    use crate::tools::testing::fake;
-    use crate::tools::testing::harness::{call, request, server_with};
-    use alloc::boxed::Box;
-    use base64::Engine;
-    use base64::engine::general_purpose::STANDARD;
-    use serde_json::{Value, json};
-
-    /// A 96×64 CI screen, black, with a white 8×16 cell at (16, 32).
-    fn board() -> FakeFb {
-        let mut fb = FakeFb::new(96, 64, PixelKind::Ci8 { cmap_base: 0 });
-        fb.set_cmap(1, [255, 255, 255]);
-        for y in 32..48 {
-            for x in 16..24 {
-                fb.set(x, y, 1);
-            }
-        }
-        fb
-    }
-
-    fn server(fb: Option<FakeFb>) -> rpc::mcp::McpServer<crate::tools::Ctx> {
-        let mut ctx = fake::ctx();
-        ctx.screen = fb.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
-        server_with(ctx)
-    }
-
-    fn image(r: &Value) -> crate::services::screen::png::decode::Decoded {
-        let block = &r["content"][0];
-        assert_eq!(block["type"], "image", "{r}");
-        assert_eq!(block["mimeType"], "image/png");
-        decode(&STANDARD.decode(block["data"].as_str().unwrap()).unwrap())
-    }
-
-    #[test]
-    fn captures_a_thumbnail_at_the_default_scale_with_a_bmp_link() {
-        let mut s = server(Some(board()));
-        let r = call(&mut s, "screen.capture", json!({}));
-        let d = image(&r);
-        assert_eq!((d.width, d.height), (48, 32));
-        let px = |x: usize, y: usize| &d.rgb[(y * 48 + x) * 3..][..3];
-        assert_eq!(px(8, 16), [255, 255, 255]);
-        assert_eq!(px(11, 23), [255, 255, 255]);
-        assert_eq!(px(12, 16), [0, 0, 0]);
-        let link = &r["content"][1];
-        assert_eq!(link["type"], "resource_link");
-        assert_eq!(link["uri"], "http://172.31.77.2:7801/screen.bmp");
-        assert_eq!(link["mimeType"], "image/bmp");
-        let st = &r["structuredContent"];
-        assert_eq!(
-            st["mode"],
-            json!({"width": 96, "height": 64, "pixels": "ci8"})
-        );
-        assert_eq!(
-            (st["width"].as_u64(), st["height"].as_u64()),
-            (Some(48), Some(32))
-        );
-        assert_eq!(st["scale"], 2);
-    }
-
-    #[test]
-    fn a_region_at_full_scale() {
-        let mut s = server(Some(board()));
-        let r = call(
-            &mut s,
-            "screen.capture",
-            json!({"scale": 1, "region": {"x": 20, "y": 40, "width": 10, "height": 3}}),
-        );
-        let d = image(&r);
-        assert_eq!((d.width, d.height), (10, 3));
-        assert_eq!(&d.rgb[..3], [255, 255, 255]);
-        assert_eq!(&d.rgb[4 * 3..5 * 3], [0, 0, 0]);
-        assert_eq!(
-            r["structuredContent"]["region"],
-            json!({"x": 20, "y": 40, "width": 10, "height": 3})
-        );
-    }
-
-    #[test]
-    fn bad_regions_and_scales_are_inval() {
-        let mut s = server(Some(board()));
-        let r = call(
-            &mut s,
-            "screen.capture",
-            json!({"region": {"x": 90, "y": 0, "width": 10, "height": 10}}),
-        );
-        assert_eq!(r["isError"], true);
-        let text = r["content"][0]["text"].as_str().unwrap();
-        assert!(
-            text.starts_with("E_INVAL: region 10x10 at (90,0)"),
-            "{text}"
-        );
-        let r = call(
-            &mut s,
-            "screen.capture",
-            json!({"scale": 16, "region": {"x": 0, "y": 0, "width": 15, "height": 20}}),
-        );
-        assert_eq!(r["isError"], true);
-        assert!(
-            r["content"][0]["text"]
-                .as_str()
-                .unwrap()
-                .starts_with("E_INVAL")
-        );
-    }
-
-    #[test]
-    fn no_board_is_nodev_for_the_tool_and_the_resource() {
-        let mut s = server(None);
-        let r = call(&mut s, "screen.capture", json!({}));
-        assert_eq!(r["isError"], true);
-        assert!(
-            r["content"][0]["text"]
-                .as_str()
-                .unwrap()
-                .starts_with("E_NODEV")
-        );
-        let r = request(&mut s, "resources/read", json!({"uri": "irix7://screen"}));
-        assert!(r.get("error").is_some(), "{r}");
-    }
-
-    #[test]
-    fn a_board_that_times_out_mid_capture_is_a_timeout_error() {
-        let mut fb = board();
-        fb.fail_at_row = Some(50);
-        let mut s = server(Some(fb));
-        let r = call(&mut s, "screen.capture", json!({}));
-        assert_eq!(r["isError"], true, "{r}");
-        let texts: Vec<&str> = r["content"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        assert!(texts.iter().any(|t| t.starts_with("E_TIMEOUT")), "{r}");
-    }
-
-    #[test]
-    fn the_streamed_resource_is_the_same_png_read_in_pieces() {
-        let mut ctx = fake::ctx();
-        ctx.screen = Some(Box::new(board()));
-        let whole = match &super::read_resource(&mut ctx, "irix7://screen").unwrap()[..] {
-            [rpc::mcp::ResourceContents::Blob { data, .. }] => data.clone(),
-            other => panic!("{other:?}"),
-        };
-        let rpc::mcp::Content::Stream(kind, mut src) =
-            super::open_resource(&mut ctx, "irix7://screen").unwrap()
-        else {
-            panic!("a streamed item");
-        };
-        assert_eq!(
-            kind,
-            rpc::mcp::StreamKind::ResourceBlob {
-                uri: "irix7://screen".into(),
-                mime_type: "image/png".into()
-            }
-        );
-        let (mut png, mut reads, mut buf) = (Vec::new(), 0, [0u8; 100]);
-        loop {
-            let (n, poll) = src.read(&mut ctx, &mut buf).unwrap();
-            png.extend_from_slice(&buf[..n]);
-            if poll == rpc::mcp::SourcePoll::End {
-                break;
-            }
-            reads += 1;
-        }
-        assert_eq!(png, whole);
-        assert!(reads > 3, "{reads} reads");
-        let mut ctx = fake::ctx();
-        assert!(super::open_resource(&mut ctx, "irix7://screen").is_err());
-    }
-
-    #[test]
-    fn the_resource_is_the_default_thumbnail() {
-        let mut s = server(Some(board()));
-        let r = request(&mut s, "resources/read", json!({"uri": "irix7://screen"}));
-        let c = &r["result"]["contents"][0];
-        assert_eq!(c["mimeType"], "image/png");
-        let d = decode(&STANDARD.decode(c["blob"].as_str().unwrap()).unwrap());
-        assert_eq!((d.width, d.height), (48, 32));
-        assert_eq!(&d.rgb[(16 * 48 + 8) * 3..][..3], [255, 255, 255]);
-    }
-
-    use alloc::vec::Vec;
-}
+mod tests;

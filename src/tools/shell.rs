@@ -14,11 +14,12 @@
 //! most [`INLINE_MAX`] bytes.
 //!
 //! Memory: a call keeps at most `max_output` bytes ([`OUTPUT_MAX`] at most), and every running
-//! call's output draws on one shared budget ([`output::BUDGET`], an eighth of the heap) until
-//! its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
+//! call's output draws on one shared pool (`Services::shell_output`, an eighth of the heap)
+//! until its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
+use super::caps::ShellHost;
 use super::{Ctx, args};
-use crate::services::shell::output::{self, Budget, Output};
+use crate::services::shell::output::Output;
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};
 use alloc::boxed::Box;
 use alloc::format;
@@ -26,7 +27,7 @@ use alloc::string::String;
 use alloc::vec;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 use serde_json::json;
 
@@ -42,7 +43,15 @@ const PROGRESS_EVERY_MS: u64 = 100;
 /// this small however fast a command prints.
 const STREAM_PIECE: usize = 4096;
 
-pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
+pub const TOOLS: &[ToolDef<Ctx>] = &[EXEC];
+
+/// `shell.exec` may run as a task (when it does not answer at once).
+pub const TASKS: &[TaskTool] = &[TaskTool {
+    name: EXEC.name,
+    support: TaskSupport::Optional,
+}];
+
+const EXEC: ToolDef<Ctx> = ToolDef {
     name: "shell.exec",
     title: Some("Run a shell command"),
     description: "Runs one command of the module's builtin shell: help, echo, uname, uptime, \
@@ -69,19 +78,11 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     requires: &[],
     errors: &[ErrorCode::NotFound, ErrorCode::Busy],
     start,
-}];
+};
 
-fn start(ctx: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    output::BUDGET.configure((ctx.heap)().size);
-    start_on(ctx, call, &output::BUDGET)
-}
-
-/// Starts a command whose output draws on `budget`.
-fn start_on(
-    ctx: &mut Ctx,
-    call: &ToolCall<'_>,
-    budget: &'static Budget,
-) -> Result<Started<Ctx>, ToolError> {
+/// Reaches the whole machine ([`ShellHost`]): the builtins read the status, the processes and
+/// the filesystem, and `reboot`/`poweroff` schedule the power slot.
+fn start<C: ShellHost>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let command = args::string(call, "command")?;
     if command.len() > 4 * 4096 {
         return Err(ToolError::new(ErrorCode::Inval, "`command` is too long"));
@@ -89,8 +90,8 @@ fn start_on(
     let cap = args::opt_u64(call, "max_output")?
         .unwrap_or(OUTPUT_DEFAULT)
         .clamp(1, OUTPUT_MAX) as usize;
-    let mut out = Output::with_budget(cap, budget);
-    match shell::run(ctx, &command, &mut out, call.now_ms) {
+    let mut out = Output::with_budget(cap, &ctx.host().shell_output);
+    match shell::run(ctx.host(), &command, &mut out, call.now_ms) {
         Err(e) => Err(shell_error(&e)),
         Ok(Exit::Status(status)) => finish(&command, status, out).map(Started::Done),
         Ok(Exit::Job(job)) => Ok(Started::Run(Box::new(ShellRun {
@@ -105,18 +106,17 @@ fn start_on(
 }
 
 /// The tool result for a finished command, or the refusal of one the budget stopped.
-fn finish(command: &str, status: i32, out: Output) -> Result<ToolOutput<Ctx>, ToolError> {
+fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, ToolError> {
     if out.refused() {
-        let budget = out.budget();
+        let pool = out.pool().cloned();
         // Given back first, so the figures are what the other calls hold.
         drop(out);
-        let u = budget.map(Budget::usage).unwrap_or_default();
+        let (used, limit) = pool.map_or((0, 0), |p| (p.usage().used, p.limit()));
         return Err(ToolError::new(
             ErrorCode::Busy,
             format!(
-                "shell output budget exhausted: running commands hold {} of {} bytes; \
-                 retry when they finish or lower max_output",
-                u.used, u.limit
+                "shell output budget exhausted: running commands hold {used} of {limit} bytes; \
+                 retry when they finish or lower max_output"
             ),
         ));
     }
@@ -173,7 +173,7 @@ impl ShellRun {
     }
 
     /// The result once the command ended and its output went out.
-    fn done(&mut self, status: i32) -> Step<Ctx> {
+    fn done<C>(&mut self, status: i32) -> Step<C> {
         let out = self.out.take().unwrap_or_else(|| Output::new(0));
         match finish(&self.command, status, out) {
             Ok(done) => Step::Done(done),
@@ -182,8 +182,8 @@ impl ShellRun {
     }
 }
 
-impl ToolRun<Ctx> for ShellRun {
-    fn step(&mut self, ctx: &mut Ctx, io: &mut StepIo<'_>) -> Step<Ctx> {
+impl<C: ShellHost> ToolRun<C> for ShellRun {
+    fn step(&mut self, ctx: &mut C, io: &mut StepIo<'_>) -> Step<C> {
         let now = io.now_ms();
         let heard = io.progress_heard();
         if let Some(status) = self.exit {
@@ -198,7 +198,7 @@ impl ToolRun<Ctx> for ShellRun {
         let Some(out) = self.out.as_mut() else {
             return Step::Failed(ToolError::new(ErrorCode::Internal, "stepped after the end"));
         };
-        let step = self.job.step(ctx, out, now);
+        let step = self.job.step(ctx.host(), out, now);
         if out.refused() {
             // Stop reading at once: nothing more can be kept.
             let out = self.out.take().unwrap_or_else(|| Output::new(0));
@@ -234,7 +234,7 @@ impl ToolRun<Ctx> for ShellRun {
         }
     }
 
-    fn cancel(&mut self, _ctx: &mut Ctx) {
+    fn cancel(&mut self, _ctx: &mut C) {
         // Dropping the output releases its memory now rather than when the call is dropped.
         self.out = None;
     }
@@ -264,8 +264,8 @@ struct BytesSource {
     pos: usize,
 }
 
-impl ContentSource<Ctx> for BytesSource {
-    fn read(&mut self, _ctx: &mut Ctx, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
+impl<C> ContentSource<C> for BytesSource {
+    fn read(&mut self, _ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
         let rest = self.out.bytes().get(self.pos..).unwrap_or(&[]);
         let n = rest.len().min(buf.len());
         if let (Some(to), Some(from)) = (buf.get_mut(..n), rest.get(..n)) {
@@ -283,7 +283,7 @@ impl ContentSource<Ctx> for BytesSource {
         ))
     }
 
-    fn cancel(&mut self, _ctx: &mut Ctx) {
+    fn cancel(&mut self, _ctx: &mut C) {
         self.out.release();
     }
 }

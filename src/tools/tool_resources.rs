@@ -1,8 +1,11 @@
 //! Resources that show what a read-only tool answers: `irix7://proc` is `proc.list`,
 //! `irix7://dev` is `dev.list`, as the JSON of their structured results. Each is registered
 //! only where `mcp.policy` offers its tool, so a resource never shows what the policy hides.
+//! They start those tools through their table rows, so they hold the whole [`Ctx`] the rows
+//! are instantiated with; of their own they read only the clock.
 
 use super::Ctx;
+use super::caps::MachineFacts;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -75,7 +78,7 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     };
     let call = ToolCall {
         args: ValueRef::empty_object(),
-        now_ms: ctx.platform.clock_ms(),
+        now_ms: ctx.machine().clock_ms(),
         client_capabilities: &Value::Null,
         input_responses: None,
         request_state: None,

@@ -13,9 +13,9 @@
 use super::escape::plain_run;
 use super::tape::{Kind, Node, Tape};
 use super::value_ref::ValueRef;
-use crate::budget::Lease;
 use alloc::borrow::Cow;
 use alloc::string::String;
+use irix7_kmem::budget::Lease;
 use serde_json::Number;
 
 /// Deepest array/object nesting accepted. MCP messages need a handful of levels; the limit
@@ -615,7 +615,7 @@ mod tests {
         // A long string is one value, whatever its commas.
         assert!(read(&format!("[\"{}\"]", ",".repeat(100_000))).is_ok());
 
-        let pool = crate::budget::Pool::new("parse", 4 * VALUES_PER_CHARGE * COST_PER_VALUE);
+        let pool = irix7_kmem::budget::Pool::new("parse", 4 * VALUES_PER_CHARGE * COST_PER_VALUE);
         let body = many(3 * VALUES_PER_CHARGE);
         let mut r = Reader::new(&body, pool.take(0));
         assert!(r.tape(0, &mut Tape::default()).is_ok());

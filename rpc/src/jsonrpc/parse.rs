@@ -3,12 +3,12 @@
 //! untouched.
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
-use crate::budget::{Lease, Pool};
 use crate::json::{self, COST_PER_BYTE, Reader, Tape, ValueRef};
 use alloc::borrow::Cow;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use irix7_kmem::budget::{Lease, Pool};
 use serde_json::Value;
 
 /// A request id, kept as the exact JSON text the client sent (a string, number or null).

@@ -2,11 +2,11 @@
 
 use super::audit::AuditSink;
 use super::policy::Policy;
-use crate::budget::Pool;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use irix7_kmem::budget::Pool;
 
 /// Limits on what clients can make the server hold or do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,10 +98,10 @@ pub struct Config {
     /// `instructions` sent to clients.
     pub instructions: Option<String>,
     pub limits: Limits,
-    /// What parsed request bodies are charged to (see [`crate::budget`]); over it a request
+    /// What parsed request bodies are charged to (see [`irix7_kmem::budget`]); over it a request
     /// gets 503 with `Retry-After`.
     pub parse_budget: Rc<Pool>,
-    /// What task results are charged to (see [`crate::budget`]); a result it cannot take
+    /// What task results are charged to (see [`irix7_kmem::budget`]); a result it cannot take
     /// fails its task with `E_TOO_LARGE`.
     pub task_budget: Rc<Pool>,
     /// Which tools are offered (`mcp.policy`); the rest are not listed and answer `E_PERM`.

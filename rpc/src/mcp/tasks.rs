@@ -15,7 +15,6 @@ use super::result::{Json, fail, finish, finish_members, result_extra};
 use super::schema::Schema;
 use super::tool::{InputRequired, Started, ToolCall, ToolError, ToolOutput};
 use super::version::TASKS_EXTENSION;
-use crate::budget::{self, Lease};
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::json::{self, Tape, ValueRef};
 use crate::jsonrpc::{self, Id, RpcError};
@@ -26,6 +25,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use irix7_kmem::budget::{self, Lease};
 use serde_json::{Map, Value, json};
 
 /// How a tool takes part in the tasks extension.

@@ -1,5 +1,8 @@
 //! What a stat or a directory listing says about one entry, in both layers of the merged view.
 
+use alloc::format;
+use alloc::string::String;
+
 /// The type of a filesystem entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileType {
@@ -95,4 +98,68 @@ pub struct Stat {
     pub rdev: u32,
     /// The layer the entry comes from.
     pub origin: Origin,
+}
+
+impl Stat {
+    /// The whole `st_mode` in octal, `100644` style (what the fs tools show).
+    pub fn mode_octal(&self) -> String {
+        format!("{:06o}", self.mode)
+    }
+
+    /// The type and permissions as `ls -l` shows them, `drwxr-xr-x` style (the shell's `ls`).
+    pub fn mode_symbolic(&self) -> String {
+        let kind = match self.file_type {
+            FileType::Regular => '-',
+            FileType::Directory => 'd',
+            FileType::CharDevice => 'c',
+            FileType::BlockDevice => 'b',
+            FileType::Fifo => 'p',
+            FileType::Socket => 's',
+            FileType::Symlink => 'l',
+        };
+        let mut s = String::with_capacity(10);
+        s.push(kind);
+        for shift in [6u32, 3, 0] {
+            let bits = (self.mode >> shift) & 7;
+            s.push(if bits & 4 != 0 { 'r' } else { '-' });
+            s.push(if bits & 2 != 0 { 'w' } else { '-' });
+            s.push(if bits & 1 != 0 { 'x' } else { '-' });
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(file_type: FileType, mode: u32) -> Stat {
+        Stat {
+            file_type,
+            mode,
+            size: 0,
+            uid: 0,
+            gid: 0,
+            nlink: 1,
+            mtime: 0,
+            ino: 0,
+            rdev: 0,
+            origin: Origin::Erofs,
+        }
+    }
+
+    #[test]
+    fn modes_read_as_octal_and_as_ls_shows_them() {
+        let dir = st(FileType::Directory, 0o040_755);
+        assert_eq!(dir.mode_octal(), "040755");
+        assert_eq!(dir.mode_symbolic(), "drwxr-xr-x");
+        assert_eq!(
+            st(FileType::Regular, 0o100_640).mode_symbolic(),
+            "-rw-r-----"
+        );
+        assert_eq!(
+            st(FileType::Symlink, 0o120_777).mode_symbolic(),
+            "lrwxrwxrwx"
+        );
+    }
 }

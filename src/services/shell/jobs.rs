@@ -143,28 +143,6 @@ impl Job for Ls {
     }
 }
 
-/// `drwxr-xr-x` from a stat.
-fn mode_text(st: &Stat) -> String {
-    let kind = match st.file_type {
-        FileType::Regular => '-',
-        FileType::Directory => 'd',
-        FileType::CharDevice => 'c',
-        FileType::BlockDevice => 'b',
-        FileType::Fifo => 'p',
-        FileType::Socket => 's',
-        FileType::Symlink => 'l',
-    };
-    let mut s = String::with_capacity(10);
-    s.push(kind);
-    for shift in [6u32, 3, 0] {
-        let bits = (st.mode >> shift) & 7;
-        s.push(if bits & 4 != 0 { 'r' } else { '-' });
-        s.push(if bits & 2 != 0 { 'w' } else { '-' });
-        s.push(if bits & 1 != 0 { 'x' } else { '-' });
-    }
-    s
-}
-
 fn ls_line(ctx: &mut Services, out: &mut Output, long: bool, name: &str, full: &str, st: &Stat) {
     if !long {
         let _ = writeln!(out, "{name}");
@@ -173,7 +151,7 @@ fn ls_line(ctx: &mut Services, out: &mut Output, long: bool, name: &str, full: &
     let _ = write!(
         out,
         "{} {:>4} {:>4} {:>10} {}",
-        mode_text(st),
+        st.mode_symbolic(),
         st.uid,
         st.gid,
         st.size,
@@ -297,29 +275,5 @@ impl Job for Cat {
     /// Bytes printed of the bytes the files held when opened.
     fn progress(&self) -> Option<(f64, f64)> {
         Some((self.done_bytes as f64, self.total_bytes as f64))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn modes() {
-        let st = |ft, mode| Stat {
-            file_type: ft,
-            mode,
-            size: 0,
-            uid: 0,
-            gid: 0,
-            nlink: 1,
-            mtime: 0,
-            ino: 0,
-            rdev: 0,
-            origin: crate::services::fs::Origin::Erofs,
-        };
-        assert_eq!(mode_text(&st(FileType::Directory, 0o040_755)), "drwxr-xr-x");
-        assert_eq!(mode_text(&st(FileType::Regular, 0o100_640)), "-rw-r-----");
-        assert_eq!(mode_text(&st(FileType::Symlink, 0o120_777)), "lrwxrwxrwx");
     }
 }

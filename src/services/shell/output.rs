@@ -2,109 +2,22 @@
 //! memory than the caller allowed. Growth goes through `try_reserve`: a heap that cannot hold
 //! more ends the output as truncated instead of aborting the module.
 //!
-//! Every output kept until its answer has streamed out also draws on one [`Budget`] shared by
-//! all running commands: a per-call cap alone lets many concurrent calls (several sessions or
-//! clients) hold the heap between them.
+//! Every output kept until its answer has streamed out also draws on one pool shared by all
+//! running commands (`Services::shell_output`, an eighth of the heap): a per-call cap alone
+//! lets many concurrent calls (several sessions or clients) hold the heap between them.
 
-use crate::services::memory::{BudgetUse, Gauge};
+use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use irix7_kmem::budget::{Lease, Pool};
 
-/// Bytes all running commands' outputs may hold together, as a share of the heap.
+/// Bytes all running commands' outputs may hold together, as a share of the heap: the shell
+/// pool's limit is the heap's size divided by this (128 KiB of the ABI's 1 MiB minimum, 7 MiB
+/// of the rig's 56 MiB).
 pub const BUDGET_HEAP_SHARE: usize = 8;
 
-/// The output bytes held across every running command, against a limit set from the heap.
-/// The module is single-threaded: plain loads and stores suffice (no read-modify-write, so no
-/// LL/SC loop in the image); atomics only make a `static` of it safe code.
-#[derive(Debug)]
-pub struct Budget {
-    used: AtomicUsize,
-    limit: AtomicUsize,
-    peak: AtomicUsize,
-    refused: AtomicUsize,
-}
-
-/// The figures a status report shows: bytes held now, the limit, the most ever held, and how
-/// many growths were refused.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BudgetUsage {
-    pub used: usize,
-    pub limit: usize,
-    pub peak: usize,
-    pub refused: usize,
-}
-
-/// The budget `shell.exec` draws on.
-pub static BUDGET: Budget = Budget::new();
-
-impl Budget {
-    /// A budget with no room until [`Budget::configure`] sizes it.
-    pub const fn new() -> Self {
-        Budget {
-            used: AtomicUsize::new(0),
-            limit: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-            refused: AtomicUsize::new(0),
-        }
-    }
-
-    /// Sizes the limit from the heap the kernel gave: 1/[`BUDGET_HEAP_SHARE`] of it (128 KiB
-    /// of the ABI's 1 MiB minimum, 7 MiB of the rig's 56 MiB).
-    pub fn configure(&self, heap_size: usize) {
-        self.limit
-            .store(heap_size / BUDGET_HEAP_SHARE, Ordering::Relaxed);
-    }
-
-    pub fn usage(&self) -> BudgetUsage {
-        BudgetUsage {
-            used: self.used.load(Ordering::Relaxed),
-            limit: self.limit.load(Ordering::Relaxed),
-            peak: self.peak.load(Ordering::Relaxed),
-            refused: self.refused.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Takes `n` bytes if they fit under the limit; a refusal is counted.
-    fn take(&self, n: usize) -> bool {
-        let u = self.usage();
-        match u.used.checked_add(n).filter(|&t| t <= u.limit) {
-            Some(total) => {
-                self.used.store(total, Ordering::Relaxed);
-                self.peak.store(u.peak.max(total), Ordering::Relaxed);
-                true
-            }
-            None => {
-                self.refused
-                    .store(u.refused.saturating_add(1), Ordering::Relaxed);
-                false
-            }
-        }
-    }
-
-    fn give(&self, n: usize) {
-        let used = self.used.load(Ordering::Relaxed);
-        self.used.store(used.saturating_sub(n), Ordering::Relaxed);
-    }
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// [`BUDGET`] as `status` and `irix7://mem` show it.
-impl Gauge for &'static Budget {
-    fn usage(&self) -> BudgetUse {
-        let u = Budget::usage(self);
-        BudgetUse {
-            name: "shell",
-            limit: u.limit,
-            used: u.used,
-            peak: u.peak,
-            refused: u.refused as u64,
-        }
-    }
+/// The pool the shell's outputs draw on, sized for a heap of `heap_size` bytes.
+pub fn pool(heap_size: usize) -> Rc<Pool> {
+    Pool::new("shell", heap_size / BUDGET_HEAP_SHARE)
 }
 
 #[derive(Debug)]
@@ -112,10 +25,8 @@ pub struct Output {
     buf: Vec<u8>,
     cap: usize,
     truncated: bool,
-    /// The shared budget the buffer's capacity is charged to, if any.
-    budget: Option<&'static Budget>,
-    /// Bytes charged to `budget`, given back on drop.
-    charged: usize,
+    /// The buffer's capacity as charged to the shared pool, if any; given back on drop.
+    lease: Option<Lease>,
     /// The budget refused a growth: the output stopped there.
     refused: bool,
 }
@@ -127,17 +38,16 @@ impl Output {
             buf: Vec::new(),
             cap,
             truncated: false,
-            budget: None,
-            charged: 0,
+            lease: None,
             refused: false,
         }
     }
 
-    /// An empty output that keeps at most `cap` bytes and charges what it holds to `budget`
+    /// An empty output that keeps at most `cap` bytes and charges what it holds to `pool`
     /// until it is dropped.
-    pub fn with_budget(cap: usize, budget: &'static Budget) -> Self {
+    pub fn with_budget(cap: usize, pool: &Rc<Pool>) -> Self {
         let mut out = Self::new(cap);
-        out.budget = Some(budget);
+        out.lease = pool.take(0);
         out
     }
 
@@ -153,19 +63,17 @@ impl Output {
         // Grow by doubling, but never past the cap: an 8 MiB output never reserves 16 MiB.
         if self.buf.capacity() - self.buf.len() < n {
             let grow = n.max(self.buf.len()).min(self.room());
-            if let Some(b) = self.budget {
-                if !b.take(grow) {
-                    self.refused = true;
-                    self.truncated = true;
-                    self.cap = self.buf.len();
-                    return;
-                }
-                self.charged += grow;
+            if let Some(lease) = self.lease.as_mut()
+                && !lease.grow(grow)
+            {
+                self.refused = true;
+                self.truncated = true;
+                self.cap = self.buf.len();
+                return;
             }
             if self.buf.try_reserve_exact(grow).is_err() {
-                if let Some(b) = self.budget {
-                    b.give(grow);
-                    self.charged -= grow;
+                if let Some(lease) = self.lease.as_mut() {
+                    lease.shrink_to(lease.bytes() - grow);
                 }
                 self.truncated = true;
                 self.cap = self.buf.len();
@@ -212,17 +120,17 @@ impl Output {
         self.refused
     }
 
-    /// The shared budget the output draws on.
-    pub fn budget(&self) -> Option<&'static Budget> {
-        self.budget
+    /// The shared pool the output draws on.
+    pub fn pool(&self) -> Option<&Rc<Pool>> {
+        self.lease.as_ref().map(Lease::pool)
     }
 
     /// Drops the bytes and gives their budget back now.
     pub fn release(&mut self) {
         self.buf = Vec::new();
         self.cap = 0;
-        if let Some(b) = self.budget {
-            b.give(core::mem::take(&mut self.charged));
+        if let Some(lease) = self.lease.as_mut() {
+            lease.shrink_to(0);
         }
     }
 }
@@ -284,47 +192,42 @@ mod tests {
     }
 
     #[test]
-    fn outputs_draw_on_one_budget_and_give_it_back_when_dropped() {
-        static B: Budget = Budget::new();
-        B.configure(8 * 1000);
-        assert_eq!(B.usage().limit, 1000);
-        let mut a = Output::with_budget(600, &B);
+    fn outputs_draw_on_one_pool_and_give_it_back_when_dropped() {
+        let p = pool(8 * 1000);
+        assert_eq!(p.limit(), 1000);
+        let mut a = Output::with_budget(600, &p);
         a.push(&[b'a'; 600]);
-        assert_eq!(B.usage().used, 600);
-        let mut b = Output::with_budget(600, &B);
+        assert_eq!(p.usage().used, 600);
+        let mut b = Output::with_budget(600, &p);
         b.push(&[b'b'; 300]);
         assert!(!b.refused());
         // 300 more would take the total to 1200: refused, the output stops where it was.
         b.push(&[b'b'; 300]);
         assert!(b.refused() && b.truncated());
         assert_eq!((b.len(), b.room()), (300, 0));
+        let u = p.usage();
         assert_eq!(
-            B.usage(),
-            BudgetUsage {
-                used: 900,
-                limit: 1000,
-                peak: 900,
-                refused: 1
-            }
+            (u.name, u.used, u.limit, u.peak, u.refused),
+            ("shell", 900, 1000, 900, 1)
         );
         drop(a);
-        assert_eq!(B.usage().used, 300);
+        assert_eq!(p.usage().used, 300);
         b.release();
-        assert_eq!(B.usage().used, 0);
+        assert_eq!(p.usage().used, 0);
         drop(b);
-        assert_eq!((B.usage().used, B.usage().peak), (0, 900));
+        assert_eq!((p.usage().used, p.usage().peak), (0, 900));
     }
 
     #[test]
     fn an_output_without_a_budget_is_only_capped() {
-        static B: Budget = Budget::new();
         let mut o = Output::new(100);
         o.push(&[0; 100]);
         assert!(!o.refused() && !o.truncated());
-        // An unsized budget has no room at all.
-        let mut p = Output::with_budget(100, &B);
-        p.push(b"x");
-        assert!(p.refused());
-        assert_eq!(B.usage().refused, 1);
+        // An empty pool has no room at all.
+        let p = pool(0);
+        let mut q = Output::with_budget(100, &p);
+        q.push(b"x");
+        assert!(q.refused());
+        assert_eq!(p.usage().refused, 1);
     }
 }

@@ -354,9 +354,9 @@ fn dma_list_reads_channels_and_ring_positions() {
     state.regs.borrow_mut().insert(0x1FB9_4004, 0x0812_3450);
     state.regs.borrow_mut().insert(0x1FB9_5004, 0x200);
     state.regs.borrow_mut().insert(0x1FB8_2000 + 0x1000, 7);
-    ctx.net.rings.rx_next = 5;
-    ctx.net.rings.rx_size = 32;
-    ctx.net.rings.tx_in_flight = 2;
+    ctx.services_mut().net.rings.rx_next = 5;
+    ctx.services_mut().net.rings.rx_size = 32;
+    ctx.services_mut().net.rings.tx_in_flight = 2;
     let mut s = server_with(ctx);
     let r = call(&mut s, "dma.list", json!({}));
     let st = &r["structuredContent"];

@@ -9,6 +9,7 @@
 use super::{FileSource, READ_DEFAULT_MAX, fs_error, mounted};
 use crate::services::fs::check::check_path;
 use crate::tools::Ctx;
+use crate::tools::caps::Files;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -70,7 +71,7 @@ fn not_found_if_missing(e: ToolError) -> ToolError {
     }
 }
 
-fn open(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError> {
+fn open<C: Files>(ctx: &mut C, uri: &str) -> Result<Content<C>, ToolError> {
     let path = path_of(uri)?;
     let fs = mounted(ctx)?;
     let file = fs
@@ -118,8 +119,8 @@ fn open(ctx: &mut Ctx, uri: &str) -> Result<Content<Ctx>, ToolError> {
 }
 
 /// Never used: [`STREAMS`] reads every URI of the template.
-fn read_whole(
-    _: &mut Ctx,
+fn read_whole<C>(
+    _: &mut C,
     uri: &str,
     _: &[(&str, &str)],
 ) -> Result<Vec<ResourceContents>, ToolError> {

@@ -30,8 +30,8 @@ fn server_with(ctx: Ctx) -> McpServer<Ctx> {
 fn ctx_over(image: &'static [u8], cap: usize) -> Ctx {
     let mut ctx = fake::ctx();
     let disk = Disk(Box::new(RamDisk::new(image.to_vec())));
-    ctx.fs = Some(Overlay::new(Some(Erofs::mount(disk).unwrap()), cap));
-    ctx.open_disk = Box::new(move |t| {
+    ctx.services_mut().fs = Some(Overlay::new(Some(Erofs::mount(disk).unwrap()), cap));
+    ctx.services_mut().open_disk = Box::new(move |t| {
         if t == 2 {
             Ok(Disk(Box::new(RamDisk::new(image.to_vec()))))
         } else {
@@ -125,7 +125,7 @@ fn without_a_filesystem_the_tools_say_why() {
     let e = err(&mut s, "fs.stat", json!({"path": "/etc/motd"}));
     assert!(e.starts_with("E_NODEV: "), "{e}");
     let mut ctx = fake::ctx();
-    ctx.fs_error = Some(FsError::new(Errno::NotSup, "image uses LZ4 compression"));
+    ctx.services_mut().fs_error = Some(FsError::new(Errno::NotSup, "image uses LZ4 compression"));
     let mut s = server_with(ctx);
     for (tool, args) in [
         ("fs.read", json!({"path": "/etc/motd"})),
@@ -641,7 +641,7 @@ fn status_shows_the_cache() {
         text.contains("disk cache  ") && text.contains("% hits"),
         "{text}"
     );
-    let status = fake::ctx().status();
+    let status = fake::ctx().services().status();
     assert!(
         status
             .to_text()
@@ -663,7 +663,7 @@ fn ctx_with_dir(n: usize) -> Ctx {
         )
         .unwrap();
     }
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     ctx
 }
 

@@ -1,7 +1,6 @@
 //! `shell.exec` through the real MCP server.
 
 use crate::services::fs::overlay::{Overlay, WriteMode};
-use crate::services::shell::output::Budget;
 use crate::tools::Ctx;
 use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, server, server_with};
@@ -24,7 +23,7 @@ fn ctx_with_files() -> Ctx {
     fs.mkdir("/var").unwrap();
     let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     fs.write("/var/big", &big, WriteMode::Truncate).unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     ctx
 }
 
@@ -155,7 +154,7 @@ fn ls_lists_the_merged_filesystem() {
 #[test]
 fn ls_pages_through_big_directories_up_to_its_limit() {
     let mut ctx = ctx_with_files();
-    let fs = ctx.fs.as_mut().unwrap();
+    let fs = ctx.services_mut().fs.as_mut().unwrap();
     fs.mkdir("/many").unwrap();
     for i in 0..4100 {
         fs.write(&std::format!("/many/f{i:05}"), b"", WriteMode::Truncate)
@@ -247,7 +246,7 @@ fn reboot_and_poweroff_are_scheduled_after_the_answer() {
     let st = run(&mut s, "poweroff");
     assert_eq!(st["exit_status"], 1, "a reset is already pending");
     let ctx = s.context().clone();
-    ctx.borrow_mut().run_due(1250);
+    ctx.borrow_mut().services_mut().run_due(1250);
     assert_eq!((state.resets.get(), state.poweroffs.get()), (1, 0));
 }
 
@@ -406,7 +405,7 @@ fn streamed_pieces_keep_characters_whole() {
     let text = "\u{20ac}".repeat(5000);
     fs.write("/euro", text.as_bytes(), WriteMode::Truncate)
         .unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     let mut s = server_with(ctx);
     let mut r = start_sse(&mut s, "cat /euro", 0);
     let mut buf = Vec::new();
@@ -424,32 +423,18 @@ fn streamed_pieces_keep_characters_whole() {
     assert_eq!(streamed, text, "no U+FFFD from a cut character");
 }
 
-/// `shell.exec` on a budget of its own, so filling it cannot disturb the tests running beside.
-static TEST_BUDGET: Budget = Budget::new();
-
-fn start_on_test_budget(
-    ctx: &mut Ctx,
-    call: &rpc::mcp::ToolCall<'_>,
-) -> Result<rpc::mcp::Started<Ctx>, rpc::mcp::ToolError> {
-    super::start_on(ctx, call, &TEST_BUDGET)
-}
-
 #[test]
 fn concurrent_outputs_past_the_shared_budget_are_refused_with_busy() {
     // 300 000 bytes held in a buffer that doubles from 64 KiB: 512 KiB charged per call. Two
     // fit under 1.2 MB, three do not.
-    TEST_BUDGET.configure(8 * 1_200_000);
-    let mut s = server_with(ctx_with_files());
-    s.register_tools(&[rpc::mcp::ToolDef {
-        name: "test.shell",
-        start: start_on_test_budget,
-        ..super::TOOLS[0]
-    }])
-    .unwrap();
+    let mut ctx = ctx_with_files();
+    let pool = crate::services::shell::output::pool(8 * 1_200_000);
+    ctx.services_mut().shell_output = pool.clone();
+    let mut s = server_with(ctx);
     let start = |s: &mut McpServer<Ctx>| {
         McpRequest::modern(
             "tools/call",
-            json!({"name": "test.shell", "arguments": {"command": "cat /var/big"}}),
+            json!({"name": "shell.exec", "arguments": {"command": "cat /var/big"}}),
         )
         .send(s, 0)
     };
@@ -484,13 +469,13 @@ fn concurrent_outputs_past_the_shared_budget_are_refused_with_busy() {
         assert_eq!(r["structuredContent"]["output_bytes"], 300_000);
     }
     // Everything was given back once the answers went out; the peak stayed under the limit.
-    let u = TEST_BUDGET.usage();
+    let u = pool.usage();
     assert_eq!((u.used, u.limit, u.refused), (0, 1_200_000, 1));
     assert!(u.peak <= u.limit && u.peak >= 2 * 300_000, "{u:?}");
     // With the budget free again the same command runs.
-    let r = call(&mut s, "test.shell", json!({"command": "cat /var/big"}));
+    let r = call(&mut s, "shell.exec", json!({"command": "cat /var/big"}));
     assert_eq!(r["structuredContent"]["output_bytes"], 300_000, "{r}");
-    assert_eq!(TEST_BUDGET.usage().used, 0);
+    assert_eq!(pool.usage().used, 0);
 }
 
 #[test]

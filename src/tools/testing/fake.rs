@@ -4,7 +4,7 @@ use crate::hil::raw_bus::{MmioError, RawBus, check_register};
 use crate::services::context::Services;
 use crate::services::status::{HeapUsage, NetUsage};
 use crate::tools::Ctx;
-use crate::tools::devices::RawAccess;
+use crate::tools::devices::raw_access::RawAccess;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -225,6 +225,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         open_disk: Box::new(|_| Err(IoError { status: -19 })),
         screen: None,
         memory: Default::default(),
+        shell_output: crate::services::shell::output::pool(1 << 24),
         audit: Default::default(),
         policy: alloc::string::String::from("full"),
         serial_waiters: crate::services::serial_wait::Waiters::new(2),

@@ -51,7 +51,7 @@ pub fn server_with_files(policy: &str) -> McpServer<Ctx> {
         WriteMode::Truncate,
     )
     .unwrap();
-    ctx.fs = Some(fs);
+    ctx.services_mut().fs = Some(fs);
     if policy == "full" {
         return server_with(ctx);
     }
@@ -80,6 +80,6 @@ pub fn call(s: &mut McpServer<Ctx>, tool: &str, args: Value) -> Value {
         .get("result")
         .cloned()
         .unwrap_or_else(|| panic!("no result: {r}"));
-    crate::tools::catalogue::assert_declared(s, tool, &result);
+    super::declared::assert_declared(s, tool, &result);
     result
 }

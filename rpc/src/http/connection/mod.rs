@@ -30,8 +30,8 @@ use core::mem;
 use super::message::{Admission, Handler, Method, Peer, Response};
 use super::parser::{Event, Limits, Parsed, Parser, Version};
 use super::response::{self, CONTINUE};
-use crate::budget::Pool;
 use alloc::rc::Rc;
+use irix7_kmem::budget::Pool;
 use output::{KEPT_ANSWER, Writing, room_for_piece};
 
 mod output;
@@ -131,7 +131,7 @@ impl Connection {
     }
 
     /// A connection that charges the request bodies it buffers to `pool` (see
-    /// [`crate::budget`]); a body the pool cannot take is answered 503 with `Retry-After`.
+    /// [`irix7_kmem::budget`]); a body the pool cannot take is answered 503 with `Retry-After`.
     pub fn with_pool(peer: Peer, config: Config, now_ms: u64, pool: Rc<Pool>) -> Self {
         Connection {
             config,

@@ -22,10 +22,10 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::message::{Admission, Request};
-use crate::budget::{self, Lease, Pool};
 use alloc::rc::Rc;
 use chunked::{chunk_size, valid_field_line};
 use head::{BodyKind, parse_head};
+use irix7_kmem::budget::{self, Lease, Pool};
 
 mod chunked;
 pub(super) mod head;
@@ -143,7 +143,7 @@ pub struct Parser {
     /// The box of the last request handed out, emptied and given back ([`Parser::recycle`]):
     /// the next request is parsed into it rather than into a new allocation.
     spare: Option<Box<Parsed>>,
-    /// What the body being read is charged to (see [`crate::budget`]).
+    /// What the body being read is charged to (see [`irix7_kmem::budget`]).
     pool: Rc<Pool>,
     lease: Option<Lease>,
 }

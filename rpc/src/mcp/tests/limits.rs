@@ -103,7 +103,7 @@ fn fifth_concurrent_tool_call_is_busy() {
 #[test]
 fn a_parse_over_the_budget_is_refused_with_503_and_the_budget_is_given_back() {
     let mut c = config();
-    c.parse_budget = crate::budget::Pool::new("parse", 8 * 1024);
+    c.parse_budget = irix7_kmem::budget::Pool::new("parse", 8 * 1024);
     let pool = c.parse_budget.clone();
     let mut s = server_with(c);
     assert_eq!(modern(&mut s, "tools/list", json!({}), T0).status, 200);

@@ -1,0 +1,81 @@
+//! What a tool family can reach: one trait per capability. A handler is generic over the
+//! traits its family uses (`fn read<C: Files>(ctx: &mut C, …)`), so what it can touch is in
+//! its signature and nothing else is nameable from it; the tables instantiate it once, with
+//! [`Ctx`](super::Ctx), which implements them all. docs/architecture.md ("What a tool can
+//! reach") lists which family gets which.
+
+use super::devices::raw_access::RawAccess;
+use crate::hil::block::IoError;
+use crate::hil::framebuffer::Framebuffer;
+use crate::hil::platform::{Console, Machine};
+use crate::services::audit::AuditLog;
+use crate::services::context::Services;
+use crate::services::fs::{Disk, Fs, FsError};
+use crate::services::power::Pending;
+use crate::services::serial_wait::Waiters;
+use crate::services::status::{NetUsage, Status};
+use core::cell::RefCell;
+
+/// What the machine is: its status block, processes, interrupt sources, clock, and the ABI
+/// version the kernel offers.
+pub trait MachineFacts {
+    fn machine(&self) -> &dyn Machine;
+    fn abi_version(&self) -> u32;
+}
+
+/// The console: output, the kernel's serial ring, keyboard input.
+pub trait ConsoleLine {
+    fn console(&self) -> &dyn Console;
+}
+
+/// The calls waiting on the console now, and how many may.
+pub trait ConsoleWaiters {
+    fn serial_waiters(&self) -> &Waiters;
+}
+
+/// The mounted filesystem, or why there is none (`Err(None)`: nothing was mounted).
+pub trait Files {
+    fn fs(&mut self) -> Result<&mut Fs, Option<&FsError>>;
+}
+
+/// Opens a SCSI target for raw sector reads.
+pub trait Disks {
+    fn open_disk(&self, target: u32) -> Result<Disk, IoError>;
+}
+
+/// The graphics board, if one answered at boot.
+pub trait ScreenBoard {
+    fn screen(&mut self) -> Option<&mut dyn Framebuffer>;
+}
+
+/// The network figures the server refreshes each poll (address, port, the NIC's rings).
+pub trait NetFigures {
+    fn net(&self) -> &NetUsage;
+}
+
+/// The slot of a promised reset or power-off, which the module's poll carries out.
+pub trait PowerSchedule {
+    fn pending(&mut self) -> &mut Option<Pending>;
+}
+
+/// A snapshot of everything `status` reports.
+pub trait StatusFigures {
+    fn status(&self) -> Status;
+}
+
+/// The audit trail's last lines.
+pub trait AuditTrail {
+    fn audit(&self) -> &RefCell<AuditLog>;
+}
+
+/// Physical memory and registers: the grant is opaque outside `tools::devices`.
+pub trait RawBusGrant {
+    fn raw(&self) -> &RawAccess;
+}
+
+/// The whole machine, for the shell: its builtins read the status, the processes and the
+/// filesystem, and `reboot`/`poweroff` schedule the power slot. The broadest capability, and
+/// only `shell.exec` has it.
+pub trait ShellHost {
+    fn host(&mut self) -> &mut Services;
+}
