@@ -3,8 +3,9 @@
 //! that the other file defines. A `pub use` is no import of its own but looked through: a path
 //! that reaches an item a module re-exports counts for the file that defines it, so a `mod.rs`
 //! that gathers its children's names is not a hub that ties them all together. Inline
-//! `#[cfg(test)]` modules are left out: what a test imports is no design dependency. Files that import each other,
-//! directly or around a longer loop, form a strongly connected component: each is one circle.
+//! `#[cfg(test)]` modules are left out: what a test imports is no design dependency. Files that
+//! import each other, directly or around a longer loop, form a strongly connected component:
+//! each is one circle.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
@@ -14,8 +15,8 @@ use super::scan::{
     ident_at, inline_modules, is_ident, line_of, skip_ws, strip_comments_and_strings,
 };
 
-/// Folders that hold a crate's module tree (the first one in a file's path): `src/`, each
-/// integration test, each example, each fuzz target.
+/// Folders that hold a crate's module tree (the first one in a file's path): `src/`, the
+/// integration tests, the examples, the benchmarks.
 const TREES: &[&str] = &["src", "tests", "examples", "benches"];
 
 /// How many re-exports a path is followed through.
