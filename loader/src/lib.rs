@@ -6,6 +6,7 @@
 //! `no_std` with `alloc`: pure functions of bytes, no I/O.
 
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 

@@ -4,7 +4,7 @@
 //! the ABI table, calls `irix7_mcp_init`, then polls the module for good.
 
 use crate::arena::{ARENA, Global};
-use crate::rt::{halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
+use crate::io::{halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
 use crate::{boot_env, clock, layout, mailbox, power};
 use alloc::boxed::Box;
 use indy::abi::{self, AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};

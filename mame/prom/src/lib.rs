@@ -3,13 +3,13 @@
 //! checksum, so `cargo xtask mame` links this crate to run from the reset vector (KSEG1
 //! 0xBFC00000, uncached) and writes it where MAME looks for `ip24prom.070-9101-011.bin`.
 //!
-//! What it does at reset (`rt`, the target-only part): set Status and Config, clear the cache
-//! tags, set up a stack in RAM, describe the RAM to the memory controller ([`mc`]), program the
-//! Z85C30's channel B as the console ([`scc`]), check the RAM, and print its banner on the
-//! console and in a RAM mailbox the Lua script reads ([`mailbox`]). Then it is the kernel
-//! stand-in (`kernel`): it asks the script for the product image and the boot environment,
-//! verifies and relocates the image with the rig's loader, and runs the module on the ABI of
-//! `docs/abi.md`. The host build keeps the numbers and encodings, which the unit tests and
+//! What it does at reset (`start`, the target-only part, with `io` for registers and console): set
+//! Status and Config, clear the cache tags, set up a stack in RAM, describe the RAM to the memory
+//! controller ([`mc`]), program the Z85C30's channel B as the console ([`scc`]), check the RAM, and
+//! print its banner on the console and in a RAM mailbox the Lua script reads ([`mailbox`]). Then it
+//! is the kernel stand-in (`kernel`): it asks the script for the product image and the boot
+//! environment, verifies and relocates the image with the rig's loader, and runs the module on the
+//! ABI of `docs/abi.md`. The host build keeps the numbers and encodings, which the unit tests and
 //! `cargo xtask mame` use.
 
 #![no_std]
@@ -30,11 +30,13 @@ pub mod scc;
 #[cfg(target_os = "none")]
 mod arena;
 #[cfg(target_os = "none")]
+mod io;
+#[cfg(target_os = "none")]
 mod kernel;
 #[cfg(target_os = "none")]
 mod newport_init;
 #[cfg(target_os = "none")]
-mod rt;
+mod start;
 
 /// The first words of the banner, what `cargo xtask mame` waits for on both console paths.
 pub const BANNER: &str = "irix7-mame-prom";

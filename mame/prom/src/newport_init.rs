@@ -1,12 +1,12 @@
 //! Writes the Newport state of `crate::newport` through the REX3's DCB (target only).
 
+use crate::io::w32;
 use crate::newport;
-use crate::rt::w32;
 
 /// The REX3's DCB, as the module's driver drives it (`docs/newport.md`, "DCB transfers"):
 /// wait for BACKBUSY to clear (bounded) before DCBMODE and before each data access.
 mod dcb {
-    use crate::rt::{r32, w16, w32};
+    use crate::io::{r32, w16, w32};
     use indy::regs::dcb::{WIDTH1, WIDTH2, WIDTH3, crs, slave};
     use indy::regs::rex3::{DCBDATA0, DCBMODE, STATUS, STATUS_BACKBUSY, phys};
 
@@ -39,7 +39,7 @@ mod dcb {
 
     pub fn write8(s: u32, p: u32, c: u32, v: u8) {
         mode(s, p, c, WIDTH1);
-        crate::rt::w8(phys(DCBDATA0) + 3, v);
+        crate::io::w8(phys(DCBDATA0) + 3, v);
     }
 
     pub fn write32(s: u32, p: u32, c: u32, v: u32) {
@@ -131,7 +131,7 @@ fn draw_picture() {
     let mut n = 0;
     while let Some(r) = newport::picture(n) {
         for _ in 0..100_000 {
-            if crate::rt::r32(phys(STATUS)) & STATUS_GFXBUSY == 0 {
+            if crate::io::r32(phys(STATUS)) & STATUS_GFXBUSY == 0 {
                 break;
             }
         }

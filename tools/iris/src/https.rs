@@ -5,9 +5,9 @@
 //! certificate is checked (name, issuer, dates): the pin is the trust. Either way the image's
 //! own SHA-256 is checked after the fetch.
 
-use std::io::{Read, Write};
 use std::sync::Arc;
 
+use irix7_loader::sha256_hex;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, ring, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -15,44 +15,13 @@ use rustls::{
     ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
-use crate::image::{
-    ImageError, MAX_HTTP_HEAD, MAX_IMAGE_BYTES, connect, parse_http_response, sha256_hex, split_url,
-};
-
-/// GET an image over HTTPS (HTTP/1.0 inside TLS, no redirects): a 200 response whose body is
-/// the image. `pin` is the lower-case hex SHA-256 of the server's certificate, if pinned.
-pub fn fetch_https(url: &str, pin: Option<&str>) -> Result<Vec<u8>, ImageError> {
-    let err = |e: String| ImageError::Http {
-        url: url.into(),
-        error: e,
-    };
-    let rest = url
-        .strip_prefix("https://")
-        .ok_or_else(|| ImageError::UnsupportedUrl(url.into()))?;
-    let (authority, path) = split_url(url, rest)?;
-    let host = match authority.rsplit_once(':') {
-        Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h,
-        _ => authority,
-    };
+/// A TLS client for the server `host`; `pin` is the hex SHA-256 of its certificate, if pinned.
+/// The image fetch (`crate::image`) runs its request through it.
+pub fn client(host: &str, pin: Option<&str>) -> Result<ClientConnection, String> {
     let name = ServerName::try_from(host.to_string())
-        .map_err(|e| err(format!("`{host}` is not a server name: {e}")))?;
-    let config = client_config(pin).map_err(|e| err(e.to_string()))?;
-    let conn = ClientConnection::new(Arc::new(config), name).map_err(|e| err(e.to_string()))?;
-    let tcp = connect(url, authority, 443)?;
-    let mut tls = rustls::StreamOwned::new(conn, tcp);
-    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    tls.write_all(request.as_bytes())
-        .map_err(|e| err(e.to_string()))?;
-    let mut response = Vec::new();
-    let limit = MAX_IMAGE_BYTES + MAX_HTTP_HEAD as u64 + 1;
-    match (&mut tls).take(limit).read_to_end(&mut response) {
-        Ok(_) => {}
-        // A server that closes without close_notify: what arrived is checked below (length,
-        // then the image's digest), so a cut image is refused all the same.
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {}
-        Err(e) => return Err(err(e.to_string())),
-    }
-    parse_http_response(&response).map_err(err)
+        .map_err(|e| format!("`{host}` is not a server name: {e}"))?;
+    let config = client_config(pin).map_err(|e| e.to_string())?;
+    ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())
 }
 
 /// Mozilla's roots and the server's name, or only the pinned certificate.

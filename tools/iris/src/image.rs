@@ -7,6 +7,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use host_http::Head;
+
 /// Largest image the kernel will fetch (the module area is smaller still).
 pub const MAX_IMAGE_BYTES: u64 = 64 << 20;
 
@@ -73,11 +75,11 @@ pub fn resolve_url(url: &str, root: &Path) -> Result<PathBuf, ImageError> {
 /// Read the image a URL names: `http://` and `https://` over the network (`tls_pin`: the
 /// SHA-256 of the HTTPS server's certificate, for a self-signed one), anything else from a file.
 pub fn fetch(url: &str, root: &Path, tls_pin: Option<&str>) -> Result<Vec<u8>, ImageError> {
-    if url.starts_with("http://") {
-        return fetch_http(url);
+    if let Some(rest) = url.strip_prefix("http://") {
+        return fetch_net(url, rest, None);
     }
-    if url.starts_with("https://") {
-        return crate::https::fetch_https(url, tls_pin);
+    if let Some(rest) = url.strip_prefix("https://") {
+        return fetch_net(url, rest, Some(tls_pin));
     }
     let path = resolve_url(url, root)?;
     let read_err = |e: std::io::Error| ImageError::Read {
@@ -92,12 +94,18 @@ pub fn fetch(url: &str, root: &Path, tls_pin: Option<&str>) -> Result<Vec<u8>, I
 }
 
 /// How long the kernel waits for an image server.
-pub(crate) const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
+const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Largest response head accepted.
-pub(crate) const MAX_HTTP_HEAD: usize = 16 * 1024;
+const MAX_HTTP_HEAD: usize = 16 * 1024;
 
-/// The authority and path of a URL's `rest` (what follows the scheme).
-pub(crate) fn split_url<'a>(url: &str, rest: &'a str) -> Result<(&'a str, &'a str), ImageError> {
+/// GET an image over HTTP/1.0 (no redirects), inside TLS when `tls` holds the certificate pin
+/// (or none): a 200 response whose body is the image, checked against Content-Length when the
+/// server sends one. `rest` is what follows the URL's scheme.
+fn fetch_net(url: &str, rest: &str, tls: Option<Option<&str>>) -> Result<Vec<u8>, ImageError> {
+    let err = |e: String| ImageError::Http {
+        url: url.into(),
+        error: e,
+    };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -105,16 +113,25 @@ pub(crate) fn split_url<'a>(url: &str, rest: &'a str) -> Result<(&'a str, &'a st
     if authority.is_empty() || authority.contains('@') {
         return Err(ImageError::UnsupportedUrl(url.into()));
     }
-    Ok((authority, path))
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    let response = match tls {
+        None => exchange(connect(url, authority, 80)?, request.as_bytes()),
+        Some(pin) => {
+            let host = match authority.rsplit_once(':') {
+                Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h,
+                _ => authority,
+            };
+            let conn = crate::https::client(host, pin).map_err(err)?;
+            let tcp = connect(url, authority, 443)?;
+            exchange(rustls::StreamOwned::new(conn, tcp), request.as_bytes())
+        }
+    };
+    image_body(&response.map_err(|e| err(e.to_string()))?).map_err(err)
 }
 
 /// A TCP connection to `authority` (`host[:port]`, `default_port` without one), with the
 /// kernel's timeouts.
-pub(crate) fn connect(
-    url: &str,
-    authority: &str,
-    default_port: u16,
-) -> Result<TcpStream, ImageError> {
+fn connect(url: &str, authority: &str, default_port: u16) -> Result<TcpStream, ImageError> {
     let err = |e: String| ImageError::Http {
         url: url.into(),
         error: e,
@@ -139,54 +156,39 @@ pub(crate) fn connect(
     Ok(stream)
 }
 
-/// GET an image over plain HTTP/1.0 (no TLS, no redirects): a 200 response whose body is the
-/// image, checked against Content-Length when the server sends one.
-pub fn fetch_http(url: &str) -> Result<Vec<u8>, ImageError> {
-    let err = |e: String| ImageError::Http {
-        url: url.into(),
-        error: e,
-    };
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| ImageError::UnsupportedUrl(url.into()))?;
-    let (authority, path) = split_url(url, rest)?;
-    let mut stream = connect(url, authority, 80)?;
-    let request = format!("GET {path} HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    stream
-        .write_all(request.as_bytes())
-        .map_err(|e| err(e.to_string()))?;
+/// Sends `request` and reads the answer to the end of the connection (bounded).
+fn exchange(mut s: impl Read + Write, request: &[u8]) -> std::io::Result<Vec<u8>> {
+    s.write_all(request)?;
     let mut response = Vec::new();
-    stream
+    match s
         .take(MAX_IMAGE_BYTES + MAX_HTTP_HEAD as u64 + 1)
         .read_to_end(&mut response)
-        .map_err(|e| err(e.to_string()))?;
-    parse_http_response(&response).map_err(err)
+    {
+        Ok(_) => Ok(response),
+        // A TLS server that closes without close_notify: what arrived is checked (length, then
+        // the image's digest), so a cut image is refused all the same.
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(response),
+        Err(e) => Err(e),
+    }
 }
 
-/// The body of a complete HTTP/1.x 200 response.
-pub(crate) fn parse_http_response(response: &[u8]) -> Result<Vec<u8>, String> {
-    let head_end = response
-        .windows(4)
-        .take(MAX_HTTP_HEAD)
-        .position(|w| w == b"\r\n\r\n")
+/// The image in a whole HTTP/1.x response: a 200 with an identity body that is as long as its
+/// Content-Length says.
+fn image_body(response: &[u8]) -> Result<Vec<u8>, String> {
+    let (head, head_len) = Head::parse(response)
+        .map_err(|e| e.to_string())?
+        .filter(|(_, len)| *len <= MAX_HTTP_HEAD)
         .ok_or("no complete response head")?;
-    let head = String::from_utf8_lossy(&response[..head_end]);
-    let body = &response[head_end + 4..];
-    let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap_or_default();
-    let code = status.split_whitespace().nth(1).unwrap_or_default();
-    if !status.starts_with("HTTP/1.") || code != "200" {
-        return Err(format!("server answered `{status}`"));
+    if head.status != 200 {
+        return Err(format!("server answered `{}`", head.status_line()));
     }
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
-        if name == "transfer-encoding" && !value.eq_ignore_ascii_case("identity") {
+    let body = &response[head_len..];
+    for (name, value) in &head.headers {
+        if name.eq_ignore_ascii_case("transfer-encoding") && !value.eq_ignore_ascii_case("identity")
+        {
             return Err(format!("unsupported transfer encoding `{value}`"));
         }
-        if name == "content-length" {
+        if name.eq_ignore_ascii_case("content-length") {
             let want: u64 = value
                 .parse()
                 .map_err(|_| format!("bad Content-Length `{value}`"))?;

@@ -370,26 +370,20 @@ fn https_fetch_trusts_only_the_pinned_certificate() {
     let server = TlsImageServer::start(b"an image".to_vec());
     let url = server.url("x.o");
     let pin = server.cert_sha256.clone();
+    let fetch = |pin: Option<&str>| iris::image::fetch(&url, Path::new("/"), pin);
+    assert_eq!(fetch(Some(&pin)).unwrap(), b"an image");
     assert_eq!(
-        iris::https::fetch_https(&url, Some(&pin)).unwrap(),
-        b"an image"
-    );
-    assert_eq!(
-        iris::image::fetch(&url, Path::new("/"), Some(&pin.to_uppercase())).unwrap(),
+        fetch(Some(&pin.to_uppercase())).unwrap(),
         b"an image",
-        "through the kernel's fetch, the pin in either case"
+        "the pin in either case"
     );
-    let e = iris::https::fetch_https(&url, Some(&"ab".repeat(32)))
-        .unwrap_err()
-        .to_string();
+    let e = fetch(Some(&"ab".repeat(32))).unwrap_err().to_string();
     assert!(
         e.contains(&format!("certificate sha256 {pin} is not the pinned")),
         "{e}"
     );
     // Without a pin the web's roots decide, and a self-signed certificate is not among them.
-    let e = iris::https::fetch_https(&url, None)
-        .unwrap_err()
-        .to_string();
+    let e = fetch(None).unwrap_err().to_string();
     assert!(e.contains("UnknownIssuer"), "{e}");
     assert_eq!(server.served.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

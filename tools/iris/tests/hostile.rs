@@ -373,7 +373,7 @@ fn aftermath(g: &Guest, f: &mut Findings, uptime0: u64, started: Instant, earlie
 }
 
 /// How many items of a batch answer carry a `result` (were executed).
-fn executed(r: &support::http::Resp) -> usize {
+fn executed(r: &host_http::Response) -> usize {
     serde_json::from_slice::<Value>(&r.body)
         .ok()
         .and_then(|v| v.as_array().cloned())

@@ -3,15 +3,16 @@
 
 mod support;
 
+use host_http::Response;
 use std::io::Write;
 use std::time::Duration;
 use support::guest::{TOKEN, boot_guest};
-use support::http::{Resp, closed_by_server, connect, read_response, request};
+use support::http::{closed_by_server, connect, read_response, request};
 use support::mcp::with_bearer;
 
 const GET: &str = "GET / HTTP/1.1\r\nHost: indy\r\n\r\n";
 
-fn uptime_ms(page: &Resp) -> u64 {
+fn uptime_ms(page: &Response) -> u64 {
     // "<td>uptime</td><td>0d 00:00:03.056</td>"
     let text = page.text();
     let at = text.find("<td>uptime</td><td>").expect("uptime row") + 19;

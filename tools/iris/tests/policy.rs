@@ -10,13 +10,14 @@
 
 mod support;
 
+use host_http::Response;
 use iris::image::find_repo_root;
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::guest::{Guest, boot_guest, boot_guest_with_disk};
-use support::http::{Resp, request};
+use support::http::request;
 use support::mcp::messages;
 
 const TOKEN: &str = "policy-test-token-5d81e0";
@@ -32,7 +33,7 @@ fn boot(policy: Option<&str>) -> Option<Guest> {
     boot_guest(&env)
 }
 
-fn send(addr: SocketAddr, req: &McpRequest, token: Option<&str>) -> Resp {
+fn send(addr: SocketAddr, req: &McpRequest, token: Option<&str>) -> Response {
     request(
         addr,
         &String::from_utf8_lossy(&req.http("/mcp", HOST, token)),
@@ -40,7 +41,7 @@ fn send(addr: SocketAddr, req: &McpRequest, token: Option<&str>) -> Resp {
 }
 
 /// The last JSON-RPC message of a 200 answer.
-fn answer(what: &str, r: Resp) -> Value {
+fn answer(what: &str, r: Response) -> Value {
     assert_eq!(r.status, 200, "{what}: {}", r.text());
     messages(&r.body)
         .pop()

@@ -8,10 +8,11 @@ mod support;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use host_http::Response;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use support::guest::{Guest, boot_guest};
-use support::http::{Resp, request};
+use support::http::request;
 use support::mcp::{
     call_tool_with_token, expect_success, mcp_request, messages, tool_request, with_bearer,
 };
@@ -116,7 +117,7 @@ fn capture(g: &Guest, args: Value) -> (Value, Rgb) {
     (r, decode_png(&png))
 }
 
-fn get_bmp(addr: SocketAddr, token: bool) -> Resp {
+fn get_bmp(addr: SocketAddr, token: bool) -> Response {
     let auth = if token {
         format!("Authorization: Bearer {TOKEN}\r\n")
     } else {

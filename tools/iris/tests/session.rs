@@ -4,10 +4,11 @@
 
 mod support;
 
+use host_http::Response;
 use support::guest::{TOKEN, boot_guest};
-use support::http::{Resp, request};
+use support::http::request;
 
-fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> Resp {
+fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &str) -> Response {
     let sid =
         session.map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"));
     request(

@@ -16,7 +16,7 @@ use support::http::{Stream, request};
 use support::mcp::{GuestClient, tool_ok};
 
 /// Sends a raw request; its response.
-fn send(g: &Guest, req: &McpRequest) -> support::http::Resp {
+fn send(g: &Guest, req: &McpRequest) -> host_http::Response {
     request(
         g.mcp,
         &String::from_utf8_lossy(&req.http("/mcp", HOST, Some(TOKEN))),

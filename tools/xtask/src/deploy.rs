@@ -3,6 +3,8 @@
 //! the new build id and digest, or the kernel's refusal and the last good image it runs instead.
 
 use crate::image;
+use host_http::Response;
+use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -22,8 +24,6 @@ pub struct Options {
     pub timeout: Duration,
 }
 
-/// The protocol era the requests speak (stateless, one POST each).
-const PROTOCOL: &str = "2026-07-28";
 /// Milliseconds between `system.reset`'s answer and the reset.
 const RESET_DELAY_MS: u64 = 250;
 /// Pause between two looks at the machine (its per-client limit is 20 requests a second).
@@ -182,30 +182,14 @@ impl Client {
 
     /// One stateless `tools/call`: the structured result, or why there is none.
     fn call(&self, tool: &str, args: Value) -> Result<Value, String> {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": tool, "arguments": args, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "xtask-deploy", "version": "1"},
-            }},
-        })
-        .to_string();
-        let auth = self
-            .token
-            .as_ref()
-            .map(|t| format!("Authorization: Bearer {t}\r\n"))
-            .unwrap_or_default();
         let e = &self.endpoint;
-        let request = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\n{auth}Content-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {PROTOCOL}\r\n\
-             Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            e.path,
-            e.authority,
-            body.len()
-        );
+        let request = McpRequest::modern("tools/call", json!({"name": tool, "arguments": args}))
+            .meta(
+                "io.modelcontextprotocol/clientInfo",
+                json!({"name": "xtask-deploy", "version": "1"}),
+            )
+            .header("Connection", "close")
+            .http(&e.path, &e.authority, self.token.as_deref());
         let addr = e
             .authority
             .to_socket_addrs()
@@ -216,10 +200,11 @@ impl Client {
             .map_err(|err| format!("{addr}: {err}"))?;
         s.set_read_timeout(Some(Duration::from_secs(10)))
             .map_err(|err| err.to_string())?;
-        s.write_all(request.as_bytes())
+        s.write_all(&request)
             .map_err(|err| format!("{addr}: {err}"))?;
-        let response = read_response(&mut s).map_err(|err| format!("{addr}: {err}"))?;
-        let msg = parse_response(&response)?;
+        let response = host_http::read_response(&mut s.take(MAX_RESPONSE), &mut Vec::new(), false)
+            .map_err(|err| format!("{addr}: {err}"))?;
+        let msg = message(&response)?;
         let result = msg.get("result").ok_or_else(|| format!("{tool}: {msg}"))?;
         if result["isError"] == true {
             return Err(format!("{tool}: {}", result["content"][0]["text"]));
@@ -228,60 +213,19 @@ impl Client {
     }
 }
 
-/// Reads until the response is complete (its Content-Length, the last chunk, or the end of the
-/// connection): a server may keep the connection open after answering.
-fn read_response(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut response = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    while (response.len() as u64) < MAX_RESPONSE && !is_complete(&response) {
-        match s.read(&mut buf)? {
-            0 => break,
-            n => response.extend_from_slice(&buf[..n]),
-        }
+/// The JSON-RPC message of a response: a JSON body, or the last `data:` line of an event
+/// stream.
+fn message(response: &Response) -> Result<Value, String> {
+    match response.status {
+        200 => {}
+        401 => return Err("HTTP 401: the machine wants its token (--token-file)".into()),
+        status => return Err(format!("HTTP {status}")),
     }
-    Ok(response)
-}
-
-/// Whether `response` holds a whole HTTP response.
-fn is_complete(response: &[u8]) -> bool {
-    let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
-    let body = &response[end + 4..];
-    if head.contains("transfer-encoding: chunked") {
-        return dechunk(body).is_ok();
-    }
-    match head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok())
-    {
-        Some(len) => body.len() >= len,
-        None => false,
-    }
-}
-
-/// The JSON-RPC message of a complete HTTP response: a JSON body, or the last `data:` line of
-/// an event stream; chunked bodies are joined first.
-fn parse_response(response: &[u8]) -> Result<Value, String> {
-    let end = response
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("no complete response head")?;
-    let head = String::from_utf8_lossy(&response[..end]).to_ascii_lowercase();
-    let status = head.split_whitespace().nth(1).unwrap_or_default();
-    match status {
-        "200" => {}
-        "401" => return Err("HTTP 401: the machine wants its token (--token-file)".into()),
-        _ => return Err(format!("HTTP {status}")),
-    }
-    let mut body = response[end + 4..].to_vec();
-    if head.contains("transfer-encoding: chunked") {
-        body = dechunk(&body)?;
-    }
-    let text = String::from_utf8_lossy(&body);
-    let json = if head.contains("content-type: text/event-stream") {
+    let text = response.text();
+    let event_stream = response
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    let json = if event_stream {
         text.lines()
             .filter_map(|l| l.strip_prefix("data:"))
             .next_back()
@@ -289,29 +233,9 @@ fn parse_response(response: &[u8]) -> Result<Value, String> {
             .trim()
             .to_string()
     } else {
-        text.into_owned()
+        text
     };
     serde_json::from_str(&json).map_err(|e| format!("not JSON ({e}): {json}"))
-}
-
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = body
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("a cut chunk")?;
-        let size_text = String::from_utf8_lossy(&body[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| format!("bad chunk size `{size_text}`"))?;
-        body = &body[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        let chunk = body.get(..size).ok_or("a cut chunk")?;
-        out.extend_from_slice(chunk);
-        body = body.get(size + 2..).ok_or("a cut chunk")?;
-    }
 }
 
 #[cfg(test)]
@@ -351,32 +275,44 @@ mod tests {
         assert!(has_rebooted(300, s(3), 1_000));
     }
 
+    /// `message` of a whole response as it arrives at the end of the connection.
+    fn parse(wire: &[u8]) -> Result<Value, String> {
+        let mut r = wire;
+        let response = host_http::read_response(&mut r, &mut Vec::new(), false).unwrap();
+        message(&response)
+    }
+
     #[test]
     fn responses() {
         let json = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\":1}";
-        assert_eq!(parse_response(json).unwrap(), json!({"id": 1}));
+        assert_eq!(parse(json).unwrap(), json!({"id": 1}));
         let sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
                     Transfer-Encoding: chunked\r\n\r\n5\r\ndata:\r\n9\r\n {\"id\":2}\r\n0\r\n\r\n";
-        assert_eq!(parse_response(sse).unwrap(), json!({"id": 2}));
+        assert_eq!(parse(sse).unwrap(), json!({"id": 2}));
         assert!(
-            parse_response(b"HTTP/1.1 401 Unauthorized\r\n\r\n")
+            parse(b"HTTP/1.1 401 Unauthorized\r\n\r\n")
                 .unwrap_err()
                 .starts_with("HTTP 401")
         );
         assert_eq!(
-            parse_response(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
+            parse(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
             "HTTP 404"
         );
-        assert!(is_complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
-        ));
-        assert!(!is_complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n{}"
-        ));
-        assert!(is_complete(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
-        ));
-        assert!(!is_complete(b"HTTP/1.1 200 OK\r\n"));
-        assert!(dechunk(b"ff\r\nab").is_err());
+    }
+
+    #[test]
+    fn the_request_is_a_modern_stateless_call() {
+        let request = McpRequest::modern("tools/call", json!({"name": "status"}))
+            .header("Connection", "close")
+            .http("/mcp", "indy:7801", Some("t"));
+        let text = String::from_utf8(request).unwrap();
+        for line in [
+            "POST /mcp HTTP/1.1\r\nHost: indy:7801\r\nAuthorization: Bearer t\r\n",
+            "MCP-Protocol-Version: ",
+            "Mcp-Name: status\r\n",
+            "Connection: close\r\n",
+        ] {
+            assert!(text.contains(line), "{text}");
+        }
     }
 }

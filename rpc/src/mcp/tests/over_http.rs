@@ -22,21 +22,6 @@ fn slow_call(steps: u32) -> Vec<u8> {
     .http("/mcp", "127.0.0.1", None)
 }
 
-/// The body of a chunked response.
-fn dechunk(text: &str) -> String {
-    let mut rest = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    let mut body = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        if n == 0 {
-            break;
-        }
-        body.push_str(&tail[..n]);
-        rest = &tail[n + 2..];
-    }
-    body
-}
-
 /// Polls the connection and collects its output until `done` says so (bounded).
 fn pump(conn: &mut Connection, router: &mut Router, done: impl Fn(&str) -> bool) -> String {
     let mut text = Vec::new();
@@ -64,8 +49,10 @@ fn progress_stream_is_chunked_sse() {
     assert!(text.contains("Content-Type: text/event-stream"));
     assert!(text.contains("X-Accel-Buffering: no"));
     assert_eq!(text.matches("notifications/progress").count(), 3);
-    let body = dechunk(&text);
-    let (msgs, _, _) = sse_events(body.as_bytes());
+    let (response, _) = host_http::parse(text.as_bytes(), false, false)
+        .unwrap()
+        .expect("a complete response");
+    let (msgs, _, _) = sse_events(&response.body);
     assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[3]["result"]["content"][0]["text"], "slow done");
 }

@@ -142,17 +142,10 @@ impl Client {
 
     /// The last exchange's response body as JSON, chunks joined (`Null` when it is not JSON).
     pub fn json_body(&self) -> serde_json::Value {
-        let Some(head_end) = find(&self.inbox, b"\r\n\r\n").map(|i| i + 4) else {
-            return serde_json::Value::Null;
-        };
-        let head = String::from_utf8_lossy(&self.inbox[..head_end]).to_ascii_lowercase();
-        let body = &self.inbox[head_end..];
-        let body = if head.contains("transfer-encoding: chunked") {
-            dechunk(body)
-        } else {
-            body.to_vec()
-        };
-        serde_json::from_slice(&body).unwrap_or_default()
+        match host_http::parse(&self.inbox, false, false) {
+            Ok(Some((r, _))) => serde_json::from_slice(&r.body).unwrap_or_default(),
+            _ => serde_json::Value::Null,
+        }
     }
 }
 
@@ -169,69 +162,14 @@ fn socket(rx: usize) -> tcp::Socket<'static> {
 /// Counts complete HTTP responses (Content-Length or chunked) at the start of `buf`.
 fn complete_responses(mut buf: &[u8]) -> usize {
     let mut n = 0;
-    loop {
-        let Some(head_end) = find(buf, b"\r\n\r\n").map(|i| i + 4) else {
-            return n;
-        };
-        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-        let body = &buf[head_end..];
-        let used = if let Some(len) = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse::<usize>().ok())
-        {
-            if body.len() < len {
-                return n;
-            }
-            len
-        } else {
-            // Chunked: walk the chunks.
-            let mut pos = 0;
-            loop {
-                let Some(le) = find(&body[pos..], b"\r\n") else {
-                    return n;
-                };
-                let size = usize::from_str_radix(
-                    String::from_utf8_lossy(&body[pos..pos + le])
-                        .split(';')
-                        .next()
-                        .unwrap_or("")
-                        .trim(),
-                    16,
-                )
-                .unwrap_or(0);
-                pos += le + 2 + size + 2;
-                if pos > body.len() {
-                    return n;
-                }
-                if size == 0 {
-                    break pos;
-                }
-            }
-        };
-        buf = &body[used..];
+    while let Ok(Some(used)) = host_http::response_len(buf, false) {
+        buf = &buf[used..];
         n += 1;
     }
+    n
 }
 
-/// A chunked body's data (up to the last chunk, or as far as it is complete).
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(le) = find(body, b"\r\n") {
-        let size = std::str::from_utf8(&body[..le])
-            .ok()
-            .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
-            .unwrap_or(0);
-        let data = &body[le + 2..];
-        if size == 0 || data.len() < size {
-            break;
-        }
-        out.extend_from_slice(&data[..size]);
-        body = data.get(size + 2..).unwrap_or(&[]);
-    }
-    out
-}
-
+/// Where `n` first occurs in `h` (the bench labels its requests by their head).
 pub fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
 }

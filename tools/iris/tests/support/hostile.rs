@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use host_http::Response;
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 
-use super::http::{Resp, read_response};
+use super::http::read_response;
 use super::mcp::messages;
 
 /// The bearer token the hostile rig is booted with.
@@ -106,7 +107,7 @@ pub fn time_to_cut(s: &mut TcpStream, deadline: Duration) -> Option<Duration> {
 }
 
 /// Sends a complete request and reads one response within `deadline`.
-pub fn exchange(addr: SocketAddr, raw: &[u8], deadline: Duration) -> Result<Resp, String> {
+pub fn exchange(addr: SocketAddr, raw: &[u8], deadline: Duration) -> Result<Response, String> {
     let mut s = open(addr, deadline).map_err(|e| format!("connect: {e}"))?;
     s.write_all(raw).map_err(|e| format!("send: {e}"))?;
     let mut buf = Vec::new();
@@ -115,17 +116,17 @@ pub fn exchange(addr: SocketAddr, raw: &[u8], deadline: Duration) -> Result<Resp
 }
 
 /// A modern-era request with the token, answered within `deadline`.
-pub fn modern(addr: SocketAddr, req: McpRequest, deadline: Duration) -> Result<Resp, String> {
+pub fn modern(addr: SocketAddr, req: McpRequest, deadline: Duration) -> Result<Response, String> {
     exchange(addr, &req.http("/mcp", "indy", Some(TOKEN)), deadline)
 }
 
 /// The last JSON-RPC message of a response (JSON or SSE).
-pub fn last_message(r: &Resp) -> Option<Value> {
+pub fn last_message(r: &Response) -> Option<Value> {
     messages(&r.body).pop()
 }
 
 /// A `tools/call` answer in words: `ok`, `isError <text>`, `error <message>` or the status.
-pub fn describe(r: &Resp) -> String {
+pub fn describe(r: &Response) -> String {
     match last_message(r) {
         Some(m) if m.get("error").is_some() => format!("HTTP {} error {}", r.status, m["error"]),
         Some(m) if m["result"]["isError"] == json!(true) => format!(
@@ -172,7 +173,7 @@ pub fn legacy(
     method: &str,
     body: Value,
     deadline: Duration,
-) -> Result<Resp, String> {
+) -> Result<Response, String> {
     let req = McpRequest::legacy(sid, method, json!({})).replace_body(body);
     exchange(addr, &req.http("/mcp", "indy", Some(TOKEN)), deadline)
 }

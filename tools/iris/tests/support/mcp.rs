@@ -3,11 +3,12 @@
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 
+use host_http::Response;
 use rpc::testing::McpRequest;
 pub use rpc::testing::messages;
 
 use super::guest::{Guest, HOST, TOKEN};
-use super::http::{Resp, connect, read_response, request};
+use super::http::{connect, read_response, request};
 
 /// A modern-era (2026-07-28) JSON-RPC request as raw HTTP, built by `rpc::testing` (the one
 /// builder every test suite uses): `extra_meta` merged into `_meta` (e.g. a `progressToken`),
@@ -80,7 +81,7 @@ pub fn without_bearer(raw: &str) -> String {
 
 /// The JSON-RPC `result` of a tool call's response (with `isError` when the tool failed);
 /// `tool` names the call in the panic when the response is not one.
-pub fn tool_result(tool: &str, r: Resp) -> serde_json::Value {
+pub fn tool_result(tool: &str, r: Response) -> serde_json::Value {
     assert_eq!(r.status, 200, "{tool}: {}", r.text());
     let msg = messages(&r.body)
         .pop()

@@ -6,18 +6,23 @@
 //! crate `rpc` stays above `services`. Two more rules keep the unsafe code where it can be
 //! audited: the word `unsafe` appears under `src/` only in `src/board/`, the crates that must
 //! have none forbid it at their root, and no file anywhere pulls in another file with a `path`
-//! attribute (that hides one crate's code inside another).
+//! attribute (that hides one crate's code inside another). Last, no files of any crate import
+//! each other in a circle ([`circles`]): a file a newcomer reads should lead down, not back.
 
 use std::fmt;
 use std::path::Path;
 
 use crate::cmd::repo_root;
+use scan::{ident_at, inline_modules, is_ident, line_of, skip_ws, strip_comments_and_strings};
+
+mod circles;
+mod scan;
 
 /// The layers, bottom first.
 const LAYERS: &[&str] = &["hil", "drivers", "services", "tools", "net", "board"];
 
 /// Crates whose sources must not contain `unsafe` at all.
-const SAFE_CRATES: &[&str] = &["rpc/", "rpc-conformance/", "indy/"];
+const SAFE_CRATES: &[&str] = &["rpc/", "rpc-conformance/", "indy/", "loader/"];
 
 /// Layers that may not use the protocol crate (no protocol types below the tools).
 const NO_RPC: &[&str] = &["hil", "drivers", "services"];
@@ -74,7 +79,7 @@ pub fn run() -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "layers: {} findings in {} files (rules in tools/xtask/src/layers.rs)",
+            "layers: {} findings in {} files (rules in tools/xtask/src/layers/)",
             findings.len(),
             files.len()
         ))
@@ -141,6 +146,17 @@ pub fn check(files: &[Source]) -> Vec<Finding> {
         }
         if in_src && f.path != "src/lib.rs" {
             check_imports(f, &code, &mut out);
+        }
+    }
+    for circle in circles::circles(files) {
+        let rule = format!("import circle of {}", circle.files.join(", "));
+        for link in circle.links {
+            out.push(Finding {
+                path: link.from,
+                line: link.line,
+                what: format!("`{}` imports {}", link.text, link.to),
+                rule: rule.clone(),
+            });
         }
     }
     out
@@ -264,7 +280,7 @@ fn super_paths(code: &str, depth: usize) -> Vec<(usize, String)> {
             i = skip_ws(b, j + 2);
         }
         at = at.max(i);
-        let enclosing = inline.iter().filter(|r| r.contains(&start)).count();
+        let enclosing = inline.iter().filter(|(_, r)| r.contains(&start)).count();
         if supers == 0 || supers < depth + enclosing {
             continue;
         }
@@ -272,40 +288,6 @@ fn super_paths(code: &str, depth: usize) -> Vec<(usize, String)> {
             group_members(code, i + 1, &mut out);
         } else if let Some(seg) = ident_at(code, i) {
             out.push((line_of(code, i), seg));
-        }
-    }
-    out
-}
-
-/// The byte ranges of inline `mod name { … }` blocks.
-fn inline_modules(code: &str) -> Vec<std::ops::Range<usize>> {
-    let b = code.as_bytes();
-    let mut out = Vec::new();
-    for (at, _) in code.match_indices("mod") {
-        if at > 0 && is_ident(b[at - 1]) || b.get(at + 3).copied().is_some_and(is_ident) {
-            continue;
-        }
-        let i = skip_ws(b, at + 3);
-        let Some(name) = ident_at(code, i) else {
-            continue;
-        };
-        let open = skip_ws(b, i + name.len());
-        if b.get(open) != Some(&b'{') {
-            continue;
-        }
-        let mut depth = 0;
-        for (k, &c) in b.iter().enumerate().skip(open) {
-            match c {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        out.push(open..k);
-                        break;
-                    }
-                }
-                _ => {}
-            }
         }
     }
     out
@@ -398,300 +380,5 @@ fn word_lines(text: &str, word: &str) -> Vec<usize> {
         .collect()
 }
 
-/// `text` with comments (doc comments too) and the contents of string and character literals
-/// replaced by spaces, newlines kept, so byte offsets and line numbers still match.
-fn strip_comments_and_strings(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = b.to_vec();
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut out[from..to] {
-            if *c != b'\n' {
-                *c = b' ';
-            }
-        }
-    };
-    let mut i = 0;
-    while i < b.len() {
-        let rest = &b[i..];
-        if rest.starts_with(b"//") {
-            let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
-            blank(&mut out, i, end);
-            i = end;
-        } else if rest.starts_with(b"/*") {
-            let mut depth = 0;
-            let mut j = i;
-            while j < b.len() {
-                if b[j..].starts_with(b"/*") {
-                    depth += 1;
-                    j += 2;
-                } else if b[j..].starts_with(b"*/") {
-                    depth -= 1;
-                    j += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    j += 1;
-                }
-            }
-            blank(&mut out, i, j);
-            i = j;
-        } else if let Some(hashes) = raw_string_start(b, i) {
-            let open = text[i..].find('"').map_or(b.len(), |q| i + q + 1);
-            let close = format!("\"{}", "#".repeat(hashes));
-            let end = text[open..]
-                .find(&close)
-                .map_or(b.len(), |e| open + e + close.len());
-            blank(&mut out, open, end.saturating_sub(close.len()));
-            i = end;
-        } else if b[i] == b'"' {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            let j = j.min(b.len());
-            blank(&mut out, i + 1, j);
-            i = j + 1;
-        } else if b[i] == b'\'' {
-            i = char_literal_end(text, i).map_or(i + 1, |end| {
-                blank(&mut out, i + 1, end - 1);
-                end
-            });
-        } else {
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// `Some(number of #)` when a raw string (`r"`, `r#"`, `br"`) starts at `i`.
-fn raw_string_start(b: &[u8], i: usize) -> Option<usize> {
-    let start = if b[i] == b'b' { i + 1 } else { i };
-    if b.get(start) != Some(&b'r') || (i > 0 && is_ident(b[i - 1])) {
-        return None;
-    }
-    let hashes = b[start + 1..].iter().take_while(|c| **c == b'#').count();
-    (b.get(start + 1 + hashes) == Some(&b'"')).then_some(hashes)
-}
-
-/// The end (past the closing quote) of a character literal starting at `i`; `None` for a
-/// lifetime or label.
-fn char_literal_end(text: &str, i: usize) -> Option<usize> {
-    let rest = &text[i + 1..];
-    if let Some(escape) = rest.strip_prefix('\\') {
-        // Past the backslash and the escaped character, then to the closing quote.
-        let escaped = escape.chars().next()?;
-        let from = i + 2 + escaped.len_utf8();
-        return text[from..].find('\'').map(|e| from + e + 1);
-    }
-    let c = rest.chars().next()?;
-    rest[c.len_utf8()..]
-        .starts_with('\'')
-        .then(|| i + 1 + c.len_utf8() + 1)
-}
-
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-fn ident_at(code: &str, i: usize) -> Option<String> {
-    let len = code.as_bytes()[i.min(code.len())..]
-        .iter()
-        .take_while(|c| is_ident(**c))
-        .count();
-    (len > 0).then(|| code[i..i + len].to_string())
-}
-
-fn line_of(code: &str, at: usize) -> usize {
-    code[..at].bytes().filter(|c| *c == b'\n').count() + 1
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> Vec<Finding> {
-        let files: Vec<Source> = files
-            .iter()
-            .map(|(p, t)| Source {
-                path: p.to_string(),
-                text: t.to_string(),
-            })
-            .collect();
-        check(&files)
-    }
-
-    /// A small tree in the target layout that follows every rule.
-    const CLEAN: &[(&str, &str)] = &[
-        (
-            "src/lib.rs",
-            "pub mod board;\npub mod hil;\npub mod tools;\n",
-        ),
-        (
-            "src/board/mod.rs",
-            "use crate::{net::Server, tools::Ctx};\npub unsafe fn mmio() {}\n",
-        ),
-        ("src/hil/mod.rs", "pub trait Bus {}\n"),
-        (
-            "src/drivers/seeq.rs",
-            "use crate::hil::Bus;\nuse smoltcp::phy::Device;\n",
-        ),
-        (
-            "src/services/screen.rs",
-            "use crate::hil::{Framebuffer, self};\nuse super::erofs;\n\
-             // crate::tools is only mentioned here\n\
-             const S: &str = \"crate::tools::Ctx and rpc::Tool\";\n",
-        ),
-        (
-            "src/tools/fs.rs",
-            "use crate::services::context::Services;\nuse rpc::mcp::Tool;\nfn f(x: &'static str) -> char { 'a' }\n",
-        ),
-        (
-            "src/net/server.rs",
-            "use crate::tools::registry;\nfn g() { let _ = crate::services::x::y(); }\n",
-        ),
-        ("rpc/src/lib.rs", "#![forbid(unsafe_code)]\n"),
-        (
-            "tools/xtask/src/x.rs",
-            concat!("const A: &str = \"#", "[path = \\\"x\\\"]\";\n"),
-        ),
-    ];
-
-    #[test]
-    fn a_clean_tree_passes() {
-        assert_eq!(tree(CLEAN), vec![]);
-    }
-
-    fn with(extra: (&'static str, &'static str)) -> Vec<Finding> {
-        let mut files = CLEAN.to_vec();
-        files.push(extra);
-        tree(&files)
-    }
-
-    #[test]
-    fn services_may_not_import_tools() {
-        let f = with(("src/services/fs.rs", "//! x\n\nuse crate::tools::Ctx;\n"));
-        assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!((f[0].path.as_str(), f[0].line), ("src/services/fs.rs", 3));
-        assert_eq!(f[0].what, "crate::tools");
-        assert_eq!(f[0].rule, "services may import hil");
-    }
-
-    #[test]
-    fn drivers_may_not_import_services_even_in_a_group_or_inline() {
-        let f = with((
-            "src/drivers/newport.rs",
-            "use crate::{hil::Bus, services::screen};\nfn f() { crate::tools::get(); }\n",
-        ));
-        let got: Vec<_> = f.iter().map(|f| (f.line, f.what.as_str())).collect();
-        assert_eq!(got, [(1, "crate::services"), (2, "crate::tools")]);
-    }
-
-    #[test]
-    fn hil_imports_nothing_in_the_crate() {
-        let f = with(("src/hil/net.rs", "use crate::drivers::seeq;\n"));
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].rule, "hil may import nothing else in the crate");
-    }
-
-    #[test]
-    fn rpc_stays_above_services() {
-        let f = with((
-            "src/services/shell.rs",
-            "use rpc::mcp::Tool;\nfn f() -> ::rpc::Json { todo!() }\n",
-        ));
-        let got: Vec<_> = f.iter().map(|f| (f.line, f.what.as_str())).collect();
-        assert_eq!(got, [(1, "rpc"), (2, "rpc")]);
-    }
-
-    #[test]
-    fn a_path_attribute_fails_anywhere() {
-        let f = with((
-            "tools/iris/src/lib.rs",
-            concat!("#", "[path = \"../../x.rs\"]\nmod x;\n"),
-        ));
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].line, 1);
-        assert_eq!(f[0].what, concat!("#", "[path = \"../../x.rs\"]"));
-    }
-
-    #[test]
-    fn unsafe_outside_the_board_fails_even_in_a_comment() {
-        let f = with((
-            "src/tools/mem.rs",
-            "// reads are unsafe\nfn f() { unsafe { g() } }\n",
-        ));
-        let got: Vec<_> = f.iter().map(|f| f.line).collect();
-        assert_eq!(got, [1, 2]);
-        assert_eq!(f[0].rule, "`unsafe` belongs in src/board/ only");
-    }
-
-    #[test]
-    fn a_safe_crate_without_forbid_fails() {
-        let f = with(("indy/src/lib.rs", "pub fn f() {}\n"));
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].rule, "this crate must forbid `unsafe` at its root");
-        let ok = with((
-            "indy/src/lib.rs",
-            "#![forbid(unsafe_code)]\npub type F = unsafe extern \"C\" fn();\n",
-        ));
-        assert!(ok.is_empty(), "{ok:?}");
-    }
-
-    #[test]
-    fn super_chains_that_climb_to_the_crate_root_are_checked() {
-        let f = with((
-            "src/services/fs/overlay.rs",
-            "use super::erofs::Erofs;\nuse super::super::super::tools::Ctx;\n",
-        ));
-        let got: Vec<_> = f.iter().map(|f| (f.line, f.what.as_str())).collect();
-        assert_eq!(got, [(2, "crate::tools")]);
-        let f = with((
-            "src/drivers/newport/mod.rs",
-            "use super::super::{hil::Bus, services::screen};\n",
-        ));
-        let got: Vec<_> = f.iter().map(|f| f.what.as_str()).collect();
-        assert_eq!(got, ["crate::services"]);
-    }
-
-    #[test]
-    fn super_inside_an_inline_module_counts_that_module() {
-        let code = "mod tests {\n    use super::super::proc;\n    use super::*;\n}\n";
-        assert!(with(("src/services/power.rs", code)).is_empty());
-        let out = "mod tests {\n    use super::super::super::tools::Ctx;\n}\n";
-        let f = with(("src/services/power.rs", out));
-        assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!((f[0].line, f[0].what.as_str()), (2, "crate::tools"));
-    }
-
-    #[test]
-    fn a_file_outside_the_layers_is_named() {
-        let f = with(("src/fs/erofs.rs", "use crate::hil::Bus;\n"));
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].what, "file outside the layers");
-    }
-
-    #[test]
-    fn a_non_layer_target_is_named() {
-        let f = with(("src/tools/x.rs", "use crate::fs::Overlay;\n"));
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].what, "crate::fs");
-    }
-
-    #[test]
-    fn comments_strings_and_lifetimes_are_stripped_but_lines_kept() {
-        let text = "a /* crate::x\n */ b \"crate::y\" 'c' '\\'' r#\"q\"# &'a str // crate::z\nd";
-        let s = strip_comments_and_strings(text);
-        assert!(!s.contains("crate"), "{s}");
-        assert!(s.contains("&'a str"), "{s}");
-        assert_eq!(s.lines().count(), 3);
-        assert_eq!(s.len(), text.len());
-    }
-}
+mod tests;
