@@ -337,6 +337,7 @@ fn references(code: &str, module: &[String]) -> (Vec<Ref>, Vec<Export>) {
                 || !code[after..].starts_with("::")
                 || in_use.iter().any(|r| r.contains(&at))
                 || in_tests(at)
+                || restricts_visibility(&code[..at])
             {
                 continue;
             }
@@ -356,6 +357,15 @@ fn references(code: &str, module: &[String]) -> (Vec<Ref>, Vec<Export>) {
         }
     }
     (refs, exports)
+}
+
+/// Whether a path starting here is the scope of a `pub(in …)`: it names where an item may be
+/// seen, not something the file uses.
+fn restricts_visibility(before: &str) -> bool {
+    before
+        .trim_end()
+        .strip_suffix("in")
+        .is_some_and(|rest| rest.trim_end().ends_with("pub("))
 }
 
 /// The byte ranges of the inline modules that only tests build (`#[cfg(test)] mod … { … }`).

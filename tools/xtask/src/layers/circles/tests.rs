@@ -139,3 +139,20 @@ fn paths_to_other_crates_and_within_a_file_are_no_imports() {
     ]));
     assert_eq!(found, []);
 }
+
+#[test]
+fn a_visibility_scope_is_no_import() {
+    // `raw.rs` lets only `gate` see its field; `gate` uses `raw`. One direction: no circle.
+    let found = circles(&sources(&[
+        ("k/src/lib.rs", "mod gate;\n"),
+        (
+            "k/src/gate.rs",
+            "mod raw;\nuse raw::Raw;\nfn f(_: Raw) {}\n",
+        ),
+        (
+            "k/src/gate/raw.rs",
+            "pub struct Raw(pub(in crate::gate) u32);\n",
+        ),
+    ]));
+    assert!(found.is_empty(), "{found:?}");
+}
