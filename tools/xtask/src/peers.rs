@@ -1,6 +1,7 @@
 //! `cargo xtask bench --peers`: the official SDKs side by side with the module (issue 18). Two
-//! reference servers in `tools/peers/` (rmcp, the Python SDK) serve the same tool listings and
-//! `echo`; each runs under valgrind's callgrind, which counts the user-space instructions of all
+//! reference servers in `tools/peers/` (rmcp, the Python SDK) serve the same tool listings,
+//! `echo`, and a `status` whose result has the module's shape and size (`tools/peers/
+//! status.json`, fixed values); each runs under valgrind's callgrind, which counts the user-space instructions of all
 //! its threads exactly, and gets the request bytes the rig bench sends the module. docs/bench.md,
 //! "The peers", says how they are configured and what is and isn't counted.
 
@@ -19,6 +20,8 @@ use std::time::{Duration, Instant};
 const TOKEN: &str = "bench-token-5e0f27a1";
 /// The bench names the machine `indy` in `Host`; each peer is told to accept that name.
 const HOST: &str = "indy";
+/// What the peers' `status` answers: one real result of the module's `status`, its values fixed.
+const STATUS_JSON: &str = "tools/peers/status.json";
 /// Exchanges before any count, so that lazy initialisation is not charged to a request.
 const WARM_UP: usize = 3;
 /// Counted exchanges per figure: callgrind's counts are exact, a few give a stable mean.
@@ -34,7 +37,7 @@ struct Peer {
     key: &'static str,
     /// What it is, for the table's heading.
     what: &'static str,
-    /// Its command line before the three arguments `TOOLS_JSON PORT HOST`.
+    /// Its command line before the four arguments `TOOLS_JSON STATUS_JSON PORT HOST`.
     argv: Vec<PathBuf>,
 }
 
@@ -44,6 +47,7 @@ pub struct ModuleFigures {
     pub discover: Option<f64>,
     pub tools_list: Option<f64>,
     pub echo_small: Option<f64>,
+    pub status: Option<f64>,
     pub echo_per_byte: Option<f64>,
     pub idle_heap: Option<f64>,
 }
@@ -56,6 +60,7 @@ impl ModuleFigures {
             discover: f("discover"),
             tools_list: f("tools_list"),
             echo_small: f("echo_small"),
+            status: f("status"),
             echo_per_byte: f("echo_per_byte"),
             idle_heap: f("idle_heap_bytes"),
         }
@@ -67,6 +72,7 @@ struct Requests {
     discover: Vec<u8>,
     tools_list: Vec<u8>,
     echo: Vec<u8>,
+    status: Vec<u8>,
     echo_x: Vec<u8>,
     echo_large: Vec<u8>,
 }
@@ -75,11 +81,12 @@ fn mcp_request(method: &str, params: Value) -> Vec<u8> {
     McpRequest::modern(method, params).http("/mcp", HOST, Some(TOKEN))
 }
 
+fn tool_call(name: &str, arguments: Value) -> Vec<u8> {
+    mcp_request("tools/call", json!({"name": name, "arguments": arguments}))
+}
+
 fn echo_request(text: &str) -> Vec<u8> {
-    mcp_request(
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": text}}),
-    )
+    tool_call("echo", json!({ "text": text }))
 }
 
 impl Requests {
@@ -88,6 +95,7 @@ impl Requests {
             discover: mcp_request("server/discover", json!({})),
             tools_list: mcp_request("tools/list", json!({})),
             echo: echo_request("hello"),
+            status: tool_call("status", json!({})),
             echo_x: echo_request("x"),
             echo_large: echo_request(&"irix7 ".repeat(10_000)),
         }
@@ -149,11 +157,12 @@ fn measure(peer: &Peer, req: &Requests) -> Result<Value, String> {
     let mut server = Server::start(peer, &valgrind)?;
     let figures = server.counts(req, &out);
     server.stop();
-    let (discover, tools_list, echo_small, per_byte) = figures?;
+    let (discover, tools_list, echo_small, status, per_byte) = figures?;
     Ok(json!({
         "discover": discover,
         "tools_list": tools_list,
         "echo_small": echo_small,
+        "status": status,
         "echo_per_byte": per_byte,
         "idle_rss_bytes": rss,
     }))
@@ -180,6 +189,7 @@ impl Server {
         let mut child = Command::new(argv[0])
             .args(&argv[1..])
             .arg(repo_root().join("docs/tools.json"))
+            .arg(repo_root().join(STATUS_JSON))
             .arg(port.to_string())
             .arg(HOST)
             .stdout(Stdio::null())
@@ -221,6 +231,7 @@ impl Server {
             &req.discover,
             &req.tools_list,
             &req.echo,
+            &req.status,
             &req.echo_x,
             &req.echo_large,
         ] {
@@ -238,9 +249,9 @@ impl Server {
             .ok_or_else(|| "no VmRSS in /proc/PID/status".into())
     }
 
-    /// (discover, tools/list, small echo, echo per byte) under callgrind, whose dumps go to
-    /// `out.1`, `out.2`, ….
-    fn counts(&mut self, req: &Requests, out: &Path) -> Result<(f64, f64, f64, f64), String> {
+    /// (discover, tools/list, small echo, status, echo per byte) under callgrind, whose dumps go
+    /// to `out.1`, `out.2`, ….
+    fn counts(&mut self, req: &Requests, out: &Path) -> Result<(f64, f64, f64, f64, f64), String> {
         let mut dumps = 0;
         let mut figure = |what: &str, r: &[u8]| -> Result<(f64, usize), String> {
             dumps += 1;
@@ -251,11 +262,12 @@ impl Server {
         let (discover, _) = figure("server/discover", &req.discover)?;
         let (tools_list, _) = figure("tools/list", &req.tools_list)?;
         let (echo, _) = figure("tools/call echo", &req.echo)?;
+        let (status, _) = figure("tools/call status", &req.status)?;
         let (i_small, b_small) = figure("echo \"x\"", &req.echo_x)?;
         let (i_large, b_large) = figure("echo 60 KB", &req.echo_large)?;
         let per_byte = (i_large - i_small) / (b_large - b_small) as f64;
         println!("  {:<24} {per_byte:>14.1} insns/byte", "echo byte");
-        Ok((discover, tools_list, echo, per_byte))
+        Ok((discover, tools_list, echo, status, per_byte))
     }
 
     /// Mean instructions of [`REPS`] exchanges of `r` on one kept-alive connection (opened and
@@ -360,6 +372,7 @@ fn print_table(module: &ModuleFigures, peers: &[Peer], result: &Value) {
         ("server/discover", "discover", module.discover),
         ("tools/list", "tools_list", module.tools_list),
         ("tools/call echo", "echo_small", module.echo_small),
+        ("tools/call status", "status", module.status),
         (
             "echo, per byte in and out",
             "echo_per_byte",
@@ -407,11 +420,12 @@ mod tests {
     #[test]
     fn module_figures_are_read_from_the_bench_json() {
         let figures = json!({"discover": 137264.0, "tools_list": 349683, "echo_small": 154738.0,
-            "echo_per_byte": 53.8, "idle_heap_bytes": 262000});
+            "status": 335862, "echo_per_byte": 53.8, "idle_heap_bytes": 262000});
         let m = ModuleFigures::from_json(&figures);
         assert_eq!(m.discover, Some(137264.0));
         assert_eq!(m.tools_list, Some(349683.0));
         assert_eq!(m.echo_small, Some(154738.0));
+        assert_eq!(m.status, Some(335862.0));
         assert_eq!(m.echo_per_byte, Some(53.8));
         assert_eq!(m.idle_heap, Some(262000.0));
         assert_eq!(ModuleFigures::from_json(&json!({})).discover, None);

@@ -12,6 +12,7 @@
 mod client;
 mod report;
 mod scaling;
+mod small_calls;
 
 use client::{Client, find};
 use iris::alloc_count::AllocCounts;
@@ -48,6 +49,13 @@ mod budget {
     pub const ECHO_PER_BYTE: f64 = 15.0;
     pub const ALLOCS_GET_STATUS: f64 = 0.0;
     pub const ALLOCS_SMALL_REQUEST: f64 = 2.0;
+    /// The small tool calls an agent makes most (`small_calls.rs`).
+    pub const STATUS: f64 = 100_000.0;
+    pub const FS_STAT: f64 = 100_000.0;
+    pub const SERIAL_READ_1K: f64 = 100_000.0;
+    pub const FS_LIST_ROOT: f64 = 150_000.0;
+    pub const PROC_LIST: f64 = 150_000.0;
+    pub const ALLOCS_SMALL_CALL: f64 = 4.0;
     pub const IDLE_HEAP: f64 = 256.0 * 1024.0;
     pub const FS_READ_PER_RESPONSE_BYTE: f64 = 12.0;
     pub const FS_READ_PER_PAYLOAD_BYTE: f64 = 40.0;
@@ -500,6 +508,8 @@ fn run(image_path: &str, r: &mut Report) -> bool {
     // Two legacy sessions: lasting allocations, so the check compares a change that is not 0.
     let init = McpRequest::initialize(LEGACY_VERSION).http("/mcp", "indy", Some(TOKEN));
     let agree = alloc_hooks_agree(&mut rig, &mut c, &init, 2);
+
+    small_calls::run(image_path, r);
 
     // A large echo against a small one: both directions carry the text, so this is the cost of
     // a byte in and out (parse, unescape, escape, send).

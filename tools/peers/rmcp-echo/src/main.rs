@@ -1,10 +1,11 @@
 //! The rmcp reference server of `cargo xtask bench --peers` (docs/bench.md, "The peers"): the
-//! module's 26 tool listings, read from `docs/tools.json`, and its `echo`, served the way rmcp's
-//! documentation shows for a stateless streamable-HTTP server answering plain JSON (axum on the
-//! multi-threaded tokio runtime, `StreamableHttpService` at `/mcp`).
+//! module's 26 tool listings, read from `docs/tools.json`, its `echo`, and a `status` answering
+//! a fixed object of the module's `status` shape and size (`tools/peers/status.json`), served the
+//! way rmcp's documentation shows for a stateless streamable-HTTP server answering plain JSON
+//! (axum on the multi-threaded tokio runtime, `StreamableHttpService` at `/mcp`).
 //!
-//! Usage: `irix7-peer-rmcp TOOLS_JSON PORT HOST`; it serves `127.0.0.1:PORT` and accepts `HOST`
-//! in `Host` (the bench's requests name the machine `indy`, as the rig bench's do).
+//! Usage: `irix7-peer-rmcp TOOLS_JSON STATUS_JSON PORT HOST`; it serves `127.0.0.1:PORT` and
+//! accepts `HOST` in `Host` (the bench's requests name the machine `indy`, as the rig bench's do).
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -17,10 +18,13 @@ use rmcp::transport::streamable_http_server::{
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
 
-/// The tools as listed; only `echo` runs.
+/// The tools as listed; only `echo` and `status` run.
 #[derive(Clone)]
 struct Peer {
     tools: Arc<Vec<Tool>>,
+    /// What `status` answers: a structured result like the module's, without a machine to
+    /// read it from.
+    status: Arc<serde_json::Value>,
 }
 
 impl ServerHandler for Peer {
@@ -53,6 +57,7 @@ impl ServerHandler for Peer {
             ("echo", None) => {
                 CallToolResult::error(vec![ContentBlock::text("E_INVAL: `text` is required")])
             }
+            ("status", _) => CallToolResult::structured(self.status.as_ref().clone()),
             (name, _) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "E_NOTSUP: {name} is only listed by this peer"
             ))]),
@@ -63,15 +68,22 @@ impl ServerHandler for Peer {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [tools_json, port, host] = args.as_slice() else {
-        return Err("usage: irix7-peer-rmcp TOOLS_JSON PORT HOST".into());
+    let [tools_json, status_json, port, host] = args.as_slice() else {
+        return Err("usage: irix7-peer-rmcp TOOLS_JSON STATUS_JSON PORT HOST".into());
     };
-    let text = std::fs::read_to_string(tools_json).map_err(|e| format!("{tools_json}: {e}"))?;
-    let tools: Vec<Tool> = serde_json::from_str(&text).map_err(|e| format!("{tools_json}: {e}"))?;
+    let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
+    let tools: Vec<Tool> =
+        serde_json::from_str(&read(tools_json)?).map_err(|e| format!("{tools_json}: {e}"))?;
+    let status: serde_json::Value =
+        serde_json::from_str(&read(status_json)?).map_err(|e| format!("{status_json}: {e}"))?;
+    if !status.is_object() {
+        return Err(format!("{status_json}: not a JSON object"));
+    }
     let port: u16 = port.parse().map_err(|e| format!("port {port}: {e}"))?;
     serve(
         Peer {
             tools: Arc::new(tools),
+            status: Arc::new(status),
         },
         port,
         host.clone(),
