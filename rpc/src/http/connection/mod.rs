@@ -27,8 +27,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::message::{Admission, Handler, Method, Peer, Response};
-use super::parser::{Event, Limits, Parsed, Parser, Version};
+use super::message::{Admission, Handler, Method, Peer, Response, Version};
+use super::parser::{Event, Limits, Parsed, Parser};
 use super::response::{self, CONTINUE};
 use alloc::rc::Rc;
 use irix7_kmem::budget::Pool;

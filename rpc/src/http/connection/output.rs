@@ -7,9 +7,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::Connection;
-use crate::http::message::{Body, BodyPoll, BodySource, Field, Response, Splice};
-use crate::http::parser::Version;
-use crate::http::parser::head::list;
+use crate::http::message::{Body, BodyPoll, BodySource, Field, Response, Splice, Version};
+use crate::http::parser::syntax::list;
 use crate::http::response::{self, CHUNK_OVERHEAD, ConnectionHeader, Framing, LAST_CHUNK};
 
 /// A response body being written out.
