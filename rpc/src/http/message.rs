@@ -48,6 +48,13 @@ impl Method {
     }
 }
 
+/// The HTTP version of a request; only these two are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    Http10,
+    Http11,
+}
+
 /// Header fields in arrival order. Names are compared case-insensitively. All names and values
 /// share one string, and the usual few fields are indexed in the struct itself, so a request's
 /// fields cost one allocation, not two each (none once a connection's request is recycled). The

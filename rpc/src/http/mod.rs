@@ -31,4 +31,4 @@ pub mod route;
 
 pub use connection::{Config, Connection};
 pub use message::*;
-pub use parser::{Limits, ParseError, Version};
+pub use parser::{Limits, ParseError};

@@ -8,9 +8,8 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use super::message::{Body, Field, Headers, Response};
-use super::parser::Version;
-use super::parser::head::is_tchar;
+use super::message::{Body, Field, Headers, Response, Version};
+use super::parser::syntax::is_tchar;
 
 /// The interim response sent for `Expect: 100-continue`.
 pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";

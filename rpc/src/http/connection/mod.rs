@@ -21,18 +21,18 @@
 //! `tools/list` answer is ~28 KB of listings that are never copied per request).
 //!
 //! This file is the state machine (reading, admitting, answering in order, the timeouts);
-//! `output.rs` writes the answers out.
+//! `output.rs` is the output side it drives, which writes the answers out.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::message::{Admission, Handler, Method, Peer, Response};
-use super::parser::{Event, Limits, Parsed, Parser, Version};
-use super::response::{self, CONTINUE};
+use super::message::{Admission, Handler, Method, Peer, Response, Version};
+use super::parser::{Event, Limits, Parsed, Parser};
+use super::response;
 use alloc::rc::Rc;
 use irix7_kmem::budget::Pool;
-use output::{KEPT_ANSWER, Writing, room_for_piece};
+use output::{KEPT_ANSWER, Output};
 
 mod output;
 
@@ -95,10 +95,8 @@ pub struct Connection {
     parser: Parser,
     /// Received but unparsed bytes, kept while a response is in progress.
     held: Vec<u8>,
-    /// Output; `out[out_pos..]` is not sent yet.
-    out: Vec<u8>,
-    out_pos: usize,
-    writing: Option<Writing>,
+    /// The answers being written out.
+    output: Output,
     /// No further requests are read; the connection ends once the output is drained.
     closing: bool,
     peer_closed: bool,
@@ -113,11 +111,6 @@ pub struct Connection {
     authenticated: bool,
     /// The peer has not sent a byte yet.
     silent: bool,
-    /// Since when unsent output has waited without the peer taking any of it.
-    out_waiting_since: Option<u64>,
-    /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
-    /// request as [`super::Request::answer`].
-    answer: Vec<u8>,
 }
 
 /// What a connection keeps between requests outside any pool, at most: the parser's recycled
@@ -138,9 +131,7 @@ impl Connection {
             peer,
             parser: Parser::with_pool(config.limits, pool),
             held: Vec::new(),
-            out: Vec::new(),
-            out_pos: 0,
-            writing: None,
+            output: Output::default(),
             closing: false,
             peer_closed: false,
             aborted: false,
@@ -150,8 +141,6 @@ impl Connection {
             linger: None,
             authenticated: false,
             silent: true,
-            out_waiting_since: None,
-            answer: Vec::new(),
         }
     }
 
@@ -191,7 +180,7 @@ impl Connection {
         self.pump(now_ms, handler);
         let mut rest = bytes;
         while !rest.is_empty() && !self.closing {
-            if self.writing.is_none() && self.held.is_empty() && self.out_room() > 0 {
+            if !self.output.writing() && self.held.is_empty() && self.out_room() > 0 {
                 let n = self.parse(rest, now_ms, handler);
                 if n == 0 {
                     break;
@@ -247,15 +236,13 @@ impl Connection {
                 return;
             }
         }
-        if self.pending() > 0 {
-            let since = *self.out_waiting_since.get_or_insert(now_ms);
-            if now_ms.saturating_sub(since) >= self.config.idle_timeout_ms {
+        if let Some(waited) = self.output.waited(now_ms) {
+            if waited >= self.config.idle_timeout_ms {
                 // The peer stopped reading.
                 self.abort();
             }
         } else {
-            self.out_waiting_since = None;
-            let idle = self.writing.is_none() && !self.parser.in_progress() && self.held.is_empty();
+            let idle = !self.output.writing() && !self.parser.in_progress() && self.held.is_empty();
             // A connection that never sent a byte gets less time than one between requests.
             let allowed = if self.silent {
                 self.config.first_byte_timeout_ms
@@ -274,16 +261,13 @@ impl Connection {
     /// deadline). None when a poll may do more (a streamed body with room to fill, a held
     /// request to answer). The server skips such a connection's poll until then.
     pub fn blocked_until(&self) -> Option<u64> {
-        let since = self.out_waiting_since?;
-        let pending = self.pending();
-        let idle = match &self.writing {
-            _ if self.aborted || pending == 0 => false,
-            Some(Writing::Full(c)) => !c.sent(),
-            Some(Writing::Stream { chunked, .. }) => {
-                self.out_room() < room_for_piece(*chunked, self.config.output_buffer)
-            }
-            None => self.closing || self.held.is_empty() || self.out_room() == 0,
-        };
+        let since = self.output.waiting_since()?;
+        let idle = !self.aborted
+            && self.output.pending() > 0
+            && match self.output.body_blocked(self.config.output_buffer) {
+                Some(blocked) => blocked,
+                None => self.closing || self.held.is_empty() || self.out_room() == 0,
+            };
         if !idle {
             return None;
         }
@@ -314,22 +298,17 @@ impl Connection {
         self.held = Vec::new();
         self.parser.reset();
         self.request_started_ms = None;
-        if matches!(self.writing, Some(Writing::Stream { .. })) {
-            self.cancel_stream();
-        }
+        self.output.cancel_stream();
     }
 
     /// The connection is gone (reset, or the caller gives up on it): cancel a streamed body
     /// and drop everything.
     pub fn abort(&mut self) {
-        self.cancel_stream();
-        self.writing = None;
+        self.output.abort();
         self.aborted = true;
         self.closing = true;
         self.linger = None;
         self.held = Vec::new();
-        self.out = Vec::new();
-        self.out_pos = 0;
     }
 
     /// Whether the connection was given up on ([`Connection::abort`], or a bound passed): the
@@ -342,16 +321,44 @@ impl Connection {
     pub fn is_finished(&self) -> bool {
         self.aborted
             || (self.closing
-                && self.writing.is_none()
-                && self.pending() == 0
+                && !self.output.writing()
+                && self.output.pending() == 0
                 && self.linger.is_none())
+    }
+
+    /// Output waiting to be written to the socket: the output buffer, or once that is empty,
+    /// the rest of a complete body.
+    pub fn pending_output(&self) -> &[u8] {
+        self.output.pending_output()
+    }
+
+    /// The socket took the first `n` bytes of [`Connection::pending_output`]. Call
+    /// [`Connection::poll`] afterwards to refill the buffer.
+    pub fn mark_sent(&mut self, n: usize, now_ms: u64) {
+        if self.output.mark_sent(n, now_ms) {
+            self.last_activity_ms = now_ms;
+        }
+    }
+
+    /// Room left in the output buffer.
+    fn out_room(&self) -> usize {
+        self.output.room(self.config.output_buffer)
+    }
+
+    /// Writes the head of `resp` and sets its body up for writing; an answer that closes the
+    /// connection ends reading.
+    fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
+        if self.output.start(resp, head, version, keep_alive) {
+            self.closing = true;
+            self.held = Vec::new();
+        }
     }
 
     /// Writes as much of the current body as fits, then answers held requests while the
     /// output has room and nothing else is being written.
     fn pump(&mut self, now_ms: u64, handler: &mut dyn Handler) {
         loop {
-            if !self.fill(now_ms) {
+            if !self.output.fill(self.config.output_buffer, now_ms) {
                 return;
             }
             if self.closing || self.held.is_empty() || self.out_room() == 0 {
@@ -405,7 +412,7 @@ impl Connection {
                     Ok(Some(Event::Request(parsed))) => self.dispatch(parsed, now_ms, handler),
                     Ok(_) => {
                         if expect_continue {
-                            self.out.extend_from_slice(CONTINUE);
+                            self.output.write_continue();
                         }
                         let start = self.request_started_ms.unwrap_or(now_ms);
                         let body_ms =
@@ -444,11 +451,12 @@ impl Connection {
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed;
-        parsed.request.answer = mem::take(&mut self.answer);
+        parsed.request.answer = self.output.lend_answer();
         let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
         drop(lease);
         // Room the handler did not take stays for the next answer.
-        self.answer = mem::take(&mut parsed.request.answer);
+        self.output
+            .return_answer(mem::take(&mut parsed.request.answer));
         self.parser.recycle(parsed);
         self.start(resp, head, version, keep_alive);
     }
@@ -480,7 +488,7 @@ impl Connection {
 impl Drop for Connection {
     /// A connection dropped mid-stream stops the work behind the stream.
     fn drop(&mut self) {
-        self.cancel_stream();
+        self.output.cancel_stream();
     }
 }
 

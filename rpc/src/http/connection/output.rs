@@ -1,19 +1,20 @@
-//! The output side of a [`Connection`]: a response's head is written into the output buffer;
+//! The output side of a connection: a response's head is written into the output buffer;
 //! a complete body is then handed out from its own buffers (and a spliced one's shared bytes
 //! from where they are kept), a streamed body is pulled into the buffer while it has room
 //! (chunked when its length is unknown); the connection closes after an answer that says so.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::mem;
 
-use super::Connection;
-use crate::http::message::{Body, BodyPoll, BodySource, Field, Response, Splice};
-use crate::http::parser::Version;
-use crate::http::parser::head::list;
-use crate::http::response::{self, CHUNK_OVERHEAD, ConnectionHeader, Framing, LAST_CHUNK};
+use crate::http::message::{Body, BodyPoll, BodySource, Field, Response, Splice, Version};
+use crate::http::parser::syntax::list;
+use crate::http::response::{
+    self, CHUNK_OVERHEAD, CONTINUE, ConnectionHeader, Framing, LAST_CHUNK,
+};
 
 /// A response body being written out.
-pub(super) enum Writing {
+enum Writing {
     /// Sent from its own buffers, after the head in the output buffer.
     Full(Complete),
     Stream {
@@ -23,7 +24,7 @@ pub(super) enum Writing {
 }
 
 /// A complete body: its own bytes with shared ones perhaps spliced in; `pos` bytes are sent.
-pub(super) struct Complete {
+struct Complete {
     own: Vec<u8>,
     splice: Option<Splice>,
     pos: usize,
@@ -43,7 +44,7 @@ impl Complete {
     }
 
     /// Whether every byte was handed out.
-    pub(super) fn sent(&self) -> bool {
+    fn sent(&self) -> bool {
         self.pos >= self.len
     }
 
@@ -72,7 +73,7 @@ const MIN_PIECE: usize = 512;
 
 /// The output room a streamed body waits for before it is polled again (while the buffer is
 /// not empty): a piece and, chunked, its framing.
-pub(super) fn room_for_piece(chunked: bool, cap: usize) -> usize {
+fn room_for_piece(chunked: bool, cap: usize) -> usize {
     let overhead = if chunked {
         CHUNK_OVERHEAD + LAST_CHUNK.len()
     } else {
@@ -85,11 +86,26 @@ pub(super) fn room_for_piece(chunked: bool, cap: usize) -> usize {
 /// tool result); a bigger answer gives its memory back.
 pub(super) const KEPT_ANSWER: usize = 4096;
 
-impl Connection {
+/// What a connection owes its peer: the output buffer, the body being written after it, and
+/// the room of a sent answer kept for the next.
+#[derive(Default)]
+pub(super) struct Output {
+    /// `buf[pos..]` is not sent yet.
+    buf: Vec<u8>,
+    pos: usize,
+    writing: Option<Writing>,
+    /// Since when unsent output has waited without the peer taking any of it.
+    waiting_since: Option<u64>,
+    /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
+    /// request as its `answer`.
+    answer: Vec<u8>,
+}
+
+impl Output {
     /// Output waiting to be written to the socket: the output buffer, or once that is empty,
     /// the rest of a complete body.
-    pub fn pending_output(&self) -> &[u8] {
-        match self.out.get(self.out_pos..) {
+    pub(super) fn pending_output(&self) -> &[u8] {
+        match self.buf.get(self.pos..) {
             Some(out) if !out.is_empty() => out,
             _ => match &self.writing {
                 Some(Writing::Full(body)) => body.rest(),
@@ -98,37 +114,37 @@ impl Connection {
         }
     }
 
-    /// The socket took the first `n` bytes of [`Connection::pending_output`]. Call
-    /// [`Connection::poll`] afterwards to refill the buffer.
-    pub fn mark_sent(&mut self, n: usize, now_ms: u64) {
+    /// The socket took the first `n` bytes of [`Output::pending_output`]. Returns whether it
+    /// took any.
+    pub(super) fn mark_sent(&mut self, n: usize, now_ms: u64) -> bool {
         let n = n.min(self.pending_output().len());
         if n == 0 {
-            return;
+            return false;
         }
-        self.last_activity_ms = now_ms;
-        if self.out_pos == self.out.len() {
+        if self.pos == self.buf.len() {
             if let Some(Writing::Full(body)) = self.writing.as_mut() {
                 body.pos += n;
                 let sent = body.pos >= body.len;
-                self.out_waiting_since = (!sent).then_some(now_ms);
+                self.waiting_since = (!sent).then_some(now_ms);
                 if sent && let Some(Writing::Full(body)) = self.writing.take() {
                     self.keep_answer(body.own);
                 }
             }
-            return;
+            return true;
         }
-        self.out_pos += n;
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-            self.out_waiting_since = None;
+        self.pos += n;
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+            self.waiting_since = None;
         } else {
-            self.out_waiting_since = Some(now_ms);
-            if self.out_pos >= 4096 && self.out_pos * 2 >= self.out.len() {
-                self.out.drain(..self.out_pos);
-                self.out_pos = 0;
+            self.waiting_since = Some(now_ms);
+            if self.pos >= 4096 && self.pos * 2 >= self.buf.len() {
+                self.buf.drain(..self.pos);
+                self.pos = 0;
             }
         }
+        true
     }
 
     /// Unsent bytes: the output buffer's and a complete body's.
@@ -137,16 +153,68 @@ impl Connection {
             Some(Writing::Full(body)) => body.len.saturating_sub(body.pos),
             _ => 0,
         };
-        self.out.len() - self.out_pos + body
+        self.buf.len() - self.pos + body
     }
 
-    pub(super) fn out_room(&self) -> usize {
-        self.config.output_buffer.saturating_sub(self.pending())
+    /// Room left under `cap`, the output buffer's bound.
+    pub(super) fn room(&self, cap: usize) -> usize {
+        cap.saturating_sub(self.pending())
+    }
+
+    /// Whether a response body is being written.
+    pub(super) fn writing(&self) -> bool {
+        self.writing.is_some()
+    }
+
+    /// Since when unsent output has waited for the peer.
+    pub(super) fn waiting_since(&self) -> Option<u64> {
+        self.waiting_since
+    }
+
+    /// How long unsent output has waited for the peer, counted from now if it just began to;
+    /// None when nothing is unsent.
+    pub(super) fn waited(&mut self, now_ms: u64) -> Option<u64> {
+        if self.pending() > 0 {
+            let since = *self.waiting_since.get_or_insert(now_ms);
+            Some(now_ms.saturating_sub(since))
+        } else {
+            self.waiting_since = None;
+            None
+        }
+    }
+
+    /// Whether the body being written can only go on once the peer takes output: a complete
+    /// one until it is all handed out, a streamed one until there is room under `cap` for a
+    /// piece. None when no body is being written.
+    pub(super) fn body_blocked(&self, cap: usize) -> Option<bool> {
+        match &self.writing {
+            Some(Writing::Full(c)) => Some(!c.sent()),
+            Some(Writing::Stream { chunked, .. }) => {
+                Some(self.room(cap) < room_for_piece(*chunked, cap))
+            }
+            None => None,
+        }
+    }
+
+    /// The kept answer room, lent to a request.
+    pub(super) fn lend_answer(&mut self) -> Vec<u8> {
+        mem::take(&mut self.answer)
+    }
+
+    /// Room a handler did not take, kept for the next answer.
+    pub(super) fn return_answer(&mut self, room: Vec<u8>) {
+        self.answer = room;
+    }
+
+    /// The capacity of the kept answer room.
+    #[cfg(test)]
+    pub(super) fn kept_answer(&self) -> usize {
+        self.answer.capacity()
     }
 
     /// Keeps a sent answer's room for the next request's answer (in place of any other),
     /// if it is small.
-    pub(super) fn keep_answer(&mut self, mut body: Vec<u8>) {
+    fn keep_answer(&mut self, mut body: Vec<u8>) {
         if body.capacity() <= KEPT_ANSWER {
             body.clear();
             self.answer = body;
@@ -160,10 +228,23 @@ impl Connection {
         }
     }
 
-    /// Moves streamed body bytes into the output buffer while it has room (a complete body
-    /// is sent from its own buffer). Returns true when no body is in progress any more.
-    pub(super) fn fill(&mut self, now_ms: u64) -> bool {
-        let cap = self.config.output_buffer;
+    /// Cancels a streamed body and drops everything unsent.
+    pub(super) fn abort(&mut self) {
+        self.cancel_stream();
+        self.writing = None;
+        self.buf = Vec::new();
+        self.pos = 0;
+    }
+
+    /// Tells the client to send the body it announced.
+    pub(super) fn write_continue(&mut self) {
+        self.buf.extend_from_slice(CONTINUE);
+    }
+
+    /// Moves streamed body bytes into the output buffer while it has room under `cap` (a
+    /// complete body is sent from its own buffer). Returns true when no body is in progress any
+    /// more.
+    pub(super) fn fill(&mut self, cap: usize, now_ms: u64) -> bool {
         let done = match self.writing.as_mut() {
             None => return true,
             Some(Writing::Full(body)) => body.pos >= body.len,
@@ -174,26 +255,26 @@ impl Connection {
                     0
                 };
                 loop {
-                    let pending = self.out.len() - self.out_pos;
+                    let pending = self.buf.len() - self.pos;
                     let room = cap.saturating_sub(pending);
                     if pending > 0 && room < room_for_piece(*chunked, cap) {
                         break false;
                     }
                     let max = room.saturating_sub(overhead).max(1);
                     // The body is polled straight into the output buffer.
-                    let chunk = chunked.then(|| response::open_chunk(&mut self.out, max));
-                    let before = self.out.len();
-                    let poll = source.poll(&mut self.out, max, now_ms);
-                    let got = self.out.len() - before;
+                    let chunk = chunked.then(|| response::open_chunk(&mut self.buf, max));
+                    let before = self.buf.len();
+                    let poll = source.poll(&mut self.buf, max, now_ms);
+                    let got = self.buf.len() - before;
                     if let Some(chunk) = chunk {
-                        response::close_chunk(&mut self.out, chunk);
+                        response::close_chunk(&mut self.buf, chunk);
                     }
                     match poll {
                         BodyPoll::Data if got > 0 => continue,
                         BodyPoll::Data | BodyPoll::Pending => break false,
                         BodyPoll::End => {
                             if *chunked {
-                                self.out.extend_from_slice(LAST_CHUNK);
+                                self.buf.extend_from_slice(LAST_CHUNK);
                             }
                             break true;
                         }
@@ -207,8 +288,15 @@ impl Connection {
         done
     }
 
-    /// Writes the head of `resp` and sets its body up for writing.
-    pub(super) fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
+    /// Writes the head of `resp` and sets its body up for writing. Returns whether the
+    /// connection closes after this answer.
+    pub(super) fn start(
+        &mut self,
+        resp: Response,
+        head: bool,
+        version: Version,
+        keep_alive: bool,
+    ) -> bool {
         let status = response::final_status(resp.status);
         let plan = response::plan(status, head, version, &resp.body);
         let handler_close = resp
@@ -224,7 +312,7 @@ impl Connection {
             ConnectionHeader::Omit
         };
         response::write_head(
-            &mut self.out,
+            &mut self.buf,
             status,
             &resp.headers,
             plan.framing,
@@ -248,9 +336,6 @@ impl Connection {
             // An answer to HEAD: its room is not kept.
             Body::Full(_) | Body::Spliced(..) | Body::Empty => None,
         };
-        if close {
-            self.closing = true;
-            self.held = Vec::new();
-        }
+        close
     }
 }

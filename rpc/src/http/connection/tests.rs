@@ -1,6 +1,7 @@
 extern crate std;
 use super::*;
 use crate::http::message::{Body, BodyPoll, BodySource, Headers, Request, Splice};
+use crate::http::response::CONTINUE;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -220,7 +221,7 @@ fn a_sent_answer_s_room_is_lent_to_the_next_request_unless_it_is_big() {
     assert_eq!(h.seen.last().cloned(), second, "the same buffer");
     // A big answer in between is not kept: the room the small one left is.
     assert_eq!(get(&mut c, &mut h, "/big").len(), 50_000);
-    assert!(c.answer.capacity() <= KEPT_ANSWER);
+    assert!(c.output.kept_answer() <= KEPT_ANSWER);
     get(&mut c, &mut h, "/room");
     assert_eq!(h.seen.last().cloned(), second);
 }

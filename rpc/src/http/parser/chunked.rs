@@ -1,8 +1,8 @@
 //! The lines of a chunked body: chunk-size lines and the trailer's field lines (the parser's
 //! state machine collects them; the chunk data is copied into the body as it comes).
 
-use super::head::is_tchar;
-use super::{ParseError, err};
+use super::error::{ParseError, err};
+use super::syntax::is_tchar;
 
 /// Parses a chunk-size line (`1*HEXDIG [ BWS ; extensions ] CRLF`, bare LF accepted). Sizes
 /// too big for u64 saturate; extensions are checked for stray control bytes and ignored.

@@ -1,11 +1,13 @@
 //! A complete request head: parsed once by `httparse` into the request, and its framing
 //! fields (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Expect`) judged
-//! strictly, each as it is stored. Also the field syntax the rest of the HTTP layer shares.
+//! strictly, each as it is stored.
 
 use alloc::vec;
 
-use super::{Limits, ParseError, Version, err};
-use crate::http::message::{Field, Method, Request};
+use super::error::{ParseError, err};
+use super::limits::Limits;
+use super::syntax::list;
+use crate::http::message::{Field, Method, Request, Version};
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum BodyKind {
@@ -180,14 +182,6 @@ fn version_error(buf: &[u8]) -> ParseError {
     }
 }
 
-/// The non-empty elements of a comma-separated header list, trimmed.
-pub(crate) fn list(value: &str) -> impl Iterator<Item = &str> {
-    value
-        .split(',')
-        .map(|s| s.trim_matches([' ', '\t']))
-        .filter(|s| !s.is_empty())
-}
-
 /// A `Content-Length` value: digits only; anything too big for u64 saturates (it is over
 /// every limit anyway).
 fn decimal(s: &str) -> Option<u64> {
@@ -197,9 +191,4 @@ fn decimal(s: &str) -> Option<u64> {
     Some(s.bytes().fold(0u64, |n, b| {
         n.saturating_mul(10).saturating_add(u64::from(b - b'0'))
     }))
-}
-
-/// RFC 9110 token characters.
-pub(crate) fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }

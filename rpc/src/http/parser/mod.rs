@@ -21,48 +21,21 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use super::message::{Admission, Request};
+use super::message::{Admission, Request, Version};
 use alloc::rc::Rc;
 use chunked::{chunk_size, valid_field_line};
+use error::err;
 use head::{BodyKind, parse_head};
 use irix7_kmem::budget::{self, Lease, Pool};
 
 mod chunked;
-pub(super) mod head;
+mod error;
+mod head;
+mod limits;
+pub(super) mod syntax;
 
-/// Hard limits on one request. Every byte the parser keeps is bounded by one of these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Longest request line, without its line ending (→ 414).
-    pub request_line: usize,
-    /// Most header fields in the head, and separately in the chunked trailer (→ 431).
-    pub header_count: usize,
-    /// Most bytes of the head (request line included), and separately of the trailer (→ 431).
-    pub header_section: usize,
-    /// Largest body after de-chunking (→ 413).
-    pub body: usize,
-    /// Longest chunk-size line, extensions included (→ 400).
-    pub chunk_line: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            request_line: 8 * 1024,
-            header_count: 64,
-            header_section: 16 * 1024,
-            body: 1024 * 1024,
-            chunk_line: 1024,
-        }
-    }
-}
-
-/// The HTTP version of a request; only these two are served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
-    Http10,
-    Http11,
-}
+pub use error::ParseError;
+pub use limits::Limits;
 
 /// A complete request plus what the connection needs to frame the answer.
 #[derive(Debug, PartialEq, Eq)]
@@ -84,17 +57,6 @@ pub enum Event {
     Head,
     /// One complete request.
     Request(Box<Parsed>),
-}
-
-/// Why a request was refused: the status to answer with and a short explanation for the body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    pub status: u16,
-    pub message: &'static str,
-}
-
-const fn err(status: u16, message: &'static str) -> ParseError {
-    ParseError { status, message }
 }
 
 /// A body the request memory budget (or the heap) cannot take now.
