@@ -114,17 +114,33 @@ fn block_count<D: BlockDevice>(cache: &BlockCache<D>, dir: &Inode) -> FsResult<u
     Ok(dir.size.div_ceil(1 << bits))
 }
 
-/// Loads directory block `index` into `buf`, returning the valid part.
+/// Directory block `index` of `dir`, borrowed from the block cache when it lies within one
+/// filesystem block (every directory mkfs writes): a lookup or a listing then neither allocates
+/// nor copies. Anything else (a hole, a block split across extents of a damaged image) is read
+/// into `buf`.
 fn load<'b, D: BlockDevice>(
-    cache: &mut BlockCache<D>,
+    cache: &'b mut BlockCache<D>,
     sb: &Superblock,
     dir: &Inode,
     index: u64,
     buf: &'b mut Vec<u8>,
 ) -> FsResult<&'b [u8]> {
-    let bs = cache.block_size();
-    buf.resize(bs, 0);
-    let pos = index << cache.block_bits();
+    let bits = cache.block_bits();
+    let bs = cache.block_size() as u64;
+    let pos = index << bits;
+    let want = dir.size.saturating_sub(pos).min(bs);
+    if want > 0
+        && let data::Extent::Mapped { pos: at, len } = data::map(cache, sb, dir, pos)?
+        && len >= want
+        && at % bs + want <= bs
+    {
+        let off = (at % bs) as usize;
+        return cache
+            .block(at >> bits)?
+            .get(off..off + want as usize)
+            .ok_or_else(|| FsError::corrupt("directory block outside its cache block"));
+    }
+    buf.resize(bs as usize, 0);
     let n = data::read_at(cache, sb, dir, pos, buf)?;
     buf.get(..n)
         .ok_or_else(|| FsError::corrupt("directory block read overran"))
