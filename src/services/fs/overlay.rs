@@ -678,9 +678,8 @@ impl<D: BlockDevice> Namespace for Overlay<D> {
         }
     }
 
-    fn lookup(&mut self, dir: &Node, dir_path: &str, name: &str) -> FsResult<Option<Node>> {
-        let key = path::join(dir_path, name);
-        match self.upper.get(&key) {
+    fn lookup(&mut self, dir: &Node, path: &str, name: &str) -> FsResult<Option<Node>> {
+        match self.upper.get(path) {
             Some(Upper::Whiteout) => return Ok(None),
             Some(Upper::File(_)) => return Ok(Some(Node::UpperFile)),
             Some(Upper::Dir) => return Ok(Some(Node::UpperDir)),
