@@ -273,12 +273,11 @@ pub fn resolve_existing<NS: Namespace>(
 /// The first non-empty component of `text` at or after byte `at`, and the byte after it
 /// (`a//b` is `a`, `b`).
 fn next_component(text: &str, at: usize) -> Option<(&str, usize)> {
-    let rest = text.get(at..)?;
-    let skip = rest.len() - rest.trim_start_matches('/').len();
-    let start = at + skip;
-    let tail = text.get(start..)?;
-    let len = tail.find('/').unwrap_or(tail.len());
-    (len > 0).then(|| (tail.get(..len).unwrap_or(""), start + len))
+    let bytes = text.as_bytes();
+    let start = at + bytes.get(at..)?.iter().position(|&b| b != b'/')?;
+    let tail = bytes.get(start..)?;
+    let end = start + tail.iter().position(|&b| b == b'/').unwrap_or(tail.len());
+    Some((text.get(start..end)?, end))
 }
 
 /// Whether `text` has a `..` component.

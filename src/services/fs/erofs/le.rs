@@ -32,3 +32,27 @@ impl<'a> Fields<'a> {
         Ok(u64::from_le_bytes(a))
     }
 }
+
+/// Little-endian fields of a structure already read whole into an array (an inode): at the
+/// constant offsets inside it that callers pass, a read is a plain load with no error to carry,
+/// which matters for a listing that decodes an inode per entry.
+pub(crate) struct Whole<'a, const N: usize>(pub(crate) &'a [u8; N]);
+
+impl<const N: usize> Whole<'_, N> {
+    fn array<const W: usize>(&self, off: usize) -> [u8; W] {
+        let mut out = [0u8; W];
+        if let Some(b) = self.0.get(off..off.saturating_add(W)) {
+            out.copy_from_slice(b);
+        }
+        out
+    }
+    pub(crate) fn u16(&self, off: usize) -> u16 {
+        u16::from_le_bytes(self.array(off))
+    }
+    pub(crate) fn u32(&self, off: usize) -> u32 {
+        u32::from_le_bytes(self.array(off))
+    }
+    pub(crate) fn u64(&self, off: usize) -> u64 {
+        u64::from_le_bytes(self.array(off))
+    }
+}
