@@ -282,7 +282,14 @@ fn next_component(text: &str, at: usize) -> Option<(&str, usize)> {
 
 /// Whether `text` has a `..` component.
 fn has_dotdot(text: &str) -> bool {
-    text.split('/').any(|c| c == "..")
+    let mut at = 0usize;
+    while let Some((name, end)) = next_component(text, at) {
+        if name == ".." {
+            return true;
+        }
+        at = end;
+    }
+    false
 }
 
 /// The canonical path of the root is `/`.

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 
 use super::data;
 use super::inode::Inode;
-use super::le::Fields;
+use super::le::{Fields, Whole};
 use super::superblock::Superblock;
 use crate::hil::block::BlockDevice;
 use crate::services::fs::cache::BlockCache;
@@ -69,9 +69,10 @@ impl<'a> Block<'a> {
     fn entry(&self, i: usize) -> FsResult<RawDirent<'a>> {
         let f = Fields(self.data);
         let base = i * DIRENT_SIZE;
-        let nid = f.u64(base)?;
-        let start = usize::from(f.u16(base + 8)?);
-        let file_type = f.u8(base + 10)?;
+        let d = Whole(f.array::<DIRENT_SIZE>(base)?);
+        let nid = d.u64(0);
+        let start = usize::from(d.u16(8));
+        let file_type = d.u8(10);
         let end = if i + 1 < self.count {
             usize::from(f.u16(base + DIRENT_SIZE + 8)?)
         } else {
