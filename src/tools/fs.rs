@@ -722,10 +722,10 @@ struct ListRun {
 }
 
 impl ListRun {
-    fn add(&mut self, entries: &[crate::services::fs::overlay::ListEntry]) {
+    fn add(&mut self, entries: &crate::services::fs::listing::ListEntries) {
         self.entries.extend(entries.iter().map(|e| {
             let mut m = Map::new();
-            put(&mut m, "name", e.name.as_str().into());
+            put(&mut m, "name", e.name.into());
             put(&mut m, "type", e.stat.file_type.as_str().into());
             put(&mut m, "size", e.stat.size.into());
             put(&mut m, "mode", e.stat.mode_octal().into());

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod check;
 pub mod erofs;
 pub mod error;
+pub mod listing;
 pub mod mount;
 pub mod overlay;
 pub mod path;

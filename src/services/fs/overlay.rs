@@ -10,12 +10,13 @@
 
 use alloc::collections::BTreeMap;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::{Bound, ControlFlow};
 
 use super::erofs::{Erofs, Inode};
 use super::error::{Errno, FsError, FsResult};
+use super::listing::{ListEntries, Listing};
 use super::path::{self, Lookup, Namespace, Resolved};
 use super::stat::{FileType, Origin, Stat};
 use crate::hil::block::BlockDevice;
@@ -28,6 +29,8 @@ pub const ENTRY_OVERHEAD: usize = 64;
 pub const UPPER_FILE_MODE: u32 = 0o100_644;
 /// Mode reported for overlay directories.
 pub const UPPER_DIR_MODE: u32 = 0o040_755;
+/// Entries a listing makes room for at once; a longer page grows as it fills.
+const LIST_ROOM: usize = 64;
 
 /// Parses a `mcp.overlay_max` value: bytes in decimal, optionally with a `K` or `M` suffix
 /// (KiB, MiB). Zero is allowed (a read-only view).
@@ -128,26 +131,6 @@ impl FileHandle {
             Origin::Overlay
         }
     }
-}
-
-/// One entry of a merged listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListEntry {
-    /// Name within the directory.
-    pub name: String,
-    /// Its metadata (symlinks not followed).
-    pub stat: Stat,
-}
-
-/// A page of a merged, sorted directory listing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Listing {
-    /// Canonical path of the directory.
-    pub path: String,
-    /// Entries `offset .. offset + limit` of the sorted listing, without `.` and `..`.
-    pub entries: Vec<ListEntry>,
-    /// Number of entries in the whole directory.
-    pub total: usize,
 }
 
 /// Overlay memory use, for `status`.
@@ -464,23 +447,30 @@ impl<D: BlockDevice> Overlay<D> {
                 format!("not a directory: {}", dir.path),
             ));
         }
-        let mut window: Vec<(String, Child)> = Vec::new();
+        let mut entries = ListEntries::with_capacity(limit.min(LIST_ROOM));
         let mut total = 0usize;
         self.merged_children(&dir, |name, child| {
-            if total >= offset && window.len() < limit {
-                window.push((name.to_string(), child));
+            if total >= offset && entries.len() < limit {
+                // An image entry's stat is read once the walk is over (the walk borrows the
+                // cache); until then it holds only the inode's nid, in `ino`.
+                let stat = match child {
+                    Child::Lower(nid) => Stat {
+                        ino: nid,
+                        origin: Origin::Erofs,
+                        ..upper_file_stat(0)
+                    },
+                    Child::UpperFile(len) => upper_file_stat(len),
+                    Child::UpperDir => upper_dir_stat(),
+                };
+                entries.push(name, stat);
             }
             total += 1;
             ControlFlow::Continue(())
         })?;
-        let mut entries = Vec::with_capacity(window.len());
-        for (name, child) in window {
-            let stat = match child {
-                Child::Lower(nid) => self.lower_fs()?.inode(nid)?.stat(),
-                Child::UpperFile(len) => upper_file_stat(len),
-                Child::UpperDir => upper_dir_stat(),
-            };
-            entries.push(ListEntry { name, stat });
+        for stat in entries.stats_mut() {
+            if stat.origin == Origin::Erofs {
+                *stat = self.lower_fs()?.inode(stat.ino)?.stat();
+            }
         }
         Ok(Listing {
             path: dir.path,
@@ -523,9 +513,7 @@ impl<D: BlockDevice> Overlay<D> {
     }
 
     fn lower_fs(&mut self) -> FsResult<&mut Erofs<D>> {
-        self.lower
-            .as_mut()
-            .ok_or_else(|| FsError::new(Errno::Io, "no filesystem image is mounted"))
+        self.lower.as_mut().ok_or_else(no_image)
     }
 
     /// Fails with `E_NOSPC` unless replacing `old_cost` bytes by `new_cost` fits the cap.
@@ -550,44 +538,22 @@ impl<D: BlockDevice> Overlay<D> {
         dir: &Resolved<Node>,
         mut f: impl FnMut(&str, Child) -> ControlFlow<()>,
     ) -> FsResult<()> {
-        let prefix = if dir.path == "/" {
-            String::from("/")
-        } else {
-            format!("{}/", dir.path)
-        };
-        let uppers: Vec<(String, Option<Child>)> = self
-            .upper
-            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(prefix.as_str()))
-            .filter_map(|(k, v)| {
-                let name = k.get(prefix.len()..)?;
-                if name.contains('/') {
-                    return None;
-                }
-                let child = match v {
-                    Upper::File(c) => Some(Child::UpperFile(c.len() as u64)),
-                    Upper::Dir => Some(Child::UpperDir),
-                    Upper::Whiteout => None,
-                };
-                Some((name.to_string(), child))
-            })
-            .collect();
-        let mut next = 0usize;
+        let mut uppers = upper_children(&self.upper, &dir.path).peekable();
         let mut stopped = false;
         if let Node::Lower(inode) = &dir.node {
-            let inode = inode.clone();
-            self.lower_fs()?.for_each_entry(&inode, |e| {
+            let lower = self.lower.as_mut().ok_or_else(no_image)?;
+            lower.for_each_entry(inode, |e| {
                 if e.name == b"." || e.name == b".." {
                     return ControlFlow::Continue(());
                 }
-                while let Some((name, child)) = uppers.get(next) {
+                while let Some(&(name, child)) = uppers.peek() {
                     if name.as_bytes() > e.name {
                         break;
                     }
-                    next += 1;
+                    uppers.next();
                     let shadows = name.as_bytes() == e.name;
                     if let Some(child) = child
-                        && f(name, *child).is_break()
+                        && f(name, child).is_break()
                     {
                         stopped = true;
                         return ControlFlow::Break(());
@@ -605,9 +571,9 @@ impl<D: BlockDevice> Overlay<D> {
             })?;
         }
         if !stopped {
-            for (name, child) in uppers.get(next..).unwrap_or(&[]) {
+            for (name, child) in uppers {
                 if let Some(child) = child
-                    && f(name, *child).is_break()
+                    && f(name, child).is_break()
                 {
                     break;
                 }
@@ -615,6 +581,38 @@ impl<D: BlockDevice> Overlay<D> {
         }
         Ok(())
     }
+}
+
+/// The upper entries directly in the directory `dir` (a canonical path), by name in order; a
+/// whiteout has no child. Borrowed from the map: walking it takes no memory.
+fn upper_children<'m>(
+    upper: &'m BTreeMap<String, Upper>,
+    dir: &'m str,
+) -> impl Iterator<Item = (&'m str, Option<Child>)> + 'm {
+    // Keys below `dir` are `dir` + `/` + name; the root's are `/` + name.
+    let base = if dir == "/" { "" } else { dir };
+    upper
+        .range::<str, _>((Bound::Excluded(base), Bound::Unbounded))
+        // Siblings such as `dir-x` and `dir.x` sort between `dir` and `dir/`.
+        .skip_while(move |(k, _)| {
+            k.strip_prefix(base)
+                .and_then(|rest| rest.bytes().next())
+                .is_some_and(|b| b < b'/')
+        })
+        .map_while(move |(k, v)| Some((k.strip_prefix(base)?.strip_prefix('/')?, v)))
+        .filter(|(name, _)| !name.contains('/'))
+        .map(|(name, v)| {
+            let child = match v {
+                Upper::File(c) => Some(Child::UpperFile(c.len() as u64)),
+                Upper::Dir => Some(Child::UpperDir),
+                Upper::Whiteout => None,
+            };
+            (name, child)
+        })
+}
+
+fn no_image() -> FsError {
+    FsError::new(Errno::Io, "no filesystem image is mounted")
 }
 
 /// Applies one write to file contents whose capacity was already reserved.
@@ -678,9 +676,8 @@ impl<D: BlockDevice> Namespace for Overlay<D> {
         }
     }
 
-    fn lookup(&mut self, dir: &Node, dir_path: &str, name: &str) -> FsResult<Option<Node>> {
-        let key = path::join(dir_path, name);
-        match self.upper.get(&key) {
+    fn lookup(&mut self, dir: &Node, path: &str, name: &str) -> FsResult<Option<Node>> {
+        match self.upper.get(path) {
             Some(Upper::Whiteout) => return Ok(None),
             Some(Upper::File(_)) => return Ok(Some(Node::UpperFile)),
             Some(Upper::Dir) => return Ok(Some(Node::UpperDir)),

@@ -1,8 +1,9 @@
 //! Path resolution shared by the EROFS reader and the merged view: validation, `.` and `..`
 //! (never above the root), symlinks with a loop limit, and a canonical path for the result.
 //!
-//! Resolution keeps the chain of directories it walked through; `..` pops that chain, so after
-//! following a symlink `..` goes to the parent of where the link led, as on Unix.
+//! Resolution builds the canonical path of the directories it walked through; `..` goes back one
+//! directory in it, so after following a symlink `..` goes to the parent of where the link led,
+//! as on Unix.
 
 use alloc::format;
 use alloc::string::String;
@@ -26,13 +27,9 @@ pub trait Namespace {
     fn root(&mut self) -> FsResult<Self::Node>;
     /// The type of `node`.
     fn file_type(&self, node: &Self::Node) -> FileType;
-    /// Looks `name` up in the directory `dir`, whose canonical path is `dir_path`.
-    fn lookup(
-        &mut self,
-        dir: &Self::Node,
-        dir_path: &str,
-        name: &str,
-    ) -> FsResult<Option<Self::Node>>;
+    /// Looks `name` up in the directory `dir`; `path` is the canonical path the entry would
+    /// have (the directory's and the name joined).
+    fn lookup(&mut self, dir: &Self::Node, path: &str, name: &str) -> FsResult<Option<Self::Node>>;
     /// The target of the symlink `node`.
     fn read_link(&mut self, node: &Self::Node) -> FsResult<String>;
 }
@@ -67,7 +64,20 @@ pub fn validate(path: &str) -> FsResult<()> {
     if path.is_empty() {
         return Err(FsError::new(Errno::Inval, "empty path"));
     }
-    if path.contains('\0') {
+    // One pass over the bytes for both the NUL and the longest component.
+    let (mut nul, mut run, mut longest) = (false, 0usize, 0usize);
+    for &b in path.as_bytes() {
+        match b {
+            0 => nul = true,
+            b'/' => run = 0,
+            _ => {}
+        }
+        if b != b'/' {
+            run += 1;
+            longest = longest.max(run);
+        }
+    }
+    if nul {
         return Err(FsError::new(Errno::Inval, "path contains a NUL byte"));
     }
     if path.len() > MAX_PATH_LEN {
@@ -76,13 +86,14 @@ pub fn validate(path: &str) -> FsResult<()> {
             format!("path is {} bytes, longer than {MAX_PATH_LEN}", path.len()),
         ));
     }
-    if let Some(long) = path.split('/').find(|c| c.len() > MAX_NAME_LEN) {
+    if longest > MAX_NAME_LEN {
+        let len = path
+            .split('/')
+            .find(|c| c.len() > MAX_NAME_LEN)
+            .map_or(longest, str::len);
         return Err(FsError::new(
             Errno::NameTooLong,
-            format!(
-                "path component of {} bytes is longer than {MAX_NAME_LEN}",
-                long.len()
-            ),
+            format!("path component of {len} bytes is longer than {MAX_NAME_LEN}"),
         ));
     }
     Ok(())
@@ -110,6 +121,11 @@ pub fn split_last(path: &str) -> Option<(&str, &str)> {
 
 /// Resolves `path` (relative paths start at the root). With `follow_final` a symlink in the
 /// last position is followed; a trailing `/` always follows and requires a directory.
+///
+/// The walk borrows its components from `path`, and the canonical path it builds is the one
+/// allocation of a resolution that follows no symlink and takes no `..` (a symlink's target is
+/// read into a `String`, the rest of the walk appended to it). The directories above the current
+/// one are kept only when a `..` is still to come.
 pub fn resolve<NS: Namespace>(
     ns: &mut NS,
     path: &str,
@@ -118,34 +134,45 @@ pub fn resolve<NS: Namespace>(
     validate(path)?;
     let trailing_slash = path.len() > 1 && path.ends_with('/');
     let follow_final = follow_final || trailing_slash;
-    // Components still to walk, last one first so `pop` yields them in order.
-    let mut pending: Vec<String> = components(path).rev().map(String::from).collect();
-    let root = ns.root()?;
-    // The directories walked so far: (name, node); the root has an empty name.
-    let mut chain: Vec<(String, NS::Node)> = Vec::new();
-    chain.push((String::new(), root));
+    // The canonical path walked so far: empty at the root, else `/a/b`.
+    let mut canon = String::with_capacity(path.len() + 1);
+    let mut dir = ns.root()?;
+    // The directories above `dir`, root first, while `..` may need them.
+    let mut above: Option<Vec<NS::Node>> = has_dotdot(path).then(Vec::new);
+    // The text still walked from byte `at`: `path`, or a symlink's target and what followed it.
+    let mut expanded: Option<String> = None;
+    let mut at = 0usize;
     let mut links = 0usize;
-    while let Some(name) = pending.pop() {
+    loop {
+        let text = expanded.as_deref().unwrap_or(path);
+        let Some((name, next)) = next_component(text, at) else {
+            break;
+        };
+        at = next;
         if name == "." {
             continue;
         }
         if name == ".." {
-            if chain.len() > 1 {
-                chain.pop();
+            if let Some(cut) = canon.rfind('/') {
+                canon.truncate(cut);
+                dir = match above.as_mut().and_then(Vec::pop) {
+                    Some(parent) => parent,
+                    None => walk(ns, &canon, None)?,
+                };
             }
             continue;
         }
-        let is_last = pending.is_empty();
-        let dir_path = chain_path(&chain);
-        let (_, dir) = chain
-            .last()
-            .ok_or_else(|| FsError::corrupt("empty resolution chain"))?;
-        let dir = dir.clone();
-        let Some(node) = ns.lookup(&dir, &dir_path, &name)? else {
+        let is_last = next_component(text, at).is_none();
+        let dir_len = canon.len();
+        canon.push('/');
+        canon.push_str(name);
+        let Some(node) = ns.lookup(&dir, &canon, name)? else {
             if is_last {
+                let name = String::from(name);
+                canon.truncate(dir_len);
                 return Ok(Lookup::Missing {
                     parent: Resolved {
-                        path: dir_path,
+                        path: root_if_empty(canon),
                         node: dir,
                     },
                     name,
@@ -154,11 +181,16 @@ pub fn resolve<NS: Namespace>(
             }
             return Err(FsError::new(
                 Errno::NoEnt,
-                format!("no such file or directory: {}", join(&dir_path, &name)),
+                format!("no such file or directory: {canon}"),
             ));
         };
         match ns.file_type(&node) {
-            FileType::Directory => chain.push((name, node)),
+            FileType::Directory => {
+                let parent = core::mem::replace(&mut dir, node);
+                if let Some(above) = above.as_mut() {
+                    above.push(parent);
+                }
+            }
             FileType::Symlink if !is_last || follow_final => {
                 links += 1;
                 if links > MAX_SYMLINKS {
@@ -167,11 +199,11 @@ pub fn resolve<NS: Namespace>(
                         format!("more than {MAX_SYMLINKS} symlinks while resolving {path}"),
                     ));
                 }
-                let target = ns.read_link(&node)?;
+                let mut target = ns.read_link(&node)?;
                 if target.is_empty() || target.contains('\0') {
                     return Err(FsError::new(
                         Errno::NoEnt,
-                        format!("symlink {} has an unusable target", join(&dir_path, &name)),
+                        format!("symlink {canon} has an unusable target"),
                     ));
                 }
                 if let Some(long) = target.split('/').find(|c| c.len() > MAX_NAME_LEN) {
@@ -180,34 +212,47 @@ pub fn resolve<NS: Namespace>(
                         format!("symlink target component of {} bytes", long.len()),
                     ));
                 }
+                canon.truncate(dir_len);
                 if target.starts_with('/') {
-                    chain.truncate(1);
+                    canon.clear();
+                    dir = ns.root()?;
+                    if let Some(above) = above.as_mut() {
+                        above.clear();
+                    }
                 }
-                pending.extend(components(&target).rev().map(String::from));
+                if above.is_none() && has_dotdot(&target) {
+                    let mut kept = Vec::new();
+                    walk(ns, &canon, Some(&mut kept))?;
+                    above = Some(kept);
+                }
+                if let Some(rest) = text.get(at..).filter(|r| !r.is_empty()) {
+                    target.push('/');
+                    target.push_str(rest);
+                }
+                expanded = Some(target);
+                at = 0;
             }
             _ if is_last => {
-                let path = join(&dir_path, &name);
                 if trailing_slash {
                     return Err(FsError::new(
                         Errno::NotDir,
-                        format!("not a directory: {path}"),
+                        format!("not a directory: {canon}"),
                     ));
                 }
-                return Ok(Lookup::Found(Resolved { path, node }));
+                return Ok(Lookup::Found(Resolved { path: canon, node }));
             }
             _ => {
                 return Err(FsError::new(
                     Errno::NotDir,
-                    format!("not a directory: {}", join(&dir_path, &name)),
+                    format!("not a directory: {canon}"),
                 ));
             }
         }
     }
-    let path = chain_path(&chain);
-    let (_, node) = chain
-        .pop()
-        .ok_or_else(|| FsError::corrupt("empty resolution chain"))?;
-    Ok(Lookup::Found(Resolved { path, node }))
+    Ok(Lookup::Found(Resolved {
+        path: root_if_empty(canon),
+        node: dir,
+    }))
 }
 
 /// Resolves `path`, which must exist.
@@ -225,22 +270,58 @@ pub fn resolve_existing<NS: Namespace>(
     }
 }
 
-/// Non-empty components of a path (`a//b` is `a`, `b`).
-fn components(path: &str) -> impl DoubleEndedIterator<Item = &str> {
-    path.split('/').filter(|c| !c.is_empty())
+/// The first non-empty component of `text` at or after byte `at`, and the byte after it
+/// (`a//b` is `a`, `b`).
+fn next_component(text: &str, at: usize) -> Option<(&str, usize)> {
+    let bytes = text.as_bytes();
+    let start = at + bytes.get(at..)?.iter().position(|&b| b != b'/')?;
+    let tail = bytes.get(start..)?;
+    let end = start + tail.iter().position(|&b| b == b'/').unwrap_or(tail.len());
+    Some((text.get(start..end)?, end))
 }
 
-/// The canonical path of a directory chain.
-fn chain_path<N>(chain: &[(String, N)]) -> String {
-    if chain.len() <= 1 {
-        return String::from("/");
+/// Whether `text` has a `..` component.
+fn has_dotdot(text: &str) -> bool {
+    let mut at = 0usize;
+    while let Some((name, end)) = next_component(text, at) {
+        if name == ".." {
+            return true;
+        }
+        at = end;
     }
-    let mut out = String::new();
-    for (name, _) in chain.iter().skip(1) {
-        out.push('/');
-        out.push_str(name);
+    false
+}
+
+/// The canonical path of the root is `/`.
+fn root_if_empty(mut canon: String) -> String {
+    if canon.is_empty() {
+        canon.push('/');
     }
-    out
+    canon
+}
+
+/// Walks the canonical directory path `canon` (empty or `/a/b`) again from the root and returns
+/// its directory, pushing the directories above it onto `above`, root first: for a `..` whose
+/// directories were not kept because none was expected.
+fn walk<NS: Namespace>(
+    ns: &mut NS,
+    canon: &str,
+    mut above: Option<&mut Vec<NS::Node>>,
+) -> FsResult<NS::Node> {
+    let mut node = ns.root()?;
+    let mut at = 0usize;
+    while let Some((name, end)) = next_component(canon, at) {
+        at = end;
+        let path = canon.get(..end).unwrap_or(canon);
+        let child = ns.lookup(&node, path, name)?.ok_or_else(|| {
+            FsError::corrupt(format!("{path} went away while a path was resolved"))
+        })?;
+        let parent = core::mem::replace(&mut node, child);
+        if let Some(above) = above.as_mut() {
+            above.push(parent);
+        }
+    }
+    Ok(node)
 }
 
 #[cfg(test)]

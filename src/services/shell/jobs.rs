@@ -120,8 +120,8 @@ impl Job for Ls {
             let _ = writeln!(out, "{sep}{}:", listing.path);
         }
         for entry in &listing.entries {
-            let full = crate::services::fs::path::join(&listing.path, &entry.name);
-            ls_line(ctx, out, self.long, &entry.name, &full, &entry.stat);
+            let full = crate::services::fs::path::join(&listing.path, entry.name);
+            ls_line(ctx, out, self.long, entry.name, &full, &entry.stat);
         }
         self.offset += listing.entries.len();
         if listing.entries.is_empty() || self.offset >= listing.total.min(LS_MAX) {

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 
 use super::data;
 use super::inode::Inode;
-use super::le::Fields;
+use super::le::{Fields, Whole};
 use super::superblock::Superblock;
 use crate::hil::block::BlockDevice;
 use crate::services::fs::cache::BlockCache;
@@ -69,9 +69,10 @@ impl<'a> Block<'a> {
     fn entry(&self, i: usize) -> FsResult<RawDirent<'a>> {
         let f = Fields(self.data);
         let base = i * DIRENT_SIZE;
-        let nid = f.u64(base)?;
-        let start = usize::from(f.u16(base + 8)?);
-        let file_type = f.u8(base + 10)?;
+        let d = Whole(f.array::<DIRENT_SIZE>(base)?);
+        let nid = d.u64(0);
+        let start = usize::from(d.u16(8));
+        let file_type = d.u8(10);
         let end = if i + 1 < self.count {
             usize::from(f.u16(base + DIRENT_SIZE + 8)?)
         } else {
@@ -114,17 +115,33 @@ fn block_count<D: BlockDevice>(cache: &BlockCache<D>, dir: &Inode) -> FsResult<u
     Ok(dir.size.div_ceil(1 << bits))
 }
 
-/// Loads directory block `index` into `buf`, returning the valid part.
+/// Directory block `index` of `dir`, borrowed from the block cache when it lies within one
+/// filesystem block (every directory mkfs writes): a lookup or a listing then neither allocates
+/// nor copies. Anything else (a hole, a block split across extents of a damaged image) is read
+/// into `buf`.
 fn load<'b, D: BlockDevice>(
-    cache: &mut BlockCache<D>,
+    cache: &'b mut BlockCache<D>,
     sb: &Superblock,
     dir: &Inode,
     index: u64,
     buf: &'b mut Vec<u8>,
 ) -> FsResult<&'b [u8]> {
-    let bs = cache.block_size();
-    buf.resize(bs, 0);
-    let pos = index << cache.block_bits();
+    let bits = cache.block_bits();
+    let bs = cache.block_size() as u64;
+    let pos = index << bits;
+    let want = dir.size.saturating_sub(pos).min(bs);
+    if want > 0
+        && let data::Extent::Mapped { pos: at, len } = data::map(cache, sb, dir, pos)?
+        && len >= want
+        && at % bs + want <= bs
+    {
+        let off = (at % bs) as usize;
+        return cache
+            .block(at >> bits)?
+            .get(off..off + want as usize)
+            .ok_or_else(|| FsError::corrupt("directory block outside its cache block"));
+    }
+    buf.resize(bs as usize, 0);
     let n = data::read_at(cache, sb, dir, pos, buf)?;
     buf.get(..n)
         .ok_or_else(|| FsError::corrupt("directory block read overran"))

@@ -2,7 +2,7 @@
 
 use alloc::format;
 
-use super::le::Fields;
+use super::le::Whole;
 use super::superblock::{COMPAT_MTIME, Superblock};
 use crate::hil::block::BlockDevice;
 use crate::services::fs::cache::BlockCache;
@@ -102,7 +102,7 @@ pub(crate) fn read_inode<D: BlockDevice>(
     let mut raw = [0u8; 64];
     let (compact, _) = raw.split_at_mut(32);
     cache.read_bytes(iloc, compact)?;
-    let format = Fields(&raw).u16(0)?;
+    let format = Whole(&raw).u16(0);
     if format >> 5 != 0 {
         return Err(bad(&format!("unknown i_format bits {format:#06x}")));
     }
@@ -111,7 +111,7 @@ pub(crate) fn read_inode<D: BlockDevice>(
         let (_, rest) = raw.split_at_mut(32);
         cache.read_bytes(iloc + 32, rest)?;
     }
-    let f = Fields(&raw);
+    let f = Whole(&raw);
     let layout = match (format >> 1) & 0x7 {
         0 => Layout::FlatPlain,
         2 => Layout::FlatInline,
@@ -124,36 +124,36 @@ pub(crate) fn read_inode<D: BlockDevice>(
         }
         other => return Err(bad(&format!("unknown data layout {other}"))),
     };
-    let xattr_icount = u64::from(f.u16(2)?);
-    let mode = u32::from(f.u16(4)?);
+    let xattr_icount = u64::from(f.u16(2));
+    let mode = u32::from(f.u16(4));
     let file_type =
         FileType::from_mode(mode).ok_or_else(|| bad(&format!("invalid mode {mode:#o}")))?;
-    let raw_u = f.u32(16)?;
-    let ino = f.u32(20)?;
+    let raw_u = f.u32(16);
+    let ino = f.u32(20);
     let (size, nlink, uid, gid, mtime) = if extended {
-        (f.u64(8)?, f.u32(44)?, f.u32(24)?, f.u32(28)?, f.u64(32)?)
+        (f.u64(8), f.u32(44), f.u32(24), f.u32(28), f.u64(32))
     } else {
         let flag = format & 0x10 != 0;
         // Bit 4 on a compact non-directory means nlink = 1 with i_nb holding startblk_hi,
         // which only 48-bit images (refused at mount) use.
         let nlink = if flag && file_type != FileType::Directory {
-            if f.u16(6)? != 0 {
+            if f.u16(6) != 0 {
                 return Err(bad("high start block bits without the 48BIT feature"));
             }
             1
         } else {
-            u32::from(f.u16(6)?)
+            u32::from(f.u16(6))
         };
         let mtime = if sb.feature_compat & COMPAT_MTIME != 0 {
-            sb.epoch.saturating_add(u64::from(f.u32(12)?))
+            sb.epoch.saturating_add(u64::from(f.u32(12)))
         } else {
             sb.epoch
         };
         (
-            u64::from(f.u32(8)?),
+            u64::from(f.u32(8)),
             nlink,
-            u32::from(f.u16(24)?),
-            u32::from(f.u16(26)?),
+            u32::from(f.u16(24)),
+            u32::from(f.u16(26)),
             mtime,
         )
     };

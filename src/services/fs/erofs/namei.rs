@@ -19,7 +19,7 @@ impl<D: BlockDevice> Namespace for Erofs<D> {
         node.file_type
     }
 
-    fn lookup(&mut self, dir: &Inode, _dir_path: &str, name: &str) -> FsResult<Option<Inode>> {
+    fn lookup(&mut self, dir: &Inode, _path: &str, name: &str) -> FsResult<Option<Inode>> {
         Erofs::lookup(self, dir, name)
     }
 

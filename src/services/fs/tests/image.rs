@@ -64,7 +64,7 @@ fn compare_dir(ov: &mut Overlay<RamDisk>, host: &Path, path: &str) -> usize {
     let listing = ov
         .list(path, 0, usize::MAX)
         .unwrap_or_else(|e| panic!("list {path}: {e}"));
-    let listed: Vec<&str> = listing.entries.iter().map(|e| e.name.as_str()).collect();
+    let listed: Vec<&str> = listing.entries.iter().map(|e| e.name).collect();
     assert_eq!(listed, names, "names in {path}");
     assert_eq!(listing.total, names.len());
     let mut checked = 0;

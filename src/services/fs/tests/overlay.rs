@@ -32,8 +32,8 @@ fn names(ov: &mut Overlay<RamDisk>, path: &str) -> Vec<String> {
     ov.list(path, 0, usize::MAX)
         .unwrap()
         .entries
-        .into_iter()
-        .map(|e| e.name)
+        .iter()
+        .map(|e| e.name.to_string())
         .collect()
 }
 
@@ -287,7 +287,7 @@ fn listing_merges_sorts_and_pages() {
     let got: Vec<(&str, Origin)> = all
         .entries
         .iter()
-        .map(|e| (e.name.as_str(), e.stat.origin))
+        .map(|e| (e.name, e.stat.origin))
         .collect();
     assert_eq!(
         got,
@@ -300,16 +300,16 @@ fn listing_merges_sorts_and_pages() {
             ("zz", Origin::Overlay),
         ]
     );
-    assert_eq!(all.entries[4].stat.size, 21);
+    assert_eq!(all.entries.get(4).unwrap().stat.size, 21);
     let page = ov.list("/etc", 2, 2).unwrap();
     assert_eq!(page.total, 6);
-    let page: Vec<&str> = page.entries.iter().map(|e| e.name.as_str()).collect();
+    let page: Vec<&str> = page.entries.iter().map(|e| e.name).collect();
     assert_eq!(page, ["hostname-abs", "motd"]);
     assert!(ov.list("/etc", 10, 5).unwrap().entries.is_empty());
     let big = ov.list("/bigdir", 295, 100).unwrap();
     assert_eq!((big.total, big.entries.len()), (300, 5));
     assert_eq!(
-        big.entries[4].name,
+        big.entries.get(4).unwrap().name,
         "entry-with-a-rather-long-file-name-0299.txt"
     );
     // Through a symlink to a directory.
