@@ -1,46 +1,19 @@
 //! What a stat, an open and a listing allocate: the calls agents make most take no memory per
-//! path component or per entry. Counted by a test allocator, per thread, so that tests running
-//! beside these do not disturb the counts.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! path component or per entry. Counted per thread by the `allocation-counter` crate's test
+//! allocator, so that tests running beside these do not disturb the counts.
 
 use super::fixture::{fixtures, mount};
 use crate::services::fs::overlay::{DEFAULT_OVERLAY_MAX, Overlay, WriteMode};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the count is a thread-local with no destructor.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-/// Allocations `f` makes on this thread.
+/// Allocations (and reallocations) `f` makes on this thread, counted by the
+/// `allocation-counter` crate's test allocator.
 fn allocations<T>(f: impl FnOnce() -> T) -> (usize, T) {
-    let before = ALLOCS.with(Cell::get);
-    let out = f();
-    (ALLOCS.with(Cell::get) - before, out)
+    let mut out = None;
+    let info = allocation_counter::measure(|| out = Some(f()));
+    (
+        info.count_total as usize,
+        out.expect("measure runs its closure"),
+    )
 }
 
 #[test]
