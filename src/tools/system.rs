@@ -161,7 +161,8 @@ fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     // Written as JSON text, the text copied as the client wrote it: one buffer, where a
     // `Value` would take three allocations (map, key, string). The server adds the text block.
     let members = "\"text\":".len() + text.raw().len();
-    let json = ObjectWriter::with_capacity(members).value("text", text);
+    let mut json = ObjectWriter::new(members, 0);
+    json.key("text").value(text);
     Ok(Started::Done(ToolOutput::structured_json(json.finish())))
 }
 

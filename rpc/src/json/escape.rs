@@ -1,7 +1,9 @@
 //! JSON string escaping a machine word at a time: text is mostly printable ASCII, which JSON
-//! copies as it is, and four bytes are tested for that at once. Whole strings, strings
-//! escaped twice, as much as fits a room, and text arriving in pieces ([`TextEscaper`]).
+//! copies as it is, and four bytes are tested for that at once. Whole strings (onto bytes or
+//! a written result's `String`), strings escaped twice, as much as fits a room, and text arriving in pieces
+//! ([`TextEscaper`]).
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use irix7_kmem::complete_utf8;
 
@@ -137,16 +139,7 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
             continue;
         }
         let b = rest[0];
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            _ => b"",
-        };
+        let esc = short_escape(b).as_bytes();
         // A byte from 0x80 up here is a character that does not fit.
         let need = if esc.is_empty() { 6 } else { esc.len() };
         if b >= 0x80 || need > left {
@@ -162,6 +155,48 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         i += 1;
     }
     i
+}
+
+/// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
+fn short_escape(b: u8) -> &'static str {
+    match b {
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        b'\n' => "\\n",
+        b'\r' => "\\r",
+        b'\t' => "\\t",
+        0x08 => "\\b",
+        0x0c => "\\f",
+        _ => "",
+    }
+}
+
+/// [`escape_str`]'s bytes appended to a `String`: a written result stays a `str` for the
+/// readers of its record.
+pub(crate) fn escape_str_into(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut rest = s;
+    while let Some(&b) = rest.as_bytes().first() {
+        // Printable ASCII, or whole non-ASCII characters: either run ends on a boundary.
+        let run = match b {
+            0x80.. => rest.bytes().take_while(|&b| b >= 0x80).count(),
+            _ => plain_run(rest.as_bytes()),
+        };
+        if let Some((copied, tail)) = rest.split_at_checked(run).filter(|_| run > 0) {
+            out.push_str(copied);
+            rest = tail;
+            continue;
+        }
+        match short_escape(b) {
+            "" => {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
+            esc => out.push_str(esc),
+        }
+        rest = rest.get(1..).unwrap_or("");
+    }
 }
 
 /// JSON-escapes UTF-8 text arriving in pieces. A sequence split across pieces is carried over;
@@ -220,7 +255,6 @@ impl TextEscaper {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::String;
 
     #[test]
     fn the_word_test_agrees_with_the_byte_test() {
@@ -257,6 +291,25 @@ mod tests {
             }
         }
         assert_eq!(plain_run(&[b'a'; 39]), 39);
+    }
+
+    #[test]
+    fn escaping_onto_a_string_is_escaping_onto_bytes() {
+        let all: String = (0u32..0x800).filter_map(char::from_u32).collect();
+        for text in [
+            "",
+            "plain",
+            "\"quoted\" \\ back\\slash",
+            "tab\tnew\nline\r \u{1} \u{1f} \u{8}\u{c}\u{7f}",
+            "é€😀 mixed with \"quotes\" and plain ASCII long enough for the word loop",
+            &all,
+        ] {
+            let mut bytes = Vec::new();
+            escape_str(text, &mut bytes);
+            let mut s = String::new();
+            escape_str_into(text, &mut s);
+            assert_eq!(s.as_bytes(), bytes, "{text:?}");
+        }
     }
 
     #[test]

@@ -11,12 +11,10 @@
 //! the one serde_json would build.
 
 use super::escape::plain_run;
+use super::scalar::{Str, number};
 use super::tape::{Kind, Node, Tape};
 use super::value_ref::ValueRef;
-use alloc::borrow::Cow;
-use alloc::string::String;
 use irix7_kmem::budget::Lease;
-use serde_json::Number;
 
 /// Deepest array/object nesting accepted. MCP messages need a handful of levels; the limit
 /// keeps the recursive readers (this one, the schema validator) within a small kernel stack.
@@ -47,51 +45,6 @@ pub(crate) enum Fault {
     Many,
     /// The budget would not take the memory of the next values.
     OverBudget,
-}
-
-/// A string as it appears in the text, quotes included: checked but not decoded.
-#[derive(Clone, Copy)]
-pub(crate) struct Str<'a> {
-    quoted: &'a str,
-    /// Whether it holds a backslash escape (else its text is its value).
-    escaped: bool,
-}
-
-impl<'a> Str<'a> {
-    pub(super) fn new(quoted: &'a str, escaped: bool) -> Self {
-        Str { quoted, escaped }
-    }
-
-    /// The text between the quotes.
-    fn inner(self) -> &'a str {
-        self.quoted
-            .get(1..self.quoted.len().saturating_sub(1))
-            .unwrap_or("")
-    }
-
-    /// The text, when it is the value (no escape in it).
-    pub(super) fn plain(self) -> Option<&'a str> {
-        (!self.escaped).then(|| self.inner())
-    }
-
-    /// Whether the string has a value: only a `\u` escape can be half of a surrogate pair,
-    /// so a string without one is not decoded to tell (nor allocated for).
-    fn readable(self) -> bool {
-        let has_u = || self.quoted.as_bytes().windows(2).any(|w| w == b"\\u");
-        !self.escaped || !has_u() || self.decode().is_some()
-    }
-
-    /// The string's value; `None` when a `\u` escape is half of a surrogate pair, which no
-    /// Rust string can hold. A string with escapes is rare: serde_json's own string reader
-    /// (in the image already) decodes it.
-    pub(crate) fn decode(self) -> Option<Cow<'a, str>> {
-        match self.escaped {
-            false => Some(Cow::Borrowed(self.inner())),
-            true => serde_json::from_str::<String>(self.quoted)
-                .ok()
-                .map(Cow::Owned),
-        }
-    }
 }
 
 /// A cursor over JSON text.
@@ -336,7 +289,7 @@ impl<'a> Reader<'a> {
         }
         let quoted = self.text.get(start - 1..i + 1).ok_or(Fault::Syntax)?;
         self.at = i + 1;
-        Ok(Str { quoted, escaped })
+        Ok(Str::new(quoted, escaped))
     }
 
     /// The literal or number that starts here, stepped over; its kind.
@@ -419,50 +372,10 @@ fn number_len(b: &[u8]) -> Option<usize> {
     Some(i)
 }
 
-/// A number's value as serde_json reads it: an unsigned integer read here (the common case,
-/// and cheap), anything else by serde_json's number reader. `None` beyond a double (`1e999`).
-pub(super) fn number(text: &str) -> Option<Number> {
-    // At most 19 digits always fit a u64.
-    if text.len() <= 19 && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text.parse::<u64>().ok().map(Number::from);
-    }
-    text.parse().ok()
-}
-
-/// One JSON value read from `text` as a request's `params` are, for the `fuzz/` crate's
-/// comparison with serde_json: `Err` says why the text was refused (a [`Fault`] as a word),
-/// `Ok(None)` that it is well-formed but no `Value` holds it.
-#[cfg(feature = "fuzzing")]
-pub fn fuzz_value(text: &str) -> Result<Option<serde_json::Value>, &'static str> {
-    let mut r = Reader::new(text, None);
-    let mut tape = Tape::default();
-    let readable = r.tape(0, &mut tape).and_then(|ok| r.end().map(|()| ok));
-    let readable = readable.map_err(|f| match f {
-        Fault::Syntax => "syntax",
-        Fault::Deep => "deep",
-        Fault::Many => "many",
-        Fault::OverBudget => "budget",
-    })?;
-    let Some(value) = readable.then(|| tape.read(text)).flatten() else {
-        return Ok(None);
-    };
-    let v = super::value_ref::rebuild(value);
-    // The value copied into a written object reads the same from the writer's record.
-    let written = super::ObjectWriter::with_capacity(0)
-        .value("v", value)
-        .finish();
-    match written
-        .value()
-        .map(|w| w.get("v").and_then(super::value_ref::rebuild))
-    {
-        Some(copy) if copy != v => Err("the written object's record reads another value"),
-        _ => Ok(v),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::borrow::Cow;
     use alloc::format;
     use alloc::vec;
     use serde_json::Value;

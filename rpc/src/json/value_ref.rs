@@ -2,7 +2,7 @@
 //! lies in. Nothing is copied or built unless a caller asks for an owned value
 //! ([`ValueRef::to_value`]) or a string holds an escape.
 
-use super::read::{Str, number};
+use super::scalar::{Str, number};
 use super::tape::{EMPTY_NODE, Kind, Node, Tape};
 use alloc::borrow::Cow;
 use serde_json::{Map, Value};

@@ -56,7 +56,8 @@ fn said(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         .unwrap_or(crate::json::ValueRef::empty_object());
     let bad = call.args.get("bad").and_then(|v| v.as_bool()) == Some(true);
     let key = if bad { "wrong" } else { "said" };
-    let json = crate::json::ObjectWriter::with_capacity(16).value(key, text);
+    let mut json = crate::json::ObjectWriter::new(16, 0);
+    json.key(key).value(text);
     Ok(Started::Done(ToolOutput::structured_json(json.finish())))
 }
 

@@ -1,0 +1,409 @@
+//! A JSON value written as text, value by value, with a record of where each value lies in
+//! it: every structured result a tool gives is written this way.
+//!
+//! Why: a result built as a `serde_json::Value` takes an allocation for each map, key and
+//! string, and the server then weighs, checks and serialises the tree. Written as text it is
+//! one buffer. The record is a tape (as [`super::Tape`] is for a request), so the server
+//! checks the result against the tool's output schema without reading it again: for a large
+//! echo that second reading cost a fifth of each response byte (`docs/bench.md`).
+//!
+//! The bytes are serde_json's for the same value: its maps (no `preserve_order` here) keep
+//! keys sorted, so a writer writes members in key order (checked in debug builds), and
+//! integers are written as its `itoa` writes them.
+
+use super::escape::{escape_str_into, plain_run};
+use super::tape::{EMPTY_NODE, Kind, Node};
+use super::value_ref::ValueRef;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write as _};
+
+/// Entries a record holds without the heap: the object's, then a key and a value (with
+/// whatever a copied value holds) for each member, so two scalar members. Small, because a
+/// tool's result is moved a few times on its way to the server: 80 bytes on the R4400.
+const INLINE: usize = 5;
+
+/// Containers open at once that a record follows; a result nested deeper is written whole
+/// but not recorded, and is read when it is checked ([`Written::value`]).
+const DEPTH: usize = 6;
+
+/// Writes one JSON object (a tool's structured result): members with [`Self::key`] then a
+/// value, nested objects and arrays between `begin_*` and `end_*`.
+pub struct ObjectWriter {
+    w: Written,
+    /// Record entries of the open containers, outermost first (those below [`DEPTH`]).
+    open: [usize; DEPTH],
+    depth: usize,
+    /// The last key written at each open level (its text's range), to check the order.
+    #[cfg(debug_assertions)]
+    keys: [Option<(usize, usize)>; DEPTH],
+}
+
+/// A finished object: its text and, when it was recorded, its record.
+pub struct Written {
+    text: String,
+    record: Record,
+    /// Values written (recorded or not): with the text's length, how heavy the result is.
+    values: usize,
+}
+
+enum Record {
+    Inline {
+        nodes: [Node; INLINE],
+        len: usize,
+    },
+    Spilled(Vec<Node>),
+    /// Not recorded: too deep, a value without entries, or no heap for the record.
+    Off,
+}
+
+impl Record {
+    fn len(&self) -> usize {
+        match self {
+            Record::Inline { len, .. } => *len,
+            Record::Spilled(v) => v.len(),
+            Record::Off => 0,
+        }
+    }
+
+    /// Moves an inline record to the heap, with room for `entries`.
+    fn spill(&mut self, entries: usize) {
+        if let Record::Inline { nodes, len } = self {
+            let mut v = Vec::new();
+            *self = match v.try_reserve_exact(entries.max(*len)) {
+                Ok(()) => {
+                    v.extend_from_slice(nodes.get(..*len).unwrap_or(&[]));
+                    Record::Spilled(v)
+                }
+                Err(_) => Record::Off,
+            };
+        }
+    }
+
+    /// `n` more entries at the end, for the caller to fill; `None` once the record is off.
+    fn grow(&mut self, n: usize) -> Option<&mut [Node]> {
+        let len = self.len();
+        if matches!(self, Record::Inline { .. }) && len + n > INLINE {
+            self.spill(2 * (len + n));
+        }
+        if let Record::Spilled(v) = self
+            && v.try_reserve(n).is_err()
+        {
+            *self = Record::Off;
+        }
+        match self {
+            Record::Inline { nodes, len } => {
+                *len += n;
+                nodes.get_mut(*len - n..*len)
+            }
+            Record::Spilled(v) => {
+                v.resize(len + n, EMPTY_NODE);
+                v.get_mut(len..)
+            }
+            Record::Off => None,
+        }
+    }
+
+    fn push(&mut self, node: Node) {
+        if let Some([slot]) = self.grow(1) {
+            *slot = node;
+        }
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Node> {
+        match self {
+            Record::Inline { nodes, len } => nodes.get_mut(..*len)?.get_mut(index),
+            Record::Spilled(v) => v.get_mut(index),
+            Record::Off => None,
+        }
+    }
+
+    fn nodes(&self) -> Option<&[Node]> {
+        match self {
+            Record::Inline { nodes, len } => nodes.get(..*len),
+            Record::Spilled(v) => Some(v),
+            Record::Off => None,
+        }
+    }
+}
+
+impl ObjectWriter {
+    /// An empty object with room for `bytes` of members (keys and values with their quotes,
+    /// colons and commas) and a record of `entries` (a key and a value per member, a value per
+    /// item, each container one), so that a result whose guess holds takes one allocation
+    /// (two past [`INLINE`] entries).
+    pub fn new(bytes: usize, entries: usize) -> Self {
+        let mut text = String::with_capacity(bytes.saturating_add(2));
+        text.push('{');
+        let mut nodes = [EMPTY_NODE; INLINE];
+        nodes[0] = Node::at(0, Kind::Object, false);
+        let mut record = Record::Inline { nodes, len: 1 };
+        // A guess past the inline room takes the record's one allocation now.
+        if entries > INLINE {
+            record.spill(entries);
+        }
+        ObjectWriter {
+            w: Written {
+                text,
+                record,
+                values: 1,
+            },
+            open: [0; DEPTH],
+            depth: 1,
+            #[cfg(debug_assertions)]
+            keys: [None; DEPTH],
+        }
+    }
+
+    /// A comma, unless the value opens its container or follows its key.
+    fn separate(&mut self) {
+        if !matches!(self.w.text.as_bytes().last(), Some(b'{' | b'[' | b':')) {
+            self.w.text.push(',');
+        }
+    }
+
+    /// A scalar written by `write`, recorded as one entry.
+    fn scalar(&mut self, kind: Kind, write: impl FnOnce(&mut String)) -> &mut Self {
+        self.separate();
+        let start = self.w.text.len();
+        write(&mut self.w.text);
+        let next = self.w.record.len() + 1;
+        let node = Node {
+            end: self.w.text.len(),
+            next,
+            ..Node::at(start, kind, false)
+        };
+        self.w.record.push(node);
+        self.w.values += 1;
+        self
+    }
+
+    /// Starts the member `key` of the innermost object; its value is written next.
+    pub fn key(&mut self, key: &str) -> &mut Self {
+        if self.w.text.as_bytes().last() != Some(&b'{') {
+            self.w.text.push(',');
+        }
+        let start = self.w.text.len();
+        self.w.text.push('"');
+        escape_str_into(key, &mut self.w.text);
+        self.w.text.push('"');
+        let end = self.w.text.len();
+        self.check_order(start + 1, end - 1);
+        // Escaping only ever lengthens a string. A key's entry points at nothing (0).
+        let node = Node {
+            end,
+            ..Node::at(start, Kind::String, end - start != key.len() + 2)
+        };
+        self.w.record.push(node);
+        self.w.text.push(':');
+        self
+    }
+
+    /// Keys in serde_json's order (its maps sort them), or its bytes would differ.
+    #[cfg(debug_assertions)]
+    fn check_order(&mut self, start: usize, end: usize) {
+        if let Some(last) = self.depth.checked_sub(1).and_then(|d| self.keys.get_mut(d)) {
+            let text = self.w.text.as_bytes();
+            if let Some((a, b)) = *last {
+                debug_assert!(
+                    text.get(a..b) < text.get(start..end),
+                    "keys out of serde_json's order: {:?} after {:?}",
+                    self.w.text.get(start..end),
+                    self.w.text.get(a..b),
+                );
+            }
+            *last = Some((start, end));
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    fn check_order(&mut self, _start: usize, _end: usize) {}
+
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.separate();
+        let start = self.w.text.len();
+        self.w.text.push('"');
+        escape_str_into(s, &mut self.w.text);
+        self.w.text.push('"');
+        // Escaping only ever lengthens a string.
+        let escaped = self.w.text.len() - start != s.len() + 2;
+        self.string_entry(start, escaped)
+    }
+
+    /// A string of `v`'s `Display` text, written without a `String` of its own.
+    pub fn display(&mut self, v: impl fmt::Display) -> &mut Self {
+        self.separate();
+        let start = self.w.text.len();
+        self.w.text.push('"');
+        // Writing to a `String` cannot fail.
+        let _ = write!(self.w.text, "{v}");
+        let body = self.w.text.get(start + 1..).unwrap_or("");
+        let escaped = plain_run(body.as_bytes()) != body.len();
+        if escaped {
+            let raw = self.w.text.split_off(start + 1);
+            escape_str_into(&raw, &mut self.w.text);
+        }
+        self.w.text.push('"');
+        self.string_entry(start, escaped)
+    }
+
+    /// Records the string written from `start`.
+    fn string_entry(&mut self, start: usize, escaped: bool) -> &mut Self {
+        let node = Node {
+            end: self.w.text.len(),
+            next: self.w.record.len() + 1,
+            ..Node::at(start, Kind::String, escaped)
+        };
+        self.w.record.push(node);
+        self.w.values += 1;
+        self
+    }
+
+    pub fn u64(&mut self, n: u64) -> &mut Self {
+        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+    }
+
+    pub fn i64(&mut self, n: i64) -> &mut Self {
+        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+    }
+
+    pub fn bool(&mut self, b: bool) -> &mut Self {
+        self.scalar(Kind::Bool, |t| t.push_str(if b { "true" } else { "false" }))
+    }
+
+    pub fn null(&mut self) -> &mut Self {
+        self.scalar(Kind::Null, |t| t.push_str("null"))
+    }
+
+    /// A value copied as its JSON text was read (having been read, it is JSON a `Value`
+    /// holds), with its entries.
+    pub fn value(&mut self, value: ValueRef<'_>) -> &mut Self {
+        self.separate();
+        let (first, entries) = value.entries();
+        let from = entries.first().map_or(0, |n| n.start);
+        let to = self.w.text.len();
+        self.w.text.push_str(value.raw());
+        self.w.values += entries.len();
+        let len = self.w.record.len();
+        match self.w.record.grow(entries.len()) {
+            // No entries (a value not on a tape) would leave a key without its value.
+            Some(room) if !room.is_empty() => moved(room, entries, first, len, from, to),
+            _ => self.w.record = Record::Off,
+        }
+        self
+    }
+
+    /// Opens a container whose entry is closed by [`Self::end`].
+    fn begin(&mut self, open: char, kind: Kind) -> &mut Self {
+        self.separate();
+        let node = Node::at(self.w.text.len(), kind, false);
+        self.w.text.push(open);
+        let index = self.w.record.len();
+        self.w.record.push(node);
+        self.w.values += 1;
+        match self.open.get_mut(self.depth) {
+            Some(slot) => *slot = index,
+            // Deeper than a record follows.
+            None => self.w.record = Record::Off,
+        }
+        #[cfg(debug_assertions)]
+        if let Some(k) = self.keys.get_mut(self.depth) {
+            *k = None;
+        }
+        self.depth += 1;
+        self
+    }
+
+    /// Closes the innermost container with `close`.
+    fn end(&mut self, close: char) -> &mut Self {
+        self.w.text.push(close);
+        self.depth = self.depth.saturating_sub(1);
+        let (end, next) = (self.w.text.len(), self.w.record.len());
+        if let Some(&index) = self.open.get(self.depth)
+            && let Some(n) = self.w.record.get_mut(index)
+        {
+            n.end = end;
+            n.next = next;
+        }
+        self
+    }
+
+    pub fn begin_object(&mut self) -> &mut Self {
+        self.begin('{', Kind::Object)
+    }
+
+    pub fn end_object(&mut self) -> &mut Self {
+        self.end('}')
+    }
+
+    pub fn begin_array(&mut self) -> &mut Self {
+        self.begin('[', Kind::Array)
+    }
+
+    pub fn end_array(&mut self) -> &mut Self {
+        self.end(']')
+    }
+
+    /// Closes the object.
+    pub fn finish(mut self) -> Written {
+        debug_assert_eq!(self.depth, 1, "a container left open");
+        while self.depth > 1 {
+            self.end(']');
+        }
+        self.end('}');
+        self.w
+    }
+}
+
+/// Fills `room` with `entries` of a tape where the first is entry `first` and its text starts
+/// at `from`, moved to a record where the first is entry `to_entry` and the text starts at
+/// `to`.
+fn moved(
+    room: &mut [Node],
+    entries: &[Node],
+    first: usize,
+    to_entry: usize,
+    from: usize,
+    to: usize,
+) {
+    let at = |p: usize| p.wrapping_sub(from).wrapping_add(to);
+    for (slot, n) in room.iter_mut().zip(entries) {
+        *slot = Node {
+            start: at(n.start),
+            end: at(n.end),
+            // A key's entry points at nothing (0); a value's at the entry past it.
+            next: match n.next {
+                0 => 0,
+                next => next.wrapping_sub(first).wrapping_add(to_entry),
+            },
+            ..*n
+        };
+    }
+}
+
+impl Written {
+    /// The object's JSON text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// How much work checking and writing the result out is: a value per value written and
+    /// one per 64 bytes of text.
+    pub fn weight(&self) -> usize {
+        self.values.saturating_add(self.text.len() / 64)
+    }
+
+    /// The object, read from its record; `None` if it was not recorded, for the caller to
+    /// read its text.
+    pub fn value(&self) -> Option<ValueRef<'_>> {
+        let nodes = self.record.nodes()?;
+        Some(ValueRef::recorded(&self.text, nodes))
+    }
+}
+
+#[cfg(test)]
+mod tests;
