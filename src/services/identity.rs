@@ -85,6 +85,25 @@ impl Identity {
     }
 }
 
+/// Lower-case hex digits of `bytes`, written where they go (`status` writes a digest into its
+/// result without a `String` of its own).
+pub struct HexDigits<'a>(pub &'a [u8]);
+
+impl core::fmt::Display for HexDigits<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // A digest's digits at once, not a write per byte.
+        for chunk in self.0.chunks(32) {
+            let mut digits = [0u8; 64];
+            for (pair, &b) in digits.chunks_exact_mut(2).zip(chunk) {
+                pair.copy_from_slice(&hex_byte(b));
+            }
+            let digits = digits.get(..chunk.len() * 2).unwrap_or(&[]);
+            f.write_str(core::str::from_utf8(digits).unwrap_or(""))?;
+        }
+        Ok(())
+    }
+}
+
 /// Lower-case hex digits, two a byte, into one allocation: the status page and `status` show
 /// a digest on every request, and formatting each byte cost an allocation and ~500
 /// instructions.

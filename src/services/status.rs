@@ -8,7 +8,6 @@ use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Value, json};
 
 /// Heap figures in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,59 +123,6 @@ impl Status {
 
     pub fn date_text(&self) -> String {
         format_utc(self.unix_time)
-    }
-
-    /// The structured form (the `status` tool's `structuredContent`).
-    pub fn to_json(&self) -> Value {
-        let mut v = json!({
-            "module": "irix7-mcp",
-            "module_version": VERSION,
-            "build_id": BUILD_ID,
-            "abi": self.abi_version,
-            "os_version": self.os_version,
-            "uptime_ms": self.uptime_ms,
-            "date": self.date_text(),
-            "unix_time": self.unix_time,
-            "ram_bytes": self.ram_bytes,
-            "ip": self.ip_text(),
-            "mac": self.mac_text(),
-            "port": self.net.port,
-            "policy": self.policy,
-            "open_connections": self.net.open_connections,
-            "requests": self.net.requests,
-            "heap": {
-                "used": self.heap.used, "peak": self.heap.peak, "size": self.heap.size,
-                "budget": self.heap_budget,
-            },
-            "budgets": self.budgets.iter().map(|b| json!({
-                "name": b.name, "limit": b.limit, "used": b.used, "peak": b.peak,
-                "refused": b.refused,
-            })).collect::<Vec<_>>(),
-        });
-        if let (Some(sha256), Value::Object(m)) = (self.identity.sha256(), &mut v) {
-            let mut image = json!({
-                "sha256": sha256,
-                "sha256_short": self.identity.sha256_short(),
-                "deploy": "ok",
-            });
-            if let (Some((why, refused)), Value::Object(i)) = (self.identity.refused(), &mut image)
-            {
-                i.insert("deploy".into(), why.into());
-                i.insert("refused_sha256".into(), refused.into());
-            }
-            m.insert("image".into(), image);
-        }
-        if let (Some(c), Value::Object(m)) = (&self.cache, &mut v) {
-            m.insert(
-                "cache".into(),
-                json!({
-                    "hits": c.hits, "misses": c.misses, "evictions": c.evictions,
-                    "block_size": c.block_size, "capacity": c.capacity, "resident": c.resident,
-                    "direct_blocks": c.direct_blocks,
-                }),
-            );
-        }
-        v
     }
 
     /// The plain-text form (`irix7://status`, the shell's `status`).
@@ -295,24 +241,35 @@ pub fn mac_text(m: [u8; 6]) -> String {
 
 /// `YYYY-MM-DD hh:mm:ss UTC` from seconds since 1970 (proleptic Gregorian calendar).
 pub fn format_utc(unix: u32) -> String {
-    let days = i64::from(unix / 86400);
-    let secs = unix % 86400;
-    // Civil date from a day count: shift the epoch to 0000-03-01 so leap days end the year.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    )
+    format!("{}", Utc(unix))
+}
+
+/// [`format_utc`]'s text, written where it goes (`status` writes it into its result).
+pub struct Utc(pub u32);
+
+impl core::fmt::Display for Utc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let unix = self.0;
+        let days = i64::from(unix / 86400);
+        let secs = unix % 86400;
+        // Civil date from a day count: shift the epoch to 0000-03-01 so leap days end the year.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        write!(
+            f,
+            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+            secs / 3600,
+            (secs / 60) % 60,
+            secs % 60
+        )
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,15 @@
 
 use super::caps::{AuditTrail, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
+use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
 use crate::services::power::{self, Action, Pending};
-use crate::services::status::{mem_text, net_text};
+use crate::services::status::{Status, Utc, mem_text, net_text};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use rpc::json::{Kind, ObjectWriter};
+use indy::abi::{DEPLOY_OK, deploy_reason};
+use rpc::json::{Kind, ObjectWriter, Written};
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
     ToolOutput, WatchDef,
@@ -147,10 +149,84 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
 ];
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(
-        ctx.status().to_json(),
-    )))
+    Ok(Started::Done(ToolOutput::structured_json(status_json(
+        &ctx.status(),
+    ))))
 }
+
+/// The status as `status`'s structured result, members in key order.
+fn status_json(st: &Status) -> Written {
+    let mut w = ObjectWriter::new(STATUS_BYTES, STATUS_ENTRIES);
+    w.key("abi").u64(st.abi_version.into());
+    w.key("budgets").begin_array();
+    for b in &st.budgets {
+        w.begin_object();
+        w.key("limit").u64(b.limit as u64).key("name").str(b.name);
+        w.key("peak")
+            .u64(b.peak as u64)
+            .key("refused")
+            .u64(b.refused);
+        w.key("used").u64(b.used as u64).end_object();
+    }
+    w.end_array().key("build_id").str(BUILD_ID);
+    if let Some(c) = &st.cache {
+        w.key("cache").begin_object();
+        w.key("block_size").u64(c.block_size.into());
+        w.key("capacity").u64(c.capacity.into());
+        w.key("direct_blocks").u64(c.direct_blocks);
+        w.key("evictions").u64(c.evictions).key("hits").u64(c.hits);
+        w.key("misses").u64(c.misses);
+        w.key("resident").u64(c.resident.into()).end_object();
+    }
+    w.key("date").display(Utc(st.unix_time));
+    w.key("heap").begin_object();
+    w.key("budget").u64(st.heap_budget as u64);
+    w.key("peak").u64(st.heap.peak as u64);
+    w.key("size").u64(st.heap.size as u64);
+    w.key("used").u64(st.heap.used as u64).end_object();
+    if let Some(i) = st.identity.image {
+        w.key("image").begin_object();
+        match i.deploy {
+            DEPLOY_OK => w.key("deploy").str("ok"),
+            why => w
+                .key("deploy")
+                .str(deploy_reason(why))
+                .key("refused_sha256")
+                .display(HexDigits(&i.refused_sha256)),
+        };
+        w.key("sha256").display(HexDigits(&i.sha256));
+        w.key("sha256_short")
+            .display(HexDigits(i.sha256.get(..SHORT_DIGITS / 2).unwrap_or(&[])));
+        w.end_object();
+    }
+    match st.net.ip {
+        Some([a, b, c, d]) => w.key("ip").display(format_args!("{a}.{b}.{c}.{d}")),
+        None => w.key("ip").str("unconfigured"),
+    };
+    let m = st.net.mac;
+    w.key("mac").display(format_args!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    ));
+    w.key("module")
+        .str("irix7-mcp")
+        .key("module_version")
+        .str(VERSION);
+    w.key("open_connections")
+        .u64(st.net.open_connections as u64);
+    w.key("os_version").str(&st.os_version);
+    w.key("policy").str(&st.policy);
+    w.key("port").u64(st.net.port.into());
+    w.key("ram_bytes").u64(st.ram_bytes.into());
+    w.key("requests").u64(st.net.requests);
+    w.key("unix_time").u64(st.unix_time.into());
+    w.key("uptime_ms").u64(st.uptime_ms);
+    w.finish()
+}
+
+/// Room for a status with an image, a cache and a few budgets: ~1 KB of text, ~90 entries.
+const STATUS_BYTES: usize = 1280;
+const STATUS_ENTRIES: usize = 128;
 
 /// Reaches nothing: the round trip is the point.
 fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -185,10 +261,10 @@ fn scheduled<C: PowerSchedule>(
 ) -> Result<Started<C>, ToolError> {
     let delay = args::opt_u64(call, "delay_ms")?.unwrap_or(power::DEFAULT_DELAY_MS);
     let in_ms = schedule(ctx.pending(), action, call.now_ms, delay)?;
-    Ok(Started::Done(ToolOutput::structured(serde_json::json!({
-        "action": action.as_str(),
-        "in_ms": in_ms,
-    }))))
+    let mut json = ObjectWriter::new(40, 0);
+    json.key("action").str(action.as_str());
+    json.key("in_ms").u64(in_ms);
+    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
 }
 
 fn reset<C: PowerSchedule>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {

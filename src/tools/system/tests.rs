@@ -13,6 +13,108 @@ fn the_status_version_ignores_the_clocks_but_not_the_rest() {
     assert_ne!(v, super::status_version(&mut ctx));
 }
 
+/// The `status` result as a `Value` was built for it before the writer: the bytes
+/// serde_json wrote for it are the bytes the writer must write.
+fn status_value(st: &crate::services::status::Status) -> Value {
+    use crate::services::identity::{BUILD_ID, VERSION};
+    let mut v = json!({
+        "module": "irix7-mcp",
+        "module_version": VERSION,
+        "build_id": BUILD_ID,
+        "abi": st.abi_version,
+        "os_version": st.os_version,
+        "uptime_ms": st.uptime_ms,
+        "date": st.date_text(),
+        "unix_time": st.unix_time,
+        "ram_bytes": st.ram_bytes,
+        "ip": st.ip_text(),
+        "mac": st.mac_text(),
+        "port": st.net.port,
+        "policy": st.policy,
+        "open_connections": st.net.open_connections,
+        "requests": st.net.requests,
+        "heap": {
+            "used": st.heap.used, "peak": st.heap.peak, "size": st.heap.size,
+            "budget": st.heap_budget,
+        },
+        "budgets": st.budgets.iter().map(|b| json!({
+            "name": b.name, "limit": b.limit, "used": b.used, "peak": b.peak,
+            "refused": b.refused,
+        })).collect::<std::vec::Vec<_>>(),
+    });
+    if let Some(sha256) = st.identity.sha256() {
+        let mut image = json!({
+            "sha256": sha256,
+            "sha256_short": st.identity.sha256_short(),
+            "deploy": "ok",
+        });
+        if let Some((why, refused)) = st.identity.refused() {
+            image["deploy"] = why.into();
+            image["refused_sha256"] = refused.into();
+        }
+        v["image"] = image;
+    }
+    if let Some(c) = &st.cache {
+        v["cache"] = json!({
+            "hits": c.hits, "misses": c.misses, "evictions": c.evictions,
+            "block_size": c.block_size, "capacity": c.capacity, "resident": c.resident,
+            "direct_blocks": c.direct_blocks,
+        });
+    }
+    v
+}
+
+#[test]
+fn status_writes_the_bytes_of_its_value() {
+    use crate::services::fs::cache::CacheStats;
+    use crate::services::memory::BudgetUse;
+    use crate::tools::caps::StatusFigures;
+    use indy::abi::{DEPLOY_SHA256_MISMATCH, ImageInfo};
+    let (ctx, _) = crate::tools::testing::fake::ctx_and_state();
+    let mut st = ctx.status();
+    let same = |st: &crate::services::status::Status| {
+        let written = super::status_json(st);
+        assert_eq!(
+            written.text(),
+            serde_json::to_string(&status_value(st)).unwrap()
+        );
+    };
+    same(&st);
+    st.net.ip = None;
+    st.identity.image = None;
+    st.os_version = String::from("7.0 \"quoted\" é");
+    same(&st);
+    st.identity.image = Some(ImageInfo {
+        sha256: [0xa7; 32],
+        deploy: DEPLOY_SHA256_MISMATCH,
+        refused_sha256: [0x01; 32],
+    });
+    st.cache = Some(CacheStats {
+        hits: 9,
+        misses: u64::MAX,
+        block_size: 4096,
+        capacity: 16,
+        ..CacheStats::default()
+    });
+    st.budgets = std::vec![
+        BudgetUse {
+            name: "a",
+            limit: 1,
+            used: 2,
+            peak: 3,
+            refused: 4
+        },
+        BudgetUse {
+            name: "shell",
+            limit: 10,
+            used: 0,
+            peak: 0,
+            refused: 0
+        },
+    ];
+    same(&st);
+}
+
 #[test]
 fn status_reports_the_machine() {
     let mut s = server();

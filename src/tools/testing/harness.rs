@@ -81,5 +81,18 @@ pub fn call(s: &mut McpServer<Ctx>, tool: &str, args: Value) -> Value {
         .cloned()
         .unwrap_or_else(|| panic!("no result: {r}"));
     super::declared::assert_declared(s, tool, &result);
+    assert_serde_bytes(&result);
     result
+}
+
+/// A structured result's text block holds its JSON as the tool wrote it: the bytes serde_json
+/// writes for the same value (keys sorted, numbers as it prints them), as they always were.
+pub fn assert_serde_bytes(result: &Value) {
+    let Some(structured) = result.get("structuredContent") else {
+        return;
+    };
+    let blocks = result["content"].as_array().expect("content");
+    let text = blocks.last().and_then(|b| b["text"].as_str());
+    let want = serde_json::to_string(structured).unwrap();
+    assert_eq!(text, Some(want.as_str()), "written as serde_json writes it");
 }
