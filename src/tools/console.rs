@@ -5,8 +5,8 @@
 use super::caps::ConsoleLine;
 use super::{Ctx, args};
 use alloc::format;
+use rpc::json::ObjectWriter;
 use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
-use serde_json::json;
 
 /// Most bytes one write sends (a line or a short block; the ring holds 8 KiB).
 pub const WRITE_MAX: usize = 4096;
@@ -82,10 +82,10 @@ pub fn write_text<C: ConsoleLine>(
     }
     ctx.console().console_write(&bytes);
     let head = ctx.console().serial_head();
-    Ok(Started::Done(ToolOutput::structured(json!({
-        "bytes": bytes.len(),
-        "serial_head": head,
-    }))))
+    let mut w = ObjectWriter::new(40, 0);
+    w.key("bytes").u64(bytes.len() as u64);
+    w.key("serial_head").u64(head.into());
+    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
 }
 
 fn console_write<C: ConsoleLine>(
@@ -104,10 +104,10 @@ fn input_keys<C: ConsoleLine>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
         ));
     }
     let taken = ctx.console().console_input(keys.as_bytes()).min(keys.len());
-    Ok(Started::Done(ToolOutput::structured(json!({
-        "requested": keys.len(),
-        "taken": taken,
-    }))))
+    let mut w = ObjectWriter::new(32, 0);
+    w.key("requested").u64(keys.len() as u64);
+    w.key("taken").u64(taken as u64);
+    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
 }
 
 #[cfg(test)]

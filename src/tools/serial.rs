@@ -21,11 +21,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, TaskSupport,
     TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, WatchDef,
 };
-use serde_json::json;
 
 /// Default and largest `max_bytes`: the whole ring on the Indy.
 const READ_DEFAULT: u64 = 8192;
@@ -304,29 +304,30 @@ fn answer<C: ConsoleLine>(
             chunk.data.truncate(keep);
         }
     }
-    let data = if read.base64 {
-        rpc::mcp::base64(&chunk.data)
-    } else {
-        String::from_utf8_lossy(&chunk.data).into_owned()
+    // The data's escaped text, then a dozen numbers: ~32 entries.
+    let mut w = ObjectWriter::new(chunk.data.len() * 4 / 3 + 240, 32);
+    w.key("bytes").u64(chunk.data.len() as u64);
+    match read.base64 {
+        true => w.key("data").str(&rpc::mcp::base64(&chunk.data)),
+        false => w.key("data").str(&String::from_utf8_lossy(&chunk.data)),
     };
-    let mut v = json!({
-        "data": data,
-        "encoding": if read.base64 { "base64" } else { "text" },
-        "offset": chunk.offset,
-        "bytes": chunk.data.len(),
-        "next_offset": chunk.next_offset(),
-        "head": chunk.head,
-        "oldest": chunk.oldest,
-        "lost": chunk.lost,
-        "eof": chunk.eof(),
-    });
+    w.key("encoding")
+        .str(if read.base64 { "base64" } else { "text" });
+    w.key("eof")
+        .bool(chunk.eof())
+        .key("head")
+        .u64(chunk.head.into());
+    w.key("lost").u64(chunk.lost.into());
     if let Some(found) = until {
-        v["matched"] = found.is_some().into();
         if let Some(f) = found {
-            v["match_offset"] = f.at.into();
+            w.key("match_offset").u64(f.at.into());
         }
+        w.key("matched").bool(found.is_some());
     }
-    Ok(ToolOutput::structured(v))
+    w.key("next_offset").u64(chunk.next_offset().into());
+    w.key("offset").u64(chunk.offset.into());
+    w.key("oldest").u64(chunk.oldest.into());
+    Ok(ToolOutput::structured_json(w.finish()))
 }
 
 /// A copy of the kernel's ring and its head, or `E_BUSY` when the heap has no room for it now.
