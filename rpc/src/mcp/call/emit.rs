@@ -96,15 +96,12 @@ fn weight(v: &Value, limit: usize) -> usize {
     n.min(limit + 1)
 }
 
-/// JSON text past this many bytes makes a result heavy: what [`HEAVY`] is in string bytes.
-const HEAVY_JSON: usize = HEAVY * 64;
-
 /// Whether a result is heavy enough to be written over several polls.
 fn heavy<C>(output: &ToolOutput<C>) -> bool {
     !output.is_error
         && match &output.structured {
             Some(Structured::Value(v)) => weight(v, HEAVY) > HEAVY,
-            Some(Structured::Json(json)) => json.text().len() > HEAVY_JSON,
+            Some(Structured::Json(json)) => json.weight() > HEAVY,
             None => false,
         }
 }
