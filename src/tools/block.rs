@@ -2,16 +2,15 @@
 //! the filesystem does not explain (a corrupt image, a partition table, another target).
 
 use super::caps::Disks;
-use super::fs::put;
 use super::{Ctx, args};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;
 use alloc::vec;
+use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, Content, ErrorCode, Started, Structured, TaskSupport, TaskTool, ToolCall, ToolDef,
     ToolError, ToolOutput,
 };
-use serde_json::{Map, Value};
 
 /// Most sectors one call reads (64 KiB).
 pub const MAX_SECTORS: u64 = 128;
@@ -103,16 +102,17 @@ fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     })?;
     let data = rpc::mcp::base64(&buf);
     drop(buf);
-    let mut m = Map::new();
-    put(&mut m, "target", target.into());
-    put(&mut m, "lba", lba.into());
-    put(&mut m, "count", count.into());
-    put(&mut m, "bytes", (count as usize * SECTOR_SIZE).into());
-    put(&mut m, "device_blocks", blocks.into());
-    put(&mut m, "encoding", "base64".into());
+    let mut w = ObjectWriter::new(120, 16);
+    w.key("bytes").u64((count as usize * SECTOR_SIZE) as u64);
+    w.key("count")
+        .u64(count)
+        .key("device_blocks")
+        .u64(blocks.into());
+    w.key("encoding").str("base64").key("lba").u64(lba);
+    w.key("target").u64(target);
     Ok(Started::Done(ToolOutput {
         content: vec![Content::text(data)],
-        structured: Some(Structured::Value(Value::Object(m))),
+        structured: Some(Structured::Json(w.finish())),
         is_error: false,
     }))
 }

@@ -20,11 +20,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
     Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use serde_json::{Map, Value};
 
 /// Default `max_output` of `fs.read`: 1 MiB of file data.
 pub const READ_DEFAULT_MAX: u64 = 1 << 20;
@@ -279,35 +279,30 @@ fn path_arg<'a>(call: &ToolCall<'a>) -> Result<Cow<'a, str>, ToolError> {
     Ok(p)
 }
 
-/// Adds one member to a result object. Out of line on purpose: each inlined insert costs the
-/// image a key allocation and a drop, and the tools build dozens of members.
-#[inline(never)]
-pub(super) fn put(m: &mut Map<String, Value>, key: &'static str, value: Value) {
-    m.insert(String::from(key), value);
-}
-
-fn stat_json(path: &str, st: &Stat) -> Map<String, Value> {
-    let mut m = Map::new();
-    put(&mut m, "path", path.into());
-    put(&mut m, "type", st.file_type.as_str().into());
-    put(&mut m, "mode", st.mode_octal().into());
-    put(&mut m, "size", st.size.into());
-    put(&mut m, "uid", st.uid.into());
-    put(&mut m, "gid", st.gid.into());
-    put(&mut m, "mtime", st.mtime.into());
-    put(&mut m, "nlink", st.nlink.into());
-    put(&mut m, "ino", st.ino.into());
-    put(&mut m, "origin", st.origin.as_str().into());
+/// Writes `st`'s members from `path` to `rdev` (a device's numbers) into `w`: `fs.stat`'s
+/// result but for its trailing `size`, `target*`, `type` and `uid`.
+fn stat_json(w: &mut ObjectWriter, path: &str, st: &Stat) {
+    w.key("gid").u64(st.gid.into()).key("ino").u64(st.ino);
+    w.key("mode").display(st.mode_octal());
+    w.key("mtime")
+        .u64(st.mtime)
+        .key("nlink")
+        .u64(st.nlink.into());
+    w.key("origin")
+        .str(st.origin.as_str())
+        .key("path")
+        .str(path);
     if matches!(st.file_type, FileType::CharDevice | FileType::BlockDevice) {
         // Linux's new_encode_dev, which mkfs.erofs stores.
         let major = (st.rdev >> 8) & 0xfff;
         let minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00);
-        let mut d = Map::new();
-        put(&mut d, "major", major.into());
-        put(&mut d, "minor", minor.into());
-        put(&mut m, "rdev", Value::Object(d));
+        w.key("rdev").begin_object();
+        w.key("major")
+            .u64(major.into())
+            .key("minor")
+            .u64(minor.into());
+        w.end_object();
     }
-    m
 }
 
 /// Up to [`LINK_MAX`] bytes of the symlink target at a resolved node, and whether it was cut.
@@ -340,8 +335,8 @@ fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolEr
     Ok((String::from_utf8_lossy(&buf).into_owned(), cut))
 }
 
-fn done<C>(v: Map<String, Value>) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(Value::Object(v))))
+fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
+    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
 }
 
 fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -349,13 +344,21 @@ fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
-    let mut m = stat_json(&r.path, &st);
+    let mut w = ObjectWriter::new(200 + r.path.len(), 32);
+    stat_json(&mut w, &r.path, &st);
+    w.key("size").u64(st.size);
     if st.file_type == FileType::Symlink {
         let (target, cut) = link_target(fs, &r)?;
-        put(&mut m, "target", target.into());
-        put(&mut m, "target_truncated", cut.into());
+        w.key("target")
+            .str(&target)
+            .key("target_truncated")
+            .bool(cut);
     }
-    done(m)
+    w.key("type")
+        .str(st.file_type.as_str())
+        .key("uid")
+        .u64(st.uid.into());
+    done(w)
 }
 
 fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -380,10 +383,9 @@ fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, To
         ));
     }
     let (target, _) = link_target(fs, &r)?;
-    let mut m = Map::new();
-    put(&mut m, "path", r.path.into());
-    put(&mut m, "target", target.into());
-    done(m)
+    let mut w = ObjectWriter::new(24 + r.path.len() + target.len(), 0);
+    w.key("path").str(&r.path).key("target").str(&target);
+    done(w)
 }
 
 /// How `fs.read` and `fs.write` carry data.
@@ -482,17 +484,18 @@ struct ReadPlan {
 impl ReadPlan {
     fn output<C: Files>(self) -> ToolOutput<C> {
         let length = self.end - self.offset;
-        let mut m = Map::new();
-        put(&mut m, "path", self.file.path().into());
-        put(&mut m, "size", self.file.size().into());
-        put(&mut m, "offset", self.offset.into());
-        put(&mut m, "length", length.into());
-        put(&mut m, "encoding", self.encoding.as_str().into());
-        put(&mut m, "truncated", self.truncated.into());
+        let mut w = ObjectWriter::new(160 + self.file.path().len(), 24);
+        w.key("encoding").str(self.encoding.as_str());
+        w.key("length").u64(length);
         if self.truncated {
-            put(&mut m, "next_offset", self.end.into());
+            w.key("next_offset").u64(self.end);
         }
-        put(&mut m, "origin", self.file.origin().as_str().into());
+        w.key("offset").u64(self.offset);
+        w.key("origin").str(self.file.origin().as_str());
+        w.key("path").str(self.file.path());
+        w.key("size").u64(self.file.size());
+        w.key("truncated").bool(self.truncated);
+        let structured = w.finish();
         // Text goes out as a text block; binary as an embedded blob, which the server
         // base64-encodes itself (no JSON escaping pass over the base64: half the cost).
         let kind = match self.encoding {
@@ -509,7 +512,7 @@ impl ReadPlan {
         };
         ToolOutput {
             content: alloc::vec![Content::stream(kind, Box::new(source))],
-            structured: Some(Structured::Value(Value::Object(m))),
+            structured: Some(Structured::Json(structured)),
             is_error: false,
         }
     }
@@ -671,12 +674,13 @@ fn write<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
     };
     let fs = mounted(ctx)?;
     let w = fs.write(&path, data, mode).map_err(fs_error)?;
-    let mut m = Map::new();
-    put(&mut m, "path", w.path.into());
-    put(&mut m, "size", w.size.into());
-    put(&mut m, "written", data.len().into());
-    put(&mut m, "created", w.created.into());
-    done(m)
+    let mut json = ObjectWriter::new(64 + w.path.len(), 0);
+    json.key("created").bool(w.created).key("path").str(&w.path);
+    json.key("size")
+        .u64(w.size)
+        .key("written")
+        .u64(data.len() as u64);
+    done(json)
 }
 
 /// Entries `fs.list` stats per step: each costs ~35K guest instructions (an inode read and
@@ -696,12 +700,17 @@ fn list<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     let l = fs
         .list(&path, offset, limit.min(LIST_STEP))
         .map_err(fs_error)?;
+    // About 90 bytes and 11 entries of the record a listed entry.
+    let n = limit.min(l.total.saturating_sub(offset));
+    let mut json = ObjectWriter::new(64 + l.path.len() + n * 90, 8 + n * 11);
+    json.key("entries").begin_array();
     let mut run = ListRun {
         path: l.path,
         offset,
         limit,
         total: l.total,
-        entries: Vec::new(),
+        listed: 0,
+        json: Some(json),
     };
     run.add(&l.entries);
     if run.complete() {
@@ -718,46 +727,51 @@ struct ListRun {
     limit: usize,
     /// The directory's size when the listing began.
     total: usize,
-    entries: Vec<Value>,
+    /// Entries written so far into `json`, an object whose `entries` array is still open.
+    listed: usize,
+    /// Taken when the listing is answered.
+    json: Option<ObjectWriter>,
 }
 
 impl ListRun {
     fn add(&mut self, entries: &crate::services::fs::listing::ListEntries) {
-        self.entries.extend(entries.iter().map(|e| {
-            let mut m = Map::new();
-            put(&mut m, "name", e.name.into());
-            put(&mut m, "type", e.stat.file_type.as_str().into());
-            put(&mut m, "size", e.stat.size.into());
-            put(&mut m, "mode", e.stat.mode_octal().into());
-            put(&mut m, "origin", e.stat.origin.as_str().into());
-            Value::Object(m)
-        }));
+        let Some(w) = &mut self.json else { return };
+        for e in entries {
+            w.begin_object();
+            w.key("mode").display(e.stat.mode_octal());
+            w.key("name")
+                .str(e.name)
+                .key("origin")
+                .str(e.stat.origin.as_str());
+            w.key("size").u64(e.stat.size);
+            w.key("type").str(e.stat.file_type.as_str()).end_object();
+        }
+        self.listed += entries.len();
     }
 
     /// Where the next piece starts.
     fn next(&self) -> usize {
-        self.offset.saturating_add(self.entries.len())
+        self.offset.saturating_add(self.listed)
     }
 
     fn complete(&self) -> bool {
-        self.entries.len() >= self.limit || self.next() >= self.total
+        self.listed >= self.limit || self.next() >= self.total
     }
 
     fn output<C>(&mut self) -> ToolOutput<C> {
         let next = self.next();
-        let mut m = Map::new();
-        put(&mut m, "path", self.path.as_str().into());
-        put(&mut m, "total", self.total.into());
-        put(&mut m, "offset", self.offset.into());
+        let Some(mut w) = self.json.take() else {
+            let e = ToolError::new(ErrorCode::Internal, "the listing was answered already");
+            return ToolOutput::error(&e);
+        };
+        w.end_array();
         if next < self.total {
-            put(&mut m, "next_offset", next.into());
+            w.key("next_offset").u64(next as u64);
         }
-        put(
-            &mut m,
-            "entries",
-            Value::Array(core::mem::take(&mut self.entries)),
-        );
-        ToolOutput::structured(Value::Object(m))
+        w.key("offset").u64(self.offset as u64);
+        w.key("path").str(&self.path);
+        w.key("total").u64(self.total as u64);
+        ToolOutput::structured_json(w.finish())
     }
 }
 
@@ -767,7 +781,7 @@ impl<C: Files> ToolRun<C> for ListRun {
             Ok(fs) => fs,
             Err(e) => return Step::Failed(e),
         };
-        let want = (self.limit - self.entries.len()).min(LIST_STEP);
+        let want = (self.limit - self.listed).min(LIST_STEP);
         let l = match fs.list(&self.path, self.next(), want) {
             Ok(l) => l,
             Err(e) => return Step::Failed(fs_error(e)),
@@ -795,26 +809,25 @@ fn remove<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, Tool
     let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
     fs.remove(&path, recursive).map_err(fs_error)?;
-    let mut m = Map::new();
-    put(&mut m, "path", r.path.into());
-    put(&mut m, "type", st.file_type.as_str().into());
-    put(&mut m, "origin", st.origin.as_str().into());
+    let mut w = ObjectWriter::new(64 + r.path.len(), 12);
+    w.key("origin")
+        .str(st.origin.as_str())
+        .key("path")
+        .str(&r.path);
+    w.key("type").str(st.file_type.as_str());
     // Whether the image still has an entry the overlay now hides.
-    put(
-        &mut m,
-        "whiteout",
-        (st.origin == crate::services::fs::Origin::Erofs).into(),
-    );
-    done(m)
+    w.key("whiteout")
+        .bool(st.origin == crate::services::fs::Origin::Erofs);
+    done(w)
 }
 
 fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let made = fs.mkdir(&path).map_err(fs_error)?;
-    let mut m = Map::new();
-    put(&mut m, "path", made.into());
-    done(m)
+    let mut w = ObjectWriter::new(12 + made.len(), 0);
+    w.key("path").str(&made);
+    done(w)
 }
 
 pub mod resource;

@@ -1,7 +1,15 @@
 //! What a stat or a directory listing says about one entry, in both layers of the merged view.
 
-use alloc::format;
 use alloc::string::String;
+
+/// An `st_mode` in octal, `100644` style ([`Stat::mode_octal`]).
+pub struct ModeOctal(u32);
+
+impl core::fmt::Display for ModeOctal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{:06o}", self.0)
+    }
+}
 
 /// The type of a filesystem entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,9 +109,10 @@ pub struct Stat {
 }
 
 impl Stat {
-    /// The whole `st_mode` in octal, `100644` style (what the fs tools show).
-    pub fn mode_octal(&self) -> String {
-        format!("{:06o}", self.mode)
+    /// The whole `st_mode` in octal, `100644` style (what the fs tools show), written where
+    /// it goes: the tools write it into their results without a `String` of its own.
+    pub fn mode_octal(&self) -> ModeOctal {
+        ModeOctal(self.mode)
     }
 
     /// The type and permissions as `ls -l` shows them, `drwxr-xr-x` style (the shell's `ls`).
@@ -132,6 +141,7 @@ impl Stat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     fn st(file_type: FileType, mode: u32) -> Stat {
         Stat {
@@ -151,7 +161,7 @@ mod tests {
     #[test]
     fn modes_read_as_octal_and_as_ls_shows_them() {
         let dir = st(FileType::Directory, 0o040_755);
-        assert_eq!(dir.mode_octal(), "040755");
+        assert_eq!(format!("{}", dir.mode_octal()), "040755");
         assert_eq!(dir.mode_symbolic(), "drwxr-xr-x");
         assert_eq!(
             st(FileType::Regular, 0o100_640).mode_symbolic(),

@@ -11,7 +11,7 @@ use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, request};
 use alloc::vec;
 use rpc::mcp::McpServer;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 
 /// The real server as the harness builds it, without the per-second request limit (these
