@@ -20,8 +20,8 @@ use base64::engine::general_purpose::STANDARD;
 use indy::abi::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
 use indy::map::{self, Window};
 use indy::regs::{hpc3, rex3};
+use rpc::json::ObjectWriter;
 use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
-use serde_json::Value;
 
 /// Most bytes one `mem.read` returns or one `mem.write` takes.
 pub const MEM_MAX: u32 = 64 * 1024;
@@ -195,16 +195,6 @@ const MMIO_WRITE_INPUT: &str = concat!(
     r#""required":["addr","value"],"additionalProperties":false}"#
 );
 
-/// An object from key/value pairs: one loop rather than an inlined insert per key, which keeps
-/// the image small.
-fn obj(pairs: Vec<(&'static str, Value)>) -> Value {
-    let mut m = serde_json::Map::new();
-    for (k, v) in pairs {
-        m.insert(String::from(k), v);
-    }
-    Value::Object(m)
-}
-
 /// `hex` (default) or `base64`.
 fn encoding_arg(call: &ToolCall<'_>) -> Result<bool, ToolError> {
     match args::opt_str(call, "encoding")?.as_deref() {
@@ -306,12 +296,11 @@ fn mem_read<C: MachineFacts + RawBusGrant>(
     } else {
         hex::encode(&buf)
     };
-    Ok(Started::Done(ToolOutput::structured(obj(vec![
-        ("addr", phys.into()),
-        ("length", len.into()),
-        ("encoding", if b64 { "base64" } else { "hex" }.into()),
-        ("data", data.into()),
-    ]))))
+    let mut w = ObjectWriter::new(64 + data.len(), 12);
+    w.key("addr").u64(phys.into()).key("data").str(&data);
+    w.key("encoding").str(if b64 { "base64" } else { "hex" });
+    w.key("length").u64(len.into());
+    done(w)
 }
 
 fn mem_write<C: MachineFacts + RawBusGrant>(
@@ -345,10 +334,12 @@ fn mem_write<C: MachineFacts + RawBusGrant>(
     raw(ctx)?
         .mem_write(phys, &data)
         .map_err(|e| mmio_error(e, phys, 1))?;
-    Ok(Started::Done(ToolOutput::structured(obj(vec![
-        ("addr", phys.into()),
-        ("length", data.len().into()),
-    ]))))
+    let mut w = ObjectWriter::new(40, 0);
+    w.key("addr")
+        .u64(phys.into())
+        .key("length")
+        .u64(data.len() as u64);
+    done(w)
 }
 
 fn window_for(
@@ -361,8 +352,12 @@ fn window_for(
 }
 
 /// The widths a window allows, as the JSON list `dev.list` shows.
-fn widths(w: &Window) -> Vec<u32> {
-    [1, 2, 4].into_iter().filter(|&n| w.allows(n)).collect()
+fn widths(w: &Window) -> impl Iterator<Item = u32> + '_ {
+    [1, 2, 4].into_iter().filter(|&n| w.allows(n))
+}
+
+fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
+    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
 }
 
 fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -387,12 +382,14 @@ fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started
             .map_err(|e| mmio_error(e, a, width))?;
         values.push(v);
     }
-    Ok(Started::Done(ToolOutput::structured(obj(vec![
-        ("device", w.name.into()),
-        ("addr", phys.into()),
-        ("width", width.into()),
-        ("values", values.into()),
-    ]))))
+    let mut json = ObjectWriter::new(64 + values.len() * 11, 10 + values.len());
+    json.key("addr").u64(phys.into()).key("device").str(w.name);
+    json.key("values").begin_array();
+    for v in values {
+        json.u64(v.into());
+    }
+    json.end_array().key("width").u64(width.into());
+    done(json)
 }
 
 fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -408,31 +405,26 @@ fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
     raw(ctx)?
         .mmio_write(phys, width, value)
         .map_err(|e| mmio_error(e, phys, width))?;
-    Ok(Started::Done(ToolOutput::structured(obj(vec![
-        ("device", w.name.into()),
-        ("addr", phys.into()),
-        ("width", width.into()),
-        ("value", value.into()),
-    ]))))
+    let mut json = ObjectWriter::new(72, 12);
+    json.key("addr").u64(phys.into()).key("device").str(w.name);
+    json.key("value")
+        .u64(value.into())
+        .key("width")
+        .u64(width.into());
+    done(json)
 }
 
 fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let bus = raw(ctx)?;
-    let mut devices = Vec::with_capacity(map::WINDOWS.len());
+    let n = map::WINDOWS.len();
+    let mut json = ObjectWriter::new(n * 200, 4 + n * 20);
+    json.key("devices").begin_array();
     for w in map::WINDOWS {
         let state = match bus.bus_probe(w.base, 4) {
             Ok(()) => "present",
             Err(status::E_NOSYS) => "unknown",
             Err(_) => "absent",
         };
-        let mut d = vec![
-            ("name", w.name.into()),
-            ("base", w.base.into()),
-            ("size", w.size.into()),
-            ("widths", widths(w).into()),
-            ("state", state.into()),
-            ("description", w.description.into()),
-        ];
         let detail = if *w == map::SEEQ {
             Some(String::from("driven by irix7-mcp"))
         } else if *w == map::REX3 && state == "present" {
@@ -443,28 +435,38 @@ fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started
         } else {
             None
         };
+        json.begin_object().key("base").u64(w.base.into());
+        json.key("description").str(w.description);
         if let Some(text) = detail {
-            d.push(("detail", text.into()));
+            json.key("detail").str(&text);
         }
-        devices.push(obj(d));
+        json.key("name").str(w.name).key("size").u64(w.size.into());
+        json.key("state").str(state).key("widths").begin_array();
+        for n in widths(w) {
+            json.u64(n.into());
+        }
+        json.end_array().end_object();
     }
-    Ok(Started::Done(ToolOutput::structured(obj(vec![(
-        "devices",
-        devices.into(),
-    )]))))
+    json.end_array();
+    done(json)
 }
 
-fn irq_json(i: &IrqInfo) -> Value {
+fn irq_json(w: &mut ObjectWriter, i: &IrqInfo) {
     let cpu = i.reg == 0;
-    obj(vec![
-        ("name", c_str(&i.name).into()),
-        ("reg", if cpu { Value::Null } else { i.reg.into() }),
-        ("bit", i.bit.into()),
-        ("cpu_line", if cpu { i.bit.into() } else { Value::Null }),
-        ("enabled", (i.flags & IRQ_ENABLED != 0).into()),
-        ("pending", (i.flags & IRQ_PENDING != 0).into()),
-        ("count", i.count.into()),
-    ])
+    w.begin_object().key("bit").u64(i.bit.into());
+    w.key("count").u64(i.count.into()).key("cpu_line");
+    match cpu {
+        true => w.u64(i.bit.into()),
+        false => w.null(),
+    };
+    w.key("enabled").bool(i.flags & IRQ_ENABLED != 0);
+    w.key("name").str(c_str(&i.name));
+    w.key("pending").bool(i.flags & IRQ_PENDING != 0).key("reg");
+    match cpu {
+        true => w.null(),
+        false => w.u64(i.reg.into()),
+    };
+    w.end_object();
 }
 
 fn irq_list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -481,49 +483,65 @@ fn irq_list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Starte
             format!("the kernel's irq_list failed ({other})"),
         ),
     })?;
-    let sources: Vec<Value> = list.iter().map(irq_json).collect();
-    Ok(Started::Done(ToolOutput::structured(obj(vec![(
-        "sources",
-        sources.into(),
-    )]))))
+    let mut w = ObjectWriter::new(16 + list.len() * 120, 4 + list.len() * 15);
+    w.key("sources").begin_array();
+    for i in list.iter() {
+        irq_json(&mut w, i);
+    }
+    w.end_array();
+    done(w)
 }
 
 fn dma_list<C: RawBusGrant + NetFigures>(
     ctx: &mut C,
     _call: &ToolCall<'_>,
 ) -> Result<Started<C>, ToolError> {
-    let mut channels = Vec::with_capacity(hpc3::CHANNELS.len());
+    let n = hpc3::CHANNELS.len();
+    let mut w = ObjectWriter::new(300 + n * 100, 24 + n * 11);
+    w.key("channels").begin_array();
     for c in hpc3::CHANNELS {
-        let mut regs = vec![("name", Value::from(c.name))];
-        for (key, a) in [
-            ("cbp", Some(c.cbp)),
-            ("ndbp", Some(c.ndbp)),
-            ("bc", c.bc),
-            ("ctrl", Some(c.ctrl)),
-        ] {
+        // Read in the order the registers are, written in key order.
+        let mut regs = [None; 4];
+        for (slot, a) in regs
+            .iter_mut()
+            .zip([Some(c.cbp), Some(c.ndbp), c.bc, Some(c.ctrl)])
+        {
             let Some(a) = a else { continue };
             let v = raw(ctx)?
                 .mmio_read(a, 4)
                 .map_err(|_| ToolError::new(ErrorCode::Io, format!("reading {a:#x} failed")))?;
-            regs.push((key, v.into()));
+            *slot = Some(v);
         }
-        channels.push(obj(regs));
+        let [cbp, ndbp, bc, ctrl] = regs;
+        w.begin_object();
+        for (key, v) in [("bc", bc), ("cbp", cbp), ("ctrl", ctrl)] {
+            if let Some(v) = v {
+                w.key(key).u64(v.into());
+            }
+        }
+        w.key("name").str(c.name);
+        if let Some(v) = ndbp {
+            w.key("ndbp").u64(v.into());
+        }
+        w.end_object();
     }
+    w.end_array();
     let r = ctx.net().rings;
-    let rings = obj(vec![
-        ("rx_next", r.rx_next.into()),
-        ("rx_size", r.rx_size.into()),
-        ("rx_ring_phys", r.rx_ring_phys.into()),
-        ("tx_next", r.tx_next.into()),
-        ("tx_oldest", r.tx_oldest.into()),
-        ("tx_in_flight", r.tx_in_flight.into()),
-        ("tx_size", r.tx_size.into()),
-        ("tx_ring_phys", r.tx_ring_phys.into()),
-    ]);
-    Ok(Started::Done(ToolOutput::structured(obj(vec![
-        ("channels", channels.into()),
-        ("enet_rings", rings),
-    ]))))
+    w.key("enet_rings").begin_object();
+    for (key, v) in [
+        ("rx_next", r.rx_next),
+        ("rx_ring_phys", r.rx_ring_phys),
+        ("rx_size", r.rx_size),
+        ("tx_in_flight", r.tx_in_flight),
+        ("tx_next", r.tx_next),
+        ("tx_oldest", r.tx_oldest),
+        ("tx_ring_phys", r.tx_ring_phys),
+        ("tx_size", r.tx_size),
+    ] {
+        w.key(key).u64(v.into());
+    }
+    w.end_object();
+    done(w)
 }
 
 pub mod raw_access;
