@@ -31,6 +31,31 @@ fn lists_the_kernel_processes_by_pid() {
 }
 
 #[test]
+fn the_list_is_written_as_its_value_was() {
+    use crate::hil::platform::c_str;
+    use crate::services::proc::{processes, state_name};
+    use crate::tools::caps::MachineFacts;
+    let (ctx, state) = fake::ctx_and_state();
+    state
+        .procs
+        .borrow_mut()
+        .push(fake::proc(3, 7, 9, "q\"uote é"));
+    // The result as a `Value` was built for it before the writer.
+    let procs: std::vec::Vec<_> = processes(ctx.machine())
+        .iter()
+        .map(|p| {
+            json!({"pid": p.pid, "name": c_str(&p.name), "state": state_name(p.state),
+                "cpu_ms": p.cpu_ms})
+        })
+        .collect();
+    let old = json!({"count": procs.len(), "processes": procs});
+    let mut s = server_with(ctx);
+    let r = call(&mut s, "proc.list", json!({}));
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, serde_json::to_string(&old).unwrap());
+}
+
+#[test]
 fn the_list_is_bounded() {
     let (ctx, state) = fake::ctx_and_state();
     for pid in 10..400 {
