@@ -13,13 +13,12 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use rpc::json::ValueRef;
+use rpc::json::{ObjectWriter, ValueRef, Written};
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
     Started, StreamKind, Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError,
     ToolOutput,
 };
-use serde_json::{Map, Value, json};
 
 /// Thumbnail divisor when the call names none: 1280×1024 becomes 640×512, where the 8×16
 /// console font still reads as text (each glyph a 4×8 box-filtered cell).
@@ -119,7 +118,7 @@ fn capture<C: ScreenBoard + NetFigures>(
             ),
             Content::resource_link(&bmp, "screen.bmp", Some("image/bmp")),
         ],
-        structured: Some(Structured::Value(facts)),
+        structured: Some(Structured::Json(facts)),
         is_error: false,
     }))
 }
@@ -145,28 +144,37 @@ fn region_arg(v: ValueRef<'_>) -> Result<Region, ToolError> {
 }
 
 /// The structured result: what was captured and how.
-fn facts(mode: &Mode, cap: &Capture, bmp: &str) -> Value {
+fn facts(mode: &Mode, cap: &Capture, bmp: &str) -> Written {
     let s = cap.shrink();
     let pixels = match mode.pixels {
         PixelKind::Ci8 { .. } => "ci8",
         PixelKind::Rgb8 => "rgb8",
         PixelKind::Rgb24 => "rgb24",
     };
-    let mut m = Map::new();
-    m.insert(
-        "mode".into(),
-        json!({"width": mode.width, "height": mode.height, "pixels": pixels}),
-    );
-    m.insert(
-        "region".into(),
-        json!({"x": s.region.x, "y": s.region.y, "width": s.region.width,
-            "height": s.region.height}),
-    );
-    m.insert("scale".into(), s.scale.into());
-    m.insert("width".into(), s.width.into());
-    m.insert("height".into(), s.height.into());
-    m.insert("bmp".into(), bmp.into());
-    Value::Object(m)
+    let mut w = ObjectWriter::new(200 + bmp.len(), 24);
+    w.key("bmp").str(bmp).key("height").u64(s.height.into());
+    w.key("mode")
+        .begin_object()
+        .key("height")
+        .u64(mode.height.into());
+    w.key("pixels")
+        .str(pixels)
+        .key("width")
+        .u64(mode.width.into());
+    w.end_object();
+    w.key("region").begin_object();
+    w.key("height").u64(s.region.height.into());
+    w.key("width").u64(s.region.width.into());
+    w.key("x")
+        .u64(s.region.x.into())
+        .key("y")
+        .u64(s.region.y.into());
+    w.end_object();
+    w.key("scale")
+        .u64(s.scale.into())
+        .key("width")
+        .u64(s.width.into());
+    w.finish()
 }
 
 /// The BMP's absolute URL when the module knows its address, else its path.

@@ -25,11 +25,11 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
+use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
     Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
-use serde_json::json;
 
 /// Default and largest `max_output`: a seventh of the shared budget on the rig's 56 MiB heap,
 /// all of it on an 8 MiB one.
@@ -121,21 +121,27 @@ fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, T
         ));
     }
     let bytes = out.bytes();
-    let mut structured = json!({
-        "command": command,
-        "exit_status": status,
-        "output_bytes": bytes.len(),
-        "truncated": out.truncated(),
-    });
-    if bytes.len() <= INLINE_MAX {
-        structured["output"] = String::from_utf8_lossy(bytes).into_owned().into();
+    let inline = bytes.len() <= INLINE_MAX;
+    let mut w = ObjectWriter::new(
+        96 + command.len() + if inline { bytes.len() } else { 0 },
+        16,
+    );
+    w.key("command")
+        .str(command)
+        .key("exit_status")
+        .i64(status.into());
+    if inline {
+        w.key("output").str(&String::from_utf8_lossy(bytes));
     }
+    w.key("output_bytes").u64(bytes.len() as u64);
+    w.key("truncated").bool(out.truncated());
+    let structured = w.finish();
     Ok(ToolOutput {
         content: vec![Content::stream(
             StreamKind::Text,
             Box::new(BytesSource { out, pos: 0 }),
         )],
-        structured: Some(Structured::Value(structured)),
+        structured: Some(Structured::Json(structured)),
         is_error: false,
     })
 }

@@ -93,7 +93,6 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         }
     };
     let text = match (out.is_error, out.structured) {
-        (false, Some(Structured::Value(v))) => serde_json::to_string(&v).unwrap_or_default(),
         (false, Some(Structured::Json(json))) => json.into_text(),
         _ => {
             let why = out.content.iter().find_map(|c| match c {
