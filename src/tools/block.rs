@@ -8,8 +8,8 @@ use alloc::format;
 use alloc::vec;
 use rpc::json::ObjectWriter;
 use rpc::mcp::{
-    Annotations, Content, ErrorCode, Started, Structured, TaskSupport, TaskTool, ToolCall, ToolDef,
-    ToolError, ToolOutput,
+    Annotations, Content, ErrorCode, Started, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError,
+    ToolOutput,
 };
 
 /// Most sectors one call reads (64 KiB).
@@ -112,7 +112,7 @@ fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     w.key("target").u64(target);
     Ok(Started::Done(ToolOutput {
         content: vec![Content::text(data)],
-        structured: Some(Structured::Json(w.finish())),
+        structured: Some(w.finish()),
         is_error: false,
     }))
 }

@@ -85,7 +85,7 @@ pub fn write_text<C: ConsoleLine>(
     let mut w = ObjectWriter::new(40, 0);
     w.key("bytes").u64(bytes.len() as u64);
     w.key("serial_head").u64(head.into());
-    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
+    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 fn console_write<C: ConsoleLine>(
@@ -107,7 +107,7 @@ fn input_keys<C: ConsoleLine>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
     let mut w = ObjectWriter::new(32, 0);
     w.key("requested").u64(keys.len() as u64);
     w.key("taken").u64(taken as u64);
-    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
+    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 #[cfg(test)]

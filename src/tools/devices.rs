@@ -357,7 +357,7 @@ fn widths(w: &Window) -> impl Iterator<Item = u32> + '_ {
 }
 
 fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
+    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {

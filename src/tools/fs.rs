@@ -23,7 +23,7 @@ use base64::engine::general_purpose::STANDARD;
 use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 
 /// Default `max_output` of `fs.read`: 1 MiB of file data.
@@ -336,7 +336,7 @@ fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolEr
 }
 
 fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
+    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -512,7 +512,7 @@ impl ReadPlan {
         };
         ToolOutput {
             content: alloc::vec![Content::stream(kind, Box::new(source))],
-            structured: Some(Structured::Json(structured)),
+            structured: Some(structured),
             is_error: false,
         }
     }
@@ -771,7 +771,7 @@ impl ListRun {
         w.key("offset").u64(self.offset as u64);
         w.key("path").str(&self.path);
         w.key("total").u64(self.total as u64);
-        ToolOutput::structured_json(w.finish())
+        ToolOutput::structured(w.finish())
     }
 }
 

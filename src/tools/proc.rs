@@ -43,7 +43,7 @@ fn list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>
         w.key("state").str(state_name(p.state)).end_object();
     }
     w.end_array();
-    Ok(Started::Done(ToolOutput::structured_json(w.finish())))
+    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 #[cfg(test)]

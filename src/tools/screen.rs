@@ -16,8 +16,7 @@ use alloc::vec::Vec;
 use rpc::json::{ObjectWriter, ValueRef, Written};
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
-    Started, StreamKind, Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError,
-    ToolOutput,
+    Started, StreamKind, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput,
 };
 
 /// Thumbnail divisor when the call names none: 1280×1024 becomes 640×512, where the 8×16
@@ -118,7 +117,7 @@ fn capture<C: ScreenBoard + NetFigures>(
             ),
             Content::resource_link(&bmp, "screen.bmp", Some("image/bmp")),
         ],
-        structured: Some(Structured::Json(facts)),
+        structured: Some(facts),
         is_error: false,
     }))
 }

@@ -327,7 +327,7 @@ fn answer<C: ConsoleLine>(
     w.key("next_offset").u64(chunk.next_offset().into());
     w.key("offset").u64(chunk.offset.into());
     w.key("oldest").u64(chunk.oldest.into());
-    Ok(ToolOutput::structured_json(w.finish()))
+    Ok(ToolOutput::structured(w.finish()))
 }
 
 /// A copy of the kernel's ring and its head, or `E_BUSY` when the heap has no room for it now.

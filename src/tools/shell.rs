@@ -28,7 +28,7 @@ use alloc::vec;
 use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    Structured, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 
 /// Default and largest `max_output`: a seventh of the shared budget on the rig's 56 MiB heap,
@@ -141,7 +141,7 @@ fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, T
             StreamKind::Text,
             Box::new(BytesSource { out, pos: 0 }),
         )],
-        structured: Some(Structured::Json(structured)),
+        structured: Some(structured),
         is_error: false,
     })
 }

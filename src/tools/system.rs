@@ -149,7 +149,7 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
 ];
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured_json(status_json(
+    Ok(Started::Done(ToolOutput::structured(status_json(
         &ctx.status(),
     ))))
 }
@@ -239,7 +239,7 @@ fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let members = "\"text\":".len() + text.raw().len();
     let mut json = ObjectWriter::new(members, 0);
     json.key("text").value(text);
-    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 /// Schedules a reset or power-off and answers when it will happen.
@@ -264,7 +264,7 @@ fn scheduled<C: PowerSchedule>(
     let mut json = ObjectWriter::new(40, 0);
     json.key("action").str(action.as_str());
     json.key("in_ms").u64(in_ms);
-    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 fn reset<C: PowerSchedule>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {

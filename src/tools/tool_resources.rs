@@ -11,8 +11,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use rpc::json::ValueRef;
 use rpc::mcp::{
-    Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, Structured, ToolCall,
-    ToolDef, ToolError,
+    Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, ToolCall, ToolDef,
+    ToolError,
 };
 use serde_json::Value;
 
@@ -93,7 +93,7 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         }
     };
     let text = match (out.is_error, out.structured) {
-        (false, Some(Structured::Json(json))) => json.into_text(),
+        (false, Some(json)) => json.into_text(),
         _ => {
             let why = out.content.iter().find_map(|c| match c {
                 Content::Text(t) => Some(t.clone()),

@@ -1,7 +1,7 @@
 //! JSON string escaping a machine word at a time: text is mostly printable ASCII, which JSON
 //! copies as it is, and four bytes are tested for that at once. Whole strings (onto bytes or
-//! a written result's `String`), strings escaped twice, as much as fits a room, and text arriving in pieces
-//! ([`TextEscaper`]).
+//! a written result's `String`), JSON text as a string's content, as much as fits a room, and
+//! text arriving in pieces ([`TextEscaper`]).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -83,37 +83,6 @@ pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends [`escape_str`]'s bytes for `s`, themselves escaped: the text of a string that
-/// holds `s` escaped, written without the once-escaped bytes in between.
-pub(crate) fn escape_str_twice(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while let Some(rest) = bytes.get(i..).filter(|r| !r.is_empty()) {
-        // Printable ASCII and whole non-ASCII characters are the same escaped once or twice.
-        let plain = plain_run(rest);
-        let run = plain + rest.iter().skip(plain).take_while(|&&b| b >= 0x80).count();
-        if run > 0 {
-            out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
-            i += run;
-            continue;
-        }
-        // One byte to escape: its escape (at most 6 bytes), escaped again in place.
-        let at = out.len();
-        escape_within(rest.get(..1).unwrap_or(&[]), out, 6);
-        let mut once = [0u8; 6];
-        let n = out.len() - at;
-        once[..n].copy_from_slice(out.get(at..).unwrap_or(&[]));
-        out.truncate(at);
-        for &b in &once[..n] {
-            match b {
-                b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
-                _ => out.push(b),
-            }
-        }
-        i += 1;
-    }
-}
-
 /// [`escape_str`] of as much of `bytes` (UTF-8 known to be valid: JSON this module wrote, or
 /// a `String`'s) as fits in `room` more bytes of `out`, whole characters only, without
 /// validating them again; returns how many input bytes it escaped. A streamed answer escapes
@@ -155,6 +124,35 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         i += 1;
     }
     i
+}
+
+/// [`escape_str`]'s bytes for JSON text (valid UTF-8 this side wrote or read): a result's
+/// JSON as the text of a text block. JSON text is dense with quotes, each of which would
+/// end a word-at-a-time run, so this goes a byte at a time and copies between the bytes that
+/// change: quotes, backslashes, and the control bytes whitespace between tokens may hold.
+pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(json.len() + json.len() / 4);
+    let mut from = 0;
+    for (i, &b) in json.iter().enumerate() {
+        if b != b'"' && b != b'\\' && b >= 0x20 {
+            continue;
+        }
+        out.extend_from_slice(json.get(from..i).unwrap_or(&[]));
+        match short_escape(b) {
+            "" => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
+            esc => out.extend_from_slice(esc.as_bytes()),
+        }
+        from = i + 1;
+    }
+    out.extend_from_slice(json.get(from..).unwrap_or(&[]));
 }
 
 /// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
@@ -313,21 +311,19 @@ mod tests {
     }
 
     #[test]
-    fn escaping_twice_is_escaping_the_escaped() {
+    fn json_text_escapes_as_any_text() {
+        let all: String = (0u32..0x800).filter_map(char::from_u32).collect();
         for text in [
             "",
-            "plain",
-            "\"quoted\" \\ back\\slash",
-            "tab\tnew\nline\r \u{1} \u{1f} \u{8}\u{c}",
-            "é€😀 mixed with \"quotes\" and plain ASCII long enough for the word loop",
+            r#"{"a":"x\"y","b":[1,2],"c":"é"}"#,
+            "{\n\t\"a\" :\r 1}",
+            &all,
         ] {
-            let mut once = Vec::new();
-            escape_str(text, &mut once);
             let mut want = Vec::new();
-            escape_str(core::str::from_utf8(&once).unwrap(), &mut want);
-            let mut twice = Vec::new();
-            escape_str_twice(text, &mut twice);
-            assert_eq!(twice, want, "{text:?}");
+            escape_str(text, &mut want);
+            let mut got = Vec::new();
+            escape_json(text.as_bytes(), &mut got);
+            assert_eq!(got, want, "{text:?}");
         }
     }
 

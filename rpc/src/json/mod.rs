@@ -14,7 +14,7 @@ mod tape;
 mod value_ref;
 mod write;
 
-pub(crate) use escape::{TextEscaper, escape_str, escape_within};
+pub(crate) use escape::{TextEscaper, escape_json, escape_str, escape_within};
 #[cfg(feature = "fuzzing")]
 pub use fuzz::fuzz_value;
 pub use object_writer::{ObjectWriter, Written};
@@ -22,4 +22,4 @@ pub(crate) use read::{COST_PER_BYTE, Fault, Reader};
 pub use read::{MAX_NESTING, MAX_VALUES};
 pub use tape::{Kind, Tape};
 pub use value_ref::{Key, ValueRef, read_value};
-pub(crate) use write::{write_value, write_value_escaped};
+pub(crate) use write::write_value;

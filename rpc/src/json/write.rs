@@ -1,29 +1,17 @@
 //! A `serde_json::Value` written straight onto a byte buffer, in the bytes serde_json writes:
-//! the answers the protocol layers build as values (listings, errors, notifications), and for
-//! now the structured results tools still build as values. Other results are written value by
-//! value ([`super::ObjectWriter`]).
+//! the answers the protocol layers build as values (listings, errors, notifications). A
+//! tool's structured result is written value by value instead ([`super::ObjectWriter`]).
 
-use super::escape::{escape_str, escape_str_twice};
+use super::escape::escape_str;
 use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 use serde_json::Value;
 
 /// Serialises a value straight onto `out`, in the bytes serde_json writes: strings go through
-/// the word-at-a-time escaper, which serde_json's byte-at-a-time one is not. Recursion follows the value's nesting, as
-/// serde_json's does; parsed values are limited to [`super::MAX_NESTING`].
+/// the word-at-a-time escaper, which serde_json's byte-at-a-time one is not. Recursion follows
+/// the value's nesting, as serde_json's does; parsed values are limited to
+/// [`super::MAX_NESTING`].
 pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
-    write_json(out, v, false);
-}
-
-/// [`write_value`]'s bytes escaped as the content of a JSON string, written in one pass: a
-/// tool's structured result also goes out as the text of a text block.
-pub(crate) fn write_value_escaped(out: &mut Vec<u8>, v: &Value) {
-    write_json(out, v, true);
-}
-
-/// A value's JSON, `escaped` as a string's content or not. Only quotes and the strings'
-/// contents change when escaped: the rest of JSON's syntax is plain ASCII.
-fn write_json(out: &mut Vec<u8>, v: &Value, escaped: bool) {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -32,14 +20,14 @@ fn write_json(out: &mut Vec<u8>, v: &Value, escaped: bool) {
             // Writing to a `Vec` cannot fail.
             let _ = write!(Appender(out), "{n}");
         }
-        Value::String(text) => write_str(out, text, escaped),
+        Value::String(text) => write_str(out, text),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_json(out, item, escaped);
+                write_value(out, item);
             }
             out.push(b']');
         }
@@ -49,9 +37,9 @@ fn write_json(out: &mut Vec<u8>, v: &Value, escaped: bool) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_str(out, key, escaped);
+                write_str(out, key);
                 out.push(b':');
-                write_json(out, value, escaped);
+                write_value(out, value);
             }
             out.push(b'}');
         }
@@ -65,19 +53,13 @@ const LONG_STR: usize = 4096;
 /// made first: appended to a buffer grown to fit it exactly, it would make the buffer move
 /// again for its closing quote (a large echo's result did, 60 KB copied). Short strings keep
 /// the buffer's usual growth (the listings kept from init would take 3 KB more otherwise).
-fn write_str(out: &mut Vec<u8>, text: &str, escaped: bool) {
+fn write_str(out: &mut Vec<u8>, text: &str) {
     if text.len() >= LONG_STR {
         out.reserve(text.len() + 6);
     }
-    if escaped {
-        out.extend_from_slice(b"\\\"");
-        escape_str_twice(text, out);
-        out.extend_from_slice(b"\\\"");
-    } else {
-        out.push(b'"');
-        escape_str(text, out);
-        out.push(b'"');
-    }
+    out.push(b'"');
+    escape_str(text, out);
+    out.push(b'"');
 }
 
 /// A `fmt::Write` that appends to a byte buffer.
@@ -114,11 +96,6 @@ mod tests {
             write_value(&mut out, &value);
             let json = serde_json::to_string(&value).unwrap();
             assert_eq!(out, json.as_bytes(), "{value}");
-            // Escaped: the content of the string whose value is that JSON.
-            let mut out = Vec::new();
-            write_value_escaped(&mut out, &value);
-            let text = serde_json::to_string(&json).unwrap();
-            assert_eq!(out, &text.as_bytes()[1..text.len() - 1], "{value}");
         }
     }
 }

@@ -71,7 +71,6 @@ pub use subscriptions::WatchDef;
 pub use tasks::{TaskSupport, TaskTool};
 pub use tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
-    Step, StepIo, StreamKind, Structured, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
-    append_zeroed,
+    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
 };
 pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};

@@ -214,21 +214,13 @@ fn b64(data: &[u8]) -> String {
     super::base64::base64(data)
 }
 
-/// A structured result, as the tool gives it.
-pub enum Structured {
-    /// A value the tool built.
-    Value(Value),
-    /// An object the tool wrote as JSON text ([`crate::json::ObjectWriter`]): one
-    /// buffer, no `Value` tree, checked against the output schema from its record.
-    Json(Written),
-}
-
 /// A finished tool result.
 pub struct ToolOutput<C> {
     pub content: Vec<Content<C>>,
-    /// Structured result; must conform to the tool's `outputSchema`. The server also sends it
-    /// serialised as a final text block, for clients that read only text.
-    pub structured: Option<Structured>,
+    /// Structured result, written as JSON text ([`crate::json::ObjectWriter`]); must
+    /// conform to the tool's `outputSchema`. The server also sends its text as a final text
+    /// block, for clients that read only text.
+    pub structured: Option<Written>,
     /// A failure the model should see (rather than a protocol error).
     pub is_error: bool,
 }
@@ -244,19 +236,10 @@ impl<C> ToolOutput<C> {
     }
 
     /// A structured result (the server adds the text block).
-    pub fn structured(value: Value) -> Self {
+    pub fn structured(json: Written) -> Self {
         ToolOutput {
             content: Vec::new(),
-            structured: Some(Structured::Value(value)),
-            is_error: false,
-        }
-    }
-
-    /// A structured result given as JSON text (the server adds the text block).
-    pub fn structured_json(json: Written) -> Self {
-        ToolOutput {
-            content: Vec::new(),
-            structured: Some(Structured::Json(json)),
+            structured: Some(json),
             is_error: false,
         }
     }

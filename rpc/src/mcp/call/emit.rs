@@ -2,21 +2,18 @@
 //! else piece by piece as its streamed blocks and its structured part allow.
 
 use crate::json::TextEscaper;
-use crate::json::{Tape, escape_str, escape_within};
-use crate::json::{write_value as encode_value, write_value_escaped};
+use crate::json::write_value as encode_value;
+use crate::json::{Tape, Written, escape_json, escape_str, escape_within};
 use crate::mcp::ErrorCode;
 use crate::mcp::audit::{Outcome, code_of_text};
 use crate::mcp::base64::Base64Stream;
 use crate::mcp::schema::Schema;
-use crate::mcp::tool::{
-    Content, ContentSource, SourcePoll, StreamKind, Structured, ToolError, ToolOutput,
-};
+use crate::mcp::tool::{Content, ContentSource, SourcePoll, StreamKind, ToolError, ToolOutput};
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::Value;
 
 pub(crate) enum Enc {
     Text(TextEscaper),
@@ -56,7 +53,7 @@ pub(crate) enum EmitPoll {
 /// Writes the members an era adds at the end of a result (see [`CallSetup::result_extra`]).
 type Extra<'a> = &'a dyn Fn(&mut Vec<u8>);
 
-/// A structured result that weighs more than this ([`weight`]) is checked against the output
+/// A structured result that weighs more than this ([`Written::weight`]) is checked against the output
 /// schema and written a stage per poll (a 300-entry `fs.list` weighs ~1,800 and took 13M guest
 /// instructions when checked and written in the poll that ran the tool).
 const HEAVY: usize = 512;
@@ -64,46 +61,13 @@ const HEAVY: usize = 512;
 /// then bounds the work of a poll.
 const TAIL_PIECE: usize = 8 * 1024;
 
-/// The JSON nodes of `v` plus one per 64 bytes of its strings, counted up to just past
-/// `limit`. A walk on the stack (as deep as the value, as [`encode_value`]'s), so weighing a
-/// small result allocates nothing.
-fn weight(v: &Value, limit: usize) -> usize {
-    fn walk(v: &Value, n: &mut usize, limit: usize) {
-        *n += 1;
-        match v {
-            Value::String(s) => *n += s.len() / 64,
-            Value::Array(a) => {
-                for item in a {
-                    if *n > limit {
-                        return;
-                    }
-                    walk(item, n, limit);
-                }
-            }
-            Value::Object(m) => {
-                for item in m.values() {
-                    if *n > limit {
-                        return;
-                    }
-                    walk(item, n, limit);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut n = 0;
-    walk(v, &mut n, limit);
-    n.min(limit + 1)
-}
-
 /// Whether a result is heavy enough to be written over several polls.
 fn heavy<C>(output: &ToolOutput<C>) -> bool {
     !output.is_error
-        && match &output.structured {
-            Some(Structured::Value(v)) => weight(v, HEAVY) > HEAVY,
-            Some(Structured::Json(json)) => json.weight() > HEAVY,
-            None => false,
-        }
+        && output
+            .structured
+            .as_ref()
+            .is_some_and(|j| j.weight() > HEAVY)
 }
 
 /// The structured result's two copies: its JSON escaped into a text block, then the same
@@ -136,7 +100,7 @@ pub(crate) struct Emitter<C> {
     streaming: Option<Streaming<C>>,
     wrote_block: bool,
     started: bool,
-    structured: Option<Structured>,
+    structured: Option<Written>,
     is_error: bool,
     /// The code of an error result, for its audit record.
     code: Option<ErrorCode>,
@@ -191,13 +155,11 @@ impl<C> Emitter<C> {
     fn check_schema(&mut self, output_schema: Option<&Schema>) {
         let mut tape = Tape::default();
         let verdict = match (output_schema, &self.structured, self.is_error) {
-            (Some(s), Some(Structured::Value(v)), false) => s.validate(v),
-            (Some(s), Some(Structured::Json(json)), false) => {
-                match json.value().or_else(|| tape.read(json.text())) {
-                    Some(v) => s.validate(v),
-                    None => Err(String::from("not JSON")),
-                }
-            }
+            // Checked from the writer's record; read only when it was not recorded.
+            (Some(s), Some(json), false) => match json.value().or_else(|| tape.read(json.text())) {
+                Some(v) => s.validate(v),
+                None => Err(String::from("not JSON")),
+            },
             _ => Ok(()),
         };
         if let Err(why) = verdict {
@@ -494,32 +456,16 @@ impl<C> Emitter<C> {
                     out.push(b',');
                 }
                 out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
-                // A light result written at once is written twice, escaped and as it is,
-                // rather than serialised into a buffer of its own to escape and copy.
+                // A light result written at once goes straight into the body twice, escaped
+                // and as it is.
                 if !self.heavy && room == usize::MAX {
-                    match &structured {
-                        Structured::Value(v) => write_value_escaped(out, v),
-                        Structured::Json(json) => {
-                            escape_within(json.text().as_bytes(), out, usize::MAX);
-                        }
-                    }
+                    escape_json(structured.text().as_bytes(), out);
                     out.extend_from_slice(b"\"}],\"structuredContent\":");
-                    match &structured {
-                        Structured::Value(v) => encode_value(out, v),
-                        Structured::Json(json) => out.extend_from_slice(json.text().as_bytes()),
-                    }
+                    out.extend_from_slice(structured.text().as_bytes());
                     self.close(out, extra);
                     return EmitPoll::Done;
                 }
-                let json = match structured {
-                    Structured::Json(json) => json.into_text().into_bytes(),
-                    Structured::Value(v) => {
-                        // A light result fits the first allocation.
-                        let mut json = Vec::with_capacity(if self.heavy { 0 } else { 256 });
-                        encode_value(&mut json, &v);
-                        json
-                    }
-                };
+                let json = structured.into_text().into_bytes();
                 self.tail = Some(Tail::Text { json, at: 0 });
                 if self.heavy {
                     EmitPoll::Yield
@@ -570,13 +516,9 @@ impl<C> Emitter<C> {
 mod tests {
     use alloc::string::ToString;
     use alloc::vec::Vec;
-    use serde_json::json;
 
     #[test]
-    fn weight_counts_nodes_and_string_bytes_and_stops_past_the_limit() {
-        assert_eq!(super::weight(&json!({"a": [1, 2], "b": "x"}), 100), 5);
-        assert_eq!(super::weight(&json!("y".repeat(640)), 100), 11);
-        assert_eq!(super::weight(&json!(alloc::vec![0; 500]), 100), 101);
+    fn pieces_end_on_character_boundaries() {
         let pieces = |s: &str, piece| {
             let mut at = 0;
             let mut out = Vec::new();

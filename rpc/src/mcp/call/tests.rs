@@ -33,7 +33,9 @@ fn long_text() -> String {
 /// Answers with a long text block and the same text as a (heavy) structured result.
 fn long(_: &mut (), _: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let text = long_text();
-    let mut out = ToolOutput::structured(json!({ "text": text }));
+    let mut json = crate::json::ObjectWriter::new(text.len() + 16, 0);
+    json.key("text").str(&text);
+    let mut out = ToolOutput::structured(json.finish());
     out.content = alloc::vec![crate::mcp::Content::text(text)];
     Ok(Started::Done(out))
 }
@@ -176,13 +178,26 @@ fn listing(n: u64, bad: bool) -> Value {
     let items: Vec<Value> = (0..n)
         .map(|i| if bad { json!(i.to_string()) } else { json!(i) })
         .collect();
-    json!({"items": items, "note": "caf\u{e9} \u{1F5A5}".repeat(900)})
+    json!({"items": items, "note": note()})
+}
+
+fn note() -> String {
+    "caf\u{e9} \u{1F5A5}".repeat(900)
 }
 
 fn big(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let n = call.args.get("n").and_then(|n| n.as_u64()).unwrap_or(0);
     let bad = call.args.get("bad").is_some();
-    Ok(Started::Done(ToolOutput::structured(listing(n, bad))))
+    let mut json = crate::json::ObjectWriter::new(0, 0);
+    json.key("items").begin_array();
+    for i in 0..n {
+        match bad {
+            true => json.str(&i.to_string()),
+            false => json.u64(i),
+        };
+    }
+    json.end_array().key("note").str(&note());
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 const BIG: &[ToolDef<()>] = &[ToolDef {

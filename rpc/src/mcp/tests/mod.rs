@@ -44,7 +44,9 @@ fn echo(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
 fn add(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let a = call.args.get("a").and_then(|v| v.as_i64()).unwrap_or(0);
     let b = call.args.get("b").and_then(|v| v.as_i64()).unwrap_or(0);
-    Ok(Started::Done(ToolOutput::structured(json!({"sum": a + b}))))
+    let mut json = crate::json::ObjectWriter::new(16, 0);
+    json.key("sum").i64(a + b);
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 /// Answers its argument `text` as a structured result written as JSON text, under the key
@@ -58,13 +60,13 @@ fn said(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let key = if bad { "wrong" } else { "said" };
     let mut json = crate::json::ObjectWriter::new(16, 0);
     json.key(key).value(text);
-    Ok(Started::Done(ToolOutput::structured_json(json.finish())))
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 fn bad_out(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(
-        json!({"sum": "seven"}),
-    )))
+    let mut json = crate::json::ObjectWriter::new(16, 0);
+    json.key("sum").str("seven");
+    Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 fn fail(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
