@@ -1,11 +1,11 @@
-//! A JSON value written as text, value by value, with a record of where each value lies in
+//! A JSON object written as text, value by value, with a record of where each value lies in
 //! it: every structured result a tool gives is written this way.
 //!
 //! Why: a result built as a `serde_json::Value` takes an allocation for each map, key and
 //! string, and the server then weighs, checks and serialises the tree. Written as text it is
 //! one buffer. The record is a tape (as [`super::Tape`] is for a request), so the server
-//! checks the result against the tool's output schema without reading it again: for a large
-//! echo that second reading cost a fifth of each response byte (`docs/bench.md`).
+//! checks the result against the tool's output schema without reading it again (a second
+//! reading of a large result cost a fifth of each response byte, `docs/bench.md`).
 //!
 //! The bytes are serde_json's for the same value: its maps (no `preserve_order` here) keep
 //! keys sorted, so a writer writes members in key order (checked in debug builds), and
@@ -47,6 +47,7 @@ pub struct Written {
     values: usize,
 }
 
+/// Where each value written lies: inline while a result is small, else in one `Vec`.
 enum Record {
     Inline {
         nodes: [Node; INLINE],

@@ -1,7 +1,7 @@
 //! Where the values of a JSON text lie: a [`Tape`] of [`Node`]s, one for each value and object
 //! key, in the order they appear. The reader writes one ([`super::read`]); a
-//! [`super::ValueRef`] reads a value from it; the object writer records its own
-//! ([`super::ObjectWriter`]).
+//! [`super::ValueRef`] reads a value from it; the writer of results records its
+//! own as it writes ([`super::ObjectWriter`]).
 //!
 //! Why: a `serde_json::Value` tree costs a heap allocation per map, key and string — a dozen
 //! for the smallest `tools/call` — and is walked once and dropped. A tape is a list of

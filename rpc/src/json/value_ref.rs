@@ -59,7 +59,7 @@ impl<'t> ValueRef<'t> {
         self.nodes = tape.nodes();
     }
 
-    /// The value `nodes` begins with, a tape of `text` written by hand
+    /// The value `nodes` begins with: the record a writer kept of `text` as it wrote it
     /// ([`super::ObjectWriter`]).
     pub(super) fn recorded(text: &'t str, nodes: &'t [Node]) -> Self {
         ValueRef { text, nodes, at: 0 }

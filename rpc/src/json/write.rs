@@ -51,7 +51,7 @@ const LONG_STR: usize = 4096;
 
 /// A JSON string. Room for a long one, its quotes and the brackets that close around it is
 /// made first: appended to a buffer grown to fit it exactly, it would make the buffer move
-/// again for its closing quote (a large echo's result did, 60 KB copied). Short strings keep
+/// again for its closing quote (a 60 KB string did, 60 KB copied). Short strings keep
 /// the buffer's usual growth (the listings kept from init would take 3 KB more otherwise).
 fn write_str(out: &mut Vec<u8>, text: &str) {
     if text.len() >= LONG_STR {
