@@ -71,7 +71,7 @@ impl<C: 'static> McpServer<C> {
             Incoming::Single(Err(f)) => reply::error(400, f.id.as_ref(), &f.error),
             Incoming::Single(Ok(msg)) => {
                 if !within_rate {
-                    let why = "more requests per second than allowed";
+                    let why = reply::OVER_RATE;
                     return match (&msg, msg.method()) {
                         // Cancellations and answers to our own requests reduce work: never
                         // refused.
@@ -163,20 +163,27 @@ impl<C: 'static> McpServer<C> {
         self.dispatch(req.method, &cx)
     }
 
+    /// Counts a request of `peer`'s address against its per-second limit (2026-07-28 requests
+    /// and `initialize`; sessions count theirs in their own window).
+    fn within_rate(&mut self, peer: Peer, now_ms: u64) -> bool {
+        let limits = &self.config.limits;
+        self.clients.admit(
+            peer.addr,
+            now_ms,
+            limits.requests_per_second,
+            limits.max_clients,
+        )
+    }
+
     /// `initialize`: a new session, an older one evicted if the table is full.
     fn initialize(&mut self, msg: &Message, peer: Peer, now_ms: u64) -> Response {
         let Message::Request { id, params, .. } = msg else {
             return legacy::initialize_not_a_request();
         };
-        let limits = self.config.limits;
-        if !self.clients.admit(
-            peer.addr,
-            now_ms,
-            limits.requests_per_second,
-            limits.max_clients,
-        ) {
-            return reply::busy(Some(id), "more requests per second than allowed");
+        if !self.within_rate(peer, now_ms) {
+            return reply::busy(Some(id), reply::OVER_RATE);
         }
+        let limits = self.config.limits;
         let (version, caps) = match legacy::opening(id, *params) {
             Ok(opening) => opening,
             Err(refused) => return refused,
@@ -226,17 +233,10 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(refused) => return refused,
         };
-        let limits = self.config.limits;
-        if !self.clients.admit(
-            peer.addr,
-            now_ms,
-            limits.requests_per_second,
-            limits.max_clients,
-        ) {
-            let why = "more requests per second than allowed";
+        if !self.within_rate(peer, now_ms) {
             return match (req.id, req.method) {
-                (Some(id), "tools/call") => self.busy_result(id, Era::Modern, why),
-                _ => reply::busy(req.id, why),
+                (Some(id), "tools/call") => self.busy_result(id, Era::Modern, reply::OVER_RATE),
+                _ => reply::busy(req.id, reply::OVER_RATE),
             };
         }
         let Some(id) = req.id else {

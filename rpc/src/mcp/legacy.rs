@@ -113,7 +113,7 @@ pub(crate) fn batch_refused(
         return Some(reply::error(413, None, &err));
     }
     if !within_rate {
-        return Some(reply::busy(None, "more requests per second than allowed"));
+        return Some(reply::busy(None, reply::OVER_RATE));
     }
     None
 }
@@ -170,7 +170,7 @@ pub(crate) fn batch_item<'a>(
         Err(f) => Err(jsonrpc::error_response(f.id.as_ref(), &f.error)),
         Ok(m @ Message::Request { .. }) if over_rate => Err(jsonrpc::error_response(
             m.id(),
-            &reply::busy_error("more requests per second than allowed"),
+            &reply::busy_error(reply::OVER_RATE),
         )),
         Ok(m @ Message::Request { .. }) if answered >= limits.batch_answer_bytes => {
             Err(jsonrpc::error_response(

@@ -46,6 +46,9 @@ pub(crate) fn not_allowed(allow: &str) -> Response {
     r
 }
 
+/// Why a client over its per-second request limit is refused.
+pub(crate) const OVER_RATE: &str = "more requests per second than allowed";
+
 /// 429 `E_BUSY` for anything but a tool call (which gets an `isError` result instead).
 pub(crate) fn busy(id: Option<&Id>, why: &str) -> Response {
     let mut r = error(429, id, &busy_error(why));
