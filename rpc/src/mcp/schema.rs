@@ -444,15 +444,26 @@ fn check_count(
 /// The required names looked for in one pass over the members (a bit for each of the first
 /// 64 names found), not a pass per name: a result's schema requires most of its members.
 fn check_required(required: &[(Box<str>, usize)], obj: Checked<'_>, path: &Path<'_>) -> Check {
-    let mut found = 0u64;
-    for (key, _) in obj.0.members() {
-        let key = key.decode().unwrap_or_default();
-        if let Ok(i) = required.binary_search_by(|(name, _)| (**name).cmp(&*key)) {
+    let missing = |name: &str| Err(format!("{path}: missing required property \"{name}\""));
+    // One name (an argument schema's usual list) is cheaper looked up than found in a pass.
+    if let [(name, _)] = required {
+        return match obj.0.contains_key(name) {
+            true => Ok(()),
+            false => missing(name),
+        };
+    }
+    let (mut found, mut after) = (0u64, 0);
+    for (key, _) in obj.members() {
+        if let Some(i) = find_sorted(required, &key, after, |r| &r.0) {
             found |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            after = i + 1;
         }
     }
+    if found.count_ones() as usize == required.len() {
+        return Ok(());
+    }
     // Names past the 64th (no schema here has so many) are looked up one at a time.
-    let missing =
+    let absent =
         required
             .iter()
             .enumerate()
@@ -460,9 +471,19 @@ fn check_required(required: &[(Box<str>, usize)], obj: Checked<'_>, path: &Path<
                 Some(bit) => found & bit == 0,
                 None => !obj.0.contains_key(name),
             });
-    match missing.min_by_key(|(_, (_, at))| *at) {
-        Some((_, (name, _))) => Err(format!("{path}: missing required property \"{name}\"")),
+    match absent.min_by_key(|(_, (_, at))| *at) {
+        Some((_, (name, _))) => missing(name),
         None => Ok(()),
+    }
+}
+
+/// Where `key` is in `sorted` (by the name `name` gives): tried first at `after`, the place
+/// after the last member's, since a written result's members come in key order; else looked
+/// up.
+fn find_sorted<T>(sorted: &[T], key: &str, after: usize, name: fn(&T) -> &str) -> Option<usize> {
+    match sorted.get(after) {
+        Some(t) if name(t) == key => Some(after),
+        _ => sorted.binary_search_by(|t| name(t).cmp(key)).ok(),
     }
 }
 
@@ -473,12 +494,14 @@ fn check_object(
     path: &Path<'_>,
     depth: usize,
 ) -> Check {
+    let mut after = 0;
     for (key, v) in obj.members() {
         let path = &Path::Key(path, &key);
-        let named = props
-            .binary_search_by(|(k, _)| (**k).cmp(&*key))
-            .ok()
-            .and_then(|i| props.get(i));
+        let named = find_sorted(props, &key, after, |p| &p.0);
+        if let Some(i) = named {
+            after = i + 1;
+        }
+        let named = named.and_then(|i| props.get(i));
         match (named, additional) {
             (Some((_, sub)), _) => sub.check(v, path, depth + 1)?,
             (None, Some(Schema(Node::Never))) => return Err(format!("{path}: unknown property")),
