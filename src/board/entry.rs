@@ -379,8 +379,9 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
                 "{}, destructive tools ask first (mcp.confirm)",
                 config.policy.text()
             )
+            .into()
         } else {
-            String::from(config.policy.text())
+            config.policy.text().into()
         },
     };
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the

@@ -54,7 +54,7 @@ pub struct Top<'a> {
 /// The top of the pages from a full snapshot.
 fn top(s: &Status) -> Top<'_> {
     Top {
-        os_version: &s.os_version,
+        os_version: s.os_version(),
         abi_version: s.abi_version,
         identity: s.identity,
         uptime_ms: s.uptime_ms,

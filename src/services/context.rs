@@ -12,7 +12,6 @@ use crate::services::serial_wait::Waiters;
 use crate::services::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
-use alloc::string::String;
 use core::cell::RefCell;
 use irix7_kmem::budget::Pool;
 
@@ -41,7 +40,7 @@ pub struct Services {
     /// The audit trail's last lines; shared with the MCP server's audit sink, which fills it.
     pub audit: Rc<RefCell<AuditLog>>,
     /// The tool policy in force (`mcp.policy`), as `status` shows it.
-    pub policy: String,
+    pub policy: Rc<str>,
     /// The calls waiting on the console now, and how many may (see `services::serial_wait`).
     pub serial_waiters: Waiters,
 }
@@ -54,7 +53,13 @@ impl Services {
 
     /// A snapshot of the machine's status.
     pub fn status(&self) -> Status {
-        let mut st = Status::collect(&*self.platform, self.abi_version, (self.heap)(), self.net);
+        let mut st = Status::collect(
+            &*self.platform,
+            self.abi_version,
+            (self.heap)(),
+            self.net,
+            self.policy.clone(),
+        );
         st.cache = self
             .fs
             .as_ref()
@@ -62,7 +67,6 @@ impl Services {
             .map(|e| e.cache_stats());
         st.heap_budget = self.memory.heap_budget;
         st.budgets = self.memory.budgets();
-        st.policy = self.policy.clone();
         st
     }
 }

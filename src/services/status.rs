@@ -6,6 +6,7 @@ use crate::services::fs::cache::CacheStats;
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -37,7 +38,9 @@ pub struct Status {
     pub abi_version: u32,
     /// Which build runs, and whether the kernel fell back to it from a refused deploy.
     pub identity: Identity,
-    pub os_version: String,
+    /// The kernel's version text as it gives it (NUL-padded): kept as bytes, so a snapshot
+    /// takes no allocation for it ([`Self::os_version`] reads it).
+    pub os_version: [u8; 16],
     pub uptime_ms: u64,
     pub unix_time: u32,
     pub ram_bytes: u32,
@@ -48,13 +51,19 @@ pub struct Status {
     /// Heap bytes the module means never to pass (0: no plan).
     pub heap_budget: usize,
     pub budgets: Vec<BudgetUse>,
-    /// The tool policy in force (`mcp.policy`).
-    pub policy: String,
+    /// The tool policy in force (`mcp.policy`), shared with the services rather than copied.
+    pub policy: Rc<str>,
 }
 
 impl Status {
     /// Reads the kernel's status block and merges the module's own figures.
-    pub fn collect(p: &dyn Platform, abi_version: u32, heap: HeapUsage, net: NetUsage) -> Self {
+    pub fn collect(
+        p: &dyn Platform,
+        abi_version: u32,
+        heap: HeapUsage,
+        net: NetUsage,
+        policy: Rc<str>,
+    ) -> Self {
         let m = p.machine_status();
         let mut net = net;
         if net.ip.is_none() && m.ip != [0; 4] {
@@ -65,7 +74,7 @@ impl Status {
             identity: Identity {
                 image: p.image_info(),
             },
-            os_version: String::from(c_str(&m.os_version)),
+            os_version: m.os_version,
             uptime_ms: p.clock_ms(),
             unix_time: m.unix_time,
             ram_bytes: m.ram_bytes,
@@ -74,7 +83,7 @@ impl Status {
             cache: None,
             heap_budget: 0,
             budgets: Vec::new(),
-            policy: String::from("full"),
+            policy,
         }
     }
 
@@ -125,6 +134,11 @@ impl Status {
         format_utc(self.unix_time)
     }
 
+    /// The kernel's version text.
+    pub fn os_version(&self) -> &str {
+        c_str(&self.os_version)
+    }
+
     /// The plain-text form (`irix7://status`, the shell's `status`).
     pub fn to_text(&self) -> String {
         let id = &self.identity;
@@ -147,7 +161,7 @@ impl Status {
              disk cache  {cache}\n\
              policy      {policy}\n",
             abi = self.abi_version,
-            os = self.os_version,
+            os = self.os_version(),
             sha = id
                 .sha256()
                 .as_deref()

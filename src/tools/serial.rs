@@ -309,7 +309,11 @@ fn answer<C: ConsoleLine>(
     w.key("bytes").u64(chunk.data.len() as u64);
     match read.base64 {
         true => w.key("data").str(&rpc::mcp::base64(&chunk.data)),
-        false => w.key("data").str(&String::from_utf8_lossy(&chunk.data)),
+        // Checked whole first (a word at a time while it is ASCII); replaced only if invalid.
+        false => match core::str::from_utf8(&chunk.data) {
+            Ok(text) => w.key("data").str(text),
+            Err(_) => w.key("data").str(&String::from_utf8_lossy(&chunk.data)),
+        },
     };
     w.key("encoding")
         .str(if read.base64 { "base64" } else { "text" });

@@ -214,7 +214,7 @@ fn status_json(st: &Status) -> Written {
         .str(VERSION);
     w.key("open_connections")
         .u64(st.net.open_connections as u64);
-    w.key("os_version").str(&st.os_version);
+    w.key("os_version").str(st.os_version());
     w.key("policy").str(&st.policy);
     w.key("port").u64(st.net.port.into());
     w.key("ram_bytes").u64(st.ram_bytes.into());

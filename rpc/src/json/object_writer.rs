@@ -59,6 +59,7 @@ enum Record {
 }
 
 impl Record {
+    #[inline]
     fn len(&self) -> usize {
         match self {
             Record::Inline { len, .. } => *len,
@@ -105,9 +106,23 @@ impl Record {
         }
     }
 
+    /// One more entry: in place while there is room (every value written takes one, so this
+    /// is inlined), through [`Self::grow`] when there is not.
+    #[inline]
     fn push(&mut self, node: Node) {
-        if let Some([slot]) = self.grow(1) {
-            *slot = node;
+        match self {
+            Record::Inline { nodes, len } if *len < INLINE => {
+                if let Some(slot) = nodes.get_mut(*len) {
+                    *slot = node;
+                    *len += 1;
+                }
+            }
+            Record::Spilled(v) if v.len() < v.capacity() => v.push(node),
+            _ => {
+                if let Some([slot]) = self.grow(1) {
+                    *slot = node;
+                }
+            }
         }
     }
 
@@ -181,14 +196,15 @@ impl ObjectWriter {
 
     /// Starts the member `key` of the innermost object; its value is written next.
     pub fn key(&mut self, key: &str) -> &mut Self {
-        if self.w.text.as_bytes().last() != Some(&b'{') {
-            self.w.text.push(',');
-        }
-        let start = self.w.text.len();
-        self.w.text.push('"');
-        escape_str_into(key, &mut self.w.text);
-        self.w.text.push('"');
-        let end = self.w.text.len();
+        let text = &mut self.w.text;
+        let comma = text.as_bytes().last() != Some(&b'{');
+        let start = text.len() + usize::from(comma);
+        // Separator, quote and colon as whole pieces: `String::push` of a char is a call that
+        // encodes it, for each.
+        text.push_str(if comma { ",\"" } else { "\"" });
+        escape_str_into(key, text);
+        text.push_str("\":");
+        let end = self.w.text.len() - 1;
         self.check_order(start + 1, end - 1);
         // Escaping only ever lengthens a string. A key's entry points at nothing (0).
         let node = Node {
@@ -196,7 +212,6 @@ impl ObjectWriter {
             ..Node::at(start, Kind::String, end - start != key.len() + 2)
         };
         self.w.record.push(node);
-        self.w.text.push(':');
         self
     }
 

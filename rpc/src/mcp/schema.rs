@@ -46,7 +46,9 @@ enum Rule {
     /// `minLength`/`maxLength` (strings) or `minItems`/`maxItems` (arrays).
     Count(Counted, Limit, u64),
     Items(Schema),
-    Required(Box<[Box<str>]>),
+    /// `required`: each name once, sorted for lookup, with its place in the list as written
+    /// (the first missing in that order is the one reported).
+    Required(Box<[(Box<str>, usize)]>),
     /// `properties` (sorted by name, for lookup) and `additionalProperties`.
     Object(Box<[(Box<str>, Schema)]>, Option<Schema>),
     /// `x-mcp-header`: checks nothing, kept for [`Schema::headers`].
@@ -219,8 +221,16 @@ fn compile(schema: &Value, depth: usize) -> Node {
         rules.push(Rule::Items(sub(items)));
     }
     if let Some(Value::Array(required)) = s.get("required") {
-        let names = required.iter().filter_map(Value::as_str).map(Box::from);
-        rules.push(Rule::Required(names.collect()));
+        let mut names: Vec<(Box<str>, usize)> = required
+            .iter()
+            .filter_map(Value::as_str)
+            .enumerate()
+            .map(|(at, name)| (Box::from(name), at))
+            .collect();
+        // Sorted by name then place, so the first of a name given twice is the one kept.
+        names.sort_unstable();
+        names.dedup_by(|later, first| later.0 == first.0);
+        rules.push(Rule::Required(names.into_boxed_slice()));
     }
     let props = s.get("properties").and_then(Value::as_object);
     let additional = match s.get("additionalProperties") {
@@ -313,10 +323,6 @@ impl<'v> Checked<'v> {
             .map(|(k, v)| (k.decode().unwrap_or_default(), Checked(v)))
     }
 
-    fn has(self, key: &str) -> bool {
-        self.0.contains_key(key)
-    }
-
     /// Equal to `v` as JSON values are (`1` is not `1.0`).
     fn equals(self, v: &Value) -> bool {
         match (self.0, v) {
@@ -387,12 +393,7 @@ fn check_rule(rule: &Rule, value: Checked<'_>, path: &Path<'_>, depth: usize) ->
             }
             Ok(())
         }
-        Rule::Required(required) if value.kind() == 0 => {
-            match required.iter().find(|name| !value.has(name)) {
-                Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
-                None => Ok(()),
-            }
-        }
+        Rule::Required(required) if value.kind() == 0 => check_required(required, value, path),
         Rule::Object(props, additional) => {
             check_object(props, additional.as_ref(), value, path, depth)
         }
@@ -440,6 +441,52 @@ fn check_count(
     }
 }
 
+/// The required names looked for in one pass over the members (a bit for each of the first
+/// 64 names found), not a pass per name: a result's schema requires most of its members.
+fn check_required(required: &[(Box<str>, usize)], obj: Checked<'_>, path: &Path<'_>) -> Check {
+    let missing = |name: &str| Err(format!("{path}: missing required property \"{name}\""));
+    // One name (an argument schema's usual list) is cheaper looked up than found in a pass.
+    if let [(name, _)] = required {
+        return match obj.0.contains_key(name) {
+            true => Ok(()),
+            false => missing(name),
+        };
+    }
+    let (mut found, mut after) = (0u64, 0);
+    for (key, _) in obj.members() {
+        if let Some(i) = find_sorted(required, &key, after, |r| &r.0) {
+            found |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            after = i + 1;
+        }
+    }
+    if found.count_ones() as usize == required.len() {
+        return Ok(());
+    }
+    // Names past the 64th (no schema here has so many) are looked up one at a time.
+    let absent =
+        required
+            .iter()
+            .enumerate()
+            .filter(|&(i, (name, _))| match 1u64.checked_shl(i as u32) {
+                Some(bit) => found & bit == 0,
+                None => !obj.0.contains_key(name),
+            });
+    match absent.min_by_key(|(_, (_, at))| *at) {
+        Some((_, (name, _))) => missing(name),
+        None => Ok(()),
+    }
+}
+
+/// Where `key` is in `sorted` (by the name `name` gives): tried first at `after`, the place
+/// after the last member's, since a written result's members come in key order; else looked
+/// up.
+fn find_sorted<T>(sorted: &[T], key: &str, after: usize, name: fn(&T) -> &str) -> Option<usize> {
+    match sorted.get(after) {
+        Some(t) if name(t) == key => Some(after),
+        _ => sorted.binary_search_by(|t| name(t).cmp(key)).ok(),
+    }
+}
+
 fn check_object(
     props: &[(Box<str>, Schema)],
     additional: Option<&Schema>,
@@ -447,12 +494,14 @@ fn check_object(
     path: &Path<'_>,
     depth: usize,
 ) -> Check {
+    let mut after = 0;
     for (key, v) in obj.members() {
         let path = &Path::Key(path, &key);
-        let named = props
-            .binary_search_by(|(k, _)| (**k).cmp(&*key))
-            .ok()
-            .and_then(|i| props.get(i));
+        let named = find_sorted(props, &key, after, |p| &p.0);
+        if let Some(i) = named {
+            after = i + 1;
+        }
+        let named = named.and_then(|i| props.get(i));
         match (named, additional) {
             (Some((_, sub)), _) => sub.check(v, path, depth + 1)?,
             (None, Some(Schema(Node::Never))) => return Err(format!("{path}: unknown property")),
@@ -519,6 +568,30 @@ mod tests {
             validate(&json!({"maxLength": 999}), &long),
             Err(String::from("$: allows at most 999 characters"))
         );
+    }
+
+    #[test]
+    fn reports_the_first_missing_required_name_as_written() {
+        // Past 64 names (two passes), out of order and one name given twice.
+        let names: Vec<String> = (0..70).rev().map(|i| format!("n{i:02}")).collect();
+        let mut required: Vec<Value> = names.iter().map(|n| json!(n)).collect();
+        required.push(json!("n05"));
+        let s = json!({"required": required});
+        let all: serde_json::Map<String, Value> =
+            names.iter().map(|n| (n.clone(), json!(1))).collect();
+        assert_eq!(validate(&s, &Value::Object(all.clone())), Ok(()));
+        for (gone, reported) in [
+            (&["n05"][..], "n05"),
+            (&["n02", "n68"], "n68"),
+            (&["n00", "n66", "n30"], "n66"),
+        ] {
+            let mut some = all.clone();
+            for g in gone {
+                some.remove(*g);
+            }
+            let want = format!("$: missing required property \"{reported}\"");
+            assert_eq!(validate(&s, &Value::Object(some)), Err(want));
+        }
     }
 
     #[test]

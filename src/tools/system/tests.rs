@@ -22,7 +22,7 @@ fn status_value(st: &crate::services::status::Status) -> Value {
         "module_version": VERSION,
         "build_id": BUILD_ID,
         "abi": st.abi_version,
-        "os_version": st.os_version,
+        "os_version": st.os_version(),
         "uptime_ms": st.uptime_ms,
         "date": st.date_text(),
         "unix_time": st.unix_time,
@@ -30,7 +30,7 @@ fn status_value(st: &crate::services::status::Status) -> Value {
         "ip": st.ip_text(),
         "mac": st.mac_text(),
         "port": st.net.port,
-        "policy": st.policy,
+        "policy": &*st.policy,
         "open_connections": st.net.open_connections,
         "requests": st.net.requests,
         "heap": {
@@ -82,7 +82,9 @@ fn status_writes_the_bytes_of_its_value() {
     same(&st);
     st.net.ip = None;
     st.identity.image = None;
-    st.os_version = String::from("7.0 \"quoted\" é");
+    let odd = "7.0 \"quoted\" é".as_bytes();
+    st.os_version = [0; 16];
+    st.os_version[..odd.len()].copy_from_slice(odd);
     same(&st);
     st.identity.image = Some(ImageInfo {
         sha256: [0xa7; 32],
@@ -366,7 +368,7 @@ fn audited(policy: &str) -> rpc::mcp::McpServer<crate::tools::Ctx> {
     ctx.services_mut().fs = Some(fs);
     let mut config = rpc::mcp::Config::new("7.0.0", None);
     config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
-    ctx.services_mut().policy = String::from(config.policy.text());
+    ctx.services_mut().policy = config.policy.text().into();
     let log = ctx.services_mut().audit.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
         log.borrow_mut()

@@ -227,7 +227,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         memory: Default::default(),
         shell_output: crate::services::shell::output::pool(1 << 24),
         audit: Default::default(),
-        policy: alloc::string::String::from("full"),
+        policy: "full".into(),
         serial_waiters: crate::services::serial_wait::Waiters::new(2),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
