@@ -4,7 +4,7 @@
 //! the ABI table, calls `irix7_mcp_init`, then polls the module for good.
 
 use crate::arena::{ARENA, Global};
-use crate::io::{halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
+use crate::io::{flush_and_set, halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
 use crate::{boot_env, clock, layout, mailbox, power};
 use alloc::boxed::Box;
 use indy::abi::{self, AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
@@ -188,7 +188,7 @@ unsafe extern "C" fn poweroff() {
     w8(power::PANEL, !power::PANEL_POWERON);
     wait_for_effect();
     puts(b"kernel: the power stayed on; halted\n");
-    set_state(mailbox::STATE_HALTED);
+    flush_and_set(mailbox::STATE_HALTED);
     halt()
 }
 
@@ -249,7 +249,7 @@ fn fail(what: &[u8]) -> ! {
     puts(b"kernel: ");
     puts(what);
     puts(b"; halted\n");
-    set_state(mailbox::STATE_FAILED);
+    flush_and_set(mailbox::STATE_FAILED);
     halt()
 }
 
