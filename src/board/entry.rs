@@ -290,14 +290,22 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         .unwrap_or_default();
     // Fails closed: a value that does not parse serves read-only tools, never everything.
     let (policy, refused) =
-        rpc::mcp::Policy::parse_or_read_only(kernel.env("mcp.policy").as_deref().unwrap_or(""));
+        rpc::mcp::Policy::parse_or_observe(kernel.env("mcp.policy").as_deref().unwrap_or(""));
     if let Some(why) = refused {
-        kprintln!(
-            kernel,
-            "mcp.policy refused ({why}): serving read-only tools only"
-        );
+        kprintln!(kernel, "mcp.policy refused ({why}): serving observe only");
     }
     config.policy = policy;
+    config.capabilities = tools::capabilities::TABLE;
+    // Fails closed: a value that does not parse gives no lesser token at all.
+    match access::lesser_tokens(kernel.env("mcp.tokens").as_deref()) {
+        Ok(tokens) => {
+            for t in &tokens {
+                kprintln!(kernel, "token {} ({})", t.name, t.role.text());
+            }
+            config.tokens = tokens;
+        }
+        Err(why) => kprintln!(kernel, "mcp.tokens refused ({why}): no lesser tokens"),
+    }
     // Fails closed too: a value that does not parse asks for consent.
     let confirm = kernel.env("mcp.confirm");
     config.confirm = rpc::mcp::confirm::parse(confirm.as_deref()).unwrap_or_else(|| {

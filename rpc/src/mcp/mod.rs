@@ -16,6 +16,7 @@ macro_rules! copy_for_any_context {
 }
 
 mod audit;
+pub mod authority;
 mod base64;
 mod call;
 mod config;
@@ -31,7 +32,6 @@ mod inputs;
 mod legacy;
 mod limits;
 mod modern;
-mod policy;
 mod prompt;
 mod registry;
 mod reply;
@@ -53,9 +53,9 @@ mod version;
 mod tests;
 
 pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, Outcome, Via, summarise_args};
+pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;
-pub use policy::{Policy, PolicyError, Rule as PolicyRule};
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use registry::{RegistryError, Reserved, ToolRegistry};
 pub use reply::{

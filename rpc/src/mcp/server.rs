@@ -4,6 +4,7 @@
 //! and hands the message to that era's handler.
 
 use super::audit::{AuditEvent, AuditRecord, AuthFailure};
+use super::authority::{Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token};
 use super::config::Config;
 use super::get_stream;
 use super::inputs::Answers;
@@ -22,6 +23,7 @@ use crate::json::Tape;
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
@@ -63,13 +65,27 @@ pub struct McpServer<C: 'static> {
     /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
     /// nothing to read them.
     tape: Cell<Tape>,
+    /// `config.policy`, shared with each request's authority.
+    policy: Rc<Policy>,
+    /// `config.tokens`, shared with the authority of each request that names one.
+    tokens: Vec<Rc<Token>>,
+    /// The administrator (`config.token`, or any request when `/mcp` is open).
+    admin: Rc<Token>,
+    /// What the request being answered may do (set before it is dispatched).
+    pub(super) authority: Authority,
 }
 
 impl<C: 'static> McpServer<C> {
     /// A server with no tools, resources or prompts yet.
     pub fn new(mut config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
         let mut tools = ToolRegistry::default();
+        tools.set_table(config.capabilities);
         tools.set_policy(config.policy.clone());
+        let policy = Rc::new(config.policy.clone());
+        // The administrator's secret stays in `config.token` only.
+        let admin = Rc::new(Token::admin(String::new()));
+        let tokens = config.tokens.iter().cloned().map(Rc::new).collect();
+        let authority = Authority::new(config.capabilities, policy.clone(), admin.clone(), None);
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
@@ -95,6 +111,10 @@ impl<C: 'static> McpServer<C> {
             instructions_json,
             lent: Cell::new(Vec::new()),
             tape: Cell::new(Tape::with_capacity(TAPE_START)),
+            policy,
+            tokens,
+            admin,
+            authority,
         }
     }
 
@@ -184,21 +204,55 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
-    /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
-    pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        self.authorize_head(&Head::of(headers))
+    /// guard (`/screen.bmp`), and whether the token may use `door`: `Err` is the 403 or the
+    /// 401 (with `WWW-Authenticate`) to send.
+    pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
+        let head = Head::of(headers);
+        self.check_origin(&head)?;
+        let authority = self.authority_of(headers, &head)?;
+        match authority.check_door(door) {
+            Ok(()) => Ok(authority),
+            Err(denied) => {
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    alloc::format!("Forbidden: {}", denied.0),
+                );
+                Err(reply::error(403, None, &err))
+            }
+        }
     }
 
     fn authorize_head(&self, head: &Head<'_>) -> Result<(), Response> {
         self.check_origin(head)?;
-        self.check_token(head)
+        self.check_token(head).map(|_| ())
     }
 
-    /// The bearer-token check: `Err` is the 401 (with `WWW-Authenticate`) to send.
-    fn check_token(&self, head: &Head<'_>) -> Result<(), Response> {
-        if let Some(token) = &self.config.token
-            && !bearer_ok(token, head.authorization())
+    /// The token a request's bearer names, as an index into `tokens`: every secret is
+    /// compared (in constant time), so the time taken does not say which one matched.
+    fn token_of(&self, head: &Head<'_>) -> Option<&Rc<Token>> {
+        let bearer = head.authorization();
+        let mut found = None;
+        if let Some(secret) = &self.config.token
+            && bearer_ok(secret, bearer)
         {
+            found = Some(&self.admin);
+        }
+        for t in &self.tokens {
+            if bearer_ok(&t.secret, bearer) {
+                found.get_or_insert(t);
+            }
+        }
+        found
+    }
+
+    /// The bearer-token check: the token named (the administrator's when `/mcp` is open
+    /// and no other is given), or the 401 (with `WWW-Authenticate`) to send.
+    fn check_token(&self, head: &Head<'_>) -> Result<&Rc<Token>, Response> {
+        let found = self.token_of(head);
+        if found.is_none() && self.config.token.is_none() {
+            return Ok(&self.admin);
+        }
+        let Some(token) = found else {
             let mut r = reply::error(
                 401,
                 None,
@@ -206,8 +260,29 @@ impl<C: 'static> McpServer<C> {
             );
             r.headers.push("WWW-Authenticate", "Bearer");
             return Err(r);
-        }
-        Ok(())
+        };
+        Ok(token)
+    }
+
+    /// What a request with this head may do: its token's role, the policy, and the
+    /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
+    /// a typo never widens what the gateway meant to allow).
+    fn authority_of(&self, headers: &Headers, head: &Head<'_>) -> Result<Authority, Response> {
+        let token = self.check_token(head)?;
+        let narrowing = match headers.get(NARROWING_HEADER) {
+            None => None,
+            Some(v) => match Policy::parse(v) {
+                Ok(p) => Some(Rc::new(p)),
+                Err(e) => {
+                    let msg = alloc::format!("{NARROWING_HEADER} refused: {e}");
+                    let err = RpcError::new(jsonrpc::INVALID_REQUEST, msg);
+                    return Err(reply::error(400, None, &err));
+                }
+            },
+        };
+        let token = token.clone();
+        let table = self.config.capabilities;
+        Ok(Authority::new(table, self.policy.clone(), token, narrowing))
     }
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
@@ -283,7 +358,7 @@ impl<C: 'static> McpServer<C> {
             return Err(r);
         }
         // The Origin passed above: only the token is left to check.
-        let verdict = self.check_token(&head);
+        let verdict = self.check_token(&head).map(|_| ());
         if let Err(r) = &verdict
             && r.status == 401
         {
@@ -340,6 +415,10 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
+        self.authority = match self.authority_of(headers, head) {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
         self.subscriptions
             .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
@@ -352,6 +431,15 @@ impl<C: 'static> McpServer<C> {
         match method {
             Method::Post => self.post(headers, head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
+            Method::Get
+                if let Err(denied) = self.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
+            {
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    alloc::format!("Forbidden: {}", denied.0),
+                );
+                reply::error(403, None, &err)
+            }
             Method::Get => get_stream::get(
                 &self.subscriptions,
                 &mut self.sessions,

@@ -366,8 +366,8 @@ fn audited(policy: &str) -> rpc::mcp::McpServer<crate::tools::Ctx> {
     let mut fs = Overlay::new(None, 1 << 20);
     fs.mkdir("/tmp").unwrap();
     ctx.services_mut().fs = Some(fs);
-    let mut config = rpc::mcp::Config::new("7.0.0", None);
-    config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
+    let mut config = crate::tools::testing::harness::config();
+    config.policy = rpc::mcp::Policy::parse_or_observe(policy).0;
     ctx.services_mut().policy = config.policy.text().into();
     let log = ctx.services_mut().audit.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
@@ -436,13 +436,13 @@ fn the_policy_shows_in_status_and_bad_values_fail_closed() {
     let r = call(&mut s, "echo", json!({"text": "x"}));
     assert_eq!(
         r["content"][0]["text"],
-        "E_PERM: echo is outside mcp.policy=fs.*,status"
+        "E_PERM: echo (observe) is outside mcp.policy=fs.*,status"
     );
     let mut s = audited("fs.*,,status");
     let r = request(&mut s, "resources/read", json!({"uri": "irix7://status"}));
     let text = r["result"]["contents"][0]["text"].as_str().unwrap();
     assert!(
-        text.contains("policy      read-only (the configured \"fs.*,,status\" is invalid)\n"),
+        text.contains("policy      observe (the configured \"fs.*,,status\" is invalid)\n"),
         "{text}"
     );
     let r = call(
@@ -454,14 +454,14 @@ fn the_policy_shows_in_status_and_bad_values_fail_closed() {
         r["content"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("E_PERM: fs.write is outside mcp.policy=read-only")
+            .starts_with("E_PERM: fs.write (operate) is outside mcp.policy=observe")
     );
     let listed = request(&mut s, "tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().unwrap();
     assert!(
         tools
             .iter()
-            .all(|t| t["annotations"]["readOnlyHint"] == true)
+            .all(|t| t["_meta"]["irix7/privilege"] == "observe")
     );
     assert!(tools.iter().any(|t| t["name"] == "fs.read"));
     assert!(

@@ -102,9 +102,11 @@ fn each_policy_filters_the_listing_and_refuses_calls_in_both_eras() {
                 );
                 if refused {
                     let shown = if policy.is_empty() { "full" } else { policy };
-                    assert_eq!(
-                        text_of(&v),
-                        format!("E_PERM: {} is outside mcp.policy={shown}", t.name)
+                    let text = text_of(&v);
+                    assert!(text.starts_with(&format!("E_PERM: {} (", t.name)), "{text}");
+                    assert!(
+                        text.ends_with(&format!(") is outside mcp.policy={shown}")),
+                        "{text}"
                     );
                     assert_eq!(v["result"]["isError"], true);
                 }
