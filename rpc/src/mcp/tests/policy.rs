@@ -190,7 +190,7 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
         AuditEvent::Call {
             via: Via::Stateless,
             tool: "fail".into(),
-            args: "{data=<8 bytes>,path=\"/etc/passwd\"}".into(),
+            args: "{path=\"/etc/passwd\",data=<8 bytes>}".into(),
             outcome: Outcome::Failed(ErrorCode::NotFound),
         }
     );
@@ -198,7 +198,7 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
     assert_eq!(records[0].at_ms, T0);
     assert_eq!(
         lines[0],
-        "audit 1000000 ms 127.0.0.1 stateless fail {data=<8 bytes>,path=\"/etc/passwd\"} -> E_NOT_FOUND"
+        "audit 1000000 ms 127.0.0.1 stateless fail {path=\"/etc/passwd\",data=<8 bytes>} -> E_NOT_FOUND"
     );
     assert_eq!(
         lines[1],
