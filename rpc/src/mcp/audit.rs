@@ -1,9 +1,10 @@
-//! Audit records: one per call of a tool that is not annotated read-only, and one per failed
-//! authentication. The server hands each to the [`AuditSink`] in its configuration; what
+//! Audit records: one per call of a tool that is not annotated read-only, and summaries of
+//! failed authentications (counted per address and window: see `login_failures`). The server hands each to the [`AuditSink`] in its configuration; what
 //! becomes of them (a console line, a ring) is the module's business. A record never carries
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
+use super::login_failures::WINDOW_MS;
 use super::request::Cx;
 use super::tool::ToolDef;
 use crate::json::{Kind, ValueRef};
@@ -81,18 +82,50 @@ pub enum AuthFailure {
     Missing,
     /// A bearer token that is not the machine's.
     Wrong,
-    /// Too many failures from this address in the last second: refused unlooked-at. Recorded
-    /// once per address per second, so a flood leaves a handful of lines, not thousands.
+    /// Too many failures from this address in the last second: refused unlooked-at.
     Throttled,
 }
 
-impl AuthFailure {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AuthFailure::Missing => "missing token",
-            AuthFailure::Wrong => "wrong token",
-            AuthFailure::Throttled => "throttled",
-        }
+/// Failed logins counted over a window (see `login_failures`): in all, and by why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FailureCount {
+    pub failures: u32,
+    pub missing: u32,
+    pub wrong: u32,
+    pub throttled: u32,
+}
+
+impl FailureCount {
+    pub(crate) fn add(&mut self, why: AuthFailure) {
+        self.failures = self.failures.saturating_add(1);
+        let by = match why {
+            AuthFailure::Missing => &mut self.missing,
+            AuthFailure::Wrong => &mut self.wrong,
+            AuthFailure::Throttled => &mut self.throttled,
+        };
+        *by = by.saturating_add(1);
+    }
+
+    pub(crate) fn merge(&mut self, other: &FailureCount) {
+        self.failures = self.failures.saturating_add(other.failures);
+        self.missing = self.missing.saturating_add(other.missing);
+        self.wrong = self.wrong.saturating_add(other.wrong);
+        self.throttled = self.throttled.saturating_add(other.throttled);
+    }
+}
+
+/// `<N> failed logins in 10 s (wrong token <n>, missing token <n>, throttled <n>)`.
+impl fmt::Display for FailureCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} failed logins in {} s (wrong token {}, missing token {}, throttled {})",
+            self.failures,
+            WINDOW_MS / 1000,
+            self.wrong,
+            self.missing,
+            self.throttled
+        )
     }
 }
 
@@ -106,25 +139,64 @@ pub enum AuditEvent {
         args: String,
         outcome: Outcome,
     },
-    AuthFailed(AuthFailure),
+    /// The failed logins of one client address in one window, counted.
+    LoginFailures(FailureCount),
+    /// The failed logins of one window from addresses not summarised one by one: `addresses`
+    /// that were counted but past the lines a window writes, and, when `untracked`, more that
+    /// the table had no room for.
+    LoginFailuresElsewhere {
+        count: FailureCount,
+        addresses: u32,
+        untracked: bool,
+    },
+}
+
+impl AuditEvent {
+    /// Whether the event is a summary of failed logins (anyone can cause one), not a call
+    /// that passed the token check.
+    pub fn is_login_failures(&self) -> bool {
+        !matches!(self, AuditEvent::Call { .. })
+    }
+
+    /// Failed logins the event counts.
+    pub fn failed_logins(&self) -> u32 {
+        match self {
+            AuditEvent::Call { .. } => 0,
+            AuditEvent::LoginFailures(c) | AuditEvent::LoginFailuresElsewhere { count: c, .. } => {
+                c.failures
+            }
+        }
+    }
 }
 
 /// One audit record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditRecord {
-    /// The monotonic clock, in milliseconds.
+    /// The monotonic clock, in milliseconds: when the call started, or the failures' window.
     pub at_ms: u64,
     /// The client's IPv4 address.
     pub client: [u8; 4],
+    /// Who the caller is beyond its address: the name of the token a call presented, when
+    /// the server knows one (`None` today: one token, and failed logins present none).
+    pub who: Option<String>,
     pub event: AuditEvent,
 }
 
-/// The one-line form: `audit <ms> <client> <via> <tool> <args> -> <outcome>`, or
-/// `audit <ms> <client> auth failed: <reason>`.
+/// The one-line form: `audit <ms> ms <client> <via> <tool> <args> -> <outcome>`,
+/// `audit <ms> ms <client> <N> failed logins in 10 s (…)`, or `audit <ms> ms others <N>
+/// failed logins in 10 s (…) from <M> more addresses`. A caller's name, when known, follows
+/// the client as `as <who>`.
 impl fmt::Display for AuditRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [a, b, c, d] = self.client;
-        write!(f, "audit {} ms {a}.{b}.{c}.{d} ", self.at_ms)?;
+        write!(f, "audit {} ms ", self.at_ms)?;
+        match &self.event {
+            AuditEvent::LoginFailuresElsewhere { .. } => f.write_str("others ")?,
+            _ => write!(f, "{a}.{b}.{c}.{d} ")?,
+        }
+        if let Some(who) = &self.who {
+            write!(f, "as {who} ")?;
+        }
         match &self.event {
             AuditEvent::Call {
                 via,
@@ -132,7 +204,15 @@ impl fmt::Display for AuditRecord {
                 args,
                 outcome,
             } => write!(f, "{via} {tool} {args} -> {outcome}"),
-            AuditEvent::AuthFailed(why) => write!(f, "auth failed: {}", why.as_str()),
+            AuditEvent::LoginFailures(count) => write!(f, "{count}"),
+            AuditEvent::LoginFailuresElsewhere {
+                count,
+                addresses,
+                untracked,
+            } => {
+                let more = if *untracked { " and others" } else { "" };
+                write!(f, "{count} from {addresses} more addresses{more}")
+            }
         }
     }
 }
@@ -386,6 +466,7 @@ impl PendingAudit {
             record: AuditRecord {
                 at_ms,
                 client,
+                who: None,
                 event: AuditEvent::Call {
                     via,
                     tool: String::from(tool),
@@ -542,6 +623,7 @@ mod tests {
         let r = AuditRecord {
             at_ms: 1234,
             client: [10, 0, 2, 2],
+            who: None,
             event: AuditEvent::Call {
                 via: Via::Session("3fa9c1d2".into()),
                 tool: "fs.write".into(),
@@ -553,14 +635,53 @@ mod tests {
             r.to_string(),
             "audit 1234 ms 10.0.2.2 session 3fa9c1d2 fs.write {path=\"/x\"} -> E_NOSPC"
         );
+        let count = FailureCount {
+            failures: 200,
+            missing: 1,
+            wrong: 19,
+            throttled: 180,
+        };
         let r = AuditRecord {
             at_ms: 5,
             client: [192, 168, 1, 9],
-            event: AuditEvent::AuthFailed(AuthFailure::Wrong),
+            who: None,
+            event: AuditEvent::LoginFailures(count),
         };
         assert_eq!(
             r.to_string(),
-            "audit 5 ms 192.168.1.9 auth failed: wrong token"
+            "audit 5 ms 192.168.1.9 200 failed logins in 10 s \
+             (wrong token 19, missing token 1, throttled 180)"
+        );
+        let r = AuditRecord {
+            at_ms: 5,
+            client: [0; 4],
+            who: None,
+            event: AuditEvent::LoginFailuresElsewhere {
+                count,
+                addresses: 3,
+                untracked: true,
+            },
+        };
+        assert!(
+            r.to_string()
+                .starts_with("audit 5 ms others 200 failed logins in 10 s")
+        );
+        assert!(r.to_string().ends_with(" from 3 more addresses and others"));
+        // A caller's name, once the server knows one, follows the address.
+        let r = AuditRecord {
+            at_ms: 7,
+            client: [10, 0, 2, 2],
+            who: Some("agent".into()),
+            event: AuditEvent::Call {
+                via: Via::Stateless,
+                tool: "fs.write".into(),
+                args: "{}".into(),
+                outcome: Outcome::Ok,
+            },
+        };
+        assert_eq!(
+            r.to_string(),
+            "audit 7 ms 10.0.2.2 as agent stateless fs.write {} -> ok"
         );
         assert_eq!(
             code_of_text("E_NOENT: no such file"),
