@@ -483,8 +483,7 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
             );
         };
-        let def = entry.def;
-        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, &def);
+        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, entry);
         let (response, outcome) = self.call_found(cx, index, &mut audit);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);

@@ -31,6 +31,7 @@ mod get_stream;
 mod inputs;
 mod legacy;
 mod limits;
+mod login_failures;
 mod modern;
 mod prompt;
 mod registry;
@@ -52,7 +53,9 @@ mod version;
 #[cfg(test)]
 mod tests;
 
-pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, Outcome, Via, summarise_args};
+pub use audit::{
+    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via, summarise_args,
+};
 pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;

@@ -3,12 +3,13 @@
 //! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
 //! and hands the message to that era's handler.
 
-use super::audit::{AuditEvent, AuditRecord, AuthFailure};
+use super::audit::{AuditRecord, AuthFailure};
 use super::authority::{Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token};
 use super::config::Config;
 use super::get_stream;
 use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
+use super::login_failures::LoginFailures;
 use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
 use super::reply;
@@ -44,10 +45,10 @@ pub struct McpServer<C: 'static> {
     pub(super) prompts: Vec<PromptDef<C>>,
     pub(super) sessions: Sessions,
     pub(super) clients: ClientWindows,
-    /// Failed token checks by client address.
+    /// Failed token checks by client address, for the throttle.
     auth_failures: ClientWindows,
-    /// Throttled refusals audited by client address: one a second each.
-    throttle_audited: ClientWindows,
+    /// Failed token checks counted for the audit trail, summarised per window.
+    login_failures: LoginFailures,
     pub(super) calls: Calls,
     pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -102,7 +103,7 @@ impl<C: 'static> McpServer<C> {
             sessions: Sessions::default(),
             clients: ClientWindows::default(),
             auth_failures: ClientWindows::default(),
-            throttle_audited: ClientWindows::default(),
+            login_failures: LoginFailures::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
@@ -339,12 +340,7 @@ impl<C: 'static> McpServer<C> {
                 .auth_failures
                 .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
         {
-            if self
-                .throttle_audited
-                .admit(peer.addr, now_ms, 1, limits.max_clients)
-            {
-                self.audit_auth(peer, now_ms, AuthFailure::Throttled);
-            }
+            self.audit_auth(peer, now_ms, AuthFailure::Throttled);
             let mut r = reply::error(
                 401,
                 None,
@@ -373,14 +369,24 @@ impl<C: 'static> McpServer<C> {
         verdict.map(|()| Admission::Authenticated)
     }
 
-    /// Hands a failed authentication to the audit sink.
-    fn audit_auth(&self, peer: Peer, now_ms: u64, why: AuthFailure) {
+    /// Counts a failed authentication for the audit trail (summarised when its window
+    /// closes: see `login_failures`).
+    fn audit_auth(&mut self, peer: Peer, now_ms: u64, why: AuthFailure) {
+        let closed = self.login_failures.count(peer.addr, why, now_ms);
+        self.audit_all(&closed);
+    }
+
+    /// Hands the summaries of failed logins whose window has closed to the audit sink: called
+    /// from the module's poll loop, so a window is written soon after it ends even when no
+    /// request comes.
+    pub fn poll_audit(&mut self, now_ms: u64) {
+        let closed = self.login_failures.close_due(now_ms);
+        self.audit_all(&closed);
+    }
+
+    fn audit_all(&self, records: &[AuditRecord]) {
         if let Some(sink) = &self.config.audit {
-            sink(&AuditRecord {
-                at_ms: now_ms,
-                client: peer.addr,
-                event: AuditEvent::AuthFailed(why),
-            });
+            records.iter().for_each(|r| sink(r));
         }
     }
 
