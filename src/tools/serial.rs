@@ -43,8 +43,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "serial.write",
         title: Some("Write to the serial console"),
         description: "Writes a line of text to the serial console (Z85C30 channel B, the \
-                      Indy's console); the same path as `console.write`. The text also lands \
-                      in the serial ring.",
+                      Indy's console); the same path as `console.write`, marked the same way \
+                      (each line starts with `[mcp] `). The text also lands in the serial ring.",
         input_schema: console::WRITE_INPUT,
         output_schema: Some(console::WRITE_OUTPUT),
         annotations: Annotations::WRITE,

@@ -285,8 +285,8 @@ fn serial_write_reaches_the_console() {
     let (ctx, state) = fake::ctx_and_state();
     let mut s = server_with(ctx);
     let r = call(&mut s, "serial.write", json!({"text": "hi"}));
-    assert_eq!(r["structuredContent"]["bytes"], 3);
-    assert_eq!(&state.console.borrow()[..], b"hi\n");
+    assert_eq!(r["structuredContent"]["bytes"], 9);
+    assert_eq!(&state.console.borrow()[..], b"[mcp] hi\n");
 }
 
 #[test]
