@@ -25,6 +25,7 @@ use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
 use crate::services::identity::{Identity, VERSION};
 use crate::services::memory::MemoryPlan;
+use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
 use crate::services::status::{HeapUsage, NetUsage, mac_text};
@@ -250,7 +251,8 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     }
 
     let mut config = rpc::mcp::Config::new(identity.server_version(), Some(tools::instructions()));
-    config.token = choose_token(kernel, &mut entropy.borrow_mut());
+    let (token, console_secret) = choose_token(kernel, &mut entropy.borrow_mut());
+    config.token = token;
     let (hosts, dropped) = access::hosts(kernel.env("mcp.hosts").as_deref());
     if dropped > 0 {
         kprintln!(
@@ -389,6 +391,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         shell_output: shell_pool,
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),
+        console_secret,
         policy: if config.confirm {
             alloc::format!(
                 "{}, destructive tools ask first (mcp.confirm)",
@@ -502,7 +505,8 @@ fn start_mdns(
 /// which. A generated token is printed here and nowhere else: the console is the machine's
 /// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
 /// already holds the token), never the network.
-fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
+/// The token `/mcp` asks for, and where in the serial ring a generated one was printed.
+fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> (Option<String>, Option<Span>) {
     let env = kernel.env("mcp.token");
     match access::choose_token(env.as_deref(), BUILD_TOKEN) {
         TokenChoice::Use(token, source) => {
@@ -511,14 +515,14 @@ fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
                 access::Source::Build => "built into the image",
             };
             kprintln!(kernel, "token required ({from})");
-            Some(token)
+            (Some(token), None)
         }
         TokenChoice::Open => {
             kprintln!(
                 kernel,
                 "token none: /mcp is OPEN to anyone on the network (mcp.token=none)"
             );
-            None
+            (None, None)
         }
         TokenChoice::Generate(refused) => {
             if let Some((source, why)) = refused {
@@ -527,12 +531,19 @@ fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> Option<String> {
             let mut bytes = [0u8; access::GENERATED_BYTES];
             entropy.fill(&mut bytes);
             let token = access::token_text(&bytes);
-            kprintln!(
-                kernel,
-                "token generated: {token} (console only; set mcp.token to choose one, \
-                 mcp.token=none to open /mcp)"
+            // The line as `kprintln!` would print it, with the token written on its own so the
+            // ring's head before and after it is the token's span.
+            kernel.console_write(b"irix7-mcp: token generated: ");
+            let start = kernel.serial_head();
+            kernel.console_write(token.as_bytes());
+            let span = Span {
+                start,
+                end: kernel.serial_head(),
+            };
+            kernel.console_write(
+                b" (console only; set mcp.token to choose one, mcp.token=none to open /mcp)\n",
             );
-            Some(token)
+            (Some(token), Some(span))
         }
     }
 }

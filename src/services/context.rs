@@ -8,6 +8,7 @@ use crate::services::audit::AuditLog;
 use crate::services::fs::{DiskOpener, Fs, FsError};
 use crate::services::memory::MemoryPlan;
 use crate::services::power::{self, Action, Pending};
+use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{HeapUsage, NetUsage, Status};
 use alloc::boxed::Box;
@@ -43,6 +44,8 @@ pub struct Services {
     pub policy: Rc<str>,
     /// The calls waiting on the console now, and how many may (see `services::serial_wait`).
     pub serial_waiters: Waiters,
+    /// Where in the serial ring the module wrote its generated token, for readers that mask it.
+    pub console_secret: Option<Span>,
 }
 
 impl Services {

@@ -3,6 +3,7 @@
 //! written against `hil` traits and know nothing of MCP; `tools` puts them on the wire.
 
 pub mod audit;
+pub mod console_mark;
 pub mod context;
 pub mod entropy;
 pub mod fs;

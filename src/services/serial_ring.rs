@@ -7,6 +7,12 @@
 //! ABI's 32-bit word, so offsets are `u32`; after 4 GiB of console output it wraps and older
 //! offsets read as "in the future" (the error tells the current head to restart from).
 //!
+//! Secrets: the module writes its generated token on the console at boot, so the ring holds it.
+//! It records where ([`Span`]), and a read for someone who may not see it ([`Secrets::Mask`])
+//! shows `*` for each of those bytes, whatever window the read takes. After 4 GiB of output
+//! the counter wraps and the span's offsets come round again: later bytes there are masked
+//! too (never shown more, only less).
+//!
 //! Pure: works on a byte slice and a head value, so the wrap-around logic is tested on the host.
 
 use alloc::vec::Vec;
@@ -55,6 +61,42 @@ impl Chunk {
         self.data.drain(..gone as usize);
         self.offset += gone;
         self.lost = self.lost.saturating_add(gone);
+    }
+}
+
+/// Whether a read shows the console's secrets or masks them: who is asking decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Secrets {
+    Reveal,
+    Mask,
+}
+
+/// The absolute offsets `start..end` where the module wrote a secret into the ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// What a masked read shows for each byte of a secret.
+pub const MASK_BYTE: u8 = b'*';
+
+impl Chunk {
+    /// Hides the bytes of `span` this chunk holds, when `secrets` says to; nothing moves, so
+    /// offsets, lengths and every later window stay as they were.
+    pub fn hide(&mut self, secrets: Secrets, span: Option<Span>) {
+        let (Secrets::Mask, Some(span)) = (secrets, span) else {
+            return;
+        };
+        let from = span.start.max(self.offset);
+        let to = span.end.min(self.next_offset());
+        if from >= to {
+            return;
+        }
+        let at = (from - self.offset) as usize;
+        if let Some(bytes) = self.data.get_mut(at..at + (to - from) as usize) {
+            bytes.fill(MASK_BYTE);
+        }
     }
 }
 
@@ -217,6 +259,57 @@ mod tests {
         c.discard_overwritten(100, 16);
         assert!(c.data.is_empty());
         assert_eq!((c.offset, c.lost), (40, 16));
+    }
+
+    /// Every window over a ring whose bytes 20..28 are a secret, masked, is the same window of
+    /// the ring with those bytes as `*`: inside, across either edge, around, beside.
+    #[test]
+    fn a_masked_read_hides_the_span_in_every_window() {
+        let (ring, head) = ring_after(16, 34);
+        let span = Span { start: 20, end: 28 };
+        let masked = |n: u32| {
+            if (20..28).contains(&n) {
+                MASK_BYTE
+            } else {
+                n as u8
+            }
+        };
+        for from in 18..=34u32 {
+            for max in 0..=16usize {
+                let mut c = read(&ring, head, Some(u64::from(from)), max).unwrap();
+                let plain = c.clone();
+                c.hide(Secrets::Mask, Some(span));
+                let want: Vec<u8> = (c.offset..c.next_offset()).map(masked).collect();
+                assert_eq!(c.data, want, "from {from} max {max}");
+                assert_eq!(
+                    (c.offset, c.lost, c.next_offset(), c.eof()),
+                    (plain.offset, plain.lost, plain.next_offset(), plain.eof())
+                );
+                let mut shown = plain.clone();
+                shown.hide(Secrets::Reveal, Some(span));
+                assert_eq!(shown, plain, "Reveal changes nothing");
+            }
+        }
+    }
+
+    #[test]
+    fn a_span_the_ring_no_longer_holds_hides_nothing() {
+        let (ring, head) = ring_after(16, 60);
+        let mut c = read(&ring, head, Some(0), 100).unwrap();
+        c.hide(Secrets::Mask, Some(Span { start: 20, end: 28 }));
+        assert_eq!(c.data, expected(44, 60));
+        // Overwritten during the copy: the dropped bytes are gone, the rest still masked.
+        let (ring, head) = ring_after(16, 34);
+        let mut c = read(&ring, head, None, 100).unwrap();
+        c.discard_overwritten(40, 16);
+        c.hide(Secrets::Mask, Some(Span { start: 20, end: 28 }));
+        assert_eq!(c.offset, 24);
+        assert_eq!(&c.data[..4], b"****");
+        assert_eq!(&c.data[4..], &expected(28, 34)[..]);
+        // No span: nothing to hide.
+        let mut c = read(&ring, head, None, 100).unwrap();
+        c.hide(Secrets::Mask, None);
+        assert_eq!(c.data, expected(18, 34));
     }
 
     #[test]

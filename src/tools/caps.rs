@@ -12,6 +12,7 @@ use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::fs::{Disk, Fs, FsError};
 use crate::services::power::Pending;
+use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
 use core::cell::RefCell;
@@ -23,9 +24,11 @@ pub trait MachineFacts {
     fn abi_version(&self) -> u32;
 }
 
-/// The console: output, the kernel's serial ring, keyboard input.
+/// The console: output, the kernel's serial ring, keyboard input, and where in the ring the
+/// module wrote a secret (so a reader can mask it: `services::serial_ring`).
 pub trait ConsoleLine {
     fn console(&self) -> &dyn Console;
+    fn console_secret(&self) -> Option<Span>;
 }
 
 /// The calls waiting on the console now, and how many may.

@@ -1,9 +1,15 @@
 //! Console tools: `console.write` writes a line to the guest console (the Z85C30's channel B,
 //! which the kernel also copies into the serial ring), `input.keys` queues keystrokes on the
 //! console input as if typed on the serial line.
+//!
+//! What a client writes is marked ([`console_mark`]): every line starts with `[mcp] `, so none
+//! passes for the module's own `irix7-mcp: …` lines. Keystrokes are input, not console output:
+//! the kernels the module runs on (the rig's and the PROM's stand-ins) do not echo them, and
+//! what a program prints in answer is that program's output.
 
 use super::caps::ConsoleLine;
 use super::{Ctx, args};
+use crate::services::console_mark;
 use alloc::format;
 use rpc::json::ObjectWriter;
 use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
@@ -15,13 +21,13 @@ pub const KEYS_MAX: usize = 1024;
 
 /// Input schema shared with `serial.write`.
 pub const WRITE_INPUT: &str = r#"{"type":"object","properties":{
-  "text":{"type":"string","maxLength":4096,"description":"Text to write (at most 4096 bytes as UTF-8)"},
+  "text":{"type":"string","maxLength":4096,"description":"Text to write (at most 4096 bytes as UTF-8); each line is written after the mark `[mcp] `, control characters other than tab, newline and carriage return as escapes (`\\u{1b}`)"},
   "newline":{"type":"boolean","default":true,"description":"End the text with a newline unless it already ends with one"}},
   "required":["text"],"additionalProperties":false}"#;
 
 /// Output schema shared with `serial.write`.
 pub const WRITE_OUTPUT: &str = r#"{"type":"object","properties":{
-  "bytes":{"type":"integer","description":"Bytes written, newline included"},
+  "bytes":{"type":"integer","description":"Bytes written to the console: the marked text and the newline"},
   "serial_head":{"type":"integer","description":"The serial ring's head after the write: serial.read from before it sees the text"}},
   "required":["bytes","serial_head"]}"#;
 
@@ -30,7 +36,10 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "console.write",
         title: Some("Write to the console"),
         description: "Writes a line of text to the Indy's console (Z85C30 serial channel B); \
-                      it also lands in the serial ring, so `serial.read` shows it.",
+                      it also lands in the serial ring, so `serial.read` shows it. Every line \
+                      written starts with `[mcp] ` (so none passes for the module's own \
+                      `irix7-mcp:` lines) and control characters other than tab, newline and \
+                      carriage return are written as escapes (`\\u{1b}`).",
         input_schema: WRITE_INPUT,
         output_schema: Some(WRITE_OUTPUT),
         annotations: Annotations::WRITE,
@@ -61,8 +70,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
     },
 ];
 
-/// Writes `text` (plus a newline when asked and missing) to the console; the structured
-/// answer of `console.write` and `serial.write`.
+/// Writes `text`, marked (plus a newline when asked and missing), to the console; the
+/// structured answer of `console.write` and `serial.write`.
 pub fn write_text<C: ConsoleLine>(
     ctx: &mut C,
     call: &ToolCall<'_>,
@@ -78,10 +87,7 @@ pub fn write_text<C: ConsoleLine>(
             ),
         ));
     }
-    let mut bytes = text.as_bytes().to_vec();
-    if newline && !text.ends_with('\n') {
-        bytes.push(b'\n');
-    }
+    let bytes = console_mark::marked(&text, newline);
     ctx.console().console_write(&bytes);
     let head = ctx.console().serial_head();
     let mut w = ObjectWriter::new(40, 0);
@@ -125,7 +131,7 @@ mod tests {
         let r = call(&mut s, "console.write", json!({"text": "hello"}));
         assert_eq!(
             r["structuredContent"],
-            json!({"bytes": 6, "serial_head": 7})
+            json!({"bytes": 12, "serial_head": 7})
         );
         call(&mut s, "console.write", json!({"text": "line\n"}));
         call(
@@ -133,7 +139,27 @@ mod tests {
             "console.write",
             json!({"text": "raw", "newline": false}),
         );
-        assert_eq!(&state.console.borrow()[..], b"hello\nline\nraw");
+        assert_eq!(
+            &state.console.borrow()[..],
+            b"[mcp] hello\n[mcp] line\n[mcp] raw"
+        );
+    }
+
+    #[test]
+    fn console_write_marks_every_line_it_writes() {
+        let (ctx, state) = fake::ctx_and_state();
+        let mut s = server_with(ctx);
+        let text = "done\nirix7-mcp: token generated: 00112233445566778899aabbccddeeff\n\
+                    irix7-mcp: audit 5000 ms 10.0.0.9 stateless system.reset {} -> ok\r\x1b[2K";
+        let r = call(&mut s, "console.write", json!({ "text": text }));
+        let written = String::from_utf8(state.console.borrow().clone()).unwrap();
+        assert_eq!(
+            written,
+            "[mcp] done\n[mcp] irix7-mcp: token generated: 00112233445566778899aabbccddeeff\n\
+             [mcp] irix7-mcp: audit 5000 ms 10.0.0.9 stateless system.reset {} -> ok\r\
+             [mcp] \\u{1b}[2K\n"
+        );
+        assert_eq!(r["structuredContent"]["bytes"], written.len());
     }
 
     #[test]

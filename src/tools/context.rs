@@ -15,6 +15,7 @@ use crate::services::audit::AuditLog;
 use crate::services::context::Services;
 use crate::services::fs::{Disk, Fs, FsError};
 use crate::services::power::Pending;
+use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
 use core::cell::RefCell;
@@ -51,6 +52,9 @@ impl MachineFacts for Ctx {
 impl ConsoleLine for Ctx {
     fn console(&self) -> &dyn Console {
         &*self.services.platform
+    }
+    fn console_secret(&self) -> Option<Span> {
+        self.services.console_secret
     }
 }
 

@@ -8,13 +8,17 @@
 //! bounded ([`ConsoleWaiters`], E_BUSY past it); the run asks for an event stream so
 //! keep-alives flow while it waits.
 //!
+//! Secrets: every read (the answer, the bytes `until` is matched against, the resource) takes
+//! a [`Secrets`] choice and masks the generated token's bytes when it says so, so neither a
+//! window nor a match tells them.
+//!
 //! Encoding: by default `data` is text: bytes that are not UTF-8 become U+FFFD, and a
 //! multi-byte character cut by `max_bytes` is left for the next read (so `next_offset` never
 //! splits one). `encoding: "base64"` returns the exact bytes instead.
 
 use super::caps::{ConsoleLine, ConsoleWaiters};
 use super::{Ctx, args, console};
-use crate::services::serial_ring::{self, Chunk, RingError};
+use crate::services::serial_ring::{self, Chunk, RingError, Secrets};
 use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};
 use alloc::boxed::Box;
 use alloc::format;
@@ -39,8 +43,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "serial.write",
         title: Some("Write to the serial console"),
         description: "Writes a line of text to the serial console (Z85C30 channel B, the \
-                      Indy's console); the same path as `console.write`. The text also lands \
-                      in the serial ring.",
+                      Indy's console); the same path as `console.write`, marked the same way \
+                      (each line starts with `[mcp] `). The text also lands in the serial ring.",
         input_schema: console::WRITE_INPUT,
         output_schema: Some(console::WRITE_OUTPUT),
         annotations: Annotations::WRITE,
@@ -110,11 +114,21 @@ struct ReadArgs {
     offset: Option<u64>,
     max: usize,
     base64: bool,
+    secrets: Secrets,
 }
 
 fn serial_read<C: ConsoleLine + ConsoleWaiters>(
     ctx: &mut C,
     call: &ToolCall<'_>,
+) -> Result<Started<C>, ToolError> {
+    // The caller's role decides whether it may see the generated token.
+    read_console(ctx, call, Secrets::Reveal)
+}
+
+fn read_console<C: ConsoleLine + ConsoleWaiters>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+    secrets: Secrets,
 ) -> Result<Started<C>, ToolError> {
     let max = args::opt_u64(call, "max_bytes")?
         .unwrap_or(READ_DEFAULT)
@@ -133,6 +147,7 @@ fn serial_read<C: ConsoleLine + ConsoleWaiters>(
         offset: args::opt_u64(call, "offset")?,
         max,
         base64,
+        secrets,
     };
     let wait_ms = args::opt_u64(call, "wait_ms")?
         .unwrap_or(0)
@@ -150,11 +165,7 @@ fn serial_read<C: ConsoleLine + ConsoleWaiters>(
         return answer(ctx, &read, None).map(Started::Done);
     }
     // What the ring holds past `offset` now: scanned once here, then only what arrives.
-    let (ring, head) = ring_copy(ctx)?;
-    let size = ring.len();
-    let mut chunk = serial_ring::read(&ring, head, read.offset, usize::MAX).map_err(range)?;
-    drop(ring);
-    chunk.discard_overwritten(ctx.console().serial_head(), size);
+    let chunk = ring_read(ctx, read.offset, usize::MAX, secrets)?;
     let mut wait = Wait {
         read,
         until,
@@ -254,13 +265,9 @@ impl<C: ConsoleLine> ToolRun<C> for Wait {
 impl Wait {
     /// Copies the ring and looks at what arrived since `scanned`.
     fn look<C: ConsoleLine>(&mut self, ctx: &mut C) -> Result<Option<ToolOutput<C>>, ToolError> {
-        let (ring, head) = ring_copy(ctx)?;
-        let size = ring.len();
         // `scanned` past the head (the 4 GiB counter wrapped): look from the oldest byte.
-        let from = (self.scanned <= head).then_some(u64::from(self.scanned));
-        let mut chunk = serial_ring::read(&ring, head, from, usize::MAX).map_err(range)?;
-        drop(ring);
-        chunk.discard_overwritten(ctx.console().serial_head(), size);
+        let from = (self.scanned <= ctx.console().serial_head()).then_some(u64::from(self.scanned));
+        let chunk = ring_read(ctx, from, usize::MAX, self.read.secrets)?;
         self.look_at(ctx, &chunk)
     }
 }
@@ -289,10 +296,7 @@ fn answer<C: ConsoleLine>(
     read: &ReadArgs,
     until: Option<Option<Found>>,
 ) -> Result<ToolOutput<C>, ToolError> {
-    let (ring, head) = ring_copy(ctx)?;
-    let mut chunk = serial_ring::read(&ring, head, read.offset, read.max).map_err(range)?;
-    chunk.discard_overwritten(ctx.console().serial_head(), ring.len());
-    drop(ring);
+    let mut chunk = ring_read(ctx, read.offset, read.max, read.secrets)?;
     if let Some(Some(found)) = until {
         let keep = found.end.saturating_sub(chunk.offset) as usize;
         chunk.data.truncate(keep);
@@ -334,22 +338,30 @@ fn answer<C: ConsoleLine>(
     Ok(ToolOutput::structured(w.finish()))
 }
 
-/// A copy of the kernel's ring and its head, or `E_BUSY` when the heap has no room for it now.
-fn ring_copy(ctx: &impl ConsoleLine) -> Result<(Vec<u8>, u32), ToolError> {
-    ctx.console().serial_ring().ok_or_else(|| {
+/// At most `max` bytes of the ring from `offset` (default: the oldest held), none of them
+/// overwritten while copied, the secret's bytes masked when `secrets` says so. Every read of
+/// the console goes through here. `E_BUSY` when the heap has no room for the copy now.
+fn ring_read(
+    ctx: &impl ConsoleLine,
+    offset: Option<u64>,
+    max: usize,
+    secrets: Secrets,
+) -> Result<Chunk, ToolError> {
+    let (ring, head) = ctx.console().serial_ring().ok_or_else(|| {
         ToolError::new(
             ErrorCode::Busy,
             "no memory for a copy of the serial ring; retry later",
         )
-    })
+    })?;
+    let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(range)?;
+    chunk.discard_overwritten(ctx.console().serial_head(), ring.len());
+    chunk.hide(secrets, ctx.console_secret());
+    Ok(chunk)
 }
 
 /// The ring's content as text (what `serial.read` with no offset and no limit returns).
-pub fn ring_text(ctx: &impl ConsoleLine) -> Result<String, ToolError> {
-    let (ring, head) = ring_copy(ctx)?;
-    let bytes: Vec<u8> = serial_ring::read(&ring, head, None, ring.len())
-        .map(|c| c.data)
-        .unwrap_or_default();
+fn ring_text(ctx: &impl ConsoleLine, secrets: Secrets) -> Result<String, ToolError> {
+    let bytes = ring_read(ctx, None, usize::MAX, secrets)?.data;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -369,10 +381,12 @@ fn read_resource<C: ConsoleLine>(
     ctx: &mut C,
     uri: &str,
 ) -> Result<Vec<ResourceContents>, ToolError> {
+    // The caller's role decides whether it may see the generated token.
+    let secrets = Secrets::Reveal;
     Ok(vec![ResourceContents::Text {
         uri: String::from(uri),
         mime_type: Some(String::from("text/plain")),
-        text: ring_text(ctx)?,
+        text: ring_text(ctx, secrets)?,
     }])
 }
 

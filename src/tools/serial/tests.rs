@@ -1,8 +1,11 @@
+use crate::services::serial_ring::{Secrets, Span};
 use crate::tools::testing::fake;
 use crate::tools::testing::harness::{call, request, server_with};
 use alloc::vec::Vec;
 use base64::Engine;
-use serde_json::json;
+use rpc::json::Tape;
+use rpc::mcp::{Started, ToolCall};
+use serde_json::{Value, json};
 
 /// A 16-byte ring after `text` was written through it.
 fn ring_with(text: &[u8]) -> (Vec<u8>, u32) {
@@ -130,7 +133,6 @@ fn text_keeps_characters_whole_and_base64_is_exact() {
 use rpc::http::{Body, BodyPoll, Response};
 use rpc::mcp::McpServer;
 use rpc::testing::{McpRequest, drain, last_message};
-use serde_json::Value;
 
 /// Starts a `serial.read` at `now` (2026-07-28, JSON only): the response, to poll.
 fn start_read(s: &mut McpServer<crate::tools::Ctx>, args: Value, now: u64) -> Response {
@@ -283,8 +285,8 @@ fn serial_write_reaches_the_console() {
     let (ctx, state) = fake::ctx_and_state();
     let mut s = server_with(ctx);
     let r = call(&mut s, "serial.write", json!({"text": "hi"}));
-    assert_eq!(r["structuredContent"]["bytes"], 3);
-    assert_eq!(&state.console.borrow()[..], b"hi\n");
+    assert_eq!(r["structuredContent"]["bytes"], 9);
+    assert_eq!(&state.console.borrow()[..], b"[mcp] hi\n");
 }
 
 #[test]
@@ -305,4 +307,124 @@ fn the_serial_resource_is_the_ring_as_text() {
     let c = &r["result"]["contents"][0];
     assert_eq!(c["mimeType"], "text/plain");
     assert_eq!(c["text"], "3456789abcdefXYZ");
+}
+
+/// A ring whose bytes 6..14 are the generated token `c0ffee42`, and a context that knows it.
+fn ring_with_secret() -> (crate::tools::Ctx, alloc::rc::Rc<fake::FakeState>) {
+    let (ring, head) = ring_with(b"token c0ffee42 ok\n");
+    let (mut ctx, state) = fake::ctx_with_ring(ring, head);
+    ctx.services_mut().console_secret = Some(Span { start: 6, end: 14 });
+    (ctx, state)
+}
+
+/// `serial.read` with `args` as a reader whose role gives it `secrets`: the answer's
+/// structured content when it answered at once.
+fn read_as(ctx: &mut crate::tools::Ctx, args: serde_json::Value, secrets: Secrets) -> Value {
+    let text = args.to_string();
+    let mut tape = Tape::default();
+    let call = ToolCall {
+        args: tape.read(&text).unwrap(),
+        now_ms: 1000,
+        client_capabilities: &Value::Null,
+        input_responses: None,
+        request_state: None,
+    };
+    match super::read_console(ctx, &call, secrets) {
+        Ok(Started::Done(out)) => {
+            serde_json::from_str(&out.structured.unwrap().into_text()).unwrap()
+        }
+        Ok(_) => panic!("the read did not answer at once"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_masked_read_shows_no_byte_of_the_secret_in_any_window() {
+    let (mut ctx, _) = ring_with_secret();
+    let whole = b"token ******** ok\n";
+    // The ring wraps at 16: bytes 0 and 1 are gone, offsets 2..18 held.
+    for offset in 2..=18u64 {
+        for max in 1..=16u64 {
+            let args = json!({"offset": offset, "max_bytes": max});
+            let st = read_as(&mut ctx, args.clone(), Secrets::Mask);
+            let from = offset as usize;
+            let to = (from + max as usize).min(whole.len());
+            assert_eq!(
+                st["data"].as_str().unwrap().as_bytes(),
+                &whole[from..to],
+                "{args}"
+            );
+            let plain = read_as(&mut ctx, args.clone(), Secrets::Reveal);
+            for k in ["offset", "bytes", "next_offset", "eof", "lost"] {
+                assert_eq!(st[k], plain[k], "{k} of {args}");
+            }
+            // base64 carries the same masked bytes.
+            let mut b64 = args.clone();
+            b64["encoding"] = json!("base64");
+            let st = read_as(&mut ctx, b64, Secrets::Mask);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(st["data"].as_str().unwrap())
+                .unwrap();
+            assert_eq!(bytes, &whole[from..to], "{args} as base64");
+        }
+    }
+    let plain = read_as(&mut ctx, json!({}), Secrets::Reveal);
+    assert_eq!(plain["data"], "ken c0ffee42 ok\n", "Reveal shows it");
+}
+
+#[test]
+fn until_cannot_probe_the_masked_secret() {
+    let (mut ctx, _) = ring_with_secret();
+    for guess in ["c0ffee42", "c0", "e42 ok"] {
+        let args = json!({"offset": 2, "until": guess});
+        let st = read_as(&mut ctx, args.clone(), Secrets::Mask);
+        assert_eq!(st["matched"], false, "{args}");
+        assert_eq!(st["data"], "ken ******** ok\n");
+        assert_eq!(read_as(&mut ctx, args, Secrets::Reveal)["matched"], true);
+    }
+    let st = read_as(&mut ctx, json!({"until": "** ok"}), Secrets::Mask);
+    assert_eq!(
+        (st["matched"].as_bool(), st["data"].as_str()),
+        (Some(true), Some("ken ******** ok"))
+    );
+}
+
+#[test]
+fn a_masked_wait_looks_at_masked_bytes() {
+    let (mut ctx, state) = ring_with_secret();
+    state.serial_head.set(3);
+    let mut wait = super::Wait {
+        read: super::ReadArgs {
+            offset: Some(3),
+            max: 64,
+            base64: false,
+            secrets: Secrets::Mask,
+        },
+        until: Some(crate::services::serial_wait::Literal::new(b"ee4").unwrap()),
+        scanned: 3,
+        deadline_ms: 10_000,
+        _slot: None,
+    };
+    assert!(wait.look(&mut ctx).unwrap().is_none());
+    state.serial_head.set(18);
+    assert!(
+        wait.look(&mut ctx).unwrap().is_none(),
+        "the secret's bytes never match"
+    );
+    let out = wait.give_up(&mut ctx).unwrap();
+    let st: Value = serde_json::from_str(&out.structured.unwrap().into_text()).unwrap();
+    assert_eq!(st["data"], "en ******** ok\n");
+}
+
+#[test]
+fn the_masked_resource_text_hides_the_secret() {
+    let (ctx, _) = ring_with_secret();
+    assert_eq!(
+        super::ring_text(&ctx, Secrets::Mask).unwrap(),
+        "ken ******** ok\n"
+    );
+    assert_eq!(
+        super::ring_text(&ctx, Secrets::Reveal).unwrap(),
+        "ken c0ffee42 ok\n"
+    );
 }

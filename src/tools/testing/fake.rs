@@ -229,6 +229,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         audit: Default::default(),
         policy: "full".into(),
         serial_waiters: crate::services::serial_wait::Waiters::new(2),
+        console_secret: None,
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

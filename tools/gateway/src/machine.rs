@@ -123,9 +123,16 @@ pub struct Machine {
     uptime: Mutex<Option<u64>>,
     routes: Routes,
     tokens: Arc<dyn Fn() -> Vec<String> + Send + Sync>,
+    /// The tokens connections were made with, newest last (at most `USED_TOKENS_MAX`): a call
+    /// on a connection runs with its token whatever the file says by the time it answers.
+    used_tokens: Mutex<Vec<String>>,
     connect_timeout: Duration,
     call_timeout: Duration,
 }
+
+/// How many tokens a machine connected with are still redacted: those of the connections
+/// calls may still be running on.
+const USED_TOKENS_MAX: usize = 4;
 
 /// Why a forwarded call has no result from the machine.
 #[derive(Debug)]
@@ -193,6 +200,7 @@ impl Machine {
             uptime: Mutex::new(None),
             routes: Arc::default(),
             tokens,
+            used_tokens: Mutex::default(),
             connect_timeout,
             call_timeout,
         }
@@ -204,6 +212,31 @@ impl Machine {
             .token_file
             .as_deref()
             .and_then(|p| read_token(p).ok())
+    }
+
+    /// Every token of this machine an answer must not show: the file's current one and those
+    /// the gateway connected with (a token file may change while a call runs).
+    pub fn tokens_to_redact(&self) -> Vec<String> {
+        let mut all = self
+            .used_tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(t) = self.current_token()
+            && !all.contains(&t)
+        {
+            all.push(t);
+        }
+        all
+    }
+
+    /// Remembers a token a connection is made with.
+    fn used(&self, token: &str) {
+        let mut used = self.used_tokens.lock().unwrap_or_else(|p| p.into_inner());
+        used.retain(|t| t != token);
+        used.push(token.to_string());
+        let extra = used.len().saturating_sub(USED_TOKENS_MAX);
+        used.drain(..extra);
     }
 
     pub fn probe(&self) -> Probe {
@@ -260,6 +293,7 @@ impl Machine {
             .max_json_response_size(RESPONSE_MAX);
         cfg.allow_stateless = true;
         if let Some(t) = &token {
+            self.used(t);
             cfg = cfg.auth_header(t.clone());
         }
         let upstream = Upstream {
@@ -604,5 +638,34 @@ mod tests {
         let e = m.connection().await.err().unwrap();
         assert!(e.contains("127.0.0.1:1"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(2));
+    }
+
+    /// A token file that changes under a call (a reset, or a forged console line) leaves the
+    /// token the connection was made with redacted.
+    #[tokio::test]
+    async fn the_token_connected_with_stays_redacted_after_the_file_changes() {
+        let dir = std::env::temp_dir().join(format!("gw-used-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "realrealrealreal\n").unwrap();
+        let mut m = machine();
+        m.spec.token_file = Some(file.clone());
+        // The connect is refused (nothing listens), but it was made with the file's token.
+        let _ = m.refresh(Duration::from_secs(2)).await;
+        std::fs::write(&file, "fakefakefakefake\n").unwrap();
+        assert_eq!(
+            m.tokens_to_redact(),
+            ["realrealrealreal", "fakefakefakefake"]
+        );
+        // Only the last few are kept.
+        for n in 0..6 {
+            m.used(&format!("token{n}"));
+        }
+        let kept = m.tokens_to_redact();
+        assert_eq!(
+            kept,
+            ["token2", "token3", "token4", "token5", "fakefakefakefake"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

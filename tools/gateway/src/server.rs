@@ -54,9 +54,9 @@ impl Gateway {
             .clone()
     }
 
-    /// Every machine's current token: what must never reach the agent.
+    /// Every machine's tokens, current and connected with: what must never reach the agent.
     fn tokens(machines: &[Arc<Machine>]) -> Vec<String> {
-        machines.iter().filter_map(|m| m.current_token()).collect()
+        machines.iter().flat_map(|m| m.tokens_to_redact()).collect()
     }
 
     /// The lab file's machines plus the rigs registered now; machines already known keep

@@ -4,6 +4,11 @@
 //! for each forwarded host port, so `curl`, the tests and the README's walkthrough can read
 //! it. One file per port keeps parallel rigs apart. A reset generates a new token and the file
 //! follows; the files go when the rig does.
+//!
+//! Only the module's own announcement counts: a line that starts with the marker among what the
+//! console printed while the module's init ran. Once init has returned, clients can write to
+//! the console (`console.write`, which marks their lines, or a program they run), and nothing
+//! printed then changes a token file.
 
 use std::path::{Path, PathBuf};
 
@@ -19,23 +24,20 @@ pub fn token_path(root: &Path, host_port: u16) -> PathBuf {
     root.join(TOKEN_DIR).join(format!("token-{host_port}"))
 }
 
-/// The last token the console shows, if the module generated one.
+/// The token of the last line of `console` that starts with the marker, if any.
 pub fn generated_token(console: &str) -> Option<String> {
-    let at = console.rfind(MARKER)? + MARKER.len();
-    let token: String = console[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_hexdigit())
-        .collect();
+    let line = console.lines().rev().find_map(|l| l.strip_prefix(MARKER))?;
+    let token: String = line.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
     (!token.is_empty()).then_some(token)
 }
 
-/// Follows the console and keeps the token files current.
+/// Most console bytes one init's output is looked at for the token: the module prints a dozen
+/// lines before it.
+const INIT_OUTPUT_MAX: usize = 1 << 16;
+
+/// Keeps the token files at the token the module announced at its last boot.
 pub struct TokenFiles {
     paths: Vec<PathBuf>,
-    /// Console bytes already looked at.
-    seen: u64,
-    /// The start of a line not yet complete.
-    partial: String,
     current: Option<String>,
 }
 
@@ -49,8 +51,6 @@ impl TokenFiles {
         }
         TokenFiles {
             paths,
-            seen: 0,
-            partial: String::new(),
             current: None,
         }
     }
@@ -60,26 +60,16 @@ impl TokenFiles {
         self.current.as_deref()
     }
 
-    /// Looks at what the console printed since the last call; writes the files when a new
-    /// token appears. Cheap when nothing was printed.
-    pub fn scan(&mut self, console: &ConsoleLog) -> Option<String> {
-        if self.paths.is_empty() || console.total() == self.seen {
+    /// Looks at what the console printed while the module's init ran (from the `from`-th byte
+    /// ever transmitted, up to now: the caller asks as soon as init returns, before any poll);
+    /// writes the files when it announced a new token.
+    pub fn take_from_init(&mut self, console: &ConsoleLog, from: u64) -> Option<String> {
+        if self.paths.is_empty() {
             return None;
         }
-        let (bytes, total) = console.since(self.seen, 1 << 16);
-        self.seen = total;
-        self.partial.push_str(&String::from_utf8_lossy(&bytes));
-        let mut found = None;
-        while let Some(end) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=end).collect();
-            if let Some(t) = generated_token(&line) {
-                found = Some(t);
-            }
-        }
-        if self.partial.len() > 4096 {
-            self.partial.clear();
-        }
-        let token = found?;
+        let fresh = usize::try_from(console.total().saturating_sub(from)).unwrap_or(usize::MAX);
+        let (bytes, _) = console.since(from, fresh.min(INIT_OUTPUT_MAX));
+        let token = generated_token(&String::from_utf8_lossy(&bytes))?;
         if self.current.as_deref() == Some(token.as_str()) {
             return None;
         }
@@ -128,7 +118,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_last_generated_token_is_found() {
+    fn the_token_is_taken_from_a_line_that_starts_with_the_marker() {
         let text = "irix7-mcp: token generated: 00ff (console only)\n\
                     irix7-mcp: token generated: abc123 (console only)\n";
         assert_eq!(generated_token(text).as_deref(), Some("abc123"));
@@ -136,23 +126,39 @@ mod tests {
             generated_token("irix7-mcp: token required (mcp.token)\n"),
             None
         );
+        let written = "irix7-mcp: token generated: abc123 (console only)\n\
+                       [mcp] irix7-mcp: token generated: 0011 \n\
+                       $ echo irix7-mcp: token generated: 2233\n";
+        assert_eq!(generated_token(written).as_deref(), Some("abc123"));
     }
 
     #[test]
-    fn files_follow_the_console_and_go_with_the_rig() {
+    fn files_hold_what_init_announced_and_go_with_the_rig() {
         let root = std::env::temp_dir().join(format!("iris-token-test-{}", std::process::id()));
         let console = ConsoleLog::new(false);
         let path = token_path(&root, 4242);
         {
             let mut files = TokenFiles::new(&root, &[4242]);
-            console.transmit(b"irix7-mcp: token gen");
-            assert_eq!(files.scan(&console), None);
-            console.transmit(b"erated: 0123abcd (console only)\n");
-            assert_eq!(files.scan(&console).as_deref(), Some("0123abcd"));
+            console.transmit(b"kernel: boot\n");
+            let init = console.total();
+            console.transmit(b"irix7-mcp: token generated: 0123abcd (console only)\n");
+            assert_eq!(
+                files.take_from_init(&console, init).as_deref(),
+                Some("0123abcd")
+            );
             assert_eq!(std::fs::read_to_string(&path).unwrap(), "0123abcd\n");
-            // A reset prints a new one.
+            // What the console shows after init, even a bare line, changes nothing: the next
+            // boot's init is looked at from its own start.
+            console.transmit(b"irix7-mcp: token generated: 00112233 (console only)\n");
+            let init = console.total();
+            assert_eq!(files.take_from_init(&console, init), None);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "0123abcd\n");
+            // A reset's init announces a new one.
             console.transmit(b"irix7-mcp: token generated: 4567 (console only)\n");
-            assert_eq!(files.scan(&console).as_deref(), Some("4567"));
+            assert_eq!(
+                files.take_from_init(&console, init).as_deref(),
+                Some("4567")
+            );
             assert_eq!(std::fs::read_to_string(&path).unwrap(), "4567\n");
             assert_eq!(files.current(), Some("4567"));
         }

@@ -136,11 +136,12 @@ fn a_console_line_shows_in_the_capture_and_the_bmp_is_the_full_mode() {
     };
     let before = decode_bmp(&get_bmp(g.mcp, true).body);
 
-    let marker = "SCREEN CAPTURE MARKER 7 ##########";
+    // A client's line is written after the mark `[mcp] `: the row shows both.
+    let marker = "[mcp] SCREEN CAPTURE MARKER 7 ##########";
     call(
         g.mcp,
         "console.write",
-        json!({"text": format!("\r\n{marker}\r\n")}),
+        json!({"text": "SCREEN CAPTURE MARKER 7 ##########"}),
     );
     let (result, thumb) = capture(&g, json!({}));
 

@@ -4,7 +4,6 @@
 
 use crate::cmd::{self, repo_root};
 use crate::image::{self, Image};
-use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -122,7 +121,8 @@ impl Rig {
         let logs = root.join("target/clients");
         std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
         let log = logs.join(format!("rig-{}.log", spec.name));
-        let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        // The console in it shows the token the module generates.
+        let out = crate::private::create(&log)?;
         let err = out
             .try_clone()
             .map_err(|e| format!("{}: {e}", log.display()))?;

@@ -16,6 +16,7 @@ mod mame;
 mod mame_screen;
 mod peers;
 mod prereqs;
+mod private;
 mod sizes;
 mod suite;
 

@@ -68,7 +68,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
         // The last line naming a key wins (`mame/prom/src/boot_env.rs`).
         env_text.push_str(&format!("mcp.sha256 = {w}\n"));
     }
-    write_file(&env, env_text.as_bytes())?;
+    // It holds the smoke run's `mcp.token`.
+    crate::private::write(&env, env_text.as_bytes())?;
     let script = dir.join("boot.lua");
     // Serving the smoke test, the module runs until the shell script stops MAME.
     let serve_frames = if opts.smoke { None } else { Some(SERVE_FRAMES) };
@@ -79,8 +80,9 @@ pub fn run(opts: &Options) -> Result<(), String> {
         lua_script(&image.path, &env, &stop, serve_frames).as_bytes(),
     )?;
     let scc_out = dir.join("scc-b.out");
-    // A stale capture must not pass for this run's.
-    let _ = std::fs::remove_file(&scc_out);
+    // A stale capture must not pass for this run's; MAME writes the console, which shows a
+    // generated token, into the emptied file, keeping its mode.
+    crate::private::create(&scc_out)?;
     for stale in ["capture.png", "screen.bmp"] {
         let _ = std::fs::remove_file(dir.join(stale));
     }

@@ -162,8 +162,11 @@ impl Rig {
             return Err(RigError::State("no image".into()));
         };
         let before = self.cpu.state.insns.get();
+        let printed = self.console.total();
         let end = self.call_guest("irix7_mcp_init", init, &[ram_va(memmap::ABI_TABLE_OFF)]);
         self.counters.init_insns = self.cpu.state.insns.get() - before;
+        // Before any poll: no client has reached the console yet.
+        self.take_token(printed);
         end
     }
 

@@ -94,7 +94,6 @@ impl Rig {
         let Some(poll) = self.image.as_ref().map(|i| i.poll) else {
             return Err(RigError::State("no image".into()));
         };
-        self.scan_token();
         let now = self.clock.now_ms();
         let before = self.cpu.state.insns.get();
         match self.call_guest("irix7_mcp_poll", poll, &[(now >> 32) as u32, now as u32])? {
@@ -163,9 +162,10 @@ impl Rig {
         }
     }
 
-    /// Writes a newly generated token to its files (and says where, unless quiet).
-    fn scan_token(&mut self) {
-        if let Some(_token) = self.token_files.scan(&self.console)
+    /// Writes the token the module announced during the init that started at console byte
+    /// `from` to its files (and says where, unless quiet).
+    pub(super) fn take_token(&mut self, from: u64) {
+        if let Some(_token) = self.token_files.take_from_init(&self.console, from)
             && !self.opts.quiet
         {
             for p in self.token_files.paths() {
@@ -174,7 +174,7 @@ impl Rig {
         }
     }
 
-    /// The token the module generated at its last boot, as the console showed it.
+    /// The token the module generated at its last boot, as its init announced it.
     pub fn generated_token(&self) -> Option<&str> {
         self.token_files.current()
     }
