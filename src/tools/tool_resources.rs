@@ -66,6 +66,8 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         client_capabilities: &Value::Null,
         input_responses: None,
         request_state: None,
+        // The views show lists, never the console.
+        sees_secrets: false,
     };
     let out = match (def.start)(ctx, &call)? {
         Started::Done(out) => out,

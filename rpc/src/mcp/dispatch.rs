@@ -582,6 +582,7 @@ impl<C: 'static> McpServer<C> {
                 client_capabilities: cx.caps,
                 input_responses: input_responses.as_ref(),
                 request_state: request_state.as_deref(),
+                sees_secrets: cx.authority.sees_secrets(),
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
@@ -628,8 +629,9 @@ impl<C: 'static> McpServer<C> {
                     self.calls.add(&call);
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
-                    let ask =
-                        Asking::new(def, gated, String::from(args.raw()), caps, shared, serial);
+                    let raw = String::from(args.raw());
+                    let sees = cx.authority.sees_secrets();
+                    let ask = Asking::new(def, gated, raw, caps, sees, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,

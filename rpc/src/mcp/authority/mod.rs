@@ -68,6 +68,12 @@ impl Authority {
         self.table
     }
 
+    /// Whether the caller is the administrator, not narrowed: the one who may see the
+    /// secrets the machine printed (see [`crate::mcp::ToolCall::sees_secrets`]).
+    pub fn sees_secrets(&self) -> bool {
+        self.token.name == tokens::ADMIN && self.narrowing.is_none()
+    }
+
     /// Whether the caller may use whatever the machine's policy offers (the administrator
     /// token without narrowing): listings made for the policy serve it as they are.
     pub fn is_policy_wide(&self) -> bool {
