@@ -192,6 +192,44 @@ def test_policy_denies_and_unknown_machines_are_errors(lab):
     assert missing.is_error and _text(missing).startswith("E_INVAL:"), missing
 
 
+def test_a_denied_capability_is_refused_through_the_shell_too(lab):
+    """The lab denies `system.poweroff` on every rig. The gateway sends that deny (with the
+    agent's role) to the machine on every request, in the `Irix7-Policy` header, so the
+    machine refuses the capability through every door: `shell.exec poweroff` is refused and
+    the rig stays up (a powered-off rig ends its process).
+
+    Needs the module side of the header. Until the machines publish each tool's privilege in
+    `tools/list` (`_meta` `irix7/privilege`, which comes with it) this test is skipped: on a
+    module without it, the call would power the rig off and take the rest of the lab down."""
+    machine = lab.names[0]
+
+    async def go():
+        async with lab.client() as c:
+            tools = lab.keep(await c.list_tools()).model_dump(mode="json", by_alias=True)
+            if not any((t.get("_meta") or {}).get("irix7/privilege") for t in tools["tools"]):
+                return None
+            before = await _call(c, lab, "status", machine)
+            off = await _call(c, lab, "shell.exec", machine, {"command": "poweroff"})
+            await asyncio.sleep(1.0)
+            after = await _call(c, lab, "status", machine)
+            echo = await _call(c, lab, "shell.exec", machine, {"command": "echo still here"})
+            return before, off, after, echo
+
+    got = run(go())
+    if got is None:
+        pytest.skip("the machines do not publish tool privileges yet: the module side of "
+                    "Irix7-Policy is not built")
+    before, off, after, echo = got
+    assert not before.is_error, before
+    refused = off.is_error or (off.structured_content or {}).get("exit_status") not in (0, None)
+    assert refused, off
+    assert "poweroff" in _text(off) or "poweroff" in json.dumps(off.structured_content), off
+    assert not after.is_error, after
+    assert after.structured_content["uptime_ms"] > before.structured_content["uptime_ms"], \
+        "the rig did not reboot or power off"
+    assert not echo.is_error and "still here" in _text(echo), echo
+
+
 def test_gateway_refuses_without_its_token_a_machine_token_or_an_origin(lab):
     import urllib.error
     import urllib.request

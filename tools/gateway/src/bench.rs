@@ -67,7 +67,7 @@ pub async fn run(lab_path: PathBuf, machine: String, calls: u32) -> Result<(), S
     let lab = Lab::load(&lab_path)?;
     let mut specs = lab.machines.clone();
     if let Some(dir) = &lab.rigs {
-        specs.extend(crate::lab::registered_rigs(dir));
+        specs.extend(crate::rigs::registered(dir).rigs);
     }
     let spec = specs
         .iter()

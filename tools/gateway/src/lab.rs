@@ -1,13 +1,15 @@
-//! The lab file: which machines the gateway fronts (name, MCP URL, token file, policy), where
-//! it listens and where it keeps its token and audit log; plus the rigs that registered
-//! themselves under `target/iris/rigs/` (docs/gateway.md).
+//! The lab file: which machines the gateway fronts (name, MCP URL, token file, policy), the
+//! role of the agent's token, where the gateway listens and where it keeps its token and audit
+//! log (docs/gateway.md).
 
 use crate::policy::Policy;
+use crate::privilege::Privilege;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use url::{Host, Url};
 
 /// Longest machine name: `lab.list` rows and audit lines stay short, and a name is one word.
 pub const NAME_MAX: usize = 32;
@@ -19,6 +21,8 @@ pub const MACHINES_MAX: usize = 64;
 struct File {
     listen: Option<SocketAddr>,
     token_file: Option<PathBuf>,
+    /// What the agent holding the gateway's token may do on any machine.
+    agent_role: Option<Privilege>,
     audit_log: Option<PathBuf>,
     /// A directory of rig registrations to adopt (`target/iris/rigs`).
     rigs: Option<PathBuf>,
@@ -57,6 +61,7 @@ pub struct MachineSpec {
 pub struct Lab {
     pub listen: SocketAddr,
     pub token_file: PathBuf,
+    pub agent_role: Privilege,
     pub audit_log: PathBuf,
     pub rigs: Option<PathBuf>,
     pub call_timeout: Duration,
@@ -91,8 +96,10 @@ impl Lab {
         let mut machines = Vec::new();
         for (name, m) in f.machines {
             check_name(&name)?;
-            if !m.url.starts_with("http://") && !m.url.starts_with("https://") {
-                return Err(format!("machine {name}: url must be http:// or https://"));
+            if endpoint(&m.url).is_none() {
+                return Err(format!(
+                    "machine {name}: url must be an http:// or https:// URL with a host"
+                ));
             }
             machines.push(MachineSpec {
                 policy: Policy::new(m.allow, m.deny).map_err(|e| format!("machine {name}: {e}"))?,
@@ -103,6 +110,7 @@ impl Lab {
         }
         Ok(Lab {
             listen,
+            agent_role: f.agent_role.unwrap_or(Privilege::Administer),
             token_file: resolve(
                 f.token_file
                     .unwrap_or_else(|| PathBuf::from("target/gateway/token")),
@@ -135,51 +143,44 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// One rig's registration file (`target/iris/rigs/<port>.json`, written by the rig).
-#[derive(Deserialize)]
-struct Registration {
-    url: String,
-    token_file: Option<PathBuf>,
-    pid: u32,
+/// Where a machine URL points, for telling two spellings of one machine apart: the host as
+/// the URL parser normalises it (`127.1`, `0x7f.0.0.1` and `127.0.0.1` are one; every
+/// loopback or unspecified address and `localhost` are "this host") and the port. The path
+/// does not count: one port serves one module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    host: String,
+    port: u16,
 }
 
-/// The rigs registered in `dir` whose process still runs, as machines named `rig-<port>`
-/// with the default policy. A rig killed without removing its file is skipped.
-pub fn registered_rigs(dir: &Path) -> Vec<MachineSpec> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for e in entries.flatten().take(MACHINES_MAX) {
-        let path = e.path();
-        let Some(port) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .filter(|s| s.parse::<u16>().is_ok())
-        else {
-            continue;
-        };
-        if path.extension().and_then(|s| s.to_str()) != Some("json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let Ok(r) = serde_json::from_str::<Registration>(&text) else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{}", r.pid)).exists() {
-            continue;
-        }
-        out.push(MachineSpec {
-            name: format!("rig-{port}"),
-            url: r.url,
-            token_file: r.token_file,
-            policy: Policy::default(),
-        });
+/// The endpoint of an `http://` or `https://` URL with a host; `None` for anything else.
+pub fn endpoint(url: &str) -> Option<Endpoint> {
+    let u = Url::parse(url).ok()?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return None;
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
+    let port = u.port_or_known_default()?;
+    let this_host = |ip: IpAddr| {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+            v4 => v4,
+        };
+        ip.is_loopback() || ip.is_unspecified()
+    };
+    let host = match u.host()? {
+        Host::Ipv4(ip) if this_host(ip.into()) => "this host".to_string(),
+        Host::Ipv6(ip) if this_host(ip.into()) => "this host".to_string(),
+        Host::Domain(d) if d.trim_end_matches('.').eq_ignore_ascii_case("localhost") => {
+            "this host".to_string()
+        }
+        h => h.to_string().to_ascii_lowercase(),
+    };
+    Some(Endpoint { host, port })
+}
+
+/// True if the two URLs reach the same machine (see [`Endpoint`]).
+pub fn same_machine(a: &str, b: &str) -> bool {
+    matches!((endpoint(a), endpoint(b)), (Some(x), Some(y)) if x == y)
 }
 
 #[cfg(test)]
@@ -216,30 +217,54 @@ mod tests {
     }
 
     #[test]
-    fn adopts_registered_rigs_whose_process_runs() {
-        let dir = std::env::temp_dir().join(format!("irix7-gw-rigs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let live = format!(
-            "{{\"url\":\"http://127.0.0.1:4100/mcp\",\"token_file\":\"/t/token-4100\",\"pid\":{}}}",
-            std::process::id()
-        );
-        std::fs::write(dir.join("4100.json"), live).unwrap();
-        // A killed rig leaves its file: no process has pid 0x7ffffffe.
-        let dead = r#"{"url":"http://127.0.0.1:4101/mcp","token_file":null,"pid":2147483646}"#;
-        std::fs::write(dir.join("4101.json"), dead).unwrap();
-        std::fs::write(dir.join("4102.json"), "not json").unwrap();
-        std::fs::write(dir.join("notes.txt"), "ignored").unwrap();
-        let rigs = registered_rigs(&dir);
-        assert_eq!(rigs.len(), 1);
-        assert_eq!(rigs[0].name, "rig-4100");
-        assert_eq!(rigs[0].url, "http://127.0.0.1:4100/mcp");
+    fn spellings_of_one_machine_are_one_machine() {
+        let same = |a, b| same_machine(a, b);
+        assert!(same(
+            "http://127.0.0.1:40001/mcp",
+            "http://127.1:40001/other"
+        ));
+        assert!(same(
+            "http://127.0.0.1:40001/mcp",
+            "http://0x7f.0.0.1:40001/mcp"
+        ));
+        assert!(same(
+            "http://127.0.0.1:40001/mcp",
+            "http://LOCALHOST.:40001/mcp"
+        ));
+        assert!(same("http://127.0.0.1:40001/mcp", "http://[::1]:40001/mcp"));
+        assert!(same(
+            "http://127.0.0.1:40001/mcp",
+            "http://[::ffff:127.0.0.1]:40001/"
+        ));
+        assert!(same(
+            "http://127.0.0.1:40001/mcp",
+            "http://0.0.0.0:40001/mcp"
+        ));
+        assert!(same("http://Bench.lan/mcp", "http://bench.lan:80/mcp"));
+        assert!(!same(
+            "http://127.0.0.1:40001/mcp",
+            "http://127.0.0.1:40002/mcp"
+        ));
+        assert!(!same(
+            "http://10.0.0.5:7801/mcp",
+            "http://10.0.0.6:7801/mcp"
+        ));
+        assert!(!same("ftp://h/", "ftp://h/"), "not a machine URL");
+    }
+
+    #[test]
+    fn the_agent_role_defaults_to_administer() {
+        let role = |t: &str| Lab::parse(t, Path::new(".")).map(|l| l.agent_role);
+        assert_eq!(role("").unwrap(), Privilege::Administer);
         assert_eq!(
-            rigs[0].token_file.as_deref(),
-            Some(Path::new("/t/token-4100"))
+            role("agent_role = \"observe\"").unwrap(),
+            Privilege::Observe
         );
-        assert!(registered_rigs(&dir.join("absent")).is_empty());
-        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            role("agent_role = \"operate\"").unwrap(),
+            Privilege::Operate
+        );
+        assert!(role("agent_role = \"root\"").is_err());
     }
 
     #[test]
@@ -253,6 +278,8 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("machine name"), "{e}");
         let e = Lab::parse("[machines.x]\nurl = \"ftp://h/\"", Path::new(".")).unwrap_err();
+        assert!(e.contains("http"), "{e}");
+        let e = Lab::parse("[machines.x]\nurl = \"http://\"", Path::new(".")).unwrap_err();
         assert!(e.contains("http"), "{e}");
         assert!(Lab::parse("bogus = 1", Path::new(".")).is_err());
     }

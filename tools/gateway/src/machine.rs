@@ -4,6 +4,9 @@
 //! cancellation passed through.
 
 use crate::lab::MachineSpec;
+use crate::policy;
+use crate::privilege::Privilege;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientConfig, ClientRequest, ProgressNotificationParam, ProgressToken, ProtocolVersion,
@@ -126,6 +129,9 @@ pub struct Machine {
     /// The tokens connections were made with, newest last (at most `USED_TOKENS_MAX`): a call
     /// on a connection runs with its token whatever the file says by the time it answers.
     used_tokens: Mutex<Vec<String>>,
+    /// The `Irix7-Policy` value every request to the machine carries: the agent's role and
+    /// this machine's allow/deny, which the machine enforces on every door.
+    narrowing: String,
     connect_timeout: Duration,
     call_timeout: Duration,
 }
@@ -187,11 +193,13 @@ pub fn read_token(path: &Path) -> Result<String, String> {
 impl Machine {
     pub fn new(
         spec: MachineSpec,
+        role: Privilege,
         tokens: Arc<dyn Fn() -> Vec<String> + Send + Sync>,
         connect_timeout: Duration,
         call_timeout: Duration,
     ) -> Machine {
         Machine {
+            narrowing: spec.policy.narrowing(role),
             spec,
             conn: tokio::sync::Mutex::new(None),
             failed: Mutex::new(None),
@@ -247,6 +255,12 @@ impl Machine {
         self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Stands in for a probe's `tools/list`.
+    #[cfg(test)]
+    pub fn set_tools(&self, tools: Vec<Tool>) {
+        *self.tools.lock().unwrap_or_else(|p| p.into_inner()) = tools;
+    }
+
     fn set_error(&self, e: &str) {
         let mut p = self.probe.lock().unwrap_or_else(|p| p.into_inner());
         p.reachable = false;
@@ -296,6 +310,12 @@ impl Machine {
             self.used(t);
             cfg = cfg.auth_header(t.clone());
         }
+        let narrowing = HeaderValue::from_str(&self.narrowing)
+            .map_err(|e| format!("{}: {e}", policy::HEADER))?;
+        cfg = cfg.custom_headers(HashMap::from([(
+            HeaderName::from_static(policy::HEADER),
+            narrowing,
+        )]));
         let upstream = Upstream {
             routes: self.routes.clone(),
             tokens: self.tokens.clone(),
@@ -580,6 +600,7 @@ mod tests {
                 token_file: None,
                 policy: Policy::default(),
             },
+            Privilege::Administer,
             Arc::new(Vec::new),
             Duration::from_secs(1),
             Duration::from_secs(1),
@@ -619,6 +640,46 @@ mod tests {
         assert!(read_token(&p).unwrap_err().contains("empty"));
         assert!(read_token(&dir.join("absent")).is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The machine sees the agent's role and the lab's allow/deny on the request itself.
+    #[tokio::test]
+    async fn every_request_carries_the_narrowing_header() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let head = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 1024];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match sock.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            String::from_utf8_lossy(&buf).to_ascii_lowercase()
+        });
+        let m = Machine::new(
+            MachineSpec {
+                name: "m".into(),
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                token_file: None,
+                policy: Policy::new(vec!["fs.*".into()], vec!["fs.remove".into()]).unwrap(),
+            },
+            Privilege::Operate,
+            Arc::new(Vec::new),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        let p = m.refresh(Duration::from_secs(2)).await;
+        assert!(!p.reachable, "nothing answered");
+        let head = head.await.unwrap();
+        assert!(head.starts_with("post /mcp "), "{head}");
+        assert!(
+            head.contains("\r\nirix7-policy: operate,fs.*,!fs.remove\r\n"),
+            "{head}"
+        );
     }
 
     #[tokio::test]

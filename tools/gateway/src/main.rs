@@ -11,7 +11,9 @@ mod discover;
 mod lab;
 mod machine;
 mod policy;
+mod privilege;
 mod redact;
+mod rigs;
 mod server;
 
 use clap::{Parser, Subcommand};
@@ -44,9 +46,13 @@ enum Cmd {
         /// How long to listen for answers.
         #[arg(long, default_value_t = 5)]
         seconds: u64,
-        /// Append the machines this lab file lacks (each with a token file to fill in).
+        /// Append the machines this lab file lacks (each with a token file to fill in), after
+        /// showing their addresses and asking.
         #[arg(long)]
         adopt: Option<PathBuf>,
+        /// Adopt without asking.
+        #[arg(long, requires = "adopt")]
+        yes: bool,
     },
     /// Time small calls through a running gateway and straight to the machine, side by side.
     Bench {
@@ -76,7 +82,11 @@ fn main() -> ExitCode {
     };
     let r = match cli.command {
         Cmd::Serve { lab } => rt.block_on(serve(lab)),
-        Cmd::Discover { seconds, adopt } => discover(seconds, adopt),
+        Cmd::Discover {
+            seconds,
+            adopt,
+            yes,
+        } => discover(seconds, adopt, yes),
         Cmd::Bench {
             lab,
             machine,
@@ -92,9 +102,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn discover(seconds: u64, adopt: Option<PathBuf>) -> Result<(), String> {
-    let found = discover::browse(std::time::Duration::from_secs(seconds.clamp(1, 600)), false)?;
-    for f in &found {
+fn discover(seconds: u64, adopt: Option<PathBuf>, yes: bool) -> Result<(), String> {
+    use discover::printable;
+    let heard = discover::browse(std::time::Duration::from_secs(seconds.clamp(1, 600)), false)?;
+    for f in &heard.found {
         println!(
             "{}\t{}\tversion {}\tauth {}",
             f.name,
@@ -103,13 +114,35 @@ fn discover(seconds: u64, adopt: Option<PathBuf>) -> Result<(), String> {
             f.auth.as_deref().unwrap_or("?")
         );
     }
-    let n = found.len();
+    for r in &heard.refused {
+        println!("refused\t{}\t{}", printable(&r.instance), printable(&r.why));
+    }
+    let n = heard.found.len();
     println!(
         "{n} machine{} answered in {seconds} s",
         if n == 1 { "" } else { "s" }
     );
     if let Some(lab) = adopt {
-        let names = discover::adopt(&lab, &found)?;
+        let confirm = |new: &[&discover::Found]| {
+            for f in new {
+                // A connection puts the machine in the host's neighbour table, for its MAC.
+                let _ = std::net::TcpStream::connect_timeout(
+                    &(f.ip, f.port).into(),
+                    std::time::Duration::from_secs(1),
+                );
+                println!(
+                    "to adopt: {} at {} (MAC {}), {}, build {}, version {}",
+                    f.name,
+                    f.ip,
+                    discover::mac_of(f.ip).unwrap_or_else(|| "unknown".into()),
+                    f.url,
+                    f.build.as_deref().unwrap_or("?"),
+                    f.version.as_deref().unwrap_or("?"),
+                );
+            }
+            yes || ask(&format!("adopt these into {}? [y/N] ", lab.display()))
+        };
+        let names = discover::adopt(&lab, &heard.found, confirm)?;
         for n in &names {
             println!(
                 "adopted {n} into {} (put its token in tokens/{n} beside it)",
@@ -118,6 +151,19 @@ fn discover(seconds: u64, adopt: Option<PathBuf>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// True if the operator answers yes on the terminal; no terminal is no.
+fn ask(question: &str) -> bool {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stdin().is_terminal() {
+        eprintln!("irix7-gateway: not a terminal: run with --yes to adopt without asking");
+        return false;
+    }
+    print!("{question}");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).is_ok() && line.trim().eq_ignore_ascii_case("y")
 }
 
 async fn serve(lab_path: PathBuf) -> Result<(), String> {

@@ -1,12 +1,13 @@
 //! The gateway's MCP server (rmcp, both protocol eras): `lab.list`, and every tool the lab's
 //! machines offer, listed once with a required `machine` argument and forwarded to that
-//! machine after its policy allows it (docs/gateway.md says why an argument and not
-//! `<machine>.<tool>` names).
+//! machine after its policy and the agent's role allow it (docs/gateway.md says why an
+//! argument and not `<machine>.<tool>` names).
 
 use crate::audit::Audit;
 use crate::lab::{self, Lab, MachineSpec};
 use crate::machine::{CallError, Machine};
-use crate::redact;
+use crate::privilege::Privilege;
+use crate::{redact, rigs};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock as Content, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -15,12 +16,14 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, model::CallToolResponse};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 pub const LAB_LIST: &str = "lab.list";
+/// Most refused registrations remembered (so each is logged once).
+const REPORTED_MAX: usize = 256;
 
 /// Everything the handler needs; one per gateway, shared by every request.
 pub struct Gateway {
@@ -28,6 +31,11 @@ pub struct Gateway {
     /// Machines from the lab file (the registered rigs are added to these at each rescan).
     configured: Vec<MachineSpec>,
     rigs: Option<PathBuf>,
+    /// What the agent may do on any machine: tools needing more are neither listed nor
+    /// forwarded, and every request tells the machine this ceiling.
+    role: Privilege,
+    /// Registrations refused so far, each logged once (a rescan runs at every `lab.list`).
+    reported: Mutex<BTreeSet<String>>,
     audit: Audit,
     probe_timeout: Duration,
     call_timeout: Duration,
@@ -39,6 +47,8 @@ impl Gateway {
             machines: RwLock::new(Vec::new()),
             configured: lab.machines.clone(),
             rigs: lab.rigs.clone(),
+            role: lab.agent_role,
+            reported: Mutex::new(BTreeSet::new()),
             audit: Audit::new(&lab.audit_log),
             probe_timeout: lab.probe_timeout,
             call_timeout: lab.call_timeout,
@@ -60,17 +70,25 @@ impl Gateway {
     }
 
     /// The lab file's machines plus the rigs registered now; machines already known keep
-    /// their connection and probe, rigs that went away go.
+    /// their connection and probe, rigs that went away go. A registration naming a configured
+    /// machine's address (however spelt) is refused: it would escape that machine's policy.
     pub fn rescan(self: &Arc<Self>) {
         let mut specs = self.configured.clone();
         if let Some(dir) = &self.rigs {
-            for r in lab::registered_rigs(dir) {
-                if specs.len() < lab::MACHINES_MAX
-                    && !specs.iter().any(|s| s.url == r.url || s.name == r.name)
+            let found = rigs::registered(dir);
+            let mut refused = found.refused;
+            for r in found.rigs {
+                if let Some(s) = specs.iter().find(|s| lab::same_machine(&s.url, &r.url)) {
+                    refused.push(format!(
+                        "{}: {} is machine `{}` of the lab file",
+                        r.name, r.url, s.name
+                    ));
+                } else if specs.len() < lab::MACHINES_MAX && !specs.iter().any(|s| s.name == r.name)
                 {
                     specs.push(r);
                 }
             }
+            self.report(refused);
         }
         let mut cur = self.machines.write().unwrap_or_else(|p| p.into_inner());
         let weak = Arc::downgrade(self);
@@ -88,6 +106,7 @@ impl Gateway {
                     .unwrap_or_else(|| {
                         Arc::new(Machine::new(
                             s,
+                            self.role,
                             tokens.clone(),
                             self.probe_timeout,
                             self.call_timeout,
@@ -96,6 +115,20 @@ impl Gateway {
             })
             .collect();
         *cur = next;
+    }
+
+    /// Logs each refused registration the first time it is seen (bounded: a directory
+    /// rewritten in a loop cannot grow the set past `REPORTED_MAX`).
+    fn report(&self, refused: Vec<String>) {
+        let mut seen = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        for why in refused {
+            if seen.len() >= REPORTED_MAX {
+                seen.clear();
+            }
+            if seen.insert(why.clone()) {
+                eprintln!("irix7-gateway: rig registration refused: {why}");
+            }
+        }
     }
 
     /// Probes every machine at once; each is bounded by the probe timeout, so one dead
@@ -113,13 +146,14 @@ impl Gateway {
     }
 
     /// The forwarded tools: each tool name any machine offers, once, with `machine` added to
-    /// its input schema as an enum of the machines that offer it and whose policy allows it.
+    /// its input schema as an enum of the machines that offer it, whose policy allows it and
+    /// where it needs no more than the agent's role.
     fn forwarded_tools(&self) -> Vec<Tool> {
         let mut by_name: BTreeMap<String, (Tool, Vec<String>)> = BTreeMap::new();
         let mut order = Vec::new();
         for m in self.machines() {
             for t in m.tools() {
-                if m.spec.policy.check(&t.name).is_err() {
+                if m.spec.policy.check(&t.name).is_err() || Privilege::of_tool(&t) > self.role {
                     continue;
                 }
                 let e = by_name.entry(t.name.to_string()).or_insert_with(|| {
@@ -180,7 +214,46 @@ impl Gateway {
         }
         let mut res = CallToolResult::success(vec![Content::text(text)]);
         res.structured_content = Some(json!({ "machines": rows }));
-        res
+        // Build ids and transport errors come from the machines and the network.
+        self.redacted(res)
+    }
+
+    /// Why `tool` may not be forwarded to `machine`: the machine's policy in the lab file, or
+    /// a privilege above the agent's role.
+    async fn refusal(&self, machine: &Machine, tool: &str) -> Option<String> {
+        let name = &machine.spec.name;
+        if let Err(why) = machine.spec.policy.check(tool) {
+            return Some(format!("`{tool}` on `{name}`: {why}"));
+        }
+        if self.role == Privilege::Administer {
+            return None;
+        }
+        let needs = self.privilege(machine, tool).await;
+        (needs > self.role).then(|| {
+            format!(
+                "`{tool}` on `{name}` needs the {} privilege; the lab gives this agent {}",
+                needs.name(),
+                self.role.name()
+            )
+        })
+    }
+
+    /// What `tool` needs on `machine`, from its listing; a tool the listing does not hold
+    /// (never probed, or not offered) is looked up once more after a probe, else it needs
+    /// administer.
+    async fn privilege(&self, machine: &Machine, tool: &str) -> Privilege {
+        let find = || {
+            machine
+                .tools()
+                .iter()
+                .find(|t| t.name == tool)
+                .map(Privilege::of_tool)
+        };
+        if let Some(p) = find() {
+            return p;
+        }
+        machine.refresh(self.probe_timeout).await;
+        find().unwrap_or(Privilege::Administer)
     }
 
     /// One forwarded call: policy, the machine, the result with every token redacted, and an
@@ -225,9 +298,9 @@ impl Gateway {
                 }
             }
         };
-        if let Err(why) = machine.spec.policy.check(&tool) {
+        if let Some(why) = self.refusal(&machine, &tool).await {
             self.audit.record(&name, &tool, "denied", 0, arg_bytes);
-            return tool_error("E_DENIED", &format!("`{tool}` on `{name}`: {why}"));
+            return tool_error("E_DENIED", &why);
         }
         params.arguments = Some(args);
         let r = machine.call(params, &ctx).await.map_err(|e| match e {
@@ -382,6 +455,84 @@ impl ServerHandler for Handler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::MetaObject;
+    use std::path::Path;
+
+    fn tool(name: &str, privilege: Option<&str>) -> Tool {
+        let mut t = Tool::new(name.to_string(), "t", Map::new());
+        t.meta = privilege.map(|p| {
+            let mut m = Map::new();
+            m.insert(crate::privilege::META_KEY.into(), json!(p));
+            MetaObject(m)
+        });
+        t
+    }
+
+    /// `lab.list` shows what machines and the network said (build ids, transport errors that
+    /// quote the URL): a token in any of it is redacted like in a forwarded result.
+    #[tokio::test]
+    async fn lab_list_is_redacted() {
+        const T: &str = "0123456789abcdef0123456789abcdef";
+        let dir = std::env::temp_dir().join(format!("irix7-gw-list-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("m.token"), T).unwrap();
+        let lab = Lab::parse(
+            &format!(
+                "audit_log = \"audit.log\"\nprobe_timeout_s = 1\n\
+                 [machines.m]\nurl = \"http://127.0.0.1:1/{T}\"\ntoken_file = \"m.token\"\n"
+            ),
+            &dir,
+        )
+        .unwrap();
+        let g = Gateway::new(&lab);
+        let res = serde_json::to_string(&g.lab_list().await).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(!res.contains(T), "{res}");
+        assert!(res.contains(redact::MARK), "{res}");
+    }
+
+    /// An agent of role operate, on a machine whose lab entry denies `fs.remove`: tools above
+    /// operate, or that do not say what they need, are neither listed nor forwarded.
+    #[tokio::test]
+    async fn the_agent_role_and_the_policy_decide_what_is_listed_and_forwarded() {
+        let lab = Lab::parse(
+            "agent_role = \"operate\"\naudit_log = \"/dev/null\"\n\
+             [machines.m]\nurl = \"http://127.0.0.1:1/mcp\"\ndeny = [\"fs.remove\"]\n",
+            Path::new("."),
+        )
+        .unwrap();
+        let g = Gateway::new(&lab);
+        let m = g.machine("m").unwrap();
+        m.set_tools(vec![
+            tool("status", Some("observe")),
+            tool("fs.write", Some("operate")),
+            tool("fs.remove", Some("operate")),
+            tool("system.reset", Some("administer")),
+            tool("mystery", None),
+            tool("odd", Some("root")),
+        ]);
+        let listed: Vec<String> = g
+            .forwarded_tools()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(listed, ["status", "fs.write"]);
+        assert_eq!(g.refusal(&m, "status").await, None);
+        assert_eq!(g.refusal(&m, "fs.write").await, None);
+        let why = |t: &'static str| {
+            let g = g.clone();
+            let m = m.clone();
+            async move { g.refusal(&m, t).await.unwrap_or_default() }
+        };
+        assert!(why("fs.remove").await.contains("deny `fs.remove`"));
+        for t in ["system.reset", "mystery", "odd", "not-listed"] {
+            let w = why(t).await;
+            assert!(
+                w.contains("needs the administer privilege; the lab gives this agent operate"),
+                "{t}: {w}"
+            );
+        }
+    }
 
     #[test]
     fn machine_argument_is_required_and_enumerated() {

@@ -90,7 +90,9 @@ pub fn start(n: usize, port: u16, dir: &Path) -> Result<Lab, String> {
     for (name, rig) in names.iter().zip(&rigs) {
         text.push_str(&format!(
             "\n[machines.{name}]\nurl = \"{}\"\ntoken_file = {}\n\
-             # A powered-off rig ends its process: the lab could not bring it back.\n\
+             # A powered-off rig ends its process: the lab could not bring it back. The gateway\n\
+             # sends this deny to the rig on every request, which refuses the capability\n\
+             # through every door (the shell's `poweroff` too).\n\
              deny = [\"system.poweroff\"]\n",
             rig.mcp_url(),
             toml_path(&rig.token_path()),
