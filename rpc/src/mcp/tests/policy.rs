@@ -260,7 +260,9 @@ fn failed_logins_are_audited_without_the_token_and_throttling_once_a_second() {
         if let Some(a) = auth {
             h.push("Authorization", a);
         }
-        s.admit(&h, PEER, now).map(|_| ()).map_err(|r| r.status)
+        s.admit(&h, PEER, false, now)
+            .map(|_| ())
+            .map_err(|r| r.status)
     };
     assert_eq!(admit(&mut s, None, T0), Err(401));
     assert_eq!(
