@@ -187,6 +187,11 @@ pub const HANDSHAKE_MS: u64 = 3_000;
 /// opened (a client that just connected gets the time to send its request), an
 /// authenticated one after it last owed its peer nothing.
 pub const GRACE_MS: u64 = 1_000;
+/// An authenticated connection receiving its request slower than the minimum body rate
+/// (`rpc::http::Config::min_body_rate`) may be reset to make room this long after the
+/// request's first byte: a client trickling requests over many connections turns each slot
+/// over this fast, so a client sending whole requests soon gets one.
+pub const SLOW_GRACE_MS: u64 = 100;
 /// A reset socket waits at most this long for its RST to leave before it listens again.
 pub const RST_MS: u64 = 200;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
@@ -697,15 +702,21 @@ impl HttpServer {
 /// half second is never idle, and keep-alive must not make it last); then authenticated ones
 /// that owe their peer nothing, the one that has owed nothing for longest first (idle since
 /// its last answer, or receiving a request it began long ago: a client trickling its body,
-/// or one of a runaway's abandoned connections, yields before one in use). A connection
-/// with an answer under way never does.
+/// or one of a runaway's abandoned connections, yields before one in use). None yields
+/// within [`GRACE_MS`], except an authenticated one receiving its request below the minimum
+/// rate, after [`SLOW_GRACE_MS`]. A connection with an answer under way never yields.
 fn yield_order(conn: &Connection, now_ms: u64) -> Option<(bool, u64)> {
     let (authenticated, since) = if conn.authenticated() {
         (true, conn.owing_nothing_since()?)
     } else {
         (false, conn.opened_ms())
     };
-    (now_ms.saturating_sub(since) >= GRACE_MS).then_some((authenticated, since))
+    let grace = if authenticated && conn.receiving_behind(now_ms) {
+        SLOW_GRACE_MS
+    } else {
+        GRACE_MS
+    };
+    (now_ms.saturating_sub(since) >= grace).then_some((authenticated, since))
 }
 
 fn ipv4_octets(addr: IpAddress) -> [u8; 4] {

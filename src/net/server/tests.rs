@@ -311,60 +311,49 @@ fn anonymous_connections_leave_a_port_s_last_slots_to_token_holders() {
 }
 
 #[test]
-fn a_full_pool_of_one_token_s_connections_yields_the_one_owing_nothing_longest() {
+fn a_full_pool_of_one_token_s_connections_yields_a_trickler_then_the_one_idle_longest() {
     let (mut stack, mut server) = setup(3);
     server.per_client = 8;
     let mut now = 0;
     run_guarded(&mut stack, &mut server, &mut now);
-    // Three connections of the token: one in use, one trickling a body it began first, one
-    // that went idle after its answer.
+    // Three connections of the token: one in use, one trickling a body, one that goes idle
+    // after its answer.
     let auth = "Host: x\r\nAuthorization: yes\r\n";
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let hs: Vec<_> = (0..3).map(|k| client(&mut stack, 47000 + k)).collect();
     run_guarded(&mut stack, &mut server, &mut now);
     let (used, slow, idle) = (hs[0], hs[1], hs[2]);
-    send(
-        &mut stack,
-        slow,
-        &format!("POST /up HTTP/1.1\r\n{auth}Content-Length: 100\r\n\r\nx"),
-    );
+    let head = format!("POST /up HTTP/1.1\r\n{auth}Content-Length: 100\r\n\r\nx");
+    send(&mut stack, slow, &head);
     run_guarded(&mut stack, &mut server, &mut now);
-    now += 500;
+    // The pool is full; the trickler, behind the minimum rate, yields once its request is
+    // SLOW_GRACE_MS old (and only then; a round of polls is 20 ms).
+    now += SLOW_GRACE_MS - 65;
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, slow), State::Established);
+    now += 30;
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, slow), State::Closed);
+    assert_eq!(server.stats.reaped, 1);
     for h in [used, idle] {
         send(&mut stack, h, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
     }
     run_guarded(&mut stack, &mut server, &mut now);
     now += GRACE_MS;
     send(&mut stack, used, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
-    send(&mut stack, slow, "y");
     run_guarded(&mut stack, &mut server, &mut now);
-    // The pool is full: the next client gets in because the trickling one (its request
-    // began first, bytes since do not count) gave way; then the idle one gives way.
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(slow).state(),
-        State::Closed
-    );
+    // The next client takes the trickler's slot and fills the pool: the connection idle
+    // longest gives way, not the one in use.
     let next = client(&mut stack, 47010);
     run_guarded(&mut stack, &mut server, &mut now);
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(next).state(),
-        State::Established
-    );
     send(&mut stack, next, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
     run_guarded(&mut stack, &mut server, &mut now);
     let last = client(&mut stack, 47011);
     run_guarded(&mut stack, &mut server, &mut now);
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(last).state(),
-        State::Established
-    );
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(used).state(),
-        State::Established
-    );
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(idle).state(),
-        State::Closed
-    );
+    assert_eq!(state(&stack, last), State::Established);
+    assert_eq!(state(&stack, next), State::Established);
+    assert_eq!(state(&stack, used), State::Established);
+    assert_eq!(state(&stack, idle), State::Closed);
     assert_eq!(server.stats.reaped, 2);
 }
 

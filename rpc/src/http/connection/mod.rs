@@ -111,6 +111,8 @@ pub struct Connection {
     opened_ms: u64,
     /// When the first byte of the request being received arrived.
     request_started_ms: Option<u64>,
+    /// Bytes of the request being received taken so far (head and body).
+    request_bytes: usize,
     /// When the body being received must be complete.
     body_deadline_ms: Option<u64>,
     linger: Option<Linger>,
@@ -145,6 +147,7 @@ impl Connection {
             last_activity_ms: now_ms,
             opened_ms: now_ms,
             request_started_ms: None,
+            request_bytes: 0,
             body_deadline_ms: None,
             linger: None,
             authenticated: false,
@@ -190,6 +193,16 @@ impl Connection {
             return None;
         }
         Some(self.request_started_ms.unwrap_or(self.last_activity_ms))
+    }
+
+    /// Whether the request being received has come slower than [`Config::min_body_rate`]
+    /// since its first byte: a client trickling it, whom the server lets go first when it
+    /// needs the slot.
+    pub fn receiving_behind(&self, now_ms: u64) -> bool {
+        self.request_started_ms.is_some_and(|start| {
+            let due = now_ms.saturating_sub(start) as u128 * self.config.min_body_rate as u128;
+            (self.request_bytes as u128) * 1000 < due
+        })
     }
 
     /// Whether an anonymous connection outlived [`Config::anonymous_lifetime_ms`].
@@ -416,7 +429,11 @@ impl Connection {
         match self.parser.feed(input) {
             Ok((n, event)) => {
                 if !self.closing && self.parser.in_progress() {
+                    if self.request_started_ms.is_none() {
+                        self.request_bytes = 0;
+                    }
                     self.request_started_ms.get_or_insert(now_ms);
+                    self.request_bytes = self.request_bytes.saturating_add(n);
                 }
                 match event {
                     None => {}

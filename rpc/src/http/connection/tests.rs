@@ -679,6 +679,33 @@ fn an_anonymous_connection_ends_at_its_lifetime_however_busy() {
 }
 
 #[test]
+fn a_request_below_the_minimum_rate_is_behind_and_one_being_answered_is_owed() {
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    assert!(!c.receiving_behind(1_000));
+    assert_eq!(c.owing_nothing_since(), Some(0));
+    let head = b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 8192\r\n\r\n";
+    c.recv(head, 1_000, &mut h);
+    assert_eq!(
+        c.owing_nothing_since(),
+        Some(1_000),
+        "since the request began"
+    );
+    // At 8 KiB/s the head is on schedule for as long as its bytes last, then behind.
+    let on_time = head.len() as u64 * 1000 / 8192;
+    assert!(!c.receiving_behind(1_000 + on_time));
+    assert!(c.receiving_behind(1_000 + on_time + 1));
+    // Half the body 400 ms in is ahead of the rate again.
+    c.recv(&[b'z'; 4096], 1_400, &mut h);
+    assert!(!c.receiving_behind(1_400));
+    // The whole request: nothing is being received, and the answer is owed.
+    c.recv(&[b'z'; 4096], 1_500, &mut h);
+    assert!(!c.receiving_behind(60_000));
+    assert_eq!(c.owing_nothing_since(), None);
+    drain(&mut c, &mut h, 1_500);
+    assert_eq!(c.owing_nothing_since(), Some(1_500));
+}
+
+#[test]
 fn half_sent_request_gets_408() {
     let (mut c, mut h) = (conn(), TestHandler::default());
     c.recv(b"GET / HTTP/1.1\r\nHo", 1_000, &mut h);
