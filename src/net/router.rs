@@ -149,15 +149,21 @@ impl Handler for Router {
     /// token and Origin passed; `/screen.bmp` is guarded the same way. A refused request's
     /// body is never buffered. A status-page request that carries a token has it checked (and
     /// failures counted) like `/mcp`, so the page is no oracle for guessing.
-    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
+    fn admit(
+        &mut self,
+        head: &Request,
+        peer: Peer,
+        proven: bool,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
         let mcp_port = self.on_mcp_port();
         match head.path() {
-            "/mcp" if mcp_port => self.mcp.admit(&head.headers, peer, now_ms),
+            "/mcp" if mcp_port => self.mcp.admit(&head.headers, peer, proven, now_ms),
             "/" | "/index.html" => {
                 route::get_only(head)?;
                 route::no_body(head)?;
                 if head.headers.field(Field::Authorization).is_some() {
-                    self.mcp.admit(&head.headers, peer, now_ms)
+                    self.mcp.admit(&head.headers, peer, proven, now_ms)
                 } else {
                     Ok(Admission::Anonymous)
                 }
@@ -165,7 +171,7 @@ impl Handler for Router {
             crate::tools::screen::BMP_PATH if mcp_port => {
                 route::get_only(head)?;
                 route::no_body(head)?;
-                self.mcp.admit(&head.headers, peer, now_ms)
+                self.mcp.admit(&head.headers, peer, proven, now_ms)
             }
             _ => Err(route::not_found()),
         }
@@ -353,7 +359,7 @@ mod tests {
             addr: [10, 0, 0, 9],
             port: 1,
         };
-        assert_eq!(r.admit(&req, peer, 0).unwrap_err().status, 401);
+        assert_eq!(r.admit(&req, peer, false, 0).unwrap_err().status, 401);
         // Open (mcp.token=none): the page says so and shows the details to a local Host.
         let mut open = router(None, None);
         let (resp, body) = request(

@@ -7,12 +7,15 @@
 //!   flood or half-open connections hold nothing for long);
 //! - once the module has closed a connection, the socket listens again as soon as the peer
 //!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
-//! - one client address holds at most `per_client` connections of a port: its next one
-//!   resets its own anonymous connection idle the longest, or is answered 503 with
-//!   `Retry-After` and closed;
-//! - when a port has no listening socket left, the connection that proved nothing (no
-//!   authenticated request) and was idle longest, at least [`GRACE_MS`], is reset to make
-//!   room, so authenticated clients are never locked out by anonymous ones.
+//! - one client address holds at most `per_client` connections of a port, and connections
+//!   that proved no token at most `anonymous_per_port` of them: a connection past either cap
+//!   is on probation, its first request must prove a token (then the connection of its
+//!   address readiest to yield gives way) or is answered 503 with `Retry-After` and closed;
+//! - when a port has no listening socket left, the connection readiest to yield is reset to
+//!   make room: the oldest anonymous one (by age, not idleness: a byte resets idleness), else
+//!   the authenticated one that has owed its peer nothing for longest (idle, or receiving a
+//!   request slowly); none younger than [`GRACE_MS`] by that measure. Authenticated clients
+//!   are never locked out by anonymous ones, nor by a runaway client of their own token.
 //!
 //! A socket's buffers are the bulk of the module's idle heap, so only the slots that need them
 //! hold them: each port keeps one listening socket with buffers, a slot gets its socket and
@@ -46,6 +49,9 @@ pub struct ServerConfig {
     pub tcp_timeout_ms: u64,
     /// Connections one client address may hold on one port.
     pub per_client: usize,
+    /// Connections that proved no token a port holds at most: the rest of its slots are
+    /// kept for connections that do.
+    pub anonymous_per_port: usize,
     pub http: rpc::http::Config,
 }
 
@@ -58,6 +64,7 @@ impl Default for ServerConfig {
             tx_buffer: 16 * 1024,
             tcp_timeout_ms: 60_000,
             per_client: 8,
+            anonymous_per_port: 8,
             http: rpc::http::Config {
                 limits: rpc::http::Limits {
                     body: MAX_BODY,
@@ -89,6 +96,7 @@ impl ServerConfig {
             // tool registry and a disk's block cache count as idle use.
             sockets_per_port: 3,
             per_client: 2,
+            anonymous_per_port: 2,
             rx_buffer: 4 * 1024,
             tx_buffer: 8 * 1024,
             http: rpc::http::Config {
@@ -115,15 +123,52 @@ impl ServerConfig {
 /// Connections are visited from a rotating start, so a busy one cannot starve the others.
 pub const REQUESTS_PER_POLL: usize = 4;
 
-/// Counts the requests a handler answers.
+/// Counts the requests a handler answers, and judges the requests of a connection on
+/// probation (past a cap): one that proves no token is refused with the probation's reason.
 struct Counted<'a> {
     inner: &'a mut dyn Handler,
     handled: usize,
+    /// Why the connection being served is on probation, if it is.
+    probation: Option<&'static str>,
+    /// It proved a token on probation.
+    claimed: bool,
+    /// It was refused on probation.
+    refused: bool,
+}
+
+impl<'a> Counted<'a> {
+    fn new(inner: &'a mut dyn Handler) -> Self {
+        Counted {
+            inner,
+            handled: 0,
+            probation: None,
+            claimed: false,
+            refused: false,
+        }
+    }
 }
 
 impl Handler for Counted<'_> {
-    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
-        self.inner.admit(head, peer, now_ms)
+    fn admit(
+        &mut self,
+        head: &Request,
+        peer: Peer,
+        proven: bool,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
+        let verdict = self.inner.admit(head, peer, proven, now_ms);
+        let Some(why) = self.probation else {
+            return verdict;
+        };
+        if matches!(verdict, Ok(Admission::Authenticated)) {
+            self.claimed = true;
+            return verdict;
+        }
+        self.refused = true;
+        verdict?;
+        let mut r = rpc::http::response::error(503, why);
+        r.headers.push_static("Retry-After", "1");
+        Err(r)
     }
 
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
@@ -138,9 +183,15 @@ impl Handler for Counted<'_> {
 
 /// A handshake not completed this long after the SYN gives its socket back.
 pub const HANDSHAKE_MS: u64 = 3_000;
-/// An anonymous connection younger than this (by its last activity) is not reset to make
-/// room: a client that just connected gets the time to send its request.
+/// A connection is not reset to make room before this long: an anonymous one after it
+/// opened (a client that just connected gets the time to send its request), an
+/// authenticated one after it last owed its peer nothing.
 pub const GRACE_MS: u64 = 1_000;
+/// An authenticated connection receiving its request slower than the minimum body rate
+/// (`rpc::http::Config::min_body_rate`) may be reset to make room this long after the
+/// request's first byte: a client trickling requests over many connections turns each slot
+/// over this fast, so a client sending whole requests soon gets one.
+pub const SLOW_GRACE_MS: u64 = 100;
 /// A reset socket waits at most this long for its RST to leave before it listens again.
 pub const RST_MS: u64 = 200;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
@@ -160,14 +211,17 @@ struct Slot {
     /// Until when the connection waits on a peer that takes none of its output and has
     /// nothing else to do (`Connection::blocked_until`, kept from the last poll); 0 when not.
     blocked_until: u64,
+    /// Why the connection is on probation (past a cap when it was accepted) until it proves
+    /// a token; `None` when it is not.
+    probation: Option<&'static str>,
 }
 
 /// Counters for status and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServerStats {
     pub accepted: u64,
-    /// Connections reset to keep the pool open: stalled handshakes, clients over their cap,
-    /// anonymous connections evicted for a new client.
+    /// Connections reset to keep the pool open: stalled handshakes, connections that gave
+    /// way to a new client or to one that proved a token past its address's cap.
     pub reaped: u64,
 }
 
@@ -181,6 +235,7 @@ pub struct HttpServer {
     tx_buffer: usize,
     tcp_timeout_ms: u64,
     per_client: usize,
+    anonymous_per_port: usize,
     /// What request bodies are charged to, shared by every connection.
     requests: Rc<Pool>,
     /// The slot the next poll starts at.
@@ -204,6 +259,7 @@ impl HttpServer {
             tx_buffer: config.tx_buffer,
             tcp_timeout_ms: config.tcp_timeout_ms,
             per_client: config.per_client.max(1),
+            anonymous_per_port: config.anonymous_per_port,
             requests,
             next: 0,
             stats: ServerStats::default(),
@@ -218,6 +274,7 @@ impl HttpServer {
                     state: State::Closed,
                     since_ms: 0,
                     blocked_until: 0,
+                    probation: None,
                 });
             }
         }
@@ -370,10 +427,7 @@ impl HttpServer {
         now_ms: u64,
     ) -> bool {
         let mut work = false;
-        let mut counted = Counted {
-            inner: handler,
-            handled: 0,
-        };
+        let mut counted = Counted::new(handler);
         let n = self.slots.len();
         for k in 0..n {
             let i = (self.next + k) % n;
@@ -417,7 +471,7 @@ impl HttpServer {
     }
 
     /// When no socket of `port` listens and no handshake is under way on it, resets the
-    /// anonymous connection idle the longest, so the next client can connect. (A stalled
+    /// connection readiest to yield, so the next client can connect. (A stalled
     /// handshake gives its socket back by itself after [`HANDSHAKE_MS`].)
     fn keep_listening(&mut self, port: u16, sockets: &mut SocketSet<'static>, now_ms: u64) -> bool {
         let on_port = || {
@@ -432,29 +486,26 @@ impl HttpServer {
         }) {
             return false;
         }
-        self.reap_idlest_anonymous(sockets, now_ms, |s| s.port == port)
+        self.reap_readiest(sockets, now_ms, |_, s| s.port == port)
     }
 
-    /// Resets the anonymous connection idle the longest (past [`GRACE_MS`]) among the slots
-    /// `among` picks. Whether there was one.
-    fn reap_idlest_anonymous(
+    /// Resets the connection readiest to yield ([`yield_order`]) among the slots `among`
+    /// picks. Whether there was one.
+    fn reap_readiest(
         &mut self,
         sockets: &mut SocketSet<'static>,
         now_ms: u64,
-        among: impl Fn(&Slot) -> bool,
+        among: impl Fn(usize, &Slot) -> bool,
     ) -> bool {
-        let idlest = self
+        let readiest = self
             .slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| among(s))
-            .filter_map(|(i, s)| Some((i, s.conn.as_ref()?)))
-            .filter(|(_, c)| {
-                !c.authenticated() && now_ms.saturating_sub(c.last_activity_ms()) >= GRACE_MS
-            })
-            .min_by_key(|(_, c)| c.last_activity_ms())
+            .filter(|&(i, s)| among(i, s))
+            .filter_map(|(i, s)| Some((i, yield_order(s.conn.as_ref()?, now_ms)?)))
+            .min_by_key(|&(_, order)| order)
             .map(|(i, _)| i);
-        match idlest {
+        match readiest {
             Some(i) => {
                 self.reap(i, sockets, now_ms);
                 true
@@ -463,22 +514,47 @@ impl HttpServer {
         }
     }
 
-    /// Whether the client at `peer` may have one more connection on slot `i`'s port: yes
-    /// under its cap, or once its own anonymous connection idle the longest (past
-    /// [`GRACE_MS`]) is reset to make room.
-    fn room_for(
-        &mut self,
-        i: usize,
-        peer: Peer,
-        sockets: &mut SocketSet<'static>,
-        now_ms: u64,
-    ) -> bool {
+    /// Why a client at `peer` connecting on slot `i`'s port is on probation: its address
+    /// holds its cap of the port's connections, or the port holds its cap of connections
+    /// that proved no token. `None` when it is not.
+    fn probation(&self, i: usize, peer: Peer) -> Option<&'static str> {
         let port = self.slots[i].port;
-        let theirs = move |s: &Slot| {
-            s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+        let on_port = self
+            .slots
+            .iter()
+            .filter(|s| s.port == port)
+            .filter_map(|s| s.conn.as_ref());
+        if on_port
+            .clone()
+            .filter(|c| c.peer().addr == peer.addr)
+            .count()
+            >= self.per_client
+        {
+            Some("too many connections from this address")
+        } else if on_port.filter(|c| !c.authenticated()).count() >= self.anonymous_per_port {
+            Some("too many connections without a token")
+        } else {
+            None
+        }
+    }
+
+    /// The connection of slot `i` proved a token on probation: if its address is over its
+    /// cap, the address's connection readiest to yield gives way (none may yet: then the
+    /// address is over its cap by one authenticated connection until one ends).
+    fn make_room(&mut self, i: usize, sockets: &mut SocketSet<'static>, now_ms: u64) {
+        let Some(addr) = self.slots[i].conn.as_ref().map(|c| c.peer().addr) else {
+            return;
         };
-        self.slots.iter().filter(|s| theirs(s)).count() < self.per_client
-            || self.reap_idlest_anonymous(sockets, now_ms, theirs)
+        let port = self.slots[i].port;
+        let theirs = move |j: usize, s: &Slot| {
+            j != i && s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == addr)
+        };
+        let others = (0..self.slots.len())
+            .filter(|&j| theirs(j, &self.slots[j]))
+            .count();
+        if others >= self.per_client {
+            self.reap_readiest(sockets, now_ms, theirs);
+        }
     }
 
     /// One slot's round: a socket without a connection is recycled or gets one; a connection
@@ -487,7 +563,7 @@ impl HttpServer {
         &mut self,
         i: usize,
         sockets: &mut SocketSet<'static>,
-        handler: &mut dyn Handler,
+        handler: &mut Counted,
         now_ms: u64,
         read: bool,
     ) -> bool {
@@ -509,8 +585,21 @@ impl HttpServer {
             self.accept(i, handle, sockets, now_ms);
             work = true;
         }
+        handler.probation = self.slots[i].probation;
+        handler.claimed = false;
+        handler.refused = false;
         let sock = sockets.get_mut::<tcp::Socket>(handle);
-        work | pump::serve(&mut self.slots[i], sock, handler, now_ms, read)
+        work |= pump::serve(&mut self.slots[i], sock, handler, now_ms, read);
+        if handler.claimed {
+            self.slots[i].probation = None;
+            self.make_room(i, sockets, now_ms);
+        }
+        if handler.refused
+            && let Some(conn) = self.slots[i].conn.as_mut()
+        {
+            conn.end_after_answer();
+        }
+        work
     }
 
     /// Notes the socket's state for slot `i`, and since when it holds. Whether it changed.
@@ -573,13 +662,13 @@ impl HttpServer {
         }
     }
 
-    /// A client connected on slot `i`: it gets a connection, told 503 at once when its
-    /// address is over its cap and no connection of its own could make room.
+    /// A client connected on slot `i`: it gets a connection, on probation when it is past a
+    /// cap ([`HttpServer::probation`]).
     fn accept(
         &mut self,
         i: usize,
         handle: SocketHandle,
-        sockets: &mut SocketSet<'static>,
+        sockets: &SocketSet<'static>,
         now_ms: u64,
     ) {
         let sock = sockets.get::<tcp::Socket>(handle);
@@ -593,18 +682,41 @@ impl HttpServer {
                 port: 0,
             },
         };
-        let over_cap = !self.room_for(i, peer, sockets, now_ms);
+        let probation = self.probation(i, peer);
         let slot = &mut self.slots[i];
-        let mut conn = Connection::with_pool(peer, self.http, now_ms, self.requests.clone());
-        if over_cap {
-            // Told, not reset: the client reads why and when to come back.
-            conn.refuse_now(503, "too many connections from this address", now_ms);
-        }
-        slot.conn = Some(conn);
+        slot.conn = Some(Connection::with_pool(
+            peer,
+            self.http,
+            now_ms,
+            self.requests.clone(),
+        ));
+        slot.probation = probation;
         slot.fin_seen = false;
         slot.blocked_until = 0;
         self.stats.accepted += 1;
     }
+}
+
+/// How readily a connection gives its slot up, lowest first; `None` when it may not yet.
+/// Anonymous ones go first, the oldest first (by age, not idleness: a client polling every
+/// half second is never idle, and keep-alive must not make it last); then authenticated ones
+/// that owe their peer nothing, the one that has owed nothing for longest first (idle since
+/// its last answer, or receiving a request it began long ago: a client trickling its body,
+/// or one of a runaway's abandoned connections, yields before one in use). None yields
+/// within [`GRACE_MS`], except an authenticated one receiving its request below the minimum
+/// rate, after [`SLOW_GRACE_MS`]. A connection with an answer under way never yields.
+fn yield_order(conn: &Connection, now_ms: u64) -> Option<(bool, u64)> {
+    let (authenticated, since) = if conn.authenticated() {
+        (true, conn.owing_nothing_since()?)
+    } else {
+        (false, conn.opened_ms())
+    };
+    let grace = if authenticated && conn.receiving_behind(now_ms) {
+        SLOW_GRACE_MS
+    } else {
+        GRACE_MS
+    };
+    (now_ms.saturating_sub(since) >= grace).then_some((authenticated, since))
 }
 
 fn ipv4_octets(addr: IpAddress) -> [u8; 4] {

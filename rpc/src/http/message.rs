@@ -438,9 +438,9 @@ impl Response {
 /// How a request got past [`Handler::admit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
-    /// It proved who sent it (the bearer token, or no token is configured).
+    /// It proved who sent it: a token was checked and matched.
     Authenticated,
-    /// It needs no credentials (the status page).
+    /// It proved nothing: it needs no credentials (the status page), or none are configured.
     Anonymous,
 }
 
@@ -448,9 +448,17 @@ pub enum Admission {
 pub trait Handler {
     /// Judges a request from its head alone, before any body byte is read or `100 Continue`
     /// is sent (`head.body` is empty): `Err` is the answer (401, 403, 404, 413...), and the
-    /// body is then discarded unread. The default admits everything anonymously.
-    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
-        let _ = (head, peer, now_ms);
+    /// body is then discarded unread. `proven` says an earlier request on the same connection
+    /// was admitted as [`Admission::Authenticated`] (a throttle of failed logins need not
+    /// stop it). The default admits everything anonymously.
+    fn admit(
+        &mut self,
+        head: &Request,
+        peer: Peer,
+        proven: bool,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
+        let _ = (head, peer, proven, now_ms);
         Ok(Admission::Anonymous)
     }
 

@@ -71,6 +71,7 @@ pub(crate) fn get<C: 'static>(
         );
     };
     session.last_seen_ms = now_ms;
+    session.returned = true;
     let serial = session.serial;
     // Only this stream's own events can be replayed; a POST stream's id asks for an answer
     // this server no longer has, and must not be mistaken for a fresh stream.

@@ -81,6 +81,7 @@ pub(crate) fn session(
         ));
     };
     session.last_seen_ms = now_ms;
+    session.returned = true;
     Ok(Admitted {
         serial: session.serial,
         version: session.version,

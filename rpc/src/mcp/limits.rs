@@ -33,6 +33,14 @@ impl RateWindow {
         true
     }
 
+    /// Whether nothing was counted in the second before `now_ms`: forgetting the window
+    /// changes no verdict.
+    fn cold(&self, now_ms: u64) -> bool {
+        self.stamps
+            .back()
+            .is_none_or(|&t| now_ms.saturating_sub(t) >= 1000)
+    }
+
     /// Whether `limit` requests arrived in the second before `now_ms` (nothing is counted).
     fn full(&mut self, now_ms: u64, limit: usize) -> bool {
         while self
@@ -46,36 +54,46 @@ impl RateWindow {
     }
 }
 
-/// Modern-era rate windows by client address, bounded: the least recently seen client is
-/// forgotten when the table is full.
+/// Rate windows by client address, bounded: when the table is full, a new address takes the
+/// place of the least recently seen one whose window is empty (forgetting it changes no
+/// verdict); when every window is hot, new addresses share one overflow window with the same
+/// limit, so no number of addresses escapes the limit by pushing windows out.
 #[derive(Debug, Default)]
 pub(crate) struct ClientWindows {
     entries: Vec<([u8; 4], u64, RateWindow)>,
+    overflow: RateWindow,
 }
 
 impl ClientWindows {
     /// Whether `addr` already used up its `limit` in the last second (nothing is counted).
+    /// An address without a window of its own is judged by the overflow window.
     pub(crate) fn exhausted(&mut self, addr: [u8; 4], now_ms: u64, limit: usize) -> bool {
-        self.entries
-            .iter_mut()
-            .find(|e| e.0 == addr)
-            .is_some_and(|e| e.2.full(now_ms, limit))
+        match self.entries.iter_mut().find(|e| e.0 == addr) {
+            Some(e) => e.2.full(now_ms, limit),
+            None => self.overflow.full(now_ms, limit),
+        }
     }
 
+    /// Counts a request of `addr` if its window (at most `cap` are kept) has room.
     pub(crate) fn admit(&mut self, addr: [u8; 4], now_ms: u64, limit: usize, cap: usize) -> bool {
         if let Some(e) = self.entries.iter_mut().find(|e| e.0 == addr) {
             e.1 = now_ms;
             return e.2.admit(now_ms, limit);
         }
-        if self.entries.len() >= cap.max(1)
-            && let Some(oldest) = self
+        if self.entries.len() >= cap.max(1) {
+            let coldest = self
                 .entries
                 .iter()
                 .enumerate()
+                .filter(|(_, e)| e.2.cold(now_ms))
                 .min_by_key(|(_, e)| e.1)
-                .map(|(i, _)| i)
-        {
-            self.entries.swap_remove(oldest);
+                .map(|(i, _)| i);
+            match coldest {
+                Some(i) => {
+                    self.entries.swap_remove(i);
+                }
+                None => return self.overflow.admit(now_ms, limit),
+            }
         }
         let mut w = RateWindow::default();
         let ok = w.admit(now_ms, limit);
@@ -171,15 +189,25 @@ mod tests {
     }
 
     #[test]
-    fn client_table_is_bounded() {
+    fn client_table_is_bounded_and_hot_windows_stay() {
         let mut t = ClientWindows::default();
-        for i in 0..10u8 {
+        // Four addresses fill the table; the next ones share the overflow window, whose
+        // limit (1) the fifth uses up, so the sixth and later are refused like a hot one.
+        for i in 0..4u8 {
             assert!(t.admit([10, 0, 0, i], u64::from(i), 1, 4));
         }
+        assert!(t.admit([10, 0, 0, 4], 5, 1, 4));
+        for i in 5..40u8 {
+            assert!(!t.admit([10, 0, 0, i], 6, 1, 4), "address {i} escaped");
+            assert!(t.exhausted([10, 0, 0, i], 6, 1));
+        }
         assert_eq!(t.entries.len(), 4);
-        assert!(t.exhausted([10, 0, 0, 9], 20, 1));
-        assert!(!t.admit([10, 0, 0, 9], 20, 1, 4));
-        assert!(!t.exhausted([10, 0, 0, 9], 1009, 1));
-        assert!(!t.exhausted([10, 0, 0, 42], 20, 1));
+        assert!(t.exhausted([10, 0, 0, 0], 20, 1));
+        // A second later every window is cold: a new address takes the oldest one's place.
+        assert!(!t.exhausted([10, 0, 0, 42], 1009, 1));
+        assert!(t.admit([10, 0, 0, 42], 1009, 1, 4));
+        assert_eq!(t.entries.len(), 4);
+        assert!(!t.entries.iter().any(|e| e.0 == [10, 0, 0, 0]));
+        assert!(t.exhausted([10, 0, 0, 42], 1010, 1));
     }
 }

@@ -325,17 +325,23 @@ impl<C: 'static> McpServer<C> {
     /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
     /// checks limited per client address: past the limit the answer is 401 with
     /// `Retry-After`, without the token being looked at (so guessing gains nothing, and clients
-    /// still see the error they know how to report).
+    /// still see the error they know how to report). A connection that already `proven` a
+    /// token is not throttled: guessers on the same address (a NAT, a tunnel) cannot lock it
+    /// out. Without a token configured nothing is checked, so nothing is authenticated.
     pub fn admit(
         &mut self,
         headers: &Headers,
         peer: Peer,
+        proven: bool,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let limits = self.config.limits;
         let head = Head::of(headers);
         self.check_origin(&head)?;
-        if self.config.token.is_some()
+        if self.config.token.is_none() {
+            return Ok(Admission::Anonymous);
+        }
+        if !proven
             && self
                 .auth_failures
                 .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
@@ -554,12 +560,19 @@ impl<C: 'static> McpServer<C> {
 }
 
 impl<C: 'static> Handler for McpServer<C> {
-    fn admit(&mut self, head: &Request, peer: Peer, now_ms: u64) -> Result<Admission, Response> {
-        McpServer::admit(self, &head.headers, peer, now_ms)
+    fn admit(
+        &mut self,
+        head: &Request,
+        peer: Peer,
+        proven: bool,
+        now_ms: u64,
+    ) -> Result<Admission, Response> {
+        McpServer::admit(self, &head.headers, peer, proven, now_ms)
     }
 
-    /// A request this server's `admit` passed (its Origin and token checked, failures
-    /// counted) is not judged again.
+    /// A request this server's `admit` passed with a token (its Origin and token checked,
+    /// failures counted) is not judged again; any other is (an anonymous admission may be
+    /// another handler's, and without a token only the Origin is checked).
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         if req.admission == Some(Admission::Authenticated) {
             let head = Head::of(&req.headers);

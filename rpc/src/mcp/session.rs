@@ -1,5 +1,9 @@
 //! Legacy-era sessions (`Mcp-Session-Id`): created by `initialize`, ended by `DELETE`, by 30
 //! minutes without a request, or by eviction when the table is full.
+//!
+//! Eviction never refuses a fresh client and spares the ones in use: the victim is an idle
+//! session that never came back after its `initialize` if there is one (a client opening
+//! sessions in a loop evicts its own abandoned ones), else the least recently used one.
 
 use super::limits::RateWindow;
 use super::tool::LogLevel;
@@ -16,6 +20,8 @@ pub(crate) struct Session {
     pub(crate) serial: u64,
     pub(crate) version: &'static str,
     pub(crate) last_seen_ms: u64,
+    /// A request named the session after its `initialize`: a client is using it.
+    pub(crate) returned: bool,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) client_capabilities: Value,
     pub(crate) window: RateWindow,
@@ -65,9 +71,10 @@ impl Sessions {
         self.list.len()
     }
 
-    /// Creates a session with an id from `entropy`. When `cap` sessions exist, the least
-    /// recently used one for which `busy` is false is evicted (its serial is returned);
-    /// if all are busy, `TableFull`.
+    /// Creates a session with an id from `entropy`. When `cap` sessions exist, one for which
+    /// `busy` is false is evicted (its serial is returned): the least recently used of those
+    /// that never [`Session::returned`], else the least recently used; if all are busy,
+    /// `TableFull`.
     pub(crate) fn create(
         &mut self,
         cap: usize,
@@ -84,7 +91,7 @@ impl Sessions {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| !busy(s.serial))
-                .min_by_key(|(_, s)| s.last_seen_ms)
+                .min_by_key(|(_, s)| (s.returned, s.last_seen_ms))
                 .map(|(i, _)| i)
                 .ok_or(TableFull)?;
             evicted = Some(self.list.swap_remove(victim).serial);
@@ -104,6 +111,7 @@ impl Sessions {
             serial,
             version,
             last_seen_ms: now_ms,
+            returned: false,
             log_level: None,
             client_capabilities,
             window: RateWindow::default(),

@@ -197,7 +197,7 @@ fn only_the_listener_and_open_connections_hold_buffers() {
 /// Answers with the request path; a request with `Authorization: yes` is authenticated.
 struct Guarded;
 impl Handler for Guarded {
-    fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+    fn admit(&mut self, head: &Request, _: Peer, _: bool, _: u64) -> Result<Admission, Response> {
         Ok(match head.headers.get("Authorization") {
             Some("yes") => Admission::Authenticated,
             _ => Admission::Anonymous,
@@ -223,40 +223,138 @@ fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
 }
 
 #[test]
-fn a_client_over_its_cap_is_told_so_or_its_idlest_anonymous_connection_gives_way() {
-    let (mut stack, mut server) = setup(4);
+fn past_its_cap_a_client_must_prove_a_token_and_its_oldest_anonymous_connection_gives_way() {
+    let (mut stack, mut server) = setup(6);
     server.per_client = 2;
     let mut now = 0;
     run_guarded(&mut stack, &mut server, &mut now);
     let a = client(&mut stack, 43000);
+    run_guarded(&mut stack, &mut server, &mut now);
     let b = client(&mut stack, 43001);
     run_guarded(&mut stack, &mut server, &mut now);
+    // Past the cap an anonymous request is told so, and its connection ends.
     let c = client(&mut stack, 43002);
     run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, c, "GET /more HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
     let refused = drain(&mut stack, c);
-    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(
+        refused.starts_with("HTTP/1.1 503") && refused.contains("from this address"),
+        "{refused}"
+    );
     assert!(refused.contains("Retry-After: 1"), "{refused}");
+    assert!(!stack.sockets.get::<tcp::Socket>(c).may_recv(), "closed");
+    // Both earlier ones keep polling (never idle): a request with a token past the cap is
+    // answered, and the oldest anonymous connection, `a`, gives way to it.
+    now += GRACE_MS;
     for h in [a, b] {
         send(&mut stack, h, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n");
     }
+    let d = client(&mut stack, 43003);
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, a).contains("/kept"));
     assert!(drain(&mut stack, b).contains("/kept"));
-    // Once its connections have been idle past the grace time, the client's next one
-    // takes the place of its idlest anonymous one instead.
-    now += GRACE_MS;
-    let d = client(&mut stack, 43003);
+    send(
+        &mut stack,
+        d,
+        "GET /agent HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n",
+    );
     run_guarded(&mut stack, &mut server, &mut now);
-    send(&mut stack, d, "GET /new HTTP/1.1\r\nHost: x\r\n\r\n");
-    run_guarded(&mut stack, &mut server, &mut now);
-    assert!(drain(&mut stack, d).contains("/new"));
+    assert!(drain(&mut stack, d).contains("/agent"));
     assert_eq!(server.stats.reaped, 1);
-    // The one that gave way was told so (an RST), whichever slot it had.
-    let gone = [a, b, c]
-        .iter()
-        .filter(|&&h| stack.sockets.get::<tcp::Socket>(h).state() == State::Closed)
-        .count();
-    assert_eq!(gone, 1);
+    assert_eq!(stack.sockets.get::<tcp::Socket>(a).state(), State::Closed);
+    assert_eq!(
+        stack.sockets.get::<tcp::Socket>(b).state(),
+        State::Established
+    );
+    send(&mut stack, b, "GET /still HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, b).contains("/still"));
+}
+
+#[test]
+fn anonymous_connections_leave_a_port_s_last_slots_to_token_holders() {
+    let (mut stack, mut server) = setup(4);
+    server.per_client = 8;
+    server.anonymous_per_port = 2;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let anon: Vec<_> = (0..3)
+        .map(|k| {
+            let h = client(&mut stack, 45000 + k);
+            run_guarded(&mut stack, &mut server, &mut now);
+            h
+        })
+        .collect();
+    for &h in &anon {
+        send(&mut stack, h, "GET /page HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    run_guarded(&mut stack, &mut server, &mut now);
+    let answers: Vec<String> = anon.iter().map(|&h| drain(&mut stack, h)).collect();
+    assert!(answers[0].contains("/page") && answers[1].contains("/page"));
+    assert!(answers[2].contains("without a token"), "{}", answers[2]);
+    // The third slot and the fourth go to token holders.
+    let agents: Vec<_> = (0..2).map(|k| client(&mut stack, 46000 + k)).collect();
+    run_guarded(&mut stack, &mut server, &mut now);
+    for &h in &agents {
+        send(
+            &mut stack,
+            h,
+            "GET /agent HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n",
+        );
+    }
+    run_guarded(&mut stack, &mut server, &mut now);
+    for &h in &agents {
+        assert!(drain(&mut stack, h).contains("/agent"));
+    }
+    assert_eq!(server.stats.reaped, 0);
+}
+
+#[test]
+fn a_full_pool_of_one_token_s_connections_yields_a_trickler_then_the_one_idle_longest() {
+    let (mut stack, mut server) = setup(3);
+    server.per_client = 8;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    // Three connections of the token: one in use, one trickling a body, one that goes idle
+    // after its answer.
+    let auth = "Host: x\r\nAuthorization: yes\r\n";
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let hs: Vec<_> = (0..3).map(|k| client(&mut stack, 47000 + k)).collect();
+    run_guarded(&mut stack, &mut server, &mut now);
+    let (used, slow, idle) = (hs[0], hs[1], hs[2]);
+    let head = format!("POST /up HTTP/1.1\r\n{auth}Content-Length: 100\r\n\r\nx");
+    send(&mut stack, slow, &head);
+    run_guarded(&mut stack, &mut server, &mut now);
+    // The pool is full; the trickler, behind the minimum rate, yields once its request is
+    // SLOW_GRACE_MS old (and only then; a round of polls is 20 ms).
+    now += SLOW_GRACE_MS - 65;
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, slow), State::Established);
+    now += 30;
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, slow), State::Closed);
+    assert_eq!(server.stats.reaped, 1);
+    for h in [used, idle] {
+        send(&mut stack, h, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
+    }
+    run_guarded(&mut stack, &mut server, &mut now);
+    now += GRACE_MS;
+    send(&mut stack, used, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
+    run_guarded(&mut stack, &mut server, &mut now);
+    // The next client takes the trickler's slot and fills the pool: the connection idle
+    // longest gives way, not the one in use.
+    let next = client(&mut stack, 47010);
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, next, &format!("GET /a HTTP/1.1\r\n{auth}\r\n"));
+    run_guarded(&mut stack, &mut server, &mut now);
+    let last = client(&mut stack, 47011);
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, last), State::Established);
+    assert_eq!(state(&stack, next), State::Established);
+    assert_eq!(state(&stack, used), State::Established);
+    assert_eq!(state(&stack, idle), State::Closed);
+    assert_eq!(server.stats.reaped, 2);
 }
 
 #[test]
@@ -274,10 +372,8 @@ fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
         now += 1;
         net_poll(&mut stack, &mut server, now);
     }
-    let mut counted = Counted {
-        inner: &mut Guarded,
-        handled: 0,
-    };
+    let mut guarded = Guarded;
+    let mut counted = Counted::new(&mut guarded);
     assert!(server.poll(&mut stack.sockets, &mut counted, now));
     assert_eq!(counted.handled, REQUESTS_PER_POLL);
     run_guarded(&mut stack, &mut server, &mut now);

@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 use support::guest::{Guest, boot_guest_with};
 use support::hostile::{
     Findings, GUEST_MAC, Outcome, Prober, TOKEN, describe, exchange, first_status,
-    frame_checksums_ok, heap, last_message, legacy, legacy_session, modern, open, syn_frame,
-    time_to_cut, uptime_ms,
+    frame_checksums_ok, heap, last_message, legacy, legacy_session, modern, open, open_connections,
+    syn_frame, time_to_cut, uptime_ms,
 };
 
 /// The longest a well-behaved `echo` may take, in host wall time, under any attack: generous
@@ -813,19 +813,6 @@ fn judge_stalled(
             ),
         );
     }
-}
-
-/// The guest's count of open connections (`irix7://net`).
-fn open_connections(addr: SocketAddr) -> Result<u64, String> {
-    let req = McpRequest::modern("resources/read", json!({"uri": "irix7://net"}));
-    let r = modern(addr, req, Duration::from_secs(20))?;
-    let msg = last_message(&r).ok_or_else(|| format!("irix7://net: HTTP {}", r.status))?;
-    let text = msg["result"]["contents"][0]["text"].as_str().unwrap_or("");
-    text.lines()
-        .find_map(|l| l.strip_prefix("connections"))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| format!("irix7://net has no connection count: {text}"))
 }
 
 /// Slot exhaustion without a token: stalled clients cut off by absolute deadlines, connections

@@ -53,6 +53,10 @@ pub struct Config {
     pub request_timeout_ms: u64,
     /// Bytes per second a body must at least arrive at (see `request_timeout_ms`).
     pub min_body_rate: usize,
+    /// A connection that has not authenticated is kept alive this long after it opened at
+    /// most: past it, its next answer closes it, and it closes once idle. Keep-alive cannot
+    /// make an anonymous connection last (the server also reaps the oldest ones first).
+    pub anonymous_lifetime_ms: u64,
     /// After an error answered before the request was read to its end, received bytes are
     /// read and discarded for at most this long and this many bytes, so that a client that
     /// sends its whole body before reading gets to read the error ("lingering close"). Past
@@ -74,6 +78,7 @@ impl Default for Config {
             first_byte_timeout_ms: 10_000,
             request_timeout_ms: 30_000,
             min_body_rate: 8 * 1024,
+            anonymous_lifetime_ms: 30_000,
             linger_ms: 15_000,
             linger_bytes: 8 * 1024 * 1024,
             output_buffer: 16 * 1024,
@@ -102,8 +107,12 @@ pub struct Connection {
     peer_closed: bool,
     aborted: bool,
     last_activity_ms: u64,
+    /// When the connection opened.
+    opened_ms: u64,
     /// When the first byte of the request being received arrived.
     request_started_ms: Option<u64>,
+    /// Bytes of the request being received taken so far (head and body).
+    request_bytes: usize,
     /// When the body being received must be complete.
     body_deadline_ms: Option<u64>,
     linger: Option<Linger>,
@@ -136,7 +145,9 @@ impl Connection {
             peer_closed: false,
             aborted: false,
             last_activity_ms: now_ms,
+            opened_ms: now_ms,
             request_started_ms: None,
+            request_bytes: 0,
             body_deadline_ms: None,
             linger: None,
             authenticated: false,
@@ -154,15 +165,50 @@ impl Connection {
         self.authenticated
     }
 
-    /// Answers `status` with `message` at once, before any request is read (a server over its
-    /// limits), and closes after a lingering close. 503 gets `Retry-After: 1`.
-    pub fn refuse_now(&mut self, status: u16, message: &str, now_ms: u64) {
-        self.refuse(status, message, now_ms);
+    /// Reads no further request: the connection ends once the answers owed are out (a
+    /// server that refused the request it just answered, and wants its slot back).
+    pub fn end_after_answer(&mut self) {
+        self.closing = true;
+        self.held = Vec::new();
     }
 
     /// When the connection last received or sent anything.
     pub fn last_activity_ms(&self) -> u64 {
         self.last_activity_ms
+    }
+
+    /// When the connection opened: its age is what orders anonymous ones for reaping (any
+    /// byte resets idleness, so idleness would spare a client that keeps polling).
+    pub fn opened_ms(&self) -> u64 {
+        self.opened_ms
+    }
+
+    /// Since when the connection has owed its peer nothing: the first byte of the request
+    /// being received (however slowly it comes), else its last activity. `None` while an
+    /// answer is being produced or written, or requests wait behind one: resetting it then
+    /// would lose work the peer is owed.
+    pub fn owing_nothing_since(&self) -> Option<u64> {
+        let owes = self.output.writing() || self.output.pending() > 0 || !self.held.is_empty();
+        if owes || self.closing {
+            return None;
+        }
+        Some(self.request_started_ms.unwrap_or(self.last_activity_ms))
+    }
+
+    /// Whether the request being received has come slower than [`Config::min_body_rate`]
+    /// since its first byte: a client trickling it, whom the server lets go first when it
+    /// needs the slot.
+    pub fn receiving_behind(&self, now_ms: u64) -> bool {
+        self.request_started_ms.is_some_and(|start| {
+            let due = now_ms.saturating_sub(start) as u128 * self.config.min_body_rate as u128;
+            (self.request_bytes as u128) * 1000 < due
+        })
+    }
+
+    /// Whether an anonymous connection outlived [`Config::anonymous_lifetime_ms`].
+    fn expired(&self, now_ms: u64) -> bool {
+        !self.authenticated
+            && now_ms.saturating_sub(self.opened_ms) >= self.config.anonymous_lifetime_ms
     }
 
     /// Takes received bytes: parses them and answers complete requests through `handler`.
@@ -249,7 +295,9 @@ impl Connection {
             } else {
                 self.config.idle_timeout_ms
             };
-            if idle && now_ms.saturating_sub(self.last_activity_ms) >= allowed {
+            if idle
+                && (now_ms.saturating_sub(self.last_activity_ms) >= allowed || self.expired(now_ms))
+            {
                 self.closing = true;
             }
         }
@@ -381,7 +429,11 @@ impl Connection {
         match self.parser.feed(input) {
             Ok((n, event)) => {
                 if !self.closing && self.parser.in_progress() {
+                    if self.request_started_ms.is_none() {
+                        self.request_bytes = 0;
+                    }
                     self.request_started_ms.get_or_insert(now_ms);
+                    self.request_bytes = self.request_bytes.saturating_add(n);
                 }
                 match event {
                     None => {}
@@ -402,7 +454,7 @@ impl Connection {
         let Some(head) = self.parser.pending_head() else {
             return;
         };
-        match handler.admit(head, self.peer, now_ms) {
+        match handler.admit(head, self.peer, self.authenticated, now_ms) {
             Ok(admission) => {
                 self.authenticated |= admission == Admission::Authenticated;
                 self.parser.admitted(admission);
@@ -429,7 +481,8 @@ impl Connection {
                 Ok(Some(Event::Request(parsed))) => {
                     self.request_started_ms = None;
                     let head = parsed.request.method == Method::Head;
-                    let keep_alive = parsed.keep_alive && !self.peer_closed;
+                    let keep_alive =
+                        parsed.keep_alive && !self.peer_closed && !self.expired(now_ms);
                     let version = parsed.version;
                     self.parser.recycle(parsed);
                     self.start(resp, head, version, keep_alive);
@@ -450,7 +503,7 @@ impl Connection {
         let lease = self.parser.take_lease();
         let head = parsed.request.method == Method::Head;
         let version = parsed.version;
-        let keep_alive = parsed.keep_alive && !self.peer_closed;
+        let keep_alive = parsed.keep_alive && !self.peer_closed && !self.expired(now_ms);
         parsed.request.answer = self.output.lend_answer();
         let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
         drop(lease);

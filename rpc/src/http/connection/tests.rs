@@ -149,6 +149,15 @@ fn conn() -> Connection {
     Connection::new(PEER, Config::default(), 0)
 }
 
+/// A connection that no anonymous lifetime ends: for the idle and stream rules alone.
+fn lasting_conn() -> Connection {
+    let config = Config {
+        anonymous_lifetime_ms: u64::MAX,
+        ..Config::default()
+    };
+    Connection::new(PEER, config, 0)
+}
+
 /// After an error the connection waits for the client to finish sending (lingering
 /// close), and ends when it closes its side.
 fn assert_lingers(c: &mut Connection) {
@@ -630,12 +639,70 @@ fn idle_timeout_closes_silently() {
     assert!(c.pending_output().is_empty());
 
     // Activity restarts the clock.
-    let (mut c, mut h) = (conn(), TestHandler::default());
+    let (mut c, mut h) = (lasting_conn(), TestHandler::default());
     send(&mut c, &mut h, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 20_000);
     c.poll(49_999, &mut h);
     assert!(!c.is_finished());
     c.poll(50_000, &mut h);
     assert!(c.is_finished());
+}
+
+#[test]
+fn an_anonymous_connection_ends_at_its_lifetime_however_busy() {
+    // A status page polled every 500 ms on one keep-alive connection: answered and kept
+    // until 30 s after it opened; the answer past that closes it.
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    let mut now = 0;
+    while now < 30_000 {
+        let r = send(&mut c, &mut h, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", now);
+        assert_eq!(
+            (r[0].status, r[0].header("connection")),
+            (200, None),
+            "{now}"
+        );
+        assert!(!c.is_finished());
+        now += 500;
+    }
+    let r = send(&mut c, &mut h, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", now);
+    assert_eq!(
+        (r[0].status, r[0].header("connection")),
+        (200, Some("close"))
+    );
+    assert!(c.is_finished());
+    // One idle at its lifetime closes without a word.
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    send(&mut c, &mut h, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 29_000);
+    c.poll(29_999, &mut h);
+    assert!(!c.is_finished());
+    c.poll(30_000, &mut h);
+    assert!(c.is_finished() && c.pending_output().is_empty());
+}
+
+#[test]
+fn a_request_below_the_minimum_rate_is_behind_and_one_being_answered_is_owed() {
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    assert!(!c.receiving_behind(1_000));
+    assert_eq!(c.owing_nothing_since(), Some(0));
+    let head = b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 8192\r\n\r\n";
+    c.recv(head, 1_000, &mut h);
+    assert_eq!(
+        c.owing_nothing_since(),
+        Some(1_000),
+        "since the request began"
+    );
+    // At 8 KiB/s the head is on schedule for as long as its bytes last, then behind.
+    let on_time = head.len() as u64 * 1000 / 8192;
+    assert!(!c.receiving_behind(1_000 + on_time));
+    assert!(c.receiving_behind(1_000 + on_time + 1));
+    // Half the body 400 ms in is ahead of the rate again.
+    c.recv(&[b'z'; 4096], 1_400, &mut h);
+    assert!(!c.receiving_behind(1_400));
+    // The whole request: nothing is being received, and the answer is owed.
+    c.recv(&[b'z'; 4096], 1_500, &mut h);
+    assert!(!c.receiving_behind(60_000));
+    assert_eq!(c.owing_nothing_since(), None);
+    drain(&mut c, &mut h, 1_500);
+    assert_eq!(c.owing_nothing_since(), Some(1_500));
 }
 
 #[test]
@@ -734,7 +801,13 @@ fn an_early_error_lingers_so_a_client_sending_its_body_reads_it() {
 fn a_refused_head_without_a_body_keeps_the_connection() {
     struct NoSuchPath;
     impl Handler for NoSuchPath {
-        fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+        fn admit(
+            &mut self,
+            head: &Request,
+            _: Peer,
+            _: bool,
+            _: u64,
+        ) -> Result<Admission, Response> {
             match head.path() {
                 "/there" => Ok(Admission::Anonymous),
                 _ => Err(Response::full(404, "text/plain", "no")),
@@ -771,7 +844,13 @@ fn a_refused_head_without_a_body_keeps_the_connection() {
 fn a_refused_head_is_answered_before_its_body_and_without_continue() {
     struct Guard(usize);
     impl Handler for Guard {
-        fn admit(&mut self, head: &Request, _: Peer, _: u64) -> Result<Admission, Response> {
+        fn admit(
+            &mut self,
+            head: &Request,
+            _: Peer,
+            _: bool,
+            _: u64,
+        ) -> Result<Admission, Response> {
             match head.headers.get("Authorization") {
                 Some("Bearer ok") => Ok(Admission::Authenticated),
                 _ => Err(Response::full(401, "text/plain", "who are you")),
@@ -820,7 +899,7 @@ fn a_refused_head_is_answered_before_its_body_and_without_continue() {
 #[test]
 fn long_stream_is_not_idle() {
     let (mut c, mut h) = (
-        conn(),
+        lasting_conn(),
         TestHandler::with_script(vec![None, None, Some(b"late".to_vec())]),
     );
     c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);

@@ -182,6 +182,41 @@ fn legacy_session_table_evicts_lru_idle_then_refuses() {
 }
 
 #[test]
+fn a_client_opening_sessions_in_a_loop_evicts_its_own_not_one_in_use() {
+    let mut c = config();
+    c.limits.max_sessions = 4;
+    c.limits.requests_per_second = 1000;
+    let mut s = server_with(c);
+    let used = initialize(&mut s, "2025-11-25", T0).0;
+    assert_eq!(legacy_json(&mut s, &used, "ping", json!({}), T0 + 1).0, 200);
+    // A runaway opens sessions it never comes back to, many more than the table holds, and
+    // the session in use is the least recently used of all by the end.
+    let mut last = String::new();
+    for k in 0..40 {
+        last = initialize(&mut s, "2025-11-25", T0 + 10 + k).0;
+    }
+    assert_eq!(s.sessions.len(), 4);
+    assert_eq!(
+        legacy_json(&mut s, &used, "ping", json!({}), T0 + 100).0,
+        200
+    );
+    // A fresh client is never refused: its session takes an abandoned one's place, and is
+    // still there after the runaway's next three.
+    let fresh = initialize(&mut s, "2025-11-25", T0 + 101).0;
+    for k in 0..2 {
+        initialize(&mut s, "2025-11-25", T0 + 102 + k);
+    }
+    assert_eq!(
+        legacy_json(&mut s, &fresh, "ping", json!({}), T0 + 110).0,
+        200
+    );
+    assert_eq!(
+        legacy_json(&mut s, &last, "ping", json!({}), T0 + 111).0,
+        404
+    );
+}
+
+#[test]
 fn legacy_batches_only_in_2025_03_26() {
     let mut s = server();
     let (old, _) = initialize(&mut s, "2025-03-26", T0);

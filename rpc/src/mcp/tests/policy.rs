@@ -262,7 +262,9 @@ fn failed_logins_are_counted_without_the_token_and_summarised_once_a_window() {
         if let Some(a) = auth {
             h.push("Authorization", a);
         }
-        s.admit(&h, peer, now).map(|_| ()).map_err(|r| r.status)
+        s.admit(&h, peer, false, now)
+            .map(|_| ())
+            .map_err(|r| r.status)
     };
     let other = Peer {
         addr: [192, 168, 7, 7],

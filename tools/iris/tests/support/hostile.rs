@@ -178,6 +178,19 @@ pub fn legacy(
     exchange(addr, &req.http("/mcp", "indy", Some(TOKEN)), deadline)
 }
 
+/// The guest's count of open connections (`irix7://net`).
+pub fn open_connections(addr: SocketAddr) -> Result<u64, String> {
+    let req = McpRequest::modern("resources/read", json!({"uri": "irix7://net"}));
+    let r = modern(addr, req, Duration::from_secs(20))?;
+    let msg = last_message(&r).ok_or_else(|| format!("irix7://net: HTTP {}", r.status))?;
+    let text = msg["result"]["contents"][0]["text"].as_str().unwrap_or("");
+    text.lines()
+        .find_map(|l| l.strip_prefix("connections"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("irix7://net has no connection count: {text}"))
+}
+
 /// The module's memory figures from `irix7://mem`.
 #[derive(Debug, Clone, Copy)]
 pub struct Heap {
