@@ -97,11 +97,16 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         let left = limit.saturating_sub(out.len());
         let window = rest.get(..left).unwrap_or(rest);
         // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
-        // character the room cuts is left for the next call.
+        // character the room cuts is left for the next call. A run of non-ASCII bytes that
+        // ends before the window does (on an ASCII byte) or with the input is whole already,
+        // so only a run the room cut is brought back to a boundary.
         let plain = plain_run(window);
         let after = window.get(plain..).unwrap_or(&[]);
-        let high = after.iter().take_while(|&&b| b >= 0x80).count();
-        let run = plain + complete_utf8(after.get(..high).unwrap_or(&[]));
+        let mut high = after.iter().take_while(|&&b| b >= 0x80).count();
+        if high == after.len() && window.len() < rest.len() {
+            high = complete_utf8(after);
+        }
+        let run = plain + high;
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
