@@ -71,10 +71,16 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 }
 
 /// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
+#[inline]
 pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
+    escape_utf8(s.as_bytes(), out);
+}
+
+/// [`escape_str`] of bytes known to be valid UTF-8 (a stretch `core::str::from_utf8` has just
+/// accepted), without validating them again.
+fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
     // Most strings of an answer are short plain ASCII: one scan and one copy, without
     // `escape_within`'s room and character-boundary bookkeeping.
-    let bytes = s.as_bytes();
     let plain = plain_run(bytes);
     let (head, rest) = bytes.split_at(plain);
     out.extend_from_slice(head);
@@ -97,11 +103,16 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
         let left = limit.saturating_sub(out.len());
         let window = rest.get(..left).unwrap_or(rest);
         // Printable ASCII, then (UTF-8 being valid here) whole non-ASCII characters: a
-        // character the room cuts is left for the next call.
+        // character the room cuts is left for the next call. A run of non-ASCII bytes that
+        // ends before the window does (on an ASCII byte) or with the input is whole already,
+        // so only a run the room cut is brought back to a boundary.
         let plain = plain_run(window);
         let after = window.get(plain..).unwrap_or(&[]);
-        let high = after.iter().take_while(|&&b| b >= 0x80).count();
-        let run = plain + complete_utf8(after.get(..high).unwrap_or(&[]));
+        let mut high = after.iter().take_while(|&&b| b >= 0x80).count();
+        if high == after.len() && window.len() < rest.len() {
+            high = complete_utf8(after);
+        }
+        let run = plain + high;
         if run > 0 {
             out.extend_from_slice(rest.get(..run).unwrap_or(&[]));
             i += run;
@@ -232,19 +243,26 @@ impl TextEscaper {
             joined.extend_from_slice(input);
             &joined[..]
         };
-        // A character the piece cuts waits for the next; what is left is escaped now.
+        // A character the piece cuts waits for the next; what is left is escaped now. Each
+        // byte is validated once: binary output (a `cat` of a binary file) is an invalid
+        // sequence every few bytes, and validating the valid stretch before each again would
+        // double the work of a poll that streams it.
         let (mut rest, cut) = text.split_at(complete_utf8(text));
-        while let Err(e) = core::str::from_utf8(rest) {
-            let (good, bad) = rest.split_at(e.valid_up_to());
-            // `good` is valid UTF-8 by construction.
-            escape_str(core::str::from_utf8(good).unwrap_or(""), out);
-            out.extend_from_slice("\u{fffd}".as_bytes());
-            // `rest` may end with the start of a character that `cut` does not continue:
-            // core calls it unfinished here, and it is replaced whole, as core does once it
-            // sees the bytes after it.
-            rest = bad.get(e.error_len().unwrap_or(bad.len())..).unwrap_or(&[]);
+        loop {
+            match core::str::from_utf8(rest) {
+                Ok(valid) => break escape_str(valid, out),
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    // `good` is valid UTF-8: core has just said so.
+                    escape_utf8(good, out);
+                    out.extend_from_slice("\u{fffd}".as_bytes());
+                    // `rest` may end with the start of a character that `cut` does not
+                    // continue: core calls it unfinished here, and it is replaced whole, as
+                    // core does once it sees the bytes after it.
+                    rest = bad.get(e.error_len().unwrap_or(bad.len())..).unwrap_or(&[]);
+                }
+            }
         }
-        escape_str(core::str::from_utf8(rest).unwrap_or(""), out);
         self.carry = cut.to_vec();
     }
 
@@ -405,5 +423,27 @@ mod tests {
     fn invalid_utf8_becomes_replacement() {
         assert_eq!(escape_in_pieces(b"a\xffb", 1), "a\u{fffd}b");
         assert_eq!(escape_in_pieces(b"a\xe2\x82", 1), "a\u{fffd}");
+    }
+
+    #[test]
+    fn binary_escapes_as_its_lossy_text_in_pieces() {
+        // Every byte value, then pseudo-random bytes with valid characters spliced in:
+        // invalid sequences between valid stretches, as a `cat` of a binary file gives.
+        let mut input: Vec<u8> = (0..=255u8).collect();
+        let mut x = 0x2545_f491u32;
+        for i in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if i % 97 == 0 {
+                input.extend_from_slice("é€😀 \"q\"\n".as_bytes());
+            }
+            input.push(x as u8);
+        }
+        let want = serde_json::to_string(&String::from_utf8_lossy(&input)).unwrap();
+        for piece in [1, 2, 3, 5, 64, 1000, input.len()] {
+            let got = escape_in_pieces(&input, piece);
+            assert_eq!(alloc::format!("\"{got}\""), want, "piece {piece}");
+        }
     }
 }
