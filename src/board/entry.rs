@@ -19,7 +19,7 @@ use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
 use crate::net::tcp_wire::TcpWire;
-use crate::services::audit::AuditLog;
+use crate::services::audit::{self, AuditLog};
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
@@ -85,6 +85,8 @@ impl Module {
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
         // Tool calls running as tasks advance with no request open.
         work |= self.router.mcp.poll_tasks(now_ms);
+        // Failed logins are summarised when their window closes, requests or not.
+        self.router.mcp.poll_audit(now_ms);
         if let Some(m) = &mut self.mdns {
             let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
@@ -292,14 +294,22 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         .unwrap_or_default();
     // Fails closed: a value that does not parse serves read-only tools, never everything.
     let (policy, refused) =
-        rpc::mcp::Policy::parse_or_read_only(kernel.env("mcp.policy").as_deref().unwrap_or(""));
+        rpc::mcp::Policy::parse_or_observe(kernel.env("mcp.policy").as_deref().unwrap_or(""));
     if let Some(why) = refused {
-        kprintln!(
-            kernel,
-            "mcp.policy refused ({why}): serving read-only tools only"
-        );
+        kprintln!(kernel, "mcp.policy refused ({why}): serving observe only");
     }
     config.policy = policy;
+    config.capabilities = tools::capabilities::TABLE;
+    // Fails closed: a value that does not parse gives no lesser token at all.
+    match access::lesser_tokens(kernel.env("mcp.tokens").as_deref()) {
+        Ok(tokens) => {
+            for t in &tokens {
+                kprintln!(kernel, "token {} ({})", t.name, t.role.text());
+            }
+            config.tokens = tokens;
+        }
+        Err(why) => kprintln!(kernel, "mcp.tokens refused ({why}): no lesser tokens"),
+    }
     // Fails closed too: a value that does not parse asks for consent.
     let confirm = kernel.env("mcp.confirm");
     config.confirm = rpc::mcp::confirm::parse(confirm.as_deref()).unwrap_or_else(|| {
@@ -310,13 +320,18 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         true
     });
     // Every audit record becomes a console line (so the kernel's serial ring and the rig's
-    // console keep it) and a line of the in-module ring.
+    // console keep it) and a line of the in-module log, in the ring of its kind. The console
+    // copy is bounded as the records are: failed logins come summarised, a few lines a window.
     let audit_log = Rc::new(RefCell::new(AuditLog::default()));
     let log = audit_log.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
         kprintln!(kernel, "{r}");
+        let kind = match r.event.is_login_failures() {
+            true => audit::Kind::LoginFailures(r.event.failed_logins()),
+            false => audit::Kind::Call,
+        };
         if let Ok(mut log) = log.try_borrow_mut() {
-            log.push(&alloc::string::ToString::to_string(r));
+            log.push(kind, &alloc::string::ToString::to_string(r));
         }
     }));
 

@@ -5,6 +5,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use rpc::mcp::authority::{Token, TokensError, parse_tokens};
 
 /// Tokens shorter than this are refused: a short token can be guessed through the rate limit.
 pub const TOKEN_MIN: usize = 16;
@@ -70,6 +71,21 @@ fn check(token: &str) -> Result<(), Refused> {
         n if n > TOKEN_MAX => Err(Refused::TooLong(n)),
         _ => Ok(()),
     }
+}
+
+/// Whether a secret of `mcp.tokens` is acceptable: what `mcp.token` accepts.
+pub fn secret_ok(secret: &str) -> Result<(), String> {
+    check(secret).map_err(|why| match why {
+        Refused::TooShort(n) => alloc::format!("{n} characters, at least {TOKEN_MIN} are needed"),
+        Refused::TooLong(n) => alloc::format!("{n} characters, at most {TOKEN_MAX}"),
+        Refused::NotVisibleAscii => String::from("only visible ASCII characters are allowed"),
+    })
+}
+
+/// `mcp.tokens`, parsed (see `rpc::mcp::authority::parse_tokens`): the lesser tokens, or why
+/// the value was refused, in which case there are none (failing closed).
+pub fn lesser_tokens(value: Option<&str>) -> Result<Vec<Token>, TokensError> {
+    parse_tokens(value.unwrap_or(""), secret_ok)
 }
 
 /// A generated token: the random bytes in lower-case hex.

@@ -12,6 +12,7 @@ use super::status_page;
 use crate::hil::framebuffer::FbError;
 use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::tools::Ctx;
+use crate::tools::capabilities;
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -21,6 +22,7 @@ use core::mem;
 use rpc::http::{
     Admission, Body, BodyPoll, BodySource, Field, Handler, Peer, Request, Response, route,
 };
+use rpc::mcp::Door;
 use rpc::mcp::McpServer;
 
 /// The module's request handler.
@@ -57,7 +59,10 @@ impl Router {
         }
         let detailed = (req.headers.field(Field::Authorization).is_some()
             || !self.mcp.token_required())
-            && self.mcp.authorize(&req.headers).is_ok();
+            && self
+                .mcp
+                .authorize(&req.headers, Door::Route(capabilities::STATUS_DETAILS))
+                .is_ok();
         let ctx = self.mcp.context().borrow();
         let access = status_page::Access {
             mcp_port: self.mcp_port,
@@ -81,7 +86,8 @@ impl Router {
         if let Err(resp) = route::get_only(req) {
             return resp;
         }
-        if let Err(refused) = self.mcp.authorize(&req.headers) {
+        let door = Door::Route(capabilities::SCREEN_BMP);
+        if let Err(refused) = self.mcp.authorize(&req.headers, door) {
             return refused;
         }
         let ctx = self.mcp.context().clone();
@@ -193,7 +199,7 @@ mod tests {
         let mut ctx = fake::ctx();
         ctx.services_mut().screen =
             board.map(|f| Box::new(f) as Box<dyn crate::hil::framebuffer::Framebuffer>);
-        let mut config = rpc::mcp::Config::new("7.0.0", None);
+        let mut config = crate::tools::testing::harness::config();
         config.token = token.map(alloc::string::String::from);
         let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));
         let mut mcp = McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);

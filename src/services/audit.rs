@@ -1,39 +1,59 @@
-//! The audit trail's in-module copy: the last lines of the records the MCP server produces
-//! (write and destructive calls, failed logins), bounded in lines and bytes, oldest dropped
-//! first and counted. `irix7://audit` and the shell's `audit` read it; the board also writes
-//! every line to the console, so the kernel's serial ring keeps a longer history.
+//! The audit trail's in-module copy: the last lines of the records the MCP server produces,
+//! in two rings so that one kind cannot push out the other. Calls (of tools that are not
+//! read-only) need the token; summaries of failed logins do not — anyone who reaches the port
+//! can cause them — so they have a ring of their own, and a flood of failures never evicts a
+//! call's line. Each ring is bounded in lines and bytes, drops its oldest lines first and
+//! counts them. `irix7://audit` and the shell's `audit` read it; the board also writes every
+//! line to the console, so the kernel's serial ring keeps a longer history.
 
 use alloc::collections::VecDeque;
-use alloc::format;
 use alloc::string::String;
+use core::fmt::Write;
 
-/// Lines kept.
+/// Lines of calls kept.
 pub const MAX_LINES: usize = 64;
-/// Bytes kept, over all lines.
+/// Bytes of calls kept, over all their lines.
 pub const MAX_BYTES: usize = 8 * 1024;
+/// Lines of failed-login summaries kept (the server writes at most 9 a window of 10 s).
+pub const MAX_LOGIN_LINES: usize = 16;
+/// Bytes of failed-login summaries kept.
+pub const MAX_LOGIN_BYTES: usize = 2 * 1024;
 /// Bytes of one line; a longer one is cut (records are built short, this is a backstop).
 pub const MAX_LINE: usize = 512;
 
-#[derive(Debug, Default)]
-pub struct AuditLog {
+/// Lines of one kind, the newest within bounds.
+#[derive(Debug)]
+struct Ring {
     lines: VecDeque<String>,
     bytes: usize,
+    max_lines: usize,
+    max_bytes: usize,
     /// Lines dropped to make room since boot.
     dropped: u64,
     /// Lines recorded since boot.
     total: u64,
 }
 
-impl AuditLog {
-    /// Keeps `line` (without its newline), dropping the oldest lines past the bounds.
-    pub fn push(&mut self, line: &str) {
+impl Ring {
+    fn new(max_lines: usize, max_bytes: usize) -> Self {
+        Ring {
+            lines: VecDeque::new(),
+            bytes: 0,
+            max_lines,
+            max_bytes,
+            dropped: 0,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, line: &str) {
         let mut end = line.len().min(MAX_LINE);
         while !line.is_char_boundary(end) {
             end -= 1;
         }
         let line = line.get(..end).unwrap_or("");
         while !self.lines.is_empty()
-            && (self.lines.len() >= MAX_LINES || self.bytes + line.len() > MAX_BYTES)
+            && (self.lines.len() >= self.max_lines || self.bytes + line.len() > self.max_bytes)
         {
             if let Some(old) = self.lines.pop_front() {
                 self.bytes -= old.len();
@@ -45,38 +65,95 @@ impl AuditLog {
         self.total += 1;
     }
 
-    /// Counts a line that could not be kept (the log was being read when it came).
-    pub fn lost(&mut self) {
-        self.dropped += 1;
-        self.total += 1;
-    }
-
-    pub fn len(&self) -> usize {
-        self.lines.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
-    pub fn dropped(&self) -> u64 {
-        self.dropped
-    }
-
-    /// The kept lines, oldest first, one per line, after a header saying how many were
-    /// recorded and dropped.
-    pub fn text(&self) -> String {
-        let mut out = format!(
-            "# {} audit lines since boot, {} kept, {} dropped (oldest first)\n",
+    /// A header line (`# <what> since boot: <total>, <kept> kept, <dropped> dropped`), then
+    /// the lines, oldest first.
+    fn write(&self, what: &str, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "# {what} since boot: {}, {} kept, {} dropped (oldest first)",
             self.total,
             self.lines.len(),
             self.dropped
         );
-        out.reserve(self.bytes + self.lines.len());
         for l in &self.lines {
             out.push_str(l);
             out.push('\n');
         }
+    }
+}
+
+/// Which ring a line goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A call that passed the token check.
+    Call,
+    /// A summary of failed logins, counting this many.
+    LoginFailures(u32),
+}
+
+#[derive(Debug)]
+pub struct AuditLog {
+    calls: Ring,
+    logins: Ring,
+    /// Failed logins the summaries recorded since boot counted.
+    failed_logins: u64,
+}
+
+impl Default for AuditLog {
+    fn default() -> Self {
+        AuditLog {
+            calls: Ring::new(MAX_LINES, MAX_BYTES),
+            logins: Ring::new(MAX_LOGIN_LINES, MAX_LOGIN_BYTES),
+            failed_logins: 0,
+        }
+    }
+}
+
+impl AuditLog {
+    /// Keeps `line` (without its newline) in the ring of its kind, dropping that ring's
+    /// oldest lines past its bounds.
+    pub fn push(&mut self, kind: Kind, line: &str) {
+        self.count(kind);
+        self.ring(kind).push(line);
+    }
+
+    fn count(&mut self, kind: Kind) {
+        if let Kind::LoginFailures(n) = kind {
+            self.failed_logins = self.failed_logins.saturating_add(u64::from(n));
+        }
+    }
+
+    fn ring(&mut self, kind: Kind) -> &mut Ring {
+        match kind {
+            Kind::Call => &mut self.calls,
+            Kind::LoginFailures(_) => &mut self.logins,
+        }
+    }
+
+    /// Lines of calls kept.
+    pub fn len(&self) -> usize {
+        self.calls.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.calls.lines.is_empty() && self.logins.lines.is_empty()
+    }
+
+    /// Lines of calls dropped.
+    pub fn dropped(&self) -> u64 {
+        self.calls.dropped
+    }
+
+    /// The calls' lines, then the failed-login summaries', each after a header saying how
+    /// many were recorded, kept and dropped.
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.calls.bytes + self.logins.bytes + 256);
+        self.calls.write("audit lines of calls", &mut out);
+        let what = alloc::format!(
+            "failed-login summaries (one per address per 10 s; {} failed logins)",
+            self.failed_logins
+        );
+        self.logins.write(&what, &mut out);
         out
     }
 }
@@ -84,45 +161,71 @@ impl AuditLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     #[test]
     fn keeps_the_newest_lines_within_both_bounds() {
         let mut log = AuditLog::default();
         assert!(
             log.text()
-                .starts_with("# 0 audit lines since boot, 0 kept, 0 dropped")
+                .starts_with("# audit lines of calls since boot: 0, 0 kept, 0 dropped")
         );
         for i in 0..100 {
-            log.push(&format!("line {i}"));
+            log.push(Kind::Call, &format!("line {i}"));
         }
         assert_eq!(log.len(), MAX_LINES);
         assert_eq!(log.dropped(), 100 - MAX_LINES as u64);
         let text = log.text();
         assert!(
-            text.starts_with("# 100 audit lines since boot, 64 kept, 36 dropped"),
+            text.starts_with("# audit lines of calls since boot: 100, 64 kept, 36 dropped"),
             "{text}"
         );
-        assert!(text.contains("\nline 36\n") && text.ends_with("line 99\n"));
+        assert!(text.contains("\nline 36\n") && text.contains("line 99\n# failed-login"));
         assert!(!text.contains("line 35\n"));
 
         let mut log = AuditLog::default();
         let long = "x".repeat(400);
         for _ in 0..30 {
-            log.push(&long);
+            log.push(Kind::Call, &long);
         }
-        assert!(log.bytes <= MAX_BYTES);
+        assert!(log.calls.bytes <= MAX_BYTES);
         assert_eq!(log.len(), MAX_BYTES / 400);
         assert_eq!(log.dropped(), 30 - (MAX_BYTES / 400) as u64);
+    }
+
+    #[test]
+    fn failed_logins_never_push_out_calls() {
+        let mut log = AuditLog::default();
+        log.push(
+            Kind::Call,
+            "audit 1 ms 10.0.2.2 stateless fs.remove {path=\"/x\"} -> ok",
+        );
+        for i in 0..1000 {
+            log.push(
+                Kind::LoginFailures(200),
+                &format!("audit {i} ms 10.0.0.9 200 failed logins in 10 s"),
+            );
+        }
+        let text = log.text();
+        assert!(text.contains("fs.remove {path=\"/x\"} -> ok\n"), "{text}");
+        assert!(text.starts_with("# audit lines of calls since boot: 1, 1 kept, 0 dropped"));
+        let header = format!(
+            "# failed-login summaries (one per address per 10 s; 200000 failed logins) \
+             since boot: 1000, {MAX_LOGIN_LINES} kept, {} dropped",
+            1000 - MAX_LOGIN_LINES
+        );
+        assert!(text.contains(&header), "{text}");
+        assert!(text.ends_with("audit 999 ms 10.0.0.9 200 failed logins in 10 s\n"));
+        assert!(!text.contains("audit 983 ms"));
+        assert!(text.len() < MAX_BYTES + MAX_LOGIN_BYTES + 512);
     }
 
     #[test]
     fn overlong_lines_are_cut_on_a_character_boundary() {
         let mut log = AuditLog::default();
         let line = "é".repeat(MAX_LINE);
-        log.push(&line);
-        let kept = log.lines.front().unwrap();
+        log.push(Kind::Call, &line);
+        let kept = log.calls.lines.front().unwrap();
         assert!(kept.len() <= MAX_LINE && kept.len() >= MAX_LINE - 1);
-        log.lost();
-        assert_eq!((log.total, log.dropped()), (2, 1));
     }
 }

@@ -177,14 +177,15 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
     o.push_str(
         "\nA client that names an unknown tool gets JSON-RPC error -32602; one that lacks a \
          capability a tool requires gets -32021. Cancelling a call is JSON-RPC -32800, not an \
-         `E_` code.\n\n| tool | title | hints |\n|---|---|---|\n",
+         `E_` code.\n\n| tool | title | privilege | hints |\n|---|---|---|---|\n",
     );
     for t in &tools {
         let name = t["name"].as_str().unwrap_or("");
         let title = t["title"].as_str().unwrap_or("");
         let _ = writeln!(
             o,
-            "| `{name}` | {title} | {} |",
+            "| `{name}` | {title} | {} | {} |",
+            t["_meta"]["irix7/privilege"].as_str().unwrap_or(""),
             hint_words(&t["annotations"])
         );
     }
@@ -211,6 +212,12 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
             [] => String::from("none of its own"),
             list => codes(list),
         };
+        let _ = writeln!(
+            o,
+            "- Capability: `{}` ({})",
+            t["_meta"]["irix7/capability"].as_str().unwrap_or(""),
+            t["_meta"]["irix7/privilege"].as_str().unwrap_or("")
+        );
         let _ = writeln!(o, "- Errors: {errors}");
         if let Some(req) = def.map(|d| d.requires).filter(|r| !r.is_empty()) {
             let _ = writeln!(o, "- Needs client capabilities: {}", req.join(", "));
@@ -251,8 +258,34 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
             r["description"].as_str().unwrap_or("")
         );
     }
+    capability_table(&mut o);
     let _ = writeln!(o, "\n{END}");
     o
+}
+
+/// The capability table (`capabilities.rs`): every door into the machine and what it needs.
+fn capability_table(o: &mut String) {
+    o.push_str(
+        "\n## Capabilities\n\nEvery door into the machine exercises one capability, and each \
+         capability has one privilege (observe < operate < administer). `mcp.policy`, a \
+         token's role (`mcp.tokens`), `mcp.confirm` (administer asks) and a gateway's \
+         `Irix7-Policy` act on these names, so a capability refused one way is refused every \
+         way (docs/security.md).\n\n| capability | privilege | doors |\n|---|---|---|\n",
+    );
+    for c in super::capabilities::TABLE.rows {
+        let doors: Vec<String> = c
+            .doors
+            .iter()
+            .map(|d| format!("{} `{}`", d.kind(), d.name()))
+            .collect();
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} |",
+            c.name,
+            c.privilege,
+            doors.join(", ")
+        );
+    }
 }
 
 /// `doc` with its generated part replaced by `generated`; `None` without both markers.

@@ -51,7 +51,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
         name: "input.keys",
         title: Some("Type keys"),
         description: "Queues keystrokes on the console input, as if typed on the serial line \
-                      (use \\r for Return, \\u0003 for Ctrl-C). Reports how many bytes the \
+                      (use \\r for Return, \\u0003 for Ctrl-C): it acts as whoever is logged in \
+                      there. Reports how many bytes the \
                       kernel's input queue took; the rest were dropped.",
         input_schema: r#"{"type":"object","properties":{
   "keys":{"type":"string","minLength":1,"maxLength":1024,"description":"Keystrokes as text (UTF-8 bytes are queued as they are)"}},
@@ -61,7 +62,8 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[
   "requested":{"type":"integer"},"taken":{"type":"integer","description":"Bytes the input queue accepted"}},
   "required":["requested","taken"]}"#,
         ),
-        annotations: Annotations::WRITE,
+        // Typing acts as whoever is logged in at the console (root, on a hobby OS).
+        annotations: Annotations::DESTRUCTIVE,
         requires: &[],
         errors: &[],
         start: input_keys,

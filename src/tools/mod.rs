@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod block;
+pub mod capabilities;
 pub mod caps;
 #[cfg(test)]
 pub mod catalogue;
@@ -104,15 +105,10 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
         uri: "irix7://screen",
         open: screen::open_resource,
     }]);
-    // Files are what `fs.read` shows: offered where it is.
-    if fs::TOOLS
-        .iter()
-        .any(|t| t.name == "fs.read" && server.tools().offers(t))
-    {
-        server.register_templates(fs::resource::TEMPLATES);
-        server.register_template_streams(fs::resource::STREAMS);
-    }
-    tool_resources::register(server);
+    // Each request sees only what its authority allows (see `capabilities`).
+    server.register_templates(fs::resource::TEMPLATES);
+    server.register_template_streams(fs::resource::STREAMS);
+    server.register_resources(tool_resources::RESOURCES);
     Ok(())
 }
 

@@ -121,8 +121,13 @@ fn serial_read<C: ConsoleLine + ConsoleWaiters>(
     ctx: &mut C,
     call: &ToolCall<'_>,
 ) -> Result<Started<C>, ToolError> {
-    // The caller's role decides whether it may see the generated token.
-    read_console(ctx, call, Secrets::Reveal)
+    // Only the administrator sees the generated token in the console.
+    let secrets = if call.sees_secrets {
+        Secrets::Reveal
+    } else {
+        Secrets::Mask
+    };
+    read_console(ctx, call, secrets)
 }
 
 fn read_console<C: ConsoleLine + ConsoleWaiters>(
@@ -381,8 +386,9 @@ fn read_resource<C: ConsoleLine>(
     ctx: &mut C,
     uri: &str,
 ) -> Result<Vec<ResourceContents>, ToolError> {
-    // The caller's role decides whether it may see the generated token.
-    let secrets = Secrets::Reveal;
+    // A resource reader is not told who reads: the generated token is always masked here
+    // (the administrator reads it with `serial.read`).
+    let secrets = Secrets::Mask;
     Ok(vec![ResourceContents::Text {
         uri: String::from(uri),
         mime_type: Some(String::from("text/plain")),

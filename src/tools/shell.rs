@@ -25,10 +25,10 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
-use rpc::json::ObjectWriter;
+use rpc::json::{ObjectWriter, ValueRef};
 use rpc::mcp::{
-    Annotations, Content, ContentSource, ErrorCode, SourcePoll, Started, Step, StepIo, StreamKind,
-    TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
+    Annotations, Content, ContentSource, Door, ErrorCode, SourcePoll, Started, Step, StepIo,
+    StreamKind, TaskSupport, TaskTool, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
 };
 
 /// Default and largest `max_output`: a seventh of the shared budget on the rig's 56 MiB heap,
@@ -79,6 +79,13 @@ const EXEC: ToolDef<Ctx> = ToolDef {
     errors: &[ErrorCode::NotFound, ErrorCode::Busy],
     start,
 };
+
+/// The builtin a call's `command` runs: the door the gates judge (a `poweroff` needs what
+/// `system.poweroff` needs, whoever asks through the shell).
+pub fn opened_door(args: ValueRef<'_>) -> Option<Door> {
+    let command = args.get("command")?.as_str()?;
+    shell::builtin_of(&command).map(Door::Builtin)
+}
 
 /// Reaches the whole machine ([`ShellHost`]): the builtins read the status, the processes and
 /// the filesystem, and `reboot`/`poweroff` schedule the power slot.

@@ -141,8 +141,10 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         name: "audit",
         title: Some("Audit trail"),
         description: "The last lines of the audit trail as plain text, oldest first: one line \
-                      per call of a tool that is not read-only and per failed authentication \
-                      (time, client, session, tool, a data-free argument summary, outcome).",
+                      per call of a tool that is not read-only (time, client, session, tool, a \
+                      data-free argument summary, outcome), then, in a ring of their own, one \
+                      summary per address per 10 s of failed logins; each part says how many \
+                      lines it dropped.",
         mime_type: Some("text/plain"),
         read: read_audit,
     },

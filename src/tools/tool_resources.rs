@@ -1,6 +1,6 @@
 //! Resources that show what a read-only tool answers: `irix7://proc` is `proc.list`,
-//! `irix7://dev` is `dev.list`, as the JSON of their structured results. Each is registered
-//! only where `mcp.policy` offers its tool, so a resource never shows what the policy hides.
+//! `irix7://dev` is `dev.list`, as the JSON of their structured results. Each is the same
+//! capability as its tool (`capabilities`), so a resource never shows what a tool hides.
 //! They start those tools through their table rows, so they hold the whole [`Ctx`] the rows
 //! are instantiated with; of their own they read only the clock.
 
@@ -11,42 +11,38 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use rpc::json::ValueRef;
 use rpc::mcp::{
-    Content, ErrorCode, McpServer, ResourceContents, ResourceDef, Started, ToolCall, ToolDef,
-    ToolError,
+    Content, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
 };
 use serde_json::Value;
 
-/// A resource and the tool it shows.
-struct View {
-    def: ResourceDef<Ctx>,
-    tool: &'static str,
-}
-
-const VIEWS: &[View] = &[
-    View {
-        def: ResourceDef {
-            uri: "irix7://proc",
-            name: "proc",
-            title: Some("Processes"),
-            description: "The kernel's process table as JSON (what `proc.list` answers).",
-            mime_type: Some("application/json"),
-            read,
-        },
-        tool: "proc.list",
+/// The views, each shown by [`read`] from the tool [`shown_tool`] names.
+pub const RESOURCES: &[ResourceDef<Ctx>] = &[
+    ResourceDef {
+        uri: "irix7://proc",
+        name: "proc",
+        title: Some("Processes"),
+        description: "The kernel's process table as JSON (what `proc.list` answers).",
+        mime_type: Some("application/json"),
+        read,
     },
-    View {
-        def: ResourceDef {
-            uri: "irix7://dev",
-            name: "dev",
-            title: Some("Devices"),
-            description: "The Indy devices the module knows, as JSON (what `dev.list` \
-                          answers).",
-            mime_type: Some("application/json"),
-            read,
-        },
-        tool: "dev.list",
+    ResourceDef {
+        uri: "irix7://dev",
+        name: "dev",
+        title: Some("Devices"),
+        description: "The Indy devices the module knows, as JSON (what `dev.list` answers).",
+        mime_type: Some("application/json"),
+        read,
     },
 ];
+
+/// The tool a view shows.
+fn shown_tool(uri: &str) -> Option<&'static str> {
+    match uri {
+        "irix7://proc" => Some("proc.list"),
+        "irix7://dev" => Some("dev.list"),
+        _ => None,
+    }
+}
 
 /// The tool named `name`, from every family's table.
 fn tool(name: &str) -> Option<&'static ToolDef<Ctx>> {
@@ -56,20 +52,8 @@ fn tool(name: &str) -> Option<&'static ToolDef<Ctx>> {
         .find(|t| t.name == name)
 }
 
-/// Registers the views whose tools the policy offers.
-pub fn register(server: &mut McpServer<Ctx>) {
-    for v in VIEWS {
-        if tool(v.tool).is_some_and(|t| server.tools().offers(t)) {
-            server.register_resources(core::slice::from_ref(&v.def));
-        }
-    }
-}
-
 fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
-    let def = VIEWS
-        .iter()
-        .find(|v| v.def.uri == uri)
-        .and_then(|v| tool(v.tool));
+    let def = shown_tool(uri).and_then(tool);
     let Some(def) = def else {
         return Err(ToolError::new(
             ErrorCode::NotFound,
@@ -82,6 +66,8 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         client_capabilities: &Value::Null,
         input_responses: None,
         request_state: None,
+        // The views show lists, never the console.
+        sees_secrets: false,
     };
     let out = match (def.start)(ctx, &call)? {
         Started::Done(out) => out,

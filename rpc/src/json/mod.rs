@@ -11,6 +11,7 @@ mod object_writer;
 mod read;
 mod scalar;
 mod tape;
+mod unique;
 mod value_ref;
 mod write;
 
@@ -21,5 +22,6 @@ pub use object_writer::{ObjectWriter, Written};
 pub(crate) use read::{COST_PER_BYTE, Fault, Reader};
 pub use read::{MAX_NESTING, MAX_VALUES};
 pub use tape::{Kind, Tape};
+pub use unique::Repeat;
 pub use value_ref::{Key, ValueRef, read_value};
 pub(crate) use write::write_value;

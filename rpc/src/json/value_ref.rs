@@ -72,6 +72,16 @@ impl<'t> ValueRef<'t> {
         (self.at, self.nodes.get(self.at..end).unwrap_or(&[]))
     }
 
+    /// The text the value lies in, and the whole tape it was read onto (entry indexes count
+    /// from its start).
+    pub(super) fn source(&self) -> &'t str {
+        self.text
+    }
+
+    pub(super) fn tape_nodes(&self) -> &'t [Node] {
+        self.nodes
+    }
+
     /// `{}`.
     pub fn empty_object() -> ValueRef<'static> {
         ValueRef {
@@ -146,7 +156,8 @@ impl<'t> ValueRef<'t> {
     }
 
     /// The member `key` of an object (the last, if the key is given twice, as serde_json
-    /// keeps it).
+    /// keeps it; requests that do so are refused before they are acted on: see
+    /// [`ValueRef::repeated_key`]).
     pub fn get(&self, key: &str) -> Option<ValueRef<'t>> {
         let n = self.node();
         if n.kind != Kind::Object {

@@ -3,8 +3,9 @@
 //! untouched.
 
 use super::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError};
-use crate::json::{self, COST_PER_BYTE, Reader, Tape, ValueRef};
+use crate::json::{self, COST_PER_BYTE, Reader, Repeat, Tape, ValueRef};
 use alloc::borrow::Cow;
+use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -305,18 +306,72 @@ fn read_body<'a>(
     let tape: &'a Tape = tape;
     let mut incoming = incoming;
     match &mut incoming {
-        Incoming::Single(Ok(m)) => m.attach(tape),
-        Incoming::Batch(items) => items.iter_mut().flatten().for_each(|m| m.attach(tape)),
-        Incoming::Single(Err(_)) => {}
+        Incoming::Single(m) => attach_checked(m, tape),
+        Incoming::Batch(items) => items.iter_mut().for_each(|m| attach_checked(m, tape)),
     }
     Ok((incoming, r.into_lease()))
 }
 
+/// Points a message's params at the written tape, and refuses them if an object in them
+/// gives a key twice: a tool would act on one value while its audit line and consent
+/// question showed another.
+fn attach_checked<'a>(m: &mut Result<Message<'a>, ParseFailure>, tape: &'a Tape) {
+    let Ok(msg) = m else {
+        return;
+    };
+    msg.attach(tape);
+    let why = match msg.params().map(|p| p.repeated_key()) {
+        None | Some(Repeat::None) => return,
+        Some(Repeat::Key(key)) => format!("Invalid params: the key {} is given twice", shown(&key)),
+        Some(Repeat::NoRoom) => {
+            String::from("Invalid params: no memory to check them for repeated keys; retry")
+        }
+    };
+    let id = msg.id().cloned();
+    *m = Err(ParseFailure::new(id, INVALID_PARAMS, &why));
+}
+
+/// A key named in an error: quoted and escaped, cut to 64 bytes (a client chooses it).
+fn shown(key: &str) -> String {
+    let mut end = key.len().min(64);
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    let more = if end < key.len() { "…" } else { "" };
+    format!("{:?}{more}", key.get(..end).unwrap_or(""))
+}
+
+/// A client's `result` or `error` (its answer to a request of the server), read whole. `None`
+/// if no `Value` holds it; refused if an object in it gives a key twice.
+fn client_value(raw: &str, member: &str, id: &Option<Id>) -> Result<Option<Value>, ParseFailure> {
+    let mut tape = Tape::default();
+    let Some(v) = tape.read(raw) else {
+        return Ok(None);
+    };
+    match v.repeated_key() {
+        Repeat::None => Ok(v.to_value()),
+        Repeat::Key(key) => {
+            let why = format!(
+                "Invalid Request: the key {} is given twice in {member}",
+                shown(&key)
+            );
+            Err(ParseFailure::new(id.clone(), INVALID_REQUEST, &why))
+        }
+        Repeat::NoRoom => Err(ParseFailure::new(
+            id.clone(),
+            INVALID_REQUEST,
+            "Invalid Request: no memory to check it for repeated keys; retry",
+        )),
+    }
+}
+
 /// A message's members as raw text borrowed from the body, `params` on a tape: read in one
-/// pass, without copying any member or building a map of them. A member given twice counts
-/// as its last occurrence.
+/// pass, without copying any member or building a map of them. A member given twice refuses
+/// the message (which of the two counts is not for a reader to guess).
 #[derive(Default)]
 struct Envelope<'a> {
+    /// The first member given twice.
+    repeated: Option<&'static str>,
     jsonrpc: Option<&'a str>,
     id: Option<&'a str>,
     method: Option<&'a str>,
@@ -334,29 +389,37 @@ fn envelope<'a>(
     tape: &mut Tape,
 ) -> Result<Envelope<'a>, json::Fault> {
     let mut e = Envelope::default();
+    let mut repeated = None;
     r.enter()?;
     r.members(depth, |r, key, inner| {
         let name = match key.decode() {
             Some(name) => name,
             None => return r.skip(inner, tape),
         };
-        let slot = match &*name {
-            "jsonrpc" => &mut e.jsonrpc,
-            "id" => &mut e.id,
-            "method" => &mut e.method,
+        let (member, slot) = match &*name {
+            "jsonrpc" => ("jsonrpc", &mut e.jsonrpc),
+            "id" => ("id", &mut e.id),
+            "method" => ("method", &mut e.method),
             "params" => {
+                if e.params.is_some() {
+                    repeated.get_or_insert("params");
+                }
                 let (at, container) = (tape.len(), matches!(r.peek(), Some(b'{' | b'[')));
                 let readable = r.tape(inner, tape)?;
                 e.params = Some((ValueRef::detached(r.text(), at), container, readable));
                 return Ok(());
             }
-            "result" => &mut e.result,
-            "error" => &mut e.error,
+            "result" => ("result", &mut e.result),
+            "error" => ("error", &mut e.error),
             _ => return r.skip(inner, tape),
         };
+        if slot.is_some() {
+            repeated.get_or_insert(member);
+        }
         *slot = Some(r.raw(inner, tape)?);
         Ok(())
     })?;
+    e.repeated = repeated;
     Ok(e)
 }
 
@@ -384,6 +447,12 @@ fn message(map: Envelope<'_>) -> Result<Message<'_>, ParseFailure> {
             }
         },
     };
+    if let Some(member) = map.repeated {
+        // Which id to answer under is as unsure as the rest.
+        let id = if member == "id" { None } else { id };
+        let why = format!("Invalid Request: the member \"{member}\" is given twice");
+        return Err(ParseFailure::new(id, INVALID_REQUEST, &why));
+    }
     let version_ok = map.jsonrpc.and_then(string_of).is_some_and(|v| v == "2.0");
     if !version_ok {
         return Err(ParseFailure::new(
@@ -393,14 +462,17 @@ fn message(map: Envelope<'_>) -> Result<Message<'_>, ParseFailure> {
         ));
     }
     let Some(raw_method) = map.method else {
-        let value = |raw: Option<&str>| raw.and_then(json::read_value);
-        if let Some(result) = value(map.result) {
+        let value = |member, raw: Option<&str>| match raw {
+            Some(raw) => client_value(raw, member, &id),
+            None => Ok(None),
+        };
+        if let Some(result) = value("result", map.result)? {
             return Ok(Message::Response {
                 id,
                 outcome: Ok(result),
             });
         }
-        if let Some(error) = value(map.error) {
+        if let Some(error) = value("error", map.error)? {
             return Ok(Message::Response {
                 id,
                 outcome: Err(error),
@@ -497,10 +569,9 @@ mod tests {
             parse(broken.as_bytes(), &mut tape).unwrap_err().error.code,
             PARSE_ERROR
         );
-        // The same in a batch, next to a good item, and a later `params` replaces an earlier.
-        let batch = alloc::format!(
-            r#"[{bad},{{"jsonrpc":"2.0","id":8,"method":"m","params":{{"x":1e999}},"params":[2]}}]"#
-        );
+        // The same in a batch, next to a good item.
+        let batch =
+            alloc::format!(r#"[{bad},{{"jsonrpc":"2.0","id":8,"method":"m","params":[2]}}]"#);
         let Ok(Incoming::Batch(items)) = parse(batch.as_bytes(), &mut tape) else {
             panic!("{batch}");
         };
@@ -511,6 +582,103 @@ mod tests {
             Some(serde_json::json!([2]))
         );
         assert_eq!(good.method(), Some("m"));
+    }
+
+    /// The failure of a one-message body.
+    fn refused(body: &str) -> ParseFailure {
+        let mut tape = Tape::default();
+        match parse(body.as_bytes(), &mut tape) {
+            Ok(Incoming::Single(Err(f))) => f,
+            other => panic!("{body}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_anywhere_refuses_the_message_naming_it() {
+        // In params, at any depth: -32602 under the request's id, the key named.
+        let f = refused(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fs.remove","arguments":{"path":"/tmp/a","path":"/boot/unix"}}}"#,
+        );
+        assert_eq!(
+            (f.error.code, f.id.as_ref().map(Id::as_json)),
+            (INVALID_PARAMS, Some("3"))
+        );
+        assert_eq!(
+            f.error.message,
+            "Invalid params: the key \"path\" is given twice"
+        );
+        let f = refused(
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+        );
+        assert!(f.error.message.contains("\"name\""), "{}", f.error.message);
+        // A long or strange key is named escaped and cut.
+        let key = alloc::format!("{}\\u202e\\n", "k".repeat(100));
+        let body = alloc::format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"m","params":{{"{key}":1,"{key}":2}}}}"#
+        );
+        let f = refused(&body);
+        assert!(
+            f.error.message.ends_with("kkk\"… is given twice"),
+            "{}",
+            f.error.message
+        );
+        // In the envelope: -32600, under the id unless the id is what is repeated.
+        for (body, member, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"ping","method":"tools/call"}"#,
+                "method",
+                Some("6"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"id":7,"method":"ping"}"#,
+                "id",
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"m","params":{"x":1},"params":[2]}"#,
+                "params",
+                Some("8"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":9,"method":"ping"}"#,
+                "jsonrpc",
+                Some("9"),
+            ),
+        ] {
+            let f = refused(body);
+            assert_eq!(f.error.code, INVALID_REQUEST, "{body}");
+            assert_eq!(f.id.as_ref().map(Id::as_json), id, "{body}");
+            let want = alloc::format!("the member \"{member}\" is given twice");
+            assert!(
+                f.error.message.contains(&want),
+                "{body}: {}",
+                f.error.message
+            );
+        }
+        // In a client's answer to a request of the server.
+        let f =
+            refused(r#"{"jsonrpc":"2.0","id":10,"result":{"action":"decline","action":"accept"}}"#);
+        assert_eq!(f.error.code, INVALID_REQUEST);
+        assert!(
+            f.error
+                .message
+                .contains("\"action\" is given twice in result")
+        );
+        // In a batch, only the item that repeats a key is refused.
+        let mut tape = Tape::default();
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"a":1}},{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":1,"b":{"a":2}}}]"#;
+        let Ok(Incoming::Batch(items)) = parse(batch.as_bytes(), &mut tape) else {
+            panic!("{batch}");
+        };
+        assert_eq!(items[0].as_ref().unwrap_err().error.code, INVALID_PARAMS);
+        assert!(items[1].is_ok());
+        // Members the envelope does not read may repeat: nothing acts on them.
+        let mut tape = Tape::default();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1,"x":{"y":1,"y":2}}"#;
+        assert!(matches!(
+            parse(body.as_bytes(), &mut tape),
+            Ok(Incoming::Single(Ok(_)))
+        ));
     }
 
     #[test]

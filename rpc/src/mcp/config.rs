@@ -1,7 +1,7 @@
 //! What the module tells the server when it builds it.
 
 use super::audit::AuditSink;
-use super::policy::Policy;
+use super::authority::{Policy, Table, Token};
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -84,8 +84,15 @@ impl Default for Limits {
 /// The server's configuration.
 #[derive(Clone)]
 pub struct Config {
-    /// When set, every request needs `Authorization: Bearer <token>`. Never logged or echoed.
+    /// When set, every request needs `Authorization: Bearer <token>`: this one, the
+    /// administrator's, or one of [`Self::tokens`]. Never logged or echoed.
     pub token: Option<String>,
+    /// The named lesser tokens (`mcp.tokens`), each with its role. Without [`Self::token`]
+    /// (`mcp.token=none`) a request without a token is the administrator, and one with
+    /// these tokens takes their role.
+    pub tokens: Vec<Token>,
+    /// The capability table every door is judged by (see [`super::authority`]).
+    pub capabilities: Table,
     /// The machine's own IPv4 address: `Origin: http://<it>[:port]` is allowed.
     pub own_ip: Option<[u8; 4]>,
     /// Further allowed origins, exact (`https://agent.example:8443`), compared ignoring case.
@@ -119,6 +126,8 @@ impl Config {
     pub fn new(version: impl Into<String>, instructions: Option<String>) -> Self {
         Config {
             token: None,
+            tokens: Vec::new(),
+            capabilities: Table::default(),
             own_ip: None,
             extra_origins: Vec::new(),
             hosts: Vec::new(),
@@ -138,6 +147,7 @@ impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("tokens", &self.tokens)
             .field("own_ip", &self.own_ip)
             .field("extra_origins", &self.extra_origins)
             .field("hosts", &self.hosts)

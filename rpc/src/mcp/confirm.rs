@@ -144,6 +144,14 @@ mod tests {
             ask["params"]["message"],
             "Allow the destructive tool fs.remove {path=\"/tmp/x\"} on this machine?"
         );
+        // A padded path is asked about as the target it names.
+        let padded = format!(r#"{{"path":"{}/../boot//unix"}}"#, "/.".repeat(50));
+        let args = tape.read(&padded).unwrap();
+        let r = request("fs.remove", args).input_requests;
+        assert_eq!(
+            r[KEY]["params"]["message"],
+            "Allow the destructive tool fs.remove {path=\"/boot/unix\"} on this machine?"
+        );
         let schema = &ask["params"]["requestedSchema"];
         assert_eq!(schema["properties"]["confirm"]["type"], "boolean");
         assert_eq!(schema["required"], json!(["confirm"]));

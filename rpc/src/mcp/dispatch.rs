@@ -3,6 +3,7 @@
 //! `tools/call` through its gates (`call::gates`) to its tool, its task or its stream.
 
 use super::audit::{Outcome, PendingAudit};
+use super::authority::Door;
 use super::call::asking::Asking;
 use super::call::emit::render_now;
 use super::call::gates::{self, Passed, Refusal};
@@ -16,6 +17,7 @@ use super::modern;
 use super::prompt;
 use super::reply;
 use super::request::{Cx, Era, Head, input_unsupported};
+use super::resource::{ResourceDef, TemplateDef};
 use super::resource_read;
 use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
 use super::schema::Schema;
@@ -152,7 +154,7 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(answered) => return answered,
         };
-        let cx = req.cx(serial, headers, peer, now_ms);
+        let cx = req.cx(serial, headers, peer, now_ms, self.authority.clone());
         if let Some(on) = match req.method {
             "resources/subscribe" if self.subscriptions.offered() => Some(true),
             "resources/unsubscribe" if self.subscriptions.offered() => Some(false),
@@ -258,6 +260,7 @@ impl<C: 'static> McpServer<C> {
             headers: Some(headers),
             client: peer.addr,
             session_tag: None,
+            authority: self.authority.clone(),
         };
         self.dispatch(req.method, &cx)
     }
@@ -276,10 +279,27 @@ impl<C: 'static> McpServer<C> {
                     .answer(method, cx, &self.config, &self.tools, &self.ctx);
             }
             "resources/list" => self.list(cx, "resources", |s| {
-                s.resources.resources.iter().map(|r| r.listing()).collect()
+                let may =
+                    |r: &&ResourceDef<C>| cx.authority.check_door(Door::Resource(r.uri)).is_ok();
+                s.resources
+                    .resources
+                    .iter()
+                    .filter(may)
+                    .map(|r| r.listing())
+                    .collect()
             }),
             "resources/templates/list" => self.list(cx, "resourceTemplates", |s| {
-                s.resources.templates.iter().map(|t| t.listing()).collect()
+                let may = |t: &&TemplateDef<C>| {
+                    cx.authority
+                        .check_door(Door::Template(t.uri_template))
+                        .is_ok()
+                };
+                s.resources
+                    .templates
+                    .iter()
+                    .filter(may)
+                    .map(|t| t.listing())
+                    .collect()
             }),
             "resources/read" => {
                 return resource_read::read(&self.resources, &self.ctx, &self.config, cx);
@@ -306,9 +326,18 @@ impl<C: 'static> McpServer<C> {
     /// around an empty `"tools":[]` and the page, one slice of the registry's listings, is
     /// spliced in there when the answer is sent, so no listing is copied, cloned or
     /// serialised per request.
+    ///
+    /// A caller narrower than the policy (a lesser token, a gateway's narrowing) gets the
+    /// tools it may call, copied out of the same listings.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
+        let narrowed;
+        let listed = if cx.authority.is_policy_wide() {
+            self.tools.listed()
+        } else {
+            narrowed = self.tools.listed_for(&cx.authority);
+            &narrowed[..]
+        };
         // Only the cursor matters here: no clone of the whole params (`_meta` and all).
-        let listed = self.tools.listed();
         let page_size = self.config.limits.page_size;
         let (page, next) = match cursor::page(listed, cx.params, page_size) {
             Ok(p) => p,
@@ -327,10 +356,18 @@ impl<C: 'static> McpServer<C> {
         if let Body::Full(own) = &mut resp.body
             && let Some(at) = own.windows(2).rposition(|w| w == b"[]")
         {
+            let (shared, range) = if cx.authority.is_policy_wide() {
+                let shared = self.tools.shared_listings().clone();
+                (shared, self.tools.page_range(page))
+            } else {
+                let own = self.tools.copied_listings(page);
+                let len = own.len();
+                (Rc::new(own), 0..len)
+            };
             let splice = crate::http::Splice {
                 at: at + 1,
-                shared: self.tools.shared_listings().clone(),
-                range: self.tools.page_range(page),
+                shared,
+                range,
             };
             resp.body = Body::Spliced(core::mem::take(own), splice);
         }
@@ -446,8 +483,7 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
             );
         };
-        let def = entry.def;
-        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, &def);
+        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, entry);
         let (response, outcome) = self.call_found(cx, index, &mut audit);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);
@@ -525,14 +561,7 @@ impl<C: 'static> McpServer<C> {
         };
         let def = entry.def;
         let output_schema = entry.output.clone();
-        let gates = gates::check(
-            cx,
-            entry,
-            &self.tools,
-            &self.config,
-            &mut self.calls,
-            &mut self.tasks,
-        );
+        let gates = gates::check(cx, entry, &self.config, &mut self.calls, &mut self.tasks);
         let Passed {
             args,
             input_responses,
@@ -553,6 +582,7 @@ impl<C: 'static> McpServer<C> {
                 client_capabilities: cx.caps,
                 input_responses: input_responses.as_ref(),
                 request_state: request_state.as_deref(),
+                sees_secrets: cx.authority.sees_secrets(),
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
@@ -599,8 +629,9 @@ impl<C: 'static> McpServer<C> {
                     self.calls.add(&call);
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
-                    let ask =
-                        Asking::new(def, gated, String::from(args.raw()), caps, shared, serial);
+                    let raw = String::from(args.raw());
+                    let sees = cx.authority.sees_secrets();
+                    let ask = Asking::new(def, gated, raw, caps, sees, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,

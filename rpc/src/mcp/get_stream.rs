@@ -16,6 +16,7 @@
 //! `Last-Event-ID` resumes after that event (`Feed::resume`). An idle stream sends an SSE
 //! comment every `KEEP_ALIVE_MS`, which keeps proxies and tunnels from dropping it.
 
+use super::authority::Door;
 use super::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
 use super::config::Limits;
 use super::reply;
@@ -152,8 +153,14 @@ pub(crate) fn listen<C: 'static>(
         .filter_map(|u| u.as_str())
     {
         let uri = &*uri;
+        // Subscriptions the caller may not hold are not honored (the acknowledgement lists
+        // what is).
         if let Some(i) = subs.defs.iter().position(|d| d.uri == uri)
             && mask & (1 << i) == 0
+            && cx
+                .authority
+                .check_door(Door::Watch(subs.defs[i].uri))
+                .is_ok()
         {
             mask |= 1 << i;
             honored.push(Value::from(uri));

@@ -4,6 +4,7 @@
 //! These are the era's checks and answers; `McpServer::legacy` in `dispatch.rs` runs them and
 //! dispatches what they let through.
 
+use super::authority::Authority;
 use super::config::Limits;
 use super::inputs::Answers;
 use super::limits::{Calls, Key};
@@ -228,6 +229,7 @@ impl Request<'_> {
         headers: &'a Headers,
         peer: Peer,
         now_ms: u64,
+        authority: Authority,
     ) -> Cx<'a> {
         Cx {
             era: Era::Legacy(self.version),
@@ -248,6 +250,7 @@ impl Request<'_> {
             headers: None,
             client: peer.addr,
             session_tag: Some(self.tag),
+            authority,
         }
     }
 }

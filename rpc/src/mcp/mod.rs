@@ -16,6 +16,7 @@ macro_rules! copy_for_any_context {
 }
 
 mod audit;
+pub mod authority;
 mod base64;
 mod call;
 mod config;
@@ -30,8 +31,8 @@ mod get_stream;
 mod inputs;
 mod legacy;
 mod limits;
+mod login_failures;
 mod modern;
-mod policy;
 mod prompt;
 mod registry;
 mod reply;
@@ -52,10 +53,12 @@ mod version;
 #[cfg(test)]
 mod tests;
 
-pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, Outcome, Via, summarise_args};
+pub use audit::{
+    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via, summarise_args,
+};
+pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;
-pub use policy::{Policy, PolicyError, Rule as PolicyRule};
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use registry::{RegistryError, Reserved, ToolRegistry};
 pub use reply::{

@@ -1,11 +1,11 @@
 //! The tool registry: tool families' tables, checked and pre-rendered once at registration,
 //! listed in registration order (stable across requests).
 
+use super::authority::{Authority, Cap, Door, Policy, Table};
 use super::error_code::ErrorCode;
-use super::policy::Policy;
 use super::schema::{self, Schema};
 use super::tool::ToolDef;
-use crate::json::{read_value, write_value};
+use crate::json::{ValueRef, read_value, write_value};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -35,6 +35,10 @@ pub(crate) struct ToolEntry<C> {
     /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
     /// the policy hides it).
     pub(crate) listing: Range<usize>,
+    /// The capability a call exercises (its row in the capability table).
+    pub(crate) cap: Cap,
+    /// The further door its arguments open, if any (see [`super::authority::Opener`]).
+    pub(crate) opens: Option<fn(ValueRef<'_>) -> Option<Door>>,
 }
 
 // By hand: a derive would ask `C: Clone`, which the context never needs to be.
@@ -45,6 +49,8 @@ impl<C> Clone for ToolEntry<C> {
             input: self.input.clone(),
             output: self.output.clone(),
             listing: self.listing.clone(),
+            cap: self.cap,
+            opens: self.opens,
         }
     }
 }
@@ -75,6 +81,8 @@ pub struct ToolRegistry<C> {
     /// `tools/list` pages through.
     listed: Vec<usize>,
     policy: Policy,
+    /// Where each tool's capability comes from.
+    table: Table,
     reserved: Vec<Reserved>,
 }
 
@@ -85,6 +93,7 @@ impl<C> Clone for ToolRegistry<C> {
             listings: self.listings.clone(),
             listed: self.listed.clone(),
             policy: self.policy.clone(),
+            table: self.table,
             reserved: self.reserved.clone(),
         }
     }
@@ -97,6 +106,7 @@ impl<C> Default for ToolRegistry<C> {
             listings: Rc::default(),
             listed: Vec::new(),
             policy: Policy::default(),
+            table: Table::default(),
             reserved: Vec::new(),
         }
     }
@@ -110,6 +120,12 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl<C> ToolRegistry<C> {
+    /// Sets the capability table tools are judged by; tools registered later must have a
+    /// row in it (when it has rows).
+    pub fn set_table(&mut self, table: Table) {
+        self.table = table;
+    }
+
     /// Adds a family's table. All rows are checked first; on error nothing is added.
     pub fn register(&mut self, table: &[ToolDef<C>]) -> Result<(), RegistryError> {
         let mut fresh = Vec::with_capacity(table.len());
@@ -131,6 +147,10 @@ impl<C> ToolRegistry<C> {
             if let Some(r) = self.reserved_for(def.name) {
                 return Err(err(format!("names under {} are reserved", r.prefix)));
             }
+            let cap = self
+                .table
+                .judge(Door::Tool(def.name), Some(def.annotations))
+                .ok_or_else(|| err(String::from("has no row in the capability table")))?;
             for (i, code) in def.errors.iter().enumerate() {
                 if def.errors[..i].contains(code) {
                     return Err(err(format!("declares E_{code} twice")));
@@ -160,6 +180,8 @@ impl<C> ToolRegistry<C> {
                 input,
                 output,
                 listing: 0..0,
+                cap,
+                opens: self.table.opener(def.name).map(|o| o.door),
             };
             fresh.push((entry, input_json, output_json));
         }
@@ -175,7 +197,7 @@ impl<C> ToolRegistry<C> {
         let Some(entry) = self.entries.get_mut(i) else {
             return;
         };
-        if !self.policy.allows(entry.def.name, entry.def.annotations) {
+        if !self.policy.allows(entry.cap) {
             entry.listing = 0..0;
             return;
         }
@@ -190,7 +212,7 @@ impl<C> ToolRegistry<C> {
             listings.push(b',');
         }
         let start = listings.len();
-        write_value(listings, &listing(&entry.def, input, output));
+        write_value(listings, &listing(&entry.def, entry.cap, input, output));
         entry.listing = start..listings.len();
         self.listed.push(i);
     }
@@ -220,9 +242,24 @@ impl<C> ToolRegistry<C> {
         &self.policy
     }
 
-    /// Whether the policy offers `def`.
-    pub fn offers(&self, def: &ToolDef<C>) -> bool {
-        self.policy.allows(def.name, def.annotations)
+    /// Whether the policy offers the tool called `name`.
+    pub fn offers(&self, name: &str) -> bool {
+        self.find(name)
+            .is_some_and(|(_, e)| self.policy.allows(e.cap))
+    }
+
+    /// The capability of the tool called `name`.
+    pub fn cap_of(&self, name: &str) -> Option<Cap> {
+        self.find(name).map(|(_, e)| e.cap)
+    }
+
+    /// The tools `authority` may call, in listing order (a subset of [`Self::listed`]).
+    pub(crate) fn listed_for(&self, authority: &Authority) -> Vec<usize> {
+        self.listed
+            .iter()
+            .copied()
+            .filter(|&i| self.entries.get(i).is_some_and(|e| authority.allows(e.cap)))
+            .collect()
     }
 
     /// How many registered tools the policy offers.
@@ -305,6 +342,22 @@ impl<C> ToolRegistry<C> {
         }
     }
 
+    /// The listings of `page` (any items of [`Self::listed`], in order) copied out as the
+    /// comma-separated JSON that goes between `[` and `]`.
+    pub(crate) fn copied_listings(&self, page: &[usize]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for e in page.iter().filter_map(|&i| self.entries.get(i)) {
+            let Some(bytes) = self.listings.get(e.listing.clone()) else {
+                continue;
+            };
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(bytes);
+        }
+        out
+    }
+
     /// Every listing, for an answer to share.
     pub(crate) fn shared_listings(&self) -> &Rc<Vec<u8>> {
         &self.listings
@@ -329,7 +382,9 @@ fn compile(text: &str) -> Result<(Rc<Schema>, Value), String> {
 }
 
 /// The tool as `tools/list` shows it.
-fn listing<C>(def: &ToolDef<C>, input: Value, output: Option<Value>) -> Value {
+/// Its capability and privilege go in `_meta`, so that a gateway can hold an agent to a role
+/// without knowing the machine's table.
+fn listing<C>(def: &ToolDef<C>, cap: Cap, input: Value, output: Option<Value>) -> Value {
     let mut t = Map::new();
     t.insert("name".into(), Value::from(def.name));
     if let Some(title) = def.title {
@@ -350,5 +405,12 @@ fn listing<C>(def: &ToolDef<C>, input: Value, output: Option<Value>) -> Value {
     ann.insert("idempotentHint".into(), Value::from(a.idempotent));
     ann.insert("openWorldHint".into(), Value::from(a.open_world));
     t.insert("annotations".into(), Value::Object(ann));
+    let mut meta = Map::new();
+    meta.insert("irix7/capability".into(), Value::from(cap.name));
+    meta.insert(
+        "irix7/privilege".into(),
+        Value::from(cap.privilege.as_str()),
+    );
+    t.insert("_meta".into(), Value::Object(meta));
     Value::Object(t)
 }

@@ -1,6 +1,7 @@
 //! What both eras know about a request once its envelope is checked: the era, the per-request
 //! context [`Cx`] that dispatch works from, and the header and `params` readings both share.
 
+use super::authority::Authority;
 use super::error_code::ErrorCode;
 use super::limits::Key;
 use super::tool::{LogLevel, ToolError};
@@ -40,6 +41,8 @@ pub(crate) struct Cx<'a> {
     /// audit record names.
     pub(crate) client: [u8; 4],
     pub(crate) session_tag: Option<[u8; SESSION_TAG]>,
+    /// What the request may do (its token's role, the policy, a gateway's narrowing).
+    pub(crate) authority: Authority,
 }
 
 /// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.

@@ -1,5 +1,6 @@
 //! Resources and resource templates: tables of readable URIs, listed in registration order.
 
+use super::authority::Door;
 use super::tool::{Content, ContentSource, StreamKind, ToolError};
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -303,6 +304,21 @@ impl<C> ResourceCatalog<C> {
             .iter()
             .find(|t| match_template(t.uri_template, uri).is_some())
             .map(|t| t.open)
+    }
+
+    /// The door a read of `uri` goes through: the fixed resource of that URI, else the first
+    /// template it matches (a URI nothing serves has none).
+    pub(crate) fn door_of(&self, uri: &str) -> Option<Door> {
+        let fixed = (self.resources.iter().map(|r| r.uri))
+            .chain(self.streams.iter().map(|s| s.uri))
+            .find(|u| *u == uri);
+        if let Some(u) = fixed {
+            return Some(Door::Resource(u));
+        }
+        (self.templates.iter().map(|t| t.uri_template))
+            .chain(self.template_streams.iter().map(|t| t.uri_template))
+            .find(|t| match_template(t, uri).is_some())
+            .map(Door::Template)
     }
 }
 

@@ -1,6 +1,7 @@
 //! `resources/read`: a resource read whole, or one whose reader streams, spliced into the
 //! answer a bounded piece per poll (`resource_stream`).
 
+use super::authority::Denied;
 use super::config::Config;
 use super::reply;
 use super::request::{Cx, Era};
@@ -26,6 +27,12 @@ pub(crate) fn read<C: 'static>(
 ) -> Response {
     let uri = cx.params.get("uri").and_then(|u| u.as_str());
     let uri = uri.as_deref();
+    // A resource the caller may not use is refused before it is opened.
+    if let Some(door) = uri.and_then(|u| resources.door_of(u))
+        && let Err(denied) = cx.authority.check_door(door)
+    {
+        return fail(cx, forbidden(&denied));
+    }
     if let Some((uri, open)) = uri.and_then(|u| Some((u, resources.stream_for(u)?))) {
         let opened = match ctx.try_borrow_mut() {
             Ok(mut ctx) => open(&mut ctx, uri),
@@ -107,6 +114,15 @@ fn whole<C>(
             Ok(json!({"contents": list}))
         }
     }
+}
+
+/// A read outside the caller's authority: the message names the capability and which of
+/// policy, role or narrowing refused it (the resource is not secret: only its content is).
+pub(crate) fn forbidden(denied: &Denied) -> RpcError {
+    RpcError::new(
+        jsonrpc::INVALID_PARAMS,
+        alloc::format!("E_PERM: {}", denied.0),
+    )
 }
 
 /// The protocol's answer to a read of a resource that does not exist, in each era.

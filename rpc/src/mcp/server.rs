@@ -3,11 +3,13 @@
 //! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
 //! and hands the message to that era's handler.
 
-use super::audit::{AuditEvent, AuditRecord, AuthFailure};
+use super::audit::{AuditRecord, AuthFailure};
+use super::authority::{Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token};
 use super::config::Config;
 use super::get_stream;
 use super::inputs::Answers;
 use super::limits::{Calls, ClientWindows, Key};
+use super::login_failures::LoginFailures;
 use super::prompt::PromptDef;
 use super::registry::{RegistryError, ToolRegistry};
 use super::reply;
@@ -22,6 +24,7 @@ use crate::json::Tape;
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
@@ -42,10 +45,10 @@ pub struct McpServer<C: 'static> {
     pub(super) prompts: Vec<PromptDef<C>>,
     pub(super) sessions: Sessions,
     pub(super) clients: ClientWindows,
-    /// Failed token checks by client address.
+    /// Failed token checks by client address, for the throttle.
     auth_failures: ClientWindows,
-    /// Throttled refusals audited by client address: one a second each.
-    throttle_audited: ClientWindows,
+    /// Failed token checks counted for the audit trail, summarised per window.
+    login_failures: LoginFailures,
     pub(super) calls: Calls,
     pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -63,13 +66,27 @@ pub struct McpServer<C: 'static> {
     /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
     /// nothing to read them.
     tape: Cell<Tape>,
+    /// `config.policy`, shared with each request's authority.
+    policy: Rc<Policy>,
+    /// `config.tokens`, shared with the authority of each request that names one.
+    tokens: Vec<Rc<Token>>,
+    /// The administrator (`config.token`, or any request when `/mcp` is open).
+    admin: Rc<Token>,
+    /// What the request being answered may do (set before it is dispatched).
+    pub(super) authority: Authority,
 }
 
 impl<C: 'static> McpServer<C> {
     /// A server with no tools, resources or prompts yet.
     pub fn new(mut config: Config, ctx: Rc<RefCell<C>>, entropy: Entropy) -> Self {
         let mut tools = ToolRegistry::default();
+        tools.set_table(config.capabilities);
         tools.set_policy(config.policy.clone());
+        let policy = Rc::new(config.policy.clone());
+        // The administrator's secret stays in `config.token` only.
+        let admin = Rc::new(Token::admin(String::new()));
+        let tokens = config.tokens.iter().cloned().map(Rc::new).collect();
+        let authority = Authority::new(config.capabilities, policy.clone(), admin.clone(), None);
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
@@ -86,7 +103,7 @@ impl<C: 'static> McpServer<C> {
             sessions: Sessions::default(),
             clients: ClientWindows::default(),
             auth_failures: ClientWindows::default(),
-            throttle_audited: ClientWindows::default(),
+            login_failures: LoginFailures::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
@@ -95,6 +112,10 @@ impl<C: 'static> McpServer<C> {
             instructions_json,
             lent: Cell::new(Vec::new()),
             tape: Cell::new(Tape::with_capacity(TAPE_START)),
+            policy,
+            tokens,
+            admin,
+            authority,
         }
     }
 
@@ -184,21 +205,55 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
-    /// guard (`/screen.bmp`): `Err` is the 403 or the 401 (with `WWW-Authenticate`) to send.
-    pub fn authorize(&self, headers: &Headers) -> Result<(), Response> {
-        self.authorize_head(&Head::of(headers))
+    /// guard (`/screen.bmp`), and whether the token may use `door`: `Err` is the 403 or the
+    /// 401 (with `WWW-Authenticate`) to send.
+    pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
+        let head = Head::of(headers);
+        self.check_origin(&head)?;
+        let authority = self.authority_of(headers, &head)?;
+        match authority.check_door(door) {
+            Ok(()) => Ok(authority),
+            Err(denied) => {
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    alloc::format!("Forbidden: {}", denied.0),
+                );
+                Err(reply::error(403, None, &err))
+            }
+        }
     }
 
     fn authorize_head(&self, head: &Head<'_>) -> Result<(), Response> {
         self.check_origin(head)?;
-        self.check_token(head)
+        self.check_token(head).map(|_| ())
     }
 
-    /// The bearer-token check: `Err` is the 401 (with `WWW-Authenticate`) to send.
-    fn check_token(&self, head: &Head<'_>) -> Result<(), Response> {
-        if let Some(token) = &self.config.token
-            && !bearer_ok(token, head.authorization())
+    /// The token a request's bearer names, as an index into `tokens`: every secret is
+    /// compared (in constant time), so the time taken does not say which one matched.
+    fn token_of(&self, head: &Head<'_>) -> Option<&Rc<Token>> {
+        let bearer = head.authorization();
+        let mut found = None;
+        if let Some(secret) = &self.config.token
+            && bearer_ok(secret, bearer)
         {
+            found = Some(&self.admin);
+        }
+        for t in &self.tokens {
+            if bearer_ok(&t.secret, bearer) {
+                found.get_or_insert(t);
+            }
+        }
+        found
+    }
+
+    /// The bearer-token check: the token named (the administrator's when `/mcp` is open
+    /// and no other is given), or the 401 (with `WWW-Authenticate`) to send.
+    fn check_token(&self, head: &Head<'_>) -> Result<&Rc<Token>, Response> {
+        let found = self.token_of(head);
+        if found.is_none() && self.config.token.is_none() {
+            return Ok(&self.admin);
+        }
+        let Some(token) = found else {
             let mut r = reply::error(
                 401,
                 None,
@@ -206,8 +261,29 @@ impl<C: 'static> McpServer<C> {
             );
             r.headers.push("WWW-Authenticate", "Bearer");
             return Err(r);
-        }
-        Ok(())
+        };
+        Ok(token)
+    }
+
+    /// What a request with this head may do: its token's role, the policy, and the
+    /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
+    /// a typo never widens what the gateway meant to allow).
+    fn authority_of(&self, headers: &Headers, head: &Head<'_>) -> Result<Authority, Response> {
+        let token = self.check_token(head)?;
+        let narrowing = match headers.get(NARROWING_HEADER) {
+            None => None,
+            Some(v) => match Policy::parse(v) {
+                Ok(p) => Some(Rc::new(p)),
+                Err(e) => {
+                    let msg = alloc::format!("{NARROWING_HEADER} refused: {e}");
+                    let err = RpcError::new(jsonrpc::INVALID_REQUEST, msg);
+                    return Err(reply::error(400, None, &err));
+                }
+            },
+        };
+        let token = token.clone();
+        let table = self.config.capabilities;
+        Ok(Authority::new(table, self.policy.clone(), token, narrowing))
     }
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
@@ -264,12 +340,7 @@ impl<C: 'static> McpServer<C> {
                 .auth_failures
                 .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
         {
-            if self
-                .throttle_audited
-                .admit(peer.addr, now_ms, 1, limits.max_clients)
-            {
-                self.audit_auth(peer, now_ms, AuthFailure::Throttled);
-            }
+            self.audit_auth(peer, now_ms, AuthFailure::Throttled);
             let mut r = reply::error(
                 401,
                 None,
@@ -283,7 +354,7 @@ impl<C: 'static> McpServer<C> {
             return Err(r);
         }
         // The Origin passed above: only the token is left to check.
-        let verdict = self.check_token(&head);
+        let verdict = self.check_token(&head).map(|_| ());
         if let Err(r) = &verdict
             && r.status == 401
         {
@@ -298,14 +369,24 @@ impl<C: 'static> McpServer<C> {
         verdict.map(|()| Admission::Authenticated)
     }
 
-    /// Hands a failed authentication to the audit sink.
-    fn audit_auth(&self, peer: Peer, now_ms: u64, why: AuthFailure) {
+    /// Counts a failed authentication for the audit trail (summarised when its window
+    /// closes: see `login_failures`).
+    fn audit_auth(&mut self, peer: Peer, now_ms: u64, why: AuthFailure) {
+        let closed = self.login_failures.count(peer.addr, why, now_ms);
+        self.audit_all(&closed);
+    }
+
+    /// Hands the summaries of failed logins whose window has closed to the audit sink: called
+    /// from the module's poll loop, so a window is written soon after it ends even when no
+    /// request comes.
+    pub fn poll_audit(&mut self, now_ms: u64) {
+        let closed = self.login_failures.close_due(now_ms);
+        self.audit_all(&closed);
+    }
+
+    fn audit_all(&self, records: &[AuditRecord]) {
         if let Some(sink) = &self.config.audit {
-            sink(&AuditRecord {
-                at_ms: now_ms,
-                client: peer.addr,
-                event: AuditEvent::AuthFailed(why),
-            });
+            records.iter().for_each(|r| sink(r));
         }
     }
 
@@ -340,6 +421,10 @@ impl<C: 'static> McpServer<C> {
         peer: Peer,
         now_ms: u64,
     ) -> Response {
+        self.authority = match self.authority_of(headers, head) {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
         self.subscriptions
             .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
@@ -352,6 +437,15 @@ impl<C: 'static> McpServer<C> {
         match method {
             Method::Post => self.post(headers, head, body, peer, now_ms),
             Method::Delete => self.delete(headers),
+            Method::Get
+                if let Err(denied) = self.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
+            {
+                let err = RpcError::new(
+                    jsonrpc::INVALID_REQUEST,
+                    alloc::format!("Forbidden: {}", denied.0),
+                );
+                reply::error(403, None, &err)
+            }
             Method::Get => get_stream::get(
                 &self.subscriptions,
                 &mut self.sessions,

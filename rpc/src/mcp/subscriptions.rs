@@ -8,6 +8,7 @@
 //! the last [`EVENTS_KEPT`] events of each session; a client resuming from an event that has
 //! fallen out of it gets one update for each resource it watches instead (see `resume`).
 
+use super::authority::Door;
 use super::reply;
 use super::request::Cx;
 use super::session::Sessions;
@@ -243,6 +244,13 @@ impl<C: 'static> Subscriptions<C> {
             );
             return reply::error(200, Some(cx.id), &RpcError::invalid_params(msg));
         };
+        if on
+            && let Some(def) = self.defs.get(i)
+            && let Err(denied) = cx.authority.check_door(Door::Watch(def.uri))
+        {
+            let err = crate::mcp::resource_read::forbidden(&denied);
+            return reply::error(200, Some(cx.id), &err);
+        }
         let mut hub = self.hub.borrow_mut();
         if on {
             hub.feed_or_new(serial).mask |= 1 << i;

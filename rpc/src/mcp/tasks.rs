@@ -80,6 +80,8 @@ struct Asking {
     /// The arguments' JSON text, read again when the tool is called with the answers.
     args: String,
     caps: Value,
+    /// The caller's `ToolCall::sees_secrets`, for the retry.
+    sees_secrets: bool,
     /// Every request asked; those with a key in `responses` are answered (nothing is removed
     /// from a `Map`: that costs kilobytes of image).
     requests: Map<String, Value>,
@@ -385,6 +387,7 @@ impl<C: 'static> Tasks<C> {
                     tool,
                     args: String::from(args.raw()),
                     caps: cx.caps.clone(),
+                    sees_secrets: cx.authority.sees_secrets(),
                     requests: object(ir.input_requests),
                     responses: Map::new(),
                     request_state: ir.request_state,
@@ -534,6 +537,7 @@ impl<C: 'static> Tasks<C> {
                     client_capabilities: &a.caps,
                     input_responses: Some(&a.responses),
                     request_state: a.request_state.as_deref(),
+                    sees_secrets: a.sees_secrets,
                 };
                 start(&mut ctx, &call)
             }

@@ -384,6 +384,10 @@ pub struct ToolCall<'a> {
     pub input_responses: Option<&'a Map<String, Value>>,
     /// The `request_state` of that earlier `InputRequired`, echoed by the client.
     pub request_state: Option<&'a str>,
+    /// The caller holds the administrator's token, not narrowed: it may see the secrets the
+    /// machine printed (the generated token, in the console). Every other caller gets them
+    /// masked.
+    pub sees_secrets: bool,
 }
 
 /// Starts a call of a tool.

@@ -62,6 +62,13 @@ impl core::fmt::Display for ShellError {
     }
 }
 
+/// The builtin `line` runs, if it names one: what the capability table judges before the
+/// command starts (the same split as [`run`]).
+pub fn builtin_of(line: &str) -> Option<&'static str> {
+    let words = words::split(line).ok()?;
+    builtins::find(words.first()?).map(|b| b.name)
+}
+
 /// Splits `line` and starts its builtin.
 pub fn run(
     ctx: &mut Services,

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// The real server as the harness builds it, without the per-second request limit (these
 /// tests make many calls at one instant).
 fn server_with(ctx: Ctx) -> McpServer<Ctx> {
-    let mut config = rpc::mcp::Config::new("7.0.0", None);
+    let mut config = crate::tools::testing::harness::config();
     config.limits.requests_per_second = 1 << 20;
     let entropy: rpc::mcp::Entropy = Box::new(|buf: &mut [u8]| buf.fill(7));
     let ctx = alloc::rc::Rc::new(core::cell::RefCell::new(ctx));

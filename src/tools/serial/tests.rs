@@ -328,6 +328,7 @@ fn read_as(ctx: &mut crate::tools::Ctx, args: serde_json::Value, secrets: Secret
         client_capabilities: &Value::Null,
         input_responses: None,
         request_state: None,
+        sees_secrets: secrets == Secrets::Reveal,
     };
     match super::read_console(ctx, &call, secrets) {
         Ok(Started::Done(out)) => {

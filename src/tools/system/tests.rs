@@ -366,13 +366,18 @@ fn audited(policy: &str) -> rpc::mcp::McpServer<crate::tools::Ctx> {
     let mut fs = Overlay::new(None, 1 << 20);
     fs.mkdir("/tmp").unwrap();
     ctx.services_mut().fs = Some(fs);
-    let mut config = rpc::mcp::Config::new("7.0.0", None);
-    config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
+    let mut config = crate::tools::testing::harness::config();
+    config.policy = rpc::mcp::Policy::parse_or_observe(policy).0;
     ctx.services_mut().policy = config.policy.text().into();
     let log = ctx.services_mut().audit.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
+        use crate::services::audit::Kind;
+        let kind = match r.event.is_login_failures() {
+            true => Kind::LoginFailures(r.event.failed_logins()),
+            false => Kind::Call,
+        };
         log.borrow_mut()
-            .push(&alloc::string::ToString::to_string(r));
+            .push(kind, &alloc::string::ToString::to_string(r));
     }));
     let mut n = 0u8;
     let entropy: rpc::mcp::Entropy = alloc::boxed::Box::new(move |b: &mut [u8]| {
@@ -406,26 +411,30 @@ fn writes_are_audited_in_the_resource_and_the_shell_without_their_data() {
     call(&mut s, "fs.read", json!({"path": "/tmp/note"}));
     let text = audit_text(&mut s);
     let lines: std::vec::Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
     assert!(
-        lines[0].starts_with("# 2 audit lines since boot, 2 kept, 0 dropped"),
+        lines[0].starts_with("# audit lines of calls since boot: 2, 2 kept, 0 dropped"),
         "{text}"
     );
     assert!(
-        lines[1].ends_with("stateless fs.write {content=<16 bytes>,path=\"/tmp/note\"} -> ok"),
+        lines[1].ends_with("stateless fs.write {path=\"/tmp/note\",content=<16 bytes>} -> ok"),
         "{text}"
     );
     assert!(
         lines[2].contains("fs.remove {path=\"/tmp/missing\"} -> E_NOENT"),
         "{text}"
     );
+    assert!(lines[3].starts_with("# failed-login summaries"), "{text}");
     assert!(!text.contains("secret"));
     // The shell shows the same lines (and its own call, which is destructive, comes after).
     let r = call(&mut s, "shell.exec", json!({"command": "audit"}));
     let out = r["structuredContent"]["output"]
         .as_str()
         .unwrap_or_default();
-    assert!(out.contains("fs.write {content=<16 bytes>"), "{r}");
+    assert!(
+        out.contains("fs.write {path=\"/tmp/note\",content=<16 bytes>}"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -436,13 +445,13 @@ fn the_policy_shows_in_status_and_bad_values_fail_closed() {
     let r = call(&mut s, "echo", json!({"text": "x"}));
     assert_eq!(
         r["content"][0]["text"],
-        "E_PERM: echo is outside mcp.policy=fs.*,status"
+        "E_PERM: echo (observe) is outside mcp.policy=fs.*,status"
     );
     let mut s = audited("fs.*,,status");
     let r = request(&mut s, "resources/read", json!({"uri": "irix7://status"}));
     let text = r["result"]["contents"][0]["text"].as_str().unwrap();
     assert!(
-        text.contains("policy      read-only (the configured \"fs.*,,status\" is invalid)\n"),
+        text.contains("policy      observe (the configured \"fs.*,,status\" is invalid)\n"),
         "{text}"
     );
     let r = call(
@@ -454,18 +463,18 @@ fn the_policy_shows_in_status_and_bad_values_fail_closed() {
         r["content"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("E_PERM: fs.write is outside mcp.policy=read-only")
+            .starts_with("E_PERM: fs.write (operate) is outside mcp.policy=observe")
     );
     let listed = request(&mut s, "tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().unwrap();
     assert!(
         tools
             .iter()
-            .all(|t| t["annotations"]["readOnlyHint"] == true)
+            .all(|t| t["_meta"]["irix7/privilege"] == "observe")
     );
     assert!(tools.iter().any(|t| t["name"] == "fs.read"));
     assert!(
         audit_text(&mut s)
-            .contains("fs.write {content=<1 bytes>,path=\"/tmp/x\"} -> refused by policy")
+            .contains("fs.write {path=\"/tmp/x\",content=<1 bytes>} -> refused by policy")
     );
 }

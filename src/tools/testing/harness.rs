@@ -8,13 +8,21 @@ use rpc::mcp::McpServer;
 use rpc::testing::{McpRequest, drain, last_message};
 use serde_json::{Value, json};
 
+/// The module's configuration as the board builds it, minus what the environment adds: the
+/// module's capability table, no token.
+pub fn config() -> rpc::mcp::Config {
+    let mut config = rpc::mcp::Config::new("7.0.0", None);
+    config.capabilities = crate::tools::capabilities::TABLE;
+    config
+}
+
 pub fn server() -> McpServer<Ctx> {
     server_with(fake::ctx())
 }
 
 /// A server over a given context (e.g. one from [`fake::ctx_with_ring`]).
 pub fn server_with(ctx: Ctx) -> McpServer<Ctx> {
-    let config = rpc::mcp::Config::new("7.0.0", None);
+    let config = config();
     let mut counter = 0u8;
     let entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         for b in buf {
@@ -55,8 +63,8 @@ pub fn server_with_files(policy: &str) -> McpServer<Ctx> {
     if policy == "full" {
         return server_with(ctx);
     }
-    let mut config = rpc::mcp::Config::new("7.0.0", None);
-    config.policy = rpc::mcp::Policy::parse_or_read_only(policy).0;
+    let mut config = config();
+    config.policy = rpc::mcp::Policy::parse_or_observe(policy).0;
     let entropy: rpc::mcp::Entropy = alloc::boxed::Box::new(|b: &mut [u8]| b.fill(3));
     let mut s = rpc::mcp::McpServer::new(config, Rc::new(RefCell::new(ctx)), entropy);
     register(&mut s).unwrap();

@@ -31,6 +31,8 @@ pub(crate) struct Asking<C> {
     /// The arguments' JSON text, read again for each restart.
     args: String,
     caps: Value,
+    /// The caller's `ToolCall::sees_secrets`, for each restart.
+    sees_secrets: bool,
     shared: Rc<RefCell<Answers>>,
     session: u64,
     state: Option<String>,
@@ -49,6 +51,7 @@ impl<C> Asking<C> {
         gated: bool,
         args: String,
         caps: Value,
+        sees_secrets: bool,
         shared: Rc<RefCell<Answers>>,
         session: u64,
     ) -> Self {
@@ -57,6 +60,7 @@ impl<C> Asking<C> {
             gated,
             args,
             caps,
+            sees_secrets,
             shared,
             session,
             state: None,
@@ -192,6 +196,7 @@ impl<C> Asking<C> {
             client_capabilities: &self.caps,
             input_responses: Some(&self.answers),
             request_state: self.state.as_deref(),
+            sees_secrets: self.sees_secrets,
         };
         Some(confirm::start(&self.def, self.gated, &mut ctx, &call))
     }

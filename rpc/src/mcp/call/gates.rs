@@ -6,10 +6,11 @@ use crate::http::Headers;
 use crate::json::ValueRef;
 use crate::jsonrpc::RpcError;
 use crate::mcp::ErrorCode;
+use crate::mcp::authority::Privilege;
 use crate::mcp::config::{Config, Limits};
 use crate::mcp::confirm;
 use crate::mcp::limits::Calls;
-use crate::mcp::registry::{ToolEntry, ToolRegistry};
+use crate::mcp::registry::ToolEntry;
 use crate::mcp::reply;
 use crate::mcp::request::{Cx, Retry, arguments, header_text, retry_params};
 use crate::mcp::schema::Schema;
@@ -45,21 +46,21 @@ pub(crate) struct Passed<'r> {
 pub(crate) fn check<'r, C: 'static>(
     cx: &Cx<'r>,
     entry: &ToolEntry<C>,
-    tools: &ToolRegistry<C>,
     config: &Config,
     calls: &mut Calls,
     tasks: &mut Tasks<C>,
 ) -> Result<Passed<'r>, Refusal> {
     let def = &entry.def;
-    policy(tools, def)?;
+    authority(cx, entry)?;
     let args = object_arguments(cx)?;
     capabilities(cx, def)?;
     param_headers(cx, &entry.input, args)?;
     let (input_responses, request_state) = retry(cx)?;
     schema(&entry.input, args)?;
+    let opened = opened_door(cx, entry, args)?;
     concurrency(cx, calls, &config.limits)?;
     tasks_extension(cx, tasks, def)?;
-    let gated = consent(cx, config, def)?;
+    let gated = consent(cx, config, def, entry.cap.privilege.max(opened))?;
     task_room(cx, tasks, &config.limits, def)?;
     Ok(Passed {
         args,
@@ -69,17 +70,12 @@ pub(crate) fn check<'r, C: 'static>(
     })
 }
 
-/// `mcp.policy`: a tool outside it is refused before its arguments are looked at.
-fn policy<C>(tools: &ToolRegistry<C>, def: &ToolDef<C>) -> Result<(), Refusal> {
-    if tools.offers(def) {
-        return Ok(());
-    }
-    let why = format!(
-        "{} is outside mcp.policy={}",
-        def.name,
-        tools.policy().text()
-    );
-    Err(Refusal::Policy(ToolError::new(ErrorCode::Perm, why)))
+/// The caller's authority (`mcp.policy`, its token's role, a gateway's narrowing): a tool
+/// outside it is refused before its arguments are looked at.
+fn authority<C>(cx: &Cx<'_>, entry: &ToolEntry<C>) -> Result<(), Refusal> {
+    cx.authority
+        .check(entry.cap, entry.def.name)
+        .map_err(|denied| Refusal::Policy(ToolError::new(ErrorCode::Perm, denied.0)))
 }
 
 /// `arguments` is an object (or absent). The arguments are validated and handed to the tool
@@ -156,10 +152,35 @@ fn tasks_extension<C>(cx: &Cx<'_>, tasks: &Tasks<C>, def: &ToolDef<C>) -> Result
     Ok(())
 }
 
-/// A destructive tool under `mcp.confirm` needs a client that can be asked; the answer is
-/// whether the call asks the user first.
-fn consent<C>(cx: &Cx<'_>, config: &Config, def: &ToolDef<C>) -> Result<bool, Refusal> {
-    let gated = config.confirm && def.annotations.destructive;
+/// The further door the arguments open (a shell builtin) is judged like the tool: the answer
+/// is its privilege (observe when it opens none).
+fn opened_door<C>(
+    cx: &Cx<'_>,
+    entry: &ToolEntry<C>,
+    args: ValueRef<'_>,
+) -> Result<Privilege, Refusal> {
+    let Some(door) = entry.opens.and_then(|opens| opens(args)) else {
+        return Ok(Privilege::Observe);
+    };
+    cx.authority
+        .check_door(door)
+        .map_err(|denied| Refusal::Policy(ToolError::new(ErrorCode::Perm, denied.0)))?;
+    let table = cx.authority.table();
+    Ok(table
+        .judge(door, None)
+        .map_or(Privilege::Administer, |c| c.privilege))
+}
+
+/// A call that needs the administer privilege (the tool's or the door it opens) under
+/// `mcp.confirm` needs a client that can be asked; the answer is whether the call asks the
+/// user first.
+fn consent<C>(
+    cx: &Cx<'_>,
+    config: &Config,
+    def: &ToolDef<C>,
+    privilege: Privilege,
+) -> Result<bool, Refusal> {
+    let gated = config.confirm && privilege == Privilege::Administer;
     if gated && cx.caps.get("elicitation").is_none() {
         return Err(Refusal::Result(confirm::cannot_ask(def.name)));
     }

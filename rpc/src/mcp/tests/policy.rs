@@ -2,7 +2,7 @@
 //! failed logins.
 
 use super::*;
-use crate::mcp::{AuditEvent, AuditRecord, AuthFailure, Outcome, Policy, Via};
+use crate::mcp::{AuditEvent, AuditRecord, Outcome, Policy, Via};
 
 /// A server with `policy` whose audit records land in the returned list.
 fn audited(policy: &str) -> (McpServer<Ctx>, Rc<RefCell<Vec<AuditRecord>>>) {
@@ -102,9 +102,11 @@ fn each_policy_filters_the_listing_and_refuses_calls_in_both_eras() {
                 );
                 if refused {
                     let shown = if policy.is_empty() { "full" } else { policy };
-                    assert_eq!(
-                        text_of(&v),
-                        format!("E_PERM: {} is outside mcp.policy={shown}", t.name)
+                    let text = text_of(&v);
+                    assert!(text.starts_with(&format!("E_PERM: {} (", t.name)), "{text}");
+                    assert!(
+                        text.ends_with(&format!(") is outside mcp.policy={shown}")),
+                        "{text}"
                     );
                     assert_eq!(v["result"]["isError"], true);
                 }
@@ -190,7 +192,7 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
         AuditEvent::Call {
             via: Via::Stateless,
             tool: "fail".into(),
-            args: "{data=<8 bytes>,path=\"/etc/passwd\"}".into(),
+            args: "{path=\"/etc/passwd\",data=<8 bytes>}".into(),
             outcome: Outcome::Failed(ErrorCode::NotFound),
         }
     );
@@ -198,12 +200,12 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
     assert_eq!(records[0].at_ms, T0);
     assert_eq!(
         lines[0],
-        "audit 1000000 ms 127.0.0.1 stateless fail {data=<8 bytes>,path=\"/etc/passwd\"} -> E_NOT_FOUND"
+        "audit 1000000 ms 127.0.0.1 as admin stateless fail {path=\"/etc/passwd\",data=<8 bytes>} -> E_NOT_FOUND"
     );
     assert_eq!(
         lines[1],
         format!(
-            "audit 1000005 ms 127.0.0.1 session {} slow {{steps=2}} -> ok",
+            "audit 1000005 ms 127.0.0.1 as admin session {} slow {{steps=2}} -> ok",
             &sid[..8]
         )
     );
@@ -251,59 +253,99 @@ fn a_cancelled_streaming_call_is_audited_as_cancelled() {
 }
 
 #[test]
-fn failed_logins_are_audited_without_the_token_and_throttling_once_a_second() {
+fn failed_logins_are_counted_without_the_token_and_summarised_once_a_window() {
     let (mut s, seen) = audited("full");
     s.config.token = Some("the-real-token-123".into());
     let body = McpRequest::modern("server/discover", json!({}));
-    let admit = |s: &mut McpServer<Ctx>, auth: Option<&str>, now: u64| {
+    let admit = |s: &mut McpServer<Ctx>, auth: Option<&str>, peer: Peer, now: u64| {
         let mut h = body.headers();
         if let Some(a) = auth {
             h.push("Authorization", a);
         }
-        s.admit(&h, PEER, now).map(|_| ()).map_err(|r| r.status)
+        s.admit(&h, peer, now).map(|_| ()).map_err(|r| r.status)
     };
-    assert_eq!(admit(&mut s, None, T0), Err(401));
+    let other = Peer {
+        addr: [192, 168, 7, 7],
+        port: 9,
+    };
+    assert_eq!(admit(&mut s, None, PEER, T0), Err(401));
     assert_eq!(
-        admit(&mut s, Some("Bearer guess-guess-guess"), T0),
+        admit(&mut s, Some("Bearer guess-guess-guess"), PEER, T0),
         Err(401)
     );
-    assert_eq!(admit(&mut s, Some("Basic dXNlcjpwYXNz"), T0), Err(401));
-    assert_eq!(admit(&mut s, Some("Bearer the-real-token-123"), T0), Ok(()));
-    let reasons: Vec<AuditEvent> = seen.borrow().iter().map(|r| r.event.clone()).collect();
     assert_eq!(
-        reasons,
-        vec![
-            AuditEvent::AuthFailed(AuthFailure::Missing),
-            AuditEvent::AuthFailed(AuthFailure::Wrong),
-            AuditEvent::AuthFailed(AuthFailure::Missing),
-        ]
+        admit(&mut s, Some("Basic dXNlcjpwYXNz"), PEER, T0),
+        Err(401)
     );
-    // Past the limit, refusals are throttled, and recorded once a second per address.
+    assert_eq!(
+        admit(&mut s, Some("Bearer the-real-token-123"), PEER, T0),
+        Ok(())
+    );
+    // Past the throttle's limit, refusals are counted as throttled.
     let limit = s.config.limits.auth_failures_per_second;
     for _ in 0..limit + 10 {
-        let _ = admit(&mut s, Some("Bearer guess-guess-guess"), T0 + 10);
+        let _ = admit(&mut s, Some("Bearer guess-guess-guess"), PEER, T0 + 10);
     }
-    let throttled = |seen: &Vec<AuditRecord>| {
-        seen.iter()
-            .filter(|r| r.event == AuditEvent::AuthFailed(AuthFailure::Throttled))
-            .count()
-    };
-    assert_eq!(throttled(&seen.borrow()), 1);
-    for _ in 0..5 {
-        let _ = admit(&mut s, Some("Bearer guess-guess-guess"), T0 + 500);
-    }
-    assert_eq!(throttled(&seen.borrow()), 1);
+    assert_eq!(
+        admit(&mut s, Some("Bearer guess"), other, T0 + 20),
+        Err(401)
+    );
+    // Nothing is recorded while the window is open.
+    s.poll_audit(T0 + 9_999);
+    assert!(seen.borrow().is_empty());
+    s.poll_audit(T0 + 10_000);
     let lines: Vec<String> = seen.borrow().iter().map(ToString::to_string).collect();
+    // Three failures, then `limit + 10` guesses of which the throttle lets `limit - 3` through.
+    let (wrong, throttled) = (1 + limit - 3, 13);
+    assert_eq!(
+        lines,
+        vec![
+            format!(
+                "audit {T0} ms 127.0.0.1 {} failed logins in 10 s \
+                 (wrong token {wrong}, missing token 2, throttled {throttled})",
+                limit + 13
+            ),
+            format!(
+                "audit {T0} ms 192.168.7.7 1 failed logins in 10 s \
+                 (wrong token 1, missing token 0, throttled 0)"
+            ),
+        ]
+    );
     assert!(
         lines
             .iter()
             .all(|l| !l.contains("guess") && !l.contains("real-token") && !l.contains("dXNl"))
     );
-    assert!(
-        lines[1].ends_with("127.0.0.1 auth failed: wrong token"),
-        "{}",
-        lines[1]
-    );
+}
+
+#[test]
+fn a_repeated_argument_key_is_refused_naming_it_in_both_eras_and_nothing_runs() {
+    let (mut s, seen) = audited("full");
+    let (sid, _) = initialize(&mut s, "2025-11-25", T0);
+    let args = json!({"path": "/tmp/decoy", "paTH": "/etc/passwd", "data": "eA=="});
+    for legacy in [false, true] {
+        let req = match legacy {
+            true => McpRequest::legacy(
+                &sid,
+                "tools/call",
+                json!({"name": "fail", "arguments": args}),
+            ),
+            false => McpRequest::modern("tools/call", json!({"name": "fail", "arguments": args})),
+        };
+        let body = String::from_utf8(req.body())
+            .unwrap()
+            .replace("\"paTH\"", "\"path\"");
+        let h: Vec<(String, String)> = req.header_list();
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut r = post(&mut s, &h, &body, T0 + 1);
+        let v = crate::testing::last_message(&body_bytes(&mut r, T0 + 1)).expect("an answer");
+        assert_eq!(v["error"]["code"], -32602, "{v}");
+        assert_eq!(
+            v["error"]["message"], "Invalid params: the key \"path\" is given twice",
+            "{v}"
+        );
+    }
+    assert!(seen.borrow().is_empty(), "{:?}", seen.borrow());
 }
 
 /// A server with `mcp.confirm` on, auditing.

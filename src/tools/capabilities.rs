@@ -1,0 +1,139 @@
+//! The capability table: every door into the machine — each tool, resource, template,
+//! subscription, HTTP route and shell builtin — and the one capability (with its privilege)
+//! it exercises. `mcp.policy`, the tokens' roles, `mcp.confirm` and a gateway's narrowing all
+//! act on this table (see `rpc::mcp::authority`), and `docs/tools.md` shows it. A door
+//! missing here is refused to everyone; the tests fail when anything reachable is missing.
+
+use super::shell;
+use rpc::mcp::authority::{Capability, Door, EVENT_STREAM_ROUTE, Opener, Privilege, Table};
+
+use Door::{Builtin, Resource, Route, Template, Tool, Watch};
+use Privilege::{Administer, Observe, Operate};
+
+/// The route of the status page's details (the open page needs nothing).
+pub const STATUS_DETAILS: &str = "GET /";
+/// The whole screen as a BMP.
+pub const SCREEN_BMP: &str = "GET /screen.bmp";
+
+/// The table the module's server judges by.
+pub const TABLE: Table = Table {
+    rows: ROWS,
+    openers: &[Opener {
+        tool: "shell.exec",
+        door: shell::opened_door,
+    }],
+};
+
+const fn row(name: &'static str, privilege: Privilege, doors: &'static [Door]) -> Capability {
+    Capability {
+        name,
+        privilege,
+        doors,
+    }
+}
+
+const ROWS: &[Capability] = &[
+    // Observe: read state.
+    row(
+        "status",
+        Observe,
+        &[
+            Tool("status"),
+            Resource("irix7://status"),
+            Resource("irix7://net"),
+            Resource("irix7://mem"),
+            Watch("irix7://status"),
+            Route(STATUS_DETAILS),
+            Builtin("uname"),
+            Builtin("uptime"),
+            Builtin("time"),
+            Builtin("status"),
+            Builtin("net"),
+            Builtin("mem"),
+        ],
+    ),
+    row(
+        "echo",
+        Observe,
+        &[Tool("echo"), Builtin("echo"), Builtin("help")],
+    ),
+    row("session", Observe, &[Route(EVENT_STREAM_ROUTE)]),
+    row(
+        "audit.read",
+        Observe,
+        &[Resource("irix7://audit"), Builtin("audit")],
+    ),
+    row(
+        "serial.read",
+        Observe,
+        &[
+            Tool("serial.read"),
+            Resource("irix7://serial"),
+            Watch("irix7://serial"),
+        ],
+    ),
+    row(
+        "screen.capture",
+        Observe,
+        &[
+            Tool("screen.capture"),
+            Resource("irix7://screen"),
+            Route(SCREEN_BMP),
+        ],
+    ),
+    row(
+        "proc.list",
+        Observe,
+        &[Tool("proc.list"), Resource("irix7://proc"), Builtin("ps")],
+    ),
+    row(
+        "dev.list",
+        Observe,
+        &[Tool("dev.list"), Resource("irix7://dev")],
+    ),
+    row("irq.list", Observe, &[Tool("irq.list")]),
+    row("dma.list", Observe, &[Tool("dma.list")]),
+    row("fs.stat", Observe, &[Tool("fs.stat")]),
+    row("fs.readlink", Observe, &[Tool("fs.readlink")]),
+    row("fs.list", Observe, &[Tool("fs.list"), Builtin("ls")]),
+    row(
+        "fs.read",
+        Observe,
+        &[
+            Tool("fs.read"),
+            Template("irix7://fs/{+path}"),
+            Builtin("cat"),
+        ],
+    ),
+    // Operate: change what a reset undoes.
+    row("console.write", Operate, &[Tool("console.write")]),
+    row("serial.write", Operate, &[Tool("serial.write")]),
+    row("fs.write", Operate, &[Tool("fs.write")]),
+    row("fs.mkdir", Operate, &[Tool("fs.mkdir")]),
+    row(
+        "shell.exec",
+        Operate,
+        &[Tool("shell.exec"), Builtin("sleep")],
+    ),
+    // Administer: the rest.
+    row("fs.remove", Administer, &[Tool("fs.remove")]),
+    row("input.keys", Administer, &[Tool("input.keys")]),
+    row(
+        "system.reset",
+        Administer,
+        &[Tool("system.reset"), Builtin("reboot")],
+    ),
+    row(
+        "system.poweroff",
+        Administer,
+        &[Tool("system.poweroff"), Builtin("poweroff")],
+    ),
+    row("mem.read", Administer, &[Tool("mem.read")]),
+    row("mem.write", Administer, &[Tool("mem.write")]),
+    row("mmio.read", Administer, &[Tool("mmio.read")]),
+    row("mmio.write", Administer, &[Tool("mmio.write")]),
+    row("block.read", Administer, &[Tool("block.read")]),
+];
+
+#[cfg(test)]
+mod tests;
