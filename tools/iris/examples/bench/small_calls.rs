@@ -116,11 +116,11 @@ pub fn run(image_path: &str, r: &mut Report) {
 }
 
 /// `serial.read` of 1 KiB of console text: one console write of exactly that many bytes
-/// (sixteen 64-byte lines), read back from its offset, so every image reads the same bytes
-/// whatever its boot banner.
+/// (sixteen 64-byte lines, each 58 bytes of text behind the 6-byte mark `[mcp] `), read back
+/// from its offset, so every image reads the same bytes whatever its boot banner.
 fn serial_read_request(rig: &mut Rig, c: &mut Client) -> Vec<u8> {
     let line = format!(
-        "{:<63}\n",
+        "{:<57}\n",
         "irix7 bench: a line of console text to read back"
     );
     let text = line.repeat((SERIAL_BYTES / 64) as usize);
