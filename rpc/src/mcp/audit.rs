@@ -5,7 +5,6 @@
 
 use super::authority::Privilege;
 use super::error_code::ErrorCode;
-use super::login_failures::WINDOW_MS;
 use super::registry::ToolEntry;
 use super::request::Cx;
 use crate::json::{Kind, ValueRef};
@@ -86,6 +85,9 @@ pub enum AuthFailure {
     /// Too many failures from this address in the last second: refused unlooked-at.
     Throttled,
 }
+
+/// How long failed logins are counted before they are summarised (see `login_failures`).
+pub const WINDOW_MS: u64 = 10_000;
 
 /// Failed logins counted over a window (see `login_failures`): in all, and by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -6,11 +6,10 @@
 //! (addresses past the table, or past the lines a window may write) is still counted, in one
 //! more record.
 
+pub use super::audit::WINDOW_MS;
 use super::audit::{AuditEvent, AuditRecord, AuthFailure, FailureCount};
 use alloc::vec::Vec;
 
-/// How long failures are counted before they are summarised.
-pub const WINDOW_MS: u64 = 10_000;
 /// Addresses counted one by one in a window; failures from more are counted together.
 pub const MAX_ADDRESSES: usize = 32;
 /// Summaries of single addresses written per window (the addresses with the most failures);
@@ -75,7 +74,7 @@ impl LoginFailures {
         self.since = None;
         let mut table = core::mem::take(&mut self.by_address);
         // The most failures first; ties in the order the addresses came.
-        table.sort_by(|a, b| b.1.failures.cmp(&a.1.failures));
+        table.sort_by_key(|a| core::cmp::Reverse(a.1.failures));
         let untracked = core::mem::take(&mut self.untracked);
         let mut others = untracked;
         let mut folded = 0u32;
