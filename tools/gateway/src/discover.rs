@@ -33,7 +33,8 @@ const QUOTE_MAX: usize = 80;
 pub struct Found {
     /// The instance name, made a lab machine name (letters, digits, `-`, `_`).
     pub name: String,
-    /// The address it answered from (its first IPv4 address, in order).
+    /// The address it answered from: its lowest IPv4 address, a link-local one only if it
+    /// has no other.
     pub ip: Ipv4Addr,
     pub port: u16,
     pub url: String,
@@ -113,8 +114,8 @@ fn sorted(answers: Vec<Result<Found, Refused>>) -> Browse {
     out
 }
 
-/// A resolved instance as a lab machine: its first IPv4 address, port and TXT `path`; or why
-/// it is refused.
+/// A resolved instance as a lab machine: its address, port and TXT `path`; or why it is
+/// refused.
 fn found_of(s: &ResolvedService) -> Result<Found, Refused> {
     let full = s.get_fullname();
     let refuse = |why: String| Refused {
@@ -138,7 +139,7 @@ fn found_of(s: &ResolvedService) -> Result<Found, Refused> {
             IpAddr::V6(_) => None,
         })
         .filter(|ip| !(ip.is_unspecified() || ip.is_multicast() || ip.is_broadcast()))
-        .min()
+        .min_by_key(|ip| (ip.is_link_local(), *ip))
         .ok_or_else(|| refuse("no usable IPv4 address".into()))?;
     let path = txt(s, "path", PATH_MAX)
         .map_err(&refuse)?
