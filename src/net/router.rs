@@ -329,6 +329,60 @@ mod tests {
     }
 
     #[test]
+    fn the_routes_follow_the_roles_of_the_capability_table() {
+        let mut r = router(Some(board()), Some("admin-token-0123456"));
+        let roles = "watcher:observe:watcher-token-01234,tty:serial.read:tty-token-012345678";
+        let tokens = rpc::mcp::authority::parse_tokens(roles, |_| Ok(())).unwrap();
+        let config = {
+            let mut c = crate::tools::testing::harness::config();
+            c.token = Some("admin-token-0123456".into());
+            c.tokens = tokens;
+            c
+        };
+        let ctx = r.mcp.context().clone();
+        let entropy: rpc::mcp::Entropy = Box::new(|b: &mut [u8]| b.fill(7));
+        r.mcp = McpServer::with_catalog_of(&r.mcp, config, ctx, entropy);
+        // The screen is observe: the watcher gets it, a role without screen.capture does not.
+        assert_eq!(
+            get(&mut r, Method::Get, Some("Bearer watcher-token-01234"))
+                .0
+                .status,
+            200
+        );
+        let (resp, body) = get(&mut r, Method::Get, Some("Bearer tty-token-012345678"));
+        assert_eq!(resp.status, 403);
+        let why = text(&body, &resp);
+        assert!(
+            why.contains("screen.capture") && why.contains("token tty"),
+            "{why}"
+        );
+        // The status page's details are the status capability.
+        let page = |r: &mut Router, auth| {
+            let (resp, body) = request(r, Method::Get, "/", &[], Some(auth));
+            text(&body, &resp).contains("module heap")
+        };
+        assert!(page(&mut r, "Bearer watcher-token-01234"));
+        assert!(!page(&mut r, "Bearer tty-token-012345678"));
+        // The legacy event stream is the session capability.
+        let (resp, _) = request(
+            &mut r,
+            Method::Get,
+            "/mcp",
+            &[],
+            Some("Bearer tty-token-012345678"),
+        );
+        assert_eq!(resp.status, 403);
+        let (resp, _) = request(
+            &mut r,
+            Method::Get,
+            "/mcp",
+            &[],
+            Some("Bearer watcher-token-01234"),
+        );
+        assert_ne!(resp.status, 403);
+    }
+
+    #[test]
     fn the_status_page_shows_details_only_with_the_token() {
         let mut r = router(None, Some("a-token-of-16-chars"));
         let (resp, body) = request(&mut r, Method::Get, "/", &[], None);

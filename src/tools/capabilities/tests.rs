@@ -262,6 +262,23 @@ fn every_role_meets_what_the_table_says_at_every_door_in_both_eras() {
                             let v = send(&mut s, req, secret, narrowing);
                             assert_eq!(!refused(&v), want, "subscribed: {at}: {v}");
                         }
+                        Watch(uri) => {
+                            // `subscriptions/listen` acknowledges only what may be watched.
+                            let params = json!({"notifications": {"resourceSubscriptions": [uri]}});
+                            let req = mk("subscriptions/listen", params)
+                                .accept("application/json, text/event-stream")
+                                .header("Authorization", &alloc::format!("Bearer {secret}"));
+                            let req = match narrowing {
+                                Some(n) => req.header(NARROWING_HEADER, n),
+                                None => req,
+                            };
+                            let mut resp = req.send(&mut s, 1000);
+                            let (body, _) = drain(&mut resp, 1000, 3);
+                            let ack = rpc::testing::messages(&body);
+                            let honored =
+                                &ack[0]["params"]["notifications"]["resourceSubscriptions"];
+                            assert_eq!(honored == &json!([uri]), want, "listened: {at}: {ack:?}");
+                        }
                         Builtin(name) => {
                             // Through the shell: its own capability, then the builtin's.
                             let shell = allowed(Tool("shell.exec"));
@@ -270,8 +287,34 @@ fn every_role_meets_what_the_table_says_at_every_door_in_both_eras() {
                             let v = send(&mut s, mk("tools/call", call), secret, narrowing);
                             assert_eq!(!refused(&v), want && shell, "ran: {at}: {v}");
                         }
-                        Watch(_) | Route(_) => {}
+                        Route(_) => {}
                     }
+                }
+            }
+            // Through tasks: a client of the tasks extension whose call would wait becomes a
+            // task only when the authority lets the call start.
+            if !legacy {
+                let caps = json!({"extensions": {rpc::mcp::TASKS_EXTENSION: {}}});
+                let args = json!({"wait_ms": 60_000, "until": "never printed by the fake"});
+                let req = McpRequest::modern(
+                    "tools/call",
+                    json!({"name": "serial.read", "arguments": args}),
+                )
+                .capabilities(caps);
+                let v = send(&mut s, req, secret, narrowing);
+                let want = allowed(Tool("serial.read"));
+                assert_eq!(
+                    v["result"]["resultType"] == "task",
+                    want,
+                    "{role} task: {v}"
+                );
+                assert_eq!(refused(&v), !want, "{role} task: {v}");
+                // Cancelled, so the console's waiters are free for the next holder.
+                if let Some(id) = v["result"]["taskId"].as_str() {
+                    let caps = json!({"extensions": {rpc::mcp::TASKS_EXTENSION: {}}});
+                    let req = McpRequest::modern("tasks/cancel", json!({"taskId": id}))
+                        .capabilities(caps);
+                    send(&mut s, req, secret, narrowing);
                 }
             }
             // Inside a legacy batch (protocol 2025-03-26), each item is judged alone.
