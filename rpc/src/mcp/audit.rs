@@ -4,7 +4,6 @@
 //! file data, payloads or tokens: arguments are summarised (see [`summarise_args`]).
 
 use super::error_code::ErrorCode;
-use super::login_failures::WINDOW_MS;
 use super::request::Cx;
 use super::tool::ToolDef;
 use crate::json::{Kind, ValueRef};
@@ -86,6 +85,9 @@ pub enum AuthFailure {
     Throttled,
 }
 
+/// How long failed logins are counted before they are summarised (see `login_failures`).
+pub const LOGIN_WINDOW_MS: u64 = 10_000;
+
 /// Failed logins counted over a window (see `login_failures`): in all, and by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FailureCount {
@@ -121,7 +123,7 @@ impl fmt::Display for FailureCount {
             f,
             "{} failed logins in {} s (wrong token {}, missing token {}, throttled {})",
             self.failures,
-            WINDOW_MS / 1000,
+            LOGIN_WINDOW_MS / 1000,
             self.wrong,
             self.missing,
             self.throttled

@@ -1,16 +1,14 @@
 //! Failed logins, counted rather than recorded one each: anyone who can reach the port can
 //! fail a login, as fast as the network carries requests, and a line per failure would flush
 //! the audit trail (and crowd the serial console) in seconds. Failures are counted per client
-//! address over a window of [`WINDOW_MS`]; when it closes, each address gets one summary
+//! address over a window of [`LOGIN_WINDOW_MS`]; when it closes, each address gets one summary
 //! record, a bounded number of them per window, and whatever is not shown by address
 //! (addresses past the table, or past the lines a window may write) is still counted, in one
 //! more record.
 
-use super::audit::{AuditEvent, AuditRecord, AuthFailure, FailureCount};
+use super::audit::{AuditEvent, AuditRecord, AuthFailure, FailureCount, LOGIN_WINDOW_MS};
 use alloc::vec::Vec;
 
-/// How long failures are counted before they are summarised.
-pub const WINDOW_MS: u64 = 10_000;
 /// Addresses counted one by one in a window; failures from more are counted together.
 pub const MAX_ADDRESSES: usize = 32;
 /// Summaries of single addresses written per window (the addresses with the most failures);
@@ -60,7 +58,7 @@ impl LoginFailures {
     /// emptied.
     pub(crate) fn close_due(&mut self, now_ms: u64) -> Vec<AuditRecord> {
         match self.since {
-            Some(since) if now_ms >= since.saturating_add(WINDOW_MS) => self.close(since),
+            Some(since) if now_ms >= since.saturating_add(LOGIN_WINDOW_MS) => self.close(since),
             _ => Vec::new(),
         }
     }
@@ -74,8 +72,8 @@ impl LoginFailures {
     fn close(&mut self, since: u64) -> Vec<AuditRecord> {
         self.since = None;
         let mut table = core::mem::take(&mut self.by_address);
-        // The most failures first; ties in the order the addresses came.
-        table.sort_by(|a, b| b.1.failures.cmp(&a.1.failures));
+        // The most failures first (sorted in place: no scratch memory to ask the heap for).
+        table.sort_unstable_by_key(|(_, c)| core::cmp::Reverse(c.failures));
         let untracked = core::mem::take(&mut self.untracked);
         let mut others = untracked;
         let mut folded = 0u32;
@@ -137,8 +135,8 @@ mod tests {
         }
         assert!(f.count(addr(2), AuthFailure::Wrong, T0 + 5_000).is_empty());
         // Nothing is written while the window is open.
-        assert!(f.close_due(T0 + WINDOW_MS - 1).is_empty());
-        let closed = f.close_due(T0 + WINDOW_MS);
+        assert!(f.close_due(T0 + LOGIN_WINDOW_MS - 1).is_empty());
+        let closed = f.close_due(T0 + LOGIN_WINDOW_MS);
         assert_eq!(
             lines(&closed),
             [
@@ -148,7 +146,7 @@ mod tests {
                  (wrong token 1, missing token 0, throttled 0)",
             ]
         );
-        assert!(f.close_due(T0 + 10 * WINDOW_MS).is_empty());
+        assert!(f.close_due(T0 + 10 * LOGIN_WINDOW_MS).is_empty());
         // The next failure opens a new window; one counted late closes the old one first.
         assert!(f.count(addr(1), AuthFailure::Wrong, T0 + 20_000).is_empty());
         let closed = f.count(addr(1), AuthFailure::Wrong, T0 + 30_000);
@@ -169,7 +167,7 @@ mod tests {
                 all += 1;
             }
         }
-        let closed = f.close_due(T0 + WINDOW_MS);
+        let closed = f.close_due(T0 + LOGIN_WINDOW_MS);
         assert_eq!(closed.len(), SHOWN + 1, "{:#?}", lines(&closed));
         // The addresses shown are those of the table with the most failures: the 33rd and
         // later addresses found the table full, and are counted with the rest.
@@ -208,7 +206,7 @@ mod tests {
         for i in 0..SHOWN + 2 {
             f.count(addr(i), AuthFailure::Missing, T0);
         }
-        let closed = f.close_due(T0 + WINDOW_MS);
+        let closed = f.close_due(T0 + LOGIN_WINDOW_MS);
         assert_eq!(closed.len(), SHOWN + 1);
         assert!(lines(&closed)[SHOWN].ends_with("from 2 more addresses"));
     }
