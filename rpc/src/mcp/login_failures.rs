@@ -24,8 +24,6 @@ pub(crate) struct LoginFailures {
     by_address: Vec<([u8; 4], FailureCount)>,
     /// Failures from addresses the table had no room for.
     untracked: FailureCount,
-    /// Failures since boot.
-    total: u64,
 }
 
 impl LoginFailures {
@@ -39,7 +37,6 @@ impl LoginFailures {
     ) -> Vec<AuditRecord> {
         let closed = self.close_due(now_ms);
         self.since.get_or_insert(now_ms);
-        self.total = self.total.saturating_add(1);
         let slot = match self.by_address.iter().position(|(a, _)| *a == client) {
             Some(i) => self.by_address.get_mut(i).map(|(_, c)| c),
             None if self.by_address.len() < MAX_ADDRESSES
@@ -61,12 +58,6 @@ impl LoginFailures {
             Some(since) if now_ms >= since.saturating_add(LOGIN_WINDOW_MS) => self.close(since),
             _ => Vec::new(),
         }
-    }
-
-    /// Failures counted since boot (the open window's included).
-    #[cfg(test)]
-    pub(crate) fn total(&self) -> u64 {
-        self.total
     }
 
     fn close(&mut self, since: u64) -> Vec<AuditRecord> {
@@ -153,7 +144,6 @@ mod tests {
         assert_eq!(closed.len(), 1);
         assert_eq!(closed[0].event.failed_logins(), 1);
         assert_eq!(closed[0].at_ms, T0 + 20_000);
-        assert_eq!(f.total(), 203);
     }
 
     #[test]
