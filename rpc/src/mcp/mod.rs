@@ -15,6 +15,7 @@ macro_rules! copy_for_any_context {
     };
 }
 
+mod arg_summary;
 mod audit;
 mod base64;
 mod call;
@@ -53,9 +54,8 @@ mod version;
 #[cfg(test)]
 mod tests;
 
-pub use audit::{
-    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via, summarise_args,
-};
+pub use arg_summary::summarise_args;
+pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;
 pub use policy::{Policy, PolicyError, Rule as PolicyRule};
