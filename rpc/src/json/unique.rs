@@ -67,21 +67,23 @@ fn key_str<'t>(text: &'t str, k: &Node) -> Option<Str<'t>> {
 
 /// A key of the object at `all[at]` given twice.
 fn object_repeat<'t>(text: &'t str, all: &[Node], at: usize, object: &Node) -> Repeat<'t> {
+    // One walk: plain keys into a small array on the stack, compared there; an escaped key or
+    // one key too many sends the object to the sort.
+    let mut small: [&'t str; PAIRWISE] = [""; PAIRWISE];
     let mut count = 0usize;
-    let mut escaped = false;
+    let mut plain = true;
     for k in keys(all, at, object) {
+        let key = key_str(text, k).and_then(Str::plain);
+        match (key, small.get_mut(count)) {
+            (Some(key), Some(slot)) if plain => *slot = key,
+            _ => plain = false,
+        }
         count += 1;
-        escaped |= k.escaped;
     }
-    if count < 2 {
-        return Repeat::None;
-    }
-    if count <= PAIRWISE && !escaped {
-        // Plain keys are their text: compared in place.
-        let plain = |k: &Node| key_str(text, k).and_then(Str::plain).unwrap_or("");
-        for (i, a) in keys(all, at, object).enumerate() {
-            let a = plain(a);
-            if keys(all, at, object).take(i).any(|b| plain(b) == a) {
+    if plain {
+        let keys = small.get(..count).unwrap_or(&[]);
+        for (i, a) in keys.iter().enumerate() {
+            if keys.get(..i).unwrap_or(&[]).contains(a) {
                 return Repeat::Key(Cow::Borrowed(a));
             }
         }
