@@ -198,9 +198,9 @@ def test_a_denied_capability_is_refused_through_the_shell_too(lab):
     machine refuses the capability through every door: `shell.exec poweroff` is refused and
     the rig stays up (a powered-off rig ends its process).
 
-    Needs the module side of the header. Until the machines publish each tool's privilege in
-    `tools/list` (`_meta` `irix7/privilege`, which comes with it) this test is skipped: on a
-    module without it, the call would power the rig off and take the rest of the lab down."""
+    The machines publish each tool's privilege in `tools/list` (`_meta` `irix7/privilege`):
+    without it the call would power the rig off and take the rest of the lab down, so the
+    test stops before calling when it is missing."""
     machine = lab.names[0]
 
     async def go():
@@ -216,9 +216,7 @@ def test_a_denied_capability_is_refused_through_the_shell_too(lab):
             return before, off, after, echo
 
     got = run(go())
-    if got is None:
-        pytest.skip("the machines do not publish tool privileges yet: the module side of "
-                    "Irix7-Policy is not built")
+    assert got is not None, "the machines publish no tool privileges (_meta irix7/privilege)"
     before, off, after, echo = got
     assert not before.is_error, before
     refused = off.is_error or (off.structured_content or {}).get("exit_status") not in (0, None)
@@ -228,6 +226,41 @@ def test_a_denied_capability_is_refused_through_the_shell_too(lab):
     assert after.structured_content["uptime_ms"] > before.structured_content["uptime_ms"], \
         "the rig did not reboot or power off"
     assert not echo.is_error and "still here" in _text(echo), echo
+
+
+def test_every_tool_through_the_gateway_follows_the_capability_table(lab):
+    """The privilege matrix through the gateway: every tool it lists carries the machine's
+    capability and privilege, none of them the lab's denied one; a call with arguments no
+    schema takes reaches the machine's schema check for every listed tool (nothing runs), and
+    the denied one is refused by the gateway (`E_DENIED`). The next test shows the machine
+    refusing the same capability through the shell, from the narrowing the gateway sent."""
+    machine = lab.names[0]
+    denied = {"system.poweroff"}
+
+    async def go():
+        async with lab.client() as c:
+            listed = lab.keep(await c.list_tools()).model_dump(mode="json", by_alias=True)
+            seen = []
+            for t in listed["tools"]:
+                meta = t.get("_meta") or {}
+                cap = meta.get("irix7/capability")
+                if t["name"].startswith("lab."):
+                    continue
+                assert cap and meta.get("irix7/privilege") in ("observe", "operate", "administer"), t
+                try:
+                    r = await _call(c, lab, t["name"], machine, {"matrix-probe": 1})
+                    seen.append((t["name"], cap, _text(r)))
+                except Exception as e:  # a JSON-RPC error: the schema refused the arguments
+                    seen.append((t["name"], cap, f"rpc error: {e}"))
+            off = await _call(c, lab, "system.poweroff", machine, {"matrix-probe": 1})
+            return seen, _text(off)
+
+    seen, refused = run(go())
+    assert len(seen) >= 20, seen
+    for name, cap, text in seen:
+        assert cap not in denied, f"{name} ({cap}) is listed though the lab denies it"
+        assert not text.startswith("E_DENIED") and not text.startswith("E_PERM"), (name, text)
+    assert refused.startswith("E_DENIED"), refused
 
 
 def test_gateway_refuses_without_its_token_a_machine_token_or_an_origin(lab):

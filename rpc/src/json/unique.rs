@@ -13,8 +13,9 @@ use super::value_ref::ValueRef;
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
-/// Most keys of an object compared pairwise (at most 120 comparisons of plain text); an
-/// object with more, or with a key holding an escape, has its keys decoded and sorted.
+/// Most keys of an object compared pairwise (at most 120 comparisons, most of them of two
+/// lengths); an object with more, or with a key holding an escape, has its keys decoded and
+/// sorted.
 const PAIRWISE: usize = 16;
 
 /// What [`ValueRef::repeated_key`] found.
@@ -56,9 +57,14 @@ fn keys<'n>(all: &'n [Node], at: usize, object: &Node) -> impl Iterator<Item = &
             return None;
         }
         let k = all.get(i)?;
-        i = all.get(i + 1)?.next.max(i + 2);
+        i = next_key(all, i);
         Some(k)
     })
+}
+
+/// Where the key after the key at `all[i]` is (past its value).
+fn next_key(all: &[Node], i: usize) -> usize {
+    all.get(i + 1).map_or(i + 2, |v| v.next.max(i + 2))
 }
 
 fn key_str<'t>(text: &'t str, k: &Node) -> Option<Str<'t>> {
@@ -67,24 +73,35 @@ fn key_str<'t>(text: &'t str, k: &Node) -> Option<Str<'t>> {
 
 /// A key of the object at `all[at]` given twice.
 fn object_repeat<'t>(text: &'t str, all: &[Node], at: usize, object: &Node) -> Repeat<'t> {
-    let mut count = 0usize;
-    let mut escaped = false;
-    for k in keys(all, at, object) {
+    // Plain keys are compared as they are written, each with the keys before it, straight on
+    // the tape: most pairs differ in length and cost one comparison of integers. An escaped
+    // key, or one key too many, sends the object to the sort.
+    let bytes = text.as_bytes();
+    let (mut count, mut plain) = (0usize, true);
+    let mut i = at + 1;
+    while i < object.next {
+        let Some(k) = all.get(i) else {
+            break;
+        };
         count += 1;
-        escaped |= k.escaped;
-    }
-    if count < 2 {
-        return Repeat::None;
-    }
-    if count <= PAIRWISE && !escaped {
-        // Plain keys are their text: compared in place.
-        let plain = |k: &Node| key_str(text, k).and_then(Str::plain).unwrap_or("");
-        for (i, a) in keys(all, at, object).enumerate() {
-            let a = plain(a);
-            if keys(all, at, object).take(i).any(|b| plain(b) == a) {
-                return Repeat::Key(Cow::Borrowed(a));
+        plain &= !k.escaped && count <= PAIRWISE;
+        if plain {
+            let mut j = at + 1;
+            while j < i {
+                let same = all.get(j).is_some_and(|b| {
+                    b.end.wrapping_sub(b.start) == k.end.wrapping_sub(k.start)
+                        && bytes.get(b.start..b.end) == bytes.get(k.start..k.end)
+                });
+                if same {
+                    let key = key_str(text, k).and_then(Str::plain).unwrap_or("");
+                    return Repeat::Key(Cow::Borrowed(key));
+                }
+                j = next_key(all, j);
             }
         }
+        i = next_key(all, i);
+    }
+    if plain {
         return Repeat::None;
     }
     let mut scratch: Vec<Cow<'t, str>> = Vec::new();

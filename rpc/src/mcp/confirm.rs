@@ -6,7 +6,7 @@
 //! This is a safeguard for the person behind an agent, not an authentication: a client that
 //! answers for itself can always say yes.
 
-use super::audit::summarise_args;
+use super::arg_summary::summarise_args;
 use super::error_code::ErrorCode;
 use super::tool::{InputRequired, Started, ToolCall, ToolDef, ToolError};
 use crate::json::ValueRef;

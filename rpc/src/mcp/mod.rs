@@ -15,6 +15,7 @@ macro_rules! copy_for_any_context {
     };
 }
 
+mod arg_summary;
 mod audit;
 pub mod authority;
 mod base64;
@@ -53,9 +54,8 @@ mod version;
 #[cfg(test)]
 mod tests;
 
-pub use audit::{
-    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via, summarise_args,
-};
+pub use arg_summary::summarise_args;
+pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via};
 pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;

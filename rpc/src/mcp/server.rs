@@ -386,8 +386,10 @@ impl<C: 'static> McpServer<C> {
     /// from the module's poll loop, so a window is written soon after it ends even when no
     /// request comes.
     pub fn poll_audit(&mut self, now_ms: u64) {
-        let closed = self.login_failures.close_due(now_ms);
-        self.audit_all(&closed);
+        if self.login_failures.due(now_ms) {
+            let closed = self.login_failures.close_due(now_ms);
+            self.audit_all(&closed);
+        }
     }
 
     fn audit_all(&self, records: &[AuditRecord]) {
