@@ -173,8 +173,12 @@ def test_reads_one_machines_serial_without_its_token(lab):
     assert not r.is_error, r
     text = _text(r)
     assert "irix7-mcp" in text, text[:500]
-    # The module printed its generated token on the console; the gateway took it out.
-    assert "token generated: " + MARK in text, text[:2000]
+    # The module printed its generated token on the console. The gateway narrows every
+    # request (Irix7-Policy), so the machine itself masks it: only the unnarrowed
+    # administrator sees it. The gateway's redaction stays behind that, for a machine that
+    # does not mask.
+    assert ("token generated: " + "*" * 32) in text or ("token generated: " + MARK) in text, \
+        text[:2000]
     lab.assert_no_token()
 
 
