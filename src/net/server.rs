@@ -52,7 +52,7 @@ pub struct ServerConfig {
     /// Connections one client address may hold on one port.
     pub per_client: usize,
     /// Connections that proved no token a port holds at most: the rest of its slots are
-    /// kept for connections that do.
+    /// kept for connections that do (all of them when no token is configured).
     pub anonymous_per_port: usize,
     pub http: rpc::http::Config,
 }
