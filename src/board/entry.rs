@@ -358,6 +358,10 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         ports: alloc::vec![port, 80],
         ..ServerConfig::for_heap(heap_usage().size)
     };
+    // Without a token no connection can prove one: no slot is kept for token holders.
+    if config.token.is_none() {
+        server_config.anonymous_per_port = server_config.sockets_per_port;
+    }
     // The budgets are sized from what the module holds once up (planned here for the MCP
     // server, which takes the pools, and again once the tools are registered); the sockets'
     // buffers are in the per-connection share, since a socket holds them only while it listens

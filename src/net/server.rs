@@ -8,9 +8,11 @@
 //! - once the module has closed a connection, the socket listens again as soon as the peer
 //!   has everything (at once after the peer's FIN, within [`CLOSE_MS`] otherwise);
 //! - one client address holds at most `per_client` connections of a port, and connections
-//!   that proved no token at most `anonymous_per_port` of them: a connection past either cap
-//!   is on probation, its first request must prove a token (then the connection of its
-//!   address readiest to yield gives way) or is answered 503 with `Retry-After` and closed;
+//!   that proved no token at most `anonymous_per_port` of them: a new connection past either
+//!   cap takes the place of the oldest anonymous one (of the address, or of the port) past
+//!   [`GRACE_MS`]; if none may go yet it is on probation, and its first request must prove a
+//!   token (then the address's connection readiest to yield gives way) or is answered 503
+//!   with `Retry-After` and closed;
 //! - when a port has no listening socket left, the connection readiest to yield is reset to
 //!   make room: the oldest anonymous one (by age, not idleness: a byte resets idleness), else
 //!   the authenticated one that has owed its peer nothing for longest (idle, or receiving a
@@ -50,7 +52,7 @@ pub struct ServerConfig {
     /// Connections one client address may hold on one port.
     pub per_client: usize,
     /// Connections that proved no token a port holds at most: the rest of its slots are
-    /// kept for connections that do.
+    /// kept for connections that do (all of them when no token is configured).
     pub anonymous_per_port: usize,
     pub http: rpc::http::Config,
 }
@@ -514,28 +516,43 @@ impl HttpServer {
         }
     }
 
-    /// Why a client at `peer` connecting on slot `i`'s port is on probation: its address
-    /// holds its cap of the port's connections, or the port holds its cap of connections
-    /// that proved no token. `None` when it is not.
-    fn probation(&self, i: usize, peer: Peer) -> Option<&'static str> {
+    /// Makes room for a client at `peer` connecting on slot `i`'s port when it is past a cap
+    /// (its address holds its cap of the port's connections, or the port its cap of anonymous
+    /// ones): the oldest anonymous connection of the address, or of the port, past its grace
+    /// gives way. When none may yet, the new connection is on probation: the cap's reason.
+    fn past_caps(
+        &mut self,
+        i: usize,
+        peer: Peer,
+        sockets: &mut SocketSet<'static>,
+        now_ms: u64,
+    ) -> Option<&'static str> {
         let port = self.slots[i].port;
-        let on_port = self
-            .slots
-            .iter()
-            .filter(|s| s.port == port)
-            .filter_map(|s| s.conn.as_ref());
-        if on_port
-            .clone()
-            .filter(|c| c.peer().addr == peer.addr)
-            .count()
-            >= self.per_client
+        let theirs = move |_: usize, s: &Slot| {
+            s.port == port && s.conn.as_ref().is_some_and(|c| c.peer().addr == peer.addr)
+        };
+        let anonymous = move |_: usize, s: &Slot| {
+            s.port == port && s.conn.as_ref().is_some_and(|c| !c.authenticated())
+        };
+        let count = |slots: &[Slot], among: &dyn Fn(usize, &Slot) -> bool| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|&(j, s)| among(j, s))
+                .count()
+        };
+        let anonymous_of_theirs = move |j: usize, s: &Slot| theirs(j, s) && anonymous(j, s);
+        if count(&self.slots, &theirs) >= self.per_client
+            && !self.reap_readiest(sockets, now_ms, anonymous_of_theirs)
         {
-            Some("too many connections from this address")
-        } else if on_port.filter(|c| !c.authenticated()).count() >= self.anonymous_per_port {
-            Some("too many connections without a token")
-        } else {
-            None
+            return Some("too many connections from this address");
         }
+        if count(&self.slots, &anonymous) >= self.anonymous_per_port
+            && !self.reap_readiest(sockets, now_ms, anonymous)
+        {
+            return Some("too many connections without a token");
+        }
+        None
     }
 
     /// The connection of slot `i` proved a token on probation: if its address is over its
@@ -663,12 +680,12 @@ impl HttpServer {
     }
 
     /// A client connected on slot `i`: it gets a connection, on probation when it is past a
-    /// cap ([`HttpServer::probation`]).
+    /// cap and no anonymous connection could make room ([`HttpServer::past_caps`]).
     fn accept(
         &mut self,
         i: usize,
         handle: SocketHandle,
-        sockets: &SocketSet<'static>,
+        sockets: &mut SocketSet<'static>,
         now_ms: u64,
     ) {
         let sock = sockets.get::<tcp::Socket>(handle);
@@ -682,7 +699,7 @@ impl HttpServer {
                 port: 0,
             },
         };
-        let probation = self.probation(i, peer);
+        let probation = self.past_caps(i, peer, sockets, now_ms);
         let slot = &mut self.slots[i];
         slot.conn = Some(Connection::with_pool(
             peer,

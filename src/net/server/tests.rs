@@ -223,7 +223,7 @@ fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
 }
 
 #[test]
-fn past_its_cap_a_client_must_prove_a_token_and_its_oldest_anonymous_connection_gives_way() {
+fn past_its_cap_a_client_s_oldest_anonymous_connection_gives_way_or_it_must_prove_a_token() {
     let (mut stack, mut server) = setup(6);
     server.per_client = 2;
     let mut now = 0;
@@ -244,16 +244,17 @@ fn past_its_cap_a_client_must_prove_a_token_and_its_oldest_anonymous_connection_
     );
     assert!(refused.contains("Retry-After: 1"), "{refused}");
     assert!(!stack.sockets.get::<tcp::Socket>(c).may_recv(), "closed");
-    // Both earlier ones keep polling (never idle): a request with a token past the cap is
-    // answered, and the oldest anonymous connection, `a`, gives way to it.
+    // Both earlier ones keep polling (never idle); once they are past their grace, the
+    // address's next connection takes the place of the oldest, `a`.
     now += GRACE_MS;
     for h in [a, b] {
         send(&mut stack, h, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n");
     }
-    let d = client(&mut stack, 43003);
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, a).contains("/kept"));
     assert!(drain(&mut stack, b).contains("/kept"));
+    let d = client(&mut stack, 43003);
+    run_guarded(&mut stack, &mut server, &mut now);
     send(
         &mut stack,
         d,
@@ -270,6 +271,40 @@ fn past_its_cap_a_client_must_prove_a_token_and_its_oldest_anonymous_connection_
     send(&mut stack, b, "GET /still HTTP/1.1\r\nHost: x\r\n\r\n");
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, b).contains("/still"));
+}
+
+#[test]
+fn a_token_holder_on_probation_makes_its_address_s_idlest_authenticated_connection_give_way() {
+    let (mut stack, mut server) = setup(6);
+    server.per_client = 2;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let auth = "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n";
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    // The address's cap is held by two authenticated connections: `idle` answered first.
+    let (idle, used) = (client(&mut stack, 48000), client(&mut stack, 48001));
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, idle, auth);
+    run_guarded(&mut stack, &mut server, &mut now);
+    now += GRACE_MS;
+    send(&mut stack, used, auth);
+    run_guarded(&mut stack, &mut server, &mut now);
+    // No anonymous connection to replace: a third one is on probation. Without a token it
+    // is refused; with one, it is served and the idlest of the address goes.
+    let anon = client(&mut stack, 48002);
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, anon, "GET /page HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, anon).starts_with("HTTP/1.1 503"));
+    assert_eq!(server.stats.reaped, 0);
+    let agent = client(&mut stack, 48003);
+    run_guarded(&mut stack, &mut server, &mut now);
+    send(&mut stack, agent, auth);
+    run_guarded(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, agent).contains("/a"));
+    assert_eq!(server.stats.reaped, 1);
+    assert_eq!(state(&stack, idle), State::Closed);
+    assert_eq!(state(&stack, used), State::Established);
 }
 
 #[test]
