@@ -132,7 +132,8 @@ fn catalogue() -> Vec<Value> {
 }
 
 /// Boots with `policy`, then in both eras: the listing is exactly `offered(tool)` of the
-/// catalogue, every tool left out answers `E_PERM: <tool> is outside mcp.policy=<shown>`,
+/// catalogue, every tool left out answers `E_PERM: <tool> (<privilege>) is outside
+/// mcp.policy=<shown>`,
 /// `allowed_call` (a tool the policy offers) runs, and `status` shows the policy. The console
 /// says how many tools are offered, and `console` besides.
 fn check_policy(
@@ -166,9 +167,10 @@ fn check_policy(
             let name = t["name"].as_str().unwrap();
             let r = c.call(name, json!({}));
             assert_eq!(r["isError"], true, "{name} in {}: {r}", c.era());
+            let privilege = t["_meta"]["irix7/privilege"].as_str().unwrap();
             assert_eq!(
                 text(&r),
-                format!("E_PERM: {name} is outside mcp.policy={shown}"),
+                format!("E_PERM: {name} ({privilege}) is outside mcp.policy={shown}"),
                 "{}",
                 c.era()
             );
@@ -186,8 +188,9 @@ fn check_policy(
     }
 }
 
-fn read_only(t: &Value) -> bool {
-    t["annotations"]["readOnlyHint"] == true
+/// Tools whose capability is observe (the privilege `docs/tools.json` lists).
+fn observe(t: &Value) -> bool {
+    t["_meta"]["irix7/privilege"] == "observe"
 }
 
 #[test]
@@ -213,22 +216,22 @@ fn full_offers_everything() {
 }
 
 #[test]
-fn read_only_offers_only_read_only_tools() {
+fn read_only_offers_only_observe_tools() {
     check_policy(
         Some("read-only"),
         "read-only",
-        read_only,
+        observe,
         ("serial.read", json!({})),
         &[],
     );
 }
 
 #[test]
-fn no_destructive_leaves_out_destructive_tools() {
+fn no_destructive_leaves_out_administer_tools() {
     check_policy(
         Some("no-destructive"),
         "no-destructive",
-        |t| t["annotations"]["destructiveHint"] != true,
+        |t| t["_meta"]["irix7/privilege"] != "administer",
         ("console.write", json!({"text": "policy no-destructive"})),
         &[],
     );
@@ -249,13 +252,13 @@ fn a_glob_list_offers_the_names_it_matches() {
 }
 
 #[test]
-fn an_invalid_policy_fails_closed_to_read_only() {
+fn an_invalid_policy_fails_closed_to_observe() {
     check_policy(
         Some("fs.*,,status"),
-        "read-only (the configured \"fs.*,,status\" is invalid)",
-        read_only,
+        "observe (the configured \"fs.*,,status\" is invalid)",
+        observe,
         ("serial.read", json!({})),
-        &["mcp.policy refused (an empty item in the list): serving read-only tools only"],
+        &["mcp.policy refused (an empty item in the list): serving observe only"],
     );
 }
 
