@@ -33,9 +33,12 @@ use support::http::read_response;
 /// competes with it for each listening socket (the rig's forwarder retries a refused SYN
 /// every 20 ms, theirs as well), so the worst case is a matter of odds: the slots turn over
 /// fast enough that it stays well under the 10 s the forwarder retries and the 30 s a
-/// stalled slot holder would otherwise keep it waiting.
-const SERVED_WITHIN: Duration = Duration::from_millis(2500);
-const SERVED_AT_WORST: Duration = Duration::from_secs(5);
+/// stalled slot holder would otherwise keep it waiting. Host wall time, on a CI machine that
+/// runs other rigs at once: the bounds leave room for that (a quiet host sees 90th
+/// percentiles of 0.04–1.4 s); without fair slots the holder got 503 throughout and waited
+/// about 10 s.
+const SERVED_WITHIN: Duration = Duration::from_millis(4000);
+const SERVED_AT_WORST: Duration = Duration::from_secs(8);
 /// How long each load runs while the token holder is measured.
 const LOAD: Duration = Duration::from_secs(20);
 /// The whole-request deadline (`rpc::http::Config::request_timeout_ms`), and what it may be
