@@ -19,6 +19,7 @@ mod audit;
 pub mod authority;
 mod base64;
 mod call;
+mod call_watch;
 mod config;
 pub mod confirm;
 mod cursor;
@@ -57,6 +58,7 @@ pub use audit::{
     AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via, summarise_args,
 };
 pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
+pub use call_watch::{CallObserver, CallStart};
 pub use config::{Config, Limits};
 pub use error_code::ErrorCode;
 pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
