@@ -157,6 +157,11 @@ pub fn boot_cause_name(cause: u32) -> &'static str {
     }
 }
 
+/// The checksum `BootInfo::prev_ring_sum` holds: the wrapping sum of the ring's bytes.
+pub fn ring_sum(ring: &[u8]) -> u32 {
+    ring.iter().fold(0u32, |s, &b| s.wrapping_add(u32::from(b)))
+}
+
 /// Bytes of the region the kernel keeps for the module's flight record across warm resets.
 pub const FLIGHT_REGION_SIZE: u32 = 4096;
 /// Bytes of `BootInfo::message`.
@@ -184,6 +189,10 @@ pub struct BootInfo {
     pub prev_ring_size: u32,
     /// Its absolute head: bytes the previous boot wrote; byte `n` is at `n % prev_ring_size`.
     pub prev_ring_head: u32,
+    /// The wrapping sum of the previous ring's `prev_ring_size` bytes as its kernel kept it
+    /// (updated with each write: plus the new byte, minus the one it overwrote), so a ring
+    /// damaged across the reset is told from one that was not ([`ring_sum`]).
+    pub prev_ring_sum: u32,
     /// The previous boot's flight record region, as it was at the reset (read-only).
     pub prev_flight: GuestPtr<u8>,
     /// Its size in bytes; 0 when nothing survived.
@@ -291,7 +300,7 @@ const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
 const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<ImageInfo>() == 68);
-const _: () = assert!(core::mem::size_of::<BootInfo>() == 200);
+const _: () = assert!(core::mem::size_of::<BootInfo>() == 204);
 const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
 
 /// The module's exported entry points (symbols the loader looks up).

@@ -25,6 +25,10 @@ pub struct PreviousRing {
     pub secret: Option<Span>,
 }
 
+/// The previous ring's bytes do not sum to what its kernel kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingDamaged;
+
 /// Everything the module knows about why it is running.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BootReport {
@@ -40,8 +44,9 @@ pub struct BootReport {
     pub prev_sha256: Option<[u8; 32]>,
     /// The previous boot's flight record, or why there is none to believe.
     pub flight: Result<Flight, FlightError>,
-    /// The previous boot's console, when it survived.
-    pub ring: Option<PreviousRing>,
+    /// The previous boot's console, when it survived: `Err` when its checksum does not hold
+    /// (damaged across the reset; not served).
+    pub ring: Option<Result<PreviousRing, RingDamaged>>,
     /// A requested reset that brought up another image than the previous boot ran.
     pub deploy: bool,
 }
@@ -82,6 +87,15 @@ impl BootReport {
     /// The previous boot's build id, when its flight record says it.
     pub fn prev_build(&self) -> Option<&str> {
         self.flight.as_ref().ok().map(|f| f.build.as_str())
+    }
+
+    /// The previous console's state in one word: `ok`, `absent` or `corrupt`.
+    pub fn ring_state(&self) -> &'static str {
+        match &self.ring {
+            Some(Ok(_)) => "ok",
+            Some(Err(RingDamaged)) => "corrupt",
+            None => "absent",
+        }
     }
 
     /// The flight record's state in one word: `ok`, `absent`, `foreign` or `corrupt`.

@@ -2,6 +2,7 @@
 //! resource and the HTML status page so they never disagree.
 
 use crate::hil::platform::{Platform, c_str};
+use crate::services::boot::BootReport;
 use crate::services::fs::cache::CacheStats;
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
@@ -53,6 +54,8 @@ pub struct Status {
     pub budgets: Vec<BudgetUse>,
     /// The tool policy in force (`mcp.policy`), shared with the services rather than copied.
     pub policy: Rc<str>,
+    /// Why this boot happened (set by the services; `None` in a bare snapshot).
+    pub boot: Option<Rc<BootReport>>,
 }
 
 impl Status {
@@ -84,6 +87,7 @@ impl Status {
             heap_budget: 0,
             budgets: Vec::new(),
             policy,
+            boot: None,
         }
     }
 
@@ -146,11 +150,16 @@ impl Status {
             Some(line) => format!("deploy      {line}\n"),
             None => String::new(),
         };
+        let boot = match &self.boot {
+            Some(b) => format!("boot        {}\n", b.line()),
+            None => String::new(),
+        };
         format!(
             "irix7-mcp {VERSION} (ABI {abi}) on IRIX {os}\n\
              build       {BUILD_ID}\n\
              image       sha256 {sha}\n\
              {deploy}\
+             {boot}\
              uptime      {up}\n\
              date        {date}\n\
              ip          {ip}\n\

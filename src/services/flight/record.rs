@@ -232,3 +232,20 @@ pub fn parse(region: &[u8]) -> Result<Flight, FlightError> {
         dropped: u16_at(b, OFF_DROPPED),
     })
 }
+
+/// Writes a panic's text into a record in place and seals it again: what the panic handler
+/// does to the last record it wrote, with no allocation. A region that holds no record of this
+/// layout yet (a panic before the first write) gets an empty record carrying just the text.
+pub fn stamp_panic(rec: &mut [u8; RECORD_LEN], text: &str) {
+    let ours = rec[..4] == MAGIC
+        && u16_at(rec, OFF_VERSION) == VERSION
+        && usize::from(u16_at(rec, OFF_LEN)) == RECORD_LEN;
+    if !ours {
+        rec.fill(0);
+        rec[..4].copy_from_slice(&MAGIC);
+        rec[OFF_VERSION..OFF_VERSION + 2].copy_from_slice(&VERSION.to_be_bytes());
+        rec[OFF_LEN..OFF_LEN + 2].copy_from_slice(&(RECORD_LEN as u16).to_be_bytes());
+    }
+    put_text(&mut rec[OFF_PANIC..OFF_CALL_TABLE], text);
+    seal(rec);
+}

@@ -150,3 +150,18 @@ fn the_recorder_tracks_calls_in_flight_and_counts_the_overflow() {
     r.reset_requested("reboot");
     assert_eq!(parse(r.record(fig)).unwrap().reset_by, "reboot");
 }
+
+#[test]
+fn a_panic_is_stamped_on_the_last_record_or_on_an_empty_one() {
+    let mut rec = [0u8; RECORD_LEN];
+    encode(&sample(), &mut rec);
+    record::stamp_panic(&mut rec, "attempt to divide by zero at src/x.rs:1:2");
+    let got = parse(&rec).unwrap();
+    assert_eq!(got.panic, "attempt to divide by zero at src/x.rs:1:2");
+    assert_eq!(got.calls, sample().calls);
+    let mut blank = [0xA5u8; RECORD_LEN];
+    record::stamp_panic(&mut blank, &"ü".repeat(200));
+    let got = parse(&blank).unwrap();
+    assert_eq!(got.panic, "ü".repeat(80));
+    assert!(got.calls.is_empty());
+}
