@@ -5,9 +5,9 @@
 //! the banner, `serial.read` with `boot: "previous"`, `irix7://serial/previous` and
 //! `irix7://flight/previous`.
 
+use crate::services::duration::format_duration;
 use crate::services::flight::record::{ERA_LEGACY, Flight, FlightError};
 use crate::services::serial_ring::Span;
-use crate::services::status::format_duration;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -3,6 +3,7 @@
 
 use crate::hil::platform::{Platform, c_str};
 use crate::services::boot::BootReport;
+pub use crate::services::duration::{format_duration, write_duration};
 use crate::services::fs::cache::CacheStats;
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
@@ -238,20 +239,6 @@ pub fn mem_text(st: &Status) -> String {
         ));
     }
     text
-}
-
-/// `3d 04:05:06.789` style.
-pub fn format_duration(ms: u64) -> String {
-    let mut text = String::new();
-    let _ = write_duration(&mut text, ms);
-    text
-}
-
-/// [`format_duration`] into `out` (the status page writes it without a string of its own).
-pub fn write_duration(out: &mut impl core::fmt::Write, ms: u64) -> core::fmt::Result {
-    let s = ms / 1000;
-    let (d, h, m) = (s / 86400, (s / 3600) % 24, (s / 60) % 60);
-    write!(out, "{d}d {h:02}:{m:02}:{:02}.{:03}", s % 60, ms % 1000)
 }
 
 /// A MAC address as the console and the status page write it (`08:00:69:..`).

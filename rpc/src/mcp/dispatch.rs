@@ -503,8 +503,7 @@ impl<C: 'static> McpServer<C> {
         args: ValueRef<'_>,
         started: Result<Started<C>, ToolError>,
         output_schema: Option<Rc<Schema>>,
-        audit: &mut Option<PendingAudit>,
-        watch: &mut Option<CallWatch>,
+        (audit, watch): (&mut Option<PendingAudit>, &mut Option<CallWatch>),
     ) -> Result<(Response, Option<Outcome>), Result<Started<C>, ToolError>> {
         let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
         if !self.tasks.wanted(cx, name, &started) {
@@ -599,8 +598,7 @@ impl<C: 'static> McpServer<C> {
             args,
             started,
             output_schema.clone(),
-            audit,
-            watch,
+            (audit, watch),
         ) {
             Ok(answer) => return answer,
             Err(started) => started,
