@@ -6,8 +6,8 @@
 //! host both are plain `u32` guest addresses. `docs/abi.md` describes each entry.
 
 /// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
-/// and `bus_probe`; 12 added `image_info`.
-pub const ABI_VERSION: u32 = 12;
+/// and `bus_probe`; 12 added `image_info`; 13 added `boot_info`.
+pub const ABI_VERSION: u32 = 13;
 /// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
 /// module checks the table's `size` before calling one (see [`AbiTable::has`]).
 pub const ABI_MIN_VERSION: u32 = 10;
@@ -131,6 +131,79 @@ pub struct ImageInfo {
     pub refused_sha256: [u8; 32],
 }
 
+/// `BootInfo::cause`: the kernel cannot say (a kernel before ABI 13 has no `boot_info`).
+pub const BOOT_UNKNOWN: u32 = 0;
+/// `BootInfo::cause`: power was applied; nothing of an earlier boot survives.
+pub const BOOT_POWER_ON: u32 = 1;
+/// `BootInfo::cause`: the module called `reset` (`system.reset`, the shell's `reboot`, a deploy).
+pub const BOOT_REQUESTED: u32 = 2;
+/// `BootInfo::cause`: the memory controller's watchdog fired (nothing fed it in time).
+pub const BOOT_WATCHDOG: u32 = 3;
+/// `BootInfo::cause`: the kernel panicked (the module trapped); `message` says why.
+pub const BOOT_PANIC: u32 = 4;
+/// `BootInfo::cause`: the configured image was refused at this boot and the last good image
+/// runs (`ImageInfo::deploy` says why).
+pub const BOOT_REFUSED: u32 = 5;
+
+/// The word for a boot cause (`status`, the banner, the status page).
+pub fn boot_cause_name(cause: u32) -> &'static str {
+    match cause {
+        BOOT_POWER_ON => "power-on",
+        BOOT_REQUESTED => "requested",
+        BOOT_WATCHDOG => "watchdog",
+        BOOT_PANIC => "panic",
+        BOOT_REFUSED => "refused",
+        _ => "unknown",
+    }
+}
+
+/// The checksum `BootInfo::prev_ring_sum` holds: the wrapping sum of the ring's bytes.
+pub fn ring_sum(ring: &[u8]) -> u32 {
+    ring.iter().fold(0u32, |s, &b| s.wrapping_add(u32::from(b)))
+}
+
+/// Bytes of the region the kernel keeps for the module's flight record across warm resets.
+pub const FLIGHT_REGION_SIZE: u32 = 4096;
+/// Bytes of `BootInfo::message`.
+pub const BOOT_MESSAGE_LEN: usize = 128;
+
+/// Why this boot happened and what survives of the previous one (`boot_info`, ABI ≥ 13). The
+/// kernel writes it before `init`; only `flight`'s bytes are the module's to write.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BootInfo {
+    /// [`BOOT_POWER_ON`], [`BOOT_REQUESTED`], [`BOOT_WATCHDOG`], [`BOOT_PANIC`] or
+    /// [`BOOT_REFUSED`].
+    pub cause: u32,
+    /// How long the previous boot ran, in ms (0 after a power-on).
+    pub prev_uptime_ms: u32,
+    /// Boots since power-on, this one included (1 after a power-on).
+    pub boots: u32,
+    /// SHA-256 of the image the previous boot ran (zero after a power-on).
+    pub prev_sha256: [u8; 32],
+    /// NUL-padded: the kernel's panic message for [`BOOT_PANIC`], else empty.
+    pub message: [u8; BOOT_MESSAGE_LEN],
+    /// The previous boot's serial ring, as it was at the reset (kept across a warm reset).
+    pub prev_ring: GuestPtr<u8>,
+    /// Its size in bytes; 0 when nothing survived (after a power-on).
+    pub prev_ring_size: u32,
+    /// Its absolute head: bytes the previous boot wrote; byte `n` is at `n % prev_ring_size`.
+    pub prev_ring_head: u32,
+    /// The wrapping sum of the previous ring's `prev_ring_size` bytes as its kernel kept it
+    /// (updated with each write: plus the new byte, minus the one it overwrote), so a ring
+    /// damaged across the reset is told from one that was not ([`ring_sum`]).
+    pub prev_ring_sum: u32,
+    /// The previous boot's flight record region, as it was at the reset (read-only).
+    pub prev_flight: GuestPtr<u8>,
+    /// Its size in bytes; 0 when nothing survived.
+    pub prev_flight_size: u32,
+    /// This boot's flight record region: the module writes it, the kernel keeps it across a
+    /// warm reset and hands it over as `prev_flight` at the next boot.
+    pub flight: GuestMutPtr<u8>,
+    /// Its size in bytes ([`FLIGHT_REGION_SIZE`]; 0: no region).
+    pub flight_size: u32,
+}
+
 /// The machine status block the kernel keeps up to date (read-only for the module).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -203,6 +276,8 @@ pub struct AbiTable {
     /// What the kernel knows about the running image: its digest and the last deploy's
     /// outcome. ABI ≥ 12.
     pub image_info: GuestPtr<ImageInfo>,
+    /// Why this boot happened and what survives of the previous one. ABI ≥ 13.
+    pub boot_info: GuestPtr<BootInfo>,
 }
 
 impl AbiTable {
@@ -214,7 +289,7 @@ impl AbiTable {
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 24;
+pub const ABI_TABLE_WORDS: usize = 25;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
 /// Size of an ABI 10 table (up to `console_input`): the least the module accepts.
@@ -225,6 +300,7 @@ const _: () = assert!(core::mem::size_of::<MachineStatus>() == 40);
 const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<ImageInfo>() == 68);
+const _: () = assert!(core::mem::size_of::<BootInfo>() == 204);
 const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
 
 /// The module's exported entry points (symbols the loader looks up).

@@ -437,7 +437,20 @@ def main():
             if after.get("build_id") != before.get("build_id"):
                 raise Failure(f"came back as build {after.get('build_id')}, "
                               f"not {before.get('build_id')}")
-            return f"back after reset, uptime {after['uptime_ms']} ms, build {after['build_id']}"
+            # The reset cause (ABI 13): a kernel that keeps the previous boot says it was
+            # requested, by whom, and hands over the previous console; one that keeps
+            # nothing across the reset (the MAME stand-in) says it cannot tell.
+            boot = after.get("boot")
+            cause = boot["cause"] if boot else "not reported (kernel ABI < 13)"
+            if boot and cause != "unknown":
+                if cause != "requested":
+                    raise Failure(f"reset cause {cause!r}, not 'requested'")
+                if boot.get("requested_by") != "system.reset":
+                    raise Failure(f"requested by {boot.get('requested_by')!r}")
+                if boot.get("console") != "ok" or boot["flight"]["state"] != "ok":
+                    raise Failure(f"previous boot not kept: {boot}")
+            return (f"back after reset, uptime {after['uptime_ms']} ms, "
+                    f"build {after['build_id']}, cause {cause}")
         raise Failure("no answer within 120 s of system.reset")
 
     if opts.reset:

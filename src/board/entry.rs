@@ -6,6 +6,7 @@
 use crate::board::console::kprintln;
 use crate::board::disk::KernelDisk;
 use crate::board::entropy as sources;
+use crate::board::flight::FlightLog;
 use crate::board::kernel::{Kernel, KernelRawBus};
 use crate::board::newport_bus::Kseg1Rex3;
 use crate::board::seeq_bus::Kseg1Bus;
@@ -20,11 +21,13 @@ use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::stack::NetStack;
 use crate::net::tcp_wire::TcpWire;
 use crate::services::audit::{self, AuditLog};
+use crate::services::boot::BootReport;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
 use crate::services::fs::{Disk, mount};
-use crate::services::identity::{Identity, VERSION};
+use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::MemoryPlan;
+use crate::services::power::Action;
 use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
@@ -59,6 +62,8 @@ struct Module {
     entropy: Rc<RefCell<Entropy>>,
     /// mDNS/DNS-SD (`_mcp._tcp`); None if the stack refused its socket.
     mdns: Option<Responder>,
+    /// The flight recorder (also the MCP server's call observer).
+    flight: Rc<FlightLog>,
 }
 
 // SAFETY: the kernel calls the module from one thread only; the Rc/RefCell inside never cross
@@ -98,6 +103,15 @@ impl Module {
         // until then the kernel should keep polling.
         let mut ctx = self.ctx.borrow_mut();
         let services = ctx.services_mut();
+        let net = services.net;
+        self.flight.poll(now_ms, net.open_connections, net.requests);
+        // A reset about to happen is said in the flight record first, with who asked.
+        if let Some(p) = services.pending
+            && p.action == Action::Reset
+            && now_ms >= p.at_ms
+        {
+            self.flight.reset_requested(p.by, now_ms);
+        }
         services.run_due(now_ms);
         work |= services.pending.is_some();
         i32::from(work)
@@ -174,6 +188,8 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
     let identity = Identity {
         image: kernel.image_info(),
     };
+    // Read before anything is written to this boot's flight region.
+    let boot = crate::board::boot::read(kernel, &identity);
     {
         use core::fmt::Write as _;
         let mut c = crate::board::console::Console(kernel);
@@ -181,8 +197,9 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
         if let Some(line) = identity.refused_line() {
             let _ = writeln!(c, "{line}");
         }
+        let _ = writeln!(c, "boot: {}", boot.line());
     }
-    match start(kernel, version, identity) {
+    match start(kernel, version, identity, boot) {
         Ok(m) => {
             *module = Some(m);
             status::OK
@@ -192,8 +209,17 @@ pub unsafe extern "C" fn irix7_mcp_init(table: *const AbiTable) -> i32 {
 }
 
 /// Brings up the NIC, the network stack and the MCP server from the environment.
-fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module, i32> {
+fn start(
+    kernel: Kernel,
+    abi_version: u32,
+    identity: Identity,
+    boot: BootReport,
+) -> Result<Module, i32> {
     let now = kernel.clock_ms();
+    let flight = Rc::new(FlightLog::new(kernel, BUILD_ID, || {
+        let u = crate::board::heap::usage();
+        (u.used, u.size)
+    }));
 
     let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
     if let Some(e) = mac_err {
@@ -253,6 +279,10 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
     let mut config = rpc::mcp::Config::new(identity.server_version(), Some(tools::instructions()));
     let (token, console_secret) = choose_token(kernel, &mut entropy.borrow_mut());
     config.token = token;
+    if let Some(span) = console_secret {
+        flight.secret(span.start, span.end);
+    }
+    config.calls = Some(flight.clone());
     let (hosts, dropped) = access::hosts(kernel.env("mcp.hosts").as_deref());
     if dropped > 0 {
         kprintln!(
@@ -396,6 +426,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),
         console_secret,
+        boot: Rc::new(boot),
         policy: if config.confirm {
             alloc::format!(
                 "{}, destructive tools ask first (mcp.confirm)",
@@ -453,6 +484,7 @@ fn start(kernel: Kernel, abi_version: u32, identity: Identity) -> Result<Module,
         port,
         entropy,
         mdns,
+        flight,
     })
 }
 

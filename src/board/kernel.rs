@@ -7,7 +7,10 @@ use crate::hil::raw_bus::{MmioError, RawBus};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem::offset_of;
-use indy::abi::{AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
+use indy::abi::{
+    AbiTable, BootInfo, FLIGHT_REGION_SIZE, ImageInfo, IrqInfo, MachineStatus, ProcInfo,
+    SERIAL_RING_SIZE, status,
+};
 
 /// Longest environment value the module reads; longer values are refused, not cut.
 pub const ENV_VALUE_MAX: usize = 1024;
@@ -212,6 +215,38 @@ impl Kernel {
         // while the module runs, so a plain copy will do (a volatile one is byte by byte).
         Some(unsafe { core::ptr::read(self.table.image_info) })
     }
+
+    /// The kernel's boot info block, or `None` on a kernel before ABI 13 (or a null pointer).
+    pub fn boot_info(&self) -> Option<BootInfo> {
+        if !self.table.has(offset_of!(AbiTable, boot_info) + 4) || self.table.boot_info.is_null() {
+            return None;
+        }
+        // SAFETY: the entry exists (checked above) and points to the kernel's block, valid and
+        // aligned for the module's lifetime, written before `init` and not changed after.
+        Some(unsafe { core::ptr::read(self.table.boot_info) })
+    }
+
+    /// A copy of `len` bytes the kernel kept from the previous boot at `ptr` (its serial ring
+    /// or flight region), at most `max`; `None` for a null pointer, nothing kept, or no heap.
+    pub fn previous_copy(&self, ptr: *const u8, len: u32, max: u32) -> Option<Vec<u8>> {
+        if ptr.is_null() || len == 0 {
+            return None;
+        }
+        let n = len.min(max) as usize;
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(n).ok()?;
+        // SAFETY: the kernel keeps `len` bytes at `ptr` for the module's lifetime (`boot_info`'s
+        // contract) and does not write them while the module runs; `n <= len`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(ptr, copy.as_mut_ptr(), n);
+            copy.set_len(n);
+        }
+        Some(copy)
+    }
+
+    /// Bounds on what the module copies of the previous boot: the ABI's sizes.
+    pub const PREVIOUS_RING_MAX: u32 = SERIAL_RING_SIZE;
+    pub const PREVIOUS_FLIGHT_MAX: u32 = FLIGHT_REGION_SIZE;
 
     /// Whether a `width`-byte read at `phys` answers (`E_NODEV`: bus error); `Err(E_NOSYS)` on
     /// an ABI 10 kernel.

@@ -10,6 +10,8 @@ pub mod newport_bus;
 pub mod seeq_bus;
 
 #[cfg(target_os = "none")]
+mod boot;
+#[cfg(target_os = "none")]
 mod console;
 #[cfg(target_os = "none")]
 mod disk;
@@ -17,6 +19,8 @@ mod disk;
 mod entropy;
 #[cfg(target_os = "none")]
 mod entry;
+#[cfg(target_os = "none")]
+mod flight;
 #[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]

@@ -119,6 +119,13 @@ pub fn render_details(out: &mut String, s: &Status, access: &Access) {
         write_escaped(out, &line);
         out.push_str("</td></tr>\n");
     }
+    // The cause, the previous boot's build and what was running: text the previous boot's
+    // record supplied, so escaped like any other.
+    if let Some(b) = &s.boot {
+        out.push_str("<tr><td>boot</td><td>");
+        write_escaped(out, &b.line());
+        out.push_str("</td></tr>\n");
+    }
     out.push_str("</table>\n<p>");
     access.write_line(out);
     out.push_str(

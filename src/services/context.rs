@@ -5,6 +5,7 @@
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::Platform;
 use crate::services::audit::AuditLog;
+use crate::services::boot::BootReport;
 use crate::services::fs::{DiskOpener, Fs, FsError};
 use crate::services::memory::MemoryPlan;
 use crate::services::power::{self, Action, Pending};
@@ -46,6 +47,8 @@ pub struct Services {
     pub serial_waiters: Waiters,
     /// Where in the serial ring the module wrote its generated token, for readers that mask it.
     pub console_secret: Option<Span>,
+    /// Why this boot happened and what survived of the previous one (read once at init).
+    pub boot: Rc<BootReport>,
 }
 
 impl Services {
@@ -69,6 +72,7 @@ impl Services {
             .and_then(|f| f.lower())
             .map(|e| e.cache_stats());
         st.heap_budget = self.memory.heap_budget;
+        st.boot = Some(self.boot.clone());
         st.budgets = self.memory.budgets();
         st
     }

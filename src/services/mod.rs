@@ -3,9 +3,12 @@
 //! written against `hil` traits and know nothing of MCP; `tools` puts them on the wire.
 
 pub mod audit;
+pub mod boot;
 pub mod console_mark;
 pub mod context;
+pub mod duration;
 pub mod entropy;
+pub mod flight;
 pub mod fs;
 pub mod identity;
 pub mod memory;

@@ -36,6 +36,9 @@ impl Action {
 pub struct Pending {
     pub action: Action,
     pub at_ms: u64,
+    /// The door that asked (`system.reset`, the shell's `reboot`): the flight record says it,
+    /// so the next boot can.
+    pub by: &'static str,
 }
 
 /// A second action was asked for while one is pending.
@@ -64,6 +67,7 @@ impl fmt::Display for AlreadyScheduled {
 pub fn schedule(
     slot: &mut Option<Pending>,
     action: Action,
+    by: &'static str,
     now_ms: u64,
     delay_ms: u64,
 ) -> Result<Pending, AlreadyScheduled> {
@@ -77,6 +81,7 @@ pub fn schedule(
     let p = Pending {
         action,
         at_ms: now_ms.saturating_add(delay),
+        by,
     };
     *slot = Some(p);
     Ok(p)
@@ -108,7 +113,7 @@ mod tests {
     #[test]
     fn due_only_after_the_deadline_and_only_once() {
         let mut slot = None;
-        let p = schedule(&mut slot, Action::Reset, 1000, DEFAULT_DELAY_MS).unwrap();
+        let p = schedule(&mut slot, Action::Reset, "test", 1000, DEFAULT_DELAY_MS).unwrap();
         assert_eq!(p.at_ms, 1250);
         assert_eq!(take_due(&mut slot, 1000), None);
         assert_eq!(take_due(&mut slot, 1249), None);
@@ -120,12 +125,14 @@ mod tests {
     fn the_delay_is_clamped() {
         let mut slot = None;
         assert_eq!(
-            schedule(&mut slot, Action::Poweroff, 10, 0).unwrap().at_ms,
+            schedule(&mut slot, Action::Poweroff, "test", 10, 0)
+                .unwrap()
+                .at_ms,
             10 + MIN_DELAY_MS
         );
         let mut slot = None;
         assert_eq!(
-            schedule(&mut slot, Action::Reset, 10, u64::MAX)
+            schedule(&mut slot, Action::Reset, "test", 10, u64::MAX)
                 .unwrap()
                 .at_ms,
             10 + MAX_DELAY_MS
@@ -135,8 +142,8 @@ mod tests {
     #[test]
     fn the_first_scheduled_action_stands() {
         let mut slot = None;
-        schedule(&mut slot, Action::Reset, 0, 200).unwrap();
-        let e = schedule(&mut slot, Action::Poweroff, 50, 100).unwrap_err();
+        schedule(&mut slot, Action::Reset, "test", 0, 200).unwrap();
+        let e = schedule(&mut slot, Action::Poweroff, "test", 50, 100).unwrap_err();
         assert_eq!(e.to_string(), "a reset is already scheduled in 150 ms");
         assert_eq!(take_due(&mut slot, 200), Some(Action::Reset));
     }
@@ -158,14 +165,14 @@ mod tests {
         }
         let power = Counts::default();
         let mut slot = None;
-        schedule(&mut slot, Action::Reset, 0, 100).unwrap();
+        schedule(&mut slot, Action::Reset, "test", 0, 100).unwrap();
         assert_eq!(run_due(&mut slot, &power, 99), None);
         assert_eq!(power.resets.get(), 0);
         assert_eq!(run_due(&mut slot, &power, 100), Some(Action::Reset));
         assert_eq!(power.resets.get(), 1);
         assert_eq!(run_due(&mut slot, &power, 200), None);
         assert_eq!(power.resets.get(), 1);
-        schedule(&mut slot, Action::Poweroff, 300, 100).unwrap();
+        schedule(&mut slot, Action::Poweroff, "test", 300, 100).unwrap();
         assert_eq!(run_due(&mut slot, &power, 400), Some(Action::Poweroff));
         assert_eq!((power.resets.get(), power.poweroffs.get()), (1, 1));
     }

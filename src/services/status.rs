@@ -2,6 +2,8 @@
 //! resource and the HTML status page so they never disagree.
 
 use crate::hil::platform::{Platform, c_str};
+use crate::services::boot::BootReport;
+pub use crate::services::duration::{format_duration, write_duration};
 use crate::services::fs::cache::CacheStats;
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
@@ -53,6 +55,8 @@ pub struct Status {
     pub budgets: Vec<BudgetUse>,
     /// The tool policy in force (`mcp.policy`), shared with the services rather than copied.
     pub policy: Rc<str>,
+    /// Why this boot happened (set by the services; `None` in a bare snapshot).
+    pub boot: Option<Rc<BootReport>>,
 }
 
 impl Status {
@@ -84,6 +88,7 @@ impl Status {
             heap_budget: 0,
             budgets: Vec::new(),
             policy,
+            boot: None,
         }
     }
 
@@ -146,11 +151,16 @@ impl Status {
             Some(line) => format!("deploy      {line}\n"),
             None => String::new(),
         };
+        let boot = match &self.boot {
+            Some(b) => format!("boot        {}\n", b.line()),
+            None => String::new(),
+        };
         format!(
             "irix7-mcp {VERSION} (ABI {abi}) on IRIX {os}\n\
              build       {BUILD_ID}\n\
              image       sha256 {sha}\n\
              {deploy}\
+             {boot}\
              uptime      {up}\n\
              date        {date}\n\
              ip          {ip}\n\
@@ -229,20 +239,6 @@ pub fn mem_text(st: &Status) -> String {
         ));
     }
     text
-}
-
-/// `3d 04:05:06.789` style.
-pub fn format_duration(ms: u64) -> String {
-    let mut text = String::new();
-    let _ = write_duration(&mut text, ms);
-    text
-}
-
-/// [`format_duration`] into `out` (the status page writes it without a string of its own).
-pub fn write_duration(out: &mut impl core::fmt::Write, ms: u64) -> core::fmt::Result {
-    let s = ms / 1000;
-    let (d, h, m) = (s / 86400, (s / 3600) % 24, (s / 60) % 60);
-    write!(out, "{d}d {h:02}:{m:02}:{:02}.{:03}", s % 60, ms % 1000)
 }
 
 /// A MAC address as the console and the status page write it (`08:00:69:..`).

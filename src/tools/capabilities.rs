@@ -69,8 +69,14 @@ const ROWS: &[Capability] = &[
         &[
             Tool("serial.read"),
             Resource("irix7://serial"),
+            Resource("irix7://serial/previous"),
             Watch("irix7://serial"),
         ],
+    ),
+    row(
+        "flight.read",
+        Observe,
+        &[Resource("irix7://flight/previous")],
     ),
     row(
         "screen.capture",

@@ -9,6 +9,7 @@ use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::{Console, Machine};
 use crate::services::audit::AuditLog;
+use crate::services::boot::BootReport;
 use crate::services::context::Services;
 use crate::services::fs::{Disk, Fs, FsError};
 use crate::services::power::Pending;
@@ -29,6 +30,12 @@ pub trait MachineFacts {
 pub trait ConsoleLine {
     fn console(&self) -> &dyn Console;
     fn console_secret(&self) -> Option<Span>;
+}
+
+/// Why this boot happened and what survived of the previous one: its console, its flight
+/// record (read once at init).
+pub trait BootRecord {
+    fn boot(&self) -> &BootReport;
 }
 
 /// The calls waiting on the console now, and how many may.

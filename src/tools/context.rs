@@ -4,14 +4,15 @@
 //! poll, the router) reaches the services through [`Ctx::services`].
 
 use super::caps::{
-    AuditTrail, ConsoleLine, ConsoleWaiters, Disks, Files, MachineFacts, NetFigures, PowerSchedule,
-    RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
+    AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Disks, Files, MachineFacts, NetFigures,
+    PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
 };
 use super::devices::raw_access::RawAccess;
 use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::{Console, Machine};
 use crate::services::audit::AuditLog;
+use crate::services::boot::BootReport;
 use crate::services::context::Services;
 use crate::services::fs::{Disk, Fs, FsError};
 use crate::services::power::Pending;
@@ -55,6 +56,12 @@ impl ConsoleLine for Ctx {
     }
     fn console_secret(&self) -> Option<Span> {
         self.services.console_secret
+    }
+}
+
+impl BootRecord for Ctx {
+    fn boot(&self) -> &BootReport {
+        &self.services.boot
     }
 }
 

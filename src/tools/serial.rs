@@ -16,7 +16,7 @@
 //! multi-byte character cut by `max_bytes` is left for the next read (so `next_offset` never
 //! splits one). `encoding: "base64"` returns the exact bytes instead.
 
-use super::caps::{ConsoleLine, ConsoleWaiters};
+use super::caps::{BootRecord, ConsoleLine, ConsoleWaiters};
 use super::{Ctx, args, console};
 use crate::services::serial_ring::{self, Chunk, RingError, Secrets};
 use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};
@@ -72,13 +72,17 @@ const READ: ToolDef<Ctx> = ToolDef {
                   waits until that text appears past `offset` instead, and returns the \
                   bytes up to the end of the match with `match_offset` (absolute) and \
                   `matched`. At the deadline it returns what is there (`matched: false`). \
-                  Few calls may wait at once (E_BUSY past them).",
+                  Few calls may wait at once (E_BUSY past them). `boot: \"previous\"` reads \
+                  the previous boot's console instead, as the kernel kept it across the \
+                  reset (read-only: no waiting; E_NOENT when nothing survived, as after a \
+                  power-on; E_IO when it was damaged).",
     input_schema: r#"{"type":"object","properties":{
   "offset":{"type":"integer","minimum":0,"maximum":4294967295,"description":"Absolute offset to read from (default: oldest held)"},
   "max_bytes":{"type":"integer","minimum":1,"maximum":65536,"default":8192,"description":"Most bytes to return"},
   "encoding":{"type":"string","enum":["text","base64"],"default":"text","description":"text: UTF-8, invalid bytes as U+FFFD; base64: exact bytes"},
   "wait_ms":{"type":"integer","minimum":0,"maximum":300000,"default":0,"description":"Wait up to this long for bytes past `offset` (or for `until`)"},
-  "until":{"type":"string","minLength":1,"maxLength":256,"description":"Literal text to wait for past `offset` (at most 256 bytes); the data then ends at the end of the match"}},
+  "until":{"type":"string","minLength":1,"maxLength":256,"description":"Literal text to wait for past `offset` (at most 256 bytes); the data then ends at the end of the match"},
+  "boot":{"type":"string","enum":["current","previous"],"default":"current","description":"Which boot's console: this one, or the previous one as the kernel kept it across the reset"}},
   "additionalProperties":false}"#,
     output_schema: Some(
         r#"{"type":"object","properties":{
@@ -95,19 +99,36 @@ const READ: ToolDef<Ctx> = ToolDef {
     ),
     annotations: Annotations::READ_ONLY,
     requires: &[],
-    errors: &[ErrorCode::Range, ErrorCode::Busy],
+    errors: &[
+        ErrorCode::Range,
+        ErrorCode::Busy,
+        ErrorCode::NoEnt,
+        ErrorCode::Io,
+    ],
     start: serial_read,
 };
 
-pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
-    uri: "irix7://serial",
-    name: "serial",
-    title: Some("Serial console"),
-    description: "The console output the serial ring still holds (up to 8 KiB), as text. \
-                  Subscribable: an update at most every 500 ms while the console prints.",
-    mime_type: Some("text/plain"),
-    read: read_resource,
-}];
+pub const RESOURCES: &[ResourceDef<Ctx>] = &[
+    ResourceDef {
+        uri: "irix7://serial",
+        name: "serial",
+        title: Some("Serial console"),
+        description: "The console output the serial ring still holds (up to 8 KiB), as text. \
+                      Subscribable: an update at most every 500 ms while the console prints.",
+        mime_type: Some("text/plain"),
+        read: read_resource,
+    },
+    ResourceDef {
+        uri: "irix7://serial/previous",
+        name: "serial-previous",
+        title: Some("Previous boot's console"),
+        description: "The previous boot's console as the kernel kept it across the reset (up to \
+                      8 KiB), as text; E_NOENT when nothing survived (after a power-on), E_IO \
+                      when it was damaged. `status` says why the machine reset.",
+        mime_type: Some("text/plain"),
+        read: read_previous_resource,
+    },
+];
 
 /// What a `serial.read` asks for.
 struct ReadArgs {
@@ -117,7 +138,7 @@ struct ReadArgs {
     secrets: Secrets,
 }
 
-fn serial_read<C: ConsoleLine + ConsoleWaiters>(
+fn serial_read<C: ConsoleLine + ConsoleWaiters + BootRecord>(
     ctx: &mut C,
     call: &ToolCall<'_>,
 ) -> Result<Started<C>, ToolError> {
@@ -127,14 +148,18 @@ fn serial_read<C: ConsoleLine + ConsoleWaiters>(
     } else {
         Secrets::Mask
     };
-    read_console(ctx, call, secrets)
+    match args::opt_str(call, "boot")?.as_deref() {
+        None | Some("current") => read_console(ctx, call, secrets),
+        Some("previous") => read_previous(ctx, call, secrets).map(Started::Done),
+        Some(other) => Err(ToolError::new(
+            ErrorCode::Inval,
+            format!("unknown boot `{other}`: current or previous"),
+        )),
+    }
 }
 
-fn read_console<C: ConsoleLine + ConsoleWaiters>(
-    ctx: &mut C,
-    call: &ToolCall<'_>,
-    secrets: Secrets,
-) -> Result<Started<C>, ToolError> {
+/// The read arguments every form shares: `max_bytes`, `encoding`, `offset`.
+fn read_args(call: &ToolCall<'_>, secrets: Secrets) -> Result<ReadArgs, ToolError> {
     let max = args::opt_u64(call, "max_bytes")?
         .unwrap_or(READ_DEFAULT)
         .clamp(1, READ_MAX) as usize;
@@ -148,12 +173,80 @@ fn read_console<C: ConsoleLine + ConsoleWaiters>(
             ));
         }
     };
-    let read = ReadArgs {
+    Ok(ReadArgs {
         offset: args::opt_u64(call, "offset")?,
         max,
         base64,
         secrets,
+    })
+}
+
+/// `serial.read` with `boot: "previous"`: the same window rules over the ring the kernel
+/// kept, which does not move, so there is nothing to wait for.
+fn read_previous<C: BootRecord>(
+    ctx: &C,
+    call: &ToolCall<'_>,
+    secrets: Secrets,
+) -> Result<ToolOutput<C>, ToolError> {
+    if args::opt_u64(call, "wait_ms")?.unwrap_or(0) > 0 || args::opt_str(call, "until")?.is_some() {
+        return Err(ToolError::new(
+            ErrorCode::Inval,
+            "the previous boot's console does not change: no `wait_ms` or `until`",
+        ));
+    }
+    let read = read_args(call, secrets)?;
+    let chunk = previous_read(ctx, read.offset, read.max, secrets)?;
+    render(chunk, &read, None)
+}
+
+/// At most `max` bytes of the previous boot's ring from `offset`, its secret masked when
+/// `secrets` says so.
+fn previous_read(
+    ctx: &impl BootRecord,
+    offset: Option<u64>,
+    max: usize,
+    secrets: Secrets,
+) -> Result<Chunk, ToolError> {
+    let ring = match &ctx.boot().ring {
+        Some(Ok(ring)) => ring,
+        Some(Err(_)) => {
+            return Err(ToolError::new(
+                ErrorCode::Io,
+                "the previous boot's console was damaged across the reset (its checksum does \
+                 not hold); not served",
+            ));
+        }
+        None => {
+            return Err(ToolError::new(
+                ErrorCode::NoEnt,
+                "no previous boot's console: nothing survived (a power-on, or a kernel before \
+                 ABI 13)",
+            ));
+        }
     };
+    let mut chunk = serial_ring::read(&ring.bytes, ring.head, offset, max).map_err(range)?;
+    chunk.hide(secrets, ring.secret);
+    Ok(chunk)
+}
+
+fn read_previous_resource<C: BootRecord>(
+    ctx: &mut C,
+    uri: &str,
+) -> Result<Vec<ResourceContents>, ToolError> {
+    let bytes = previous_read(ctx, None, usize::MAX, Secrets::Mask)?.data;
+    Ok(vec![ResourceContents::Text {
+        uri: String::from(uri),
+        mime_type: Some(String::from("text/plain")),
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+    }])
+}
+
+fn read_console<C: ConsoleLine + ConsoleWaiters>(
+    ctx: &mut C,
+    call: &ToolCall<'_>,
+    secrets: Secrets,
+) -> Result<Started<C>, ToolError> {
+    let read = read_args(call, secrets)?;
     let wait_ms = args::opt_u64(call, "wait_ms")?
         .unwrap_or(0)
         .min(WAIT_MAX_MS);
@@ -301,7 +394,16 @@ fn answer<C: ConsoleLine>(
     read: &ReadArgs,
     until: Option<Option<Found>>,
 ) -> Result<ToolOutput<C>, ToolError> {
-    let mut chunk = ring_read(ctx, read.offset, read.max, read.secrets)?;
+    let chunk = ring_read(ctx, read.offset, read.max, read.secrets)?;
+    render(chunk, read, until)
+}
+
+/// A read's result: the window's data in the asked encoding and where it lies.
+fn render<C>(
+    mut chunk: Chunk,
+    read: &ReadArgs,
+    until: Option<Option<Found>>,
+) -> Result<ToolOutput<C>, ToolError> {
     if let Some(Some(found)) = until {
         let keep = found.end.saturating_sub(chunk.offset) as usize;
         chunk.data.truncate(keep);

@@ -1,8 +1,9 @@
 //! System tools: `status`, `echo`, `system.reset`, `system.poweroff`, and the
 //! `irix7://status`, `irix7://net`, `irix7://mem`, `irix7://audit` resources.
 
-use super::caps::{AuditTrail, PowerSchedule, StatusFigures};
+use super::caps::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
+use crate::services::boot::BootReport;
 use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
 use crate::services::power::{self, Action, Pending};
 use crate::services::status::{Status, Utc, mem_text, net_text};
@@ -93,6 +94,21 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
     "refused_sha256":{"type":"string","description":"The digest the boot configuration named for the refused image"}},
     "required":["sha256","sha256_short","deploy"]},
   "abi":{"type":"integer"},
+  "boot":{"type":"object","description":"Why this boot happened and what survived of the previous one (docs/abi.md)",
+    "properties":{"cause":{"type":"string","enum":["power-on","requested","watchdog","panic","refused","unknown"],
+      "description":"unknown: the kernel's ABI is older than 13"},
+    "boots":{"type":"integer","description":"Boots since power-on, this one included"},
+    "requested_by":{"type":"string","description":"Who asked for the reset (system.reset, reboot), from the previous flight record"},
+    "deploy":{"type":"boolean","description":"A requested reset that brought up another image"},
+    "message":{"type":"string","description":"The kernel's panic message"},
+    "previous_sha256":{"type":"string"},"previous_uptime_ms":{"type":"integer"},
+    "console":{"type":"string","enum":["ok","absent","corrupt"],"description":"The previous boot's console (serial.read boot=previous)"},
+    "flight":{"type":"object","description":"The previous boot's flight record (irix7://flight/previous)",
+      "properties":{"state":{"type":"string","enum":["ok","absent","foreign","corrupt"]},
+      "build":{"type":"string"},"uptime_ms":{"type":"integer"},
+      "calls":{"type":"array","items":{"type":"string"},"description":"Tool calls in flight when it was last written"},
+      "panic":{"type":"string"}},"required":["state"]}},
+    "required":["cause","console","flight"]},
   "os_version":{"type":"string"},"uptime_ms":{"type":"integer"},"date":{"type":"string"},
   "unix_time":{"type":"integer"},"ram_bytes":{"type":"integer"},"ip":{"type":"string"},
   "mac":{"type":"string"},"port":{"type":"integer"},"open_connections":{"type":"integer"},
@@ -148,7 +164,22 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         mime_type: Some("text/plain"),
         read: read_audit,
     },
+    ResourceDef {
+        uri: "irix7://flight/previous",
+        name: "flight-previous",
+        title: Some("Previous boot's flight record"),
+        description: "What the module was doing when the previous boot ended, as plain text: \
+                      build, uptime, heap, connections, who asked for the reset, a panic's \
+                      message, and the tool calls in flight (name, client, era, start). A \
+                      torn or foreign record is reported as such and not read.",
+        mime_type: Some("text/plain"),
+        read: read_flight,
+    },
 ];
+
+fn read_flight<C: BootRecord>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
+    Ok(text_resource(uri, ctx.boot().flight_text()))
+}
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     Ok(Started::Done(ToolOutput::structured(status_json(
@@ -160,6 +191,9 @@ fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started
 fn status_json(st: &Status) -> Written {
     let mut w = ObjectWriter::new(STATUS_BYTES, STATUS_ENTRIES);
     w.key("abi").u64(st.abi_version.into());
+    if let Some(b) = &st.boot {
+        boot_json(&mut w, b);
+    }
     w.key("budgets").begin_array();
     for b in &st.budgets {
         w.begin_object();
@@ -226,9 +260,48 @@ fn status_json(st: &Status) -> Written {
     w.finish()
 }
 
+/// `status.boot`: the cause and a summary of what survived of the previous boot.
+fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
+    w.key("boot").begin_object();
+    w.key("boots").u64(b.boots.into());
+    w.key("cause").str(b.cause_name());
+    w.key("console").str(b.ring_state());
+    if b.deploy {
+        w.key("deploy").bool(true);
+    }
+    w.key("flight").begin_object();
+    if let Ok(f) = &b.flight {
+        w.key("build").str(&f.build);
+        w.key("calls").begin_array();
+        for c in &f.calls {
+            w.str(&c.tool);
+        }
+        w.end_array();
+        if !f.panic.is_empty() {
+            w.key("panic").str(&f.panic);
+        }
+    }
+    w.key("state").str(b.flight_state());
+    if let Ok(f) = &b.flight {
+        w.key("uptime_ms").u64(f.uptime_ms);
+    }
+    w.end_object();
+    if !b.message.is_empty() {
+        w.key("message").str(&b.message);
+    }
+    if let Some(sha) = &b.prev_sha256 {
+        w.key("previous_sha256").display(HexDigits(sha));
+    }
+    w.key("previous_uptime_ms").u64(b.prev_uptime_ms.into());
+    if let Some(by) = b.requested_by() {
+        w.key("requested_by").str(by);
+    }
+    w.end_object();
+}
+
 /// Room for a status with an image, a cache and a few budgets: ~1 KB of text, ~90 entries.
-const STATUS_BYTES: usize = 1280;
-const STATUS_ENTRIES: usize = 128;
+const STATUS_BYTES: usize = 1792;
+const STATUS_ENTRIES: usize = 160;
 
 /// Reaches nothing: the round trip is the point.
 fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -251,7 +324,11 @@ fn schedule(
     now_ms: u64,
     delay_ms: u64,
 ) -> Result<u64, ToolError> {
-    let p = power::schedule(pending, action, now_ms, delay_ms)
+    let by = match action {
+        Action::Reset => "system.reset",
+        Action::Poweroff => "system.poweroff",
+    };
+    let p = power::schedule(pending, action, by, now_ms, delay_ms)
         .map_err(|e| ToolError::new(ErrorCode::Busy, format!("{e}")))?;
     Ok(p.at_ms.saturating_sub(now_ms))
 }

@@ -7,7 +7,7 @@ use crate::arena::{ARENA, Global};
 use crate::io::{flush_and_set, halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
 use crate::{boot_env, clock, layout, mailbox, power};
 use alloc::boxed::Box;
-use indy::abi::{self, AbiTable, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
+use indy::abi::{self, AbiTable, BootInfo, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
 use indy::map::{DS1386, KSEG_LIMIT, kseg0, unmapped_phys};
 
 const RING: usize = abi::SERIAL_RING_SIZE as usize;
@@ -26,6 +26,26 @@ static IMAGE_INFO: Global<ImageInfo> = Global::new(ImageInfo {
     deploy: abi::DEPLOY_OK,
     refused_sha256: [0; 32],
 });
+/// Why this boot happened: the stand-in keeps nothing across a reset yet (its data is set up
+/// afresh at the reset vector), so it says it cannot tell and hands over no previous console
+/// or record; the module's flight recorder still gets this boot's region.
+static BOOT_INFO: Global<BootInfo> = Global::new(BootInfo {
+    cause: abi::BOOT_UNKNOWN,
+    prev_uptime_ms: 0,
+    boots: 0,
+    prev_sha256: [0; 32],
+    message: [0; abi::BOOT_MESSAGE_LEN],
+    prev_ring: core::ptr::null(),
+    prev_ring_size: 0,
+    prev_ring_head: 0,
+    prev_ring_sum: 0,
+    prev_flight: core::ptr::null(),
+    prev_flight_size: 0,
+    flight: core::ptr::null_mut(),
+    flight_size: 0,
+});
+static FLIGHT: Global<[u8; abi::FLIGHT_REGION_SIZE as usize]> =
+    Global::new([0; abi::FLIGHT_REGION_SIZE as usize]);
 static CLOCK: Global<Option<clock::Extender>> = Global::new(None);
 static BOOT_UNIX: Global<u32> = Global::new(0);
 /// The extended RPSS count at boot.
@@ -378,6 +398,12 @@ pub fn boot() -> ! {
         irq_list,
         bus_probe,
         image_info: IMAGE_INFO.get() as *const ImageInfo,
+        boot_info: {
+            let b = BOOT_INFO.get();
+            b.flight = FLIGHT.get().as_mut_ptr();
+            b.flight_size = abi::FLIGHT_REGION_SIZE;
+            b as *const BootInfo
+        },
     }));
     // SAFETY: the loader found these symbols in the image's text, relocated at `base`.
     let init: extern "C" fn(*const AbiTable) -> i32 = unsafe { core::mem::transmute(loaded.init) };

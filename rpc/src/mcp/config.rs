@@ -2,6 +2,7 @@
 
 use super::audit::AuditSink;
 use super::authority::{Policy, Table, Token};
+use super::call_watch::CallObserver;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -119,6 +120,8 @@ pub struct Config {
     /// Gets a record of every call of a tool not annotated read-only and of every failed
     /// authentication (see [`super::audit`]).
     pub audit: Option<AuditSink>,
+    /// Told when each tool call starts and ends (the module's flight recorder).
+    pub calls: Option<Rc<dyn CallObserver>>,
 }
 
 impl Config {
@@ -139,6 +142,7 @@ impl Config {
             policy: Policy::default(),
             confirm: false,
             audit: None,
+            calls: None,
         }
     }
 }

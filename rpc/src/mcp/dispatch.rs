@@ -8,6 +8,7 @@ use super::call::asking::Asking;
 use super::call::emit::render_now;
 use super::call::gates::{self, Passed, Refusal};
 use super::call::stream::{CallSetup, CallStream, Framing};
+use super::call_watch::CallWatch;
 use super::confirm;
 use super::cursor;
 use super::get_stream;
@@ -484,7 +485,8 @@ impl<C: 'static> McpServer<C> {
             );
         };
         let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, entry);
-        let (response, outcome) = self.call_found(cx, index, &mut audit);
+        let mut watch = CallWatch::start(self.config.calls.as_ref(), cx, entry.def.name);
+        let (response, outcome) = self.call_found(cx, index, &mut audit, &mut watch);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);
         }
@@ -501,7 +503,7 @@ impl<C: 'static> McpServer<C> {
         args: ValueRef<'_>,
         started: Result<Started<C>, ToolError>,
         output_schema: Option<Rc<Schema>>,
-        audit: &mut Option<PendingAudit>,
+        (audit, watch): (&mut Option<PendingAudit>, &mut Option<CallWatch>),
     ) -> Result<(Response, Option<Outcome>), Result<Started<C>, ToolError>> {
         let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
         if !self.tasks.wanted(cx, name, &started) {
@@ -510,6 +512,7 @@ impl<C: 'static> McpServer<C> {
         let state = CallState::new(cx.key, cx.id.clone());
         let setup = CallSetup {
             audit: audit.take(),
+            watch: watch.take(),
             ..tasks::setup(cx.id, output_schema.clone(), &self.config)
         };
         let begin = match started {
@@ -524,6 +527,7 @@ impl<C: 'static> McpServer<C> {
                 match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => {
                         *audit = setup.audit;
+                        *watch = setup.watch;
                         return Ok((r, Some(outcome)));
                     }
                     Err(output) => Begin::Run(Box::new(CallStream::emitting(
@@ -536,6 +540,7 @@ impl<C: 'static> McpServer<C> {
             }
             Err(e) => {
                 *audit = setup.audit;
+                *watch = setup.watch;
                 return Err(Err(e));
             }
         };
@@ -553,6 +558,7 @@ impl<C: 'static> McpServer<C> {
         cx: &Cx<'_>,
         index: usize,
         audit: &mut Option<PendingAudit>,
+        watch: &mut Option<CallWatch>,
     ) -> (Response, Option<Outcome>) {
         let failed = |code| Some(Outcome::Failed(code));
         let Some(entry) = self.tools.entry(index) else {
@@ -586,11 +592,17 @@ impl<C: 'static> McpServer<C> {
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
-        let started =
-            match self.task_or_plain(cx, index, args, started, output_schema.clone(), audit) {
-                Ok(answer) => return answer,
-                Err(started) => started,
-            };
+        let started = match self.task_or_plain(
+            cx,
+            index,
+            args,
+            started,
+            output_schema.clone(),
+            (audit, watch),
+        ) {
+            Ok(answer) => return answer,
+            Err(started) => started,
+        };
         let sse = (cx.progress_token.is_some() || cx.log_level.is_some()) && cx.accept_sse();
         let chunk = self.config.limits.stream_chunk;
         let setup = |framing| CallSetup {
@@ -602,12 +614,15 @@ impl<C: 'static> McpServer<C> {
             output_schema: output_schema.clone(),
             chunk,
             audit: None,
+            watch: None,
         };
         // Only a call that goes on streaming is tracked: one answered at once costs nothing.
         let tracked = || CallState::new(cx.key, cx.id.clone());
-        // A result that streams takes the audit record and writes it when the call ends.
-        let streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
+        // A result that streams takes the audit record and writes it when the call ends; the
+        // call observer hears of its end then too.
+        let mut streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
             audit: audit.take(),
+            watch: watch.take(),
             ..setup(framing)
         };
         match started {

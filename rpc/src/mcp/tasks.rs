@@ -643,6 +643,7 @@ pub(crate) fn setup(id: &Id, output_schema: Option<Rc<Schema>>, config: &Config)
         output_schema,
         chunk: config.limits.stream_chunk,
         audit: None,
+        watch: None,
     }
 }
 

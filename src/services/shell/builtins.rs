@@ -366,8 +366,14 @@ fn sleep(_ctx: &mut Services, args: &[String], out: &mut Output, now: u64) -> Ex
     }
 }
 
-fn power(ctx: &mut Services, out: &mut Output, now: u64, action: Action, verb: &str) -> Exit {
-    match crate::services::power::schedule(&mut ctx.pending, action, now, DEFAULT_DELAY_MS) {
+fn power(
+    ctx: &mut Services,
+    out: &mut Output,
+    now: u64,
+    (action, by): (Action, &'static str),
+    verb: &str,
+) -> Exit {
+    match crate::services::power::schedule(&mut ctx.pending, action, by, now, DEFAULT_DELAY_MS) {
         Ok(p) => {
             let _ = writeln!(out, "{verb} in {} ms", p.at_ms.saturating_sub(now));
             Exit::Status(0)
@@ -383,14 +389,20 @@ fn reboot(ctx: &mut Services, args: &[String], out: &mut Output, now: u64) -> Ex
     if let Some(e) = no_args("reboot", args, out) {
         return e;
     }
-    power(ctx, out, now, Action::Reset, "rebooting")
+    power(ctx, out, now, (Action::Reset, "reboot"), "rebooting")
 }
 
 fn poweroff(ctx: &mut Services, args: &[String], out: &mut Output, now: u64) -> Exit {
     if let Some(e) = no_args("poweroff", args, out) {
         return e;
     }
-    power(ctx, out, now, Action::Poweroff, "powering off")
+    power(
+        ctx,
+        out,
+        now,
+        (Action::Poweroff, "poweroff"),
+        "powering off",
+    )
 }
 
 #[cfg(test)]

@@ -42,6 +42,38 @@ fn status_value(st: &crate::services::status::Status) -> Value {
             "refused": b.refused,
         })).collect::<std::vec::Vec<_>>(),
     });
+    if let Some(b) = &st.boot {
+        let mut flight = json!({"state": b.flight_state()});
+        if let Ok(f) = &b.flight {
+            flight["build"] = f.build.as_str().into();
+            flight["uptime_ms"] = f.uptime_ms.into();
+            flight["calls"] = f.calls.iter().map(|c| c.tool.as_str()).collect();
+            if !f.panic.is_empty() {
+                flight["panic"] = f.panic.as_str().into();
+            }
+        }
+        let mut boot = json!({
+            "boots": b.boots, "cause": b.cause_name(), "console": b.ring_state(),
+            "flight": flight, "previous_uptime_ms": b.prev_uptime_ms,
+        });
+        if b.deploy {
+            boot["deploy"] = true.into();
+        }
+        if !b.message.is_empty() {
+            boot["message"] = b.message.as_str().into();
+        }
+        if let Some(sha) = &b.prev_sha256 {
+            boot["previous_sha256"] = sha
+                .iter()
+                .map(|x| alloc::format!("{x:02x}"))
+                .collect::<String>()
+                .into();
+        }
+        if let Some(by) = b.requested_by() {
+            boot["requested_by"] = by.into();
+        }
+        v["boot"] = boot;
+    }
     if let Some(sha256) = st.identity.sha256() {
         let mut image = json!({
             "sha256": sha256,
@@ -114,6 +146,29 @@ fn status_writes_the_bytes_of_its_value() {
             refused: 0
         },
     ];
+    same(&st);
+    use crate::services::boot::{BootReport, RingDamaged};
+    use crate::services::flight::record::{Flight, FlightCall};
+    st.boot = Some(alloc::rc::Rc::new(BootReport {
+        cause: indy::abi::BOOT_REQUESTED,
+        message: String::from("odd \"text\"\n"),
+        boots: 3,
+        prev_uptime_ms: 4242,
+        prev_sha256: Some([0x3c; 32]),
+        flight: Ok(Flight {
+            build: String::from("b\u{1}"),
+            reset_by: String::from("reboot"),
+            panic: String::from("oops"),
+            uptime_ms: 99,
+            calls: std::vec![FlightCall {
+                tool: String::from("serial.read"),
+                ..FlightCall::default()
+            }],
+            ..Flight::default()
+        }),
+        ring: Some(Err(RingDamaged)),
+        deploy: true,
+    }));
     same(&st);
 }
 
@@ -349,7 +404,9 @@ fn net_and_mem_resources_are_text() {
             "irix7://net",
             "irix7://mem",
             "irix7://audit",
+            "irix7://flight/previous",
             "irix7://serial",
+            "irix7://serial/previous",
             "irix7://screen",
             "irix7://proc",
             "irix7://dev"

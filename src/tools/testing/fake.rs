@@ -230,6 +230,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         policy: "full".into(),
         serial_waiters: crate::services::serial_wait::Waiters::new(2),
         console_secret: None,
+        boot: Default::default(),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

@@ -205,6 +205,9 @@ impl Cpu {
         cpu.mem()
             .write(u64::from(RAM_PHYS + memmap::HANG_LOOP_OFF), &hang)
             .map_err(|e| e.to_string())?;
+        cpu.mem()
+            .write(u64::from(RAM_PHYS + memmap::TRAP_OFF), &brk)
+            .map_err(|e| e.to_string())?;
         Ok(cpu)
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::console::ConsoleLog;
 use crate::error::RigError;
-use crate::rig::{Counters, Rig, RigOptions, RunEnd};
+use crate::rig::{Counters, Rig, RigOptions, RunEnd, Survivor};
 
 /// Extra setup run on the rig's thread before boot (e.g. adding devices).
 pub type Setup = Box<dyn FnOnce(&mut Rig) -> Result<(), RigError> + Send>;
@@ -24,6 +24,10 @@ pub struct RigHandle {
     advance_ms: Arc<AtomicU64>,
     /// Set to make the rig thread's next guest call hang (`Rig::hang_next_call`).
     hang: Arc<AtomicBool>,
+    /// Set to make the rig thread's next guest call trap (`Rig::trap_next_call`).
+    trap: Arc<AtomicBool>,
+    /// Damage for the rig thread to apply at the next warm reset (`Rig::corrupt_at_next_reset`).
+    corrupt: Arc<Mutex<Vec<Survivor>>>,
     thread: Option<JoinHandle<Result<RunEnd, RigError>>>,
     forward_addrs: Vec<SocketAddr>,
 }
@@ -43,6 +47,9 @@ impl Rig {
         let hang = Arc::new(AtomicBool::new(false));
         let (stop_t, counters_t, advance_t) = (stop.clone(), counters.clone(), advance_ms.clone());
         let hang_t = hang.clone();
+        let trap = Arc::new(AtomicBool::new(false));
+        let corrupt = Arc::new(Mutex::new(Vec::new()));
+        let (trap_t, corrupt_t) = (trap.clone(), corrupt.clone());
         let thread = std::thread::Builder::new()
             .name("iris".into())
             .spawn(move || {
@@ -68,6 +75,14 @@ impl Rig {
                     if hang_t.swap(false, Ordering::Relaxed) {
                         r.hang_next_call();
                     }
+                    if trap_t.swap(false, Ordering::Relaxed) {
+                        r.trap_next_call();
+                    }
+                    if let Ok(mut c) = corrupt_t.lock() {
+                        for what in c.drain(..) {
+                            r.corrupt_at_next_reset(what);
+                        }
+                    }
                     if last_publish.elapsed() >= Duration::from_millis(20) {
                         if let Ok(mut c) = counters_t.lock() {
                             *c = r.counters();
@@ -91,6 +106,8 @@ impl Rig {
                 counters,
                 advance_ms,
                 hang,
+                trap,
+                corrupt,
                 thread: Some(thread),
                 forward_addrs,
             }),
@@ -147,6 +164,18 @@ impl RigHandle {
             && asked.elapsed() < Duration::from_secs(10)
         {
             std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Makes the rig's next guest call stop on a trap (the trap hook); applied at the next step.
+    pub fn trap_next_call(&self) {
+        self.trap.store(true, Ordering::Relaxed);
+    }
+
+    /// Damages `what` at the next warm reset (the corruption hook); applied at the next step.
+    pub fn corrupt_at_next_reset(&self, what: Survivor) {
+        if let Ok(mut c) = self.corrupt.lock() {
+            c.push(what);
         }
     }
 

@@ -27,4 +27,4 @@ pub use devices::{DevCtx, Device, Region};
 pub use error::{GuestCrash, RigError};
 pub use handle::RigHandle;
 pub use memory::GuestMemory;
-pub use rig::{Counters, Rig, RigOptions, RunEnd, Step};
+pub use rig::{Counters, Rig, RigOptions, RunEnd, Step, Survivor};

@@ -83,6 +83,10 @@ struct Cli {
     /// Keep the last good image only in memory (a new start of the rig has none).
     #[arg(long, conflicts_with = "last_good")]
     no_last_good: bool,
+    /// When the module traps, panic the kernel and reset the machine (the next boot says
+    /// `panic`) instead of stopping the rig.
+    #[arg(long)]
+    reboot_on_panic: bool,
     /// Count guest instructions per function of the module after init and print the top 30
     /// when the run ends (with --run-ms, or at power-off).
     #[arg(long)]
@@ -112,6 +116,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         pcap: cli.pcap,
         wire_faults: cli.wire_faults,
         last_good_file: (!cli.no_last_good).then_some(cli.last_good),
+        reboot_on_panic: cli.reboot_on_panic,
     };
     let mut rig = Rig::new(opts)?;
     if cli.screen_rgb24 {

@@ -19,6 +19,8 @@ pub const STATUS_OFF: u32 = 0x1100;
 /// The running image's digest and the last deploy's outcome (`image_info`, ABI 12).
 pub const IMAGE_INFO_OFF: u32 = 0x1140;
 pub const SERIAL_HEAD_OFF: u32 = 0x1200;
+/// Why this boot happened and where the previous boot's survivors are (`boot_info`, ABI 13).
+pub const BOOT_INFO_OFF: u32 = 0x1300;
 /// Process list scratch is not needed (the module passes its own buffer); kept free.
 pub const SERIAL_RING_OFF: u32 = 0x2000;
 /// One 8-byte stub per ABI function; a code hook on this range implements them.
@@ -31,6 +33,14 @@ pub const RETURN_SENTINEL_OFF: u32 = 0x4F00;
 /// that the per-block instruction hook runs rarely while the guest spins.
 pub const HANG_LOOP_OFF: u32 = 0x5000;
 pub const HANG_LOOP_WORDS: u32 = 256;
+/// One `break` word: the trap hook (`Rig::trap_next_call`) starts the next guest call here, as a
+/// module that panicked (a `break` trap in the image) would stop.
+pub const TRAP_OFF: u32 = 0x5400;
+/// What survives a warm reset: the previous boot's serial ring (8 KiB) and flight region, and
+/// this boot's flight region (4 KiB each). Zeroed at power-on only.
+pub const PREV_RING_OFF: u32 = 0x6000;
+pub const PREV_FLIGHT_OFF: u32 = 0x8000;
+pub const FLIGHT_OFF: u32 = 0x9000;
 /// An unmapped page under the kernel stack, so an overflow is a clear guest crash.
 pub const STACK_GUARD_OFF: u32 = 0x3_F000;
 pub const STACK_GUARD_SIZE: u32 = 0x1000;
@@ -59,10 +69,16 @@ const _: () = {
     assert!(STATUS_OFF >= ABI_TABLE_OFF + ABI_TABLE_SIZE);
     assert!(IMAGE_INFO_OFF >= STATUS_OFF + 40);
     assert!(SERIAL_HEAD_OFF >= IMAGE_INFO_OFF + 68);
+    assert!(BOOT_INFO_OFF >= SERIAL_HEAD_OFF + 4);
+    assert!(BOOT_INFO_OFF + 204 <= SERIAL_RING_OFF);
+    assert!(HANG_LOOP_OFF + HANG_LOOP_WORDS * 4 <= TRAP_OFF);
+    assert!(TRAP_OFF + 4 <= PREV_RING_OFF);
+    assert!(PREV_RING_OFF + SERIAL_RING_SIZE <= PREV_FLIGHT_OFF);
+    assert!(PREV_FLIGHT_OFF + indy::abi::FLIGHT_REGION_SIZE <= FLIGHT_OFF);
+    assert!(FLIGHT_OFF + indy::abi::FLIGHT_REGION_SIZE <= STACK_GUARD_OFF);
     assert!(SERIAL_RING_OFF + SERIAL_RING_SIZE <= STUB_OFF);
     assert!(STUB_OFF + STUB_SLOT * STUB_COUNT <= RETURN_SENTINEL_OFF);
     assert!(RETURN_SENTINEL_OFF + 4 <= HANG_LOOP_OFF);
-    assert!(HANG_LOOP_OFF + HANG_LOOP_WORDS * 4 <= STACK_GUARD_OFF);
     assert!(STACK_GUARD_OFF + STACK_GUARD_SIZE == STACK_BOTTOM_OFF);
     assert!(STACK_TOP_OFF <= MODULE_OFF);
     assert!(MODULE_OFF + MODULE_MAX <= HEAP_OFF);

@@ -8,6 +8,7 @@ use super::emit::{DIRECT_MIN, EmitPoll, Emitter};
 use crate::http::{BodyPoll, BodySource};
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::audit::{Outcome, PendingAudit};
+use crate::mcp::call_watch::CallWatch;
 use crate::mcp::limits::CallState;
 use crate::mcp::schema::Schema;
 use crate::mcp::tool::{
@@ -48,6 +49,8 @@ pub(crate) struct CallSetup {
     pub(crate) chunk: usize,
     /// The call's audit record, written when the call ends (see [`crate::mcp::audit`]).
     pub(crate) audit: Option<PendingAudit>,
+    /// Tells the call observer when the call ends (see [`crate::mcp::call_watch`]).
+    pub(crate) watch: Option<CallWatch>,
 }
 
 enum Phase<C> {
@@ -243,11 +246,13 @@ impl<C: 'static> CallStream<C> {
         self.audit(Outcome::Cancelled);
     }
 
-    /// Writes the call's audit record (once; later calls do nothing).
+    /// Writes the call's audit record and tells the call observer it ended (once; later
+    /// calls do nothing).
     fn audit(&mut self, outcome: Outcome) {
         if let Some(a) = self.setup.audit.take() {
             a.finish(outcome);
         }
+        self.setup.watch.take();
     }
 }
 

@@ -136,6 +136,7 @@ pub fn build_table(heap_size: u32) -> AbiTable {
         irq_list: f(AbiFn::IrqList),
         bus_probe: f(AbiFn::BusProbe),
         image_info: p(memmap::ram_va(memmap::IMAGE_INFO_OFF)),
+        boot_info: p(memmap::ram_va(memmap::BOOT_INFO_OFF)),
     }
 }
 
@@ -146,6 +147,17 @@ pub fn table_bytes_v10(table: AbiTable) -> Vec<u8> {
     b.truncate(ABI_TABLE_MIN_SIZE as usize);
     b[..4].copy_from_slice(&10u32.to_be_bytes());
     b[4..8].copy_from_slice(&ABI_TABLE_MIN_SIZE.to_be_bytes());
+    b
+}
+
+/// The table an ABI 12 kernel hands over: version 12, no `boot_info` (the module reports the
+/// boot's cause as unknown).
+pub fn table_bytes_v12(table: AbiTable) -> Vec<u8> {
+    let mut b = table_bytes(table);
+    let size = offset_of!(AbiTable, boot_info);
+    b.truncate(size);
+    b[..4].copy_from_slice(&12u32.to_be_bytes());
+    b[4..8].copy_from_slice(&(size as u32).to_be_bytes());
     b
 }
 

@@ -3,6 +3,7 @@
 //! stub hook with the call's arguments and guest memory.
 
 pub mod abi;
+pub mod boot_info;
 pub mod disks;
 pub mod irqs;
 pub mod procs;
@@ -84,12 +85,16 @@ pub struct Kernel {
     /// Hand the module an ABI 10 table (version 10, no `irq_list`/`bus_probe`), as an older
     /// kernel would.
     pub abi_10: bool,
+    /// Hand the module an ABI 12 table (no `boot_info`).
+    pub abi_12: bool,
     /// Offer the module at most this much heap (a kernel that gives only what the ABI
     /// promises); by default the heap runs to the end of RAM.
     pub heap_cap: Option<u32>,
     /// The wall time (Unix seconds) at boot, when pinned: two rigs started with the same value
     /// tell the module the same date, so only what the clock cannot reproduce tells them apart.
     pub unix_time_at_boot: Option<u32>,
+    /// Why this boot happened and what was kept of the previous one (`boot_info`).
+    pub boot: boot_info::BootState,
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
@@ -129,8 +134,10 @@ impl Kernel {
             bus: None,
             enet_irqs: Rc::default(),
             abi_10: false,
+            abi_12: false,
             heap_cap: None,
             unix_time_at_boot: None,
+            boot: boot_info::BootState::power_on(),
         }
     }
 
@@ -139,6 +146,8 @@ impl Kernel {
         let table = abi::build_table(self.heap_size());
         if self.abi_10 {
             abi::table_bytes_v10(table)
+        } else if self.abi_12 {
+            abi::table_bytes_v12(table)
         } else {
             abi::table_bytes(table)
         }

@@ -5,19 +5,21 @@
 
 use super::last_good::{Refusal, digest_bytes};
 use super::scheduler::CallEnd;
-use super::{MAX_RESETS_IN_INIT, Phase, Rig};
+use super::{MAX_RESETS_IN_INIT, Phase, Rig, Survivor};
 use crate::config::{BootConfig, load_boot_config};
 use crate::cpu::uc_err;
 use crate::error::RigError;
 use crate::image;
 use crate::kernel::abi::image_info_bytes;
+use crate::kernel::boot_info::{BootState, boot_info_bytes};
 use crate::kernel::{KernelRequest, OS_VERSION};
 use crate::loader;
 use crate::memmap::{self, ram_va};
 use crate::memory::GuestMemory;
 use indy::abi::{
-    DEPLOY_FETCH_FAILED, DEPLOY_INIT_FAILED, DEPLOY_LOAD_FAILED, DEPLOY_SHA256_MISMATCH, ImageInfo,
-    deploy_reason,
+    BOOT_REFUSED, BOOT_REQUESTED, BOOT_WATCHDOG, DEPLOY_FETCH_FAILED, DEPLOY_INIT_FAILED,
+    DEPLOY_LOAD_FAILED, DEPLOY_SHA256_MISMATCH, FLIGHT_REGION_SIZE, ImageInfo, SERIAL_RING_SIZE,
+    deploy_reason, ring_sum,
 };
 use indy::map::RAM_PHYS;
 
@@ -35,6 +37,22 @@ impl Rig {
             k.ring
                 .clear(&mut mem)
                 .map_err(|e| RigError::Emulator(e.to_string()))?;
+            // Power-on: nothing of an earlier boot survives.
+            let fault = |e: crate::memory::MemFault| RigError::Emulator(e.to_string());
+            for off in [
+                memmap::PREV_RING_OFF,
+                memmap::PREV_FLIGHT_OFF,
+                memmap::FLIGHT_OFF,
+            ] {
+                let len = if off == memmap::PREV_RING_OFF {
+                    SERIAL_RING_SIZE
+                } else {
+                    FLIGHT_REGION_SIZE
+                };
+                mem.write(u64::from(RAM_PHYS + off), &vec![0; len as usize])
+                    .map_err(fault)?;
+            }
+            k.boot = BootState::power_on();
         }
         let ram_mib = self.opts.ram_mib;
         self.klog(&format!("IRIX 7 kernel {OS_VERSION} (iris rig): SGI Indy IP24, R4400 (emulated), {ram_mib} MB RAM"));
@@ -134,7 +152,13 @@ impl Rig {
                 &image_info_bytes(info),
             )
             .map_err(fault)?;
+            mem.write(
+                u64::from(RAM_PHYS + memmap::BOOT_INFO_OFF),
+                &boot_info_bytes(&self.kernel.borrow().boot),
+            )
+            .map_err(fault)?;
         }
+        self.running_sha256 = info.sha256;
         self.cpu
             .uc
             .ctl_flush_tb()
@@ -207,6 +231,7 @@ impl Rig {
         ));
         // The refused image may have started devices before it failed.
         self.bus.borrow_mut().reset();
+        self.kernel.borrow_mut().boot.cause = BOOT_REFUSED;
         let info = ImageInfo {
             sha256: digest_bytes(&good),
             deploy: refusal.deploy,
@@ -238,22 +263,28 @@ impl Rig {
                     return Ok(());
                 }
                 CallEnd::Request(KernelRequest::Reset) => {
-                    self.note_reset("reset requested by the module", false)
+                    self.note_reset("reset requested by the module", BOOT_REQUESTED, "")
                 }
-                CallEnd::DeviceReset(reason) => self.note_reset(&reason, true),
+                CallEnd::DeviceReset(reason) => self.note_reset(&reason, BOOT_WATCHDOG, ""),
             }
         }
         Err(RigError::ResetLoop(MAX_RESETS_IN_INIT))
     }
 
-    fn note_reset(&mut self, reason: &str, watchdog: bool) {
+    /// A warm reset: the kernel keeps the previous boot's serial ring and flight region (DRAM
+    /// is not cleared), says why in the next boot's `boot_info` (`cause`, a panic's `message`),
+    /// and starts the new boot's ring empty.
+    fn note_reset(&mut self, reason: &str, cause: u32, message: &str) {
         self.klog(&format!("kernel: {reason}: resetting the machine"));
         if !self.opts.quiet {
             eprintln!("iris: {reason}: resetting the machine");
         }
         self.counters.resets += 1;
-        if watchdog {
+        if cause == BOOT_WATCHDOG {
             self.counters.watchdog_resets += 1;
+        }
+        if let Err(e) = self.keep_survivors(cause, message) {
+            eprintln!("iris: kernel: could not keep the previous boot: {e}");
         }
         self.bus.borrow_mut().reset();
         // `clock_ms` counts from boot: the new boot starts it at 0 (the watchdog is re-armed
@@ -262,8 +293,60 @@ impl Rig {
         self.arm_watchdog();
     }
 
-    pub(super) fn reset_machine(&mut self, reason: &str, watchdog: bool) -> Result<(), RigError> {
-        self.note_reset(reason, watchdog);
+    /// Copies this boot's ring and flight region to where the next boot finds them, clears
+    /// the ring and the region for it, records the cause, then applies the corruption hook.
+    fn keep_survivors(&mut self, cause: u32, message: &str) -> Result<(), crate::memory::MemFault> {
+        let uptime = self.clock.now_ms().min(u64::from(u32::MAX)) as u32;
+        let sha = self.running_sha256;
+        let mut mem = self.cpu.mem();
+        let mut k = self.kernel.borrow_mut();
+        let mut ring = vec![0u8; SERIAL_RING_SIZE as usize];
+        mem.read(k.ring.ring_phys, &mut ring)?;
+        let head = mem.read_u32(k.ring.head_phys)?;
+        mem.write(u64::from(RAM_PHYS + memmap::PREV_RING_OFF), &ring)?;
+        let mut flight = vec![0u8; FLIGHT_REGION_SIZE as usize];
+        mem.read(u64::from(RAM_PHYS + memmap::FLIGHT_OFF), &mut flight)?;
+        mem.write(u64::from(RAM_PHYS + memmap::PREV_FLIGHT_OFF), &flight)?;
+        mem.write(
+            u64::from(RAM_PHYS + memmap::FLIGHT_OFF),
+            &vec![0; FLIGHT_REGION_SIZE as usize],
+        )?;
+        k.ring.clear(&mut mem)?;
+        let boots = k.boot.boots.saturating_add(1);
+        k.boot = BootState {
+            cause,
+            message: String::from(message),
+            boots,
+            prev_uptime_ms: uptime,
+            prev_sha256: sha,
+            prev_ring_head: head,
+            prev_ring_sum: ring_sum(&ring),
+            kept: true,
+        };
+        for what in self.corrupt_next.borrow_mut().drain(..) {
+            let (off, at) = match what {
+                Survivor::Ring => (
+                    memmap::PREV_RING_OFF,
+                    head.wrapping_sub(2) % SERIAL_RING_SIZE,
+                ),
+                // Inside the record's fixed fields, past the magic: it reads as corrupt.
+                Survivor::Flight => (memmap::PREV_FLIGHT_OFF, 20),
+            };
+            let phys = u64::from(RAM_PHYS + off + at);
+            let mut b = [0u8; 1];
+            mem.read(phys, &mut b)?;
+            mem.write(phys, &[b[0] ^ 0x5A])?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn reset_machine(
+        &mut self,
+        reason: &str,
+        cause: u32,
+        message: &str,
+    ) -> Result<(), RigError> {
+        self.note_reset(reason, cause, message);
         self.load_and_init()
     }
 

@@ -87,6 +87,19 @@ pub struct RigOptions {
     /// to it (relative to the root; the CLI's default is [`DEFAULT_LAST_GOOD`]). Without it the
     /// last good image lives only as long as the rig.
     pub last_good_file: Option<PathBuf>,
+    /// When the module traps (a crash, a panic's `break`), the kernel panics and resets the
+    /// machine, the next boot's cause saying why (`panic`), instead of halting the rig with
+    /// the crash as an error.
+    pub reboot_on_panic: bool,
+}
+
+/// What the kernel keeps across a warm reset, for [`Rig::corrupt_at_next_reset`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Survivor {
+    /// The previous boot's serial ring.
+    Ring,
+    /// The previous boot's flight record.
+    Flight,
 }
 
 impl Default for RigOptions {
@@ -108,6 +121,7 @@ impl Default for RigOptions {
             pcap: None,
             wire_faults: None,
             last_good_file: None,
+            reboot_on_panic: false,
         }
     }
 }
@@ -144,6 +158,12 @@ pub struct Rig {
     net: RigNet,
     /// The hang hook: the next guest call spins instead of running the module.
     hang_next: Cell<bool>,
+    /// The trap hook: the next guest call stops on a `break` trap.
+    trap_next: Cell<bool>,
+    /// The corruption hook: what to damage at the next warm reset.
+    corrupt_next: RefCell<Vec<Survivor>>,
+    /// The digest of the image the module runs (the next boot's `prev_sha256`).
+    running_sha256: [u8; 32],
     /// The profiling hook while `profile_start` is in force.
     profiler: ProfileHook,
     /// The allocation-counting hooks once `alloc_count_start` installed them.
@@ -169,6 +189,26 @@ impl Rig {
     /// `bus_probe`, as an older kernel hands it over.
     pub fn offer_abi_10(&mut self) {
         self.kernel.borrow_mut().abi_10 = true;
+    }
+
+    /// Boot the module on an ABI 12 table (before `boot`): no `boot_info`, so the module
+    /// cannot say why it booted.
+    pub fn offer_abi_12(&mut self) {
+        self.kernel.borrow_mut().abi_12 = true;
+    }
+
+    /// The trap hook: the next guest call (normally a poll) stops on a `break` trap, as the
+    /// module does when it panics (the image's panic strategy); with
+    /// [`RigOptions::reboot_on_panic`] the kernel panics and resets the machine.
+    pub fn trap_next_call(&self) {
+        self.trap_next.set(true);
+    }
+
+    /// The corruption hook: at the next warm reset, once the kernel has kept the previous
+    /// boot's serial ring and flight region, damage `what` in guest memory (as a bit flipped
+    /// in DRAM across the reset would), before the module reads it.
+    pub fn corrupt_at_next_reset(&self, what: Survivor) {
+        self.corrupt_next.borrow_mut().push(what);
     }
 
     /// The Newport graphics board: switch it to 24-bit ([`Newport::set_depth`]), look at VRAM.

@@ -7,6 +7,7 @@ use super::{Phase, Rig, SLICE_INSNS};
 use crate::error::RigError;
 use crate::kernel::KernelRequest;
 use crate::memmap::{self, ram_va, sext};
+use indy::abi::{BOOT_PANIC, BOOT_REQUESTED, BOOT_WATCHDOG};
 
 /// Instruction and event counters (exact guest instruction counts from the block hook).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,7 +86,7 @@ impl Rig {
         }
         let (busy, reset) = self.tick_devices();
         if let Some(reason) = reset {
-            self.reset_machine(&reason, true)?;
+            self.reset_machine(&reason, BOOT_WATCHDOG, "")?;
             return Ok(Step {
                 pending: true,
                 busy: true,
@@ -96,7 +97,19 @@ impl Rig {
         };
         let now = self.clock.now_ms();
         let before = self.cpu.state.insns.get();
-        match self.call_guest("irix7_mcp_poll", poll, &[(now >> 32) as u32, now as u32])? {
+        let end = match self.call_guest("irix7_mcp_poll", poll, &[(now >> 32) as u32, now as u32]) {
+            // The kernel panics on the module's trap and resets the machine, when told to.
+            Err(RigError::Crash(crash)) if self.opts.reboot_on_panic => {
+                let why = format!("module trapped: {crash}");
+                self.reset_machine(&why, BOOT_PANIC, &why)?;
+                return Ok(Step {
+                    pending: true,
+                    busy: true,
+                });
+            }
+            end => end?,
+        };
+        match end {
             CallEnd::Returned(s) => {
                 let used = self.cpu.state.insns.get() - before;
                 self.counters.polls += 1;
@@ -114,7 +127,7 @@ impl Rig {
                 })
             }
             CallEnd::Request(KernelRequest::Reset) => {
-                self.reset_machine("reset requested by the module", false)?;
+                self.reset_machine("reset requested by the module", BOOT_REQUESTED, "")?;
                 Ok(Step {
                     pending: true,
                     busy: true,
@@ -128,7 +141,7 @@ impl Rig {
                 })
             }
             CallEnd::DeviceReset(reason) => {
-                self.reset_machine(&reason, true)?;
+                self.reset_machine(&reason, BOOT_WATCHDOG, "")?;
                 Ok(Step {
                     pending: true,
                     busy: true,
@@ -241,6 +254,8 @@ impl Rig {
         self.cpu.set_reg(31, sentinel).map_err(emu)?;
         let mut pc = if self.hang_next.replace(false) {
             ram_va(memmap::HANG_LOOP_OFF)
+        } else if self.trap_next.replace(false) {
+            ram_va(memmap::TRAP_OFF)
         } else {
             entry
         };
