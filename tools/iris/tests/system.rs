@@ -177,7 +177,8 @@ fn serial_ring_reads_across_a_wrap_report_lost_bytes_then_reach_eof() {
             "serial.write"
         };
         let w = tool_ok(g.mcp, tool, json!({"text": l}));
-        assert_eq!(w["bytes"].as_u64(), Some(l.len() as u64 + 1), "{w}");
+        // The line as written: the client mark, the text, the newline.
+        assert_eq!(w["bytes"].as_u64(), Some(6 + l.len() as u64 + 1), "{w}");
         std::thread::sleep(PACE);
     }
 
@@ -220,7 +221,7 @@ fn serial_ring_reads_across_a_wrap_report_lost_bytes_then_reach_eof() {
     let text = String::from_utf8_lossy(&data);
     // The last line is whole; the first was overwritten.
     assert!(
-        text.contains(&format!("{}\n", lines[2])),
+        text.contains(&format!("[mcp] {}\n", lines[2])),
         "last line missing"
     );
     assert!(!text.contains("wrap0 "), "the oldest line should be gone");
