@@ -367,7 +367,11 @@ fn sleep(_ctx: &mut Services, args: &[String], out: &mut Output, now: u64) -> Ex
 }
 
 fn power(ctx: &mut Services, out: &mut Output, now: u64, action: Action, verb: &str) -> Exit {
-    match crate::services::power::schedule(&mut ctx.pending, action, now, DEFAULT_DELAY_MS) {
+    let by = match action {
+        Action::Reset => "the shell's reboot",
+        Action::Poweroff => "the shell's poweroff",
+    };
+    match ctx.schedule_power(action, now, DEFAULT_DELAY_MS, by) {
         Ok(p) => {
             let _ = writeln!(out, "{verb} in {} ms", p.at_ms.saturating_sub(now));
             Exit::Status(0)
