@@ -24,6 +24,7 @@ use crate::services::audit::{self, AuditLog};
 use crate::services::boot::BootReport;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
+use crate::services::events::Events;
 use crate::services::fs::{Disk, mount};
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::MemoryPlan;
@@ -74,6 +75,10 @@ impl Module {
     /// One non-blocking step. Returns > 0 when work is pending, 0 when idle.
     fn poll(&mut self, now_ms: u64) -> i32 {
         self.kernel.watchdog_kick();
+        // A long gap since the last kick is an event (a near miss of the watchdog).
+        if let Ok(mut ctx) = self.ctx.try_borrow_mut() {
+            ctx.services_mut().polled(now_ms);
+        }
         let server = &mut self.server;
         // Frames in only: what the sockets have to send goes out once, at the end of the poll,
         // with the answers the server writes in between.
@@ -84,7 +89,7 @@ impl Module {
                 .borrow_mut()
                 .stir(sources::event_sample(now_ms));
         }
-        self.refresh_net_usage();
+        self.refresh_net_usage(now_ms);
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
@@ -117,12 +122,12 @@ impl Module {
         i32::from(work)
     }
 
-    fn refresh_net_usage(&mut self) {
+    fn refresh_net_usage(&mut self, now_ms: u64) {
         let ip = self.stack.ipv4();
         // DHCP may give or change the address after boot: Origins and Hosts naming it pass.
         self.router.mcp.set_own_ip(ip.map(|c| c.address().octets()));
         let mut ctx = self.ctx.borrow_mut();
-        ctx.services_mut().net = NetUsage {
+        let net = NetUsage {
             ip: ip.map(|c| c.address().octets()),
             prefix_len: ip.map_or(0, |c| c.prefix_len()),
             mac: self.stack.device.inner().mac(),
@@ -131,6 +136,7 @@ impl Module {
             requests: self.router.requests,
             rings: self.stack.device.inner().ring_positions(),
         };
+        ctx.services_mut().set_net(net, now_ms);
     }
 }
 
@@ -423,6 +429,7 @@ fn start(
         screen: screen.ok(),
         memory,
         shell_output: shell_pool,
+        events: Events::new(now),
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),
         console_secret,
@@ -440,7 +447,9 @@ fn start(
     // SAFETY: the raw bus goes to the device tools alone, which check every address against the
     // board's map and the kernel's probe, and whose descriptions say they can hang the machine.
     let raw = RawAccess::granted(Box::new(unsafe { KernelRawBus::mint(kernel) }));
-    let ctx = Rc::new(RefCell::new(Ctx::new(services, raw)));
+    let mut ctx = Ctx::new(services, raw);
+    ctx.services_mut().record_boot(now);
+    let ctx = Rc::new(RefCell::new(ctx));
     let drbg = entropy.clone();
     let session_entropy: rpc::mcp::Entropy = Box::new(move |buf: &mut [u8]| {
         let mut e = drbg.borrow_mut();

@@ -1,8 +1,9 @@
 //! The audit trail's in-module copy: the last lines of the records the MCP server produces,
-//! in two rings so that one kind cannot push out the other. Calls (of tools that are not
-//! read-only) need the token; summaries of failed logins do not — anyone who reaches the port
-//! can cause them — so they have a ring of their own, and a flood of failures never evicts a
-//! call's line. Each ring is bounded in lines and bytes, drops its oldest lines first and
+//! and of the machine's own events (`services::events`), in three rings so that one kind cannot
+//! push out another. Calls (of tools that are not read-only) need the token; summaries of
+//! failed logins do not — anyone who reaches the port can cause them — so they have a ring of
+//! their own, and a flood of failures never evicts a call's line; machine events (a boot, a
+//! requested reset) are few and each matters, so calls cannot push them out either. Each ring is bounded in lines and bytes, drops its oldest lines first and
 //! counts them. `irix7://audit` and the shell's `audit` read it; the board also writes every
 //! line to the console, so the kernel's serial ring keeps a longer history.
 
@@ -18,6 +19,10 @@ pub const MAX_BYTES: usize = 8 * 1024;
 pub const MAX_LOGIN_LINES: usize = 16;
 /// Bytes of failed-login summaries kept.
 pub const MAX_LOGIN_BYTES: usize = 2 * 1024;
+/// Lines of machine events kept.
+pub const MAX_EVENT_LINES: usize = 16;
+/// Bytes of machine events kept.
+pub const MAX_EVENT_BYTES: usize = 4 * 1024;
 /// Bytes of one line; a longer one is cut (records are built short, this is a backstop).
 pub const MAX_LINE: usize = 512;
 
@@ -89,12 +94,15 @@ pub enum Kind {
     Call,
     /// A summary of failed logins, counting this many.
     LoginFailures(u32),
+    /// One of the machine's events.
+    Event,
 }
 
 #[derive(Debug)]
 pub struct AuditLog {
     calls: Ring,
     logins: Ring,
+    events: Ring,
     /// Failed logins the summaries recorded since boot counted.
     failed_logins: u64,
 }
@@ -104,6 +112,7 @@ impl Default for AuditLog {
         AuditLog {
             calls: Ring::new(MAX_LINES, MAX_BYTES),
             logins: Ring::new(MAX_LOGIN_LINES, MAX_LOGIN_BYTES),
+            events: Ring::new(MAX_EVENT_LINES, MAX_EVENT_BYTES),
             failed_logins: 0,
         }
     }
@@ -127,6 +136,7 @@ impl AuditLog {
         match kind {
             Kind::Call => &mut self.calls,
             Kind::LoginFailures(_) => &mut self.logins,
+            Kind::Event => &mut self.events,
         }
     }
 
@@ -136,7 +146,7 @@ impl AuditLog {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.calls.lines.is_empty() && self.logins.lines.is_empty()
+        self.calls.lines.is_empty() && self.logins.lines.is_empty() && self.events.lines.is_empty()
     }
 
     /// Lines of calls dropped.
@@ -144,16 +154,18 @@ impl AuditLog {
         self.calls.dropped
     }
 
-    /// The calls' lines, then the failed-login summaries', each after a header saying how
-    /// many were recorded, kept and dropped.
+    /// The calls' lines, then the failed-login summaries', then the machine events', each
+    /// after a header saying how many were recorded, kept and dropped.
     pub fn text(&self) -> String {
-        let mut out = String::with_capacity(self.calls.bytes + self.logins.bytes + 256);
+        let bytes = self.calls.bytes + self.logins.bytes + self.events.bytes;
+        let mut out = String::with_capacity(bytes + 384);
         self.calls.write("audit lines of calls", &mut out);
         let what = alloc::format!(
             "failed-login summaries (one per address per 10 s; {} failed logins)",
             self.failed_logins
         );
         self.logins.write(&what, &mut out);
+        self.events.write("machine events", &mut out);
         out
     }
 }
@@ -215,9 +227,45 @@ mod tests {
             1000 - MAX_LOGIN_LINES
         );
         assert!(text.contains(&header), "{text}");
-        assert!(text.ends_with("audit 999 ms 10.0.0.9 200 failed logins in 10 s\n"));
+        assert!(text.ends_with(
+            "audit 999 ms 10.0.0.9 200 failed logins in 10 s\n\
+             # machine events since boot: 0, 0 kept, 0 dropped (oldest first)\n"
+        ));
         assert!(!text.contains("audit 983 ms"));
-        assert!(text.len() < MAX_BYTES + MAX_LOGIN_BYTES + 512);
+        assert!(text.len() < MAX_BYTES + MAX_LOGIN_BYTES + 512 + 64);
+    }
+
+    #[test]
+    fn calls_never_push_out_machine_events() {
+        let mut log = AuditLog::default();
+        log.push(
+            Kind::Event,
+            "audit 5 ms machine event 1 boot: cause watchdog",
+        );
+        for i in 0..200 {
+            log.push(
+                Kind::Call,
+                &format!("audit {i} ms 10.0.2.2 stateless fs.write -> ok"),
+            );
+        }
+        let text = log.text();
+        assert!(
+            text.ends_with(
+                "# machine events since boot: 1, 1 kept, 0 dropped (oldest first)\n\
+                 audit 5 ms machine event 1 boot: cause watchdog\n"
+            ),
+            "{text}"
+        );
+        for i in 0..100 {
+            log.push(Kind::Event, &format!("event {i}"));
+        }
+        let text = log.text();
+        let header = format!(
+            "# machine events since boot: 101, {MAX_EVENT_LINES} kept, {} dropped",
+            101 - MAX_EVENT_LINES
+        );
+        assert!(text.contains(&header), "{text}");
+        assert!(text.contains("audit 199 ms") && text.ends_with("event 99\n"));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The machine's services, hardware-free and tested on the host: the filesystem, screen capture,
-//! the shell, the serial ring, the audit trail, status figures, power and the physical-memory policy. They are
+//! the shell, the serial ring, the audit trail, the machine's events, status figures, power and the physical-memory policy. They are
 //! written against `hil` traits and know nothing of MCP; `tools` puts them on the wire.
 
 pub mod audit;
@@ -8,6 +8,7 @@ pub mod console_mark;
 pub mod context;
 pub mod duration;
 pub mod entropy;
+pub mod events;
 pub mod flight;
 pub mod fs;
 pub mod identity;

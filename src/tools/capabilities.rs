@@ -64,6 +64,11 @@ const ROWS: &[Capability] = &[
         &[Resource("irix7://audit"), Builtin("audit")],
     ),
     row(
+        "events.read",
+        Observe,
+        &[Resource("irix7://events"), Watch("irix7://events")],
+    ),
+    row(
         "serial.read",
         Observe,
         &[

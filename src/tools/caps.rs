@@ -11,8 +11,9 @@ use crate::hil::platform::{Console, Machine};
 use crate::services::audit::AuditLog;
 use crate::services::boot::BootReport;
 use crate::services::context::Services;
+use crate::services::events::Events;
 use crate::services::fs::{Disk, Fs, FsError};
-use crate::services::power::Pending;
+use crate::services::power::{Action, AlreadyScheduled, Pending};
 use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
@@ -63,9 +64,21 @@ pub trait NetFigures {
     fn net(&self) -> &NetUsage;
 }
 
-/// The slot of a promised reset or power-off, which the module's poll carries out.
+/// The slot of a promised reset or power-off, which the module's poll carries out; a
+/// scheduled one is a machine event, named by the door it came through.
 pub trait PowerSchedule {
-    fn pending(&mut self) -> &mut Option<Pending>;
+    fn schedule_power(
+        &mut self,
+        action: Action,
+        now_ms: u64,
+        delay_ms: u64,
+        by: &'static str,
+    ) -> Result<Pending, AlreadyScheduled>;
+}
+
+/// The machine's events since boot.
+pub trait MachineEvents {
+    fn events(&self) -> &Events;
 }
 
 /// A snapshot of everything `status` reports.

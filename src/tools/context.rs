@@ -4,8 +4,8 @@
 //! poll, the router) reaches the services through [`Ctx::services`].
 
 use super::caps::{
-    AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Disks, Files, MachineFacts, NetFigures,
-    PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
+    AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Disks, Files, MachineEvents, MachineFacts,
+    NetFigures, PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
 };
 use super::devices::raw_access::RawAccess;
 use crate::hil::block::IoError;
@@ -14,8 +14,9 @@ use crate::hil::platform::{Console, Machine};
 use crate::services::audit::AuditLog;
 use crate::services::boot::BootReport;
 use crate::services::context::Services;
+use crate::services::events::Events;
 use crate::services::fs::{Disk, Fs, FsError};
-use crate::services::power::Pending;
+use crate::services::power::{Action, AlreadyScheduled, Pending};
 use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
@@ -100,8 +101,20 @@ impl NetFigures for Ctx {
 }
 
 impl PowerSchedule for Ctx {
-    fn pending(&mut self) -> &mut Option<Pending> {
-        &mut self.services.pending
+    fn schedule_power(
+        &mut self,
+        action: Action,
+        now_ms: u64,
+        delay_ms: u64,
+        by: &'static str,
+    ) -> Result<Pending, AlreadyScheduled> {
+        self.services.schedule_power(action, now_ms, delay_ms, by)
+    }
+}
+
+impl MachineEvents for Ctx {
+    fn events(&self) -> &Events {
+        &self.services.events
     }
 }
 

@@ -12,6 +12,7 @@ pub mod console;
 pub mod context;
 pub mod debug;
 pub mod devices;
+pub mod events;
 pub mod fs;
 pub mod hex;
 pub mod proc;
@@ -97,9 +98,11 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     }
     server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
+    server.register_resources(events::RESOURCES);
     server.register_resources(serial::RESOURCES);
     server.register_watches(serial::WATCHES);
     server.register_watches(system::WATCHES);
+    server.register_watches(events::WATCHES);
     server.register_resources(screen::RESOURCES);
     server.register_resource_streams(&[rpc::mcp::StreamDef {
         uri: "irix7://screen",

@@ -5,7 +5,7 @@ use super::caps::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
 use crate::services::boot::BootReport;
 use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
-use crate::services::power::{self, Action, Pending};
+use crate::services::power::{self, Action};
 use crate::services::status::{Status, Utc, mem_text, net_text};
 use alloc::format;
 use alloc::string::String;
@@ -318,28 +318,17 @@ fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
 }
 
 /// Schedules a reset or power-off and answers when it will happen.
-fn schedule(
-    pending: &mut Option<Pending>,
-    action: Action,
-    now_ms: u64,
-    delay_ms: u64,
-) -> Result<u64, ToolError> {
-    let by = match action {
-        Action::Reset => "system.reset",
-        Action::Poweroff => "system.poweroff",
-    };
-    let p = power::schedule(pending, action, by, now_ms, delay_ms)
-        .map_err(|e| ToolError::new(ErrorCode::Busy, format!("{e}")))?;
-    Ok(p.at_ms.saturating_sub(now_ms))
-}
-
 fn scheduled<C: PowerSchedule>(
     ctx: &mut C,
     call: &ToolCall<'_>,
     action: Action,
+    by: &'static str,
 ) -> Result<Started<C>, ToolError> {
     let delay = args::opt_u64(call, "delay_ms")?.unwrap_or(power::DEFAULT_DELAY_MS);
-    let in_ms = schedule(ctx.pending(), action, call.now_ms, delay)?;
+    let p = ctx
+        .schedule_power(action, call.now_ms, delay, by)
+        .map_err(|e| ToolError::new(ErrorCode::Busy, format!("{e}")))?;
+    let in_ms = p.at_ms.saturating_sub(call.now_ms);
     let mut json = ObjectWriter::new(40, 0);
     json.key("action").str(action.as_str());
     json.key("in_ms").u64(in_ms);
@@ -347,11 +336,11 @@ fn scheduled<C: PowerSchedule>(
 }
 
 fn reset<C: PowerSchedule>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    scheduled(ctx, call, Action::Reset)
+    scheduled(ctx, call, Action::Reset, "system.reset")
 }
 
 fn poweroff<C: PowerSchedule>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    scheduled(ctx, call, Action::Poweroff)
+    scheduled(ctx, call, Action::Poweroff, "system.poweroff")
 }
 
 fn text_resource(uri: &str, text: String) -> Vec<ResourceContents> {

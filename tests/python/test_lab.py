@@ -20,8 +20,10 @@ import signal
 import subprocess
 import time
 
+import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -71,9 +73,9 @@ class Lab:
         self.received.append(text)
         return obj
 
-    def client(self, mode="auto"):
+    def client(self, mode="auto", **kw):
         hc = create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"})
-        return Client(streamable_http_client(self.url, http_client=hc), mode=mode)
+        return Client(streamable_http_client(self.url, http_client=hc), mode=mode, **kw)
 
     def assert_no_token(self):
         self.note_tokens()
@@ -345,6 +347,118 @@ def test_cancellation_reaches_the_machine(lab):
         after_cancel, busy = run(go(mode))
         assert not after_cancel.is_error, (mode, after_cancel)
         assert busy.is_error and _text(busy).startswith("E_BUSY"), (mode, busy)
+
+
+def test_lab_list_says_when_and_why_each_machine_last_booted(lab):
+    async def go():
+        async with lab.client() as c:
+            r = await c.call_tool("lab.list", {})
+            lab.keep(r)
+            return r
+
+    r = run(go())
+    text = _text(r)
+    for m in r.structured_content["machines"]:
+        boot = m["last_boot"]
+        assert boot["age_ms"] > 0, m
+        # The module's `status` says the cause from kernel ABI 13; before, "unknown".
+        cause = boot["cause"] or "unknown"
+        assert f"{m['name']}: up " in text, text
+        line = next(x for x in text.splitlines() if x.startswith(m["name"] + ":"))
+        assert f", last boot: {cause}, " in line and line.endswith(" ago"), line
+
+
+EVENTS = "lab://events"
+
+
+async def _events(c):
+    r = await c.read_resource(EVENTS)
+    return json.loads(r.contents[0].text)
+
+
+def _find(v, machine, kind, after_seq=0):
+    return next((e for e in v["events"]
+                 if e["machine"] == machine and e["kind"] == kind and e["seq"] > after_seq), None)
+
+
+async def _until(c, wake, found):
+    """Reads lab://events at each `wake()` until `found(events)` holds; that event."""
+    while True:
+        await wake()
+        hit = found(await _events(c))
+        if hit:
+            return hit
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_machine_events_reach_subscribers_of_both_eras_through_the_gateway(lab):
+    """The gateway relays each machine's irix7://events into lab://events: a legacy session
+    subscribed to it and a 2026-07-28 listener both hear rig2's requested reset while rig2 is
+    still up, then rig2's next boot (its events start again after the reset)."""
+    rig1, rig2, rig3 = lab.names
+
+    async def legacy(ready, base, out):
+        woke = asyncio.Event()
+
+        async def handler(message):
+            if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == EVENTS:
+                woke.set()
+
+        async def wake():
+            await woke.wait()
+            woke.clear()
+
+        async with lab.client("legacy", message_handler=handler) as c:
+            await c.subscribe_resource(EVENTS)
+            ready.set()
+            asked = await _until(c, wake, lambda v: _find(v, rig2, "reset-requested", base))
+            booted = await _until(c, wake, lambda v: _find(v, rig2, "boot", asked["seq"]))
+            out["legacy"] = (asked, booted)
+
+    async def modern(ready, base, out):
+        async with lab.client("2026-07-28") as c:
+            async with c.listen(resource_subscriptions=[EVENTS]) as sub:
+                ready.set()
+                updates = sub.__aiter__()
+
+                async def wake():
+                    while True:
+                        e = await updates.__anext__()
+                        if isinstance(e, ResourceUpdated) and e.uri == EVENTS:
+                            return
+
+                asked = await _until(c, wake, lambda v: _find(v, rig2, "reset-requested", base))
+                booted = await _until(c, wake, lambda v: _find(v, rig2, "boot", asked["seq"]))
+                out["modern"] = (asked, booted)
+
+    async def go():
+        async with lab.client() as c:
+            before = await _events(c)
+            base = before["total"]
+            ready = [asyncio.Event(), asyncio.Event()]
+            out = {}
+            listeners = asyncio.ensure_future(asyncio.gather(
+                legacy(ready[0], base, out), modern(ready[1], base, out)))
+            await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 20)
+            reset = await _call(c, lab, "system.reset", rig2, {"delay_ms": 6000})
+            await asyncio.wait_for(listeners, 90)
+            # rig2 serves again before the next test needs it.
+            deadline = time.monotonic() + 60
+            while (await _call(c, lab, "status", rig2)).is_error:
+                assert time.monotonic() < deadline, "rig2 did not serve again"
+                await asyncio.sleep(0.5)
+            return before, reset, out, lab.keep(await _events(c))
+
+    before, reset, out, after = run(go())
+    assert not reset.is_error, reset
+    # Every machine's boot was relayed.
+    for m in lab.names:
+        assert _find(before, m, "boot"), before
+    for era, (asked, booted) in out.items():
+        assert asked["detail"] == "system.reset, in 6000 ms", (era, asked)
+        assert booted["machine_seq"] == 1, (era, booted)
+        assert booted["detail"].startswith("cause "), (era, booted)
+    assert [e["seq"] for e in after["events"]] == sorted(e["seq"] for e in after["events"])
 
 
 def test_reset_affects_only_the_reset_machine(lab):

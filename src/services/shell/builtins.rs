@@ -373,7 +373,7 @@ fn power(
     (action, by): (Action, &'static str),
     verb: &str,
 ) -> Exit {
-    match crate::services::power::schedule(&mut ctx.pending, action, by, now, DEFAULT_DELAY_MS) {
+    match ctx.schedule_power(action, now, DEFAULT_DELAY_MS, by) {
         Ok(p) => {
             let _ = writeln!(out, "{verb} in {} ms", p.at_ms.saturating_sub(now));
             Exit::Status(0)

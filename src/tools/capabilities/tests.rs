@@ -30,6 +30,7 @@ fn reachable() -> Vec<Door> {
     for w in crate::tools::serial::WATCHES
         .iter()
         .chain(crate::tools::system::WATCHES)
+        .chain(crate::tools::events::WATCHES)
     {
         doors.push(Watch(w.uri));
     }

@@ -405,6 +405,7 @@ fn net_and_mem_resources_are_text() {
             "irix7://mem",
             "irix7://audit",
             "irix7://flight/previous",
+            "irix7://events",
             "irix7://serial",
             "irix7://serial/previous",
             "irix7://screen",
@@ -468,7 +469,7 @@ fn writes_are_audited_in_the_resource_and_the_shell_without_their_data() {
     call(&mut s, "fs.read", json!({"path": "/tmp/note"}));
     let text = audit_text(&mut s);
     let lines: std::vec::Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.len(), 5, "{text}");
     assert!(
         lines[0].starts_with("# audit lines of calls since boot: 2, 2 kept, 0 dropped"),
         "{text}"

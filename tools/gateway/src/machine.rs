@@ -10,7 +10,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientConfig, ClientRequest, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ServerResult, Tool,
+    ReadResourceRequestParams, ResourceContents, ServerResult, Tool,
 };
 use rmcp::service::{
     NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RoleServer,
@@ -31,6 +31,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 const TOKEN_FILE_MAX: u64 = 4096;
 /// Most tools cached per machine (the module has 26).
 const TOOLS_MAX: usize = 256;
+/// Characters of a boot cause kept (the module's are one word).
+const CAUSE_MAX: usize = 64;
 /// Largest JSON response accepted from a machine: a 4 MiB `fs.read` in base64 plus framing.
 const RESPONSE_MAX: usize = 8 << 20;
 
@@ -101,6 +103,11 @@ pub struct Probe {
     pub build_id: Option<String>,
     pub sha256: Option<String>,
     pub uptime_ms: Option<u64>,
+    /// Why the machine last booted (`status`'s `boot.cause`; absent from a module that does
+    /// not say), at most [`CAUSE_MAX`] characters.
+    pub boot_cause: Option<String>,
+    /// How long ago it booted (`boot.uptime_ms`, else the uptime).
+    pub boot_age_ms: Option<u64>,
     pub last_error: Option<String>,
     /// Unix milliseconds of the probe.
     pub at_ms: u128,
@@ -400,6 +407,10 @@ impl Machine {
             p.build_id = build_id;
             p.sha256 = s["image"]["sha256"].as_str().map(str::to_string);
             p.uptime_ms = s["uptime_ms"].as_u64();
+            p.boot_cause = s["boot"]["cause"]
+                .as_str()
+                .map(|c| c.chars().take(CAUSE_MAX).collect());
+            p.boot_age_ms = s["boot"]["uptime_ms"].as_u64().or(p.uptime_ms);
             changed
         };
         self.saw_uptime(s["uptime_ms"].as_u64());
@@ -422,6 +433,40 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// The machine's `irix7://events` (JSON), bounded by `timeout`; `None` when the machine
+    /// answered but refused (a token whose role lacks `events.read`). A failure drops a
+    /// connection that hangs, as a probe's does.
+    pub async fn read_events(&self, timeout: Duration) -> Result<Option<Value>, String> {
+        let read = async {
+            let conn = self.connection().await?;
+            let params = ReadResourceRequestParams::new(crate::events::MACHINE_URI);
+            match conn.service.read_resource(params).await {
+                Ok(r) => Ok(Some(r)),
+                Err(ServiceError::McpError(_)) => Ok(None),
+                Err(e) => {
+                    self.forget(&conn).await;
+                    Err(format!("{}: {e}", crate::events::MACHINE_URI))
+                }
+            }
+        };
+        let r = match tokio::time::timeout(timeout, read).await {
+            Ok(Ok(Some(r))) => r,
+            Ok(Ok(None)) => return Ok(None),
+            Ok(Err(e)) => return Err(short(&e)),
+            Err(_) => {
+                *self.conn.lock().await = None;
+                return Err(format!("no answer within {} ms", timeout.as_millis()));
+            }
+        };
+        let text = r.contents.into_iter().find_map(|c| match c {
+            ResourceContents::TextResourceContents { text, .. } => Some(text),
+            _ => None,
+        });
+        serde_json::from_str(&text.unwrap_or_default())
+            .map(Some)
+            .map_err(|e| format!("events: {e}"))
     }
 
     /// Forwards one `tools/call` (already checked against the policy) and answers the
@@ -579,6 +624,7 @@ impl Machine {
             "build_id": p.build_id,
             "sha256": p.sha256,
             "uptime_ms": p.uptime_ms,
+            "last_boot": p.boot_age_ms.map(|age| json!({"cause": p.boot_cause, "age_ms": age})),
             "last_error": p.last_error,
             "probed_at_ms": p.at_ms,
             "probe_ms": p.took_ms,

@@ -8,6 +8,7 @@ mod audit;
 mod auth;
 mod bench;
 mod discover;
+mod events;
 mod lab;
 mod machine;
 mod policy;
@@ -170,6 +171,7 @@ async fn serve(lab_path: PathBuf) -> Result<(), String> {
     let lab = lab::Lab::load(&lab_path)?;
     let token = auth::ensure_token(&lab.token_file)?;
     let gateway = server::Gateway::new(&lab);
+    gateway.start_relay();
     let handler = server::Handler(gateway.clone());
     let service: StreamableHttpService<server::Handler, LocalSessionManager> =
         StreamableHttpService::new(

@@ -1,19 +1,23 @@
 //! The gateway's MCP server (rmcp, both protocol eras): `lab.list`, and every tool the lab's
 //! machines offer, listed once with a required `machine` argument and forwarded to that
 //! machine after its policy and the agent's role allow it (docs/gateway.md says why an
-//! argument and not `<machine>.<tool>` names).
+//! argument and not `<machine>.<tool>` names); and `lab://events`, the machines' events
+//! relayed, subscribable in both eras.
 
 use crate::audit::Audit;
+use crate::events::{self, LabEvents};
 use crate::lab::{self, Lab, MachineSpec};
 use crate::machine::{CallError, Machine};
 use crate::privilege::Privilege;
 use crate::{redact, rigs};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock as Content, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, ServerNotification,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, model::CallToolResponse};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,6 +28,12 @@ use std::time::{Duration, Instant};
 pub const LAB_LIST: &str = "lab.list";
 /// Most refused registrations remembered (so each is logged once).
 const REPORTED_MAX: usize = 256;
+/// Between two reads of every machine's events.
+const RELAY_EVERY: Duration = Duration::from_secs(2);
+/// Legacy sessions subscribed to `lab://events` at most; a further subscribe is refused.
+const SUBSCRIBERS_MAX: usize = 64;
+/// The capability a machine's events need (its `irix7://events`).
+const EVENTS_CAPABILITY: &str = "events.read";
 
 /// Everything the handler needs; one per gateway, shared by every request.
 pub struct Gateway {
@@ -39,6 +49,10 @@ pub struct Gateway {
     audit: Audit,
     probe_timeout: Duration,
     call_timeout: Duration,
+    /// The machines' events, relayed (`lab://events`).
+    events: LabEvents,
+    /// The legacy sessions subscribed to `lab://events`, by session id.
+    subscribers: Mutex<Vec<(String, Peer<RoleServer>)>>,
 }
 
 impl Gateway {
@@ -52,6 +66,8 @@ impl Gateway {
             audit: Audit::new(&lab.audit_log),
             probe_timeout: lab.probe_timeout,
             call_timeout: lab.call_timeout,
+            events: LabEvents::default(),
+            subscribers: Mutex::new(Vec::new()),
         });
         g.rescan();
         g
@@ -144,6 +160,82 @@ impl Gateway {
         machines.iter().map(|m| m.row()).collect()
     }
 
+    /// Relays the machines' events from now on: reads every machine's `irix7://events`
+    /// every [`RELAY_EVERY`], each read bounded by the probe timeout.
+    pub fn start_relay(self: &Arc<Self>) {
+        let g = self.clone();
+        tokio::spawn(async move {
+            loop {
+                g.relay_once().await;
+                tokio::time::sleep(RELAY_EVERY).await;
+            }
+        });
+    }
+
+    /// One round of the relay: every machine whose lab policy allows its events, read in
+    /// parallel; new events go into `lab://events` and wake its subscribers.
+    pub async fn relay_once(self: &Arc<Self>) {
+        self.rescan();
+        let machines: Vec<Arc<Machine>> = self
+            .machines()
+            .into_iter()
+            .filter(|m| m.spec.policy.check(EVENTS_CAPABILITY).is_ok())
+            .collect();
+        let t = self.probe_timeout;
+        let reads = futures::future::join_all(machines.iter().map(|m| m.read_events(t))).await;
+        let mut added = 0;
+        for (m, r) in machines.iter().zip(reads) {
+            match r {
+                Ok(Some(v)) => {
+                    // The module writes the details itself; redacted all the same.
+                    let mut v = v;
+                    redact::redact_value(&mut v, &m.tokens_to_redact());
+                    added += self.events.ingest(&m.spec.name, &v);
+                }
+                // The machine refuses its events to the gateway's token: nothing to relay.
+                Ok(None) => {}
+                Err(e) => self.events.unreachable(&m.spec.name, &e),
+            }
+        }
+        if added > 0 {
+            self.notify_subscribers().await;
+        }
+    }
+
+    /// Tells each legacy subscriber that `lab://events` changed; drops those gone.
+    async fn notify_subscribers(&self) {
+        let peers = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut gone = Vec::new();
+        for (sid, p) in &peers {
+            let n = ResourceUpdatedNotificationParam::new(events::URI);
+            if p.notify_resource_updated(n).await.is_err() {
+                gone.push(sid.clone());
+            }
+        }
+        if !gone.is_empty() {
+            let mut subs = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+            subs.retain(|(sid, _)| !gone.contains(sid));
+        }
+    }
+
+    fn events_resource() -> Resource {
+        Resource::new(events::URI, "events")
+            .with_title("Lab events")
+            .with_description(
+                "Every machine's events (its irix7://events: boot with its cause, reset and \
+                 shutdown requested, refused deploy, watchdog near-miss, address), relayed as \
+                 the gateway reads them every 2 s, and `unreachable` when a machine stops \
+                 answering. JSON: `events` oldest first ({seq, at_ms, machine, kind, detail, \
+                 machine_seq, machine_at_ms}), `total`, `dropped` from the ring of 256. \
+                 Subscribable in both eras.",
+            )
+            .with_mime_type("application/json")
+    }
+
     fn machine(&self, name: &str) -> Option<Arc<Machine>> {
         self.machines().into_iter().find(|m| m.spec.name == name)
     }
@@ -203,13 +295,14 @@ impl Gateway {
         let mut text = format!("{up} of {} machines reachable\n", rows.len());
         for r in &rows {
             text.push_str(&format!(
-                "{}: {} build {} uptime {} ms{}\n",
+                "{}: {} build {} uptime {} ms{}{}\n",
                 r["name"].as_str().unwrap_or(""),
                 if r["reachable"] == true { "up" } else { "DOWN" },
                 r["build_id"].as_str().unwrap_or("-"),
                 r["uptime_ms"]
                     .as_u64()
                     .map_or("-".into(), |u| u.to_string()),
+                last_boot(&r["last_boot"]),
                 r["last_error"]
                     .as_str()
                     .map_or(String::new(), |e| format!(" ({e})")),
@@ -375,6 +468,37 @@ impl Gateway {
 }
 
 /// A tool result that is an error for the agent to read (`E_<CODE>: message`).
+/// `, last boot: watchdog, 3 min ago` from a row's `last_boot` (`unknown` when the machine
+/// does not say why), or nothing when the machine was not reached.
+fn last_boot(b: &Value) -> String {
+    let Some(age) = b["age_ms"].as_u64() else {
+        return String::new();
+    };
+    let cause = b["cause"].as_str().unwrap_or("unknown");
+    format!(", last boot: {cause}, {} ago", ago(age))
+}
+
+/// A duration as a person says it: `40 s`, `3 min`, `5 h`, `2 d`.
+fn ago(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
+/// The legacy session a request came in (its `Mcp-Session-Id`).
+fn session_id(ctx: &RequestContext<RoleServer>) -> String {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn tool_error(code: &str, message: &str) -> CallToolResult {
     CallToolResult::error(vec![Content::text(format!("{code}: {message}"))])
 }
@@ -416,14 +540,21 @@ pub struct Handler(pub Arc<Gateway>);
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(caps)
             .with_server_info(Implementation::new(
                 "irix7-gateway",
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(
                 "A lab of irix7-mcp machines (SGI Indys and rigs). Call lab.list to see them; \
-                 every other tool runs on the machine named in its `machine` argument.",
+                 every other tool runs on the machine named in its `machine` argument. \
+                 lab://events relays the machines' events (boots and their causes, resets); \
+                 subscribe to it to hear them.",
             )
     }
 
@@ -439,6 +570,114 @@ impl ServerHandler for Handler {
         let mut tools = vec![Gateway::lab_list_tool()];
         tools.extend(self.0.forwarded_tools());
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Gateway::events_resource(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != events::URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", clip(&request.uri)),
+                None,
+            ));
+        }
+        let text = self.0.events.json().to_string();
+        let mut c = ResourceContents::text(text, events::URI);
+        if let ResourceContents::TextResourceContents { mime_type, .. } = &mut c {
+            *mime_type = Some("application/json".into());
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![c],
+        )))
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri != events::URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", clip(&request.uri)),
+                None,
+            ));
+        }
+        let sid = session_id(&context);
+        let mut subs = self.0.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subs.retain(|(s, p)| !p.is_transport_closed() && *s != sid);
+        if subs.len() >= SUBSCRIBERS_MAX {
+            return Err(ErrorData::internal_error(
+                format!("{SUBSCRIBERS_MAX} sessions already subscribe"),
+                None,
+            ));
+        }
+        subs.push((sid, context.peer));
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let sid = session_id(&context);
+        let mut subs = self.0.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        subs.retain(|(s, _)| *s != sid);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut f = SubscriptionFilter::new();
+        f.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().filter(|u| *u == events::URI).cloned().collect());
+        Some(f)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let wants = context
+            .accepted()
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|u| !u.is_empty());
+        let mut rx = self.0.events.watch();
+        rx.mark_unchanged();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = rx.changed(), if wants => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let n = ServerNotification::ResourceUpdatedNotification(
+                        rmcp::model::Notification::new(ResourceUpdatedNotificationParam::new(
+                            events::URI,
+                        )),
+                    );
+                    if context.sink().send(n).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn call_tool(
@@ -535,6 +774,17 @@ mod tests {
                 "{t}: {w}"
             );
         }
+    }
+
+    #[test]
+    fn the_last_boot_is_said_with_its_cause_and_age_and_softly_without() {
+        let b = json!({"cause": "watchdog", "age_ms": 185_000});
+        assert_eq!(last_boot(&b), ", last boot: watchdog, 3 min ago");
+        let b = json!({"cause": null, "age_ms": 4_000});
+        assert_eq!(last_boot(&b), ", last boot: unknown, 4 s ago");
+        assert_eq!(last_boot(&Value::Null), "");
+        assert_eq!(ago(7_200_000), "2 h");
+        assert_eq!(ago(3 * 86_400_000), "3 d");
     }
 
     #[test]
