@@ -53,10 +53,10 @@ fn word_at(hex: &str, i: usize) -> u32 {
 fn memory_and_registers_through_the_tools() {
     let Some(g) = boot(false) else { return };
 
-    // The ABI table the kernel wrote at RAM + 0x1000: version 12, 24 words.
+    // The ABI table the kernel wrote at RAM + 0x1000: version 13, 25 words.
     let t = ok(&g, "mem.read", json!({"addr": "0x08001000", "length": 8}));
     let hex = t["data"].as_str().unwrap();
-    assert_eq!((word_at(hex, 0), word_at(hex, 1)), (12, 96), "{t}");
+    assert_eq!((word_at(hex, 0), word_at(hex, 1)), (13, 100), "{t}");
 
     // A write into free RAM reads back, in both encodings.
     let w = ok(
