@@ -26,9 +26,7 @@ static IMAGE_INFO: Global<ImageInfo> = Global::new(ImageInfo {
     deploy: abi::DEPLOY_OK,
     refused_sha256: [0; 32],
 });
-/// Why this boot happened: the stand-in keeps nothing across a reset yet (its data is set up
-/// afresh at the reset vector), so it says it cannot tell and hands over no previous console
-/// or record; the module's flight recorder still gets this boot's region.
+/// Why this boot happened and what the last one left (`kept::take` fills it at boot).
 static BOOT_INFO: Global<BootInfo> = Global::new(BootInfo {
     cause: abi::BOOT_UNKNOWN,
     prev_uptime_ms: 0,
@@ -187,7 +185,14 @@ fn wait_for_effect() {
 }
 
 unsafe extern "C" fn reset() {
-    puts(b"kernel: reset through MC CPU control 0 SYSINIT\n");
+    console_out(b"kernel: reset through MC CPU control 0 SYSINIT\n");
+    crate::kept::keep(
+        SERIAL_RING.get(),
+        *SERIAL_HEAD.get(),
+        FLIGHT.get(),
+        ms_now().min(u64::from(u32::MAX)) as u32,
+        &IMAGE_INFO.get().sha256,
+    );
     w32(
         power::CPUCTRL0,
         r32(power::CPUCTRL0) | power::CPUCTRL0_SYSINIT,
@@ -284,6 +289,7 @@ pub fn boot() -> ! {
         .get_or_insert_with(clock::Extender::default)
         .extend(r32(clock::RPSS));
     *BOOT_TICKS.get() = first;
+    crate::kept::take(BOOT_INFO.get());
     puts(b"IRIX 7 kernel stand-in 7.0.0 (MAME indy_4610)\n");
     crate::newport_init::newport_init();
     puts(b"newport: 1280x1024 timing, DID 1 = CI8 at CMAP 0x100, gamma ramp, test picture\n");

@@ -32,6 +32,8 @@ mod arena;
 #[cfg(target_os = "none")]
 mod io;
 #[cfg(target_os = "none")]
+mod kept;
+#[cfg(target_os = "none")]
 mod kernel;
 #[cfg(target_os = "none")]
 mod newport_init;

@@ -3,109 +3,25 @@
 //! panics on, a previous boot damaged across the reset), checking each time `status.boot`, the
 //! status page, the previous boot's console (its last line is the kernel's reset line, and the
 //! line written before it is there) and the flight record (which names the call in flight at a
-//! watchdog or a trap). A kernel before ABI 13 boots the same image, which says it cannot tell.
+//! watchdog or a trap). A deploy the kernel refuses is told the same way, the last good image
+//! running. A kernel before ABI 13 boots the same image, which says it cannot tell.
 
 mod support;
 
-use std::io::Write;
-use std::net::SocketAddr;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use iris::Survivor;
+use iris::image::sha256_hex;
 use serde_json::{Value, json};
 use support::guest::{Guest, boot_guest_with};
-use support::http::{connect, read_response, request};
-use support::mcp::{mcp_request, messages, tool_ok, tool_request};
+use support::image::ProductImage;
+use support::mcp::tool_ok;
+use support::reset::{
+    Deploys, call_in_flight, mark, previous_console, resource_text, status_after, status_page,
+};
 
-const PACE: Duration = Duration::from_millis(200);
 const WATCHDOG_MS: u64 = 1_500;
-
-/// A JSON-RPC message on a fresh connection, or `None` while the guest does not answer.
-fn try_rpc(addr: SocketAddr, raw: &str) -> Option<Value> {
-    let mut s = connect(addr);
-    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    s.write_all(raw.as_bytes()).ok()?;
-    let r = read_response(&mut s, &mut Vec::new(), false)?;
-    (r.status == 200).then(|| messages(&r.body).pop()).flatten()
-}
-
-/// `status` once the guest serves after reset number `resets`.
-fn status_after(g: &Guest, resets: u64) -> Value {
-    let start = Instant::now();
-    while g.rig.counters().resets < resets {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no reset {resets}"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-    loop {
-        if let Some(m) = try_rpc(g.mcp, &tool_request(1, "status", json!({}))) {
-            return m["result"]["structuredContent"].clone();
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "not serving");
-        thread::sleep(PACE);
-    }
-}
-
-fn resource(addr: SocketAddr, uri: &str) -> Value {
-    let raw = mcp_request(
-        2,
-        "resources/read",
-        json!({"uri": uri}),
-        json!({}),
-        "application/json, text/event-stream",
-    );
-    try_rpc(addr, &raw).expect("resources/read answers")
-}
-
-fn resource_text(addr: SocketAddr, uri: &str) -> String {
-    let v = resource(addr, uri);
-    v["result"]["contents"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{uri}: {v}"))
-        .to_string()
-}
-
-/// The previous boot's console through `serial.read`.
-fn previous_console(addr: SocketAddr) -> String {
-    let r = tool_ok(addr, "serial.read", json!({"boot": "previous"}));
-    assert_eq!(r["eof"], true, "{r}");
-    r["data"].as_str().unwrap().to_string()
-}
-
-/// The details page (behind the token).
-fn status_page(addr: SocketAddr) -> String {
-    let raw = format!(
-        "GET / HTTP/1.1\r\nHost: indy\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
-        support::guest::TOKEN
-    );
-    String::from_utf8_lossy(&request(addr, &raw).body).into_owned()
-}
-
-/// Writes a marker line on the console and returns it as the console shows it.
-fn mark(addr: SocketAddr, n: u32) -> String {
-    let text = format!("before reset {n}");
-    tool_ok(addr, "console.write", json!({"text": text}));
-    text
-}
-
-/// Starts a `serial.read` that waits for text that never comes, on its own connection: a
-/// call in flight when the machine stops.
-fn call_in_flight(addr: SocketAddr) -> thread::JoinHandle<()> {
-    let raw = tool_request(
-        9,
-        "serial.read",
-        json!({"wait_ms": 120_000, "until": "this text is never written"}),
-    );
-    thread::spawn(move || {
-        let mut s = connect(addr);
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let _ = s.write_all(raw.as_bytes());
-        let _ = read_response(&mut s, &mut Vec::new(), false);
-    })
-}
 
 /// Checks what the new boot says about the last: the cause, the console's last lines and the
 /// flight record's state.
@@ -156,7 +72,7 @@ fn each_cause_is_told_with_the_previous_console_and_the_flight_record() {
     assert!(g.rig.console_text().contains("boot: power-on"));
 
     // A requested reset: who asked is in the flight record.
-    let marker = mark(g.mcp, 1);
+    let marker = mark(g.mcp, "before reset 1");
     tool_ok(g.mcp, "system.reset", json!({"delay_ms": 100}));
     let st = status_after(&g, 1);
     check_boot(
@@ -173,7 +89,7 @@ fn each_cause_is_told_with_the_previous_console_and_the_flight_record() {
     assert!(flight.contains("reset by    system.reset"), "{flight}");
 
     // The watchdog after a hang, with a call in flight: the record names it.
-    let marker = mark(g.mcp, 2);
+    let marker = mark(g.mcp, "before reset 2");
     let waiting = call_in_flight(g.mcp);
     thread::sleep(Duration::from_millis(1_200)); // a periodic write after the call started
     g.rig.hang_next_call();
@@ -193,7 +109,7 @@ fn each_cause_is_told_with_the_previous_console_and_the_flight_record() {
     drop(waiting);
 
     // A module trap: the kernel panics, says why, and the record names the call in flight.
-    let marker = mark(g.mcp, 3);
+    let marker = mark(g.mcp, "before reset 3");
     let waiting = call_in_flight(g.mcp);
     thread::sleep(Duration::from_millis(300));
     g.rig.trap_next_call();
@@ -230,6 +146,50 @@ fn each_cause_is_told_with_the_previous_console_and_the_flight_record() {
         tool_ok(g.mcp, "echo", json!({"text": "still here"}))["text"],
         "still here"
     );
+    g.rig.stop().unwrap();
+}
+
+#[test]
+fn a_refused_image_is_told_and_the_last_good_one_runs() {
+    let Some(product) = ProductImage::find_or_skip() else {
+        return;
+    };
+    let deploys = Deploys::new("boot-cause-refused");
+    let sha = product.sha256();
+    let good = deploys.image("good.o", &product.bytes);
+    deploys.name(&good, &sha);
+    let Some(g) = boot_guest_with(&[], |o| deploys.apply(o), |_| {}) else {
+        return;
+    };
+    let before = tool_ok(g.mcp, "status", json!({}));
+    assert_eq!(before["image"]["sha256"], sha.as_str(), "{before}");
+
+    // The next boot's image: one byte changed, named with a digest it does not have.
+    let mut bytes = product.bytes.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    let bad = deploys.image("bad.o", &bytes);
+    let wanted = sha256_hex(b"the image the configuration promised");
+    deploys.name(&bad, &wanted);
+    let marker = mark(g.mcp, "before the refused deploy");
+    tool_ok(g.mcp, "system.reset", json!({"delay_ms": 100}));
+    let st = status_after(&g, 1);
+
+    check_boot(&g, &st, "refused", &marker, "reset requested by the module");
+    assert_eq!(st["build_id"], before["build_id"], "{st}");
+    assert_eq!(st["image"]["sha256"], sha.as_str(), "{st}");
+    assert_eq!(st["image"]["deploy"], "sha256 mismatch", "{st}");
+    assert_eq!(st["image"]["refused_sha256"], wanted.as_str(), "{st}");
+    assert_eq!(st["boot"]["boots"], 2, "{st}");
+    assert!(st["boot"].get("requested_by").is_none(), "{st}");
+    // The record is the previous boot's: its build, and who asked for the reset.
+    let flight = resource_text(g.mcp, "irix7://flight/previous");
+    assert!(flight.contains("reset by    system.reset"), "{flight}");
+    let page = status_page(g.http);
+    assert!(page.contains(&wanted[..12]), "{page}");
+    assert!(g.rig.console_text().contains(&format!(
+        "deploy of {wanted} refused: sha256 mismatch; running last good {sha}"
+    )));
     g.rig.stop().unwrap();
 }
 

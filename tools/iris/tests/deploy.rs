@@ -24,7 +24,7 @@ use iris::net::{DEFAULT_GUEST_NETADDR, Forward};
 use iris::{Rig, RigError, RigOptions};
 use serde_json::{Value, json};
 use support::http::{connect, read_response};
-use support::image::ProductImage;
+use support::image::{CHANGED_TAG as TAG, ProductImage, changed_image};
 use support::mcp::{mcp_request, messages, tool_request, with_bearer};
 use support::synthetic::{Asm, ModuleObj, hello_module, idle_poll, synthetic_options};
 use support::tls::TlsImageServer;
@@ -32,32 +32,6 @@ use support::tls::TlsImageServer;
 const TOKEN: &str = "deploy-test-token-0123";
 /// Server limit: 20 requests per rolling second per client; polling stays well under it.
 const PACE: Duration = Duration::from_millis(200);
-/// The build tag of the changed image.
-const TAG: &str = "deploy-test";
-
-/// The changed image: `IRIX7_DEPLOY_IMAGE`, or `target/image/irix7-mcp-deploy.o`; `None` (the
-/// test is skipped, saying so) when it has not been built and no variable demands it.
-fn changed_image() -> Option<Vec<u8>> {
-    let (path, demanded) = match std::env::var_os("IRIX7_DEPLOY_IMAGE") {
-        Some(p) => (PathBuf::from(p), true),
-        None => (
-            find_repo_root().join("target/image/irix7-mcp-deploy.o"),
-            false,
-        ),
-    };
-    match std::fs::read(&path) {
-        Ok(b) => Some(b),
-        Err(e) if demanded => panic!("IRIX7_DEPLOY_IMAGE {}: {e}", path.display()),
-        Err(_) => {
-            println!(
-                "skipped: no changed image at {} (run `cargo xtask image --build-tag {TAG} \
-                 --out target/image/irix7-mcp-deploy.o`)",
-                path.display()
-            );
-            None
-        }
-    }
-}
 
 /// Points the boot configuration at `image` with digest `sha256`, as `cargo xtask deploy` does.
 fn configure(config: &Path, image: &Path, sha256: &str) {

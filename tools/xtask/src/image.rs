@@ -14,6 +14,8 @@ pub const IMAGE_PATH: &str = "target/image/irix7-mcp.o";
 pub const IMAGE_BUDGET: usize = 768 * 1024;
 /// The boot configuration the kernel (and the rig) read.
 pub const CONFIG_PATH: &str = "boot/config.conf";
+/// Where the changed image of the deploy test and the soak goes.
+pub const DEPLOY_TEST_IMAGE: &str = "target/image/irix7-mcp-deploy.o";
 /// The environment variable through which a build-time token reaches the module's build.
 const TOKEN_ENV: &str = "IRIX7_MCP_BUILD_TOKEN";
 /// The environment variable through which the build id reaches the module's build.
@@ -129,6 +131,18 @@ impl Image {
         print!("{}", sizes::table(&sizes::crate_sizes(&self.bytes)?));
         Ok(())
     }
+}
+
+/// The changed image `tools/iris/tests/deploy.rs` and the soak deploy over the product image:
+/// the same code with the build tag `deploy-test`, so another build id and digest.
+pub fn build_deploy_test_image() -> Result<(), String> {
+    let img = build(&Options {
+        out: DEPLOY_TEST_IMAGE.into(),
+        build_tag: Some("deploy-test".into()),
+        ..Default::default()
+    })?;
+    println!("{} sha256 {}", DEPLOY_TEST_IMAGE, img.sha256);
+    Ok(())
 }
 
 /// Builds the module library for the Indy target and links the image.

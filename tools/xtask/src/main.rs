@@ -18,6 +18,7 @@ mod peers;
 mod prereqs;
 mod private;
 mod sizes;
+mod soak;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -87,6 +88,13 @@ enum Cmd {
     Fixtures,
     /// Install prerequisites, then run every check and test.
     Test,
+    /// One rig through many resets in a row, of every kind mixed (tools/iris/tests/soak.rs):
+    /// prints the time to serve after each and anything lost.
+    Soak {
+        /// How many resets.
+        #[arg(long, default_value_t = 50)]
+        cycles: usize,
+    },
     /// Print the benchmark figures beside their budgets.
     Bench {
         /// Also write every figure as one JSON object to FILE (docs/bench.md lists the keys).
@@ -177,6 +185,7 @@ fn main() -> ExitCode {
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
+        Cmd::Soak { cycles } => soak::run(cycles),
         Cmd::Bench { json, peers } => suite::bench(json.as_deref(), peers),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),

@@ -52,7 +52,7 @@ const STEPS: &[Step] = &[
     },
     Step {
         name: "the changed image of the deploy test (product image, tagged build id)",
-        run: deploy_test_image,
+        run: image::build_deploy_test_image,
     },
     Step {
         name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
@@ -276,20 +276,6 @@ fn clippy_target() -> Result<(), String> {
     )
 }
 
-/// `tools/iris/tests/deploy.rs` deploys this image over the product image.
-fn deploy_test_image() -> Result<(), String> {
-    let img = image::build(&image::Options {
-        out: DEPLOY_TEST_IMAGE.into(),
-        build_tag: Some("deploy-test".into()),
-        ..Default::default()
-    })?;
-    println!("{} sha256 {}", DEPLOY_TEST_IMAGE, img.sha256);
-    Ok(())
-}
-
-/// Where the deploy test's changed image goes.
-const DEPLOY_TEST_IMAGE: &str = "target/image/irix7-mcp-deploy.o";
-
 /// The workspace's tests, every binary run even after one fails. A failing test is named in
 /// the step's error (a CI log is read from its tail) and run once more on its own: the rig
 /// tests run on the wall clock of a shared machine, so one that passes the second time is
@@ -301,7 +287,9 @@ fn cargo_test() -> Result<(), String> {
     let run = |filter: &[&str]| {
         let mut c = cargo();
         c.env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
-            .env("IRIX7_DEPLOY_IMAGE", root.join(DEPLOY_TEST_IMAGE))
+            .env("IRIX7_DEPLOY_IMAGE", root.join(image::DEPLOY_TEST_IMAGE))
+            // Whatever count the caller's environment asks of the soak, the suite runs its own.
+            .env("IRIX7_SOAK_CYCLES", crate::soak::SUITE_CYCLES.to_string())
             .args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
         if !filter.is_empty() {
             c.arg("--").args(filter).arg("--exact");

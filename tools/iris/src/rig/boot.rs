@@ -280,6 +280,7 @@ impl Rig {
             eprintln!("iris: {reason}: resetting the machine");
         }
         self.counters.resets += 1;
+        self.counters.reset_insns = self.cpu.state.insns.get();
         if cause == BOOT_WATCHDOG {
             self.counters.watchdog_resets += 1;
         }

@@ -24,9 +24,12 @@ pub struct Counters {
     /// Sum over all completed polls.
     pub poll_insns: u64,
     pub polls: u64,
-    /// Machine resets (module request or watchdog).
+    /// Machine resets (module request, watchdog or panic).
     pub resets: u64,
     pub watchdog_resets: u64,
+    /// `total_insns` when the machine last reset (0: never): instructions since then are the
+    /// new boot's, which is how a soak measures the time to serve after a reset.
+    pub reset_insns: u64,
 }
 
 /// Why a run loop returned.

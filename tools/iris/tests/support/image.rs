@@ -73,3 +73,32 @@ impl Drop for PrivateImage {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// The build tag of the changed image.
+pub const CHANGED_TAG: &str = "deploy-test";
+
+/// The changed image a deploy test or the soak deploys over the product image: the same code
+/// built with the build tag [`CHANGED_TAG`] (another build id, so another digest), from
+/// `IRIX7_DEPLOY_IMAGE` or `target/image/irix7-mcp-deploy.o` (`cargo xtask test` builds it).
+/// `None` (the test is skipped, saying so) when it has not been built and no variable demands it.
+pub fn changed_image() -> Option<Vec<u8>> {
+    let (path, demanded) = match std::env::var_os("IRIX7_DEPLOY_IMAGE") {
+        Some(p) => (PathBuf::from(p), true),
+        None => (
+            find_repo_root().join("target/image/irix7-mcp-deploy.o"),
+            false,
+        ),
+    };
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if demanded => panic!("IRIX7_DEPLOY_IMAGE {}: {e}", path.display()),
+        Err(_) => {
+            println!(
+                "skipped: no changed image at {} (run `cargo xtask image --build-tag \
+                 {CHANGED_TAG} --out target/image/irix7-mcp-deploy.o`)",
+                path.display()
+            );
+            None
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! - `guest`: boot a rig with the real image and its server ports forwarded to the host;
 //! - `http`: a plain TCP/HTTP client (responses, chunked bodies, SSE streams);
 //! - `mcp`: MCP requests and tool calls over that client;
+//! - `reset`: take a guest through a reset and read what survived of the previous boot;
 //! - `synthetic`: tiny hand-assembled ELF modules and a rig in a temporary root to load them;
 //! - `enet`: the module's Seeq driver on the host against the rig's HPC3/Seeq model;
 //! - `hostile`: attackers, the well-behaved client and the findings of the hostile-load suite;
@@ -22,6 +23,8 @@ pub mod http;
 pub mod image;
 #[allow(dead_code)]
 pub mod mcp;
+#[allow(dead_code)]
+pub mod reset;
 #[allow(dead_code)]
 pub mod synthetic;
 #[allow(dead_code)]
