@@ -242,17 +242,6 @@ impl<C> ToolRegistry<C> {
         &self.policy
     }
 
-    /// Whether the policy offers the tool called `name`.
-    pub fn offers(&self, name: &str) -> bool {
-        self.find(name)
-            .is_some_and(|(_, e)| self.policy.allows(e.cap))
-    }
-
-    /// The capability of the tool called `name`.
-    pub fn cap_of(&self, name: &str) -> Option<Cap> {
-        self.find(name).map(|(_, e)| e.cap)
-    }
-
     /// The tools `authority` may call, in listing order (a subset of [`Self::listed`]).
     pub(crate) fn listed_for(&self, authority: &Authority) -> Vec<usize> {
         self.listed

@@ -59,11 +59,6 @@ impl Authority {
         &self.token.name
     }
 
-    /// The caller's role, as configured.
-    pub fn role(&self) -> &Policy {
-        &self.token.role
-    }
-
     pub fn table(&self) -> Table {
         self.table
     }

@@ -17,12 +17,6 @@ pub enum Privilege {
 }
 
 impl Privilege {
-    pub const ALL: [Privilege; 3] = [
-        Privilege::Observe,
-        Privilege::Operate,
-        Privilege::Administer,
-    ];
-
     /// The word the configuration, `docs/tools.md` and `tools/list`'s `_meta` use.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -58,7 +52,11 @@ mod tests {
     fn privileges_are_ordered_and_named_both_ways() {
         assert!(Privilege::Observe < Privilege::Operate);
         assert!(Privilege::Operate < Privilege::Administer);
-        for p in Privilege::ALL {
+        for p in [
+            Privilege::Observe,
+            Privilege::Operate,
+            Privilege::Administer,
+        ] {
             assert_eq!(Privilege::parse(p.as_str()), Some(p));
         }
         assert_eq!(Privilege::parse("read-only"), Some(Privilege::Observe));

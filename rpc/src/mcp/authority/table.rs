@@ -135,11 +135,6 @@ impl Table {
             },
         })
     }
-
-    /// The capability called `name`.
-    pub fn named(&self, name: &str) -> Option<&'static Capability> {
-        self.rows.iter().find(|c| c.name == name)
-    }
 }
 
 #[cfg(test)]
@@ -177,7 +172,6 @@ mod tests {
         let cap = t.judge(Door::Builtin("poweroff"), None).unwrap();
         assert_eq!(cap.name, "system.poweroff");
         assert_eq!(t.judge(Door::Tool("mem.write"), None), None);
-        assert_eq!(t.named("system.poweroff").unwrap().doors.len(), 2);
     }
 
     #[test]
