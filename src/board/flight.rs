@@ -65,7 +65,6 @@ pub struct FlightLog {
     /// Connections open and requests served, as the last poll saw them.
     net: Cell<(usize, u64)>,
     figures: fn() -> (usize, usize),
-    clock: Kernel,
 }
 
 impl FlightLog {
@@ -76,7 +75,6 @@ impl FlightLog {
             recorder: RefCell::new(Recorder::new(build)),
             net: Cell::new((0, 0)),
             figures: heap,
-            clock: kernel,
         }
     }
 
@@ -124,7 +122,7 @@ impl FlightLog {
 }
 
 impl CallObserver for FlightLog {
-    fn started(&self, call: &CallStart<'_>) -> u32 {
+    fn started(&self, call: &CallStart) -> u32 {
         let legacy = call.era != MODERN_VERSION;
         let token = match self.recorder.try_borrow_mut() {
             Ok(mut r) => r.call_started(call.tool, call.client, legacy, call.at_ms),
@@ -134,10 +132,11 @@ impl CallObserver for FlightLog {
         token
     }
 
+    /// The end reaches the region with the next periodic write (or the next call's start):
+    /// one write a call, not two.
     fn ended(&self, token: u32) {
         if let Ok(mut r) = self.recorder.try_borrow_mut() {
             r.call_ended(token);
         }
-        self.write(self.clock.clock_ms());
     }
 }

@@ -9,9 +9,9 @@ use alloc::rc::Rc;
 
 /// A tool call as it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CallStart<'a> {
-    /// The tool's name as registered.
-    pub tool: &'a str,
+pub struct CallStart {
+    /// The tool's name as registered (static: an observer keeps it without a copy).
+    pub tool: &'static str,
     /// The client's IPv4 address.
     pub client: [u8; 4],
     /// The protocol version it came in (`2026-07-28`, or the legacy session's).
@@ -24,7 +24,7 @@ pub struct CallStart<'a> {
 /// its answer written, its stream or task finished or dropped.
 pub trait CallObserver {
     /// A call starts; the returned token names it in [`CallObserver::ended`].
-    fn started(&self, call: &CallStart<'_>) -> u32;
+    fn started(&self, call: &CallStart) -> u32;
     /// The call `token` ended.
     fn ended(&self, token: u32);
 }
@@ -41,7 +41,7 @@ impl CallWatch {
     pub(crate) fn start(
         observer: Option<&Rc<dyn CallObserver>>,
         cx: &Cx<'_>,
-        tool: &str,
+        tool: &'static str,
     ) -> Option<CallWatch> {
         let observer = observer?.clone();
         let era = match cx.era {

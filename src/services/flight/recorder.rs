@@ -1,9 +1,12 @@
-//! What the flight record says and when it is rewritten: at every tool call's start and end
-//! (so the calls in flight are exact when the machine stops) and otherwise at most once a
-//! second from `poll` ([`WRITE_INTERVAL_MS`]), so an idle machine costs one comparison a poll.
+//! What the flight record says and when it is rewritten: at every tool call's start (so a
+//! call that stops the machine is in the record before it runs) and otherwise at most once a
+//! second from `poll` ([`WRITE_INTERVAL_MS`]), which is also when a call's end reaches it: a
+//! call that ended less than a second before the machine stopped may still be listed. An idle
+//! machine costs one comparison a poll.
 //! Pure: the board stores the bytes ([`Recorder::record`]) in the kernel's region.
 
 use super::record::{self, ERA_LEGACY, ERA_MODERN, Flight, FlightCall, RECORD_LEN};
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -46,7 +49,13 @@ impl Recorder {
 
     /// A call starts: it is recorded unless [`record::MAX_CALLS`] are already, in which case
     /// it is counted as dropped. Returns its token (0 for a dropped call).
-    pub fn call_started(&mut self, tool: &str, client: [u8; 4], legacy: bool, at_ms: u64) -> u32 {
+    pub fn call_started(
+        &mut self,
+        tool: &'static str,
+        client: [u8; 4],
+        legacy: bool,
+        at_ms: u64,
+    ) -> u32 {
         self.flight.uptime_ms = self.flight.uptime_ms.max(at_ms);
         if self.flight.calls.len() >= record::MAX_CALLS
             || self.flight.calls.try_reserve(1).is_err()
@@ -57,17 +66,8 @@ impl Recorder {
         }
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1).max(1);
-        let mut name = String::new();
-        let cut = tool.len().min(record::TOOL_LEN);
-        if name.try_reserve_exact(cut).is_ok() {
-            let mut n = cut;
-            while !tool.is_char_boundary(n) {
-                n -= 1;
-            }
-            name.push_str(&tool[..n]);
-        }
         self.flight.calls.push(FlightCall {
-            tool: name,
+            tool: Cow::Borrowed(tool),
             client,
             era: if legacy { ERA_LEGACY } else { ERA_MODERN },
             started_ms: u32::try_from(at_ms).unwrap_or(u32::MAX),

@@ -17,7 +17,7 @@ fn sample() -> Flight {
         reset_by: String::from("system.reset"),
         panic: String::new(),
         calls: vec![FlightCall {
-            tool: String::from("serial.read"),
+            tool: "serial.read".into(),
             client: [10, 0, 2, 2],
             era: record::ERA_LEGACY,
             started_ms: 120_000,
@@ -113,7 +113,7 @@ fn sealed_nonsense_is_corrupt() {
 fn long_texts_are_cut_at_a_character() {
     let mut f = sample();
     f.build = "é".repeat(20); // 40 bytes: cut to 24, a whole number of characters
-    f.calls[0].tool = String::from("a-very-long-tool-name-indeed.x");
+    f.calls[0].tool = "a-very-long-tool-name-indeed.x".into();
     let got = parse(&bytes(&f)).unwrap();
     assert_eq!(got.build, "é".repeat(12));
     assert_eq!(got.calls[0].tool, "a-very-long-tool-name-in");

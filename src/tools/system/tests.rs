@@ -47,7 +47,7 @@ fn status_value(st: &crate::services::status::Status) -> Value {
         if let Ok(f) = &b.flight {
             flight["build"] = f.build.as_str().into();
             flight["uptime_ms"] = f.uptime_ms.into();
-            flight["calls"] = f.calls.iter().map(|c| c.tool.as_str()).collect();
+            flight["calls"] = f.calls.iter().map(|c| &*c.tool).collect();
             if !f.panic.is_empty() {
                 flight["panic"] = f.panic.as_str().into();
             }
@@ -161,7 +161,7 @@ fn status_writes_the_bytes_of_its_value() {
             panic: String::from("oops"),
             uptime_ms: 99,
             calls: std::vec![FlightCall {
-                tool: String::from("serial.read"),
+                tool: "serial.read".into(),
                 ..FlightCall::default()
             }],
             ..Flight::default()
