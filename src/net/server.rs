@@ -162,7 +162,7 @@ impl Handler for Counted<'_> {
         let Some(why) = self.probation else {
             return verdict;
         };
-        if matches!(verdict, Ok(Admission::Authenticated)) {
+        if matches!(verdict, Ok(Admission::Authenticated(_))) {
             self.claimed = true;
             return verdict;
         }

@@ -438,8 +438,9 @@ impl Response {
 /// How a request got past [`Handler::admit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
-    /// It proved who sent it: a token was checked and matched.
-    Authenticated,
+    /// It proved who sent it: a token was checked and matched. The number says which, in
+    /// the handler's own numbering, so handling the request need not compare it again.
+    Authenticated(u8),
     /// It proved nothing: it needs no credentials (the status page), or none are configured.
     Anonymous,
 }

@@ -210,7 +210,7 @@ impl<C: 'static> McpServer<C> {
     pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
         let head = Head::of(headers);
         self.check_origin(&head)?;
-        let authority = self.authority_of(headers, &head)?;
+        let authority = self.authority_of(headers, &head, None)?;
         match authority.check_door(door) {
             Ok(()) => Ok(authority),
             Err(denied) => {
@@ -230,28 +230,39 @@ impl<C: 'static> McpServer<C> {
 
     /// The token a request's bearer names, as an index into `tokens`: every secret is
     /// compared (in constant time), so the time taken does not say which one matched.
-    fn token_of(&self, head: &Head<'_>) -> Option<&Rc<Token>> {
+    ///
+    /// The index is what [`Admission::Authenticated`] carries: 0 the administrator, then
+    /// `config.tokens` in order.
+    fn token_of(&self, head: &Head<'_>) -> Option<u8> {
         let bearer = head.authorization();
         let mut found = None;
         if let Some(secret) = &self.config.token
             && bearer_ok(secret, bearer)
         {
-            found = Some(&self.admin);
+            found = Some(0);
         }
-        for t in &self.tokens {
+        for (i, t) in (1u8..).zip(&self.tokens) {
             if bearer_ok(&t.secret, bearer) {
-                found.get_or_insert(t);
+                found.get_or_insert(i);
             }
         }
         found
     }
 
+    /// The token numbered `index` as [`Self::token_of`] numbers them.
+    fn token_at(&self, index: u8) -> Option<&Rc<Token>> {
+        match index.checked_sub(1) {
+            None => Some(&self.admin),
+            Some(i) => self.tokens.get(usize::from(i)),
+        }
+    }
+
     /// The bearer-token check: the token named (the administrator's when `/mcp` is open
     /// and no other is given), or the 401 (with `WWW-Authenticate`) to send.
-    fn check_token(&self, head: &Head<'_>) -> Result<&Rc<Token>, Response> {
+    fn check_token(&self, head: &Head<'_>) -> Result<u8, Response> {
         let found = self.token_of(head);
         if found.is_none() && self.config.token.is_none() {
-            return Ok(&self.admin);
+            return Ok(0);
         }
         let Some(token) = found else {
             let mut r = reply::error(
@@ -268,8 +279,21 @@ impl<C: 'static> McpServer<C> {
     /// What a request with this head may do: its token's role, the policy, and the
     /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
     /// a typo never widens what the gateway meant to allow).
-    fn authority_of(&self, headers: &Headers, head: &Head<'_>) -> Result<Authority, Response> {
-        let token = self.check_token(head)?;
+    /// `admitted` is the token `admit` matched, when it ran: not compared again.
+    fn authority_of(
+        &self,
+        headers: &Headers,
+        head: &Head<'_>,
+        admitted: Option<u8>,
+    ) -> Result<Authority, Response> {
+        let index = match admitted {
+            Some(i) => i,
+            None => self.check_token(head)?,
+        };
+        let Some(token) = self.token_at(index) else {
+            let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized");
+            return Err(reply::error(401, None, &err));
+        };
         let narrowing = match headers.get(NARROWING_HEADER) {
             None => None,
             Some(v) => match Policy::parse(v) {
@@ -360,7 +384,7 @@ impl<C: 'static> McpServer<C> {
             return Err(r);
         }
         // The Origin passed above: only the token is left to check.
-        let verdict = self.check_token(&head).map(|_| ());
+        let verdict = self.check_token(&head);
         if let Err(r) = &verdict
             && r.status == 401
         {
@@ -372,7 +396,7 @@ impl<C: 'static> McpServer<C> {
             );
             self.audit_auth(peer, now_ms, auth_failure(headers));
         }
-        verdict.map(|()| Admission::Authenticated)
+        verdict.map(Admission::Authenticated)
     }
 
     /// Counts a failed authentication for the audit trail (summarised when its window
@@ -416,7 +440,7 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        self.answer(method, headers, &head, body, peer, now_ms)
+        self.answer(method, headers, &head, body, peer, now_ms, None)
     }
 
     /// Answers an authorized request.
@@ -428,8 +452,9 @@ impl<C: 'static> McpServer<C> {
         body: &[u8],
         peer: Peer,
         now_ms: u64,
+        admitted: Option<u8>,
     ) -> Response {
-        self.authority = match self.authority_of(headers, head) {
+        self.authority = match self.authority_of(headers, head, admitted) {
             Ok(a) => a,
             Err(refused) => return refused,
         };
@@ -576,10 +601,11 @@ impl<C: 'static> Handler for McpServer<C> {
     /// failures counted) is not judged again; any other is (an anonymous admission may be
     /// another handler's, and without a token only the Origin is checked).
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
-        if req.admission == Some(Admission::Authenticated) {
+        if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
             self.lent.set(core::mem::take(&mut req.answer));
-            let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+            let (method, headers, body) = (&req.method, &req.headers, &req.body);
+            let r = self.answer(method, headers, &head, body, peer, now_ms, Some(token));
             // Not taken: back to the connection for its next request.
             req.answer = self.lent.take();
             return r;

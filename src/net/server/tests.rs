@@ -199,7 +199,7 @@ struct Guarded;
 impl Handler for Guarded {
     fn admit(&mut self, head: &Request, _: Peer, _: bool, _: u64) -> Result<Admission, Response> {
         Ok(match head.headers.get("Authorization") {
-            Some("yes") => Admission::Authenticated,
+            Some("yes") => Admission::Authenticated(0),
             _ => Admission::Anonymous,
         })
     }

@@ -456,7 +456,7 @@ impl Connection {
         };
         match handler.admit(head, self.peer, self.authenticated, now_ms) {
             Ok(admission) => {
-                self.authenticated |= admission == Admission::Authenticated;
+                self.authenticated |= matches!(admission, Admission::Authenticated(_));
                 self.parser.admitted(admission);
                 let expect_continue = self.parser.expects_continue();
                 let body_len = self.parser.announced_body();

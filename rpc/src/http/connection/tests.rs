@@ -852,14 +852,14 @@ fn a_refused_head_is_answered_before_its_body_and_without_continue() {
             _: u64,
         ) -> Result<Admission, Response> {
             match head.headers.get("Authorization") {
-                Some("Bearer ok") => Ok(Admission::Authenticated),
+                Some("Bearer ok") => Ok(Admission::Authenticated(0)),
                 _ => Err(Response::full(401, "text/plain", "who are you")),
             }
         }
         fn handle(&mut self, req: &mut Request, _: Peer, _: u64) -> Response {
             self.0 += 1;
             // The handler learns how the head it answers was admitted.
-            assert_eq!(req.admission, Some(Admission::Authenticated));
+            assert_eq!(req.admission, Some(Admission::Authenticated(0)));
             Response::full(200, "text/plain", mem::take(&mut req.body))
         }
     }

@@ -149,7 +149,7 @@ fn failed_authentications_are_throttled_per_client_before_the_token_is_checked()
     // (a NAT, a tunnel): it is judged on its token.
     assert_eq!(
         s.admit(&right, peer(1), true, T0 + 20).ok(),
-        Some(Admission::Authenticated)
+        Some(Admission::Authenticated(0))
     );
     assert_eq!(
         s.admit(&wrong, peer(1), true, T0 + 20).unwrap_err().status,
@@ -169,11 +169,11 @@ fn failed_authentications_are_throttled_per_client_before_the_token_is_checked()
     // Another client is not affected; a second later the first may try again.
     assert_eq!(
         s.admit(&right, peer(2), false, T0 + 20).ok(),
-        Some(Admission::Authenticated)
+        Some(Admission::Authenticated(0))
     );
     assert_eq!(
         s.admit(&right, peer(1), false, T0 + 1000).ok(),
-        Some(Admission::Authenticated)
+        Some(Admission::Authenticated(0))
     );
 }
 
@@ -216,7 +216,7 @@ fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
     assert_eq!(s.handle(&mut req("Bearer wrong"), PEER, T0).status, 401);
     let head = req("Bearer hunter2-token");
     let admission = Handler::admit(&mut s, &head, PEER, false, T0).ok();
-    assert_eq!(admission, Some(Admission::Authenticated));
+    assert_eq!(admission, Some(Admission::Authenticated(0)));
     let mut admitted = Request { admission, ..head };
     assert_eq!(s.handle(&mut admitted, PEER, T0).status, 200);
 }
