@@ -440,10 +440,14 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        self.answer(method, headers, &head, body, peer, now_ms, None)
+        self.authority = match self.authority_of(headers, &head, None) {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+        self.answer(method, headers, &head, body, peer, now_ms)
     }
 
-    /// Answers an authorized request.
+    /// Answers an authorized request, with `self.authority` set to what it may do.
     fn answer(
         &mut self,
         method: &Method,
@@ -452,12 +456,7 @@ impl<C: 'static> McpServer<C> {
         body: &[u8],
         peer: Peer,
         now_ms: u64,
-        admitted: Option<u8>,
     ) -> Response {
-        self.authority = match self.authority_of(headers, head, admitted) {
-            Ok(a) => a,
-            Err(refused) => return refused,
-        };
         self.subscriptions
             .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
@@ -603,9 +602,12 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
+            self.authority = match self.authority_of(&req.headers, &head, Some(token)) {
+                Ok(a) => a,
+                Err(refused) => return refused,
+            };
             self.lent.set(core::mem::take(&mut req.answer));
-            let (method, headers, body) = (&req.method, &req.headers, &req.body);
-            let r = self.answer(method, headers, &head, body, peer, now_ms, Some(token));
+            let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
             // Not taken: back to the connection for its next request.
             req.answer = self.lent.take();
             return r;
