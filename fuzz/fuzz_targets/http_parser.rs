@@ -101,6 +101,7 @@ fn case(data: &[u8]) {
         linger_bytes: 4096,
         output_buffer: OUT,
         input_buffer: 256,
+        anonymous_lifetime_ms: 10_000,
     };
     let peer = Peer {
         addr: [10, 0, 2, 2],
