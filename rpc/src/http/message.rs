@@ -99,6 +99,7 @@ pub enum Field {
     Connection,
     McpMethod,
     ContentType,
+    Irix7Policy,
     Authorization,
     ContentLength,
     McpSessionId,
@@ -107,7 +108,7 @@ pub enum Field {
 }
 
 /// The [`Field`]s' names in lower case, in the enum's order.
-const KNOWN: [&str; 13] = [
+const KNOWN: [&str; 14] = [
     "host",
     "expect",
     "origin",
@@ -116,6 +117,7 @@ const KNOWN: [&str; 13] = [
     "connection",
     "mcp-method",
     "content-type",
+    "irix7-policy",
     "authorization",
     "content-length",
     "mcp-session-id",
@@ -123,7 +125,7 @@ const KNOWN: [&str; 13] = [
     "mcp-protocol-version",
 ];
 
-const FIELDS: [Field; 13] = [
+const FIELDS: [Field; 14] = [
     Field::Host,
     Field::Expect,
     Field::Origin,
@@ -132,6 +134,7 @@ const FIELDS: [Field; 13] = [
     Field::Connection,
     Field::McpMethod,
     Field::ContentType,
+    Field::Irix7Policy,
     Field::Authorization,
     Field::ContentLength,
     Field::McpSessionId,
@@ -150,9 +153,9 @@ impl Field {
     }
 }
 
-/// Whether `name` is `lower`, one of the [`KNOWN`] names (lower-case letters and `-`), in any
-/// case: a byte may differ from `lower`'s only in the case bit, and only where `lower` has a
-/// letter (bit 6 set in a letter, clear in `-`). A few operations a byte, where
+/// Whether `name` is `lower`, one of the [`KNOWN`] names (lower-case letters, digits and `-`),
+/// in any case: a byte may differ from `lower`'s only in the case bit, and only where `lower`
+/// has a letter (bit 6 set in a letter, clear in a digit and in `-`). A few operations a byte, where
 /// `eq_ignore_ascii_case` lowers both sides of every byte.
 fn is_field(name: &str, lower: &str) -> bool {
     name.len() == lower.len()
@@ -502,7 +505,8 @@ mod tests {
         assert!(!is_field("Bccept", "accept"));
         for k in super::KNOWN {
             assert!(
-                k.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                k.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
                 "{k}"
             );
             // Every byte that could stand for one of a known name's: only its two cases.

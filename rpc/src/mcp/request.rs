@@ -143,7 +143,7 @@ impl Cx<'_> {
 pub(crate) fn accepts_sse(accept: Option<&str>) -> bool {
     accept.is_some_and(|a| {
         a.split(',').any(|t| {
-            let t = t.split(';').next().unwrap_or("").trim();
+            let t = t.split(';').next().unwrap_or("").trim_ascii();
             t.eq_ignore_ascii_case("text/event-stream")
         })
     })
@@ -186,6 +186,10 @@ impl<'a> Head<'a> {
     }
     pub(crate) fn session(&self) -> Option<&'a str> {
         self.0.field(Field::McpSessionId)
+    }
+    /// A gateway's narrowing of the request's authority (`Irix7-Policy`).
+    pub(crate) fn narrowing(&self) -> Option<&'a str> {
+        self.0.field(Field::Irix7Policy)
     }
 }
 

@@ -334,8 +334,17 @@ impl<'v> Checked<'v> {
         }
     }
 
-    /// Whether a number is an integer as JSON Schema means it (`1.0` is one).
+    /// Whether a number is an integer as JSON Schema means it (`1.0` is one). Digits alone
+    /// (most numbers, and every count a result writes) are one without being parsed.
     fn is_integer(self) -> bool {
+        let text = self.0.raw();
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        if self.0.kind() == Kind::Number
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+        {
+            return true;
+        }
         self.number().is_some_and(|n| {
             n.is_i64()
                 || n.is_u64()
@@ -745,6 +754,21 @@ mod tests {
         ];
         for (schema, value) in accepted {
             assert_eq!(validate(&schema, &value), Ok(()), "{schema} {value}");
+        }
+    }
+
+    #[test]
+    fn integers_are_told_from_their_text_as_written() {
+        let schema = Schema::compile(&json!({"type": "integer"}));
+        let verdict = |text: &str| {
+            let mut tape = crate::json::Tape::default();
+            schema.validate(tape.read(text).expect("readable")).is_ok()
+        };
+        for text in ["0", "-0", "12", "-12", "123456789012345678901234", "1e2", "2.0"] {
+            assert!(verdict(text), "{text}");
+        }
+        for text in ["1.5", "-0.25", "1e-2", "\"1\"", "[1]"] {
+            assert!(!verdict(text), "{text}");
         }
     }
 

@@ -18,15 +18,16 @@ pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 /// Whether `Authorization` carries `Bearer <token>` (scheme compared ignoring case).
 pub(crate) fn bearer_ok(expected: &str, header: Option<&str>) -> bool {
     let Some(value) = header else { return false };
-    let value = value.trim();
+    let value = value.trim_ascii();
     let (scheme, rest) = value.split_at(value.find(' ').unwrap_or(value.len()));
-    scheme.eq_ignore_ascii_case("bearer") && ct_eq(rest.trim().as_bytes(), expected.as_bytes())
+    scheme.eq_ignore_ascii_case("bearer")
+        && ct_eq(rest.trim_ascii().as_bytes(), expected.as_bytes())
 }
 
 /// Whether a browser `Origin` may talk to us: loopback names on any port, the machine's own
 /// address, or one of the configured origins. `null` and anything unparsable are refused.
 pub(crate) fn origin_ok(origin: &str, own_ip: Option<[u8; 4]>, extra: &[String]) -> bool {
-    let origin = origin.trim();
+    let origin = origin.trim_ascii();
     if extra.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
         return true;
     }
@@ -71,7 +72,7 @@ pub(crate) fn origin_ok(origin: &str, own_ip: Option<[u8; 4]>, extra: &[String])
 /// browser's (every browser sends one) and passes.
 pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[String]) -> bool {
     let Some(host) = host else { return true };
-    let host = host.trim();
+    let host = host.trim_ascii();
     let name = if host.starts_with('[') {
         match host.find(']') {
             Some(end) if port_ok(&host[end + 1..]) => &host[..=end],
@@ -95,7 +96,7 @@ pub(crate) fn host_ok(host: Option<&str>, own_ip: Option<[u8; 4]>, names: &[Stri
         return true;
     }
     names.iter().any(|n| {
-        let n = n.trim();
+        let n = n.trim_ascii();
         let n = n.strip_suffix('.').unwrap_or(n);
         !n.is_empty() && n.eq_ignore_ascii_case(name)
     })

@@ -210,7 +210,7 @@ impl<C: 'static> McpServer<C> {
     pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
         let head = Head::of(headers);
         self.check_origin(&head)?;
-        let authority = self.authority_of(headers, &head, None)?;
+        let authority = self.authority_of(&head, None)?;
         match authority.check_door(door) {
             Ok(()) => Ok(authority),
             Err(denied) => {
@@ -280,12 +280,7 @@ impl<C: 'static> McpServer<C> {
     /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
     /// a typo never widens what the gateway meant to allow).
     /// `admitted` is the token `admit` matched, when it ran: not compared again.
-    fn authority_of(
-        &self,
-        headers: &Headers,
-        head: &Head<'_>,
-        admitted: Option<u8>,
-    ) -> Result<Authority, Response> {
+    fn authority_of(&self, head: &Head<'_>, admitted: Option<u8>) -> Result<Authority, Response> {
         let index = match admitted {
             Some(i) => i,
             None => self.check_token(head)?,
@@ -294,7 +289,7 @@ impl<C: 'static> McpServer<C> {
             let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized");
             return Err(reply::error(401, None, &err));
         };
-        let narrowing = match headers.get(NARROWING_HEADER) {
+        let narrowing = match head.narrowing() {
             None => None,
             Some(v) => match Policy::parse(v) {
                 Ok(p) => Some(Rc::new(p)),
@@ -440,7 +435,7 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        self.authority = match self.authority_of(headers, &head, None) {
+        self.authority = match self.authority_of(&head, None) {
             Ok(a) => a,
             Err(refused) => return refused,
         };
@@ -499,7 +494,7 @@ impl<C: 'static> McpServer<C> {
         now_ms: u64,
     ) -> Response {
         if let Some(ct) = head.content_type() {
-            let main = ct.split(';').next().unwrap_or("").trim();
+            let main = ct.split(';').next().unwrap_or("").trim_ascii();
             if !main.eq_ignore_ascii_case("application/json") {
                 let err = RpcError::new(
                     jsonrpc::INVALID_REQUEST,
@@ -602,7 +597,7 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
-            self.authority = match self.authority_of(&req.headers, &head, Some(token)) {
+            self.authority = match self.authority_of(&head, Some(token)) {
                 Ok(a) => a,
                 Err(refused) => return refused,
             };
