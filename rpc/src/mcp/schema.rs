@@ -15,6 +15,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 use core::fmt;
 use serde_json::{Number, Value};
 
@@ -47,15 +48,30 @@ enum Rule {
     Count(Counted, Limit, u64),
     Items(Schema),
     /// `required`: each name once, sorted for lookup, with its place in the list as written
-    /// (the first missing in that order is the one reported).
+    /// (the first missing in that order is the one reported). Only when a required name has
+    /// no schema in `properties`; otherwise [`Rule::Object`] checks them in its pass.
     Required(Box<[(Box<str>, usize)]>),
-    /// `properties` (sorted by name, for lookup) and `additionalProperties`.
-    Object(Box<[(Box<str>, Schema)]>, Option<Schema>),
+    /// `properties` (sorted by name, for lookup) and `additionalProperties`; `required` has a
+    /// bit for each required one (`None` past 64 properties: they are looked up instead).
+    Object {
+        props: Box<[Prop]>,
+        additional: Option<Schema>,
+        required: Option<u64>,
+    },
     /// `x-mcp-header`: checks nothing, kept for [`Schema::headers`].
     Header(Box<str>),
     AllOf(Box<[Schema]>),
     AnyOf(Box<[Schema]>),
     OneOf(Box<[Schema]>),
+}
+
+/// A member `properties` names: its schema, and its place in `required` as written when it is
+/// required. Knowing that here lets one pass over an object's members both check them and
+/// find the required ones (a result's schema requires most of its members).
+struct Prop {
+    name: Box<str>,
+    schema: Schema,
+    required_at: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,19 +120,19 @@ impl Schema {
     /// The top-level properties whose schema names an `x-mcp-header`, as (property, header),
     /// sorted by property name.
     pub(crate) fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
-        let props: &[(Box<str>, Schema)] = match &self.0 {
+        let props: &[Prop] = match &self.0 {
             Node::Rules(rules) => rules
                 .iter()
                 .find_map(|r| match r {
-                    Rule::Object(props, _) => Some(&props[..]),
+                    Rule::Object { props, .. } => Some(&props[..]),
                     _ => None,
                 })
                 .unwrap_or(&[]),
             _ => &[],
         };
-        props.iter().filter_map(|(name, s)| match &s.0 {
+        props.iter().filter_map(|p| match &p.schema.0 {
             Node::Rules(rules) => rules.iter().find_map(|r| match r {
-                Rule::Header(h) => Some((&**name, &**h)),
+                Rule::Header(h) => Some((&*p.name, &**h)),
                 _ => None,
             }),
             _ => None,
@@ -220,19 +236,26 @@ fn compile(schema: &Value, depth: usize) -> Node {
     if let Some(items) = s.get("items") {
         rules.push(Rule::Items(sub(items)));
     }
-    if let Some(Value::Array(required)) = s.get("required") {
-        let mut names: Vec<(Box<str>, usize)> = required
+    let props = s.get("properties").and_then(Value::as_object);
+    let mut required: Vec<(Box<str>, usize)> = match s.get("required") {
+        Some(Value::Array(required)) => required
             .iter()
             .filter_map(Value::as_str)
             .enumerate()
             .map(|(at, name)| (Box::from(name), at))
-            .collect();
-        // Sorted by name then place, so the first of a name given twice is the one kept.
-        names.sort_unstable();
-        names.dedup_by(|later, first| later.0 == first.0);
-        rules.push(Rule::Required(names.into_boxed_slice()));
+            .collect(),
+        _ => Vec::new(),
+    };
+    // Sorted by name then place, so the first of a name given twice is the one kept.
+    required.sort_unstable();
+    required.dedup_by(|later, first| later.0 == first.0);
+    // Required names that all have a schema are checked in the pass over the members.
+    let merged = props.is_some_and(|p| required.iter().all(|(n, _)| p.contains_key(&**n)));
+    if !required.is_empty() && !merged {
+        rules.push(Rule::Required(
+            core::mem::take(&mut required).into_boxed_slice(),
+        ));
     }
-    let props = s.get("properties").and_then(Value::as_object);
     let additional = match s.get("additionalProperties") {
         Some(Value::Bool(false)) => Some(Schema(Node::Never)),
         Some(a @ Value::Object(_)) => Some(sub(a)),
@@ -240,11 +263,29 @@ fn compile(schema: &Value, depth: usize) -> Node {
     };
     if props.is_some() || additional.is_some() {
         // A map iterates in key order, so the list comes out sorted.
-        let props = props
+        let props: Box<[Prop]> = props
             .into_iter()
             .flatten()
-            .map(|(k, v)| (Box::from(k.as_str()), sub(v)));
-        rules.push(Rule::Object(props.collect(), additional));
+            .map(|(k, v)| Prop {
+                name: Box::from(k.as_str()),
+                schema: sub(v),
+                required_at: required
+                    .binary_search_by(|(n, _)| (**n).cmp(k.as_str()))
+                    .ok()
+                    .and_then(|i| required.get(i))
+                    .map(|(_, at)| *at),
+            })
+            .collect();
+        let required = props
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.required_at.is_some())
+            .try_fold(0u64, |m, (i, _)| Some(m | 1u64.checked_shl(i as u32)?));
+        rules.push(Rule::Object {
+            props,
+            additional,
+            required,
+        });
     }
     if let Some(Value::String(h)) = s.get("x-mcp-header") {
         rules.push(Rule::Header(h.as_str().into()));
@@ -403,9 +444,11 @@ fn check_rule(rule: &Rule, value: Checked<'_>, path: &Path<'_>, depth: usize) ->
             Ok(())
         }
         Rule::Required(required) if value.kind() == 0 => check_required(required, value, path),
-        Rule::Object(props, additional) => {
-            check_object(props, additional.as_ref(), value, path, depth)
-        }
+        Rule::Object {
+            props,
+            additional,
+            required,
+        } => check_object(props, additional.as_ref(), *required, value, path, depth),
         Rule::AllOf(all) => {
             for sub in all.iter() {
                 sub.check(value, path, depth + 1)?;
@@ -486,39 +529,85 @@ fn check_required(required: &[(Box<str>, usize)], obj: Checked<'_>, path: &Path<
     }
 }
 
-/// Where `key` is in `sorted` (by the name `name` gives): tried first at `after`, the place
-/// after the last member's, since a written result's members come in key order; else looked
-/// up.
+/// Where `key` is in `sorted` (by the name `name` gives). A written result's members come in
+/// key order, so the next member is at `after` (the place after the last member's) or a few
+/// places past it, where the optional members it lacks are skipped: those places are tried
+/// first. Members out of order, or past [`WALK`] places, are looked up.
 fn find_sorted<T>(sorted: &[T], key: &str, after: usize, name: fn(&T) -> &str) -> Option<usize> {
-    match sorted.get(after) {
-        Some(t) if name(t) == key => Some(after),
-        _ => sorted.binary_search_by(|t| name(t).cmp(key)).ok(),
+    for (i, t) in sorted.iter().enumerate().skip(after).take(WALK) {
+        match name(t).cmp(key) {
+            Ordering::Less => {}
+            Ordering::Equal => return Some(i),
+            Ordering::Greater if i == after => break,
+            // Past where it would be: it is in no place.
+            Ordering::Greater => return None,
+        }
     }
+    sorted.binary_search_by(|t| name(t).cmp(key)).ok()
 }
 
+/// Places [`find_sorted`] walks before it looks a name up: a bound on what a member costs
+/// however its object's members are ordered.
+const WALK: usize = 4;
+
+/// The members against `properties` and `additionalProperties`, and the required properties
+/// found in the same pass. A missing one is reported before a member that fails, as when
+/// `required` was checked first.
 fn check_object(
-    props: &[(Box<str>, Schema)],
+    props: &[Prop],
     additional: Option<&Schema>,
+    required: Option<u64>,
     obj: Checked<'_>,
     path: &Path<'_>,
     depth: usize,
 ) -> Check {
-    let mut after = 0;
+    let (mut after, mut found, mut failed) = (0, 0u64, None);
     for (key, v) in obj.members() {
         let path = &Path::Key(path, &key);
-        let named = find_sorted(props, &key, after, |p| &p.0);
+        let named = find_sorted(props, &key, after, |p| &p.name);
         if let Some(i) = named {
             after = i + 1;
+            found |= 1u64.checked_shl(i as u32).unwrap_or(0);
         }
-        let named = named.and_then(|i| props.get(i));
-        match (named, additional) {
-            (Some((_, sub)), _) => sub.check(v, path, depth + 1)?,
-            (None, Some(Schema(Node::Never))) => return Err(format!("{path}: unknown property")),
-            (None, Some(sub)) => sub.check(v, path, depth + 1)?,
-            (None, None) => {}
+        let verdict = match (named.and_then(|i| props.get(i)), additional) {
+            (Some(p), _) => p.schema.check(v, path, depth + 1),
+            (None, Some(Schema(Node::Never))) => Err(format!("{path}: unknown property")),
+            (None, Some(sub)) => sub.check(v, path, depth + 1),
+            (None, None) => Ok(()),
+        };
+        if let Err(why) = verdict {
+            failed = Some(why);
+            break;
         }
     }
-    Ok(())
+    if obj.kind() != 0 {
+        return failed.map_or(Ok(()), Err);
+    }
+    let all_found = required.is_some_and(|r| found & r == r);
+    match (all_found, failed) {
+        (true, None) => Ok(()),
+        // The pass stopped at a member that failed: whether one is missing is looked up.
+        (_, failed) => match first_missing(props, obj, failed.is_none().then_some(found)) {
+            Some(name) => Err(format!("{path}: missing required property \"{name}\"")),
+            None => failed.map_or(Ok(()), Err),
+        },
+    }
+}
+
+/// The required property missing from `obj` that comes first in `required` as written; `found`
+/// has a bit for each of the first 64 properties seen, when a whole pass found them.
+fn first_missing<'p>(props: &'p [Prop], obj: Checked<'_>, found: Option<u64>) -> Option<&'p str> {
+    let present = |i: usize, p: &Prop| match (found, 1u64.checked_shl(i as u32)) {
+        (Some(found), Some(bit)) => found & bit != 0,
+        _ => obj.0.contains_key(&p.name),
+    };
+    props
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p, p.required_at?)))
+        .filter(|&(i, p, _)| !present(i, p))
+        .min_by_key(|&(_, _, at)| at)
+        .map(|(_, p, _)| &*p.name)
 }
 
 #[cfg(test)]
@@ -758,13 +847,56 @@ mod tests {
     }
 
     #[test]
+    fn required_properties_are_found_in_the_pass_that_checks_the_members() {
+        let missing = |name: &str| Err(format!("$: missing required property \"{name}\""));
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+            "required": ["b", "a"],
+        });
+        assert_eq!(validate(&schema, &json!({"a": "x", "b": 1})), Ok(()));
+        assert_eq!(validate(&schema, &json!({})), missing("b"));
+        assert_eq!(validate(&schema, &json!({"b": 1})), missing("a"));
+        // A missing property is reported before a member that fails, wherever they are.
+        assert_eq!(validate(&schema, &json!({"a": 1})), missing("b"));
+        assert_eq!(
+            validate(&schema, &json!({"a": 1, "b": 2})),
+            Err(String::from("$.a: expected string, got number"))
+        );
+        // A required name without a schema of its own.
+        let loose = json!({"properties": {"a": {}}, "required": ["a", "z"]});
+        assert_eq!(validate(&loose, &json!({"a": 1})), missing("z"));
+        assert_eq!(validate(&loose, &json!({"z": 1})), missing("a"));
+        // Required properties past the 64th are looked up.
+        let mut props = serde_json::Map::new();
+        for i in 0..70 {
+            props.insert(format!("p{i:02}"), json!({"type": "integer"}));
+        }
+        let many = json!({"properties": props, "required": ["p01", "p68"]});
+        assert_eq!(validate(&many, &json!({"p01": 1, "p68": 2})), Ok(()));
+        assert_eq!(validate(&many, &json!({"p01": 1})), missing("p68"));
+        assert_eq!(
+            validate(&many, &json!({"p68": 1, "p69": "x"})),
+            missing("p01")
+        );
+    }
+
+    #[test]
     fn integers_are_told_from_their_text_as_written() {
         let schema = Schema::compile(&json!({"type": "integer"}));
         let verdict = |text: &str| {
             let mut tape = crate::json::Tape::default();
             schema.validate(tape.read(text).expect("readable")).is_ok()
         };
-        for text in ["0", "-0", "12", "-12", "123456789012345678901234", "1e2", "2.0"] {
+        for text in [
+            "0",
+            "-0",
+            "12",
+            "-12",
+            "123456789012345678901234",
+            "1e2",
+            "2.0",
+        ] {
             assert!(verdict(text), "{text}");
         }
         for text in ["1.5", "-0.25", "1e-2", "\"1\"", "[1]"] {
