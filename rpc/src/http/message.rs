@@ -335,7 +335,10 @@ pub struct Request {
 impl Request {
     /// The path part of the target, without the query.
     pub fn path(&self) -> &str {
-        self.target.split('?').next().unwrap_or("")
+        let end = self.target.bytes().position(|b| b == b'?');
+        self.target
+            .get(..end.unwrap_or(self.target.len()))
+            .unwrap_or("")
     }
 }
 

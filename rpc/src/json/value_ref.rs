@@ -177,15 +177,15 @@ impl<'t> ValueRef<'t> {
 
     /// Whether the key entry `k` reads `key`: compared in place unless it holds an escape.
     fn key_is(&self, k: &Node, key: &str) -> bool {
-        let s = self
-            .text
-            .get(k.start..k.end)
-            .map(|q| Str::new(q, k.escaped));
-        match s.map(|s| (s, s.plain())) {
-            Some((_, Some(plain))) => plain == key,
-            Some((s, None)) => s.decode().is_some_and(|d| d == key),
-            None => false,
+        if !k.escaped {
+            // The bytes between the quotes are the key.
+            let inner = k.start + 1..k.end.saturating_sub(1);
+            return self.text.as_bytes().get(inner) == Some(key.as_bytes());
         }
+        self.text
+            .get(k.start..k.end)
+            .and_then(|q| Str::new(q, true).decode())
+            .is_some_and(|d| d == key)
     }
 
     /// Whether an object has the member `key`.
