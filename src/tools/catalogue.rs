@@ -215,7 +215,7 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
         let _ = writeln!(
             o,
             "- Capability: `{}` ({})",
-            t["_meta"]["irix7/capability"].as_str().unwrap_or(""),
+            t["_meta"]["irix7/capability"].as_str().unwrap_or(name),
             t["_meta"]["irix7/privilege"].as_str().unwrap_or("")
         );
         let _ = writeln!(o, "- Errors: {errors}");

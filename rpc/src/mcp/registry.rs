@@ -371,8 +371,9 @@ fn compile(text: &str) -> Result<(Rc<Schema>, Value), String> {
 }
 
 /// The tool as `tools/list` shows it.
-/// Its capability and privilege go in `_meta`, so that a gateway can hold an agent to a role
-/// without knowing the machine's table.
+/// Its privilege goes in `_meta`, so that a gateway can hold an agent to a role without knowing
+/// the machine's table; its capability too, when that is not the tool's own name (every tool of
+/// the Indy's table is its own capability: the name would be 26 repeats in every listing).
 fn listing<C>(def: &ToolDef<C>, cap: Cap, input: Value, output: Option<Value>) -> Value {
     let mut t = Map::new();
     t.insert("name".into(), Value::from(def.name));
@@ -395,7 +396,9 @@ fn listing<C>(def: &ToolDef<C>, cap: Cap, input: Value, output: Option<Value>) -
     ann.insert("openWorldHint".into(), Value::from(a.open_world));
     t.insert("annotations".into(), Value::Object(ann));
     let mut meta = Map::new();
-    meta.insert("irix7/capability".into(), Value::from(cap.name));
+    if cap.name != def.name {
+        meta.insert("irix7/capability".into(), Value::from(cap.name));
+    }
     meta.insert(
         "irix7/privilege".into(),
         Value::from(cap.privilege.as_str()),
