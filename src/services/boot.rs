@@ -134,6 +134,9 @@ impl BootReport {
                             let _ = write!(s, " {}", c.tool);
                         }
                     }
+                    if f.torn > 0 {
+                        let _ = write!(s, ", {} torn call slot(s)", f.torn);
+                    }
                     if !f.panic.is_empty() {
                         let _ = write!(s, ", module panic: {}", f.panic);
                     }
@@ -159,7 +162,7 @@ impl BootReport {
                     match e {
                         FlightError::Absent => "nothing survived from a previous boot",
                         FlightError::Foreign => "the region holds another layout; not read",
-                        FlightError::Corrupt => "torn or damaged; not trusted",
+                        FlightError::Corrupt => "its header is torn or damaged; not trusted",
                     }
                 );
             }
@@ -194,6 +197,13 @@ impl BootReport {
                 String::new()
             }
         );
+        if f.torn > 0 {
+            let _ = writeln!(
+                s,
+                "torn        {} call slot(s): a call may have been there; not trusted",
+                f.torn
+            );
+        }
         for c in &f.calls {
             let [a, b, cc, d] = c.client;
             let _ = writeln!(
