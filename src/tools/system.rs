@@ -172,7 +172,8 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         description: "What the module was doing when the previous boot ended, as plain text: \
                       build, uptime, heap, connections, who asked for the reset, a panic's \
                       message, and the tool calls in flight (name, client, era, start). A \
-                      torn or foreign record is reported as such and not read.",
+                      torn or foreign record is reported as such and not read; a torn call \
+                      slot is counted, the other calls read.",
         mime_type: Some("text/plain"),
         read: read_flight,
     },
