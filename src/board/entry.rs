@@ -222,10 +222,15 @@ fn start(
     boot: BootReport,
 ) -> Result<Module, i32> {
     let now = kernel.clock_ms();
-    let flight = Rc::new(FlightLog::new(kernel, BUILD_ID, || {
-        let u = crate::board::heap::usage();
-        (u.used, u.size)
-    }));
+    let flight = Rc::new(FlightLog::new(
+        kernel,
+        BUILD_ID,
+        || {
+            let u = crate::board::heap::usage();
+            (u.used, u.size)
+        },
+        now,
+    ));
 
     let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
     if let Some(e) = mac_err {

@@ -134,6 +134,9 @@ impl BootReport {
                             let _ = write!(s, " {}", c.tool);
                         }
                     }
+                    if f.torn > 0 {
+                        let _ = write!(s, ", {} torn call slot(s)", f.torn);
+                    }
                     if !f.panic.is_empty() {
                         let _ = write!(s, ", module panic: {}", f.panic);
                     }
@@ -159,7 +162,7 @@ impl BootReport {
                     match e {
                         FlightError::Absent => "nothing survived from a previous boot",
                         FlightError::Foreign => "the region holds another layout; not read",
-                        FlightError::Corrupt => "torn or damaged; not trusted",
+                        FlightError::Corrupt => "its header is torn or damaged; not trusted",
                     }
                 );
             }
@@ -169,7 +172,7 @@ impl BootReport {
              uptime      {}\n\
              heap        {} / {} bytes\n\
              connections {} open, {} requests served\n\
-             records     {}\n",
+             headers     {}\n",
             f.build,
             format_duration(f.uptime_ms),
             f.heap_used,
@@ -194,6 +197,13 @@ impl BootReport {
                 String::new()
             }
         );
+        if f.torn > 0 {
+            let _ = writeln!(
+                s,
+                "torn        {} call slot(s): a call may have been there; not trusted",
+                f.torn
+            );
+        }
         for c in &f.calls {
             let [a, b, cc, d] = c.client;
             let _ = writeln!(
@@ -209,5 +219,46 @@ impl BootReport {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::flight::record::FlightCall;
+
+    #[test]
+    fn torn_slots_are_said_beside_the_calls_that_were_read() {
+        let mut b = BootReport {
+            cause: indy::abi::BOOT_WATCHDOG,
+            prev_uptime_ms: 5_000,
+            flight: Ok(Flight {
+                build: String::from("b1"),
+                calls: alloc::vec![FlightCall {
+                    tool: "serial.read".into(),
+                    client: [10, 0, 2, 2],
+                    ..FlightCall::default()
+                }],
+                torn: 1,
+                ..Flight::default()
+            }),
+            ..BootReport::unknown()
+        };
+        let line = b.line();
+        assert!(
+            line.ends_with("calls in flight: serial.read, 1 torn call slot(s))"),
+            "{line}"
+        );
+        let text = b.flight_text();
+        assert!(text.contains("torn        1 call slot(s)"), "{text}");
+        assert!(
+            text.contains("  serial.read from 10.0.2.2 (2026-07-28)"),
+            "{text}"
+        );
+        b.flight = Err(FlightError::Corrupt);
+        assert!(
+            b.flight_text()
+                .starts_with("flight record corrupt: its header")
+        );
     }
 }

@@ -107,7 +107,8 @@ const STATUS_SCHEMA: &str = r#"{"type":"object","properties":{
       "properties":{"state":{"type":"string","enum":["ok","absent","foreign","corrupt"]},
       "build":{"type":"string"},"uptime_ms":{"type":"integer"},
       "calls":{"type":"array","items":{"type":"string"},"description":"Tool calls in flight when it was last written"},
-      "panic":{"type":"string"}},"required":["state"]}},
+      "panic":{"type":"string"},
+      "torn":{"type":"integer","description":"Call slots that did not hold (a write cut short): not read"}},"required":["state"]}},
     "required":["cause","console","flight"]},
   "os_version":{"type":"string"},"uptime_ms":{"type":"integer"},"date":{"type":"string"},
   "unix_time":{"type":"integer"},"ram_bytes":{"type":"integer"},"ip":{"type":"string"},
@@ -171,7 +172,8 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         description: "What the module was doing when the previous boot ended, as plain text: \
                       build, uptime, heap, connections, who asked for the reset, a panic's \
                       message, and the tool calls in flight (name, client, era, start). A \
-                      torn or foreign record is reported as such and not read.",
+                      torn or foreign record is reported as such and not read; a torn call \
+                      slot is counted, the other calls read.",
         mime_type: Some("text/plain"),
         read: read_flight,
     },
@@ -283,6 +285,9 @@ fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
     }
     w.key("state").str(b.flight_state());
     if let Ok(f) = &b.flight {
+        if f.torn > 0 {
+            w.key("torn").u64(f.torn.into());
+        }
         w.key("uptime_ms").u64(f.uptime_ms);
     }
     w.end_object();

@@ -1,19 +1,21 @@
-//! What the flight record says and when it is rewritten: at every tool call's start (so a
-//! call that stops the machine is in the record before it runs) and otherwise at most once a
-//! second from `poll` ([`WRITE_INTERVAL_MS`]), which is also when a call's end reaches it: a
-//! call that ended less than a second before the machine stopped may still be listed. An idle
-//! machine costs one comparison a poll.
-//! Pure: the board stores the bytes ([`Recorder::record`]) in the kernel's region.
+//! What the flight record says and when each part is rewritten: a call's slot when the call
+//! starts (so a call that stops the machine is in the record before it runs) and when it ends
+//! (the slot is cleared), each a 44-byte write; the header at most once a second from `poll`
+//! ([`WRITE_INTERVAL_MS`]), when a call beyond the slots is counted, and before a requested
+//! reset. An idle machine costs one comparison a poll.
+//! Pure: the board stores the bytes ([`SlotWrite`], [`Recorder::header`]) in the kernel's
+//! region.
 
-use super::record::{self, ERA_LEGACY, ERA_MODERN, Flight, FlightCall, RECORD_LEN};
+use super::record::{
+    self, ERA_LEGACY, ERA_MODERN, Flight, FlightCall, HEADER_LEN, MAX_CALLS, RECORD_LEN, SLOT_LEN,
+};
 use alloc::borrow::Cow;
 use alloc::string::String;
-use alloc::vec::Vec;
 
-/// Longest time between two writes while the module polls.
+/// Longest time between two header writes while the module polls.
 pub const WRITE_INTERVAL_MS: u64 = 1000;
 
-/// The figures a periodic write refreshes.
+/// The figures a header write refreshes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Figures {
     pub uptime_ms: u64,
@@ -23,14 +25,23 @@ pub struct Figures {
     pub requests: u64,
 }
 
+/// A call's slot as its start or end leaves it: these bytes at this offset of the record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotWrite {
+    pub at: usize,
+    pub bytes: [u8; SLOT_LEN],
+}
+
 /// The module's record and the calls it tracks.
 pub struct Recorder {
+    /// The header's fields (its `calls` stay empty: they live in `slots`).
     flight: Flight,
-    /// The token of each call in `flight.calls`, in the same order.
-    tokens: Vec<u32>,
-    next_token: u32,
+    /// The call in each slot, if any.
+    slots: [Option<FlightCall>; MAX_CALLS],
+    /// The next call's number (0 is never one: it names a call that got no slot).
+    next_seq: u32,
     last_write_ms: Option<u64>,
-    bytes: [u8; RECORD_LEN],
+    bytes: [u8; HEADER_LEN],
 }
 
 impl Recorder {
@@ -40,54 +51,67 @@ impl Recorder {
                 build: String::from(build),
                 ..Flight::default()
             },
-            tokens: Vec::new(),
-            next_token: 1,
+            slots: Default::default(),
+            next_seq: 1,
             last_write_ms: None,
-            bytes: [0; RECORD_LEN],
+            bytes: [0; HEADER_LEN],
         }
     }
 
-    /// A call starts: it is recorded unless [`record::MAX_CALLS`] are already, in which case
-    /// it is counted as dropped. Returns its token (0 for a dropped call).
+    /// A call starts: it takes a free slot, or is counted as dropped when all
+    /// [`MAX_CALLS`] are taken. Returns its token and its slot, or 0 and `None` for a dropped
+    /// call (then the header is to be written: it carries the count).
     pub fn call_started(
         &mut self,
         tool: &'static str,
         client: [u8; 4],
         legacy: bool,
         at_ms: u64,
-    ) -> u32 {
-        self.flight.uptime_ms = self.flight.uptime_ms.max(at_ms);
-        if self.flight.calls.len() >= record::MAX_CALLS
-            || self.flight.calls.try_reserve(1).is_err()
-            || self.tokens.try_reserve(1).is_err()
-        {
+    ) -> (u32, Option<SlotWrite>) {
+        let Some(i) = self.slots.iter().position(Option::is_none) else {
             self.flight.dropped = self.flight.dropped.saturating_add(1);
-            return 0;
-        }
-        let token = self.next_token;
-        self.next_token = self.next_token.wrapping_add(1).max(1);
-        self.flight.calls.push(FlightCall {
+            return (0, None);
+        };
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1).max(1);
+        let call = FlightCall {
+            seq,
             tool: Cow::Borrowed(tool),
             client,
             era: if legacy { ERA_LEGACY } else { ERA_MODERN },
             started_ms: u32::try_from(at_ms).unwrap_or(u32::MAX),
-        });
-        self.tokens.push(token);
-        token
+        };
+        let mut bytes = [0; SLOT_LEN];
+        record::encode_slot(&call, &mut bytes);
+        self.slots[i] = Some(call);
+        let at = record::slot_at(i);
+        (seq, Some(SlotWrite { at, bytes }))
     }
 
-    /// The call `token` ended.
-    pub fn call_ended(&mut self, token: u32) {
-        match self.tokens.iter().position(|&t| t == token) {
+    /// The call `token` ended: its slot, cleared; or, for a dropped call, `None` and one
+    /// fewer counted (which reaches the header with its next write: a second late at most).
+    pub fn call_ended(&mut self, token: u32) -> Option<SlotWrite> {
+        let found = self
+            .slots
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|c| c.seq == token));
+        match found {
             Some(i) if token != 0 => {
-                self.tokens.remove(i);
-                self.flight.calls.remove(i);
+                self.slots[i] = None;
+                let at = record::slot_at(i);
+                Some(SlotWrite {
+                    at,
+                    bytes: [0; SLOT_LEN],
+                })
             }
-            _ => self.flight.dropped = self.flight.dropped.saturating_sub(1),
+            _ => {
+                self.flight.dropped = self.flight.dropped.saturating_sub(1);
+                None
+            }
         }
     }
 
-    /// Who asked for the reset about to happen (written with the next record).
+    /// Who asked for the reset about to happen (written with the next header).
     pub fn reset_requested(&mut self, by: &str) {
         self.flight.reset_by.clear();
         let mut n = by.len().min(record::NAME_LEN);
@@ -102,28 +126,37 @@ impl Recorder {
         self.flight.secret = (end > start).then_some((start, end));
     }
 
-    /// Whether a periodic write is due at `now_ms`.
+    /// Whether a periodic header write is due at `now_ms`.
     pub fn due(&self, now_ms: u64) -> bool {
         self.last_write_ms
             .is_none_or(|t| now_ms.saturating_sub(t) >= WRITE_INTERVAL_MS)
     }
 
-    /// The record with these figures, sealed, to be stored now.
-    pub fn record(&mut self, f: Figures) -> &[u8; RECORD_LEN] {
+    /// The header with these figures, sealed, to be stored now at the region's start.
+    pub fn header(&mut self, f: Figures) -> &[u8; HEADER_LEN] {
         let fl = &mut self.flight;
         fl.uptime_ms = f.uptime_ms;
         fl.heap_used = u32::try_from(f.heap_used).unwrap_or(u32::MAX);
         fl.heap_size = u32::try_from(f.heap_size).unwrap_or(u32::MAX);
         fl.connections = u32::try_from(f.connections).unwrap_or(u32::MAX);
         fl.requests = u32::try_from(f.requests).unwrap_or(u32::MAX);
-        record::encode(fl, &mut self.bytes);
+        record::encode_header(fl, &mut self.bytes);
         fl.seq = fl.seq.wrapping_add(1);
         self.last_write_ms = Some(f.uptime_ms);
         &self.bytes
     }
 
-    /// The calls in flight now (tests and the status report).
-    pub fn calls(&self) -> &[FlightCall] {
-        &self.flight.calls
+    /// The whole record as this boot starts it: the header and every slot free, over
+    /// whatever the region held (this boot names no call it did not start).
+    pub fn first(&mut self, f: Figures) -> [u8; RECORD_LEN] {
+        let mut out = [0; RECORD_LEN];
+        out[..HEADER_LEN].copy_from_slice(self.header(f));
+        out
+    }
+
+    /// The calls in flight now, by slot.
+    #[cfg(test)]
+    pub fn calls(&self) -> impl Iterator<Item = &FlightCall> {
+        self.slots.iter().flatten()
     }
 }

@@ -51,6 +51,9 @@ fn status_value(st: &crate::services::status::Status) -> Value {
             if !f.panic.is_empty() {
                 flight["panic"] = f.panic.as_str().into();
             }
+            if f.torn > 0 {
+                flight["torn"] = f.torn.into();
+            }
         }
         let mut boot = json!({
             "boots": b.boots, "cause": b.cause_name(), "console": b.ring_state(),
@@ -160,6 +163,7 @@ fn status_writes_the_bytes_of_its_value() {
             reset_by: String::from("reboot"),
             panic: String::from("oops"),
             uptime_ms: 99,
+            torn: 1,
             calls: std::vec![FlightCall {
                 tool: "serial.read".into(),
                 ..FlightCall::default()

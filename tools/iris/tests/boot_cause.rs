@@ -1,6 +1,6 @@
 //! Why the machine booted, end to end on the real image: one rig taken through each cause in
 //! turn (power-on, a requested reset, the watchdog after a hang, a module trap the kernel
-//! panics on, a previous boot damaged across the reset), checking each time `status.boot`, the
+//! panics on, a previous boot damaged across the reset, one call slot torn), checking each time `status.boot`, the
 //! status page, the previous boot's console (its last line is the kernel's reset line, and the
 //! line written before it is there) and the flight record (which names the call in flight at a
 //! watchdog or a trap). A deploy the kernel refuses is told the same way, the last good image
@@ -146,6 +146,27 @@ fn each_cause_is_told_with_the_previous_console_and_the_flight_record() {
         tool_ok(g.mcp, "echo", json!({"text": "still here"}))["text"],
         "still here"
     );
+
+    // One call slot damaged across a panic: counted as torn, not read, and the rest of the
+    // record (the header) still believed.
+    let waiting = call_in_flight(g.mcp);
+    thread::sleep(Duration::from_millis(300));
+    g.rig.corrupt_at_next_reset(Survivor::FlightSlot);
+    g.rig.trap_next_call();
+    let st = status_after(&g, 5);
+    assert_eq!(st["boot"]["cause"], "panic", "{st}");
+    let flight = &st["boot"]["flight"];
+    assert_eq!(flight["state"], "ok", "{st}");
+    assert_eq!(flight["build"], st["build_id"], "{st}");
+    assert_eq!(
+        (&flight["torn"], &flight["calls"]),
+        (&json!(1), &json!([])),
+        "{st}"
+    );
+    let text = resource_text(g.mcp, "irix7://flight/previous");
+    assert!(text.contains("torn        1 call slot(s)"), "{text}");
+    assert!(!text.contains("serial.read from"), "{text}");
+    drop(waiting);
     g.rig.stop().unwrap();
 }
 

@@ -330,8 +330,10 @@ impl Rig {
                     memmap::PREV_RING_OFF,
                     head.wrapping_sub(2) % SERIAL_RING_SIZE,
                 ),
-                // Inside the record's fixed fields, past the magic: it reads as corrupt.
+                // Inside the record's header, past the magic: it reads as corrupt.
                 Survivor::Flight => (memmap::PREV_FLIGHT_OFF, 20),
+                // The first slot's start time (past the 260-byte header): that slot is torn.
+                Survivor::FlightSlot => (memmap::PREV_FLIGHT_OFF, 260 + 8),
             };
             let phys = u64::from(RAM_PHYS + off + at);
             let mut b = [0u8; 1];

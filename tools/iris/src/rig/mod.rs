@@ -98,8 +98,10 @@ pub struct RigOptions {
 pub enum Survivor {
     /// The previous boot's serial ring.
     Ring,
-    /// The previous boot's flight record.
+    /// The previous boot's flight record (its header).
     Flight,
+    /// The first call slot of the previous boot's flight record.
+    FlightSlot,
 }
 
 impl Default for RigOptions {
