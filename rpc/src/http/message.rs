@@ -75,6 +75,11 @@ pub struct Headers {
     /// Fields whose name and value are both `'static`; they come before the others.
     statics: [(&'static str, &'static str); STATIC_FIELDS],
     statics_len: usize,
+    /// Whole header lines fixed at build time (`Name: value\r\n` each), sent as they are
+    /// after the fields: a page's security headers, a few hundred bytes that no answer
+    /// should pay a field's check and slot for (their form is checked by the tests of the
+    /// code that sets them).
+    lines: &'static str,
 }
 
 /// Room the first field reserves: a request head's usual fields fit without growing.
@@ -167,7 +172,23 @@ impl Headers {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .or_else(|| {
+                self.lines
+                    .split("\r\n")
+                    .filter_map(|line| line.split_once(": "))
+                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            })
             .map(|(_, v)| v)
+    }
+
+    /// Sets the fixed header lines sent after the fields (see the field `lines`).
+    pub fn set_lines(&mut self, lines: &'static str) {
+        self.lines = lines;
+    }
+
+    /// The fixed header lines, as they are sent.
+    pub fn lines(&self) -> &'static str {
+        self.lines
     }
 
     /// The first value of a [`Field`] a request sent, found without comparing names (see
@@ -237,6 +258,7 @@ impl Headers {
         self.more.clear();
         self.first = [0; KNOWN.len()];
         self.statics_len = 0;
+        self.lines = "";
     }
 
     /// The room the fields hold on the heap.
@@ -270,10 +292,11 @@ impl Headers {
     }
 }
 
-/// Headers are equal when they list the same fields in the same order.
+/// Headers are equal when they list the same fields in the same order, and the same fixed
+/// lines.
 impl PartialEq for Headers {
     fn eq(&self, other: &Self) -> bool {
-        self.iter().eq(other.iter())
+        self.iter().eq(other.iter()) && self.lines == other.lines
     }
 }
 
