@@ -172,12 +172,20 @@ impl Headers {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .or_else(|| {
-                self.lines
-                    .split("\r\n")
-                    .filter_map(|line| line.split_once(": "))
-                    .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            })
+            .map(|(_, v)| v)
+            .or_else(|| self.line(name))
+    }
+
+    /// The value of `name` among the fixed lines (none on a request: no search then).
+    #[inline(never)]
+    fn line(&self, name: &str) -> Option<&'static str> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        self.lines
+            .split("\r\n")
+            .filter_map(|line| line.split_once(": "))
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
     }
 

@@ -165,7 +165,9 @@ pub fn write_head(
             out.extend_from_slice(part);
         }
     }
-    out.extend_from_slice(headers.lines().as_bytes());
+    if !headers.lines().is_empty() {
+        out.extend_from_slice(headers.lines().as_bytes());
+    }
     match framing {
         Framing::Length(n) => {
             out.extend_from_slice(b"Content-Length: ");

@@ -127,6 +127,14 @@
 
   const structured = (result) => result.structuredContent || {};
 
+  // Whether the stream is open ("live"), shown apart from the messages.
+  function liveness(text, cls) {
+    const s = $("live");
+    if (!s) return;
+    s.textContent = text;
+    s.className = cls;
+  }
+
   function say(text, cls) {
     const s = $("state");
     if (!s) return;
@@ -210,7 +218,11 @@
     }
     const out = el("button", { id: "logout", type: "button", text: "Forget token" });
     out.addEventListener("click", () => logout(""));
-    actions.append(out, el("span", { id: "state", class: "note" }));
+    actions.append(
+      out,
+      el("span", { id: "live", class: "note" }),
+      el("span", { id: "state", class: "note" }),
+    );
     const confirm = el("div", { id: "confirm", class: "bar confirm", hidden: "" });
 
     const serial = el("pre", { id: "serial", "aria-label": "serial console" });
@@ -476,7 +488,7 @@
         signal: ctl.signal,
       });
       if (!r.ok) throw new Refused(r.status, (await r.text()).slice(0, 200));
-      say("live", "ok");
+      liveness("live", "ok");
       const reader = r.body.getReader();
       const dec = new TextDecoder();
       let buf = "";
@@ -498,11 +510,13 @@
       if (ctl.signal.aborted) return;
       if (e instanceof Refused && e.httpStatus === 401) return logout("the token was refused");
     } finally {
-      if (listening === ctl) listening = null;
+      if (listening === ctl) {
+        listening = null;
+        liveness("reconnecting", "note");
+      }
     }
     // The stream ended by itself: the machine went away, or a stream slot was not free.
     if (!resetting && token) {
-      say("stream closed; reconnecting", "note");
       setTimeout(() => {
         if (!resetting && token && !listening) follow();
       }, 2000);
@@ -538,6 +552,7 @@
     }
     resetting = true;
     stopListening();
+    liveness("offline", "note");
     say("reset requested; waiting for the machine to come back\u2026", "note");
     const deadline = Date.now() + 300000;
     await sleep(1000);
@@ -593,7 +608,7 @@
       tools = new Map((listed.tools || []).map((t) => [t.name, t]));
       build();
       showRole();
-      say("connecting\u2026", "note");
+      liveness("connecting", "note");
       await follow();
       poll();
       if (!ticking) ticking = setInterval(showUptime, 1000);
