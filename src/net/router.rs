@@ -1,14 +1,15 @@
 //! Sends each HTTP request to its handler. On the MCP port: `/mcp` the MCP endpoint (which
 //! checks Host or Origin and the token itself), `/screen.bmp` the full-resolution screen
-//! (guarded like `/mcp`) and `/` the status page. On any other port (80) only the status
-//! page: a browser pointed at the machine finds it, and nothing else is reachable there.
-//! Anything else is 404.
+//! (guarded like `/mcp`), `/` the status page and `/console.js` its live console's script.
+//! On any other port (80) only the status page and its stylesheet `/console.css`: a browser
+//! pointed at the machine finds it, and nothing else is reachable there. Anything else is 404.
+//! Every page and asset carries the security headers of `console::SECURITY`.
 //!
 //! The status page is open in its short form (name, version, uptime, where MCP is and whether
 //! it needs the token); the details (address, heap, connections, date) are for a request that
 //! carries the token, checked and rate-limited like `/mcp` (docs/security.md).
 
-use super::status_page;
+use super::{console, status_page};
 use crate::hil::framebuffer::FbError;
 use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::tools::Ctx;
@@ -67,6 +68,7 @@ impl Router {
         let access = status_page::Access {
             mcp_port: self.mcp_port,
             token_required: self.mcp.token_required(),
+            console: self.on_mcp_port(),
         };
         // Written into the room of the connection's last answer: no allocation.
         let mut page = String::from_utf8(mem::take(&mut req.answer)).unwrap_or_default();
@@ -77,6 +79,7 @@ impl Router {
             status_page::render_open(&mut page, ctx.services(), &access);
         }
         let mut resp = Response::full(200, "text/html; charset=utf-8", page);
+        console::secure(&mut resp);
         resp.headers.push_static("Cache-Control", "no-store");
         resp
     }
@@ -173,6 +176,11 @@ impl Handler for Router {
                 route::no_body(head)?;
                 self.mcp.admit(&head.headers, peer, proven, now_ms)
             }
+            path if console::asset(path, mcp_port).is_some() => {
+                route::get_only(head)?;
+                route::no_body(head)?;
+                Ok(Admission::Anonymous)
+            }
             _ => Err(route::not_found()),
         }
     }
@@ -184,7 +192,13 @@ impl Handler for Router {
             "/" | "/index.html" => self.status_page(req),
             "/mcp" if mcp_port => self.mcp.handle(req, peer, now_ms),
             crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(req),
-            _ => route::not_found(),
+            path => match console::asset(path, mcp_port) {
+                Some((content_type, bytes)) => match route::get_only(req) {
+                    Ok(()) => console::serve(content_type, bytes),
+                    Err(refused) => refused,
+                },
+                None => route::not_found(),
+            },
         }
     }
 
@@ -435,5 +449,95 @@ mod tests {
         );
         let page = text(&body, &resp);
         assert!(!page.contains("module heap"), "{page}");
+    }
+
+    #[test]
+    fn the_page_and_its_assets_carry_the_security_headers() {
+        let mut r = router(None, Some("a-token-of-16-chars"));
+        for path in ["/", "/console.js", "/console.css"] {
+            let (resp, body) = request(&mut r, Method::Get, path, &[], None);
+            assert_eq!(resp.status, 200, "{path}");
+            assert_eq!(resp.headers.lines(), console::SECURITY, "{path}");
+            assert_eq!(resp.headers.get("X-Frame-Options"), Some("DENY"), "{path}");
+            assert!(!text(&body, &resp).is_empty(), "{path}");
+        }
+        let (resp, body) = request(&mut r, Method::Get, "/", &[], None);
+        let page = text(&body, &resp);
+        assert!(
+            page.contains("<link rel=stylesheet href=/console.css>"),
+            "{page}"
+        );
+        assert!(page.contains("<script src=/console.js></script>"), "{page}");
+        // Inline script or style would be refused by the policy: the page has none.
+        assert!(
+            !page.contains("<style") && !page.contains("<script>"),
+            "{page}"
+        );
+        let (resp, _) = request(&mut r, Method::Get, "/console.js", &[], None);
+        assert_eq!(
+            resp.headers.get("Content-Type"),
+            Some("text/javascript; charset=utf-8")
+        );
+        // The details page (the token sent by a client, not the browser) is the same page.
+        let (resp, body) = request(
+            &mut r,
+            Method::Get,
+            "/",
+            &[],
+            Some("Bearer a-token-of-16-chars"),
+        );
+        assert_eq!(resp.headers.lines(), console::SECURITY);
+        assert!(text(&body, &resp).contains("<script src=/console.js>"));
+        // The assets take GET and HEAD only, and no body.
+        assert_eq!(
+            request(&mut r, Method::Post, "/console.js", &[], None)
+                .0
+                .status,
+            405
+        );
+        let mut head = Headers::default();
+        head.push("Content-Length", "5");
+        let req = Request {
+            method: Method::Get,
+            target: "/console.css".into(),
+            headers: head,
+            body: Vec::new(),
+            admission: None,
+            answer: Vec::new(),
+        };
+        let peer = Peer {
+            addr: [10, 0, 0, 9],
+            port: 1,
+        };
+        assert_eq!(r.admit(&req, peer, false, 0).unwrap_err().status, 413);
+        let mut plain = req.clone();
+        plain.headers = Headers::default();
+        assert!(matches!(
+            r.admit(&plain, peer, false, 0),
+            Ok(Admission::Anonymous)
+        ));
+    }
+
+    #[test]
+    fn port_80_keeps_its_short_page_without_the_console() {
+        let mut r = router(None, Some("a-token-of-16-chars"));
+        r.on_port(80);
+        let (resp, body) = request(&mut r, Method::Get, "/", &[], None);
+        let page = text(&body, &resp);
+        assert!(!page.contains("<script"), "{page}");
+        assert!(page.contains("/console.css"), "{page}");
+        assert_eq!(resp.headers.lines(), console::SECURITY);
+        assert_eq!(
+            request(&mut r, Method::Get, "/console.css", &[], None)
+                .0
+                .status,
+            200
+        );
+        assert_eq!(
+            request(&mut r, Method::Get, "/console.js", &[], None)
+                .0
+                .status,
+            404
+        );
     }
 }

@@ -15,6 +15,8 @@ use core::fmt::Write as _;
 pub struct Access {
     pub mcp_port: u16,
     pub token_required: bool,
+    /// Whether the page is served where `/mcp` is: then it loads the console's script.
+    pub console: bool,
 }
 
 impl Access {
@@ -31,10 +33,8 @@ impl Access {
     }
 }
 
-const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<title>irix7-mcp</title>\
-<style>body{font-family:monospace;margin:2em;background:#1d1f21;color:#c5c8c6}\
-h1{color:#81a2be}td{padding:0 1.5em 0 0}a{color:#8abeb7}</style></head><body>\n";
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=en><meta charset=utf-8><title>irix7-mcp</title>\
+<link rel=stylesheet href=/console.css>\n";
 
 /// Room for the open page in one allocation (it is about 750 bytes), kept by a connection for
 /// its next answer.
@@ -86,8 +86,19 @@ fn render(out: &mut String, top: &Top<'_>, access: &Access) {
     access.write_line(out);
     out.push_str(
         "</p>\n<p>Details: send the token (<code>Authorization: Bearer</code>) or call the \
-<code>status</code> tool.</p>\n</body></html>\n",
+<code>status</code> tool.</p>\n",
     );
+    write_end(out, access);
+}
+
+/// The end of both pages: the console's script where `/mcp` is, so a browser with
+/// JavaScript turns the page into the live console (without it, the page is all there is).
+/// The pages leave out the tags HTML makes optional (`head`, `body`, their ends): `GET /` is
+/// the request a browser repeats, and every byte of it costs.
+fn write_end(out: &mut String, access: &Access) {
+    if access.console {
+        out.push_str("<script src=/console.js></script>\n");
+    }
 }
 
 /// Appends the page for a request that carried the token (or any local one when MCP is open).
@@ -132,8 +143,9 @@ pub fn render_details(out: &mut String, s: &Status, access: &Access) {
         "</p>\n<h2>Endpoints</h2>\n<ul>\n\
 <li><a href=\"/mcp\">/mcp</a> &mdash; MCP over HTTP: POST JSON-RPC (2026-07-28 stateless, or a \
 2025-11-25 session after <code>initialize</code>)</li>\n\
-<li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n</body></html>\n",
+<li><a href=\"/\">/</a> &mdash; this page</li>\n</ul>\n",
     );
+    write_end(out, access);
 }
 
 /// The head, the title and the rows both pages show.
@@ -146,14 +158,25 @@ fn write_top(out: &mut String, top: &Top<'_>) {
         .as_ref()
         .and_then(|d| core::str::from_utf8(d).ok())
         .unwrap_or("unknown");
-    let _ = write!(
-        out,
-        " &middot; irix7-mcp {VERSION}</h1>\n<table>\n\
-<tr><td>module</td><td>irix7-mcp {VERSION}, ABI {abi}</td></tr>\n\
-<tr><td>build</td><td>{BUILD_ID}, image sha256 {sha}</td></tr>\n\
-<tr><td>uptime</td><td>",
-        abi = top.abi_version,
-    );
+    // Pieces pushed as they are: the formatting machinery costs the repeated request more.
+    for piece in [
+        " &middot; irix7-mcp ",
+        VERSION,
+        "</h1>\n<table>\n<tr><td>module</td><td>irix7-mcp ",
+        VERSION,
+    ] {
+        out.push_str(piece);
+    }
+    let _ = write!(out, ", ABI {}", top.abi_version);
+    for piece in [
+        "</td></tr>\n<tr><td>build</td><td>",
+        BUILD_ID,
+        ", image sha256 ",
+        sha,
+        "</td></tr>\n<tr><td>uptime</td><td>",
+    ] {
+        out.push_str(piece);
+    }
     let _ = write_duration(out, top.uptime_ms);
     out.push_str("</td></tr>\n");
 }
@@ -195,6 +218,7 @@ mod tests {
         let access = Access {
             mcp_port: 7801,
             token_required: true,
+            console: true,
         };
         let want = format!(
             "<td>build</td><td>{}, image sha256 {}</td>",
@@ -227,6 +251,7 @@ mod tests {
         let access = Access {
             mcp_port: 7801,
             token_required: true,
+            console: true,
         };
         let page = details_page(&status, &access);
         assert!(
@@ -244,6 +269,7 @@ mod tests {
         let access = Access {
             mcp_port: 7801,
             token_required: true,
+            console: true,
         };
         let page = open_page(ctx.services(), &access);
         assert!(page.contains("MCP on port 7801, token required"), "{page}");
@@ -254,6 +280,7 @@ mod tests {
         let open = Access {
             mcp_port: 7801,
             token_required: false,
+            console: true,
         };
         assert!(open_page(ctx.services(), &open).contains("open: mcp.token=none"));
         assert!(details_page(&status, &access).contains("10.1.2.3"));

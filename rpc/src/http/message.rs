@@ -75,6 +75,11 @@ pub struct Headers {
     /// Fields whose name and value are both `'static`; they come before the others.
     statics: [(&'static str, &'static str); STATIC_FIELDS],
     statics_len: usize,
+    /// Whole header lines fixed at build time (`Name: value\r\n` each), sent as they are
+    /// after the fields: a page's security headers, a few hundred bytes that no answer
+    /// should pay a field's check and slot for (their form is checked by the tests of the
+    /// code that sets them).
+    lines: &'static str,
 }
 
 /// Room the first field reserves: a request head's usual fields fit without growing.
@@ -171,6 +176,30 @@ impl Headers {
         self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
+            .or_else(|| self.line(name))
+    }
+
+    /// The value of `name` among the fixed lines (none on a request: no search then).
+    #[inline(never)]
+    fn line(&self, name: &str) -> Option<&'static str> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        self.lines
+            .split("\r\n")
+            .filter_map(|line| line.split_once(": "))
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// Sets the fixed header lines sent after the fields (see the field `lines`).
+    pub fn set_lines(&mut self, lines: &'static str) {
+        self.lines = lines;
+    }
+
+    /// The fixed header lines, as they are sent.
+    pub fn lines(&self) -> &'static str {
+        self.lines
     }
 
     /// The first value of a [`Field`] a request sent, found without comparing names (see
@@ -240,6 +269,7 @@ impl Headers {
         self.more.clear();
         self.first = [0; KNOWN.len()];
         self.statics_len = 0;
+        self.lines = "";
     }
 
     /// The room the fields hold on the heap.
@@ -273,10 +303,11 @@ impl Headers {
     }
 }
 
-/// Headers are equal when they list the same fields in the same order.
+/// Headers are equal when they list the same fields in the same order, and the same fixed
+/// lines.
 impl PartialEq for Headers {
     fn eq(&self, other: &Self) -> bool {
-        self.iter().eq(other.iter())
+        self.iter().eq(other.iter()) && self.lines == other.lines
     }
 }
 

@@ -165,6 +165,9 @@ pub fn write_head(
             out.extend_from_slice(part);
         }
     }
+    if !headers.lines().is_empty() {
+        out.extend_from_slice(headers.lines().as_bytes());
+    }
     match framing {
         Framing::Length(n) => {
             out.extend_from_slice(b"Content-Length: ");
@@ -315,6 +318,23 @@ mod tests {
             ),
             "HTTP/1.1 299 \r\n\r\n"
         );
+    }
+
+    #[test]
+    fn fixed_lines_follow_the_fields_as_they_are() {
+        let mut h = Headers::default();
+        h.push_static("Content-Type", "text/css");
+        h.set_lines("X-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n");
+        assert_eq!(
+            head(200, &h, Framing::Length(0), ConnectionHeader::Omit),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\nX-Frame-Options: DENY\r\n\
+             X-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n\r\n"
+        );
+        assert_eq!(h.get("x-content-type-options"), Some("nosniff"));
+        assert_eq!(h.get("Content-Type"), Some("text/css"));
+        assert_eq!(h.get("Set-Cookie"), None);
+        h.clear();
+        assert_eq!(h.lines(), "");
     }
 
     #[test]

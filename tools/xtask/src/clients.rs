@@ -247,8 +247,10 @@ pub fn run(pytest_args: &[String]) -> Result<(), String> {
     let mut args: Vec<String> = pytest_args.to_vec();
     if !args.iter().any(|a| !a.starts_with('-')) {
         args.insert(0, "tests/python".into());
-        // The lab's tests need the lab (`cargo xtask lab --test`), not these rigs.
+        // The lab's tests need the lab (`cargo xtask lab --test`), and the browser console's a
+        // rig of its own (`cargo xtask console`), not these rigs.
         args.insert(1, "--ignore=tests/python/test_lab.py".into());
+        args.insert(2, "--ignore=tests/python/test_console.py".into());
     }
     let result = cmd::run(
         pytest()

@@ -5,6 +5,7 @@ mod bench_json;
 mod clients;
 mod cmd;
 mod conformance;
+mod console;
 mod deploy;
 mod docs;
 mod image;
@@ -142,6 +143,12 @@ enum Cmd {
         #[arg(last = true)]
         pytest: Vec<String>,
     },
+    /// Drive the browser console in headless Chromium against a rig of its own
+    /// (tests/python/test_console.py; arguments go to pytest; screenshots in target/console).
+    Console {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        pytest: Vec<String>,
+    },
     /// Run the Python client and HTTP tests (tests/python) against rigs (arguments go to pytest).
     Clients {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -200,6 +207,7 @@ fn main() -> ExitCode {
         }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
+        Cmd::Console { pytest } => console::run(&pytest),
         Cmd::Lab {
             n,
             port,

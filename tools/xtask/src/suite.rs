@@ -83,6 +83,10 @@ const STEPS: &[Step] = &[
         run: clients_step,
     },
     Step {
+        name: "the browser console in headless Chromium (tests/python/test_console.py)",
+        run: console_step,
+    },
+    Step {
         name: "the lab: three rigs behind irix7-gateway, Python MCP SDK (tests/python/test_lab.py)",
         run: lab_step,
     },
@@ -123,6 +127,10 @@ fn mame_run_twice(what: &str, opts: &crate::mame::Options) -> Result<(), String>
 
 fn clients_step() -> Result<(), String> {
     clients::run(&[])
+}
+
+fn console_step() -> Result<(), String> {
+    crate::console::run(&[])
 }
 
 fn lab_step() -> Result<(), String> {
