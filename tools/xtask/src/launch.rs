@@ -127,10 +127,17 @@ impl Rig {
             .try_clone()
             .map_err(|e| format!("{}: {e}", log.display()))?;
         let port = free_port()?;
+        // Relative to the root the rig runs in, when the image is under it: the console the
+        // module prints (and screenshots of it) then names no machine's paths.
+        let image = spec
+            .image
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&spec.image.path);
         let mut c = Command::new(bin);
         c.current_dir(root)
             .arg("--env")
-            .arg(format!("mcp.url=file:{}", spec.image.path.display()))
+            .arg(format!("mcp.url=file:{}", image.display()))
             .arg("--env")
             .arg(format!("mcp.sha256={}", spec.image.sha256))
             .arg("--env")
