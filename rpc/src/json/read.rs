@@ -393,6 +393,18 @@ mod tests {
     }
 
     #[test]
+    fn a_string_is_compared_in_place_or_decoded_when_it_holds_an_escape() {
+        let mut tape = Tape::default();
+        let v = tape
+            .read(r#"{"a":"power-on","b":"po\u0077er-on","c":7,"d":""}"#)
+            .expect("readable");
+        let is = |k: &str, s: &str| v.get(k).is_some_and(|x| x.str_is(s));
+        assert!(is("a", "power-on") && is("b", "power-on") && is("d", ""));
+        assert!(!is("a", "power") && !is("a", "power-on ") && !is("b", "po\\u0077er-on"));
+        assert!(!is("c", "7"));
+    }
+
+    #[test]
     fn values_are_what_serde_json_builds_and_syntax_errors_are_refused_alike() {
         let long = "ab\\\"c".repeat(40);
         let cases = [

@@ -167,7 +167,7 @@ impl<'t> ValueRef<'t> {
         let (mut i, mut found) = (self.at + 1, None);
         while i < n.next {
             let k = self.nodes.get(i)?;
-            if self.key_is(k, key) {
+            if self.reads(k, key) {
                 found = Some(i + 1);
             }
             i = self.nodes.get(i + 1)?.next.max(i + 2);
@@ -175,17 +175,24 @@ impl<'t> ValueRef<'t> {
         found.map(|at| ValueRef { at, ..*self })
     }
 
-    /// Whether the key entry `k` reads `key`: compared in place unless it holds an escape.
-    fn key_is(&self, k: &Node, key: &str) -> bool {
-        if !k.escaped {
-            // The bytes between the quotes are the key.
-            let inner = k.start + 1..k.end.saturating_sub(1);
-            return self.text.as_bytes().get(inner) == Some(key.as_bytes());
+    /// Whether the value is the string `s`.
+    pub fn str_is(&self, s: &str) -> bool {
+        let n = self.node();
+        n.kind == Kind::String && self.reads(&n, s)
+    }
+
+    /// Whether the string entry `n` (a key or a value) reads `s`: compared in place unless it
+    /// holds an escape.
+    fn reads(&self, n: &Node, s: &str) -> bool {
+        if !n.escaped {
+            // The bytes between the quotes are the string.
+            let inner = n.start + 1..n.end.saturating_sub(1);
+            return self.text.as_bytes().get(inner) == Some(s.as_bytes());
         }
         self.text
-            .get(k.start..k.end)
+            .get(n.start..n.end)
             .and_then(|q| Str::new(q, true).decode())
-            .is_some_and(|d| d == key)
+            .is_some_and(|d| d == s)
     }
 
     /// Whether an object has the member `key`.

@@ -368,9 +368,7 @@ impl<'v> Checked<'v> {
     fn equals(self, v: &Value) -> bool {
         match (self.0, v) {
             // Strings (most `enum`s) compared in place; anything else read as a value.
-            (r, Value::String(s)) if r.kind() == Kind::String => {
-                r.as_str().is_some_and(|t| t == s.as_str())
-            }
+            (r, Value::String(s)) if r.kind() == Kind::String => r.str_is(s),
             (r, _) => r.to_value().as_ref() == Some(v),
         }
     }
@@ -378,11 +376,11 @@ impl<'v> Checked<'v> {
     /// Whether a number is an integer as JSON Schema means it (`1.0` is one). Digits alone
     /// (most numbers, and every count a result writes) are one without being parsed.
     fn is_integer(self) -> bool {
-        let text = self.0.raw();
-        let digits = text.strip_prefix('-').unwrap_or(text);
+        let text = self.0.raw().as_bytes();
+        let digits = text.strip_prefix(b"-").unwrap_or(text);
         if self.0.kind() == Kind::Number
             && !digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
+            && digits.iter().all(u8::is_ascii_digit)
         {
             return true;
         }
