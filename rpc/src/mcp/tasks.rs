@@ -93,6 +93,9 @@ struct Asking {
 pub(crate) struct Task<C: 'static> {
     id: String,
     key: Key,
+    /// The name of the token that started it: only that token reads, answers or cancels it
+    /// (a result may hold what a lesser role must not see).
+    owner: String,
     created_ms: u64,
     updated_ms: u64,
     status: Status,
@@ -369,6 +372,7 @@ impl<C: 'static> Tasks<C> {
         let mut task = Task {
             id,
             key: cx.key,
+            owner: String::from(cx.authority.token_name()),
             created_ms: cx.now_ms,
             updated_ms: cx.now_ms,
             status: Status::Working,
@@ -422,7 +426,9 @@ impl<C: 'static> Tasks<C> {
         let id = &*id;
         let limits = &config.limits;
         self.expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
-        if self.find(id).is_none() {
+        // Another token's task is answered as unknown: its id tells that token nothing.
+        let owner = cx.authority.token_name();
+        if !self.list.iter().any(|t| t.id == id && t.owner == owner) {
             let msg = format!("Invalid params: no task {id} (unknown, or expired)");
             return fail(cx, RpcError::invalid_params(msg));
         }

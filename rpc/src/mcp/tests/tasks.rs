@@ -383,3 +383,52 @@ fn a_protocol_fault_fails_the_task_with_the_error_inlined() {
     let (_, v) = modern_json(&mut s, "tools/call", json!({"name": "fault"}), T0);
     assert_eq!(v["error"]["code"], -32603);
 }
+
+#[test]
+fn a_task_answers_only_the_token_that_started_it() {
+    let mut config = config();
+    config.token = Some("admin-secret-long-enough".into());
+    config.tokens =
+        crate::mcp::authority::parse_tokens("watcher:observe:watcher-secret-long-enough", |_| {
+            Ok(())
+        })
+        .unwrap();
+    let mut s = tasks_server(config);
+    let as_ = |s: &mut McpServer<Ctx>, secret: &str, method: &str, params: Value, now| {
+        let mut r = McpRequest::modern(method, params)
+            .capabilities(caps())
+            .header("Authorization", &format!("Bearer {secret}"))
+            .send(s, now);
+        body_json(&mut r, now)
+    };
+    let admin = "admin-secret-long-enough";
+    let watcher = "watcher-secret-long-enough";
+    let started = as_(
+        &mut s,
+        admin,
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+        0,
+    );
+    let id = started["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_string();
+    // The watcher may call tools/call and tasks/*, but the admin's task is no task to it.
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let v = as_(
+            &mut s,
+            watcher,
+            method,
+            json!({"taskId": id, "inputResponses": {}}),
+            1,
+        );
+        let msg = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("no task"), "{method}: {v}");
+    }
+    let v = as_(&mut s, admin, "tasks/get", json!({"taskId": id}), 2);
+    assert_eq!(
+        v["result"]["status"], "working",
+        "the watcher's cancel did not reach it: {v}"
+    );
+}
