@@ -161,6 +161,25 @@ fn venv_versions() -> Option<(String, String)> {
     Some((it.next()?.to_string(), it.next()?.to_string()))
 }
 
+/// `pip install` of `packages` into the client venv, saying so.
+pub fn pip_install(packages: &[&str]) -> Result<(), String> {
+    println!(
+        "prereqs: pip install {} into target/venv",
+        packages.join(" ")
+    );
+    cmd::run(
+        Command::new(venv_python())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(packages),
+    )
+}
+
 /// The venv with the Python MCP SDK and pytest (`target/venv`).
 pub fn ensure_venv() -> Result<(), String> {
     if venv_versions().is_some_and(|(mcp, _)| mcp == PY_MCP) {
@@ -177,19 +196,7 @@ pub fn ensure_venv() -> Result<(), String> {
                 .arg(&venv),
         )?;
     }
-    println!("prereqs: pip install mcp=={PY_MCP} pytest into target/venv");
-    cmd::run(
-        Command::new(venv_python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .arg(format!("mcp=={PY_MCP}"))
-            .arg("pytest"),
-    )?;
+    pip_install(&[&format!("mcp=={PY_MCP}"), "pytest"])?;
     match venv_versions() {
         Some((mcp, _)) if mcp == PY_MCP => Ok(()),
         other => Err(format!(

@@ -3,7 +3,7 @@
 //! client venv, boots one rig of its own (the test resets it) with an administrator token and
 //! a read-only one, and runs the test; its screenshots land in `target/console/`.
 
-use crate::clients::{ensure_venv, pytest, venv_python};
+use crate::clients::{ensure_venv, pip_install, pytest, venv_python};
 use crate::cmd;
 use crate::launch::{self, Rig, Spec};
 use std::process::{Command, Stdio};
@@ -29,18 +29,7 @@ pub fn ensure() -> Result<(), String> {
     if have == SELENIUM {
         return Ok(());
     }
-    println!("prereqs: pip install selenium=={SELENIUM} into target/venv");
-    cmd::run(
-        Command::new(venv_python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .arg(format!("selenium=={SELENIUM}")),
-    )
+    pip_install(&[&format!("selenium=={SELENIUM}")])
 }
 
 /// A fresh secret for one run (the rig's log, mode 0600, is the only place it is written).
