@@ -272,11 +272,6 @@ impl<C> ToolRegistry<C> {
             .map(|(_, packed)| packed)
     }
 
-    /// The bytes the packed pages take (their deflate blocks).
-    pub fn packed_bytes(&self) -> usize {
-        self.packed.iter().map(|(_, p)| p.deflate.len()).sum()
-    }
-
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy

@@ -151,8 +151,7 @@ impl<C: 'static> McpServer<C> {
     /// Deflates each page of the tool listing once (see [`ToolRegistry::pack`]), so that
     /// `tools/list` can be answered `deflate`-coded: call it once every tool is registered.
     pub fn pack_listings(&mut self) {
-        self.tools
-            .pack(self.config.limits.page_size, coding::LISTING_LEVEL);
+        self.tools.pack(self.config.limits.page_size, coding::LEVEL);
     }
 
     /// Keeps a tool-name prefix back for a later milestone (see [`super::Reserved`]).
