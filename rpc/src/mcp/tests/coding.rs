@@ -136,6 +136,20 @@ fn only_a_packed_policy_wide_listing_is_coded() {
     assert_eq!(r.headers.get("Content-Encoding"), None);
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert!(v["result"]["tools"].is_array(), "{v}");
+    // A caller narrower than the policy (here a gateway's narrowing) gets its tools copied
+    // out: identity.
+    let req = McpRequest::modern("tools/list", json!({}))
+        .id(4)
+        .header(crate::mcp::authority::NARROWING_HEADER, "echo");
+    let (r, body) = sent(answer(&mut s, &req, Some("deflate")));
+    assert_eq!(r.headers.get("Content-Encoding"), None);
+    assert_eq!(r.headers.get("Vary"), None);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        v["result"]["tools"].as_array().map(Vec::len),
+        Some(1),
+        "{v}"
+    );
     // Other answers are never coded.
     let req = McpRequest::modern(
         "tools/call",
