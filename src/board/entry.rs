@@ -490,6 +490,9 @@ fn start(
         kprintln!(kernel, "conformance fixtures: {e}");
         status::E_INVAL
     })?;
+    // Every tool is registered: each page of the listing is deflated once, for the clients
+    // that accept `deflate` (docs/mcp.md).
+    mcp.pack_listings();
     let heap = heap_usage();
     budgets.replan(heap.size, heap.used + cache_room, &server_config);
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());

@@ -116,3 +116,30 @@ def test_progress_reaches_the_sdk_callback(mode, fixtures_url):
     assert len(values) >= 2, seen
     assert values == sorted(set(values)), seen
     assert all(t == 100 for _, t in seen), seen
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_the_listing_reaches_the_sdk_deflate_coded(mode, token_url, token):
+    """httpx asks for `gzip, deflate` on its own: the module sends `tools/list` coded, and the
+    SDK reads the listing through httpx's decoder."""
+    seen = []
+
+    async def on_response(response):
+        if b'"tools/list"' in response.request.content:
+            seen.append((response.request.headers.get("accept-encoding"),
+                         response.headers.get("content-encoding"),
+                         response.headers.get("vary")))
+
+    async def listing():
+        hc = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        hc.event_hooks = {"request": [], "response": [on_response]}
+        async with Client(streamable_http_client(token_url, http_client=hc), mode=mode) as c:
+            return [t.name for t in (await c.list_tools()).tools]
+
+    names = asyncio.run(listing())
+    assert "status" in names and "echo" in names and len(names) > 20
+    assert len(seen) == 1, seen
+    accept, coding, vary = seen[0]
+    assert "deflate" in accept.lower()
+    assert coding == "deflate"
+    assert vary == "Accept-Encoding"

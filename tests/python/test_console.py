@@ -133,6 +133,8 @@ class NetworkLog:
         self.bodies = []
         self.headers = []
         self.console = []
+        # Each response's Content-Encoding, by URL.
+        self.codings = {}
 
     def collect(self, d):
         self.console += d.get_log("browser")
@@ -147,6 +149,8 @@ class NetworkLog:
             elif msg["method"] == "Network.responseReceived":
                 self.urls.append(params["response"]["url"])
                 ids.append(params["requestId"])
+                headers = {k.lower(): v for k, v in params["response"].get("headers", {}).items()}
+                self.codings[params["response"]["url"]] = headers.get("content-encoding")
         for rid in ids:
             try:
                 body = d.execute_cdp_cmd("Network.getResponseBody", {"requestId": rid})
@@ -309,6 +313,9 @@ def test_the_console_follows_the_machine_and_keeps_the_token_to_itself(rig):
     assert log.bodies, "no response body was inspected"
     sent = [h.get("Authorization", "") for h in log.headers]
     assert f"Bearer {rig['admin']}" in sent and f"Bearer {rig['watcher']}" in sent
+    # Chromium accepts deflate: the script came coded (docs/console.md), and ran.
+    script = [c for u, c in log.codings.items() if u.endswith("/console.js")]
+    assert script and all(c == "deflate" for c in script), log.codings
 
     # Nor in the serial ring or the audit.
     status, msg = tool(rig, rig["admin"], "serial.read", {"offset": 0, "max_bytes": 65536})

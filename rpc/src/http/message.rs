@@ -108,12 +108,13 @@ pub enum Field {
     Authorization,
     ContentLength,
     McpSessionId,
+    AcceptEncoding,
     TransferEncoding,
     McpProtocolVersion,
 }
 
 /// The [`Field`]s' names in lower case, in the enum's order.
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 15] = [
     "host",
     "expect",
     "origin",
@@ -126,11 +127,12 @@ const KNOWN: [&str; 14] = [
     "authorization",
     "content-length",
     "mcp-session-id",
+    "accept-encoding",
     "transfer-encoding",
     "mcp-protocol-version",
 ];
 
-const FIELDS: [Field; 14] = [
+const FIELDS: [Field; 15] = [
     Field::Host,
     Field::Expect,
     Field::Origin,
@@ -143,6 +145,7 @@ const FIELDS: [Field; 14] = [
     Field::Authorization,
     Field::ContentLength,
     Field::McpSessionId,
+    Field::AcceptEncoding,
     Field::TransferEncoding,
     Field::McpProtocolVersion,
 ];
@@ -410,6 +413,9 @@ pub struct Splice {
     pub at: usize,
     pub shared: Rc<Vec<u8>>,
     pub range: Range<usize>,
+    /// `shared[range]` deflated ahead of time, when the answer may go out coded (see
+    /// [`super::coding`]).
+    pub packed: Option<super::coding::Packed>,
 }
 
 impl Splice {

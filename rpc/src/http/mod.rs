@@ -1,6 +1,7 @@
 //! HTTP/1.1 server side, bytes in and bytes out: the incremental request parser
 //! ([`parser`]), the response writer ([`response`]), the per-connection state machine
-//! ([`connection`]) and the 404/405 helpers for routers ([`route`]).
+//! ([`connection`]), the 404/405 helpers for routers ([`route`]) and the `deflate` coding of
+//! answers whose bulk is compressed ahead of time ([`coding`]).
 //!
 //! The module's poll loop keeps one [`Connection`] per TCP socket and drives it each round
 //! (sketch for a smoltcp socket; `h` is the router implementing [`Handler`]):
@@ -23,6 +24,7 @@
 //! if conn.is_finished() { socket.close() }        // and drop conn (a reset: conn.abort())
 //! ```
 
+pub mod coding;
 pub mod connection;
 pub mod message;
 pub mod parser;

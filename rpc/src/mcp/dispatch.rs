@@ -329,7 +329,9 @@ impl<C: 'static> McpServer<C> {
     /// serialised per request.
     ///
     /// A caller narrower than the policy (a lesser token, a gateway's narrowing) gets the
-    /// tools it may call, copied out of the same listings.
+    /// tools it may call, copied out of the same listings. A policy-wide page carries its
+    /// listings deflated ahead of time too, for [`crate::http::coding::code`] to send them
+    /// coded when the client asks.
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         let narrowed;
         let listed = if cx.authority.is_policy_wide() {
@@ -357,18 +359,21 @@ impl<C: 'static> McpServer<C> {
         if let Body::Full(own) = &mut resp.body
             && let Some(at) = own.windows(2).rposition(|w| w == b"[]")
         {
-            let (shared, range) = if cx.authority.is_policy_wide() {
+            let (shared, range, packed) = if cx.authority.is_policy_wide() {
                 let shared = self.tools.shared_listings().clone();
-                (shared, self.tools.page_range(page))
+                let range = self.tools.page_range(page);
+                let packed = self.tools.packed(&range).cloned();
+                (shared, range, packed)
             } else {
                 let own = self.tools.copied_listings(page);
                 let len = own.len();
-                (Rc::new(own), 0..len)
+                (Rc::new(own), 0..len, None)
             };
             let splice = crate::http::Splice {
                 at: at + 1,
                 shared,
                 range,
+                packed,
             };
             resp.body = Body::Spliced(core::mem::take(own), splice);
         }

@@ -5,6 +5,7 @@ use super::authority::{Authority, Cap, Door, Policy, Table};
 use super::error_code::ErrorCode;
 use super::schema::{self, Schema};
 use super::tool::ToolDef;
+use crate::http::coding::Packed;
 use crate::json::{ValueRef, read_value, write_value};
 use alloc::format;
 use alloc::rc::Rc;
@@ -77,6 +78,9 @@ pub struct ToolRegistry<C> {
     /// `tools/list` is one slice of it, shared with the answer (sent from here, never copied,
     /// cloned or re-serialised per request).
     listings: Rc<Vec<u8>>,
+    /// Each page's listings deflated once ([`Self::pack`]), by where the page is in
+    /// `listings`: a `tools/list` answer sent coded carries these blocks as they are.
+    packed: Vec<(Range<usize>, Packed)>,
     /// Indices into `entries` of the tools the policy offers, in registration order: what
     /// `tools/list` pages through.
     listed: Vec<usize>,
@@ -91,6 +95,7 @@ impl<C> Clone for ToolRegistry<C> {
         ToolRegistry {
             entries: self.entries.clone(),
             listings: self.listings.clone(),
+            packed: self.packed.clone(),
             listed: self.listed.clone(),
             policy: self.policy.clone(),
             table: self.table,
@@ -104,6 +109,7 @@ impl<C> Default for ToolRegistry<C> {
         ToolRegistry {
             entries: Vec::new(),
             listings: Rc::default(),
+            packed: Vec::new(),
             listed: Vec::new(),
             policy: Policy::default(),
             table: Table::default(),
@@ -201,6 +207,7 @@ impl<C> ToolRegistry<C> {
             entry.listing = 0..0;
             return;
         }
+        self.packed = Vec::new();
         // Written in place; listings an answer still shares are left to it.
         if Rc::get_mut(&mut self.listings).is_none() {
             self.listings = Rc::new(self.listings.to_vec());
@@ -222,6 +229,7 @@ impl<C> ToolRegistry<C> {
     pub fn set_policy(&mut self, policy: Policy) {
         self.policy = policy;
         self.listings = Rc::default();
+        self.packed = Vec::new();
         self.listed = Vec::new();
         for i in 0..self.entries.len() {
             // The schemas are parsed again from their text (registration checked it): the
@@ -235,6 +243,33 @@ impl<C> ToolRegistry<C> {
         if let Some(listings) = Rc::get_mut(&mut self.listings) {
             listings.shrink_to_fit();
         }
+    }
+
+    /// Deflates the listings of each page of `page_size` tools once, at `level`, so that a
+    /// policy-wide `tools/list` can go out coded without compressing anything; what a
+    /// registration or a new policy renders afterwards is sent identity until packed again.
+    pub fn pack(&mut self, page_size: usize, level: u8) {
+        self.packed = Vec::new();
+        for page in self.listed.chunks(page_size.max(1)) {
+            let range = self.page_range(page);
+            let packed = self
+                .listings
+                .get(range.clone())
+                .filter(|bytes| !bytes.is_empty())
+                .and_then(|bytes| Packed::new(bytes, level));
+            if let Some(packed) = packed {
+                self.packed.push((range, packed));
+            }
+        }
+        self.packed.shrink_to_fit();
+    }
+
+    /// The packed form of the listings at `range` of [`Self::shared_listings`], if packed.
+    pub(crate) fn packed(&self, range: &Range<usize>) -> Option<&Packed> {
+        self.packed
+            .iter()
+            .find(|(r, _)| r == range)
+            .map(|(_, packed)| packed)
     }
 
     /// The policy in force.

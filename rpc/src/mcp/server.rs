@@ -19,7 +19,8 @@ use super::security::{bearer_ok, host_ok, origin_ok};
 use super::session::Sessions;
 use super::subscriptions::Subscriptions;
 use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
-use crate::http::{Admission, Handler, Headers, Method, Peer, Request, Response};
+use crate::http::coding;
+use crate::http::{Admission, Field, Handler, Headers, Method, Peer, Request, Response};
 use crate::json::Tape;
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
 use alloc::boxed::Box;
@@ -145,6 +146,12 @@ impl<C: 'static> McpServer<C> {
     /// Adds a tool family's table (all or nothing).
     pub fn register_tools(&mut self, table: &[super::ToolDef<C>]) -> Result<(), RegistryError> {
         self.tools.register(table)
+    }
+
+    /// Deflates each page of the tool listing once (see [`ToolRegistry::pack`]), so that
+    /// `tools/list` can be answered `deflate`-coded: call it once every tool is registered.
+    pub fn pack_listings(&mut self) {
+        self.tools.pack(self.config.limits.page_size, coding::LEVEL);
     }
 
     /// Keeps a tool-name prefix back for a later milestone (see [`super::Reserved`]).
@@ -594,8 +601,12 @@ impl<C: 'static> Handler for McpServer<C> {
     /// A request this server's `admit` passed with a token (its Origin and token checked,
     /// failures counted) is not judged again; any other is (an anonymous admission may be
     /// another handler's, and without a token only the Origin is checked).
+    ///
+    /// An answer that can go out `deflate`-coded (a policy-wide `tools/list`) is coded here,
+    /// as `Accept-Encoding` asks, once it is known to be the whole answer to this request (not
+    /// an item of a batch, not an event of a stream).
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
-        if let Some(Admission::Authenticated(token)) = req.admission {
+        let r = if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
             self.authority = match self.authority_of(&head, Some(token)) {
                 Ok(a) => a,
@@ -605,9 +616,11 @@ impl<C: 'static> Handler for McpServer<C> {
             let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
             // Not taken: back to the connection for its next request.
             req.answer = self.lent.take();
-            return r;
-        }
-        self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
+            r
+        } else {
+            self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
+        };
+        coding::code(r, req.headers.field(Field::AcceptEncoding))
     }
 }
 

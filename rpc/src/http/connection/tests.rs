@@ -116,6 +116,7 @@ impl Handler for TestHandler {
                     at: 2,
                     shared,
                     range: 5..2005,
+                    packed: None,
                 };
                 Response {
                     status: 200,

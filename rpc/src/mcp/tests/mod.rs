@@ -472,6 +472,7 @@ fn sse_events(bytes: &[u8]) -> (Vec<Value>, Vec<String>, Vec<String>) {
     (msgs, ids, retries)
 }
 
+mod coding;
 mod fuzz_entry;
 mod jsonrpc;
 mod legacy;

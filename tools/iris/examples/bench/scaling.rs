@@ -4,7 +4,9 @@
 
 use crate::client::Client;
 use crate::report::Report;
-use crate::{PORT, TOKEN, boot_rig, fs_read, mcp_request, measure, screen_bmp_request};
+use crate::{
+    PORT, TOKEN, boot_rig, fs_read, identity_request, mcp_request, measure, screen_bmp_request,
+};
 use iris::Rig;
 use rpc::testing::{LEGACY_VERSION, McpRequest};
 
@@ -15,14 +17,18 @@ const FS_SPAN: u64 = 512 << 10;
 
 /// `tools/list` cost per listed tool: the full list minus a page after the last tool (the
 /// request, the envelope and an empty `tools` array), over the number of tools; and the same
-/// per listing byte.
+/// per listing byte; all identity-coded (`full` is the identity listing's figure).
 pub fn tools_list(rig: &mut Rig, c: &mut Client, r: &mut Report, full: f64) {
-    c.exchange(rig, &mcp_request("tools/list", serde_json::json!({})), 1);
+    c.exchange(
+        rig,
+        &identity_request("tools/list", serde_json::json!({})),
+        1,
+    );
     let body = c.json_body();
     let tools = body["result"]["tools"].as_array().map_or(0, Vec::len);
     let full_bytes = c.inbox.len();
     assert!(tools > 0, "tools/list listed no tool");
-    let empty_req = mcp_request("tools/list", serde_json::json!({"cursor": cursor(tools)}));
+    let empty_req = identity_request("tools/list", serde_json::json!({"cursor": cursor(tools)}));
     let empty = measure(rig, c, &empty_req, 10);
     assert!(
         c.json_body()["result"]["tools"]
