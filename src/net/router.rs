@@ -239,6 +239,34 @@ mod tests {
         request(r, method, "/screen.bmp", &[], auth)
     }
 
+    /// A request of `path` with `fields` and no body.
+    fn build(method: Method, path: &str, fields: &[(&str, &str)]) -> Request {
+        let mut headers = Headers::default();
+        for (n, v) in fields {
+            headers.push(*n, *v);
+        }
+        Request {
+            method,
+            target: path.into(),
+            headers,
+            body: Vec::new(),
+            admission: None,
+            answer: Vec::new(),
+        }
+    }
+
+    /// What admission says of a `GET` of `path` with `fields`, from another machine: the
+    /// status of a refusal.
+    fn admit(r: &mut Router, path: &str, fields: &[(&str, &str)]) -> Result<Admission, u16> {
+        let peer = Peer {
+            addr: [10, 0, 0, 9],
+            port: 1,
+        };
+        let req = build(Method::Get, path, fields);
+        r.admit(&req, peer, false, 0)
+            .map_err(|refused| refused.status)
+    }
+
     fn request(
         r: &mut Router,
         method: Method,
@@ -246,21 +274,9 @@ mod tests {
         extra: &[(&str, &str)],
         auth: Option<&str>,
     ) -> (Response, Vec<u8>) {
-        let mut headers = Headers::default();
-        for (n, v) in extra {
-            headers.push(*n, *v);
-        }
-        if let Some(a) = auth {
-            headers.push("Authorization", a);
-        }
-        let mut req = Request {
-            method,
-            target: path.into(),
-            headers,
-            body: Vec::new(),
-            admission: None,
-            answer: Vec::new(),
-        };
+        let mut fields = extra.to_vec();
+        fields.extend(auth.map(|a| ("Authorization", a)));
+        let mut req = build(method, path, &fields);
         let peer = Peer {
             addr: [127, 0, 0, 1],
             port: 1,
@@ -419,21 +435,8 @@ mod tests {
         let page = text(&body, &resp);
         assert!(page.contains("module heap"), "{page}");
         // A wrong token is refused at admission, like on /mcp.
-        let mut head = Headers::default();
-        head.push("Authorization", "Bearer wrong");
-        let req = Request {
-            method: Method::Get,
-            target: "/".into(),
-            headers: head,
-            body: Vec::new(),
-            admission: None,
-            answer: Vec::new(),
-        };
-        let peer = Peer {
-            addr: [10, 0, 0, 9],
-            port: 1,
-        };
-        assert_eq!(r.admit(&req, peer, false, 0).unwrap_err().status, 401);
+        let refused = admit(&mut r, "/", &[("Authorization", "Bearer wrong")]);
+        assert_eq!(refused.unwrap_err(), 401);
         // Open (mcp.token=none): the page says so and shows the details to a local Host.
         let mut open = router(None, None);
         let (resp, body) = request(
@@ -505,25 +508,10 @@ mod tests {
                 .status,
             405
         );
-        let mut head = Headers::default();
-        head.push("Content-Length", "5");
-        let req = Request {
-            method: Method::Get,
-            target: "/console.css".into(),
-            headers: head,
-            body: Vec::new(),
-            admission: None,
-            answer: Vec::new(),
-        };
-        let peer = Peer {
-            addr: [10, 0, 0, 9],
-            port: 1,
-        };
-        assert_eq!(r.admit(&req, peer, false, 0).unwrap_err().status, 413);
-        let mut plain = req.clone();
-        plain.headers = Headers::default();
+        let with_body = admit(&mut r, "/console.css", &[("Content-Length", "5")]);
+        assert_eq!(with_body.unwrap_err(), 413);
         assert!(matches!(
-            r.admit(&plain, peer, false, 0),
+            admit(&mut r, "/console.css", &[]),
             Ok(Admission::Anonymous)
         ));
     }
