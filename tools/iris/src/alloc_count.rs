@@ -29,9 +29,19 @@ pub struct AllocCounts {
     pub bytes: u64,
     pub frees: u64,
     pub freed_bytes: u64,
+    /// The most `bytes - freed_bytes` reached since the last [`AllocCounts::mark`] (or since
+    /// counting started): with the value at the mark, how far above it a piece of work took
+    /// the heap, which the module's own peak counter cannot say once boot went higher.
+    pub live_peak: i64,
 }
 
 impl AllocCounts {
+    /// Bytes asked for and not freed since counting started (negative when more was freed
+    /// than allocated since: memory from before).
+    pub fn live(&self) -> i64 {
+        self.bytes as i64 - self.freed_bytes as i64
+    }
+
     /// What happened between `earlier` and `self`.
     pub fn since(&self, earlier: &AllocCounts) -> AllocCounts {
         AllocCounts {
@@ -39,6 +49,7 @@ impl AllocCounts {
             bytes: self.bytes - earlier.bytes,
             frees: self.frees - earlier.frees,
             freed_bytes: self.freed_bytes - earlier.freed_bytes,
+            live_peak: self.live_peak - earlier.live(),
         }
     }
 }
@@ -90,6 +101,7 @@ impl AllocHook {
                 if is_alloc {
                     n.allocs += 1;
                     n.bytes += u64::from(size);
+                    n.live_peak = n.live_peak.max(n.live());
                 } else {
                     n.frees += 1;
                     n.freed_bytes += u64::from(size);
@@ -106,6 +118,13 @@ impl AllocHook {
 
     pub(crate) fn counts(&self) -> AllocCounts {
         self.counts.get()
+    }
+
+    /// Starts [`AllocCounts::live_peak`] again from what is live now.
+    pub(crate) fn mark(&self) {
+        let mut n = self.counts.get();
+        n.live_peak = n.live();
+        self.counts.set(n);
     }
 }
 
@@ -141,18 +160,21 @@ mod tests {
     }
 
     #[test]
-    fn since_subtracts_every_count() {
+    fn since_subtracts_every_count_and_the_peak_is_above_the_earlier_live_bytes() {
         let a = AllocCounts {
             allocs: 3,
             bytes: 100,
             frees: 2,
             freed_bytes: 60,
+            live_peak: 90,
         };
+        // In between, 120 more bytes were live at once (160 in all) before 164 were freed.
         let b = AllocCounts {
             allocs: 5,
             bytes: 164,
             frees: 5,
             freed_bytes: 164,
+            live_peak: 160,
         };
         assert_eq!(
             b.since(&a),
@@ -160,8 +182,10 @@ mod tests {
                 allocs: 2,
                 bytes: 64,
                 frees: 3,
-                freed_bytes: 104
+                freed_bytes: 104,
+                live_peak: 120,
             }
         );
+        assert_eq!((a.live(), b.live()), (40, 0));
     }
 }

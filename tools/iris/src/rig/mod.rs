@@ -277,6 +277,13 @@ impl Rig {
         Ok(())
     }
 
+    /// Starts the allocation counts' live peak again from now (see `AllocCounts::live_peak`).
+    pub fn alloc_peak_mark(&self) {
+        if let Some(h) = &self.alloc_hook {
+            h.mark();
+        }
+    }
+
     /// Allocations since `alloc_count_start`, if counting.
     pub fn alloc_counts(&self) -> Option<AllocCounts> {
         self.alloc_hook.as_ref().map(AllocHook::counts)
