@@ -22,6 +22,7 @@
 //! target, the heap budget (`crate::budget`).
 
 use crate::fake;
+use irix7_kmem::budget::Pool;
 use irix7_mcp::hil::block::{BlockDevice, IoError, SECTOR_SIZE};
 use irix7_mcp::net::budget::{PoolGauge, ServerBudgets};
 use irix7_mcp::net::router::Router;
@@ -30,7 +31,6 @@ use irix7_mcp::services::fs::Disk;
 use irix7_mcp::services::fs::erofs::Erofs;
 use irix7_mcp::services::fs::overlay::Overlay;
 use irix7_mcp::services::memory::MemoryPlan;
-use irix7_kmem::budget::Pool;
 use rpc::http::{Connection, Peer};
 use rpc::mcp::McpServer;
 use std::cell::RefCell;
