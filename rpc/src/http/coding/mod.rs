@@ -9,7 +9,8 @@ mod accept;
 mod zlib;
 
 pub use accept::prefers_deflate;
-pub use zlib::{Packed, adler32, combine, frame};
+pub use zlib::Packed;
+use zlib::frame;
 
 use super::message::{Body, Response, Splice};
 
