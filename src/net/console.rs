@@ -5,7 +5,8 @@
 //! headers keep the page from running any other script, from being framed and from having
 //! its assets read as another type.
 
-use rpc::http::{Response, coding};
+use alloc::vec::Vec;
+use rpc::http::{Body, Response, Shared, Splice, coding};
 
 /// The script, served on the MCP port only (it talks to `/mcp`).
 pub const SCRIPT_PATH: &str = "/console.js";
@@ -96,7 +97,17 @@ pub fn serve(asset: &Asset, packed: &Packed, accept: Option<&str>) -> Response {
             resp
         }
         _ => {
-            let mut resp = Response::full(200, asset.content_type, asset.bytes);
+            // Sent from the image: no answer copies the script onto the heap.
+            let mut resp = Response::empty(200);
+            resp.headers.push_static("Content-Type", asset.content_type);
+            let bytes = asset.bytes.as_bytes();
+            let splice = Splice {
+                at: 0,
+                shared: Shared::Image(bytes),
+                range: 0..bytes.len(),
+                packed: None,
+            };
+            resp.body = Body::Spliced(Vec::new(), splice);
             resp.headers.set_lines(if coded.is_some() {
                 SECURITY_VARIES
             } else {

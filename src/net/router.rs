@@ -334,6 +334,11 @@ mod tests {
     fn text(body: &[u8], resp: &Response) -> alloc::string::String {
         match &resp.body {
             Body::Full(b) => alloc::string::String::from_utf8_lossy(b).into_owned(),
+            Body::Spliced(own, s) => {
+                let (before, after) = own.split_at(s.at);
+                let whole = [before, s.bytes(), after].concat();
+                alloc::string::String::from_utf8_lossy(&whole).into_owned()
+            }
             _ => alloc::string::String::from_utf8_lossy(body).into_owned(),
         }
     }

@@ -411,17 +411,30 @@ pub enum Body {
 #[derive(Clone)]
 pub struct Splice {
     pub at: usize,
-    pub shared: Rc<Vec<u8>>,
+    pub shared: Shared,
     pub range: Range<usize>,
     /// `shared[range]` deflated ahead of time, when the answer may go out coded (see
     /// [`super::coding`]).
     pub packed: Option<super::coding::Packed>,
 }
 
+/// Where a splice's shared bytes are kept: on the heap, with every answer that shares them
+/// (the tool listings), or in the image (the console's assets): either way no answer copies
+/// them.
+#[derive(Clone)]
+pub enum Shared {
+    Kept(Rc<Vec<u8>>),
+    Image(&'static [u8]),
+}
+
 impl Splice {
     /// The shared bytes it splices in.
     pub fn bytes(&self) -> &[u8] {
-        self.shared.get(self.range.clone()).unwrap_or_default()
+        let all: &[u8] = match &self.shared {
+            Shared::Kept(bytes) => bytes,
+            Shared::Image(bytes) => bytes,
+        };
+        all.get(self.range.clone()).unwrap_or_default()
     }
 }
 

@@ -371,7 +371,7 @@ impl<C: 'static> McpServer<C> {
             };
             let splice = crate::http::Splice {
                 at: at + 1,
-                shared,
+                shared: crate::http::Shared::Kept(shared),
                 range,
                 packed,
             };

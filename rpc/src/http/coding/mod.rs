@@ -12,7 +12,7 @@ pub use accept::prefers_deflate;
 pub use zlib::Packed;
 use zlib::frame;
 
-use super::message::{Body, Response, Splice};
+use super::message::{Body, Response, Shared, Splice};
 
 /// The level bulk is deflated at, once a boot, at init (0–10): 1, miniz's fastest matcher.
 /// Level 6 packs the listing 28 % smaller (a coded `tools/list` 11,900 instructions cheaper) but
@@ -54,7 +54,7 @@ pub fn coded(before: &[u8], packed: &Packed, after: &[u8]) -> Body {
     let (own, at) = frame(before, packed, after);
     let splice = Splice {
         at,
-        shared: packed.deflate.clone(),
+        shared: Shared::Kept(packed.deflate.clone()),
         range: 0..packed.deflate.len(),
         packed: None,
     };

@@ -1,6 +1,6 @@
 extern crate std;
 use super::*;
-use crate::http::message::{Body, BodyPoll, BodySource, Headers, Request, Splice};
+use crate::http::message::{Body, BodyPoll, BodySource, Headers, Request, Shared, Splice};
 use crate::http::response::CONTINUE;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
@@ -114,7 +114,7 @@ impl Handler for TestHandler {
                 let shared = Rc::new(b"0123456789".repeat(300));
                 let splice = Splice {
                     at: 2,
-                    shared,
+                    shared: Shared::Kept(shared),
                     range: 5..2005,
                     packed: None,
                 };
