@@ -6,8 +6,8 @@
 //! host both are plain `u32` guest addresses. `docs/abi.md` describes each entry.
 
 /// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
-/// and `bus_probe`; 12 added `image_info`; 13 added `boot_info`.
-pub const ABI_VERSION: u32 = 13;
+/// and `bus_probe`; 12 added `image_info`; 13 added `boot_info`; 14 added `serial_write`.
+pub const ABI_VERSION: u32 = 14;
 /// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
 /// module checks the table's `size` before calling one (see [`AbiTable::has`]).
 pub const ABI_MIN_VERSION: u32 = 10;
@@ -278,6 +278,10 @@ pub struct AbiTable {
     pub image_info: GuestPtr<ImageInfo>,
     /// Why this boot happened and what survives of the previous one. ABI ≥ 13.
     pub boot_info: GuestPtr<BootInfo>,
+    /// Write bytes to the serial line and the serial ring only, never to a console the kernel
+    /// draws on the screen: for text a person at the serial line may read but a picture of the
+    /// screen must not show (the generated token). Returns bytes written. ABI ≥ 14.
+    pub serial_write: GuestFn<unsafe extern "C" fn(*const u8, usize) -> i32>,
 }
 
 impl AbiTable {
@@ -289,7 +293,7 @@ impl AbiTable {
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 25;
+pub const ABI_TABLE_WORDS: usize = 26;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
 /// Size of an ABI 10 table (up to `console_input`): the least the module accepts.

@@ -559,11 +559,11 @@ fn start_mdns(
     }
 }
 
-/// The token `/mcp` requires, or `None` for `mcp.token=none`, with the console line that says
-/// which. A generated token is printed here and nowhere else: the console is the machine's
-/// own (its serial line, and the kernel's serial ring, which MCP serves only to a client that
-/// already holds the token), never the network.
-/// The token `/mcp` asks for, and where in the serial ring a generated one was printed.
+/// The token `/mcp` requires, or `None` for `mcp.token=none`, and where in the serial ring a
+/// generated one was printed. A generated token goes to the serial line alone (ABI 14's
+/// `serial_write`): a console the kernel draws on the screen is in every picture of it, and
+/// pictures are an observe door. On an older kernel it is not shown at all (`/mcp` then takes
+/// only `mcp.token` or `mcp.tokens`), and the console says so. `docs/security.md`.
 fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> (Option<String>, Option<Span>) {
     let env = kernel.env("mcp.token");
     match access::choose_token(env.as_deref(), BUILD_TOKEN) {
@@ -589,21 +589,38 @@ fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> (Option<String>, Optio
             let mut bytes = [0u8; access::GENERATED_BYTES];
             entropy.fill(&mut bytes);
             let token = access::token_text(&bytes);
-            // The line as `kprintln!` would print it, with the token written on its own so the
-            // ring's head before and after it is the token's span.
-            kernel.console_write(b"irix7-mcp: token generated: ");
-            let start = kernel.serial_head();
-            kernel.console_write(token.as_bytes());
-            let span = Span {
-                start,
-                end: kernel.serial_head(),
-            };
-            kernel.console_write(
-                b" (console only; set mcp.token to choose one, mcp.token=none to open /mcp)\n",
-            );
-            (Some(token), Some(span))
+            match show_token(kernel, &token) {
+                Ok(span) => {
+                    kprintln!(
+                        kernel,
+                        "token generated, on the serial line only (set mcp.token to choose one, mcp.token=none to open /mcp)"
+                    );
+                    (Some(token), Some(span))
+                }
+                Err(_) => {
+                    kprintln!(
+                        kernel,
+                        "token generated, not shown: this kernel (ABI < 14) would draw it on the screen; set mcp.token to reach /mcp"
+                    );
+                    (Some(token), None)
+                }
+            }
         }
     }
+}
+
+/// Prints the generated token's line on the serial line alone; the ring's head before and after
+/// the token itself is its span.
+fn show_token(kernel: Kernel, token: &str) -> Result<Span, i32> {
+    kernel.serial_write(b"irix7-mcp: token generated: ")?;
+    let start = kernel.serial_head();
+    kernel.serial_write(token.as_bytes())?;
+    let span = Span {
+        start,
+        end: kernel.serial_head(),
+    };
+    kernel.serial_write(b" (serial line only)\n")?;
+    Ok(span)
 }
 
 /// One non-blocking step of the module's work. Returns > 0 when more work is pending (call

@@ -46,6 +46,20 @@ impl Kernel {
         unsafe { (self.table.console_write)(bytes.as_ptr(), bytes.len()) };
     }
 
+    /// Writes bytes to the serial line and the serial ring only, never to a console the kernel
+    /// draws on the screen; `Err(E_NOSYS)` on a kernel before ABI 14, which has no such entry.
+    pub fn serial_write(&self, bytes: &[u8]) -> Result<(), i32> {
+        if !self.table.has(offset_of!(AbiTable, serial_write) + 4) {
+            return Err(status::E_NOSYS);
+        }
+        if !bytes.is_empty() {
+            // SAFETY: the entry exists (checked above); the pointer and length describe a live
+            // slice.
+            unsafe { (self.table.serial_write)(bytes.as_ptr(), bytes.len()) };
+        }
+        Ok(())
+    }
+
     /// An environment variable's value, or `None` when absent, not UTF-8 or over
     /// [`ENV_VALUE_MAX`] bytes.
     pub fn env(&self, key: &str) -> Option<String> {

@@ -485,7 +485,7 @@ fn an_abi_10_table_is_shorter_and_says_version_10() {
     let mut opts = synthetic_options("abi10", &m.build());
     opts.quiet = true;
     let mut rig = Rig::new(opts).unwrap();
-    rig.offer_abi_10();
+    rig.offer_abi(10);
     rig.boot().unwrap();
     let mut b = Booted { rig };
     b.poll();

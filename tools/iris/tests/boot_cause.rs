@@ -216,7 +216,7 @@ fn a_refused_image_is_told_and_the_last_good_one_runs() {
 
 #[test]
 fn a_kernel_before_abi_13_boots_the_module_which_cannot_tell_why() {
-    let Some(g) = boot_guest_with(&[], |_| {}, |r| r.offer_abi_12()) else {
+    let Some(g) = boot_guest_with(&[], |_| {}, |r| r.offer_abi(12)) else {
         return;
     };
     let st = tool_ok(g.mcp, "status", json!({}));

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use support::guest::{Guest, HOST, TOKEN, boot_guest_with};
 use support::http::request;
 use support::mcp::messages;
+use support::picture::{Glyphs, decode_bmp, decode_png};
 
 const WATCHER: &str = "watcher-secret-0123456789";
 
@@ -232,4 +233,96 @@ fn the_legacy_era_and_the_screen_route_follow_the_role_too() {
     };
     assert_eq!(bmp(WATCHER), 200);
     assert_eq!(bmp(&admin), 200);
+}
+
+/// What a reader learns the console's glyphs from: every character the module prints in a token
+/// and in its lines about one. Written by the administrator, so it shows marked `[mcp] `.
+const GLYPH_SAMPLE: &str = "glyphs 0123456789 abcdefghijklmnopqrstuvwxyz ,;:()=<>-./_";
+/// A line shaped like a generated token: the reader must find it, or it could not have found
+/// the token either.
+const DECOY: &str = "5ee0dec0a11ce0b0d1ce0fa11e0ba5e7";
+
+/// The screen as the holder of `token` sees it through `/screen.bmp` and a full-size
+/// `screen.capture`, read back as text with glyphs learned from the picture itself.
+fn screen_text(g: &Guest, token: &str) -> Vec<String> {
+    let raw = format!(
+        "GET /screen.bmp HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    let r = request(g.mcp, &raw);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let bmp = decode_bmp(&r.body);
+    let sample = format!("[mcp] {GLYPH_SAMPLE}");
+    let glyphs = Glyphs::learn(&bmp, &sample).expect("the sample line on the screen");
+    let mut lines = glyphs.read(&bmp);
+    let v = call(g, token, "screen.capture", json!({"scale": 1}));
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(v["result"]["content"][0]["data"].as_str().expect("a PNG"))
+        .expect("base64");
+    lines.extend(glyphs.read(&decode_png(&png)));
+    lines
+}
+
+#[test]
+fn no_picture_of_the_screen_shows_the_administrator_token() {
+    let Some((g, admin)) = boot() else {
+        return;
+    };
+    for line in [GLYPH_SAMPLE, DECOY] {
+        let v = call(&g, &admin, "console.write", json!({"text": line}));
+        assert_eq!(v["result"]["isError"], Value::Null, "{v}");
+    }
+    for token in [WATCHER, admin.as_str()] {
+        let lines = screen_text(&g, token);
+        let screen = lines.join("\n");
+        // The reader reads: the token-shaped line and the module's word on where the token is.
+        assert!(screen.contains(&format!("[mcp] {DECOY}")), "{screen}");
+        assert!(
+            screen.contains("irix7-mcp: token generated, on the serial line only"),
+            "{screen}"
+        );
+        // No eight characters of the token in a row, anywhere on the screen.
+        for part in admin.as_bytes().windows(8) {
+            let part = std::str::from_utf8(part).unwrap();
+            assert!(
+                !screen.contains(part),
+                "{part} of the token on the screen:\n{screen}"
+            );
+        }
+    }
+    // The serial line has it, for a person there (and for the rig's token file).
+    assert!(
+        g.rig
+            .console_text()
+            .contains(&format!("token generated: {admin}"))
+    );
+}
+
+#[test]
+fn a_kernel_that_draws_every_console_byte_never_gets_the_token_to_print() {
+    // ABI 13 has no serial-only write: the module generates a token and keeps it to itself.
+    let Some(g) = boot_guest_with(
+        &[],
+        |o| {
+            let suite = format!("mcp.token={TOKEN}");
+            o.env.retain(|e| *e != suite);
+        },
+        |r| r.offer_abi(13),
+    ) else {
+        return;
+    };
+    assert!(
+        g.rig.wait_for_console(
+            "token generated, not shown: this kernel (ABI < 14)",
+            Duration::from_secs(30)
+        ),
+        "{}",
+        g.rig.console_text()
+    );
+    let console = g.rig.console_text();
+    assert_eq!(generated_token(&console), None, "{console}");
+    let page = request(
+        g.mcp,
+        &format!("GET /screen.bmp HTTP/1.1\r\nHost: {HOST}\r\n\r\n"),
+    );
+    assert_eq!(page.status, 401);
 }

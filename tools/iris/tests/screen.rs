@@ -16,90 +16,9 @@ use support::http::request;
 use support::mcp::{
     call_tool_with_token, expect_success, mcp_request, messages, tool_request, with_bearer,
 };
+use support::picture::{Rgb, decode_bmp, decode_png};
 
 const TOKEN: &str = "screen-test-token";
-
-/// An RGB image as the tests compare them.
-struct Rgb {
-    width: usize,
-    height: usize,
-    px: Vec<[u8; 3]>,
-}
-
-impl Rgb {
-    fn at(&self, x: usize, y: usize) -> [u8; 3] {
-        self.px[y * self.width + x]
-    }
-
-    /// The most common colour: the console background.
-    fn background(&self) -> [u8; 3] {
-        let mut counts = std::collections::HashMap::new();
-        for p in &self.px {
-            *counts.entry(*p).or_insert(0usize) += 1;
-        }
-        counts.into_iter().max_by_key(|(_, n)| *n).unwrap().0
-    }
-
-    /// Each `s`×`s` box averaged with rounding, as the module's box filter does.
-    fn shrink(&self, s: usize) -> Rgb {
-        let (w, h) = (self.width / s, self.height / s);
-        let mut px = Vec::with_capacity(w * h);
-        for by in 0..h {
-            for bx in 0..w {
-                let mut sum = [0u32; 3];
-                for y in by * s..by * s + s {
-                    for x in bx * s..bx * s + s {
-                        for (c, v) in sum.iter_mut().zip(self.at(x, y)) {
-                            *c += u32::from(v);
-                        }
-                    }
-                }
-                let area = (s * s) as u32;
-                px.push(sum.map(|c| ((c + area / 2) / area) as u8));
-            }
-        }
-        Rgb {
-            width: w,
-            height: h,
-            px,
-        }
-    }
-}
-
-fn decode_png(bytes: &[u8]) -> Rgb {
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let mut reader = decoder.read_info().expect("a PNG header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("a sane size")];
-    let info = reader.next_frame(&mut buf).expect("PNG image data");
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    let px = buf[..info.buffer_size()]
-        .chunks_exact(3)
-        .map(|c| [c[0], c[1], c[2]])
-        .collect();
-    Rgb {
-        width: info.width as usize,
-        height: info.height as usize,
-        px,
-    }
-}
-
-fn decode_bmp(bytes: &[u8]) -> Rgb {
-    let img = bmp::from_reader(&mut std::io::Cursor::new(bytes)).expect("a BMP");
-    let (w, h) = (img.get_width() as usize, img.get_height() as usize);
-    let mut px = Vec::with_capacity(w * h);
-    for y in 0..h {
-        for x in 0..w {
-            let p = img.get_pixel(x as u32, y as u32);
-            px.push([p.r, p.g, p.b]);
-        }
-    }
-    Rgb {
-        width: w,
-        height: h,
-        px,
-    }
-}
 
 /// A tool call with the token that must succeed; the whole result.
 fn call(addr: SocketAddr, tool: &str, args: Value) -> Value {

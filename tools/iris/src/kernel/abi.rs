@@ -28,10 +28,11 @@ pub enum AbiFn {
     ConsoleInput,
     IrqList,
     BusProbe,
+    SerialWrite,
 }
 
 impl AbiFn {
-    pub const ALL: [AbiFn; 15] = [
+    pub const ALL: [AbiFn; 16] = [
         AbiFn::ConsoleWrite,
         AbiFn::EnvGet,
         AbiFn::BlockRead,
@@ -47,6 +48,7 @@ impl AbiFn {
         AbiFn::ConsoleInput,
         AbiFn::IrqList,
         AbiFn::BusProbe,
+        AbiFn::SerialWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +68,7 @@ impl AbiFn {
             AbiFn::ConsoleInput => "console_input",
             AbiFn::IrqList => "irq_list",
             AbiFn::BusProbe => "bus_probe",
+            AbiFn::SerialWrite => "serial_write",
         }
     }
 
@@ -137,26 +140,23 @@ pub fn build_table(heap_size: u32) -> AbiTable {
         bus_probe: f(AbiFn::BusProbe),
         image_info: p(memmap::ram_va(memmap::IMAGE_INFO_OFF)),
         boot_info: p(memmap::ram_va(memmap::BOOT_INFO_OFF)),
+        serial_write: f(AbiFn::SerialWrite),
     }
 }
 
-/// The table an ABI 10 kernel hands over: version 10 and only the entries up to
-/// `console_input` (the module must not call the newer ones).
-pub fn table_bytes_v10(table: AbiTable) -> Vec<u8> {
+/// The table an older kernel of ABI `version` (10 to [`ABI_VERSION`]) hands over: that version,
+/// and only the entries it had, so the module must not call the newer ones.
+pub fn table_bytes_as(version: u32, table: AbiTable) -> Vec<u8> {
+    let size = match version {
+        ..=10 => ABI_TABLE_MIN_SIZE as usize,
+        11 => offset_of!(AbiTable, image_info),
+        12 => offset_of!(AbiTable, boot_info),
+        13 => offset_of!(AbiTable, serial_write),
+        _ => ABI_TABLE_SIZE as usize,
+    };
     let mut b = table_bytes(table);
-    b.truncate(ABI_TABLE_MIN_SIZE as usize);
-    b[..4].copy_from_slice(&10u32.to_be_bytes());
-    b[4..8].copy_from_slice(&ABI_TABLE_MIN_SIZE.to_be_bytes());
-    b
-}
-
-/// The table an ABI 12 kernel hands over: version 12, no `boot_info` (the module reports the
-/// boot's cause as unknown).
-pub fn table_bytes_v12(table: AbiTable) -> Vec<u8> {
-    let mut b = table_bytes(table);
-    let size = offset_of!(AbiTable, boot_info);
     b.truncate(size);
-    b[..4].copy_from_slice(&12u32.to_be_bytes());
+    b[..4].copy_from_slice(&version.min(ABI_VERSION).to_be_bytes());
     b[4..8].copy_from_slice(&(size as u32).to_be_bytes());
     b
 }
@@ -254,7 +254,7 @@ mod tests {
             word(&b, offset_of!(AbiTable, image_info)),
             memmap::ram_va(memmap::IMAGE_INFO_OFF)
         );
-        let old = table_bytes_v10(build_table(0x1234_0000));
+        let old = table_bytes_as(10, build_table(0x1234_0000));
         assert_eq!(old.len(), 84);
         assert_eq!((word(&old, 0), word(&old, 4)), (10, 84));
         assert_eq!(&old[8..], &b[8..84]);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::Env;
-use crate::console::ConsoleLog;
+use crate::console::{ConsoleLog, Seen};
 use crate::devices::Bus;
 use crate::devices::mc::Watchdog;
 use crate::memmap;
@@ -25,7 +25,7 @@ use abi::{AbiFn, AbiRet};
 use disks::{BlockError, Disks};
 use ring::SerialRing;
 
-use indy::abi::{BLOCK_SIZE, MachineStatus, ProcInfo, SERIAL_RING_SIZE, status};
+use indy::abi::{ABI_VERSION, BLOCK_SIZE, MachineStatus, ProcInfo, SERIAL_RING_SIZE, status};
 use indy::map::{RAM_ALIAS_SIZE, RAM_PHYS, unmapped_phys};
 use indy::prom_env;
 
@@ -82,11 +82,9 @@ pub struct Kernel {
     pub bus: Option<Rc<RefCell<Bus>>>,
     /// Interrupts the Ethernet model has raised (shared with the model).
     pub enet_irqs: Rc<Cell<u64>>,
-    /// Hand the module an ABI 10 table (version 10, no `irq_list`/`bus_probe`), as an older
-    /// kernel would.
-    pub abi_10: bool,
-    /// Hand the module an ABI 12 table (no `boot_info`).
-    pub abi_12: bool,
+    /// The ABI whose table the module is handed ([`ABI_VERSION`] unless a test plays an older
+    /// kernel, `abi::table_bytes_as`).
+    pub offered_abi: u32,
     /// Offer the module at most this much heap (a kernel that gives only what the ABI
     /// promises); by default the heap runs to the end of RAM.
     pub heap_cap: Option<u32>,
@@ -133,8 +131,7 @@ impl Kernel {
             module_insns: 0,
             bus: None,
             enet_irqs: Rc::default(),
-            abi_10: false,
-            abi_12: false,
+            offered_abi: ABI_VERSION,
             heap_cap: None,
             unix_time_at_boot: None,
             boot: boot_info::BootState::power_on(),
@@ -144,13 +141,7 @@ impl Kernel {
     /// The ABI table as the kernel writes it into guest memory.
     pub fn table_image(&self) -> Vec<u8> {
         let table = abi::build_table(self.heap_size());
-        if self.abi_10 {
-            abi::table_bytes_v10(table)
-        } else if self.abi_12 {
-            abi::table_bytes_v12(table)
-        } else {
-            abi::table_bytes(table)
-        }
+        abi::table_bytes_as(self.offered_abi, table)
     }
 
     /// Connects the kernel to the machine's devices: the bus (probes, interrupt state) and the
@@ -203,11 +194,17 @@ impl Kernel {
 
     /// Write to the console: the serial ring and the Z85C30 (stdout).
     pub fn console_out(&mut self, mem: &mut dyn GuestMemory, data: &[u8]) {
+        self.write_out(mem, data, Seen::Everywhere);
+    }
+
+    /// Console output to the serial ring and the line, and to the screen's console if `seen`
+    /// says so (`serial_write` keeps its bytes off the screen).
+    fn write_out(&mut self, mem: &mut dyn GuestMemory, data: &[u8], seen: Seen) {
         if let Err(e) = self.ring.write(mem, data) {
             eprintln!("iris: kernel: serial ring write failed: {e}");
         }
         self.stats.console_bytes += data.len() as u64;
-        self.console.transmit(data);
+        self.console.transmit_seen(data, seen);
     }
 
     /// A kernel message line.
@@ -266,7 +263,7 @@ impl Kernel {
     pub fn call(&mut self, f: AbiFn, a: [u32; 4], mem: &mut dyn GuestMemory) -> AbiRet {
         self.stats.calls[f.index()] += 1;
         match f {
-            AbiFn::ConsoleWrite => {
+            AbiFn::ConsoleWrite | AbiFn::SerialWrite => {
                 let len = a[1].min(MAX_CONSOLE_WRITE);
                 let Some(phys) = phys_of(a[0], len) else {
                     return self.bad_pointer(f, a[0]);
@@ -275,7 +272,12 @@ impl Kernel {
                 if mem.read(phys, &mut buf).is_err() {
                     return self.bad_pointer(f, a[0]);
                 }
-                self.console_out(mem, &buf);
+                let seen = if f == AbiFn::SerialWrite {
+                    Seen::SerialOnly
+                } else {
+                    Seen::Everywhere
+                };
+                self.write_out(mem, &buf, seen);
                 AbiRet::I32(len as i32)
             }
             AbiFn::EnvGet => {

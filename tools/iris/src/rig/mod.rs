@@ -187,16 +187,11 @@ impl Rig {
         &self.net
     }
 
-    /// Boot the module on an ABI 10 table (before `boot`): version 10, no `irq_list` or
-    /// `bus_probe`, as an older kernel hands it over.
-    pub fn offer_abi_10(&mut self) {
-        self.kernel.borrow_mut().abi_10 = true;
-    }
-
-    /// Boot the module on an ABI 12 table (before `boot`): no `boot_info`, so the module
-    /// cannot say why it booted.
-    pub fn offer_abi_12(&mut self) {
-        self.kernel.borrow_mut().abi_12 = true;
+    /// Boot the module on the table of an older kernel (before `boot`): ABI `version` and only
+    /// the entries it had (10: no `irq_list` or `bus_probe`; 12: no `boot_info`, so the module
+    /// cannot say why it booted; 13: no `serial_write`, so a generated token cannot be shown).
+    pub fn offer_abi(&mut self, version: u32) {
+        self.kernel.borrow_mut().offered_abi = version;
     }
 
     /// The trap hook: the next guest call (normally a poll) stops on a `break` trap, as the

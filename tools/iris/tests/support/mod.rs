@@ -3,6 +3,7 @@
 //! - `guest`: boot a rig with the real image and its server ports forwarded to the host;
 //! - `http`: a plain TCP/HTTP client (responses, chunked bodies, SSE streams);
 //! - `mcp`: MCP requests and tool calls over that client;
+//! - `picture`: PNG and BMP pictures of the screen, and the text on them;
 //! - `reset`: take a guest through a reset and read what survived of the previous boot;
 //! - `synthetic`: tiny hand-assembled ELF modules and a rig in a temporary root to load them;
 //! - `enet`: the module's Seeq driver on the host against the rig's HPC3/Seeq model;
@@ -23,6 +24,8 @@ pub mod http;
 pub mod image;
 #[allow(dead_code)]
 pub mod mcp;
+#[allow(dead_code)]
+pub mod picture;
 #[allow(dead_code)]
 pub mod reset;
 #[allow(dead_code)]

@@ -193,7 +193,7 @@ impl Newport {
         if total == self.drawn {
             return;
         }
-        let (fresh, total) = self.console.since(self.drawn, REPLAY_MAX);
+        let (fresh, total) = self.console.screen_since(self.drawn, REPLAY_MAX);
         let c = self.colours();
         for b in fresh {
             self.text.put(b, &mut self.vram, c);
