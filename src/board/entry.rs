@@ -14,10 +14,10 @@ use crate::drivers::seeq::{self, Seeq};
 use crate::hil::framebuffer::Framebuffer;
 use crate::net::access::{self, TokenChoice};
 use crate::net::budget::{PoolGauge, ServerBudgets};
-use crate::net::config as env;
-use crate::net::mdns::{self, Responder};
+use crate::net::mdns::Responder;
 use crate::net::router::Router;
 use crate::net::server::{HttpServer, ServerConfig};
+use crate::net::settings::Settings;
 use crate::net::stack::NetStack;
 use crate::net::tcp_wire::TcpWire;
 use crate::services::audit::{self, AuditLog};
@@ -44,8 +44,6 @@ use spin::Mutex;
 
 /// The smallest heap the module agrees to start with.
 const HEAP_MIN: usize = 1 << 20;
-/// The MCP port unless `mcp.port` says otherwise.
-const DEFAULT_PORT: u16 = 7801;
 /// A token compiled in by `cargo xtask image --token-file` (the environment's wins).
 const BUILD_TOKEN: Option<&str> = option_env!("IRIX7_MCP_BUILD_TOKEN");
 
@@ -232,31 +230,11 @@ fn start(
         now,
     ));
 
-    let (mac, mac_err) = env::mac_from_env(kernel.env("eaddr").as_deref());
-    if let Some(e) = mac_err {
-        kprintln!(kernel, "eaddr ignored ({e:?}); using the default address");
+    let settings = Settings::from_env(|key| kernel.env(key), BUILD_TOKEN);
+    for note in &settings.notes {
+        kprintln!(kernel, "{note}");
     }
-    let ip = match env::ip_config(
-        kernel.env("netaddr").as_deref(),
-        kernel.env("netgw").as_deref(),
-    ) {
-        Ok(ip) => ip,
-        Err(e) => {
-            kprintln!(kernel, "netaddr/netgw ignored ({e:?}); using DHCP");
-            env::IpConfig::Dhcp
-        }
-    };
-    let port = match kernel.env("mcp.port").map(|p| p.trim().parse::<u16>()) {
-        None => DEFAULT_PORT,
-        Some(Ok(p)) if p != 0 => p,
-        Some(_) => {
-            kprintln!(
-                kernel,
-                "mcp.port is not a port number; using {DEFAULT_PORT}"
-            );
-            DEFAULT_PORT
-        }
-    };
+    let (mac, port) = (settings.mac, settings.port);
 
     let nic_config = seeq::Config::default();
     // SAFETY: the Indy's HPC3 is at its fixed address, and the module drives its Ethernet
@@ -277,7 +255,7 @@ fn start(
     let mut isn_key = [0u8; 32];
     entropy.borrow_mut().fill(&mut isn_key);
     let nic = TcpWire::new(nic, isn_key);
-    let mut stack = NetStack::new(nic, mac, ip, now, seed);
+    let mut stack = NetStack::new(nic, mac, settings.ip, now, seed);
     match stack.ipv4() {
         Some(c) => kprintln!(
             kernel,
@@ -288,30 +266,26 @@ fn start(
     }
 
     let mut config = rpc::mcp::Config::new(identity.server_version(), Some(tools::instructions()));
-    let (token, console_secret) = choose_token(kernel, &mut entropy.borrow_mut());
+    let (token, console_secret) = choose_token(kernel, settings.token, &mut entropy.borrow_mut());
     config.token = token;
     if let Some(span) = console_secret {
         flight.secret(span.start, span.end);
     }
     config.calls = Some(flight.clone());
-    let (hosts, dropped) = access::hosts(kernel.env("mcp.hosts").as_deref());
-    if dropped > 0 {
-        kprintln!(
+    config.hosts = settings.hosts;
+    let mdns = if settings.mdns {
+        start_mdns(
             kernel,
-            "mcp.hosts: {dropped} names ignored (at most {} of at most {} characters)",
-            access::HOSTS_MAX,
-            access::HOST_MAX
-        );
-    }
-    config.hosts = hosts;
-    let mdns = start_mdns(
-        kernel,
-        &mut stack,
-        mac,
-        port,
-        &identity,
-        config.token.is_some(),
-    );
+            &mut stack,
+            settings.name,
+            port,
+            &identity,
+            config.token.is_some(),
+        )
+    } else {
+        kprintln!(kernel, "mdns off (mcp.mdns=off)");
+        None
+    };
     if let Some(m) = &mdns {
         // The name it announces is one the machine is reached by.
         config.hosts.push(alloc::format!("{}.local", m.name()));
@@ -323,48 +297,19 @@ fn start(
     {
         config.limits.requests_per_second = 1000;
     }
-    config.extra_origins = kernel
-        .env("mcp.origins")
-        .map(|o| {
-            o.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    // Fails closed: a value that does not parse serves read-only tools, never everything.
-    let (policy, refused) =
-        rpc::mcp::Policy::parse_or_observe(kernel.env("mcp.policy").as_deref().unwrap_or(""));
-    if let Some(why) = refused {
-        kprintln!(kernel, "mcp.policy refused ({why}): serving observe only");
-    }
-    config.policy = policy;
+    config.extra_origins = settings.origins;
+    config.policy = settings.policy;
     // The conformance image also serves the official suites' fixtures, which are no door of
     // an Indy: it judges every door by its annotations, as a server given no table does.
     #[cfg(not(feature = "conformance"))]
     {
         config.capabilities = tools::capabilities::TABLE;
     }
-    // Fails closed: a value that does not parse gives no lesser token at all.
-    match access::lesser_tokens(kernel.env("mcp.tokens").as_deref()) {
-        Ok(tokens) => {
-            for t in &tokens {
-                kprintln!(kernel, "token {} ({})", t.name, t.role.text());
-            }
-            config.tokens = tokens;
-        }
-        Err(why) => kprintln!(kernel, "mcp.tokens refused ({why}): no lesser tokens"),
+    for t in &settings.tokens {
+        kprintln!(kernel, "token {} ({})", t.name, t.role.text());
     }
-    // Fails closed too: a value that does not parse asks for consent.
-    let confirm = kernel.env("mcp.confirm");
-    config.confirm = rpc::mcp::confirm::parse(confirm.as_deref()).unwrap_or_else(|| {
-        kprintln!(
-            kernel,
-            "mcp.confirm is not on/off: destructive tools ask for consent"
-        );
-        true
-    });
+    config.tokens = settings.tokens;
+    config.confirm = settings.confirm;
     // Every audit record becomes a console line (so the kernel's serial ring and the rig's
     // console keep it) and a line of the in-module log, in the ring of its kind. The console
     // copy is bounded as the records are: failed logins come summarised, a few lines a window.
@@ -382,11 +327,7 @@ fn start(
     }));
 
     let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| Disk(Box::new(d)));
-    let root = mount::mount_root(
-        kernel.env("mcp.disk").as_deref(),
-        kernel.env("mcp.overlay_max").as_deref(),
-        open_disk,
-    );
+    let root = mount::mount_root(&settings.root, open_disk);
     kprintln!(kernel, "{}", root.line);
     // The block cache takes its blocks as files are read; the plan keeps room for all of them.
     let cache_room = root
@@ -510,27 +451,15 @@ fn start(
     })
 }
 
-/// The mDNS responder under `mcp.name` (or the MAC's default), announcing the MCP port, unless
-/// `mcp.mdns=off`.
+/// The mDNS responder under `name` (`mcp.name` or the MAC's default), announcing the MCP port.
 fn start_mdns(
     kernel: Kernel,
     stack: &mut NetStack<Nic>,
-    mac: [u8; 6],
+    name: String,
     port: u16,
     identity: &Identity,
     token: bool,
 ) -> Option<Responder> {
-    if kernel
-        .env("mcp.mdns")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("off"))
-    {
-        kprintln!(kernel, "mdns off (mcp.mdns=off)");
-        return None;
-    }
-    let (name, refused) = mdns::choose_name(kernel.env("mcp.name").as_deref(), mac);
-    if let Some(why) = refused {
-        kprintln!(kernel, "mcp.name refused ({why}): announcing {name}");
-    }
     let txt = alloc::vec![
         String::from("path=/mcp"),
         alloc::format!(
@@ -564,9 +493,12 @@ fn start_mdns(
 /// `serial_write`): a console the kernel draws on the screen is in every picture of it, and
 /// pictures are an observe door. On an older kernel it is not shown at all (`/mcp` then takes
 /// only `mcp.token` or `mcp.tokens`), and the console says so. `docs/security.md`.
-fn choose_token(kernel: Kernel, entropy: &mut Entropy) -> (Option<String>, Option<Span>) {
-    let env = kernel.env("mcp.token");
-    match access::choose_token(env.as_deref(), BUILD_TOKEN) {
+fn choose_token(
+    kernel: Kernel,
+    choice: TokenChoice,
+    entropy: &mut Entropy,
+) -> (Option<String>, Option<Span>) {
+    match choice {
         TokenChoice::Use(token, source) => {
             let from = match source {
                 access::Source::Environment => "mcp.token",

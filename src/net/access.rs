@@ -118,16 +118,17 @@ pub fn refusal_text(source: Source, why: Refused) -> String {
     }
 }
 
-/// `mcp.hosts`: comma-separated names; blanks are skipped, and names past the limits are
-/// dropped (the count dropped is returned, for the console).
-pub fn hosts(list: Option<&str>) -> (Vec<String>, usize) {
+/// A comma-separated list (`mcp.hosts`, `mcp.origins`): blanks are skipped, and items past
+/// `max_items` or longer than `max_len` bytes are dropped (the count dropped is returned, for
+/// the console).
+pub fn bounded_list(list: Option<&str>, max_items: usize, max_len: usize) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     let mut dropped = 0;
     for name in list.unwrap_or("").split(',').map(str::trim) {
         if name.is_empty() {
             continue;
         }
-        if out.len() < HOSTS_MAX && name.len() <= HOST_MAX {
+        if out.len() < max_items && name.len() <= max_len {
             out.push(String::from(name));
         } else {
             dropped += 1;
@@ -204,7 +205,8 @@ mod tests {
     }
 
     #[test]
-    fn hosts_are_split_and_bounded() {
+    fn lists_are_split_and_bounded() {
+        let hosts = |v| bounded_list(v, HOSTS_MAX, HOST_MAX);
         assert_eq!(hosts(None), (Vec::<String>::new(), 0));
         let (h, dropped) = hosts(Some(" indy , indy.lab,,"));
         assert_eq!(h, ["indy", "indy.lab"]);

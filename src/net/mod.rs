@@ -11,6 +11,7 @@ pub mod frame;
 pub mod mdns;
 pub mod router;
 pub mod server;
+pub mod settings;
 pub mod stack;
 pub mod status_page;
 pub mod tcp_wire;

@@ -21,31 +21,50 @@ pub struct Mounted {
     pub line: String,
 }
 
-/// Mounts the root filesystem from SCSI target `mcp.disk` (default 2) with the overlay capped
-/// at `mcp.overlay_max`. A missing disk or a refused image leaves no filesystem and an error
-/// for the fs tools; a bad setting falls back to its default and says so.
+/// Where the root filesystem is and how big its overlay may grow: `mcp.disk` and
+/// `mcp.overlay_max`, each falling back to its default with a note for the console line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RootSettings {
+    pub target: u32,
+    pub overlay_max: usize,
+    /// What was refused, as the console line's tail (`; …`), or empty.
+    pub notes: String,
+}
+
+impl RootSettings {
+    pub fn from_env(disk_env: Option<&str>, overlay_max_env: Option<&str>) -> RootSettings {
+        let mut notes = String::new();
+        let target = match disk_env.map(|v| v.trim().parse::<u32>()) {
+            None => DEFAULT_ROOT_TARGET,
+            Some(Ok(t)) if t <= 7 => t,
+            Some(_) => {
+                notes.push_str("; mcp.disk is not a SCSI ID 0..7, using 2");
+                DEFAULT_ROOT_TARGET
+            }
+        };
+        let overlay_max = match overlay_max_env.map(overlay::parse_overlay_max) {
+            None => overlay::DEFAULT_OVERLAY_MAX,
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                notes.push_str(&format!("; {e}; using the default"));
+                overlay::DEFAULT_OVERLAY_MAX
+            }
+        };
+        RootSettings {
+            target,
+            overlay_max,
+            notes,
+        }
+    }
+}
+
+/// Mounts the root filesystem as `settings` say. A missing disk or a refused image leaves no
+/// filesystem and an error for the fs tools.
 pub fn mount_root(
-    disk_env: Option<&str>,
-    overlay_max_env: Option<&str>,
+    settings: &RootSettings,
     open: impl FnOnce(u32) -> Result<Disk, IoError>,
 ) -> Mounted {
-    let mut notes = String::new();
-    let target = match disk_env.map(|v| v.trim().parse::<u32>()) {
-        None => DEFAULT_ROOT_TARGET,
-        Some(Ok(t)) if t <= 7 => t,
-        Some(_) => {
-            notes.push_str("; mcp.disk is not a SCSI ID 0..7, using 2");
-            DEFAULT_ROOT_TARGET
-        }
-    };
-    let cap = match overlay_max_env.map(overlay::parse_overlay_max) {
-        None => overlay::DEFAULT_OVERLAY_MAX,
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
-            notes.push_str(&format!("; {e}; using the default"));
-            overlay::DEFAULT_OVERLAY_MAX
-        }
-    };
+    let (target, cap, notes) = (settings.target, settings.overlay_max, &settings.notes);
     let dev = match open(target) {
         Ok(d) => d,
         Err(e) => {
@@ -97,14 +116,16 @@ mod tests {
 
     #[test]
     fn mount_root_reports_each_outcome() {
-        let m = mount_root(None, None, |_| Err(IoError { status: -19 }));
+        let m = mount_root(&RootSettings::from_env(None, None), |_| {
+            Err(IoError { status: -19 })
+        });
         assert!(m.fs.is_none());
         assert_eq!(m.error.unwrap().code, Errno::NoDev);
         assert_eq!(
             m.line,
             "fs: no filesystem: SCSI target 2 cannot be read (status -19)"
         );
-        let m = mount_root(Some("9"), Some("lots"), |t| {
+        let m = mount_root(&RootSettings::from_env(Some("9"), Some("lots")), |t| {
             assert_eq!(t, 2);
             Ok(Disk(Box::new(RamDisk::new(vec![0; 4096]))))
         });
@@ -119,7 +140,7 @@ mod tests {
         let Some(f) = fixtures() else {
             return;
         };
-        let m = mount_root(Some("3"), Some("64K"), |t| {
+        let m = mount_root(&RootSettings::from_env(Some("3"), Some("64K")), |t| {
             assert_eq!(t, 3);
             Ok(Disk(Box::new(RamDisk::new(f.plain.clone()))))
         });
@@ -139,7 +160,9 @@ mod tests {
         let area = &mut img[sb..sb + 4096 - sb % 4096];
         let sum = erofs::checksum(area);
         img[sb + 4..sb + 8].copy_from_slice(&sum.to_le_bytes());
-        let m = mount_root(None, None, |_| Ok(Disk(Box::new(RamDisk::new(img)))));
+        let m = mount_root(&RootSettings::from_env(None, None), |_| {
+            Ok(Disk(Box::new(RamDisk::new(img))))
+        });
         let e = m.error.unwrap();
         assert_eq!(e.code, Errno::NotSup);
         assert!(e.message.contains("LZ4 compression"), "{e}");
