@@ -27,10 +27,7 @@ struct Text {
 impl Write for Text {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         let room = PANIC_LEN - self.len;
-        let mut n = s.len().min(room);
-        while !s.is_char_boundary(n) {
-            n -= 1;
-        }
+        let n = s.floor_char_boundary(room);
         self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
         self.len += n;
         Ok(())

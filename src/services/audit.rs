@@ -52,10 +52,7 @@ impl Ring {
     }
 
     fn push(&mut self, line: &str) {
-        let mut end = line.len().min(MAX_LINE);
-        while !line.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = line.floor_char_boundary(MAX_LINE);
         let line = line.get(..end).unwrap_or("");
         while !self.lines.is_empty()
             && (self.lines.len() >= self.max_lines || self.bytes + line.len() > self.max_bytes)

@@ -97,10 +97,7 @@ impl Events {
 
     /// Keeps an event, dropping the oldest past [`MAX_EVENTS`]; the event as kept.
     pub fn push(&mut self, at_ms: u64, kind: Kind, detail: &str) -> &Event {
-        let mut end = detail.len().min(MAX_DETAIL);
-        while !detail.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = detail.floor_char_boundary(MAX_DETAIL);
         if self.ring.len() >= MAX_EVENTS && self.ring.pop_front().is_some() {
             self.dropped += 1;
         }

@@ -333,10 +333,7 @@ fn attach_checked<'a>(m: &mut Result<Message<'a>, ParseFailure>, tape: &'a Tape)
 
 /// A key named in an error: quoted and escaped, cut to 64 bytes (a client chooses it).
 fn shown(key: &str) -> String {
-    let mut end = key.len().min(64);
-    while !key.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = key.floor_char_boundary(64);
     let more = if end < key.len() { "…" } else { "" };
     format!("{:?}{more}", key.get(..end).unwrap_or(""))
 }

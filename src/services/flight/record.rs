@@ -134,10 +134,7 @@ impl FlightError {
 
 fn put_text(out: &mut [u8], text: &str) {
     out.fill(0);
-    let mut n = text.len().min(out.len());
-    while !text.is_char_boundary(n) {
-        n -= 1;
-    }
+    let n = text.floor_char_boundary(out.len());
     out[..n].copy_from_slice(&text.as_bytes()[..n]);
 }
 

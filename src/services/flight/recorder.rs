@@ -114,10 +114,7 @@ impl Recorder {
     /// Who asked for the reset about to happen (written with the next header).
     pub fn reset_requested(&mut self, by: &str) {
         self.flight.reset_by.clear();
-        let mut n = by.len().min(record::NAME_LEN);
-        while !by.is_char_boundary(n) {
-            n -= 1;
-        }
+        let n = by.floor_char_boundary(record::NAME_LEN);
         self.flight.reset_by.push_str(&by[..n]);
     }
 

@@ -57,11 +57,7 @@ fn now_ms() -> u64 {
 }
 
 fn clip(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
+    s[..s.floor_char_boundary(max)].to_string()
 }
 
 impl Default for LabEvents {
