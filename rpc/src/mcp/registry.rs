@@ -1,7 +1,7 @@
 //! The tool registry: tool families' tables, checked and pre-rendered once at registration,
 //! listed in registration order (stable across requests).
 
-use super::authority::{Authority, Cap, Door, Policy, Table};
+use super::authority::{Authority, Cap, Door, PRIVILEGE_META, Policy, Table};
 use super::error_code::ErrorCode;
 use super::schema::{self, Schema};
 use super::tool::ToolDef;
@@ -434,10 +434,7 @@ fn listing<C>(def: &ToolDef<C>, cap: Cap, input: Value, output: Option<Value>) -
     if cap.name != def.name {
         meta.insert("irix7/capability".into(), Value::from(cap.name));
     }
-    meta.insert(
-        "irix7/privilege".into(),
-        Value::from(cap.privilege.as_str()),
-    );
+    meta.insert(PRIVILEGE_META.into(), Value::from(cap.privilege.as_str()));
     t.insert("_meta".into(), Value::Object(meta));
     Value::Object(t)
 }

@@ -3,7 +3,7 @@
 //! log (docs/gateway.md).
 
 use crate::policy::Policy;
-use crate::privilege::Privilege;
+use rpc::mcp::authority::Privilege;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -22,7 +22,7 @@ struct File {
     listen: Option<SocketAddr>,
     token_file: Option<PathBuf>,
     /// What the agent holding the gateway's token may do on any machine.
-    agent_role: Option<Privilege>,
+    agent_role: Option<String>,
     audit_log: Option<PathBuf>,
     /// A directory of rig registrations to adopt (`target/iris/rigs`).
     rigs: Option<PathBuf>,
@@ -110,7 +110,15 @@ impl Lab {
         }
         Ok(Lab {
             listen,
-            agent_role: f.agent_role.unwrap_or(Privilege::Administer),
+            agent_role: match f.agent_role.as_deref() {
+                None => Privilege::Administer,
+                Some(word) => Privilege::parse(word).ok_or_else(|| {
+                    format!(
+                        "agent_role `{}`: observe, operate or administer",
+                        word.escape_debug()
+                    )
+                })?,
+            },
             token_file: resolve(
                 f.token_file
                     .unwrap_or_else(|| PathBuf::from("target/gateway/token")),

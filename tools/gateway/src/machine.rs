@@ -5,7 +5,6 @@
 
 use crate::lab::MachineSpec;
 use crate::policy;
-use crate::privilege::Privilege;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
@@ -19,6 +18,7 @@ use rmcp::service::{
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
+use rpc::mcp::authority::Privilege;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -320,7 +320,8 @@ impl Machine {
         let narrowing = HeaderValue::from_str(&self.narrowing)
             .map_err(|e| format!("{}: {e}", policy::HEADER))?;
         cfg = cfg.custom_headers(HashMap::from([(
-            HeaderName::from_static(policy::HEADER),
+            HeaderName::from_bytes(policy::HEADER.as_bytes())
+                .map_err(|e| format!("{}: {e}", policy::HEADER))?,
             narrowing,
         )]));
         let upstream = Upstream {

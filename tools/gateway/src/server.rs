@@ -8,7 +8,7 @@ use crate::audit::Audit;
 use crate::events::{self, LabEvents};
 use crate::lab::{self, Lab, MachineSpec};
 use crate::machine::{CallError, Machine};
-use crate::privilege::Privilege;
+use crate::privilege;
 use crate::{redact, rigs};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock as Content, Implementation,
@@ -19,6 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, model::CallToolResponse};
+use rpc::mcp::authority::Privilege;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -248,7 +249,7 @@ impl Gateway {
         let mut order = Vec::new();
         for m in self.machines() {
             for t in m.tools() {
-                if m.spec.policy.check(&t.name).is_err() || Privilege::of_tool(&t) > self.role {
+                if m.spec.policy.check(&t.name).is_err() || privilege::of_tool(&t) > self.role {
                     continue;
                 }
                 let e = by_name.entry(t.name.to_string()).or_insert_with(|| {
@@ -328,8 +329,8 @@ impl Gateway {
         (needs > self.role).then(|| {
             format!(
                 "`{tool}` on `{name}` needs the {} privilege; the lab gives this agent {}",
-                needs.name(),
-                self.role.name()
+                needs.as_str(),
+                self.role.as_str()
             )
         })
     }
@@ -343,7 +344,7 @@ impl Gateway {
                 .tools()
                 .iter()
                 .find(|t| t.name == tool)
-                .map(Privilege::of_tool)
+                .map(privilege::of_tool)
         };
         if let Some(p) = find() {
             return p;
@@ -704,7 +705,7 @@ mod tests {
         let mut t = Tool::new(name.to_string(), "t", Map::new());
         t.meta = privilege.map(|p| {
             let mut m = Map::new();
-            m.insert(crate::privilege::META_KEY.into(), json!(p));
+            m.insert(rpc::mcp::authority::PRIVILEGE_META.into(), json!(p));
             MetaObject(m)
         });
         t

@@ -10,8 +10,8 @@ mod privilege;
 mod table;
 mod tokens;
 
-pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError};
-pub use privilege::Privilege;
+pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
+pub use privilege::{PRIVILEGE_META, Privilege};
 pub use table::{Cap, Capability, Door, Opener, Table};
 pub use tokens::{ADMIN, MAX_TOKENS, NAME_MAX, Token, TokensError, parse as parse_tokens};
 

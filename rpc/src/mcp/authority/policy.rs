@@ -140,12 +140,35 @@ impl Policy {
 
     /// Whether capability `cap` is allowed.
     pub fn allows(&self, cap: Cap) -> bool {
-        let name = cap.name.as_bytes();
-        cap.privilege <= self.ceiling
-            && (self.allow.is_empty()
-                || self.allow.iter().any(|g| glob_matches(g.as_bytes(), name)))
-            && !self.deny.iter().any(|g| glob_matches(g.as_bytes(), name))
+        self.judge(cap.name, cap.privilege).is_ok()
     }
+
+    /// Whether a capability of this `name` and `privilege` is allowed, and if not, which rule
+    /// refused it (a gateway judges the names of the tools it forwards with it).
+    pub fn judge(&self, name: &str, privilege: Privilege) -> Result<(), Refused<'_>> {
+        let name = name.as_bytes();
+        if privilege > self.ceiling {
+            return Err(Refused::Ceiling(self.ceiling));
+        }
+        if !self.allow.is_empty() && !self.allow.iter().any(|g| glob_matches(g.as_bytes(), name)) {
+            return Err(Refused::NotAllowed);
+        }
+        match self.deny.iter().find(|g| glob_matches(g.as_bytes(), name)) {
+            Some(glob) => Err(Refused::Denied(glob)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Which rule of a policy refused a capability.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused<'a> {
+    /// It needs more than the policy's ceiling.
+    Ceiling(Privilege),
+    /// The policy has allow globs and none matches it.
+    NotAllowed,
+    /// This deny glob matches it.
+    Denied(&'a str),
 }
 
 /// A glob must be short and made of the characters capability names have, plus `*`.
@@ -228,6 +251,24 @@ mod tests {
                 "{glob} {name}"
             );
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_rule_that_refused() {
+        let p = Policy::parse("operate,fs.*,status,!fs.remove").unwrap();
+        assert_eq!(p.judge("fs.read", Privilege::Observe), Ok(()));
+        assert_eq!(
+            p.judge("fs.read", Privilege::Administer),
+            Err(Refused::Ceiling(Privilege::Operate))
+        );
+        assert_eq!(
+            p.judge("mem.read", Privilege::Observe),
+            Err(Refused::NotAllowed)
+        );
+        assert_eq!(
+            p.judge("fs.remove", Privilege::Observe),
+            Err(Refused::Denied("fs.remove"))
+        );
     }
 
     fn cap(name: &'static str, privilege: Privilege) -> Cap {

@@ -3,6 +3,10 @@
 
 use core::fmt;
 
+/// The `_meta` key under which `tools/list` names each tool's privilege (a gateway reads it to
+/// judge a forwarded call before sending it).
+pub const PRIVILEGE_META: &str = "irix7/privilege";
+
 /// What a capability lets a caller do, least first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Privilege {
