@@ -1,7 +1,7 @@
 //! `block.read`: raw 512-byte sectors from a SCSI target, base64-encoded, for looking at disks
 //! the filesystem does not explain (a corrupt image, a partition table, another target).
 
-use super::caps::Disks;
+use super::reach::Disks;
 use super::{Ctx, args};
 use crate::hil::block::{BlockDevice, SECTOR_SIZE};
 use alloc::format;

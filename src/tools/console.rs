@@ -7,7 +7,7 @@
 //! the kernels the module runs on (the rig's and the PROM's stand-ins) do not echo them, and
 //! what a program prints in answer is that program's output.
 
-use super::caps::ConsoleLine;
+use super::reach::ConsoleLine;
 use super::{Ctx, args};
 use crate::services::console_mark;
 use alloc::format;

@@ -1,13 +1,13 @@
 //! The one context type the tool tables are instantiated with: the shared [`Services`] and the
-//! raw bus. Tool handlers never see it whole: each is generic over the [`caps`](super::caps)
+//! raw bus. Tool handlers never see it whole: each is generic over the [`reach`](super::reach)
 //! traits its family uses, which `Ctx` implements here. The module's own side (the board's
 //! poll, the router) reaches the services through [`Ctx::services`].
 
-use super::caps::{
+use super::devices::raw_access::RawAccess;
+use super::reach::{
     AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Disks, Files, MachineEvents, MachineFacts,
     NetFigures, PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
 };
-use super::devices::raw_access::RawAccess;
 use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::{Console, Machine};

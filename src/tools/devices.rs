@@ -4,8 +4,8 @@
 //! or corrupt the kernel, and say so.
 
 use super::args::{addr, inval, u32_or};
-use super::caps::{MachineFacts, NetFigures, RawBusGrant};
 use super::hex;
+use super::reach::{MachineFacts, NetFigures, RawBusGrant};
 use super::{Ctx, args};
 use crate::hil::platform::c_str;
 use crate::hil::raw_bus::MmioError;

@@ -3,7 +3,7 @@
 //! the watchdog without polling.
 
 use super::Ctx;
-use super::caps::{BootRecord, MachineEvents, MachineFacts};
+use super::reach::{BootRecord, MachineEvents, MachineFacts};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;

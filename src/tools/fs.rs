@@ -6,7 +6,7 @@
 //! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
 //! truncated). See `docs/tools.md`.
 
-use super::caps::Files;
+use super::reach::Files;
 use super::{Ctx, args};
 use crate::services::fs::Fs;
 use crate::services::fs::check::check_path;

@@ -1,11 +1,10 @@
 //! The MCP surface: one file per tool family, each a table of `ToolDef`s with schemas and
-//! handlers generic over the capabilities their family uses ([`caps`]), instantiated with the
+//! handlers generic over what their family may reach ([`reach`]), instantiated with the
 //! [`Ctx`]. Arguments, JSON and error codes live here; what the tools do lives in `services`.
 
 pub mod args;
 pub mod block;
 pub mod capabilities;
-pub mod caps;
 #[cfg(test)]
 pub mod catalogue;
 pub mod console;
@@ -16,6 +15,7 @@ pub mod events;
 pub mod fs;
 pub mod hex;
 pub mod proc;
+pub mod reach;
 pub mod screen;
 pub mod serial;
 pub mod shell;

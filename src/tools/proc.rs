@@ -1,7 +1,7 @@
 //! `proc.list`: the kernel's process list (pid, name, state, CPU time) through the ABI.
 
 use super::Ctx;
-use super::caps::MachineFacts;
+use super::reach::MachineFacts;
 use crate::hil::platform::c_str;
 use crate::services::proc::{processes, state_name};
 use rpc::json::ObjectWriter;

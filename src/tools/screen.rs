@@ -4,7 +4,7 @@
 //! `/screen.bmp`.
 
 use super::Ctx;
-use super::caps::{NetFigures, ScreenBoard};
+use super::reach::{NetFigures, ScreenBoard};
 use crate::hil::framebuffer::{FbError, Framebuffer, Mode, PixelKind};
 use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::services::screen::{Region, region::MAX_SCALE};

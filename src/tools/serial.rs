@@ -16,7 +16,7 @@
 //! multi-byte character cut by `max_bytes` is left for the next read (so `next_offset` never
 //! splits one). `encoding: "base64"` returns the exact bytes instead.
 
-use super::caps::{BootRecord, ConsoleLine, ConsoleWaiters};
+use super::reach::{BootRecord, ConsoleLine, ConsoleWaiters};
 use super::{Ctx, args, console};
 use crate::services::serial_ring::{self, Chunk, RingError, Secrets};
 use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};

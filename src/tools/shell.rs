@@ -17,7 +17,7 @@
 //! call's output draws on one shared pool (`Services::shell_output`, an eighth of the heap)
 //! until its answer has streamed out; a call that would go past it is refused with `E_BUSY`.
 
-use super::caps::ShellHost;
+use super::reach::ShellHost;
 use super::{Ctx, args};
 use crate::services::shell::output::Output;
 use crate::services::shell::{self, Exit, Job, JobStep, ShellError};

@@ -1,7 +1,7 @@
 //! System tools: `status`, `echo`, `system.reset`, `system.poweroff`, and the
 //! `irix7://status`, `irix7://net`, `irix7://mem`, `irix7://audit` resources.
 
-use super::caps::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
+use super::reach::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
 use crate::services::boot::BootReport;
 use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};

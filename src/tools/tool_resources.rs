@@ -5,7 +5,7 @@
 //! are instantiated with; of their own they read only the clock.
 
 use super::Ctx;
-use super::caps::MachineFacts;
+use super::reach::MachineFacts;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;

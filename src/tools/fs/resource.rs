@@ -9,7 +9,7 @@
 use super::{FileSource, READ_DEFAULT_MAX, fs_error, mounted};
 use crate::services::fs::check::check_path;
 use crate::tools::Ctx;
-use crate::tools::caps::Files;
+use crate::tools::reach::Files;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;

@@ -34,7 +34,7 @@ fn lists_the_kernel_processes_by_pid() {
 fn the_list_is_written_as_its_value_was() {
     use crate::hil::platform::c_str;
     use crate::services::proc::{processes, state_name};
-    use crate::tools::caps::MachineFacts;
+    use crate::tools::reach::MachineFacts;
     let (ctx, state) = fake::ctx_and_state();
     state
         .procs

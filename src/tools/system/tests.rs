@@ -103,7 +103,7 @@ fn status_value(st: &crate::services::status::Status) -> Value {
 fn status_writes_the_bytes_of_its_value() {
     use crate::services::fs::cache::CacheStats;
     use crate::services::memory::BudgetUse;
-    use crate::tools::caps::StatusFigures;
+    use crate::tools::reach::StatusFigures;
     use indy::abi::{DEPLOY_SHA256_MISMATCH, ImageInfo};
     let (ctx, _) = crate::tools::testing::fake::ctx_and_state();
     let mut st = ctx.status();

@@ -1,6 +1,7 @@
-//! What a tool family can reach: one trait per capability. A handler is generic over the
-//! traits its family uses (`fn read<C: Files>(ctx: &mut C, …)`), so what it can touch is in
-//! its signature and nothing else is nameable from it; the tables instantiate it once, with
+//! What a tool family can reach: one trait per thing a tool may touch ("capability" is the
+//! authority table's word, `capabilities.rs`). A handler is generic over the traits its family
+//! uses (`fn read<C: Files>(ctx: &mut C, …)`), so what it can touch is in its signature and
+//! nothing else is nameable from it; the tables instantiate it once, with
 //! [`Ctx`](super::Ctx), which implements them all. docs/architecture.md ("What a tool can
 //! reach") lists which family gets which.
 
