@@ -146,5 +146,60 @@ const ROWS: &[Capability] = &[
     row("block.read", Administer, &[Tool("block.read")]),
 ];
 
+/// Whether `name` is the name of a `Tool` door in the table (in a constant: see
+/// [`tool_doors`]).
+pub const fn has_tool_door(name: &str) -> bool {
+    let mut r = 0;
+    while r < ROWS.len() {
+        let doors = ROWS[r].doors;
+        let mut d = 0;
+        while d < doors.len() {
+            if let Tool(door) = doors[d]
+                && same(door, name)
+            {
+                return true;
+            }
+            d += 1;
+        }
+        r += 1;
+    }
+    false
+}
+
+/// How many `Tool` doors the table has: `tools` checks, when the image is built, that each
+/// of its tools has one and that there are no others, so a tool renamed in its `ToolDef` and
+/// not here (or here and not there) fails to compile.
+pub const fn tool_doors() -> usize {
+    let (mut r, mut n) = (0, 0);
+    while r < ROWS.len() {
+        let doors = ROWS[r].doors;
+        let mut d = 0;
+        while d < doors.len() {
+            if let Tool(_) = doors[d] {
+                n += 1;
+            }
+            d += 1;
+        }
+        r += 1;
+    }
+    n
+}
+
+/// Byte equality, in a constant.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests;

@@ -90,6 +90,29 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
+// Every tool of every family has its `Tool` door in the capability table, and the table no
+// other: a tool renamed in its `ToolDef` alone (or in the table alone) fails to compile here.
+const _: () = {
+    let (mut f, mut tools) = (0, 0);
+    while f < FAMILIES.len() {
+        let defs = FAMILIES[f].tools;
+        let mut t = 0;
+        while t < defs.len() {
+            assert!(
+                capabilities::has_tool_door(defs[t].name),
+                "a tool has no Tool door in the capability table (tools/capabilities.rs)"
+            );
+            t += 1;
+        }
+        tools += defs.len();
+        f += 1;
+    }
+    assert!(
+        tools == capabilities::tool_doors(),
+        "a Tool door of the capability table names no tool (tools/capabilities.rs)"
+    );
+};
+
 /// Registers every tool family and resource in a stable order.
 pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
     for f in FAMILIES {
