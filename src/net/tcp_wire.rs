@@ -200,7 +200,9 @@ impl<D> TcpWire<D> {
         &self.inner
     }
 
-    pub fn inner_mut(&mut self) -> &mut D {
+    /// The wrapped device, for the tests that drive it from the other end.
+    #[cfg(test)]
+    fn inner_mut(&mut self) -> &mut D {
         &mut self.inner
     }
 }

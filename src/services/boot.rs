@@ -84,11 +84,6 @@ impl BootReport {
         }
     }
 
-    /// The previous boot's build id, when its flight record says it.
-    pub fn prev_build(&self) -> Option<&str> {
-        self.flight.as_ref().ok().map(|f| f.build.as_str())
-    }
-
     /// The previous console's state in one word: `ok`, `absent` or `corrupt`.
     pub fn ring_state(&self) -> &'static str {
         match &self.ring {

@@ -1,4 +1,4 @@
-"""The browser console (`GET /` on the MCP port, src/net/console/), driven in a real headless
+"""The browser console (`GET /` on the MCP port, src/net/web_console/), driven in a real headless
 Chromium through WebDriver: the live console with an administrator token, a reset followed
 to the next boot, the same page with a read-only token, and the hostile checks (framing, the
 token in no URL, body, console line or audit line, a foreign Origin).

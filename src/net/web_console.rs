@@ -13,8 +13,8 @@ pub const SCRIPT_PATH: &str = "/console.js";
 /// The stylesheet of the page on every port.
 pub const STYLE_PATH: &str = "/console.css";
 
-const SCRIPT: &str = include_str!("console/console.js");
-const STYLE: &str = include_str!("console/console.css");
+const SCRIPT: &str = include_str!("web_console/console.js");
+const STYLE: &str = include_str!("web_console/console.css");
 
 /// The security header lines of the page and its assets, as sent (a macro, so the assets'
 /// lines can add to the same text at build time). Script, style and calls from the module
@@ -39,7 +39,7 @@ const SECURITY_CODED: &str = concat!(
     "Content-Encoding: deflate\r\nVary: Accept-Encoding\r\n"
 );
 
-/// An asset served on a port: its type, its bytes, and which of [`Packed`]'s it is.
+/// An asset served on a port: its type, its bytes, and which of [`PackedAssets`]'s it is.
 pub struct Asset {
     pub content_type: &'static str,
     pub bytes: &'static str,
@@ -65,14 +65,14 @@ pub fn asset(path: &str, mcp_port: bool) -> Option<Asset> {
 
 /// The assets deflated once, at init, for the browsers that accept `deflate` (all of them):
 /// the script goes out in a third of its bytes.
-pub struct Packed {
+pub struct PackedAssets {
     script: Option<coding::Packed>,
     style: Option<coding::Packed>,
 }
 
-impl Default for Packed {
-    fn default() -> Packed {
-        Packed {
+impl Default for PackedAssets {
+    fn default() -> PackedAssets {
+        PackedAssets {
             script: coding::Packed::new(SCRIPT.as_bytes(), coding::LEVEL),
             style: coding::Packed::new(STYLE.as_bytes(), coding::LEVEL),
         }
@@ -82,7 +82,7 @@ impl Default for Packed {
 /// The answer for an asset: the bytes with the security headers, coded `deflate` when the
 /// request's `Accept-Encoding` (`accept`) prefers it. Not cached across builds: `no-cache`
 /// makes a browser ask again, so a deploy's new script is the one that runs.
-pub fn serve(asset: &Asset, packed: &Packed, accept: Option<&str>) -> Response {
+pub fn serve(asset: &Asset, packed: &PackedAssets, accept: Option<&str>) -> Response {
     let coded = if asset.script {
         &packed.script
     } else {
@@ -190,7 +190,7 @@ mod tests {
     fn an_asset_goes_out_coded_when_the_browser_accepts_deflate() {
         assert!(SECURITY_VARIES.starts_with(SECURITY) && SECURITY_VARIES.ends_with(coding::VARIES));
         assert!(SECURITY_CODED.starts_with(SECURITY) && SECURITY_CODED.ends_with(coding::CODED));
-        let packed = Packed::default();
+        let packed = PackedAssets::default();
         for (path, mcp_port) in [(SCRIPT_PATH, true), (STYLE_PATH, false)] {
             let a = asset(path, mcp_port).expect("asset");
             let mut resp = serve(&a, &packed, Some("gzip, deflate, br, zstd"));
