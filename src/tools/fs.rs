@@ -10,14 +10,14 @@ use super::reach::Files;
 use super::{Ctx, args};
 use crate::services::fs::Fs;
 use crate::services::fs::check::check_path;
-use crate::services::fs::overlay::{FileHandle, Node, WriteMode};
+use crate::services::fs::overlay::{Node, WriteMode};
 use crate::services::fs::path::Resolved;
+use crate::services::fs::read::{FileRange, RangeReader, ReadError, Utf8Check};
 use crate::services::fs::{Errno, FileType, FsError, Stat};
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rpc::json::ObjectWriter;
@@ -37,8 +37,6 @@ pub const LIST_DEFAULT: u64 = 256;
 /// At most 512: the output schema check of a page runs in one poll (~13K guest instructions
 /// an entry), so 512 entries keep it near 7M, under the 10M a poll may run.
 pub const LIST_MAX: u64 = 512;
-/// Bytes of a UTF-8 read checked per step before streaming starts.
-const CHECK_STEP: usize = 32 * 1024;
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
     ToolDef {
@@ -440,12 +438,14 @@ fn read<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
         ));
     }
     let wanted = length.map_or(size - offset, |l| l.min(size - offset));
-    let mut n = wanted.min(max_output);
+    let n = wanted.min(max_output);
     let mut plan = ReadPlan {
-        file,
+        range: FileRange {
+            file,
+            offset,
+            end: offset + n,
+        },
         encoding,
-        offset,
-        end: offset + n,
         truncated: n < wanted,
     };
     if encoding == Encoding::Base64 {
@@ -454,46 +454,34 @@ fn read<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     // UTF-8 is checked before the first byte goes out, so a binary file gets a clean error
     // instead of half a text block; a range cut by max_output ends on a whole character.
     if plan.truncated {
-        let mut tail = [0u8; 4];
-        let from = plan.end.saturating_sub(3).max(offset);
-        let got = fs.read_at(&plan.file, from, &mut tail).map_err(fs_error)?;
-        let cut = tail
-            .get(..got.min((plan.end - from) as usize))
-            .unwrap_or(&[]);
-        let keep = irix7_kmem::complete_utf8(cut);
-        n = from - offset + keep as u64;
-        plan.end = offset + n;
+        plan.range.end_on_char(fs).map_err(fs_error)?;
     }
-    Ok(Started::Run(Box::new(Utf8Check {
+    Ok(Started::Run(Box::new(CheckThenStream {
+        check: Utf8Check::new(&plan.range),
         plan: Some(plan),
-        pos: offset,
-        carry: Vec::new(),
-        buf: Vec::new(),
     })))
 }
 
 /// A checked range of an open file, ready to stream.
 struct ReadPlan {
-    file: FileHandle,
+    range: FileRange,
     encoding: Encoding,
-    offset: u64,
-    end: u64,
     truncated: bool,
 }
 
 impl ReadPlan {
     fn output<C: Files>(self) -> ToolOutput<C> {
-        let length = self.end - self.offset;
-        let mut w = ObjectWriter::new(160 + self.file.path().len(), 24);
+        let FileRange { file, offset, end } = &self.range;
+        let mut w = ObjectWriter::new(160 + file.path().len(), 24);
         w.key("encoding").str(self.encoding.as_str());
-        w.key("length").u64(length);
+        w.key("length").u64(end - offset);
         if self.truncated {
-            w.key("next_offset").u64(self.end);
+            w.key("next_offset").u64(*end);
         }
-        w.key("offset").u64(self.offset);
-        w.key("origin").str(self.file.origin().as_str());
-        w.key("path").str(self.file.path());
-        w.key("size").u64(self.file.size());
+        w.key("offset").u64(*offset);
+        w.key("origin").str(file.origin().as_str());
+        w.key("path").str(file.path());
+        w.key("size").u64(file.size());
         w.key("truncated").bool(self.truncated);
         let structured = w.finish();
         // Text goes out as a text block; binary as an embedded blob, which the server
@@ -501,15 +489,11 @@ impl ReadPlan {
         let kind = match self.encoding {
             Encoding::Utf8 => StreamKind::Text,
             Encoding::Base64 => StreamKind::ResourceBlob {
-                uri: file_uri(self.file.path()),
+                uri: file_uri(file.path()),
                 mime_type: String::from("application/octet-stream"),
             },
         };
-        let source = FileSource {
-            pos: self.offset,
-            end: self.end,
-            file: self.file,
-        };
+        let source = FileSource::new(self.range);
         ToolOutput {
             content: alloc::vec![Content::stream(kind, Box::new(source))],
             structured: Some(structured),
@@ -531,16 +515,13 @@ fn file_uri(path: &str) -> String {
     uri
 }
 
-/// Checks a UTF-8 read's range in [`CHECK_STEP`] pieces across polls, then streams it.
-struct Utf8Check {
+/// A UTF-8 read: its range checked a piece a poll (`services::fs::read`), then streamed.
+struct CheckThenStream {
     plan: Option<ReadPlan>,
-    pos: u64,
-    /// An incomplete character at the end of the last piece.
-    carry: Vec<u8>,
-    buf: Vec<u8>,
+    check: Utf8Check,
 }
 
-impl<C: Files> ToolRun<C> for Utf8Check {
+impl<C: Files> ToolRun<C> for CheckThenStream {
     fn step(&mut self, ctx: &mut C, _io: &mut StepIo<'_>) -> Step<C> {
         let Some(plan) = &self.plan else {
             return Step::Failed(ToolError::new(
@@ -548,98 +529,64 @@ impl<C: Files> ToolRun<C> for Utf8Check {
                 "read stepped after it ended",
             ));
         };
-        if self.pos >= plan.end {
-            if !self.carry.is_empty() {
-                return Step::Failed(not_utf8(plan.file.path(), self.pos));
-            }
-            return match self.plan.take() {
-                Some(p) => Step::Done(p.output()),
-                None => Step::Failed(ToolError::new(ErrorCode::Internal, "read plan missing")),
-            };
-        }
         let fs = match mounted(ctx) {
             Ok(fs) => fs,
             Err(e) => return Step::Failed(e),
         };
-        let want = ((plan.end - self.pos) as usize).min(CHECK_STEP);
-        self.buf.clear();
-        self.buf.extend_from_slice(&self.carry);
-        let have = self.buf.len();
-        let room = rpc::mcp::append_zeroed(&mut self.buf, want);
-        let got = match fs.read_at(&plan.file, self.pos, room) {
-            Ok(0) => return Step::Failed(shrank(plan.file.path())),
-            Ok(n) => n,
-            Err(e) => return Step::Failed(fs_error(e)),
-        };
-        self.buf.truncate(have + got);
-        self.pos += got as u64;
-        self.carry.clear();
-        if let Err(e) = core::str::from_utf8(&self.buf) {
-            if e.error_len().is_some() {
-                let at = self.pos - (self.buf.len() - e.valid_up_to()) as u64;
-                return Step::Failed(not_utf8(plan.file.path(), at));
-            }
-            self.carry
-                .extend_from_slice(self.buf.get(e.valid_up_to()..).unwrap_or(&[]));
+        match self.check.step(fs, &plan.range) {
+            Ok(false) => Step::Pending,
+            Ok(true) => match self.plan.take() {
+                Some(p) => Step::Done(p.output()),
+                None => Step::Failed(ToolError::new(ErrorCode::Internal, "read plan missing")),
+            },
+            Err(e) => Step::Failed(read_error(plan.range.file.path(), e)),
         }
-        Step::Pending
     }
 }
 
-fn not_utf8(path: &str, at: u64) -> ToolError {
-    ToolError::new(
-        ErrorCode::Encoding,
-        format!(
-            "{path} is not UTF-8 text (invalid byte sequence at byte {at}); read it with \
-             encoding \"base64\""
+/// A range that could not be read, as the tool says it.
+fn read_error(path: &str, e: ReadError) -> ToolError {
+    match e {
+        ReadError::Fs(e) => fs_error(e),
+        ReadError::Shrank => ToolError::new(
+            ErrorCode::Io,
+            format!("{path} became shorter while it was being read"),
         ),
-    )
-}
-
-fn shrank(path: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Io,
-        format!("{path} became shorter while it was being read"),
-    )
+        ReadError::NotUtf8 { at } => ToolError::new(
+            ErrorCode::Encoding,
+            format!(
+                "{path} is not UTF-8 text (invalid byte sequence at byte {at}); read it with \
+                 encoding \"base64\""
+            ),
+        ),
+    }
 }
 
 /// Streams a file range as raw bytes in pieces of at most the size the server asks for (4 KiB,
 /// block-aligned when the range starts aligned, so bulk data goes around the LRU). The server
 /// JSON-escapes them (text) or base64-encodes them (blob) on the way out.
 struct FileSource {
-    file: FileHandle,
-    /// Next byte to hand out.
-    pos: u64,
-    end: u64,
+    range: FileRange,
+    reader: RangeReader,
+}
+
+impl FileSource {
+    fn new(range: FileRange) -> FileSource {
+        FileSource {
+            reader: RangeReader::new(&range),
+            range,
+        }
+    }
 }
 
 impl<C: Files> ContentSource<C> for FileSource {
     fn read(&mut self, ctx: &mut C, buf: &mut [u8]) -> Result<(usize, SourcePoll), ToolError> {
-        if self.pos >= self.end {
-            return Ok((0, SourcePoll::End));
-        }
-        let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
-        let want = buf.len().min(left);
         let fs = mounted(ctx)?;
-        let got = fs
-            .read_at(
-                &self.file,
-                self.pos,
-                buf.get_mut(..want).unwrap_or_default(),
-            )
-            .map_err(fs_error)?;
-        if got < want {
-            return Err(shrank(self.file.path()));
+        match self.reader.read(fs, &self.range, buf) {
+            Ok((n, true)) => Ok((n, SourcePoll::End)),
+            Ok((n, false)) => Ok((n, SourcePoll::Data)),
+            Err(e) => Err(read_error(self.range.file.path(), e)),
         }
-        self.pos += got as u64;
-        Ok((
-            got,
-            if self.pos >= self.end {
-                SourcePoll::End
-            } else {
-                SourcePoll::Data
-            },
-        ))
     }
 }
 

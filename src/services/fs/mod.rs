@@ -10,6 +10,7 @@ pub mod listing;
 pub mod mount;
 pub mod overlay;
 pub mod path;
+pub mod read;
 pub mod stat;
 
 pub use error::{Errno, FsError, FsResult};

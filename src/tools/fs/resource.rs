@@ -8,6 +8,7 @@
 
 use super::{FileSource, READ_DEFAULT_MAX, fs_error, mounted};
 use crate::services::fs::check::check_path;
+use crate::services::fs::read::FileRange;
 use crate::tools::Ctx;
 use crate::tools::reach::Files;
 use alloc::boxed::Box;
@@ -110,11 +111,11 @@ fn open<C: Files>(ctx: &mut C, uri: &str) -> Result<Content<C>, ToolError> {
     } else {
         StreamKind::ResourceBlob { uri, mime_type }
     };
-    let source = FileSource {
-        pos: 0,
-        end: size,
+    let source = FileSource::new(FileRange {
         file,
-    };
+        offset: 0,
+        end: size,
+    });
     Ok(Content::stream(kind, Box::new(source)))
 }
 

@@ -4,6 +4,7 @@ use super::*;
 use crate::hil::block::{IoError, RamDisk};
 use crate::services::fs::erofs::{self, Erofs};
 use crate::services::fs::overlay::Overlay;
+use crate::services::fs::read::CHECK_STEP;
 use crate::services::fs::tests::fixture::fixtures;
 use crate::services::fs::{Disk, Errno};
 use crate::tools::Ctx;
