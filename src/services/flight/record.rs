@@ -25,38 +25,106 @@ pub const NAME_LEN: usize = 24;
 /// Bytes of a panic's message and location as recorded.
 pub const PANIC_LEN: usize = 160;
 
-const OFF_VERSION: usize = 4;
-const OFF_LEN: usize = 6;
-const OFF_CRC: usize = 8;
-const OFF_SEQ: usize = 12;
-const OFF_UPTIME: usize = 16;
-const OFF_HEAP_USED: usize = 24;
-const OFF_HEAP_SIZE: usize = 28;
-const OFF_CONNECTIONS: usize = 32;
-const OFF_REQUESTS: usize = 36;
-const OFF_SECRET_START: usize = 40;
-const OFF_SECRET_END: usize = 44;
-const OFF_SLOTS: usize = 48;
-const OFF_DROPPED: usize = 50;
-const OFF_BUILD: usize = 52;
-const OFF_RESET_BY: usize = OFF_BUILD + NAME_LEN;
-const OFF_PANIC: usize = OFF_RESET_BY + NAME_LEN;
-/// Bytes of the header, at the start of the record.
-pub const HEADER_LEN: usize = OFF_PANIC + PANIC_LEN;
+/// The header's fields, as byte ranges of the record (as smoltcp's `wire` modules name theirs).
+mod field {
+    use super::{NAME_LEN, PANIC_LEN};
+    use core::ops::Range;
 
-/// A slot: `crc32` over the rest, `seq` (the call's number this boot), `started_ms`,
+    pub const MAGIC: Range<usize> = 0..4;
+    pub const VERSION: Range<usize> = 4..6;
+    /// Bytes of the whole record.
+    pub const LEN: Range<usize> = 6..8;
+    /// CRC-32 of everything after it in the header.
+    pub const CRC: Range<usize> = 8..12;
+    pub const SEQ: Range<usize> = 12..16;
+    pub const UPTIME: Range<usize> = 16..24;
+    pub const HEAP_USED: Range<usize> = 24..28;
+    pub const HEAP_SIZE: Range<usize> = 28..32;
+    pub const CONNECTIONS: Range<usize> = 32..36;
+    pub const REQUESTS: Range<usize> = 36..40;
+    pub const SECRET_START: Range<usize> = 40..44;
+    pub const SECRET_END: Range<usize> = 44..48;
+    /// The number of slots after the header.
+    pub const SLOTS: Range<usize> = 48..50;
+    pub const DROPPED: Range<usize> = 50..52;
+    pub const BUILD: Range<usize> = 52..52 + NAME_LEN;
+    pub const RESET_BY: Range<usize> = BUILD.end..BUILD.end + NAME_LEN;
+    pub const PANIC: Range<usize> = RESET_BY.end..RESET_BY.end + PANIC_LEN;
+}
+
+/// A slot's fields: `crc32` over the rest, `seq` (the call's number this boot), `started_ms`,
 /// `client`, `era`, 3 bytes of padding, `tool`. All zero is a free slot.
-const SLOT_SEQ: usize = 4;
-const SLOT_STARTED: usize = 8;
-const SLOT_CLIENT: usize = 12;
-const SLOT_ERA: usize = 16;
-const SLOT_TOOL: usize = 20;
+mod slot_field {
+    use super::TOOL_LEN;
+    use core::ops::Range;
+
+    pub const CRC: Range<usize> = 0..4;
+    pub const SEQ: Range<usize> = 4..8;
+    pub const STARTED: Range<usize> = 8..12;
+    pub const CLIENT: Range<usize> = 12..16;
+    pub const ERA: usize = 16;
+    pub const TOOL: Range<usize> = 20..20 + TOOL_LEN;
+}
+
+/// Bytes of the header, at the start of the record.
+pub const HEADER_LEN: usize = field::PANIC.end;
 /// Bytes of a slot.
-pub const SLOT_LEN: usize = SLOT_TOOL + TOOL_LEN;
+pub const SLOT_LEN: usize = slot_field::TOOL.end;
 /// Bytes of a record: the header and the slots.
 pub const RECORD_LEN: usize = HEADER_LEN + MAX_CALLS * SLOT_LEN;
 const _: () = assert!(HEADER_LEN == 260 && SLOT_LEN == 44 && RECORD_LEN == 612);
 const _: () = assert!(RECORD_LEN <= indy::abi::FLIGHT_REGION_SIZE as usize);
+
+/// Big-endian fields and NUL-padded texts of a byte buffer, read and written by range: the
+/// typed view a header and a slot are read and written through.
+struct View<T>(T);
+
+impl<T: AsRef<[u8]>> View<T> {
+    fn bytes(&self, r: core::ops::Range<usize>) -> &[u8] {
+        &self.0.as_ref()[r]
+    }
+    fn u16(&self, r: core::ops::Range<usize>) -> u16 {
+        let b = self.bytes(r);
+        u16::from_be_bytes([b[0], b[1]])
+    }
+    fn u32(&self, r: core::ops::Range<usize>) -> u32 {
+        let b = self.bytes(r);
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+    fn u64(&self, r: core::ops::Range<usize>) -> u64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.bytes(r));
+        u64::from_be_bytes(b)
+    }
+    /// A NUL-padded text: UTF-8 up to the first NUL, or `None`.
+    fn text(&self, r: core::ops::Range<usize>) -> Option<String> {
+        let field = self.bytes(r);
+        let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+        core::str::from_utf8(&field[..end]).ok().map(String::from)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> View<T> {
+    fn set_bytes(&mut self, r: core::ops::Range<usize>, v: &[u8]) {
+        self.0.as_mut()[r].copy_from_slice(v);
+    }
+    fn set_u16(&mut self, r: core::ops::Range<usize>, v: u16) {
+        self.set_bytes(r, &v.to_be_bytes());
+    }
+    fn set_u32(&mut self, r: core::ops::Range<usize>, v: u32) {
+        self.set_bytes(r, &v.to_be_bytes());
+    }
+    fn set_u64(&mut self, r: core::ops::Range<usize>, v: u64) {
+        self.set_bytes(r, &v.to_be_bytes());
+    }
+    /// Writes `text` NUL-padded, cut at a character boundary to fit.
+    fn set_text(&mut self, r: core::ops::Range<usize>, text: &str) {
+        let out = &mut self.0.as_mut()[r];
+        out.fill(0);
+        let n = text.floor_char_boundary(out.len());
+        out[..n].copy_from_slice(&text.as_bytes()[..n]);
+    }
+}
 
 /// CRC-32 (ISO-HDLC, as zlib and PNG) with the one 1 KiB table: a slot's 40 bytes cost a few
 /// hundred guest instructions a call, and the header's 248 at most once a second, so slicing
@@ -132,59 +200,58 @@ impl FlightError {
     }
 }
 
-fn put_text(out: &mut [u8], text: &str) {
-    out.fill(0);
-    let n = text.floor_char_boundary(out.len());
-    out[..n].copy_from_slice(&text.as_bytes()[..n]);
+fn set_identity(h: &mut View<&mut [u8; HEADER_LEN]>) {
+    h.set_bytes(field::MAGIC, &MAGIC);
+    h.set_u16(field::VERSION, VERSION);
+    h.set_u16(field::LEN, RECORD_LEN as u16);
+    h.set_u16(field::SLOTS, MAX_CALLS as u16);
 }
 
-fn put_u32(out: &mut [u8], at: usize, v: u32) {
-    out[at..at + 4].copy_from_slice(&v.to_be_bytes());
-}
-
-fn put_identity(out: &mut [u8; HEADER_LEN]) {
-    out[..4].copy_from_slice(&MAGIC);
-    out[OFF_VERSION..OFF_VERSION + 2].copy_from_slice(&VERSION.to_be_bytes());
-    out[OFF_LEN..OFF_LEN + 2].copy_from_slice(&(RECORD_LEN as u16).to_be_bytes());
-    out[OFF_SLOTS..OFF_SLOTS + 2].copy_from_slice(&(MAX_CALLS as u16).to_be_bytes());
+/// Whether a header is of this layout (magic, version and length).
+fn is_ours(h: &View<&[u8]>) -> bool {
+    h.bytes(field::MAGIC) == MAGIC
+        && h.u16(field::VERSION) == VERSION
+        && usize::from(h.u16(field::LEN)) == RECORD_LEN
 }
 
 /// Writes `f`'s figures as a header into `out`, sealed (`f.calls` go in slots).
 pub fn encode_header(f: &Flight, out: &mut [u8; HEADER_LEN]) {
     out.fill(0);
-    put_identity(out);
-    put_u32(out, OFF_SEQ, f.seq);
-    out[OFF_UPTIME..OFF_UPTIME + 8].copy_from_slice(&f.uptime_ms.to_be_bytes());
-    put_u32(out, OFF_HEAP_USED, f.heap_used);
-    put_u32(out, OFF_HEAP_SIZE, f.heap_size);
-    put_u32(out, OFF_CONNECTIONS, f.connections);
-    put_u32(out, OFF_REQUESTS, f.requests);
+    let mut h = View(out);
+    set_identity(&mut h);
+    h.set_u32(field::SEQ, f.seq);
+    h.set_u64(field::UPTIME, f.uptime_ms);
+    h.set_u32(field::HEAP_USED, f.heap_used);
+    h.set_u32(field::HEAP_SIZE, f.heap_size);
+    h.set_u32(field::CONNECTIONS, f.connections);
+    h.set_u32(field::REQUESTS, f.requests);
     if let Some((start, end)) = f.secret {
-        put_u32(out, OFF_SECRET_START, start);
-        put_u32(out, OFF_SECRET_END, end);
+        h.set_u32(field::SECRET_START, start);
+        h.set_u32(field::SECRET_END, end);
     }
-    out[OFF_DROPPED..OFF_DROPPED + 2].copy_from_slice(&f.dropped.to_be_bytes());
-    put_text(&mut out[OFF_BUILD..OFF_RESET_BY], &f.build);
-    put_text(&mut out[OFF_RESET_BY..OFF_PANIC], &f.reset_by);
-    put_text(&mut out[OFF_PANIC..HEADER_LEN], &f.panic);
-    seal_header(out);
+    h.set_u16(field::DROPPED, f.dropped);
+    h.set_text(field::BUILD, &f.build);
+    h.set_text(field::RESET_BY, &f.reset_by);
+    h.set_text(field::PANIC, &f.panic);
+    seal_header(h.0);
 }
 
 /// Recomputes the CRC of a header whose fields were changed in place (the panic handler's).
 pub fn seal_header(out: &mut [u8; HEADER_LEN]) {
-    let crc = CRC32.checksum(&out[OFF_SEQ..]);
-    put_u32(out, OFF_CRC, crc);
+    let crc = CRC32.checksum(&out[field::CRC.end..]);
+    View(out).set_u32(field::CRC, crc);
 }
 
 /// Writes `c` as a slot into `out`, sealed.
 pub fn encode_slot(c: &FlightCall, out: &mut [u8; SLOT_LEN]) {
-    put_u32(out, SLOT_SEQ, c.seq);
-    put_u32(out, SLOT_STARTED, c.started_ms);
-    out[SLOT_CLIENT..SLOT_CLIENT + 4].copy_from_slice(&c.client);
-    out[SLOT_ERA..SLOT_TOOL].copy_from_slice(&[c.era, 0, 0, 0]);
-    put_text(&mut out[SLOT_TOOL..], &c.tool);
-    let crc = CRC32.checksum(&out[SLOT_SEQ..]);
-    put_u32(out, 0, crc);
+    let mut s = View(out);
+    s.set_u32(slot_field::SEQ, c.seq);
+    s.set_u32(slot_field::STARTED, c.started_ms);
+    s.set_bytes(slot_field::CLIENT, &c.client);
+    s.set_bytes(slot_field::ERA..slot_field::TOOL.start, &[c.era, 0, 0, 0]);
+    s.set_text(slot_field::TOOL, &c.tool);
+    let crc = CRC32.checksum(&s.0[slot_field::CRC.end..]);
+    s.set_u32(slot_field::CRC, crc);
 }
 
 /// Where slot `i` starts in the record.
@@ -218,20 +285,6 @@ pub fn encode(f: &Flight, out: &mut [u8; RECORD_LEN]) {
     }
 }
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-/// A NUL-padded text field: UTF-8 up to the first NUL, or `None`.
-fn text_at(field: &[u8]) -> Option<String> {
-    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-    core::str::from_utf8(&field[..end]).ok().map(String::from)
-}
-
 /// What a slot holds.
 enum Slot {
     Free,
@@ -239,24 +292,26 @@ enum Slot {
     Torn,
 }
 
-fn parse_slot(s: &[u8]) -> Slot {
-    if s.iter().all(|&b| b == 0) {
+fn parse_slot(bytes: &[u8]) -> Slot {
+    if bytes.iter().all(|&b| b == 0) {
         return Slot::Free;
     }
-    if CRC32.checksum(&s[SLOT_SEQ..]) != u32_at(s, 0) || s[SLOT_ERA] > ERA_LEGACY {
+    let s = View(bytes);
+    let era = bytes[slot_field::ERA];
+    if CRC32.checksum(&bytes[slot_field::CRC.end..]) != s.u32(slot_field::CRC) || era > ERA_LEGACY {
         return Slot::Torn;
     }
-    let Some(tool) = text_at(&s[SLOT_TOOL..]) else {
+    let Some(tool) = s.text(slot_field::TOOL) else {
         return Slot::Torn;
     };
     let mut client = [0u8; 4];
-    client.copy_from_slice(&s[SLOT_CLIENT..SLOT_CLIENT + 4]);
+    client.copy_from_slice(s.bytes(slot_field::CLIENT));
     Slot::Call(FlightCall {
-        seq: u32_at(s, SLOT_SEQ),
+        seq: s.u32(slot_field::SEQ),
         tool: Cow::Owned(tool),
         client,
-        era: s[SLOT_ERA],
-        started_ms: u32_at(s, SLOT_STARTED),
+        era,
+        started_ms: s.u32(slot_field::STARTED),
     })
 }
 
@@ -265,23 +320,27 @@ pub fn parse(region: &[u8]) -> Result<Flight, FlightError> {
     if region.iter().all(|&b| b == 0) {
         return Err(FlightError::Absent);
     }
-    if region.len() < OFF_SEQ || region[..4] != MAGIC || u16_at(region, OFF_VERSION) != VERSION {
+    if region.len() < field::SEQ.start
+        || region[field::MAGIC] != MAGIC
+        || View(region).u16(field::VERSION) != VERSION
+    {
         return Err(FlightError::Foreign);
     }
-    if usize::from(u16_at(region, OFF_LEN)) != RECORD_LEN || region.len() < RECORD_LEN {
+    if usize::from(View(region).u16(field::LEN)) != RECORD_LEN || region.len() < RECORD_LEN {
         return Err(FlightError::Corrupt);
     }
     let b = &region[..RECORD_LEN];
-    if CRC32.checksum(&b[OFF_SEQ..HEADER_LEN]) != u32_at(b, OFF_CRC)
-        || usize::from(u16_at(b, OFF_SLOTS)) != MAX_CALLS
+    let h = View(b);
+    if CRC32.checksum(&b[field::CRC.end..HEADER_LEN]) != h.u32(field::CRC)
+        || usize::from(h.u16(field::SLOTS)) != MAX_CALLS
     {
         return Err(FlightError::Corrupt);
     }
-    let (start, end) = (u32_at(b, OFF_SECRET_START), u32_at(b, OFF_SECRET_END));
+    let (start, end) = (h.u32(field::SECRET_START), h.u32(field::SECRET_END));
     if start > end {
         return Err(FlightError::Corrupt);
     }
-    let text = |from, to| text_at(&b[from..to]).ok_or(FlightError::Corrupt);
+    let text = |r| h.text(r).ok_or(FlightError::Corrupt);
     let mut calls = Vec::new();
     calls
         .try_reserve_exact(MAX_CALLS)
@@ -295,21 +354,19 @@ pub fn parse(region: &[u8]) -> Result<Flight, FlightError> {
         }
     }
     calls.sort_by_key(|c| c.seq);
-    let mut up = [0u8; 8];
-    up.copy_from_slice(&b[OFF_UPTIME..OFF_UPTIME + 8]);
     Ok(Flight {
-        seq: u32_at(b, OFF_SEQ),
-        uptime_ms: u64::from_be_bytes(up),
-        heap_used: u32_at(b, OFF_HEAP_USED),
-        heap_size: u32_at(b, OFF_HEAP_SIZE),
-        connections: u32_at(b, OFF_CONNECTIONS),
-        requests: u32_at(b, OFF_REQUESTS),
+        seq: h.u32(field::SEQ),
+        uptime_ms: h.u64(field::UPTIME),
+        heap_used: h.u32(field::HEAP_USED),
+        heap_size: h.u32(field::HEAP_SIZE),
+        connections: h.u32(field::CONNECTIONS),
+        requests: h.u32(field::REQUESTS),
         secret: (end > start).then_some((start, end)),
-        build: text(OFF_BUILD, OFF_RESET_BY)?,
-        reset_by: text(OFF_RESET_BY, OFF_PANIC)?,
-        panic: text(OFF_PANIC, HEADER_LEN)?,
+        build: text(field::BUILD)?,
+        reset_by: text(field::RESET_BY)?,
+        panic: text(field::PANIC)?,
         calls,
-        dropped: u16_at(b, OFF_DROPPED),
+        dropped: h.u16(field::DROPPED),
         torn,
     })
 }
@@ -319,13 +376,11 @@ pub fn parse(region: &[u8]) -> Result<Flight, FlightError> {
 /// flight). A header not of this layout yet (a panic before the first write) becomes an empty
 /// one carrying just the text.
 pub fn stamp_panic(header: &mut [u8; HEADER_LEN], text: &str) {
-    let ours = header[..4] == MAGIC
-        && u16_at(header, OFF_VERSION) == VERSION
-        && usize::from(u16_at(header, OFF_LEN)) == RECORD_LEN;
-    if !ours {
-        header.fill(0);
-        put_identity(header);
+    let mut h = View(header);
+    if !is_ours(&View(&h.0[..])) {
+        h.0.fill(0);
+        set_identity(&mut h);
     }
-    put_text(&mut header[OFF_PANIC..HEADER_LEN], text);
-    seal_header(header);
+    h.set_text(field::PANIC, text);
+    seal_header(h.0);
 }

@@ -290,3 +290,26 @@ fn a_panic_is_stamped_on_the_last_header_or_on_an_empty_one() {
     assert!(got.calls.is_empty());
     assert_eq!(got.torn, MAX_CALLS as u16);
 }
+
+#[test]
+fn the_bytes_are_where_docs_abi_md_puts_them() {
+    let b = bytes(&sample());
+    let be32 = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let be16 = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+    assert_eq!(&b[..4], b"I7FR");
+    assert_eq!((be16(4), be16(6)), (2, 612), "version, len");
+    assert_eq!(be32(12), 7, "seq");
+    assert_eq!(&b[16..24], &123_456u64.to_be_bytes(), "uptime_ms");
+    assert_eq!((be32(24), be32(28)), (40_000, 1 << 20), "heap");
+    assert_eq!((be32(32), be32(36)), (2, 99), "connections, requests");
+    assert_eq!((be32(40), be32(44)), (100, 132), "secret");
+    assert_eq!((be16(48), be16(50)), (8, 0), "slots, dropped");
+    assert_eq!(&b[52..64], b"3f2a9c1e07b4", "build");
+    assert_eq!(&b[76..88], b"system.reset", "reset_by");
+    assert!(b[100..260].iter().all(|&x| x == 0), "no panic");
+    // The first slot: seq, started_ms, client, era, padding, tool.
+    let s = 260;
+    assert_eq!((be32(s + 4), be32(s + 8)), (3, 120_003));
+    assert_eq!(&b[s + 12..s + 20], &[10, 0, 2, 2, 1, 0, 0, 0]);
+    assert_eq!(&b[s + 20..s + 31], b"serial.read");
+}
