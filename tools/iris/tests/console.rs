@@ -10,24 +10,12 @@ use std::time::{Duration, Instant};
 use iris::image::find_repo_root;
 use iris::token::{generated_token, token_path};
 use serde_json::json;
-use support::guest::{Guest, TOKEN, boot_guest_with};
+use support::guest::{Guest, boot_guest_without_token};
 use support::http::request;
 use support::mcp::{call_tool_with_token, tool_request, with_bearer};
 
 const FAKE_TOKEN: &str = "00112233445566778899aabbccddeeff";
 const FAKE_AUDIT: &str = "irix7-mcp: audit 5000 ms 10.0.0.9 stateless system.reset {} -> ok";
-
-/// Boots without the suite's `mcp.token`: the module generates one.
-fn boot_without_token() -> Option<Guest> {
-    boot_guest_with(
-        &[],
-        |o| {
-            let suite = format!("mcp.token={TOKEN}");
-            o.env.retain(|e| *e != suite);
-        },
-        |_| {},
-    )
-}
 
 /// The token file's content once it is not empty (the rig writes it as init returns).
 fn file_token(g: &Guest) -> String {
@@ -55,7 +43,7 @@ fn ok(g: &Guest, token: &str, tool: &str, args: serde_json::Value) -> serde_json
 
 #[test]
 fn forged_console_lines_are_marked_and_change_no_token_file() {
-    let Some(g) = boot_without_token() else {
+    let Some(g) = boot_guest_without_token(&[], |_| {}) else {
         return;
     };
     let real = file_token(&g);

@@ -11,7 +11,7 @@ use base64::Engine;
 use iris::token::generated_token;
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
-use support::guest::{Guest, HOST, TOKEN, boot_guest_with};
+use support::guest::{Guest, HOST, boot_guest_without_token, generated_admin_token};
 use support::http::request;
 use support::mcp::messages;
 use support::picture::{Glyphs, decode_bmp, decode_png};
@@ -21,21 +21,8 @@ const WATCHER: &str = "watcher-secret-0123456789";
 /// A machine with a generated administrator token and a `watcher` token of role observe.
 fn boot() -> Option<(Guest, String)> {
     let tokens = format!("mcp.tokens=watcher:observe:{WATCHER}");
-    let g = boot_guest_with(
-        &[tokens.as_str()],
-        |o| {
-            let suite = format!("mcp.token={TOKEN}");
-            o.env.retain(|e| *e != suite);
-        },
-        |_| {},
-    )?;
-    assert!(
-        g.rig
-            .wait_for_console("token generated: ", Duration::from_secs(30)),
-        "no generated token:\n{}",
-        g.rig.console_text()
-    );
-    let admin = generated_token(&g.rig.console_text()).expect("a token on its line");
+    let g = boot_guest_without_token(&[tokens.as_str()], |_| {})?;
+    let admin = generated_admin_token(&g);
     Some((g, admin))
 }
 
@@ -300,14 +287,7 @@ fn no_picture_of_the_screen_shows_the_administrator_token() {
 #[test]
 fn a_kernel_that_draws_every_console_byte_never_gets_the_token_to_print() {
     // ABI 13 has no serial-only write: the module generates a token and keeps it to itself.
-    let Some(g) = boot_guest_with(
-        &[],
-        |o| {
-            let suite = format!("mcp.token={TOKEN}");
-            o.env.retain(|e| *e != suite);
-        },
-        |r| r.offer_abi(13),
-    ) else {
+    let Some(g) = boot_guest_without_token(&[], |r| r.offer_abi(13)) else {
         return;
     };
     assert!(

@@ -11,47 +11,25 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use iris::image::find_repo_root;
-use iris::token::{generated_token, token_path};
+use iris::token::token_path;
 use rpc::testing::McpRequest;
 use serde_json::json;
-use support::guest::{Guest, HOST, TOKEN, boot_guest, boot_guest_with};
+use support::guest::{
+    HOST, TOKEN, boot_guest, boot_guest_with, boot_guest_without_token, generated_admin_token,
+};
 use support::http::{Stream, connect, read_response, request};
 use support::mcp::{call_tool, mcp_request, with_bearer, without_bearer};
-
-/// Boots without the suite's `mcp.token` (and with `extra_env`): what a machine with no token
-/// configured does.
-fn boot_without_token(extra_env: &[&str]) -> Option<Guest> {
-    boot_guest_with(
-        extra_env,
-        |o| {
-            let suite = format!("mcp.token={TOKEN}");
-            o.env.retain(|e| *e != suite);
-        },
-        |_| {},
-    )
-}
 
 fn tools_list() -> String {
     mcp_request(1, "tools/list", json!({}), json!({}), "application/json")
 }
 
-/// The token the module printed, waiting for the console line.
-fn console_token(g: &Guest) -> String {
-    assert!(
-        g.rig
-            .wait_for_console("token generated: ", Duration::from_secs(30)),
-        "no generated token on the console:\n{}",
-        g.rig.console_text()
-    );
-    generated_token(&g.rig.console_text()).expect("a token on its line")
-}
-
 #[test]
 fn default_boot_requires_the_generated_token() {
-    let Some(g) = boot_without_token(&[]) else {
+    let Some(g) = boot_guest_without_token(&[], |_| {}) else {
         return;
     };
-    let token = console_token(&g);
+    let token = generated_admin_token(&g);
     assert_eq!(token.len(), 32, "{token}");
     // The rig wrote it where scripts read it, one file per forwarded port.
     let file = token_path(&find_repo_root(), g.mcp.port());
@@ -125,7 +103,7 @@ fn a_short_token_is_refused_at_boot() {
     let Some(g) = boot_guest(&["mcp.token=short-token"]) else {
         return;
     };
-    let token = console_token(&g);
+    let token = generated_admin_token(&g);
     let console = g.rig.console_text();
     assert!(
         console.contains(

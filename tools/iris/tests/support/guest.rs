@@ -105,3 +105,25 @@ pub fn boot_guest_with(
         _image: copy,
     })
 }
+
+/// Like [`boot_guest_with`], without the suite's `mcp.token`: what a machine with no token
+/// configured does (the module generates one, or on a kernel that could not keep it off the
+/// screen, keeps it to itself).
+pub fn boot_guest_without_token(
+    extra_env: &[&str],
+    before_boot: impl FnOnce(&mut Rig) + Send + 'static,
+) -> Option<Guest> {
+    let suite = format!("mcp.token={TOKEN}");
+    boot_guest_with(extra_env, |o| o.env.retain(|e| *e != suite), before_boot)
+}
+
+/// The token the module generated, from its line on the serial console (waiting for it).
+pub fn generated_admin_token(g: &Guest) -> String {
+    assert!(
+        g.rig
+            .wait_for_console("token generated: ", std::time::Duration::from_secs(30)),
+        "no generated token on the console:\n{}",
+        g.rig.console_text()
+    );
+    iris::token::generated_token(&g.rig.console_text()).expect("a token on its line")
+}
