@@ -85,6 +85,21 @@ impl Kernel {
         unsafe { core::ptr::read_volatile(self.table.machine_status) }
     }
 
+    /// Whether the console's last byte ended a line (or nothing was written yet): the
+    /// module's lines start on a line of their own, whatever a client left open before them.
+    pub fn at_line_start(&self) -> bool {
+        let head = self.serial_head();
+        let size = self.table.serial_ring_size;
+        if head == 0 || size == 0 {
+            return true;
+        }
+        let at = ((head - 1) % size) as usize;
+        // SAFETY: `at` is inside the kernel's ring of `size` bytes, valid for the module's
+        // lifetime; read volatile, one byte, because the kernel writes it between calls.
+        let last = unsafe { core::ptr::read_volatile(self.table.serial_ring.add(at)) };
+        last == b'\n'
+    }
+
     /// The serial ring's absolute write offset.
     pub fn serial_head(&self) -> u32 {
         // SAFETY: the head word is the kernel's, valid and aligned for the module's lifetime;

@@ -92,6 +92,25 @@ fn forged_console_lines_are_marked_and_change_no_token_file() {
     // The module's own audit lines for those calls are there, unmarked.
     assert!(data.contains("\nirix7-mcp: audit "), "{data}");
 
+    // A line a client leaves open is ended before the module's next one: the audit line of
+    // the write itself starts a line, never reads as the client's text.
+    let from = ok(&g, &real, "serial.read", json!({"max_bytes": 1}))["head"]
+        .as_u64()
+        .unwrap();
+    ok(
+        &g,
+        &real,
+        "console.write",
+        json!({"text": "left open", "newline": false}),
+    );
+    ok(&g, &real, "status", json!({}));
+    let st = ok(&g, &real, "serial.read", json!({ "offset": from }));
+    let data = st["data"].as_str().unwrap();
+    assert!(
+        data.contains("[mcp] left open\nirix7-mcp: audit "),
+        "the module's line continued the client's:\n{data}"
+    );
+
     // The real token still opens /mcp; the forged one does not.
     ok(&g, &real, "status", json!({}));
     let fake = request(
