@@ -29,6 +29,7 @@ use crate::services::fs::{Disk, mount};
 use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::MemoryPlan;
 use crate::services::power::Action;
+use crate::services::screen::capture::png_pool;
 use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::shell::output as shell_output;
@@ -359,6 +360,7 @@ fn start(
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;
     let shell_pool = shell_output::pool(heap.size);
+    let captures = png_pool();
     let memory = MemoryPlan {
         heap_budget: budgets.heap_budget,
         gauges: alloc::vec![
@@ -366,6 +368,7 @@ fn start(
             Box::new(PoolGauge(budgets.parse.clone())),
             Box::new(PoolGauge(budgets.tasks.clone())),
             Box::new(PoolGauge(shell_pool.clone())),
+            Box::new(PoolGauge(captures.clone())),
         ],
     };
     let services = Services {
@@ -380,6 +383,7 @@ fn start(
         screen: screen.ok(),
         memory,
         shell_output: shell_pool,
+        captures,
         events: Events::new(now),
         audit: audit_log,
         serial_waiters: Waiters::new(budgets.serial_waiters),

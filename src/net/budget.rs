@@ -22,9 +22,9 @@ use crate::services::memory::{BudgetUse, Gauge};
 use alloc::rc::Rc;
 use irix7_kmem::budget::Pool;
 
-/// What one screen capture holds at most (measured peak of a full-screen capture's encoder,
-/// `cargo xtask bench`), set aside on heaps big enough to capture at all.
-const CAPTURE: usize = 512 * 1024;
+/// One PNG capture (captures run one at a time), set aside on heaps big enough to capture at
+/// all.
+const CAPTURE: usize = crate::services::screen::capture::PNG_CAPTURE_BYTES;
 /// The largest complete answer a connection holds (a `tools/list` page, a `mem.read`).
 const ANSWER: usize = 32 * 1024;
 

@@ -41,6 +41,9 @@ pub struct Services {
     pub memory: MemoryPlan,
     /// The pool every running shell command's output draws on (`shell::output::pool`).
     pub shell_output: Rc<Pool>,
+    /// The pool a PNG capture holds its encoder against: one at a time
+    /// (`screen::capture::png_pool`).
+    pub captures: Rc<Pool>,
     /// The machine's events since boot (`irix7://events`); each is also an audit line.
     pub events: Events,
     /// The audit trail's last lines; shared with the MCP server's audit sink, which fills it.

@@ -21,6 +21,7 @@ use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
 use core::cell::RefCell;
+use irix7_kmem::budget::Lease;
 
 pub struct Ctx {
     services: Services,
@@ -91,6 +92,11 @@ impl ScreenBoard for Ctx {
             Some(fb) => Some(&mut **fb),
             None => None,
         }
+    }
+    fn capture_room(&self) -> Option<Lease> {
+        self.services
+            .captures
+            .take(crate::services::screen::capture::PNG_CAPTURE_BYTES)
     }
 }
 

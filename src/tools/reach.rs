@@ -19,6 +19,7 @@ use crate::services::serial_ring::Span;
 use crate::services::serial_wait::Waiters;
 use crate::services::status::{NetUsage, Status};
 use core::cell::RefCell;
+use irix7_kmem::budget::Lease;
 
 /// What the machine is: its status block, processes, interrupt sources, clock, and the ABI
 /// version the kernel offers.
@@ -58,6 +59,9 @@ pub trait Disks {
 /// The graphics board, if one answered at boot.
 pub trait ScreenBoard {
     fn screen(&mut self) -> Option<&mut dyn Framebuffer>;
+    /// Room for one more PNG capture's encoder, held until the lease drops; `None` while the
+    /// captures that may run at once are running.
+    fn capture_room(&self) -> Option<Lease>;
 }
 
 /// The network figures the server refreshes each poll (address, port, the NIC's rings).

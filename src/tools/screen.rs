@@ -13,6 +13,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use irix7_kmem::budget::Lease;
 use rpc::json::{ObjectWriter, ValueRef, Written};
 use rpc::mcp::{
     Annotations, Content, ContentSource, ErrorCode, ResourceContents, ResourceDef, SourcePoll,
@@ -104,6 +105,7 @@ fn capture<C: ScreenBoard + NetFigures>(
         Some(v) => Some(region_arg(v)?),
     };
     let bmp = bmp_url(ctx.net());
+    let room = capture_room(ctx)?;
     let fb = board(ctx)?;
     let cap = Capture::start(fb, Format::Png, region, scale).map_err(capture_error)?;
     let facts = facts(cap.mode(), &cap, &bmp);
@@ -113,7 +115,7 @@ fn capture<C: ScreenBoard + NetFigures>(
                 StreamKind::Image {
                     mime_type: String::from("image/png"),
                 },
-                Box::new(PngSource { cap }),
+                Box::new(PngSource { cap, _room: room }),
             ),
             Content::resource_link(&bmp, "screen.bmp", Some("image/bmp")),
         ],
@@ -185,6 +187,17 @@ fn bmp_url(net: &NetUsage) -> String {
 }
 
 /// The graphics board, or why there is none.
+/// Room for a PNG capture, or `E_BUSY` while another runs: each boxes a deflate compressor
+/// of about 300 KiB, and concurrent ones would run the heap out (`docs/bounds.md`).
+fn capture_room(ctx: &impl ScreenBoard) -> Result<Lease, ToolError> {
+    ctx.capture_room().ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::Busy,
+            "a screen capture is already running (one at a time); try again when it ends",
+        )
+    })
+}
+
 fn board(ctx: &mut impl ScreenBoard) -> Result<&mut dyn Framebuffer, ToolError> {
     match ctx.screen() {
         Some(fb) => Ok(fb),
@@ -217,6 +230,8 @@ pub fn capture_error(e: CaptureError) -> ToolError {
 /// The PNG's bytes for the image block, a batch of rows per read.
 struct PngSource {
     cap: Capture,
+    /// The capture's share of the capture pool, until the PNG is out (or the answer dropped).
+    _room: Lease,
 }
 
 impl<C: ScreenBoard> ContentSource<C> for PngSource {
@@ -244,6 +259,7 @@ impl<C: ScreenBoard> ContentSource<C> for PngSource {
 /// instructions at scale 2). The server reads the resource this way once it is registered as
 /// the URI's streamed reader; [`RESOURCES`] keeps the listing.
 pub fn open_resource<C: ScreenBoard>(ctx: &mut C, uri: &str) -> Result<Content<C>, ToolError> {
+    let room = capture_room(ctx)?;
     let fb = board(ctx)?;
     let cap = Capture::start(fb, Format::Png, None, DEFAULT_SCALE).map_err(capture_error)?;
     Ok(Content::stream(
@@ -251,7 +267,7 @@ pub fn open_resource<C: ScreenBoard>(ctx: &mut C, uri: &str) -> Result<Content<C
             uri: String::from(uri),
             mime_type: String::from("image/png"),
         },
-        Box::new(PngSource { cap }),
+        Box::new(PngSource { cap, _room: room }),
     ))
 }
 
@@ -260,6 +276,7 @@ fn read_resource<C: ScreenBoard>(
     ctx: &mut C,
     uri: &str,
 ) -> Result<Vec<ResourceContents>, ToolError> {
+    let _room = capture_room(ctx)?;
     let fb = board(ctx)?;
     let png = Capture::start(fb, Format::Png, None, DEFAULT_SCALE)
         .and_then(|cap| cap.encode_all(fb))

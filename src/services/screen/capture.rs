@@ -9,9 +9,23 @@ use super::pixel::{Order, Palette};
 use super::png::{PngEncoder, PngError};
 use super::region::{Region, Shrink};
 use crate::hil::framebuffer::{FbError, Framebuffer, Mode};
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use irix7_kmem::budget::Pool;
+
+/// What one PNG capture holds at most (the measured peak of a full-screen capture's encoder,
+/// `cargo xtask bench`): the memory plan sets it aside, and the capture pool lets one run at a
+/// time.
+pub const PNG_CAPTURE_BYTES: usize = 512 * 1024;
+
+/// The pool PNG captures draw on: room for one at a time (each boxes a deflate compressor of
+/// about 300 KiB), so concurrent `screen.capture` calls and `irix7://screen` reads cannot run
+/// the heap out; the next one is refused until the first ends.
+pub fn png_pool() -> Rc<Pool> {
+    Pool::new("captures", PNG_CAPTURE_BYTES)
+}
 
 /// Screen rows read per batch: 8 rows of 1280 pixels is ~10 K pixel reads, a few
 /// milliseconds of an R4400.

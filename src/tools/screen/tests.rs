@@ -184,3 +184,32 @@ fn the_resource_is_the_default_thumbnail() {
 }
 
 use alloc::vec::Vec;
+
+#[test]
+fn one_capture_runs_at_a_time_and_the_next_is_busy_until_it_ends() {
+    let mut ctx = fake::ctx();
+    ctx.services_mut().screen = Some(Box::new(board()));
+    let first = super::open_resource(&mut ctx, "irix7://screen").unwrap();
+    let busy = |r: Result<_, rpc::mcp::ToolError>| match r {
+        Err(e) => assert_eq!(e.code, rpc::mcp::ErrorCode::Busy, "{e:?}"),
+        Ok(_) => panic!("a second capture started while the first ran"),
+    };
+    busy(super::open_resource(&mut ctx, "irix7://screen").map(|_| ()));
+    busy(super::read_resource(&mut ctx, "irix7://screen").map(|_| ()));
+    let mut s = server_with(ctx);
+    let r = call(&mut s, "screen.capture", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_BUSY: a screen capture is already running"),
+        "{r}"
+    );
+    // The first one's answer ends (here: is dropped), and the room comes back.
+    drop(first);
+    let r = call(&mut s, "screen.capture", json!({}));
+    assert_eq!(image(&r).width, 48);
+    let r = call(&mut s, "screen.capture", json!({"scale": 1}));
+    assert_eq!(image(&r).width, 96, "each capture gives its room back");
+}

@@ -226,6 +226,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         screen: None,
         memory: Default::default(),
         shell_output: crate::services::shell::output::pool(1 << 24),
+        captures: crate::services::screen::capture::png_pool(),
         events: crate::services::events::Events::new(0),
         audit: Default::default(),
         policy: "full".into(),
