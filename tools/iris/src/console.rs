@@ -90,19 +90,17 @@ impl ConsoleLog {
     /// (and only what the log still holds), with the count of bytes ever sent they end at: what
     /// a viewer that has shown `since` bytes draws next.
     pub fn since(&self, since: u64, max: usize) -> (Vec<u8>, u64) {
-        self.inner
-            .lock()
-            .map(|g| {
-                let fresh = usize::try_from(g.total.saturating_sub(since)).unwrap_or(usize::MAX);
-                let take = fresh.min(max).min(g.bytes.len());
-                (g.bytes[g.bytes.len() - take..].to_vec(), g.total)
-            })
-            .unwrap_or((Vec::new(), since))
+        self.tail(since, max, false)
     }
 
     /// Like [`since`](Self::since), without the bytes only the serial line carries: what the
     /// console drawn on the screen shows next. `max` counts transmitted bytes, hidden or not.
     pub fn screen_since(&self, since: u64, max: usize) -> (Vec<u8>, u64) {
+        self.tail(since, max, true)
+    }
+
+    /// The last `max` bytes after `since`, without the serial-only ones for the `screen`.
+    fn tail(&self, since: u64, max: usize, screen: bool) -> (Vec<u8>, u64) {
         self.inner
             .lock()
             .map(|g| {
@@ -110,6 +108,9 @@ impl ConsoleLog {
                 let take = fresh.min(max).min(g.bytes.len());
                 let first = g.total - take as u64;
                 let tail = &g.bytes[g.bytes.len() - take..];
+                if !screen {
+                    return (tail.to_vec(), g.total);
+                }
                 let hidden: Vec<_> = g.serial_only.iter().filter(|&&(_, e)| e > first).collect();
                 let shown = tail
                     .iter()
