@@ -8,17 +8,24 @@ IRIX7_LAB_MACHINES     the machines' names, comma-separated (rig1,rig2,rig3)
 IRIX7_LAB_TOKEN_FILES  the files where the rigs write their machines' tokens, same order
 IRIX7_LAB_PIDS         name=pid of each rig process
 IRIX7_LAB_AUDIT        the gateway's audit log
+IRIX7_LAB_FILE         the gateway's lab file
+IRIX7_LAB_GATEWAY      the irix7-gateway binary (a test starts a second one, of another role)
 
 The tests run in file order and share the lab: the reset and the kill come last.
 """
 
 import asyncio
+import base64
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import tempfile
 import time
+import tomllib
+import zlib
 
 import mcp_types as types
 import pytest
@@ -462,6 +469,60 @@ def test_machine_events_reach_subscribers_of_both_eras_through_the_gateway(lab):
     assert [e["seq"] for e in after["events"]] == sorted(e["seq"] for e in after["events"])
 
 
+def _png_rgb(data):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB, non-interlaced PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
+    at, idat, head = 8, b"", None
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 4], "big")
+        kind, body = data[at + 4:at + 8], data[at + 8:at + 8 + n]
+        if kind == b"IHDR":
+            head = body
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + n
+    w, h = int.from_bytes(head[:4], "big"), int.from_bytes(head[4:8], "big")
+    assert head[8:13] == bytes([8, 2, 0, 0, 0]), head
+    raw, stride, rows, prev = zlib.decompress(idat), w * 3, [], bytearray(w * 3)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], prev[i - 3] if i >= 3 else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * 3:x * 3 + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def _screen_lines(w, h, rows, sample):
+    """The screen's text: 8x16 cells, glyphs learned from the row that shows `sample` from its
+    first column (the row whose cells repeat exactly where the sample's characters do)."""
+    bg = max(set(rows[0]), key=rows[0].count)
+    cells = [[tuple(tuple(rows[r * 16 + y][c * 8 + x] != bg for x in range(8)) for y in range(16))
+              for c in range(w // 8)] for r in range(h // 16)]
+    glyphs = None
+    for row in cells:
+        known, seen = {}, {}
+        if all(known.setdefault(ink, ch) == ch and seen.setdefault(ch, ink) == ink
+               for ch, ink in zip(sample, row)):
+            glyphs = known
+            break
+    assert glyphs, "the sample line is not on the screen"
+    blank = tuple(tuple(False for _ in range(8)) for _ in range(16))
+    return ["".join(glyphs.get(ink, " " if ink == blank else "?") for ink in row).rstrip()
+            for row in cells]
+
+
 def test_reset_affects_only_the_reset_machine(lab):
     """A long call runs on rig3 and another on rig2; rig2 is reset mid-call. rig2's call
     fails with a clear error, rig3's finishes with its progress, rig1 answers throughout, and
@@ -510,6 +571,67 @@ def test_reset_affects_only_the_reset_machine(lab):
     assert back is not None and not back.is_error, back
     assert back.structured_content["uptime_ms"] < 60_000, back.structured_content
     lab.assert_no_token()
+
+
+def test_an_observe_agent_reads_no_machine_token_off_the_screen(lab, tmp_path):
+    """A second gateway over the same machines gives its agent the observe role: a full-size
+    screen.capture of the machine just reset (whose screen holds its whole boot, the line about
+    its new token included), read as text with glyphs learned from the screen itself, shows a
+    token-shaped line a client wrote, and nothing of the machine's own token."""
+    with open(_env("IRIX7_LAB_FILE"), "rb") as f:
+        machines = tomllib.load(f)["machines"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token_file = tmp_path / "token"
+    text = (f'listen = "127.0.0.1:{port}"\ntoken_file = "{token_file}"\n'
+            f'audit_log = "{tmp_path / "audit.log"}"\nagent_role = "observe"\n')
+    for name, m in machines.items():
+        text += f'\n[machines.{name}]\nurl = "{m["url"]}"\ntoken_file = "{m["token_file"]}"\n'
+    (tmp_path / "lab.toml").write_text(text)
+    gateway = subprocess.Popen([_env("IRIX7_LAB_GATEWAY"), "serve", str(tmp_path / "lab.toml")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not (token_file.exists() and token_file.read_text().strip()):
+            assert gateway.poll() is None and time.monotonic() < deadline, "no observe gateway"
+            time.sleep(0.1)
+        observe_token = token_file.read_text().strip()
+        sample = "[mcp] glyphs 0123456789 abcdefghijklmnopqrstuvwxyz ,;:()=<>-./_"
+        decoy = "5ee0dec0a11ce0b0d1ce0fa11e0ba5e7"
+        machine = lab.names[1]
+
+        async def go():
+            async with lab.client() as c:
+                for line in (sample[len("[mcp] "):], decoy):
+                    r = await _call(c, lab, "console.write", machine, {"text": line})
+                    assert not r.is_error, r
+            hc = create_mcp_http_client(headers={"Authorization": f"Bearer {observe_token}"})
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with Client(streamable_http_client(url, http_client=hc)) as c:
+                deadline = time.monotonic() + 30
+                while True:
+                    r = await c.call_tool("screen.capture", {"machine": machine, "scale": 1})
+                    if not r.is_error or time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.5)  # the machine not probed yet
+                assert not r.is_error, r
+                return r
+
+        r = run(go())
+        png = base64.b64decode(r.content[0].data)
+        screen = "\n".join(_screen_lines(*_png_rgb(png), sample))
+        assert "[mcp] " + decoy in screen, screen
+        assert "token generated, on the serial line only" in screen, screen
+        lab.note_tokens()
+        with open(lab.token_files[1]) as f:
+            token = f.read().strip()
+        assert len(token) == 32, token
+        for i in range(len(token) - 7):
+            assert token[i:i + 8] not in screen, f"{token[i:i + 8]} of the token on the screen"
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=10)
 
 
 def test_hung_machine_blocks_nobody_and_a_killed_one_is_unreachable(lab):

@@ -201,6 +201,8 @@ pub fn test(pytest_args: &[String]) -> Result<(), String> {
             .env("IRIX7_LAB_TOKEN_FILES", token_files.join(","))
             .env("IRIX7_LAB_PIDS", pids.join(","))
             .env("IRIX7_LAB_AUDIT", dir.join("audit.log"))
+            .env("IRIX7_LAB_FILE", &lab.lab_file)
+            .env("IRIX7_LAB_GATEWAY", gateway_binary()?)
             .args(&args),
     );
     println!("lab tests: {:.1} s", t.elapsed().as_secs_f64());
