@@ -21,6 +21,7 @@ mod private;
 mod sizes;
 mod soak;
 mod suite;
+mod unicorn;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -108,7 +109,7 @@ enum Cmd {
     },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
-    /// Install the prerequisites only.
+    /// Install the prerequisites only (Debian packages, rust-src, the rig's fixed Unicorn).
     Prereqs,
     /// Boot MAME's Indy (indy_4610) headless on the project's PROM stand-in and check its console.
     Mame {
