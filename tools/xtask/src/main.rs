@@ -84,6 +84,9 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Build the X25519 test image (target/image/x25519-test.o) that tools/iris/tests/x25519.rs
+    /// boots: long straight-line blocks (docs/rig.md, "Which Unicorn").
+    X25519Image,
     /// Check that the module's imports follow its layers, and where `unsafe` and path attributes may be.
     Layers,
     /// Build the EROFS fixture images into target/fixtures.
@@ -174,6 +177,7 @@ fn main() -> ExitCode {
                 cpu: None,
                 out,
                 build_tag,
+                package: None,
             };
             image_cmd(&opts, update_config, check_config)
         }
@@ -190,6 +194,7 @@ fn main() -> ExitCode {
         }),
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
+        Cmd::X25519Image => image::build_x25519_test_image(),
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
