@@ -18,7 +18,7 @@ pub const CONFIG_PATH: &str = "boot/config.conf";
 pub const DEPLOY_TEST_IMAGE: &str = "target/image/irix7-mcp-deploy.o";
 /// Where the X25519 test image goes (`tools/x25519-image`, `tools/iris/tests/x25519.rs`).
 pub const X25519_TEST_IMAGE: &str = "target/image/x25519-test.o";
-/// The crate of that image: outside the workspace, with its own lock file (its crates must not
+/// The crate of that image: a workspace of its own, with its own lock file (its crates must not
 /// change Cargo.lock, which the product image's build id digests).
 pub const X25519_CRATE: TestCrate = TestCrate {
     dir: "tools/x25519-image",

@@ -287,7 +287,7 @@ fn clippy_target() -> Result<(), String> {
         "-p",
         "irix7-loader",
     ];
-    // The X25519 test image is outside the workspace (its own lock file).
+    // The X25519 test image is a workspace of its own (its own lock file).
     let x25519 = format!("{}/Cargo.toml", image::X25519_CRATE.dir);
     clippy(&module).and(clippy(&["--manifest-path", &x25519, "--locked"]))
 }
