@@ -23,8 +23,8 @@ fn main() {
         println!("cargo:rustc-cfg=iris_stock_unicorn");
         return;
     }
-    let how = "run `cargo xtask prereqs` (any `cargo xtask` command or `cargo iris` does it) \
-               to build it under target/unicorn; docs/rig.md, \"Which Unicorn\"";
+    let how = "run `cargo xtask prereqs` (`cargo iris` and `cargo xtask test` run it too) to \
+               build it under target/unicorn; docs/rig.md, \"Which Unicorn\"";
     if env::var_os("UNICORN_NO_PKG_CONFIG").is_some() {
         panic!(
             "UNICORN_NO_PKG_CONFIG is set: unicorn-engine-sys would build its stock sources, \

@@ -179,11 +179,15 @@ pub fn ensure() -> Result<(), String> {
     fs::write(&pc_path, pc).map_err(|e| format!("{}: {e}", pc_path.display()))?;
     // Cargo does not watch the .pc file: the crate's build script must run again to link the
     // new library rather than whatever it linked before (the stock one, or an older build).
-    cmd::run(
-        Command::new("cargo")
-            .current_dir(root)
-            .args(["clean", "--quiet", "-p", CRATE]),
-    )?;
+    // `cargo clean -p` cleans one profile's directory: the dev one, then the release one.
+    for profile in [&[][..], &["--release"][..]] {
+        cmd::run(
+            Command::new("cargo")
+                .current_dir(root)
+                .args(["clean", "--quiet", "-p", CRATE])
+                .args(profile),
+        )?;
+    }
     remove_other_builds(&root.join(DIR), &key);
     println!("prereqs: the rig will link Unicorn {version} with the fixes ({DIR}/{key})");
     Ok(())
