@@ -339,6 +339,22 @@ mod tests {
         }
     }
 
+    /// Every edit finds its code exactly once in the crate's sources (cargo metadata finds
+    /// them, as the build does), and edits of one file do not overlap.
+    #[test]
+    fn every_edit_applies_to_the_crate_sources() {
+        let src = crate_sources(VERSION).unwrap();
+        let mut files: Vec<&str> = EDITS.iter().map(|e| e.file).collect();
+        files.dedup();
+        for file in files {
+            let mut text = fs::read_to_string(src.join(file)).unwrap();
+            for e in EDITS.iter().filter(|e| e.file == file) {
+                text = apply_to(&text, e).unwrap();
+            }
+            assert!(text.contains("irix7-mcp"), "{file}");
+        }
+    }
+
     #[test]
     fn the_key_follows_the_version_and_the_edits() {
         assert_eq!(key("2.1.5"), key("2.1.5"));
