@@ -17,6 +17,54 @@ pub type Uc = Unicorn<'static, ()>;
 /// Unicorn's CPU model number for the R4000 in MIPS64 mode.
 pub const CPU_MODEL_R4000: i32 = 0;
 
+/// The fixes the rig's Unicorn must have (docs/rig.md, "Which Unicorn"): the string the
+/// fixed library's `irix7_unicorn_fixes` returns (`tools/xtask/src/unicorn.rs` adds it).
+pub const UNICORN_FIXES: &str = "irix7-mcp fixes 1: mips-delay-slot-temporary, stale-delay-slot-flag, temporaries-exhausted-error, pending-branch-on-new-pc";
+
+#[cfg(not(iris_stock_unicorn))]
+mod fixed {
+    // Only the project's fixed Unicorn defines this: linked against a stock library, the rig
+    // does not link, naming it.
+    unsafe extern "C" {
+        fn irix7_unicorn_fixes() -> *const std::ffi::c_char;
+    }
+
+    pub fn fixes() -> &'static str {
+        // SAFETY: the function takes nothing and returns a pointer to a static NUL-terminated
+        // ASCII string.
+        unsafe { std::ffi::CStr::from_ptr(irix7_unicorn_fixes()) }
+            .to_str()
+            .unwrap_or("(not UTF-8)")
+    }
+}
+
+/// Which fixes the linked Unicorn has: [`UNICORN_FIXES`], or a note that the rig was built on
+/// the stock library on purpose (`IRIS_STOCK_UNICORN`, see `tools/iris/build.rs`).
+pub fn unicorn_fixes() -> &'static str {
+    #[cfg(not(iris_stock_unicorn))]
+    return fixed::fixes();
+    #[cfg(iris_stock_unicorn)]
+    return "none: the stock library (built with IRIS_STOCK_UNICORN)";
+}
+
+unsafe extern "C" {
+    fn uc_version(major: *mut u32, minor: *mut u32) -> u32;
+}
+
+/// One line naming the emulator the rig runs (`iris --version`): the library's own version
+/// (`uc_version`; the 2.1.5 crate's sources call themselves 2.1.4) and its fixes.
+pub fn emulator_line() -> String {
+    // SAFETY: uc_version accepts null pointers for the parts it need not write.
+    let v = unsafe { uc_version(std::ptr::null_mut(), std::ptr::null_mut()) };
+    format!(
+        "Unicorn {}.{}.{} (crate unicorn-engine-sys), {}",
+        v >> 24,
+        (v >> 16) & 0xff,
+        (v >> 8) & 0xff,
+        unicorn_fixes()
+    )
+}
+
 /// Guest memory through Unicorn (RAM windows only).
 pub struct UcMem<'a, 'u> {
     pub uc: &'a mut Unicorn<'u, ()>,
@@ -109,6 +157,14 @@ impl Cpu {
     /// A CPU with `ram_bytes` of RAM at [`RAM_PHYS`] (and its first 512 KiB aliased at 0), a hole
     /// under the kernel stack, and the counting/fault hooks installed.
     pub fn new(ram_bytes: u32) -> Result<Cpu, String> {
+        #[cfg(not(iris_stock_unicorn))]
+        if unicorn_fixes() != UNICORN_FIXES {
+            return Err(format!(
+                "the rig was linked with a Unicorn whose fixes are {:?}, not {UNICORN_FIXES:?}: \
+                 run `cargo xtask prereqs` and rebuild",
+                unicorn_fixes()
+            ));
+        }
         let mut uc = Unicorn::new(Arch::MIPS, Mode::MIPS64 | Mode::BIG_ENDIAN)
             .map_err(|e| uc_err("create MIPS64 BE engine", e))?;
         uc.ctl_set_cpu_model(CPU_MODEL_R4000)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use iris::kernel::disks::parse_disk_arg;
 use iris::rig::{DEFAULT_HANG_INSNS, RigOptions, RunEnd};
@@ -159,7 +159,17 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    // `--version` also names the emulator and its fixes (docs/rig.md, "Which Unicorn").
+    let version = format!(
+        "{}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        iris::cpu::emulator_line()
+    );
+    let matches = Cli::command()
+        .version(&*Box::leak(version.into_boxed_str()))
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match run(cli) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("iris: {e}");

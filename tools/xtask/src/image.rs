@@ -16,6 +16,22 @@ pub const IMAGE_BUDGET: usize = 768 * 1024;
 pub const CONFIG_PATH: &str = "boot/config.conf";
 /// Where the changed image of the deploy test and the soak goes.
 pub const DEPLOY_TEST_IMAGE: &str = "target/image/irix7-mcp-deploy.o";
+/// Where the X25519 test image goes (`tools/x25519-image`, `tools/iris/tests/x25519.rs`).
+pub const X25519_TEST_IMAGE: &str = "target/image/x25519-test.o";
+/// The crate of that image: a workspace of its own, with its own lock file (its crates must not
+/// change Cargo.lock, which the product image's build id digests).
+pub const X25519_CRATE: TestCrate = TestCrate {
+    dir: "tools/x25519-image",
+    name: "irix7-x25519-image",
+};
+
+/// A crate outside the workspace built into a test image the way the module is.
+#[derive(Clone, Copy)]
+pub struct TestCrate {
+    /// Its directory (holding Cargo.toml and Cargo.lock), relative to the repository root.
+    pub dir: &'static str,
+    pub name: &'static str,
+}
 /// The environment variable through which a build-time token reaches the module's build.
 const TOKEN_ENV: &str = "IRIX7_MCP_BUILD_TOKEN";
 /// The environment variable through which the build id reaches the module's build.
@@ -52,6 +68,8 @@ pub struct Options {
     /// Appended to the build id (`<digest>-<tag>`): a build that differs from the product
     /// image only in its id, as the deploy test needs one.
     pub build_tag: Option<String>,
+    /// Another crate than the module (a test image), built and linked the same way.
+    pub package: Option<TestCrate>,
 }
 
 /// A built image.
@@ -145,10 +163,25 @@ pub fn build_deploy_test_image() -> Result<(), String> {
     Ok(())
 }
 
+/// The X25519 test image: x25519-dalek's field arithmetic, long straight-line blocks on the
+/// R4400, computing RFC 7748's first vector in `init` (`tools/iris/tests/x25519.rs`).
+pub fn build_x25519_test_image() -> Result<(), String> {
+    let img = build(&Options {
+        out: X25519_TEST_IMAGE.into(),
+        package: Some(X25519_CRATE),
+        ..Default::default()
+    })?;
+    println!("{} sha256 {}", X25519_TEST_IMAGE, img.sha256);
+    Ok(())
+}
+
 /// Builds the module library for the Indy target and links the image.
 pub fn build(opts: &Options) -> Result<Image, String> {
     let root = repo_root();
-    let variant = if opts.cpu.is_some() || !opts.features.is_empty() {
+    let package = opts.package.map_or("irix7-mcp", |c| c.name);
+    let variant = if let Some(c) = opts.package {
+        c.name
+    } else if opts.cpu.is_some() || !opts.features.is_empty() {
         "variant"
     } else if opts.build_tag.is_some() {
         // Its own directory: alternating with the product build would rebuild both each time.
@@ -198,15 +231,16 @@ pub fn build(opts: &Options) -> Result<Image, String> {
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
         .env_remove("RUSTFLAGS")
-        .args([
-            "rustc",
-            "--quiet",
-            "-p",
-            "irix7-mcp",
-            "--lib",
-            "--crate-type",
-            "staticlib",
-        ])
+        .args(["rustc", "--quiet"]);
+    match opts.package {
+        Some(c) => cargo
+            .arg("--manifest-path")
+            .arg(root.join(c.dir).join("Cargo.toml"))
+            .arg("--locked"),
+        None => cargo.args(["-p", package]),
+    };
+    cargo
+        .args(["--lib", "--crate-type", "staticlib"])
         .args(["--profile", "image", "--target", "mips-irix7.json"])
         .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
         // `optimize_for_size` makes core and alloc pick their small algorithms (sorting,
@@ -231,7 +265,10 @@ pub fn build(opts: &Options) -> Result<Image, String> {
     }
     cmd::run(&mut cargo)?;
 
-    let lib = target_dir.join("mips-irix7/image/libirix7_mcp.a");
+    let lib = target_dir.join(format!(
+        "mips-irix7/image/lib{}.a",
+        package.replace('-', "_")
+    ));
     let out = root.join(&opts.out);
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -70,6 +70,8 @@ pub fn rig_binary() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("IRIS_BIN") {
         return Ok(PathBuf::from(p));
     }
+    // The rig links the fixed Unicorn (built by the prerequisites): without it its build stops.
+    crate::prereqs::ensure()?;
     release_binary("iris", "iris")
 }
 

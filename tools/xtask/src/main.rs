@@ -21,6 +21,7 @@ mod private;
 mod sizes;
 mod soak;
 mod suite;
+mod unicorn;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -83,6 +84,9 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Build the X25519 test image (target/image/x25519-test.o) that tools/iris/tests/x25519.rs
+    /// boots: long straight-line blocks (docs/rig.md, "Which Unicorn").
+    X25519Image,
     /// Check that the module's imports follow its layers, and where `unsafe` and path attributes may be.
     Layers,
     /// Build the EROFS fixture images into target/fixtures.
@@ -108,7 +112,7 @@ enum Cmd {
     },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
-    /// Install the prerequisites only.
+    /// Install the prerequisites only (Debian packages, rust-src, the rig's fixed Unicorn).
     Prereqs,
     /// Boot MAME's Indy (indy_4610) headless on the project's PROM stand-in and check its console.
     Mame {
@@ -173,6 +177,7 @@ fn main() -> ExitCode {
                 cpu: None,
                 out,
                 build_tag,
+                package: None,
             };
             image_cmd(&opts, update_config, check_config)
         }
@@ -189,6 +194,7 @@ fn main() -> ExitCode {
         }),
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
+        Cmd::X25519Image => image::build_x25519_test_image(),
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),

@@ -4,7 +4,8 @@
 use crate::cmd;
 use std::process::{Command, Stdio};
 
-/// Debian packages: cmake + libclang-dev build Unicorn (bindgen); binutils-mips-linux-gnu gives
+/// Debian packages: cmake builds the rig's fixed Unicorn (`unicorn.rs`) and libclang-dev the
+/// crate's bindings to it (bindgen); binutils-mips-linux-gnu gives
 /// the ISA audit its disassembler; erofs-utils builds the fixture images; python3-venv holds
 /// the Python MCP client tests; mame is the independent Indy model `cargo xtask mame` boots, and
 /// iproute2 addresses the tap MAME opens in its network namespace.
@@ -18,10 +19,11 @@ pub const DEBIAN: &[&str] = &[
     "iproute2",
 ];
 
-/// Makes sure rust-src and the Debian packages are there.
+/// Makes sure rust-src, the Debian packages and the rig's fixed Unicorn are there.
 pub fn ensure() -> Result<(), String> {
     ensure_rust_src()?;
-    ensure_debian(DEBIAN)
+    ensure_debian(DEBIAN)?;
+    crate::unicorn::ensure()
 }
 
 fn ensure_rust_src() -> Result<(), String> {

@@ -17,6 +17,7 @@ pub fn run(cycles: usize) -> Result<(), String> {
     if cycles == 0 {
         return Err("--cycles must be at least 1".into());
     }
+    crate::prereqs::ensure()?;
     image::build(&image::Options {
         out: image::IMAGE_PATH.into(),
         ..Default::default()

@@ -55,6 +55,10 @@ const STEPS: &[Step] = &[
         run: image::build_deploy_test_image,
     },
     Step {
+        name: "the X25519 test image (x25519-dalek: long straight-line blocks)",
+        run: image::build_x25519_test_image,
+    },
+    Step {
         name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
         run: mame_step,
     },
@@ -262,26 +266,30 @@ fn clippy_host() -> Result<(), String> {
 }
 
 fn clippy_target() -> Result<(), String> {
-    cmd::run(
-        cargo()
-            .env("RUSTC_BOOTSTRAP", "1")
-            .args([
-                "clippy",
-                "--quiet",
-                "-p",
-                "irix7-mcp",
-                "-p",
-                "irix7-kmem",
-                "-p",
-                "irix7-mame-prom",
-                "-p",
-                "irix7-loader",
-                "--target",
-                "mips-irix7.json",
-            ])
-            .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
-            .args(["--target-dir", "target/mips/clippy", "--", "-D", "warnings"]),
-    )
+    let clippy = |crates: &[&str]| {
+        cmd::run(
+            cargo()
+                .env("RUSTC_BOOTSTRAP", "1")
+                .args(["clippy", "--quiet"])
+                .args(crates)
+                .args(["--target", "mips-irix7.json"])
+                .args(["-Z", "json-target-spec", "-Z", "build-std=core,alloc"])
+                .args(["--target-dir", "target/mips/clippy", "--", "-D", "warnings"]),
+        )
+    };
+    let module = [
+        "-p",
+        "irix7-mcp",
+        "-p",
+        "irix7-kmem",
+        "-p",
+        "irix7-mame-prom",
+        "-p",
+        "irix7-loader",
+    ];
+    // The X25519 test image is a workspace of its own (its own lock file).
+    let x25519 = format!("{}/Cargo.toml", image::X25519_CRATE.dir);
+    clippy(&module).and(clippy(&["--manifest-path", &x25519, "--locked"]))
 }
 
 /// The workspace's tests, every binary run even after one fails. A failing test is named in
@@ -296,6 +304,7 @@ fn cargo_test() -> Result<(), String> {
         let mut c = cargo();
         c.env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
             .env("IRIX7_DEPLOY_IMAGE", root.join(image::DEPLOY_TEST_IMAGE))
+            .env("IRIX7_X25519_IMAGE", root.join(image::X25519_TEST_IMAGE))
             // Whatever count the caller's environment asks of the soak, the suite runs its own.
             .env("IRIX7_SOAK_CYCLES", crate::soak::SUITE_CYCLES.to_string())
             .args(["test", "--workspace", "--all-features", "--no-fail-fast"]);

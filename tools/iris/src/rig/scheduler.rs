@@ -8,6 +8,7 @@ use crate::error::RigError;
 use crate::kernel::KernelRequest;
 use crate::memmap::{self, ram_va, sext};
 use indy::abi::{BOOT_PANIC, BOOT_REQUESTED, BOOT_WATCHDOG};
+use unicorn_engine::unicorn_const::uc_error;
 
 /// Instruction and event counters (exact guest instruction counts from the block hook).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -231,6 +232,22 @@ impl Rig {
         }
     }
 
+    /// Unicorn gave up translating guest code: its translator ran out of TCG temporaries. The
+    /// rig's fixed Unicorn ends emu_start with UC_ERR_RESOURCE then, the PC at the block it
+    /// was translating, rather than write past its temporaries (docs/rig.md, "Which Unicorn").
+    fn translation_failed(&self, call: &'static str) -> RigError {
+        let pc = self.cpu.pc();
+        let at = match self.symbolize(pc) {
+            Some(s) => format!("{pc:#010x} <{s}>"),
+            None => format!("{pc:#010x}"),
+        };
+        RigError::Emulator(format!(
+            "Unicorn could not translate the guest code at pc {at} in {call}: its translator ran \
+             out of TCG temporaries (UC_ERR_RESOURCE), a limit of the emulator, not a fault of \
+             the module"
+        ))
+    }
+
     /// Run one guest function to completion (in slices, ticking devices between them).
     pub(super) fn call_guest(
         &mut self,
@@ -275,6 +292,9 @@ impl Rig {
                 return Err(RigError::Crash(self.crash_report(call, Some(fault), None)));
             }
             if let Err(e) = result {
+                if e == uc_error::RESOURCE {
+                    return Err(self.translation_failed(call));
+                }
                 return Err(RigError::Crash(self.crash_report(
                     call,
                     None,
