@@ -2,34 +2,36 @@
 //! after its checks (`modern`, `legacy`), then each method to what answers it, and a
 //! `tools/call` through its gates (`call::gates`) to its tool, its task or its stream.
 
-use super::audit::{Outcome, PendingAudit};
-use super::authority::Door;
-use super::call::asking::Asking;
-use super::call::emit::render_now;
-use super::call::gates::{self, Passed, Refusal};
-use super::call::stream::{CallSetup, CallStream, Framing};
-use super::call_watch::CallWatch;
-use super::confirm;
-use super::cursor;
-use super::get_stream;
-use super::legacy;
-use super::limits::{CallState, Key};
-use super::modern;
-use super::prompt;
-use super::reply;
-use super::request::{Cx, Era, Head, input_unsupported};
-use super::resource::{ResourceDef, TemplateDef};
-use super::resource_read;
-use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
-use super::schema::Schema;
-use super::server::McpServer;
-use super::tasks::{self, Begin};
-use super::tool::{Started, ToolCall, ToolError, ToolOutput};
-use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Peer, Response};
 use crate::json::ValueRef;
 use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError};
-use crate::mcp::ErrorCode;
+use crate::mcp::eras::get_stream;
+use crate::mcp::eras::legacy;
+use crate::mcp::eras::modern;
+use crate::mcp::guard::audit::{Outcome, PendingAudit};
+use crate::mcp::guard::authority::Door;
+use crate::mcp::guard::call_watch::CallWatch;
+use crate::mcp::guard::limits::{CallState, Key};
+use crate::mcp::guard::request::{Cx, Era, Head, input_unsupported};
+use crate::mcp::resources::catalog::{ResourceDef, TemplateDef};
+use crate::mcp::resources::read;
+use crate::mcp::server::McpServer;
+use crate::mcp::tools::call::asking::Asking;
+use crate::mcp::tools::call::emit::render_now;
+use crate::mcp::tools::call::gates::{self, Passed, Refusal};
+use crate::mcp::tools::call::stream::{CallSetup, CallStream, Framing};
+use crate::mcp::tools::confirm;
+use crate::mcp::tools::prompt;
+use crate::mcp::tools::result::{
+    Json, Offers, fail, finish, finish_members, result_extra, write_result_extra,
+};
+use crate::mcp::tools::schema::Schema;
+use crate::mcp::tools::tasks::{self, Begin};
+use crate::mcp::wire::cursor;
+use crate::mcp::wire::error_code::ErrorCode;
+use crate::mcp::wire::reply;
+use crate::mcp::wire::tool::{Started, ToolCall, ToolError, ToolOutput};
+use crate::mcp::wire::version::MODERN_VERSION;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -303,7 +305,7 @@ impl<C: 'static> McpServer<C> {
                     .collect()
             }),
             "resources/read" => {
-                return resource_read::read(&self.resources, &self.ctx, &self.config, cx);
+                return read::read(&self.resources, &self.ctx, &self.config, cx);
             }
             "prompts/list" => self.list(cx, "prompts", |s| {
                 s.prompts.iter().map(|p| p.listing()).collect()
@@ -489,7 +491,12 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
             );
         };
-        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, entry);
+        let mut audit = PendingAudit::of_call(
+            self.config.audit.as_ref(),
+            cx,
+            &entry.def,
+            entry.cap.privilege,
+        );
         let mut watch = CallWatch::start(self.config.calls.as_ref(), cx, entry.def.name);
         let (response, outcome) = self.call_found(cx, index, &mut audit, &mut watch);
         if let (Some(a), Some(outcome)) = (audit, outcome) {

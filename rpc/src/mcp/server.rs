@@ -3,26 +3,28 @@
 //! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
 //! and hands the message to that era's handler.
 
-use super::audit::{AuditRecord, AuthFailure};
-use super::authority::{Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token};
-use super::config::Config;
-use super::get_stream;
-use super::inputs::Answers;
-use super::limits::{Calls, ClientWindows, Key};
-use super::login_failures::LoginFailures;
-use super::prompt::PromptDef;
-use super::registry::{RegistryError, ToolRegistry};
-use super::reply;
-use super::request::Head;
-use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
-use super::security::{bearer_ok, host_ok, origin_ok};
-use super::session::Sessions;
-use super::subscriptions::Subscriptions;
-use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use crate::http::coding;
 use crate::http::{Admission, Field, Handler, Headers, Method, Peer, Request, Response};
 use crate::json::Tape;
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
+use crate::mcp::eras::get_stream;
+use crate::mcp::eras::session::Sessions;
+use crate::mcp::eras::subscriptions::Subscriptions;
+use crate::mcp::guard::audit::{AuditRecord, AuthFailure};
+use crate::mcp::guard::authority::{
+    Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token,
+};
+use crate::mcp::guard::config::Config;
+use crate::mcp::guard::limits::{Calls, ClientWindows, Key};
+use crate::mcp::guard::login_failures::LoginFailures;
+use crate::mcp::guard::request::Head;
+use crate::mcp::guard::security::{bearer_ok, host_ok, origin_ok};
+use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
+use crate::mcp::tools::inputs::Answers;
+use crate::mcp::tools::prompt::PromptDef;
+use crate::mcp::tools::registry::{RegistryError, ToolRegistry};
+use crate::mcp::wire::reply;
+use crate::mcp::wire::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -55,7 +57,7 @@ pub struct McpServer<C: 'static> {
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
     pub(super) answers: Rc<RefCell<Answers>>,
     /// Tool calls running as tasks (the tasks extension).
-    pub(super) tasks: super::tasks::Tasks<C>,
+    pub(super) tasks: crate::mcp::tools::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
     pub(super) subscriptions: Subscriptions<C>,
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
@@ -108,7 +110,7 @@ impl<C: 'static> McpServer<C> {
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
-            tasks: super::tasks::Tasks::default(),
+            tasks: crate::mcp::tools::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
             instructions_json,
             lent: Cell::new(Vec::new()),
@@ -144,7 +146,10 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// Adds a tool family's table (all or nothing).
-    pub fn register_tools(&mut self, table: &[super::ToolDef<C>]) -> Result<(), RegistryError> {
+    pub fn register_tools(
+        &mut self,
+        table: &[crate::mcp::wire::tool::ToolDef<C>],
+    ) -> Result<(), RegistryError> {
         self.tools.register(table)
     }
 
@@ -154,8 +159,11 @@ impl<C: 'static> McpServer<C> {
         self.tools.pack(self.config.limits.page_size, coding::LEVEL);
     }
 
-    /// Keeps a tool-name prefix back for a later milestone (see [`super::Reserved`]).
-    pub fn reserve_tools(&mut self, r: super::Reserved) -> Result<(), RegistryError> {
+    /// Keeps a tool-name prefix back for a later milestone (see [`crate::mcp::tools::registry::Reserved`]).
+    pub fn reserve_tools(
+        &mut self,
+        r: crate::mcp::tools::registry::Reserved,
+    ) -> Result<(), RegistryError> {
         self.tools.reserve(r)
     }
 
@@ -168,8 +176,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register(table);
     }
 
-    /// Adds streamed readers of resources (see [`super::StreamDef`]).
-    pub fn register_resource_streams(&mut self, table: &[super::StreamDef<C>]) {
+    /// Adds streamed readers of resources (see [`crate::mcp::resources::catalog::StreamDef`]).
+    pub fn register_resource_streams(
+        &mut self,
+        table: &[crate::mcp::resources::catalog::StreamDef<C>],
+    ) {
         self.resources.register_streams(table);
     }
 
@@ -177,8 +188,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register_templates(table);
     }
 
-    /// Adds streamed readers of templated resources (see [`super::TemplateStreamDef`]).
-    pub fn register_template_streams(&mut self, table: &[super::TemplateStreamDef<C>]) {
+    /// Adds streamed readers of templated resources (see [`crate::mcp::resources::catalog::TemplateStreamDef`]).
+    pub fn register_template_streams(
+        &mut self,
+        table: &[crate::mcp::resources::catalog::TemplateStreamDef<C>],
+    ) {
         self.resources.register_template_streams(table);
     }
 
@@ -191,12 +205,12 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// Makes resources subscribable (a later duplicate URI is ignored), at most 32.
-    pub fn register_watches(&mut self, table: &[super::WatchDef<C>]) {
+    pub fn register_watches(&mut self, table: &[crate::mcp::eras::subscriptions::WatchDef<C>]) {
         self.subscriptions.register(table);
     }
 
     /// Marks tools that may run as tasks (a name no tool has never matches).
-    pub fn add_task_tools(&mut self, tools: &[super::TaskTool]) {
+    pub fn add_task_tools(&mut self, tools: &[crate::mcp::tools::tasks::TaskTool]) {
         self.tasks.add_tools(tools);
     }
 
@@ -663,7 +677,7 @@ mod tests {
     use crate::http::Headers;
     use crate::json::Tape;
     use crate::jsonrpc::{Incoming, Message, parse};
-    use crate::mcp::version::MODERN_VERSION;
+    use crate::mcp::wire::version::MODERN_VERSION;
 
     fn body(method: &str, meta: bool) -> alloc::string::String {
         let params = if meta {
