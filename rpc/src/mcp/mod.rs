@@ -15,17 +15,27 @@ macro_rules! copy_for_any_context {
     };
 }
 
-// The layers, bottom first: a folder imports only the folders above it in this list (and
-// `server` and `dispatch`, on top, import them all). `cargo xtask layers` checks the order.
-mod dispatch;
+// The layers, bottom first: a folder imports only itself and the folders before it here,
+// never the files on top nor a name through this façade (`cargo xtask layers` checks it).
+// The protocol's own words.
+pub(crate) mod wire;
+// Who may ask and how much, and what is written down.
+pub(crate) mod guard;
+// What a client may call.
+pub(crate) mod tools;
+// What a client may read.
+pub(crate) mod resources;
+// The stateless era and the session-based one.
 pub(crate) mod eras;
+
+// On top, the server, one `McpServer` over four files: its façade (`server`), its door
+// (`admission`), its routing (`dispatch`) and a `tools/call` (`call_tool`).
+mod admission;
+mod call_tool;
+mod dispatch;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
-pub(crate) mod guard;
-pub(crate) mod resources;
 mod server;
-pub(crate) mod tools;
-pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;
