@@ -1,5 +1,5 @@
 //! `resources/read`: a resource read whole, or one whose reader streams, spliced into the
-//! answer a bounded piece per poll (`resource_stream`).
+//! answer a bounded piece per poll (`stream`).
 
 use crate::http::Response;
 use crate::jsonrpc::{self, RpcError};
