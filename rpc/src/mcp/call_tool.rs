@@ -26,11 +26,14 @@ use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::Cell;
 
 impl<C: 'static> McpServer<C> {
-    /// A complete tool result, sent at once, and how it ended (for the audit record).
+    /// A complete tool result, sent at once into the buffer `lent` (see `Exchange::lent`),
+    /// and how it ended (for the audit record).
     fn tool_result(
         &self,
+        lent: &Cell<Vec<u8>>,
         id: &Id,
         era: Era,
         output: ToolOutput<C>,
@@ -38,7 +41,7 @@ impl<C: 'static> McpServer<C> {
     ) -> Result<(Response, Outcome), ToolOutput<C>> {
         // The result is rendered after the envelope's head in the body itself: no copy. It
         // goes into the buffer the connection lent, whose room a small result fits.
-        let mut out = self.lent.take();
+        let mut out = lent.take();
         out.clear();
         out.reserve(1024);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -53,14 +56,14 @@ impl<C: 'static> McpServer<C> {
             }
             Err(output) => {
                 // Streamed instead: the buffer stays lent for whatever answers.
-                self.lent.set(out);
+                lent.set(out);
                 Err(output)
             }
         }
     }
 
-    fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {
-        match self.tool_result(id, era, ToolOutput::error(err), None) {
+    fn tool_error(&self, lent: &Cell<Vec<u8>>, id: &Id, era: Era, err: &ToolError) -> Response {
+        match self.tool_result(lent, id, era, ToolOutput::error(err), None) {
             Ok((r, _)) => r,
             Err(_) => reply::error(
                 200,
@@ -75,19 +78,25 @@ impl<C: 'static> McpServer<C> {
         match refusal {
             Refusal::Error(err, code) => (fail(cx, err), Some(Outcome::Failed(code))),
             Refusal::Result(err) => {
-                let r = self.tool_error(cx.id, cx.era, &err);
+                let r = self.tool_error(cx.lent, cx.id, cx.era, &err);
                 (r, Some(Outcome::Failed(err.code)))
             }
             Refusal::Policy(err) => {
-                let r = self.tool_error(cx.id, cx.era, &err);
+                let r = self.tool_error(cx.lent, cx.id, cx.era, &err);
                 (r, Some(Outcome::RefusedByPolicy))
             }
         }
     }
 
     /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
-    pub(super) fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
-        self.tool_error(id, era, &ToolError::new(ErrorCode::Busy, why))
+    pub(super) fn busy_result(
+        &self,
+        lent: &Cell<Vec<u8>>,
+        id: &Id,
+        era: Era,
+        why: &str,
+    ) -> Response {
+        self.tool_error(lent, id, era, &ToolError::new(ErrorCode::Busy, why))
     }
 
     pub(super) fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
@@ -101,7 +110,7 @@ impl<C: 'static> McpServer<C> {
         let Some((index, entry)) = self.tools.find(name) else {
             if let Some(r) = self.tools.reserved_for(name) {
                 let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
-                return self.tool_error(cx.id, cx.era, &err);
+                return self.tool_error(cx.lent, cx.id, cx.era, &err);
             }
             return fail(
                 cx,
@@ -153,7 +162,7 @@ impl<C: 'static> McpServer<C> {
             ))),
             Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
+                match self.tool_result(cx.lent, cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => {
                         *audit = setup.audit;
                         *watch = setup.watch;
@@ -192,7 +201,10 @@ impl<C: 'static> McpServer<C> {
         let failed = |code| Some(Outcome::Failed(code));
         let Some(entry) = self.tools.entry(index) else {
             let err = ToolError::new(ErrorCode::Internal, "no such registry entry");
-            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
+            return (
+                self.tool_error(cx.lent, cx.id, cx.era, &err),
+                failed(err.code),
+            );
         };
         let def = entry.def;
         let output_schema = entry.output.clone();
@@ -208,7 +220,7 @@ impl<C: 'static> McpServer<C> {
         };
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                let r = self.busy_result(cx.id, cx.era, "server context in use");
+                let r = self.busy_result(cx.lent, cx.id, cx.era, "server context in use");
                 return (r, failed(ErrorCode::Busy));
             };
             let call = ToolCall {
@@ -259,7 +271,7 @@ impl<C: 'static> McpServer<C> {
                 fail(cx, RpcError::invalid_params(e.message)),
                 failed(ErrorCode::InvalidParams),
             ),
-            Err(e) => (self.tool_error(cx.id, cx.era, &e), failed(e.code)),
+            Err(e) => (self.tool_error(cx.lent, cx.id, cx.era, &e), failed(e.code)),
             // Asking the client is not an outcome: the call ends on the retry that answers.
             Ok(Started::InputRequired(ir)) => match (cx.era, cx.key) {
                 (Era::Modern, _) => {
@@ -286,11 +298,14 @@ impl<C: 'static> McpServer<C> {
                 }
                 (Era::Legacy(_), _) => {
                     let err = input_unsupported();
-                    (self.tool_error(cx.id, cx.era, &err), failed(err.code))
+                    (
+                        self.tool_error(cx.lent, cx.id, cx.era, &err),
+                        failed(err.code),
+                    )
                 }
             },
             Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
+                match self.tool_result(cx.lent, cx.id, cx.era, output, output_schema.as_deref()) {
                     Ok((r, outcome)) => (r, Some(outcome)),
                     Err(output) => {
                         let call = tracked();

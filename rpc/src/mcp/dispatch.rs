@@ -9,7 +9,7 @@ use crate::mcp::eras::legacy;
 use crate::mcp::eras::modern;
 use crate::mcp::guard::authority::Door;
 use crate::mcp::guard::limits::Key;
-use crate::mcp::guard::request::{Cx, Era, Head};
+use crate::mcp::guard::request::{Cx, Era, Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceDef, TemplateDef};
 use crate::mcp::resources::read;
 use crate::mcp::server::McpServer;
@@ -38,9 +38,9 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         incoming: Incoming,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         if let Incoming::Single(Ok(m)) = &incoming
             && m.method() == Some("initialize")
         {
@@ -65,15 +65,15 @@ impl<C: 'static> McpServer<C> {
                         // Cancellations and answers to our own requests reduce work: never
                         // refused.
                         (Message::Response { .. }, _) | (_, Some("notifications/cancelled")) => {
-                            self.legacy_message(serial, &msg, headers, peer, now_ms)
+                            self.legacy_message(serial, &msg, headers, ex)
                         }
                         (Message::Request { id, .. }, Some("tools/call")) => {
-                            self.busy_result(id, Era::Legacy(version), why)
+                            self.busy_result(ex.lent, id, Era::Legacy(version), why)
                         }
                         _ => reply::busy(msg.id(), why),
                     };
                 }
-                self.legacy_message(serial, &msg, headers, peer, now_ms)
+                self.legacy_message(serial, &msg, headers, ex)
             }
             Incoming::Batch(items) => {
                 if let Some(refused) =
@@ -81,7 +81,7 @@ impl<C: 'static> McpServer<C> {
                 {
                     return refused;
                 }
-                self.batch(serial, items, headers, peer, now_ms)
+                self.batch(serial, items, headers, ex)
             }
         }
     }
@@ -97,9 +97,9 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         items: Vec<Result<Message, ParseFailure>>,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let now_ms = ex.now_ms;
         let limits = self.config.limits;
         let mut answer = legacy::BatchAnswer::new();
         for (i, item) in items.into_iter().enumerate() {
@@ -110,7 +110,7 @@ impl<C: 'static> McpServer<C> {
                     .is_some_and(|s| s.window.admit(now_ms, limits.requests_per_second));
             let bytes = match legacy::batch_item(item, over_rate, answer.bytes(), &limits) {
                 Ok(m) => {
-                    let r = self.legacy_message(serial, &m, headers, peer, now_ms);
+                    let r = self.legacy_message(serial, &m, headers, ex);
                     legacy::batch_item_answer(&m, r)
                 }
                 Err(refused) => Some(refused),
@@ -126,9 +126,9 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         msg: &Message,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         let routed = legacy::message(
             serial,
             msg,
@@ -141,7 +141,7 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(answered) => return answered,
         };
-        let cx = req.cx(serial, headers, peer, now_ms, self.authority.clone());
+        let cx = req.cx(serial, headers, peer, now_ms, ex);
         if let Some(on) = match req.method {
             "resources/subscribe" if self.subscriptions.offered() => Some(true),
             "resources/unsubscribe" if self.subscriptions.offered() => Some(false),
@@ -211,9 +211,9 @@ impl<C: 'static> McpServer<C> {
         incoming: Incoming,
         headers: &Headers,
         head: &Head<'_>,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         let msg = match modern::message(incoming) {
             Ok(msg) => msg,
             Err(refused) => return refused,
@@ -224,7 +224,9 @@ impl<C: 'static> McpServer<C> {
         };
         if !self.within_rate(peer, now_ms) {
             return match (req.id, req.method) {
-                (Some(id), "tools/call") => self.busy_result(id, Era::Modern, reply::OVER_RATE),
+                (Some(id), "tools/call") => {
+                    self.busy_result(ex.lent, id, Era::Modern, reply::OVER_RATE)
+                }
                 _ => reply::busy(req.id, reply::OVER_RATE),
             };
         }
@@ -247,7 +249,8 @@ impl<C: 'static> McpServer<C> {
             headers: Some(headers),
             client: peer.addr,
             session_tag: None,
-            authority: self.authority.clone(),
+            authority: ex.authority.clone(),
+            lent: ex.lent,
         };
         self.dispatch(req.method, &cx)
     }

@@ -12,11 +12,11 @@ use crate::mcp::eras::get_stream;
 use crate::mcp::eras::session::Sessions;
 use crate::mcp::eras::subscriptions::Subscriptions;
 use crate::mcp::guard::audit::AuthFailure;
-use crate::mcp::guard::authority::{Authority, Door, EVENT_STREAM_ROUTE, Policy, Token};
+use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::{Calls, ClientWindows, Key};
 use crate::mcp::guard::login_failures::LoginFailures;
-use crate::mcp::guard::request::Head;
+use crate::mcp::guard::request::{Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
 use crate::mcp::tools::inputs::Answers;
 use crate::mcp::tools::prompt::PromptDef;
@@ -61,11 +61,9 @@ pub struct McpServer<C: 'static> {
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
     pub(super) instructions_json: Option<Box<[u8]>>,
-    /// The connection's last answer buffer (`Request::answer`), lent while its next request
-    /// is handled: a tool result written at once goes into it instead of a new allocation.
-    pub(super) lent: Cell<Vec<u8>>,
-    /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
-    /// nothing to read them.
+    /// Where each request's `params` are read (see [`Tape`]): kept between requests, so a
+    /// request allocates nothing to read them, and emptied before it is put back, so it
+    /// carries nothing of one request to the next.
     tape: Cell<Tape>,
     /// `config.policy`, shared with each request's authority.
     pub(super) policy: Rc<Policy>,
@@ -73,8 +71,6 @@ pub struct McpServer<C: 'static> {
     pub(super) tokens: Vec<Rc<Token>>,
     /// The administrator (`config.token`, or any request when `/mcp` is open).
     pub(super) admin: Rc<Token>,
-    /// What the request being answered may do (set before it is dispatched).
-    pub(super) authority: Authority,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -87,7 +83,6 @@ impl<C: 'static> McpServer<C> {
         // The administrator's secret stays in `config.token` only.
         let admin = Rc::new(Token::admin(String::new()));
         let tokens = config.tokens.iter().cloned().map(Rc::new).collect();
-        let authority = Authority::new(config.capabilities, policy.clone(), admin.clone(), None);
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
@@ -111,12 +106,10 @@ impl<C: 'static> McpServer<C> {
             tasks: crate::mcp::tools::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
             instructions_json,
-            lent: Cell::new(Vec::new()),
             tape: Cell::new(Tape::with_capacity(TAPE_START)),
             policy,
             tokens,
             admin,
-            authority,
         }
     }
 
@@ -241,23 +234,30 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        self.authority = match self.authority_of(&head, None) {
+        let authority = match self.authority_of(&head, None) {
             Ok(a) => a,
             Err(refused) => return refused,
         };
-        self.answer(method, headers, &head, body, peer, now_ms)
+        let lent = Cell::default();
+        let ex = Exchange {
+            authority,
+            lent: &lent,
+            peer,
+            now_ms,
+        };
+        self.answer(method, headers, &head, body, &ex)
     }
 
-    /// Answers an authorized request, with `self.authority` set to what it may do.
+    /// Answers an authorized request: `ex` says what it may do.
     fn answer(
         &mut self,
         method: &Method,
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let now_ms = ex.now_ms;
         self.subscriptions
             .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
@@ -268,10 +268,10 @@ impl<C: 'static> McpServer<C> {
             self.subscriptions.forget(serial);
         }
         match method {
-            Method::Post => self.post(headers, head, body, peer, now_ms),
+            Method::Post => self.post(headers, head, body, ex),
             Method::Delete => self.delete(headers),
             Method::Get
-                if let Err(denied) = self.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
+                if let Err(denied) = ex.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
             {
                 let err = RpcError::new(
                     jsonrpc::INVALID_REQUEST,
@@ -296,8 +296,7 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
         if let Some(ct) = head.content_type() {
             let main = ct.split(';').next().unwrap_or("").trim_ascii();
@@ -312,7 +311,7 @@ impl<C: 'static> McpServer<C> {
         // The server's tape, lent to this request for its `params`; emptied after (and
         // trimmed, if a big request grew it).
         let mut tape = self.tape.take();
-        let r = self.parsed(headers, head, body, peer, now_ms, &mut tape);
+        let r = self.parsed(headers, head, body, &mut tape, ex);
         tape.clear();
         self.tape.set(tape);
         r
@@ -333,9 +332,8 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
         tape: &mut Tape,
+        ex: &Exchange<'_>,
     ) -> Response {
         // The parsed messages stay charged to the budget until the answer is built.
         let parsed = jsonrpc::parse_within(body, &self.config.parse_budget, tape);
@@ -357,9 +355,9 @@ impl<C: 'static> McpServer<C> {
             _ => None,
         };
         if is_modern(first, head) {
-            self.modern(incoming, headers, head, peer, now_ms)
+            self.modern(incoming, headers, head, ex)
         } else {
-            self.legacy(incoming, headers, peer, now_ms)
+            self.legacy(incoming, headers, ex)
         }
     }
 
@@ -407,14 +405,20 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         let r = if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
-            self.authority = match self.authority_of(&head, Some(token)) {
+            let authority = match self.authority_of(&head, Some(token)) {
                 Ok(a) => a,
                 Err(refused) => return refused,
             };
-            self.lent.set(core::mem::take(&mut req.answer));
-            let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+            let lent = Cell::new(core::mem::take(&mut req.answer));
+            let ex = Exchange {
+                authority,
+                lent: &lent,
+                peer,
+                now_ms,
+            };
+            let r = self.answer(&req.method, &req.headers, &head, &req.body, &ex);
             // Not taken: back to the connection for its next request.
-            req.answer = self.lent.take();
+            req.answer = lent.take();
             r
         } else {
             self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)

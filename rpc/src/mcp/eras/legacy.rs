@@ -8,10 +8,9 @@ use crate::http::{Body, Headers, Peer, Response};
 use crate::json::{ValueRef, read_value};
 use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError};
 use crate::mcp::eras::session::{Sessions, plausible_id};
-use crate::mcp::guard::authority::Authority;
 use crate::mcp::guard::config::Limits;
 use crate::mcp::guard::limits::{Calls, Key};
-use crate::mcp::guard::request::{Cx, Era, SESSION_TAG, object_params, session_tag};
+use crate::mcp::guard::request::{Cx, Era, Exchange, SESSION_TAG, object_params, session_tag};
 use crate::mcp::tools::inputs::Answers;
 use crate::mcp::tools::result::{Offers, write_capabilities};
 use crate::mcp::wire::reply;
@@ -230,7 +229,7 @@ impl Request<'_> {
         headers: &'a Headers,
         peer: Peer,
         now_ms: u64,
-        authority: Authority,
+        ex: &Exchange<'a>,
     ) -> Cx<'a> {
         Cx {
             era: Era::Legacy(self.version),
@@ -251,7 +250,8 @@ impl Request<'_> {
             headers: None,
             client: peer.addr,
             session_tag: Some(self.tag),
-            authority,
+            authority: ex.authority.clone(),
+            lent: ex.lent,
         }
     }
 }

@@ -1,7 +1,8 @@
-//! What both eras know about a request once its envelope is checked: the era, the per-request
-//! context [`Cx`] that dispatch works from, and the header and `params` readings both share.
+//! What both eras know about a request: what it brings down the server before its envelope
+//! is read ([`Exchange`]), and once it is checked the era, the per-request context [`Cx`] that
+//! dispatch works from, and the header and `params` readings both share.
 
-use crate::http::{Field, Headers};
+use crate::http::{Field, Headers, Peer};
 use crate::json::ValueRef;
 use crate::jsonrpc::{Id, RpcError};
 use crate::mcp::guard::authority::Authority;
@@ -10,7 +11,9 @@ use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{LogLevel, ToolError};
 use alloc::borrow::Cow;
 use alloc::string::String;
+use alloc::vec::Vec;
 use base64::Engine;
+use core::cell::Cell;
 use serde_json::{Map, Value};
 
 /// Which protocol a request speaks.
@@ -18,6 +21,19 @@ use serde_json::{Map, Value};
 pub(crate) enum Era {
     Modern,
     Legacy(&'static str),
+}
+
+/// What one request brings down the server: who sent it and when, what it may do, and the
+/// buffer its connection lends its answer. The entry points build one per request and pass it
+/// down; the server keeps none of it, so no request can run with another's authority.
+pub(crate) struct Exchange<'r> {
+    pub(crate) peer: Peer,
+    pub(crate) now_ms: u64,
+    /// What the request may do (its token's role, the policy, a gateway's narrowing).
+    pub(crate) authority: Authority,
+    /// The connection's last answer buffer (`Request::answer`), lent while this request is
+    /// handled: a tool result written at once goes into it instead of a new allocation.
+    pub(crate) lent: &'r Cell<Vec<u8>>,
 }
 
 /// A request in context.
@@ -43,6 +59,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) session_tag: Option<[u8; SESSION_TAG]>,
     /// What the request may do (its token's role, the policy, a gateway's narrowing).
     pub(crate) authority: Authority,
+    /// The buffer the request's connection lent its answer (see [`Exchange::lent`]).
+    pub(crate) lent: &'a Cell<Vec<u8>>,
 }
 
 /// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.
