@@ -253,7 +253,7 @@ fn check_mcp_imports(f: &Source, code: &str, out: &mut Vec<Finding>) {
     let mut paths = mcp_paths(code);
     paths.extend(super_paths_exact(code, depth));
     for (pos, target) in paths {
-        if tests.iter().any(|r| r.contains(&pos)) || target == "*" {
+        if tests.iter().any(|r| r.contains(&pos)) {
             continue;
         }
         let line = line_of(code, pos);

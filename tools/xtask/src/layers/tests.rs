@@ -312,6 +312,13 @@ fn an_mcp_import_through_the_facade_fails() {
         "{}",
         f[0].rule
     );
+    // A glob of the façade too, whether by `crate::` or by `super::` (from the folder's root).
+    for text in ["use crate::mcp::*;\n", "use super::*;\n"] {
+        let f = mcp_with(("rpc/src/mcp/wire/mod.rs", text));
+        let f: Vec<_> = f.iter().filter(|f| f.rule.starts_with("mcp/")).collect();
+        assert_eq!(f.len(), 1, "{text}: {f:?}");
+        assert_eq!(f[0].what, "crate::mcp::*");
+    }
 }
 
 #[test]
