@@ -415,7 +415,7 @@ pub struct Splice {
     pub range: Range<usize>,
     /// `shared[range]` deflated ahead of time, when the answer may go out coded (see
     /// [`super::coding`]).
-    pub packed: Option<super::coding::Packed>,
+    pub packed: Option<super::coding::zlib::Packed>,
 }
 
 /// Where a splice's shared bytes are kept: on the heap, with every answer that shares them

@@ -1,39 +1,25 @@
-//! Routing, the half of `McpServer` that is not its façade (`server.rs`): each era's POST
-//! after its checks (`modern`, `legacy`), then each method to what answers it, and a
-//! `tools/call` through its gates (`call::gates`) to its tool, its task or its stream.
+//! Routing, the part of `McpServer` that is not its façade (`server.rs`) nor its door
+//! (`admission.rs`): each era's POST after its checks (`modern`, `legacy`), then each method
+//! to what answers it; a `tools/call` goes on to `call_tool.rs`.
 
-use super::audit::{Outcome, PendingAudit};
-use super::authority::Door;
-use super::call::asking::Asking;
-use super::call::emit::render_now;
-use super::call::gates::{self, Passed, Refusal};
-use super::call::stream::{CallSetup, CallStream, Framing};
-use super::call_watch::CallWatch;
-use super::confirm;
-use super::cursor;
-use super::get_stream;
-use super::legacy;
-use super::limits::{CallState, Key};
-use super::modern;
-use super::prompt;
-use super::reply;
-use super::request::{Cx, Era, Head, input_unsupported};
-use super::resource::{ResourceDef, TemplateDef};
-use super::resource_read;
-use super::result::{Json, Offers, fail, finish, finish_members, result_extra, write_result_extra};
-use super::schema::Schema;
-use super::server::McpServer;
-use super::tasks::{self, Begin};
-use super::tool::{Started, ToolCall, ToolError, ToolOutput};
-use super::version::MODERN_VERSION;
 use crate::http::{Body, Headers, Peer, Response};
-use crate::json::ValueRef;
-use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError};
-use crate::mcp::ErrorCode;
-use alloc::boxed::Box;
+use crate::jsonrpc::{self, Incoming, Message, ParseFailure, RpcError};
+use crate::mcp::eras::get_stream;
+use crate::mcp::eras::legacy;
+use crate::mcp::eras::modern;
+use crate::mcp::guard::authority::Door;
+use crate::mcp::guard::limits::Key;
+use crate::mcp::guard::request::{Cx, Era, Exchange, Head};
+use crate::mcp::resources::catalog::{ResourceDef, TemplateDef};
+use crate::mcp::resources::read;
+use crate::mcp::server::McpServer;
+use crate::mcp::tools::prompt;
+use crate::mcp::tools::result::{Json, Offers, fail, finish, finish_members};
+use crate::mcp::wire::cursor;
+use crate::mcp::wire::reply;
+use crate::mcp::wire::version::MODERN_VERSION;
 use alloc::format;
 use alloc::rc::Rc;
-use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
@@ -52,9 +38,9 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         incoming: Incoming,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         if let Incoming::Single(Ok(m)) = &incoming
             && m.method() == Some("initialize")
         {
@@ -79,15 +65,15 @@ impl<C: 'static> McpServer<C> {
                         // Cancellations and answers to our own requests reduce work: never
                         // refused.
                         (Message::Response { .. }, _) | (_, Some("notifications/cancelled")) => {
-                            self.legacy_message(serial, &msg, headers, peer, now_ms)
+                            self.legacy_message(serial, &msg, headers, ex)
                         }
                         (Message::Request { id, .. }, Some("tools/call")) => {
-                            self.busy_result(id, Era::Legacy(version), why)
+                            self.busy_result(ex.lent, id, Era::Legacy(version), why)
                         }
                         _ => reply::busy(msg.id(), why),
                     };
                 }
-                self.legacy_message(serial, &msg, headers, peer, now_ms)
+                self.legacy_message(serial, &msg, headers, ex)
             }
             Incoming::Batch(items) => {
                 if let Some(refused) =
@@ -95,7 +81,7 @@ impl<C: 'static> McpServer<C> {
                 {
                     return refused;
                 }
-                self.batch(serial, items, headers, peer, now_ms)
+                self.batch(serial, items, headers, ex)
             }
         }
     }
@@ -111,9 +97,9 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         items: Vec<Result<Message, ParseFailure>>,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let now_ms = ex.now_ms;
         let limits = self.config.limits;
         let mut answer = legacy::BatchAnswer::new();
         for (i, item) in items.into_iter().enumerate() {
@@ -124,7 +110,7 @@ impl<C: 'static> McpServer<C> {
                     .is_some_and(|s| s.window.admit(now_ms, limits.requests_per_second));
             let bytes = match legacy::batch_item(item, over_rate, answer.bytes(), &limits) {
                 Ok(m) => {
-                    let r = self.legacy_message(serial, &m, headers, peer, now_ms);
+                    let r = self.legacy_message(serial, &m, headers, ex);
                     legacy::batch_item_answer(&m, r)
                 }
                 Err(refused) => Some(refused),
@@ -140,9 +126,9 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         msg: &Message,
         headers: &Headers,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         let routed = legacy::message(
             serial,
             msg,
@@ -155,7 +141,7 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(answered) => return answered,
         };
-        let cx = req.cx(serial, headers, peer, now_ms, self.authority.clone());
+        let cx = req.cx(serial, headers, peer, now_ms, ex);
         if let Some(on) = match req.method {
             "resources/subscribe" if self.subscriptions.offered() => Some(true),
             "resources/unsubscribe" if self.subscriptions.offered() => Some(false),
@@ -225,9 +211,9 @@ impl<C: 'static> McpServer<C> {
         incoming: Incoming,
         headers: &Headers,
         head: &Head<'_>,
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let (peer, now_ms) = (ex.peer, ex.now_ms);
         let msg = match modern::message(incoming) {
             Ok(msg) => msg,
             Err(refused) => return refused,
@@ -238,7 +224,9 @@ impl<C: 'static> McpServer<C> {
         };
         if !self.within_rate(peer, now_ms) {
             return match (req.id, req.method) {
-                (Some(id), "tools/call") => self.busy_result(id, Era::Modern, reply::OVER_RATE),
+                (Some(id), "tools/call") => {
+                    self.busy_result(ex.lent, id, Era::Modern, reply::OVER_RATE)
+                }
                 _ => reply::busy(req.id, reply::OVER_RATE),
             };
         }
@@ -261,7 +249,8 @@ impl<C: 'static> McpServer<C> {
             headers: Some(headers),
             client: peer.addr,
             session_tag: None,
-            authority: self.authority.clone(),
+            authority: ex.authority.clone(),
+            lent: ex.lent,
         };
         self.dispatch(req.method, &cx)
     }
@@ -303,7 +292,7 @@ impl<C: 'static> McpServer<C> {
                     .collect()
             }),
             "resources/read" => {
-                return resource_read::read(&self.resources, &self.ctx, &self.config, cx);
+                return read::read(&self.resources, &self.ctx, &self.config, cx);
             }
             "prompts/list" => self.list(cx, "prompts", |s| {
                 s.prompts.iter().map(|p| p.listing()).collect()
@@ -407,292 +396,5 @@ impl<C: 'static> McpServer<C> {
             r.insert("nextCursor".into(), Value::from(n));
         }
         Ok(Value::Object(r))
-    }
-
-    /// A complete tool result, sent at once, and how it ended (for the audit record).
-    fn tool_result(
-        &self,
-        id: &Id,
-        era: Era,
-        output: ToolOutput<C>,
-        schema: Option<&Schema>,
-    ) -> Result<(Response, Outcome), ToolOutput<C>> {
-        // The result is rendered after the envelope's head in the body itself: no copy. It
-        // goes into the buffer the connection lent, whose room a small result fits.
-        let mut out = self.lent.take();
-        out.clear();
-        out.reserve(1024);
-        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        out.extend_from_slice(id.as_json().as_bytes());
-        out.extend_from_slice(b",\"result\":");
-        let version = &self.config.version;
-        let extra = |out: &mut Vec<u8>| write_result_extra(era, version, out);
-        match render_now(output, schema, &extra, &mut out) {
-            Ok(outcome) => {
-                out.push(b'}');
-                Ok((reply::json(200, out), outcome))
-            }
-            Err(output) => {
-                // Streamed instead: the buffer stays lent for whatever answers.
-                self.lent.set(out);
-                Err(output)
-            }
-        }
-    }
-
-    fn tool_error(&self, id: &Id, era: Era, err: &ToolError) -> Response {
-        match self.tool_result(id, era, ToolOutput::error(err), None) {
-            Ok((r, _)) => r,
-            Err(_) => reply::error(
-                200,
-                Some(id),
-                &RpcError::new(jsonrpc::INTERNAL_ERROR, "unrenderable result"),
-            ),
-        }
-    }
-
-    /// The answer to a call a gate refused, and the outcome its audit record gets.
-    fn refuse(&self, cx: &Cx<'_>, refusal: Refusal) -> (Response, Option<Outcome>) {
-        match refusal {
-            Refusal::Error(err, code) => (fail(cx, err), Some(Outcome::Failed(code))),
-            Refusal::Result(err) => {
-                let r = self.tool_error(cx.id, cx.era, &err);
-                (r, Some(Outcome::Failed(err.code)))
-            }
-            Refusal::Policy(err) => {
-                let r = self.tool_error(cx.id, cx.era, &err);
-                (r, Some(Outcome::RefusedByPolicy))
-            }
-        }
-    }
-
-    /// The `E_BUSY` answer to a tool call over a limit: an `isError` result.
-    fn busy_result(&self, id: &Id, era: Era, why: &str) -> Response {
-        self.tool_error(id, era, &ToolError::new(ErrorCode::Busy, why))
-    }
-
-    fn call_tool(&mut self, cx: &Cx<'_>) -> Response {
-        let Some(name) = cx.params.get("name").and_then(|n| n.as_str()) else {
-            return fail(
-                cx,
-                RpcError::invalid_params("Invalid params: name is required"),
-            );
-        };
-        let name = &*name;
-        let Some((index, entry)) = self.tools.find(name) else {
-            if let Some(r) = self.tools.reserved_for(name) {
-                let err = ToolError::new(ErrorCode::NoSys, format!("{name} is {}", r.why));
-                return self.tool_error(cx.id, cx.era, &err);
-            }
-            return fail(
-                cx,
-                RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
-            );
-        };
-        let mut audit = PendingAudit::of_call(self.config.audit.as_ref(), cx, entry);
-        let mut watch = CallWatch::start(self.config.calls.as_ref(), cx, entry.def.name);
-        let (response, outcome) = self.call_found(cx, index, &mut audit, &mut watch);
-        if let (Some(a), Some(outcome)) = (audit, outcome) {
-            a.finish(outcome);
-        }
-        response
-    }
-
-    /// Turns a call's first answer into a task when it should be one (see
-    /// [`tasks::Tasks::wanted`]); `Err` hands `started` back for a plain answer. A streamed
-    /// result's audit record goes with the task and is written when it ends.
-    fn task_or_plain(
-        &mut self,
-        cx: &Cx<'_>,
-        tool: usize,
-        args: ValueRef<'_>,
-        started: Result<Started<C>, ToolError>,
-        output_schema: Option<Rc<Schema>>,
-        (audit, watch): (&mut Option<PendingAudit>, &mut Option<CallWatch>),
-    ) -> Result<(Response, Option<Outcome>), Result<Started<C>, ToolError>> {
-        let name = self.tools.entry(tool).map(|e| e.def.name).unwrap_or("");
-        if !self.tasks.wanted(cx, name, &started) {
-            return Err(started);
-        }
-        let state = CallState::new(cx.key, cx.id.clone());
-        let setup = CallSetup {
-            audit: audit.take(),
-            watch: watch.take(),
-            ..tasks::setup(cx.id, output_schema.clone(), &self.config)
-        };
-        let begin = match started {
-            Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
-                self.ctx.clone(),
-                run,
-                setup,
-                state,
-            ))),
-            Ok(Started::InputRequired(ir)) => Begin::Ask(ir),
-            Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
-                    Ok((r, outcome)) => {
-                        *audit = setup.audit;
-                        *watch = setup.watch;
-                        return Ok((r, Some(outcome)));
-                    }
-                    Err(output) => Begin::Run(Box::new(CallStream::emitting(
-                        self.ctx.clone(),
-                        output,
-                        setup,
-                        state,
-                    ))),
-                }
-            }
-            Err(e) => {
-                *audit = setup.audit;
-                *watch = setup.watch;
-                return Err(Err(e));
-            }
-        };
-        let r = self
-            .tasks
-            .start(cx, tool, args, begin, &self.config, &mut *self.entropy);
-        Ok((r, None))
-    }
-
-    /// Runs a call of the tool at `index` in the registry once it passes the gates. The
-    /// outcome is `None` when the result streams: the stream took `audit` and writes it when
-    /// the call ends.
-    fn call_found(
-        &mut self,
-        cx: &Cx<'_>,
-        index: usize,
-        audit: &mut Option<PendingAudit>,
-        watch: &mut Option<CallWatch>,
-    ) -> (Response, Option<Outcome>) {
-        let failed = |code| Some(Outcome::Failed(code));
-        let Some(entry) = self.tools.entry(index) else {
-            let err = ToolError::new(ErrorCode::Internal, "no such registry entry");
-            return (self.tool_error(cx.id, cx.era, &err), failed(err.code));
-        };
-        let def = entry.def;
-        let output_schema = entry.output.clone();
-        let gates = gates::check(cx, entry, &self.config, &mut self.calls, &mut self.tasks);
-        let Passed {
-            args,
-            input_responses,
-            request_state,
-            gated,
-        } = match gates {
-            Ok(passed) => passed,
-            Err(refusal) => return self.refuse(cx, refusal),
-        };
-        let started = {
-            let Ok(mut ctx) = self.ctx.try_borrow_mut() else {
-                let r = self.busy_result(cx.id, cx.era, "server context in use");
-                return (r, failed(ErrorCode::Busy));
-            };
-            let call = ToolCall {
-                args,
-                now_ms: cx.now_ms,
-                client_capabilities: cx.caps,
-                input_responses: input_responses.as_ref(),
-                request_state: request_state.as_deref(),
-                sees_secrets: cx.authority.sees_secrets(),
-            };
-            confirm::start(&def, gated, &mut ctx, &call)
-        };
-        let started = match self.task_or_plain(
-            cx,
-            index,
-            args,
-            started,
-            output_schema.clone(),
-            (audit, watch),
-        ) {
-            Ok(answer) => return answer,
-            Err(started) => started,
-        };
-        let sse = (cx.progress_token.is_some() || cx.log_level.is_some()) && cx.accept_sse();
-        let chunk = self.config.limits.stream_chunk;
-        let setup = |framing| CallSetup {
-            id: cx.id.clone(),
-            framing,
-            progress_token: cx.progress_token.clone(),
-            log_level: cx.log_level,
-            result_extra: result_extra(cx.era, &self.config.version),
-            output_schema: output_schema.clone(),
-            chunk,
-            audit: None,
-            watch: None,
-        };
-        // Only a call that goes on streaming is tracked: one answered at once costs nothing.
-        let tracked = || CallState::new(cx.key, cx.id.clone());
-        // A result that streams takes the audit record and writes it when the call ends; the
-        // call observer hears of its end then too.
-        let mut streamed = |framing, audit: &mut Option<PendingAudit>| CallSetup {
-            audit: audit.take(),
-            watch: watch.take(),
-            ..setup(framing)
-        };
-        match started {
-            Err(e) if e.code == ErrorCode::InvalidParams => (
-                fail(cx, RpcError::invalid_params(e.message)),
-                failed(ErrorCode::InvalidParams),
-            ),
-            Err(e) => (self.tool_error(cx.id, cx.era, &e), failed(e.code)),
-            // Asking the client is not an outcome: the call ends on the retry that answers.
-            Ok(Started::InputRequired(ir)) => match (cx.era, cx.key) {
-                (Era::Modern, _) => {
-                    let r = finish(&self.config, cx, "tools/call", ir.to_json());
-                    audit.take();
-                    (r, None)
-                }
-                // Legacy: ask the client with requests on the call's SSE stream.
-                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse() => {
-                    let call = tracked();
-                    self.calls.add(&call);
-                    let shared = self.answers.clone();
-                    let caps = cx.caps.clone();
-                    let raw = String::from(args.raw());
-                    let sees = cx.authority.sees_secrets();
-                    let ask = Asking::new(def, gated, raw, caps, sees, shared, serial);
-                    let framing = Framing::Sse {
-                        ids: cx.sse_ids,
-                        retry_ms: cx.sse_retry_ms,
-                    };
-                    let setup = streamed(framing, audit);
-                    let s = CallStream::asking(self.ctx.clone(), ask, ir, setup, call);
-                    (reply::stream(true, Body::Stream(Box::new(s))), None)
-                }
-                (Era::Legacy(_), _) => {
-                    let err = input_unsupported();
-                    (self.tool_error(cx.id, cx.era, &err), failed(err.code))
-                }
-            },
-            Ok(Started::Done(output)) => {
-                match self.tool_result(cx.id, cx.era, output, output_schema.as_deref()) {
-                    Ok((r, outcome)) => (r, Some(outcome)),
-                    Err(output) => {
-                        let call = tracked();
-                        self.calls.add(&call);
-                        let setup = streamed(Framing::Json, audit);
-                        let s = CallStream::emitting(self.ctx.clone(), output, setup, call);
-                        (reply::stream(false, Body::Stream(Box::new(s))), None)
-                    }
-                }
-            }
-            Ok(Started::Run(run)) => {
-                let call = tracked();
-                self.calls.add(&call);
-                let sse = sse || (run.waits() && cx.accept_sse());
-                let framing = if sse {
-                    Framing::Sse {
-                        ids: cx.sse_ids,
-                        retry_ms: cx.sse_retry_ms,
-                    }
-                } else {
-                    Framing::Json
-                };
-                let setup = streamed(framing, audit);
-                let s = CallStream::running(self.ctx.clone(), run, setup, call);
-                (reply::stream(sse, Body::Stream(Box::new(s))), None)
-            }
-        }
     }
 }

@@ -1,11 +1,13 @@
 //! A fuzzing entry: raw header text and body bytes of one or more requests in, the whole
 //! responses (streamed bodies drained) out. The `fuzz/` crate calls `one_input`.
 
-use super::{
-    Annotations, Config, Content, ContentSource, McpServer, SourcePoll, Started, Step, StepIo,
-    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun,
-};
 use crate::http::{Headers, Method, Peer};
+use crate::mcp::guard::config::Config;
+use crate::mcp::server::McpServer;
+use crate::mcp::wire::tool::{
+    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
+    ToolDef, ToolError, ToolOutput, ToolRun,
+};
 use crate::testing::{drain, find};
 use alloc::boxed::Box;
 use alloc::rc::Rc;

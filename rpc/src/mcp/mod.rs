@@ -15,67 +15,58 @@ macro_rules! copy_for_any_context {
     };
 }
 
-mod arg_summary;
-mod audit;
-pub mod authority;
-mod base64;
-mod call;
-mod call_watch;
-mod config;
-pub mod confirm;
-mod cursor;
+// The layers, bottom first: a folder imports only itself and the folders before it here,
+// never the files on top nor a name through this façade (`cargo xtask layers` checks it).
+// The protocol's own words.
+pub(crate) mod wire;
+// Who may ask and how much, and what is written down.
+pub(crate) mod guard;
+// What a client may call.
+pub(crate) mod tools;
+// What a client may read.
+pub(crate) mod resources;
+// The stateless era and the session-based one.
+pub(crate) mod eras;
+
+// On top, the server, one `McpServer` over four files: its façade (`server`), its door
+// (`admission`), its routing (`dispatch`) and a `tools/call` (`call_tool`).
+mod admission;
+mod call_tool;
 mod dispatch;
-pub use self::base64::base64;
-mod error_code;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
-mod get_stream;
-mod inputs;
-mod legacy;
-mod limits;
-mod login_failures;
-mod modern;
-mod prompt;
-mod registry;
-mod reply;
-mod request;
-mod resource;
-mod resource_read;
-mod resource_stream;
-mod result;
-mod schema;
-mod security;
 mod server;
-mod session;
-mod subscriptions;
-mod tasks;
-mod tool;
-mod version;
 
 #[cfg(test)]
 mod tests;
 
-pub use arg_summary::summarise_args;
-pub use audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via};
-pub use authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
-pub use call_watch::{CallObserver, CallStart};
-pub use config::{Config, Limits};
-pub use error_code::ErrorCode;
-pub use prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
-pub use registry::{RegistryError, Reserved, ToolRegistry};
-pub use reply::{
-    BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
-    UNSUPPORTED_VERSION,
+pub use guard::authority;
+pub use tools::confirm;
+pub use wire::base64::base64;
+
+pub use eras::subscriptions::WatchDef;
+pub use guard::arg_summary::summarise_args;
+pub use guard::audit::{
+    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via,
 };
-pub use resource::{
+pub use guard::authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
+pub use guard::call_watch::{CallObserver, CallStart};
+pub use guard::config::{Config, Limits};
+pub use resources::catalog::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,
 };
 pub use server::{Entropy, McpServer};
-pub use subscriptions::WatchDef;
-pub use tasks::{TaskSupport, TaskTool};
-pub use tool::{
+pub use tools::prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
+pub use tools::registry::{RegistryError, Reserved, ToolRegistry};
+pub use tools::tasks::{TaskSupport, TaskTool};
+pub use wire::error_code::ErrorCode;
+pub use wire::reply::{
+    BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+};
+pub use wire::tool::{
     Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
     Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
 };
-pub use version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};
+pub use wire::version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};

@@ -1,28 +1,28 @@
-//! The MCP endpoint: one `McpServer` answers every request for `/mcp`. It checks Origin and
-//! the bearer token, decides the era of each POST (a `_meta` envelope is the 2026-07-28
-//! stateless protocol; `initialize` or an `Mcp-Session-Id` is the legacy session protocol),
-//! and hands the message to that era's handler.
+//! The MCP endpoint: one `McpServer` answers every request for `/mcp`. It has it checked at
+//! the door (Origin and the bearer token: `admission.rs`), decides the era of each POST (a
+//! `_meta` envelope is the 2026-07-28 stateless protocol; `initialize` or an
+//! `Mcp-Session-Id` is the legacy session protocol), and hands the message to that era's
+//! handler (`dispatch.rs`).
 
-use super::audit::{AuditRecord, AuthFailure};
-use super::authority::{Authority, Door, EVENT_STREAM_ROUTE, NARROWING_HEADER, Policy, Token};
-use super::config::Config;
-use super::get_stream;
-use super::inputs::Answers;
-use super::limits::{Calls, ClientWindows, Key};
-use super::login_failures::LoginFailures;
-use super::prompt::PromptDef;
-use super::registry::{RegistryError, ToolRegistry};
-use super::reply;
-use super::request::Head;
-use super::resource::{ResourceCatalog, ResourceDef, TemplateDef};
-use super::security::{bearer_ok, host_ok, origin_ok};
-use super::session::Sessions;
-use super::subscriptions::Subscriptions;
-use super::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use crate::http::coding;
 use crate::http::{Admission, Field, Handler, Headers, Method, Peer, Request, Response};
 use crate::json::Tape;
 use crate::jsonrpc::{self, Incoming, Message, Refusal, RpcError};
+use crate::mcp::eras::get_stream;
+use crate::mcp::eras::session::Sessions;
+use crate::mcp::eras::subscriptions::Subscriptions;
+use crate::mcp::guard::audit::AuthFailure;
+use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
+use crate::mcp::guard::config::Config;
+use crate::mcp::guard::limits::{Calls, ClientWindows, Key};
+use crate::mcp::guard::login_failures::LoginFailures;
+use crate::mcp::guard::request::{Exchange, Head};
+use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
+use crate::mcp::tools::inputs::Answers;
+use crate::mcp::tools::prompt::PromptDef;
+use crate::mcp::tools::registry::{RegistryError, ToolRegistry};
+use crate::mcp::wire::reply;
+use crate::mcp::wire::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use alloc::boxed::Box;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -47,34 +47,30 @@ pub struct McpServer<C: 'static> {
     pub(super) sessions: Sessions,
     pub(super) clients: ClientWindows,
     /// Failed token checks by client address, for the throttle.
-    auth_failures: ClientWindows,
+    pub(super) auth_failures: ClientWindows,
     /// Failed token checks counted for the audit trail, summarised per window.
-    login_failures: LoginFailures,
+    pub(super) login_failures: LoginFailures,
     pub(super) calls: Calls,
     pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
     pub(super) answers: Rc<RefCell<Answers>>,
     /// Tool calls running as tasks (the tasks extension).
-    pub(super) tasks: super::tasks::Tasks<C>,
+    pub(super) tasks: crate::mcp::tools::tasks::Tasks<C>,
     /// Watchable resources and the sessions' subscriptions (`resources/subscribe`).
     pub(super) subscriptions: Subscriptions<C>,
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
     pub(super) instructions_json: Option<Box<[u8]>>,
-    /// The connection's last answer buffer (`Request::answer`), lent while its next request
-    /// is handled: a tool result written at once goes into it instead of a new allocation.
-    pub(super) lent: Cell<Vec<u8>>,
-    /// Where each request's `params` are read (see [`Tape`]): kept, so a request allocates
-    /// nothing to read them.
+    /// Where each request's `params` are read (see [`Tape`]): kept between requests, so a
+    /// request allocates nothing to read them, and emptied before it is put back, so it
+    /// carries nothing of one request to the next.
     tape: Cell<Tape>,
     /// `config.policy`, shared with each request's authority.
-    policy: Rc<Policy>,
+    pub(super) policy: Rc<Policy>,
     /// `config.tokens`, shared with the authority of each request that names one.
-    tokens: Vec<Rc<Token>>,
+    pub(super) tokens: Vec<Rc<Token>>,
     /// The administrator (`config.token`, or any request when `/mcp` is open).
-    admin: Rc<Token>,
-    /// What the request being answered may do (set before it is dispatched).
-    pub(super) authority: Authority,
+    pub(super) admin: Rc<Token>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -87,7 +83,6 @@ impl<C: 'static> McpServer<C> {
         // The administrator's secret stays in `config.token` only.
         let admin = Rc::new(Token::admin(String::new()));
         let tokens = config.tokens.iter().cloned().map(Rc::new).collect();
-        let authority = Authority::new(config.capabilities, policy.clone(), admin.clone(), None);
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
@@ -108,15 +103,13 @@ impl<C: 'static> McpServer<C> {
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),
-            tasks: super::tasks::Tasks::default(),
+            tasks: crate::mcp::tools::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
             instructions_json,
-            lent: Cell::new(Vec::new()),
             tape: Cell::new(Tape::with_capacity(TAPE_START)),
             policy,
             tokens,
             admin,
-            authority,
         }
     }
 
@@ -144,7 +137,10 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// Adds a tool family's table (all or nothing).
-    pub fn register_tools(&mut self, table: &[super::ToolDef<C>]) -> Result<(), RegistryError> {
+    pub fn register_tools(
+        &mut self,
+        table: &[crate::mcp::wire::tool::ToolDef<C>],
+    ) -> Result<(), RegistryError> {
         self.tools.register(table)
     }
 
@@ -154,8 +150,11 @@ impl<C: 'static> McpServer<C> {
         self.tools.pack(self.config.limits.page_size, coding::LEVEL);
     }
 
-    /// Keeps a tool-name prefix back for a later milestone (see [`super::Reserved`]).
-    pub fn reserve_tools(&mut self, r: super::Reserved) -> Result<(), RegistryError> {
+    /// Keeps a tool-name prefix back for a later milestone (see [`crate::mcp::tools::registry::Reserved`]).
+    pub fn reserve_tools(
+        &mut self,
+        r: crate::mcp::tools::registry::Reserved,
+    ) -> Result<(), RegistryError> {
         self.tools.reserve(r)
     }
 
@@ -168,8 +167,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register(table);
     }
 
-    /// Adds streamed readers of resources (see [`super::StreamDef`]).
-    pub fn register_resource_streams(&mut self, table: &[super::StreamDef<C>]) {
+    /// Adds streamed readers of resources (see [`crate::mcp::resources::catalog::StreamDef`]).
+    pub fn register_resource_streams(
+        &mut self,
+        table: &[crate::mcp::resources::catalog::StreamDef<C>],
+    ) {
         self.resources.register_streams(table);
     }
 
@@ -177,8 +179,11 @@ impl<C: 'static> McpServer<C> {
         self.resources.register_templates(table);
     }
 
-    /// Adds streamed readers of templated resources (see [`super::TemplateStreamDef`]).
-    pub fn register_template_streams(&mut self, table: &[super::TemplateStreamDef<C>]) {
+    /// Adds streamed readers of templated resources (see [`crate::mcp::resources::catalog::TemplateStreamDef`]).
+    pub fn register_template_streams(
+        &mut self,
+        table: &[crate::mcp::resources::catalog::TemplateStreamDef<C>],
+    ) {
         self.resources.register_template_streams(table);
     }
 
@@ -191,12 +196,12 @@ impl<C: 'static> McpServer<C> {
     }
 
     /// Makes resources subscribable (a later duplicate URI is ignored), at most 32.
-    pub fn register_watches(&mut self, table: &[super::WatchDef<C>]) {
+    pub fn register_watches(&mut self, table: &[crate::mcp::eras::subscriptions::WatchDef<C>]) {
         self.subscriptions.register(table);
     }
 
     /// Marks tools that may run as tasks (a name no tool has never matches).
-    pub fn add_task_tools(&mut self, tools: &[super::TaskTool]) {
+    pub fn add_task_tools(&mut self, tools: &[crate::mcp::tools::tasks::TaskTool]) {
         self.tasks.add_tools(tools);
     }
 
@@ -209,219 +214,6 @@ impl<C: 'static> McpServer<C> {
     /// The shared context.
     pub fn context(&self) -> &Rc<RefCell<C>> {
         &self.ctx
-    }
-
-    /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
-    /// guard (`/screen.bmp`), and whether the token may use `door`: `Err` is the 403 or the
-    /// 401 (with `WWW-Authenticate`) to send.
-    pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
-        let head = Head::of(headers);
-        self.check_origin(&head)?;
-        let authority = self.authority_of(&head, None)?;
-        match authority.check_door(door) {
-            Ok(()) => Ok(authority),
-            Err(denied) => {
-                let err = RpcError::new(
-                    jsonrpc::INVALID_REQUEST,
-                    alloc::format!("Forbidden: {}", denied.0),
-                );
-                Err(reply::error(403, None, &err))
-            }
-        }
-    }
-
-    fn authorize_head(&self, head: &Head<'_>) -> Result<(), Response> {
-        self.check_origin(head)?;
-        self.check_token(head).map(|_| ())
-    }
-
-    /// The token a request's bearer names, as an index into `tokens`: every secret is
-    /// compared (in constant time), so the time taken does not say which one matched.
-    ///
-    /// The index is what [`Admission::Authenticated`] carries: 0 the administrator, then
-    /// `config.tokens` in order.
-    fn token_of(&self, head: &Head<'_>) -> Option<u8> {
-        let bearer = head.authorization();
-        let mut found = None;
-        if let Some(secret) = &self.config.token
-            && bearer_ok(secret, bearer)
-        {
-            found = Some(0);
-        }
-        for (i, t) in (1u8..).zip(&self.tokens) {
-            if bearer_ok(&t.secret, bearer) {
-                found.get_or_insert(i);
-            }
-        }
-        found
-    }
-
-    /// The token numbered `index` as [`Self::token_of`] numbers them.
-    fn token_at(&self, index: u8) -> Option<&Rc<Token>> {
-        match index.checked_sub(1) {
-            None => Some(&self.admin),
-            Some(i) => self.tokens.get(usize::from(i)),
-        }
-    }
-
-    /// The bearer-token check: the token named (the administrator's when `/mcp` is open
-    /// and no other is given), or the 401 (with `WWW-Authenticate`) to send.
-    fn check_token(&self, head: &Head<'_>) -> Result<u8, Response> {
-        let found = self.token_of(head);
-        if found.is_none() && self.config.token.is_none() {
-            return Ok(0);
-        }
-        let Some(token) = found else {
-            let mut r = reply::error(
-                401,
-                None,
-                &RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized"),
-            );
-            r.headers.push("WWW-Authenticate", "Bearer");
-            return Err(r);
-        };
-        Ok(token)
-    }
-
-    /// What a request with this head may do: its token's role, the policy, and the
-    /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
-    /// a typo never widens what the gateway meant to allow).
-    /// `admitted` is the token `admit` matched, when it ran: not compared again.
-    fn authority_of(&self, head: &Head<'_>, admitted: Option<u8>) -> Result<Authority, Response> {
-        let index = match admitted {
-            Some(i) => i,
-            None => self.check_token(head)?,
-        };
-        let Some(token) = self.token_at(index) else {
-            let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized");
-            return Err(reply::error(401, None, &err));
-        };
-        let narrowing = match head.narrowing() {
-            None => None,
-            Some(v) => match Policy::parse(v) {
-                Ok(p) => Some(Rc::new(p)),
-                Err(e) => {
-                    let msg = alloc::format!("{NARROWING_HEADER} refused: {e}");
-                    let err = RpcError::new(jsonrpc::INVALID_REQUEST, msg);
-                    return Err(reply::error(400, None, &err));
-                }
-            },
-        };
-        let token = token.clone();
-        let table = self.config.capabilities;
-        Ok(Authority::new(table, self.policy.clone(), token, narrowing))
-    }
-
-    /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
-    /// machine (see `security::host_ok`). Both refusals are 403 with a body saying which.
-    fn check_origin(&self, head: &Head<'_>) -> Result<(), Response> {
-        let refused = match head.origin() {
-            Some(origin) if !origin_ok(origin, self.config.own_ip, &self.config.extra_origins) => {
-                Some("Forbidden: Origin not allowed")
-            }
-            Some(_) => None,
-            None if !host_ok(head.host(), self.config.own_ip, &self.config.hosts) => Some(
-                "Forbidden: Host not allowed (use the machine's IP address, localhost, \
-                 or a name listed in mcp.hosts)",
-            ),
-            None => None,
-        };
-        match refused {
-            Some(why) => Err(reply::error(
-                403,
-                None,
-                &RpcError::new(jsonrpc::INVALID_REQUEST, why),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// The machine's own IPv4 address, as the network stack has it now (DHCP may give or
-    /// change it after boot): Origins and Hosts naming it are allowed.
-    pub fn set_own_ip(&mut self, ip: Option<[u8; 4]>) {
-        self.config.own_ip = ip;
-    }
-
-    /// Whether `/mcp` needs a bearer token.
-    pub fn token_required(&self) -> bool {
-        self.config.token.is_some()
-    }
-
-    /// Judges a request to `/mcp` (or a path guarded like it) from its head, before its body
-    /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
-    /// checks limited per client address: past the limit the answer is 401 with
-    /// `Retry-After`, without the token being looked at (so guessing gains nothing, and clients
-    /// still see the error they know how to report). A connection that already `proven` a
-    /// token is not throttled: guessers on the same address (a NAT, a tunnel) cannot lock it
-    /// out. Without a token configured nothing is checked, so nothing is authenticated.
-    pub fn admit(
-        &mut self,
-        headers: &Headers,
-        peer: Peer,
-        proven: bool,
-        now_ms: u64,
-    ) -> Result<Admission, Response> {
-        let limits = self.config.limits;
-        let head = Head::of(headers);
-        self.check_origin(&head)?;
-        if self.config.token.is_none() {
-            return Ok(Admission::Anonymous);
-        }
-        if !proven
-            && self
-                .auth_failures
-                .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
-        {
-            self.audit_auth(peer, now_ms, AuthFailure::Throttled);
-            let mut r = reply::error(
-                401,
-                None,
-                &RpcError::new(
-                    jsonrpc::INVALID_REQUEST,
-                    "Unauthorized: too many failed attempts from this address; retry later",
-                ),
-            );
-            r.headers.push("WWW-Authenticate", "Bearer");
-            r.headers.push("Retry-After", "1");
-            return Err(r);
-        }
-        // The Origin passed above: only the token is left to check.
-        let verdict = self.check_token(&head);
-        if let Err(r) = &verdict
-            && r.status == 401
-        {
-            self.auth_failures.admit(
-                peer.addr,
-                now_ms,
-                limits.auth_failures_per_second,
-                limits.max_clients,
-            );
-            self.audit_auth(peer, now_ms, auth_failure(headers));
-        }
-        verdict.map(Admission::Authenticated)
-    }
-
-    /// Counts a failed authentication for the audit trail (summarised when its window
-    /// closes: see `login_failures`).
-    fn audit_auth(&mut self, peer: Peer, now_ms: u64, why: AuthFailure) {
-        let closed = self.login_failures.count(peer.addr, why, now_ms);
-        self.audit_all(&closed);
-    }
-
-    /// Hands the summaries of failed logins whose window has closed to the audit sink: called
-    /// from the module's poll loop, so a window is written soon after it ends even when no
-    /// request comes.
-    pub fn poll_audit(&mut self, now_ms: u64) {
-        if self.login_failures.due(now_ms) {
-            let closed = self.login_failures.close_due(now_ms);
-            self.audit_all(&closed);
-        }
-    }
-
-    fn audit_all(&self, records: &[AuditRecord]) {
-        if let Some(sink) = &self.config.audit {
-            records.iter().for_each(|r| sink(r));
-        }
     }
 
     /// Answers one request given as its parts: the entry point for fuzzing (no `Request`
@@ -442,23 +234,30 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        self.authority = match self.authority_of(&head, None) {
+        let authority = match self.authority_of(&head, None) {
             Ok(a) => a,
             Err(refused) => return refused,
         };
-        self.answer(method, headers, &head, body, peer, now_ms)
+        let lent = Cell::default();
+        let ex = Exchange {
+            authority,
+            lent: &lent,
+            peer,
+            now_ms,
+        };
+        self.answer(method, headers, &head, body, &ex)
     }
 
-    /// Answers an authorized request, with `self.authority` set to what it may do.
+    /// Answers an authorized request: `ex` says what it may do.
     fn answer(
         &mut self,
         method: &Method,
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
+        let now_ms = ex.now_ms;
         self.subscriptions
             .touch_streamed(&mut self.sessions, now_ms);
         for serial in self
@@ -469,10 +268,10 @@ impl<C: 'static> McpServer<C> {
             self.subscriptions.forget(serial);
         }
         match method {
-            Method::Post => self.post(headers, head, body, peer, now_ms),
+            Method::Post => self.post(headers, head, body, ex),
             Method::Delete => self.delete(headers),
             Method::Get
-                if let Err(denied) = self.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
+                if let Err(denied) = ex.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
             {
                 let err = RpcError::new(
                     jsonrpc::INVALID_REQUEST,
@@ -497,8 +296,7 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
+        ex: &Exchange<'_>,
     ) -> Response {
         if let Some(ct) = head.content_type() {
             let main = ct.split(';').next().unwrap_or("").trim_ascii();
@@ -513,7 +311,7 @@ impl<C: 'static> McpServer<C> {
         // The server's tape, lent to this request for its `params`; emptied after (and
         // trimmed, if a big request grew it).
         let mut tape = self.tape.take();
-        let r = self.parsed(headers, head, body, peer, now_ms, &mut tape);
+        let r = self.parsed(headers, head, body, &mut tape, ex);
         tape.clear();
         self.tape.set(tape);
         r
@@ -534,9 +332,8 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        peer: Peer,
-        now_ms: u64,
         tape: &mut Tape,
+        ex: &Exchange<'_>,
     ) -> Response {
         // The parsed messages stay charged to the budget until the answer is built.
         let parsed = jsonrpc::parse_within(body, &self.config.parse_budget, tape);
@@ -558,9 +355,9 @@ impl<C: 'static> McpServer<C> {
             _ => None,
         };
         if is_modern(first, head) {
-            self.modern(incoming, headers, head, peer, now_ms)
+            self.modern(incoming, headers, head, ex)
         } else {
-            self.legacy(incoming, headers, peer, now_ms)
+            self.legacy(incoming, headers, ex)
         }
     }
 
@@ -608,14 +405,20 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         let r = if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
-            self.authority = match self.authority_of(&head, Some(token)) {
+            let authority = match self.authority_of(&head, Some(token)) {
                 Ok(a) => a,
                 Err(refused) => return refused,
             };
-            self.lent.set(core::mem::take(&mut req.answer));
-            let r = self.answer(&req.method, &req.headers, &head, &req.body, peer, now_ms);
+            let lent = Cell::new(core::mem::take(&mut req.answer));
+            let ex = Exchange {
+                authority,
+                lent: &lent,
+                peer,
+                now_ms,
+            };
+            let r = self.answer(&req.method, &req.headers, &head, &req.body, &ex);
             // Not taken: back to the connection for its next request.
-            req.answer = self.lent.take();
+            req.answer = lent.take();
             r
         } else {
             self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
@@ -625,7 +428,7 @@ impl<C: 'static> Handler for McpServer<C> {
 }
 
 /// Why a request with this `Authorization` failed the token check.
-fn auth_failure(headers: &Headers) -> AuthFailure {
+pub(super) fn auth_failure(headers: &Headers) -> AuthFailure {
     let bearer = headers.get("Authorization").is_some_and(|v| {
         v.trim()
             .get(..7)
@@ -663,7 +466,7 @@ mod tests {
     use crate::http::Headers;
     use crate::json::Tape;
     use crate::jsonrpc::{Incoming, Message, parse};
-    use crate::mcp::version::MODERN_VERSION;
+    use crate::mcp::wire::version::MODERN_VERSION;
 
     fn body(method: &str, meta: bool) -> alloc::string::String {
         let params = if meta {

@@ -4,7 +4,7 @@
 use crate::hil::raw_bus::RawBus;
 use alloc::boxed::Box;
 
-pub struct RawAccess(pub(in crate::tools::devices) Option<Box<dyn RawBus>>);
+pub struct RawAccess(pub(super) Option<Box<dyn RawBus>>);
 
 impl RawAccess {
     /// The board's raw bus (minted at init, where the board vouches for it).

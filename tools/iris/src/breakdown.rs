@@ -22,7 +22,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             // kmem's copies and fills; its checksum sum is TCP/IP's.
             "irix7_kmem::copy",
             "irix7_kmem::fill",
-            "rpc::mcp::tool::append_zeroed",
+            "rpc::mcp::wire::tool::append_zeroed",
         ],
     ),
     (
@@ -58,12 +58,12 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "rpc::jsonrpc::response",
             "rpc::json::write",
             "rpc::json::escape",
-            "rpc::mcp::reply",
+            "rpc::mcp::wire::reply",
             "as serde_core::ser::",
             "as serde::ser::",
         ],
     ),
-    ("schema check", &["rpc::mcp::schema::"]),
+    ("schema check", &["rpc::mcp::tools::schema::"]),
     ("HTTP", &["rpc::http::"]),
     (
         "TCP/IP + checksum",
@@ -206,8 +206,8 @@ mod tests {
             ),
             ("rpc::json::write::write_json", "JSON writing"),
             ("<rpc::json::escape::TextEscaper>::push", "JSON writing"),
-            ("rpc::mcp::base64::encode_into", "base64"),
-            ("<rpc::mcp::base64::Base64Stream>::push", "base64"),
+            ("rpc::mcp::wire::base64::encode_into", "base64"),
+            ("<rpc::mcp::wire::base64::Base64Stream>::push", "base64"),
             ("rpc::json::escape::plain_run", "JSON writing"),
             ("rpc::http::parser::parse_head", "HTTP"),
             (
@@ -219,9 +219,9 @@ mod tests {
             ("irix7_kmem::copy_forward", "copies"),
             ("irix7_mcp::drivers::seeq::Seeq::transmit", "driver + DMA"),
             ("irix7_mcp::board::mmio::read32", "driver + DMA"),
-            ("rpc::mcp::tool::append_zeroed", "copies"),
+            ("rpc::mcp::wire::tool::append_zeroed", "copies"),
             ("irix7_mcp::net::tcp_wire::shift", "TCP/IP + checksum"),
-            ("rpc::mcp::schema::check", "schema check"),
+            ("rpc::mcp::tools::schema::check", "schema check"),
             (
                 "base64::encode::encode_with_padding::<base64::engine::general_purpose::GeneralPurpose>",
                 "base64",

@@ -6,7 +6,7 @@
 //! and the bulk is not read, per request.
 
 mod accept;
-mod zlib;
+pub(crate) mod zlib;
 
 pub use accept::prefers_deflate;
 pub use zlib::Packed;

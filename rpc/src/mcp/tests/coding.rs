@@ -140,7 +140,7 @@ fn only_a_packed_policy_wide_listing_is_coded() {
     // out: identity.
     let req = McpRequest::modern("tools/list", json!({}))
         .id(4)
-        .header(crate::mcp::authority::NARROWING_HEADER, "echo");
+        .header(crate::mcp::guard::authority::NARROWING_HEADER, "echo");
     let (r, body) = sent(answer(&mut s, &req, Some("deflate")));
     assert_eq!(r.headers.get("Content-Encoding"), None);
     assert_eq!(r.headers.get("Vary"), None);

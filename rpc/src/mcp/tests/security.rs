@@ -220,3 +220,77 @@ fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
     let mut admitted = Request { admission, ..head };
     assert_eq!(s.handle(&mut admitted, PEER, T0).status, 200);
 }
+
+/// One connection carries requests of two tokens in turn (a gateway in front of two users, or
+/// one client that changes its token): each request is judged by its own token alone. The
+/// request's authority is a value passed down with it, never left on the server for the next.
+#[test]
+fn two_requests_of_different_roles_on_one_connection_each_see_only_their_own_authority() {
+    use crate::http::{Handler, Request};
+    const ADMIN: &str = "admin-secret-long-enough";
+    const WATCHER: &str = "watcher-secret-long-enough";
+    let mut c = config();
+    c.limits.page_size = 100;
+    c.token = Some(ADMIN.into());
+    c.tokens =
+        crate::mcp::guard::authority::parse_tokens(&format!("watcher:observe:{WATCHER}"), |_| {
+            Ok(())
+        })
+        .unwrap();
+    let mut s = server_with(c);
+    // The connection's answer buffer, handed from one request to the next as a connection
+    // hands it (`Request::answer`).
+    let mut answer = Vec::new();
+    let mut ask = |s: &mut McpServer<Ctx>, secret: &str, method: &str, params: Value| {
+        let built = McpRequest::modern(method, params)
+            .header("Authorization", &format!("Bearer {secret}"))
+            .header("Content-Type", "application/json");
+        let mut req = Request {
+            method: Method::Post,
+            target: "/mcp".into(),
+            headers: built.headers(),
+            body: built.body(),
+            admission: None,
+            answer: core::mem::take(&mut answer),
+        };
+        req.admission = Handler::admit(s, &req, PEER, true, T0).ok();
+        assert!(req.admission.is_some(), "admitted");
+        let mut r = s.handle(&mut req, PEER, T0);
+        answer = core::mem::take(&mut req.answer);
+        body_json(&mut r, T0)
+    };
+    let names = |v: &Value| -> Vec<String> {
+        v["result"]["tools"]
+            .as_array()
+            .expect("a listing")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all: Vec<String> = TOOLS.iter().map(|t| t.name.to_string()).collect();
+    let read_only: Vec<String> = TOOLS
+        .iter()
+        .filter(|t| t.annotations.read_only)
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_ne!(all, read_only);
+    // In turn, each sees its own listing, whoever came before it.
+    for (secret, want) in [
+        (ADMIN, &all),
+        (WATCHER, &read_only),
+        (WATCHER, &read_only),
+        (ADMIN, &all),
+        (WATCHER, &read_only),
+    ] {
+        let v = ask(&mut s, secret, "tools/list", json!({}));
+        assert_eq!(&names(&v), want, "{secret}");
+    }
+    // A destructive tool: refused to the watcher right after the administrator ran it, and
+    // run for the administrator right after the watcher was refused.
+    let call = json!({"name": "fail", "arguments": {}});
+    for (secret, refused) in [(ADMIN, false), (WATCHER, true), (ADMIN, false)] {
+        let v = ask(&mut s, secret, "tools/call", call.clone());
+        let text = v["result"]["content"][0]["text"].as_str().unwrap_or("");
+        assert_eq!(text.starts_with("E_PERM"), refused, "{secret}: {v}");
+    }
+}

@@ -388,11 +388,11 @@ fn a_protocol_fault_fails_the_task_with_the_error_inlined() {
 fn a_task_answers_only_the_token_that_started_it() {
     let mut config = config();
     config.token = Some("admin-secret-long-enough".into());
-    config.tokens =
-        crate::mcp::authority::parse_tokens("watcher:observe:watcher-secret-long-enough", |_| {
-            Ok(())
-        })
-        .unwrap();
+    config.tokens = crate::mcp::guard::authority::parse_tokens(
+        "watcher:observe:watcher-secret-long-enough",
+        |_| Ok(()),
+    )
+    .unwrap();
     let mut s = tasks_server(config);
     let as_ = |s: &mut McpServer<Ctx>, secret: &str, method: &str, params: Value, now| {
         let mut r = McpRequest::modern(method, params)

@@ -1,11 +1,13 @@
 //! File-level import circles in every crate of the tree. A file imports another when one of its
 //! paths (`use` or inline, from `crate::`, `super::`, `self::` or a child module) names an item
-//! that the other file defines. A `pub use` is no import of its own but looked through: a path
-//! that reaches an item a module re-exports counts for the file that defines it, so a `mod.rs`
-//! that gathers its children's names is not a hub that ties them all together. Inline
-//! `#[cfg(test)]` modules are left out: what a test imports is no design dependency. Files that
-//! import each other, directly or around a longer loop, form a strongly connected component:
-//! each is one circle.
+//! that the other file defines, or when the path as written lands on the other file: a path
+//! through a `pub use` ties the file to the re-exporting file as well as to the one that
+//! defines the item, so a circle cannot hide behind a re-export. A `pub use` is no import of
+//! its own, so a `mod.rs` that gathers its children's names is not a hub that ties them all
+//! together. The scope of a `pub(in …)` is a path like any other: an item that names who may
+//! see it depends on that module. Inline `#[cfg(test)]` modules are left out: what a test
+//! imports is no design dependency. Files that import each other, directly or around a longer
+//! loop, form a strongly connected component: each is one circle.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
@@ -44,10 +46,14 @@ pub fn circles(files: &[Source]) -> Vec<Circle> {
     let mut links: Vec<(usize, usize, usize)> = Vec::new();
     for (from, file) in tree.files.iter().enumerate() {
         for r in &file.refs {
-            if let Some(to) = tree.resolve(from, r.module.clone(), &r.segs, 0)
-                && to != from
-            {
-                links.push((from, r.line, to));
+            // The file the path lands on as written (a re-export's file included) and the
+            // file that defines the item: a path through a re-export depends on both.
+            let written = tree.resolve(from, r.module.clone(), &r.segs, MAX_HOPS);
+            let defined = tree.resolve(from, r.module.clone(), &r.segs, 0);
+            for to in [written, defined].into_iter().flatten() {
+                if to != from {
+                    links.push((from, r.line, to));
+                }
             }
         }
     }
@@ -337,7 +343,6 @@ fn references(code: &str, module: &[String]) -> (Vec<Ref>, Vec<Export>) {
                 || !code[after..].starts_with("::")
                 || in_use.iter().any(|r| r.contains(&at))
                 || in_tests(at)
-                || restricts_visibility(&code[..at])
             {
                 continue;
             }
@@ -359,17 +364,8 @@ fn references(code: &str, module: &[String]) -> (Vec<Ref>, Vec<Export>) {
     (refs, exports)
 }
 
-/// Whether a path starting here is the scope of a `pub(in …)`: it names where an item may be
-/// seen, not something the file uses.
-fn restricts_visibility(before: &str) -> bool {
-    before
-        .trim_end()
-        .strip_suffix("in")
-        .is_some_and(|rest| rest.trim_end().ends_with("pub("))
-}
-
 /// The byte ranges of the inline modules that only tests build (`#[cfg(test)] mod … { … }`).
-fn test_modules(code: &str, inline: &[(String, Range<usize>)]) -> Vec<Range<usize>> {
+pub(super) fn test_modules(code: &str, inline: &[(String, Range<usize>)]) -> Vec<Range<usize>> {
     inline
         .iter()
         .filter(|(_, r)| {

@@ -6,8 +6,11 @@
 //! crate `rpc` stays above `services`. Two more rules keep the unsafe code where it can be
 //! audited: the word `unsafe` appears under `src/` only in `src/board/`, the crates that must
 //! have none forbid it at their root, and no file anywhere pulls in another file with a `path`
-//! attribute (that hides one crate's code inside another). Last, no files of any crate import
-//! each other in a circle ([`circles`]): a file a newcomer reads should lead down, not back.
+//! attribute (that hides one crate's code inside another). The protocol's MCP module,
+//! `rpc/src/mcp/`, is layered the same way: its folders ([`MCP_LAYERS`]) each import only
+//! themselves and those below, never the files on top nor names through the `mcp` façade.
+//! Last, no files of any crate import each other in a circle ([`circles`]), not even through a
+//! re-export or a `pub(in …)` path: a file a newcomer reads should lead down, not back.
 
 use std::fmt;
 use std::path::Path;
@@ -20,6 +23,12 @@ mod scan;
 
 /// The layers, bottom first.
 const LAYERS: &[&str] = &["hil", "drivers", "services", "tools", "net", "board"];
+
+/// The layers of the protocol's MCP module, `rpc/src/mcp/`, bottom first: each folder may
+/// import itself and the folders before it. The files at the top (`server.rs`, `dispatch.rs`,
+/// the fuzzing entry and the façade `mod.rs`) may import them all.
+const MCP: &str = "rpc/src/mcp/";
+const MCP_LAYERS: &[&str] = &["wire", "guard", "tools", "resources", "eras"];
 
 /// Crates whose sources must not contain `unsafe` at all.
 const SAFE_CRATES: &[&str] = &["rpc/", "rpc-conformance/", "indy/", "loader/"];
@@ -147,6 +156,7 @@ pub fn check(files: &[Source]) -> Vec<Finding> {
         if in_src && f.path != "src/lib.rs" {
             check_imports(f, &code, &mut out);
         }
+        check_mcp_imports(f, &code, &mut out);
     }
     for circle in circles::circles(files) {
         let rule = format!("import circle of {}", circle.files.join(", "));
@@ -217,6 +227,136 @@ fn check_imports(f: &Source, code: &str, out: &mut Vec<Finding>) {
             let rule = format!("no protocol types in {layer} (rpc is for tools and above)");
             out.push(finding(f, line, "rpc".into(), &rule));
         }
+    }
+}
+
+/// The MCP layer of a file under `rpc/src/mcp/`, and how many modules deep it is under `mcp`
+/// (`guard/audit.rs` is 2, `guard/authority/mod.rs` is 2, `guard/authority/table.rs` is 3).
+/// `None` for the files on top and for tests (a test may drive the whole server).
+fn mcp_layer_of(path: &str) -> Option<(&'static str, usize)> {
+    let rest = path.strip_prefix(MCP)?;
+    let (first, _) = rest.split_once('/')?;
+    let layer = MCP_LAYERS.iter().find(|l| **l == first).copied()?;
+    let test = rest.split('/').any(|p| p == "tests" || p == "tests.rs");
+    (!test).then(|| (layer, module_depth(&format!("src/{rest}"))))
+}
+
+/// A file in an MCP layer may name, under `crate::mcp::` or through `super::` chains that climb
+/// to `mcp`, only its own layer and those below; never the façade's re-exports (a name
+/// imported from `mcp` itself would hide the folder it comes from) nor the files on top.
+fn check_mcp_imports(f: &Source, code: &str, out: &mut Vec<Finding>) {
+    let Some((layer, depth)) = mcp_layer_of(&f.path) else {
+        return;
+    };
+    let at = MCP_LAYERS.iter().position(|l| *l == layer).unwrap_or(0);
+    let tests = circles::test_modules(code, &inline_modules(code));
+    let mut paths = mcp_paths(code);
+    paths.extend(super_paths_exact(code, depth));
+    for (pos, target) in paths {
+        if tests.iter().any(|r| r.contains(&pos)) {
+            continue;
+        }
+        let line = line_of(code, pos);
+        let what = format!("crate::mcp::{target}");
+        match MCP_LAYERS.iter().position(|l| *l == target) {
+            Some(i) if i <= at => {}
+            Some(_) => {
+                let below = MCP_LAYERS[..at].join(", ");
+                let may = if below.is_empty() {
+                    "nothing else of mcp".to_string()
+                } else {
+                    below
+                };
+                let rule = format!("mcp/{layer} may import {may}");
+                out.push(finding(f, line, what, &rule));
+            }
+            None => {
+                let rule = format!(
+                    "mcp/{layer} imports from the folder that defines a name, not through \
+                     mcp's façade or the files on top"
+                );
+                out.push(finding(f, line, what, &rule));
+            }
+        }
+    }
+}
+
+/// The segment after each `crate::mcp::` (each member of a group after `crate::mcp::{`), with
+/// its byte offset.
+fn mcp_paths(code: &str) -> Vec<(usize, String)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate") {
+        let before = at.checked_sub(1).map(|i| b[i]);
+        if before.is_some_and(|c| is_ident(c) && c != b'$') || before == Some(b':') {
+            continue;
+        }
+        let mut i = skip_ws(b, at + "crate".len());
+        if !code[i..].starts_with("::") {
+            continue;
+        }
+        i = skip_ws(b, i + 2);
+        if ident_at(code, i).as_deref() != Some("mcp") {
+            continue;
+        }
+        i = skip_ws(b, i + 3);
+        if !code[i..].starts_with("::") {
+            continue;
+        }
+        segment_or_group(code, skip_ws(b, i + 2), &mut out);
+    }
+    out
+}
+
+/// `super::` chains of exactly `depth` links (plus one per inline module around them): the
+/// segment they name in `mcp`, with its byte offset.
+fn super_paths_exact(code: &str, depth: usize) -> Vec<(usize, String)> {
+    let b = code.as_bytes();
+    let inline = inline_modules(code);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(found) = code[at..].find("super") {
+        let start = at + found;
+        at = start + "super".len();
+        let before = start.checked_sub(1).map(|i| b[i]);
+        if before.is_some_and(is_ident) || before == Some(b':') {
+            continue;
+        }
+        let mut supers = 0;
+        let mut i = start;
+        while code[i..].starts_with("super") && !b.get(i + 5).copied().is_some_and(is_ident) {
+            let j = skip_ws(b, i + 5);
+            if !code[j..].starts_with("::") {
+                break;
+            }
+            supers += 1;
+            i = skip_ws(b, j + 2);
+        }
+        at = at.max(i);
+        let enclosing = inline.iter().filter(|(_, r)| r.contains(&start)).count();
+        if supers > 0 && supers == depth + enclosing {
+            segment_or_group(code, i, &mut out);
+        }
+    }
+    out
+}
+
+/// The segment at `i`, or each member's first segment when a group opens there.
+fn segment_or_group(code: &str, i: usize, out: &mut Vec<(usize, String)>) {
+    let b = code.as_bytes();
+    if b.get(i) == Some(&b'{') {
+        let mut members = Vec::new();
+        group_members(code, i + 1, &mut members);
+        // `group_members` gives lines; find each member's offset again for the test ranges.
+        let end = code[i..].find('}').map_or(code.len(), |e| i + e);
+        for (_, seg) in members {
+            let pos = code[i..end].find(seg.as_str()).map_or(i, |p| i + p);
+            out.push((pos, seg));
+        }
+    } else if let Some(seg) = ident_at(code, i) {
+        out.push((i, seg));
+    } else if b.get(i) == Some(&b'*') {
+        out.push((i, "*".to_string()));
     }
 }
 

@@ -211,3 +211,150 @@ fn an_import_circle_on_disk_fails_the_check() {
          import circle of rpc/src/a.rs, rpc/src/b.rs"
     );
 }
+
+/// A small `rpc/src/mcp` in its layers that follows every rule.
+const MCP_CLEAN: &[(&str, &str)] = &[
+    (
+        "rpc/src/mcp/mod.rs",
+        "mod wire;\nmod guard;\nmod tools;\nmod server;\npub use wire::tool::ToolDef;\n",
+    ),
+    ("rpc/src/mcp/wire/mod.rs", "pub mod tool;\n"),
+    ("rpc/src/mcp/wire/tool.rs", "pub struct ToolDef;\n"),
+    (
+        "rpc/src/mcp/guard/mod.rs",
+        "pub mod authority;\npub mod request;\n",
+    ),
+    (
+        "rpc/src/mcp/guard/authority/mod.rs",
+        "mod table;\npub use table::Cap;\n",
+    ),
+    (
+        "rpc/src/mcp/guard/authority/table.rs",
+        "use super::super::super::wire::tool::ToolDef;\npub struct Cap(ToolDef);\n",
+    ),
+    (
+        "rpc/src/mcp/guard/request.rs",
+        "use super::authority::Cap;\nuse crate::mcp::wire::tool;\npub struct Cx(Cap);\n",
+    ),
+    (
+        "rpc/src/mcp/tools/mod.rs",
+        "use crate::mcp::{guard::request::Cx, wire::tool::ToolDef};\n\
+         #[cfg(test)]\nmod tests { use crate::mcp::server::Server; }\n",
+    ),
+    // A test file may drive the whole server.
+    (
+        "rpc/src/mcp/tools/tests.rs",
+        "use crate::mcp::server::Server;\n",
+    ),
+    (
+        "rpc/src/mcp/server.rs",
+        "use super::tools;\npub struct Server;\n",
+    ),
+];
+
+fn mcp_with(extra: (&'static str, &'static str)) -> Vec<Finding> {
+    let mut files = MCP_CLEAN.to_vec();
+    files.retain(|(p, _)| *p != extra.0);
+    files.push(extra);
+    tree(&files)
+}
+
+#[test]
+fn a_clean_mcp_passes() {
+    assert_eq!(tree(MCP_CLEAN), vec![]);
+}
+
+#[test]
+fn an_upward_import_in_mcp_fails() {
+    // The guard reaches up into the tools, by `crate::` and by a `super::` chain.
+    let f = mcp_with((
+        "rpc/src/mcp/guard/request.rs",
+        "use super::authority::Cap;\nuse crate::mcp::tools::registry::Entry;\n\
+         fn f(_: super::super::tools::registry::Entry) {}\n",
+    ));
+    // (The tools import the guard, so the upward import closes a circle too.)
+    let got: Vec<_> = f
+        .iter()
+        .filter(|f| f.rule.starts_with("mcp/"))
+        .map(|f| (f.line, f.what.as_str(), f.rule.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (2, "crate::mcp::tools", "mcp/guard may import wire"),
+            (3, "crate::mcp::tools", "mcp/guard may import wire"),
+        ]
+    );
+    // The ground floor may import nothing else of mcp, nor the files on top.
+    let f = mcp_with((
+        "rpc/src/mcp/wire/tool.rs",
+        "use crate::mcp::server::Server;\npub struct ToolDef;\n",
+    ));
+    let f: Vec<_> = f
+        .into_iter()
+        .filter(|f| f.rule.starts_with("mcp/"))
+        .collect();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].what, "crate::mcp::server");
+}
+
+#[test]
+fn an_mcp_import_through_the_facade_fails() {
+    // `ToolDef` is re-exported by `mcp/mod.rs`; naming it there hides which folder it is from.
+    let f = mcp_with((
+        "rpc/src/mcp/guard/request.rs",
+        "use super::authority::Cap;\nuse crate::mcp::ToolDef;\npub struct Cx(Cap);\n",
+    ));
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!((f[0].line, f[0].what.as_str()), (2, "crate::mcp::ToolDef"));
+    assert!(
+        f[0].rule.contains("not through mcp's façade"),
+        "{}",
+        f[0].rule
+    );
+    // A glob of the façade too, whether by `crate::` or by `super::` (from the folder's root).
+    for text in ["use crate::mcp::*;\n", "use super::*;\n"] {
+        let f = mcp_with(("rpc/src/mcp/wire/mod.rs", text));
+        let f: Vec<_> = f.iter().filter(|f| f.rule.starts_with("mcp/")).collect();
+        assert_eq!(f.len(), 1, "{text}: {f:?}");
+        assert_eq!(f[0].what, "crate::mcp::*");
+    }
+}
+
+#[test]
+fn a_circle_through_a_re_export_fails() {
+    // `authority/mod.rs` imports `table.rs` and re-exports `Door` from `door.rs`; `table.rs`
+    // takes `Door` through that re-export. `door.rs`, which defines it, imports nothing, but
+    // the path as written ties `table.rs` to `mod.rs`: a circle.
+    let mut files = MCP_CLEAN.to_vec();
+    files.retain(|(p, _)| !p.starts_with("rpc/src/mcp/guard/authority/"));
+    files.push((
+        "rpc/src/mcp/guard/authority/mod.rs",
+        "mod door;\nmod table;\npub use door::Door;\nuse table::Cap;\npub struct Authority(Cap);\n",
+    ));
+    files.push(("rpc/src/mcp/guard/authority/door.rs", "pub struct Door;\n"));
+    files.push((
+        "rpc/src/mcp/guard/authority/table.rs",
+        "pub struct Cap(super::Door);\n",
+    ));
+    let f = tree(&files);
+    let got: Vec<_> = f.iter().map(|f| (f.path.as_str(), f.line)).collect();
+    assert_eq!(
+        got,
+        [
+            ("rpc/src/mcp/guard/authority/mod.rs", 4),
+            ("rpc/src/mcp/guard/authority/table.rs", 1),
+        ]
+    );
+    assert!(
+        f.iter().all(|f| f.rule.starts_with("import circle of")),
+        "{f:?}"
+    );
+    // Naming `door.rs` itself is no circle.
+    files.pop();
+    files.push((
+        "rpc/src/mcp/guard/authority/table.rs",
+        "pub struct Cap(super::door::Door);\n",
+    ));
+    assert_eq!(tree(&files), vec![]);
+}

@@ -141,9 +141,10 @@ fn paths_to_other_crates_and_within_a_file_are_no_imports() {
 }
 
 #[test]
-fn a_visibility_scope_is_no_import() {
-    // `raw.rs` lets only `gate` see its field; `gate` uses `raw`. One direction: no circle.
-    let found = circles(&sources(&[
+fn a_visibility_scope_ties_its_file_to_that_module() {
+    // `raw.rs` names `gate` as the module that may see its field; `gate` uses `raw`: a circle.
+    // `pub(super)` says the same without a path, and leaves none.
+    let tree = [
         ("k/src/lib.rs", "mod gate;\n"),
         (
             "k/src/gate.rs",
@@ -153,6 +154,45 @@ fn a_visibility_scope_is_no_import() {
             "k/src/gate/raw.rs",
             "pub struct Raw(pub(in crate::gate) u32);\n",
         ),
-    ]));
-    assert!(found.is_empty(), "{found:?}");
+    ];
+    let found = circles(&sources(&tree));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].files, ["k/src/gate.rs", "k/src/gate/raw.rs"]);
+    let mut tree = tree.to_vec();
+    tree[2] = ("k/src/gate/raw.rs", "pub struct Raw(pub(super) u32);\n");
+    assert_eq!(circles(&sources(&tree)), []);
+}
+
+#[test]
+fn a_path_through_a_re_export_ties_to_the_re_exporting_file() {
+    // `message.rs` names `coding::Packed`, which `coding/mod.rs` re-exports from `zlib.rs`;
+    // `coding/mod.rs` imports `message.rs`. The definer, `zlib.rs`, imports nothing, but the
+    // path as written lands on `coding/mod.rs`: a circle.
+    let tree = [
+        ("k/src/lib.rs", "mod http;\n"),
+        ("k/src/http/mod.rs", "pub mod coding;\npub mod message;\n"),
+        (
+            "k/src/http/coding/mod.rs",
+            "mod zlib;\npub use zlib::Packed;\nuse super::message::Body;\nfn f(_: Body) {}\n",
+        ),
+        ("k/src/http/coding/zlib.rs", "pub struct Packed;\n"),
+        (
+            "k/src/http/message.rs",
+            "pub struct Body(Option<super::coding::Packed>);\n",
+        ),
+    ];
+    let found = circles(&sources(&tree));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].files,
+        ["k/src/http/coding/mod.rs", "k/src/http/message.rs"]
+    );
+    // Naming the defining file, which imports nothing of `message.rs`, leaves no circle.
+    let mut tree = tree.to_vec();
+    tree[2].1 = "pub mod zlib;\nuse super::message::Body;\nfn f(_: Body) {}\n";
+    tree[4] = (
+        "k/src/http/message.rs",
+        "pub struct Body(Option<super::coding::zlib::Packed>);\n",
+    );
+    assert_eq!(circles(&sources(&tree)), []);
 }
