@@ -368,7 +368,6 @@ fn start(
             Box::new(PoolGauge(budgets.parse.clone())),
             Box::new(PoolGauge(budgets.tasks.clone())),
             Box::new(PoolGauge(shell_pool.clone())),
-            Box::new(PoolGauge(captures.clone())),
         ],
     };
     let services = Services {
