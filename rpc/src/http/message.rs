@@ -113,51 +113,42 @@ pub enum Field {
     McpProtocolVersion,
 }
 
-/// The [`Field`]s' names in lower case, in the enum's order.
-const KNOWN: [&str; 15] = [
-    "host",
-    "expect",
-    "origin",
-    "accept",
-    "mcp-name",
-    "connection",
-    "mcp-method",
-    "content-type",
-    "irix7-policy",
-    "authorization",
-    "content-length",
-    "mcp-session-id",
-    "accept-encoding",
-    "transfer-encoding",
-    "mcp-protocol-version",
+/// Each [`Field`] and its name in lower case, in the enum's order (so a field's discriminant
+/// indexes this table and [`Headers`]' index of first fields; checked below).
+const KNOWN: [(Field, &str); 15] = [
+    (Field::Host, "host"),
+    (Field::Expect, "expect"),
+    (Field::Origin, "origin"),
+    (Field::Accept, "accept"),
+    (Field::McpName, "mcp-name"),
+    (Field::Connection, "connection"),
+    (Field::McpMethod, "mcp-method"),
+    (Field::ContentType, "content-type"),
+    (Field::Irix7Policy, "irix7-policy"),
+    (Field::Authorization, "authorization"),
+    (Field::ContentLength, "content-length"),
+    (Field::McpSessionId, "mcp-session-id"),
+    (Field::AcceptEncoding, "accept-encoding"),
+    (Field::TransferEncoding, "transfer-encoding"),
+    (Field::McpProtocolVersion, "mcp-protocol-version"),
 ];
 
-const FIELDS: [Field; 15] = [
-    Field::Host,
-    Field::Expect,
-    Field::Origin,
-    Field::Accept,
-    Field::McpName,
-    Field::Connection,
-    Field::McpMethod,
-    Field::ContentType,
-    Field::Irix7Policy,
-    Field::Authorization,
-    Field::ContentLength,
-    Field::McpSessionId,
-    Field::AcceptEncoding,
-    Field::TransferEncoding,
-    Field::McpProtocolVersion,
-];
+const _: () = {
+    let mut i = 0;
+    while i < KNOWN.len() {
+        assert!(KNOWN[i].0 as usize == i, "KNOWN is in the enum's order");
+        i += 1;
+    }
+};
 
 impl Field {
     /// The field a name is, in any case.
     pub fn of(name: &str) -> Option<Field> {
         // The length tells most fields apart: a name is compared with one or two at most.
-        let i = KNOWN
+        KNOWN
             .iter()
-            .position(|k| k.len() == name.len() && is_field(name, k))?;
-        FIELDS.get(i).copied()
+            .find(|(_, k)| k.len() == name.len() && is_field(name, k))
+            .map(|&(field, _)| field)
     }
 }
 
@@ -556,7 +547,7 @@ mod tests {
         assert!(!is_field("Accep", "accept"));
         assert!(!is_field("Acceptx", "accept"));
         assert!(!is_field("Bccept", "accept"));
-        for k in super::KNOWN {
+        for (_, k) in super::KNOWN {
             assert!(
                 k.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
@@ -588,9 +579,9 @@ mod tests {
         assert_eq!(h.field(Field::ContentLength), h.get("content-length"));
         assert_eq!(h.field(Field::McpSessionId), Some("s"));
         assert_eq!(h.field(Field::Host), None);
-        for (i, name) in super::KNOWN.iter().enumerate() {
-            assert_eq!(Field::of(name).map(|f| f as usize), Some(i));
-            assert_eq!(super::FIELDS[i] as usize, i);
+        for (i, &(field, name)) in super::KNOWN.iter().enumerate() {
+            assert_eq!(Field::of(name), Some(field));
+            assert_eq!(field as usize, i);
             assert_eq!(Field::of(&name[1..]), None);
             assert_eq!(
                 Field::of(&name.to_ascii_uppercase()).map(|f| f as usize),
