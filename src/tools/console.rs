@@ -12,7 +12,7 @@ use super::{Ctx, args};
 use crate::services::console_mark;
 use alloc::format;
 use rpc::json::ObjectWriter;
-use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError};
 
 /// Most bytes one write sends (a line or a short block; the ring holds 8 KiB).
 pub const WRITE_MAX: usize = 4096;
@@ -93,7 +93,7 @@ pub fn write_text<C: ConsoleLine>(
     let mut w = ObjectWriter::new(40, 0);
     w.key("bytes").u64(bytes.len() as u64);
     w.key("serial_head").u64(head.into());
-    Ok(Started::Done(ToolOutput::structured(w.finish())))
+    Ok(Started::structured(w.finish()))
 }
 
 fn console_write<C: ConsoleLine>(
@@ -115,7 +115,7 @@ fn input_keys<C: ConsoleLine>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
     let mut w = ObjectWriter::new(32, 0);
     w.key("requested").u64(keys.len() as u64);
     w.key("taken").u64(taken as u64);
-    Ok(Started::Done(ToolOutput::structured(w.finish())))
+    Ok(Started::structured(w.finish()))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use indy::abi::{IRQ_ENABLED, IRQ_PENDING, IrqInfo, status};
 use indy::map::{self, Window};
 use indy::regs::{hpc3, rex3};
 use rpc::json::ObjectWriter;
-use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{Annotations, ErrorCode, Started, ToolCall, ToolDef, ToolError};
 
 /// Most bytes one `mem.read` returns or one `mem.write` takes.
 pub const MEM_MAX: u32 = 64 * 1024;
@@ -300,7 +300,7 @@ fn mem_read<C: MachineFacts + RawBusGrant>(
     w.key("addr").u64(phys.into()).key("data").str(&data);
     w.key("encoding").str(if b64 { "base64" } else { "hex" });
     w.key("length").u64(len.into());
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 fn mem_write<C: MachineFacts + RawBusGrant>(
@@ -339,7 +339,7 @@ fn mem_write<C: MachineFacts + RawBusGrant>(
         .u64(phys.into())
         .key("length")
         .u64(data.len() as u64);
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 fn window_for(
@@ -354,10 +354,6 @@ fn window_for(
 /// The widths a window allows, as the JSON list `dev.list` shows.
 fn widths(w: &Window) -> impl Iterator<Item = u32> + '_ {
     [1, 2, 4].into_iter().filter(|&n| w.allows(n))
-}
-
-fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(w.finish())))
 }
 
 fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -389,7 +385,7 @@ fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started
         json.u64(v.into());
     }
     json.end_array().key("width").u64(width.into());
-    done(json)
+    Ok(Started::structured(json.finish()))
 }
 
 fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -411,7 +407,7 @@ fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
         .u64(value.into())
         .key("width")
         .u64(width.into());
-    done(json)
+    Ok(Started::structured(json.finish()))
 }
 
 fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -448,7 +444,7 @@ fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started
         json.end_array().end_object();
     }
     json.end_array();
-    done(json)
+    Ok(Started::structured(json.finish()))
 }
 
 fn irq_json(w: &mut ObjectWriter, i: &IrqInfo) {
@@ -489,7 +485,7 @@ fn irq_list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Starte
         irq_json(&mut w, i);
     }
     w.end_array();
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 fn dma_list<C: RawBusGrant + NetFigures>(
@@ -541,7 +537,7 @@ fn dma_list<C: RawBusGrant + NetFigures>(
         w.key(key).u64(v.into());
     }
     w.end_object();
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 pub mod raw_access;

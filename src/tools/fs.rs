@@ -333,10 +333,6 @@ fn link_target(fs: &mut Fs, r: &Resolved<Node>) -> Result<(String, bool), ToolEr
     Ok((String::from_utf8_lossy(&buf).into_owned(), cut))
 }
 
-fn done<C>(w: ObjectWriter) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(w.finish())))
-}
-
 fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
@@ -356,7 +352,7 @@ fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
         .str(st.file_type.as_str())
         .key("uid")
         .u64(st.uid.into());
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -383,7 +379,7 @@ fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, To
     let (target, _) = link_target(fs, &r)?;
     let mut w = ObjectWriter::new(24 + r.path.len() + target.len(), 0);
     w.key("path").str(&r.path).key("target").str(&target);
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 /// How `fs.read` and `fs.write` carry data.
@@ -627,7 +623,7 @@ fn write<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
         .u64(w.size)
         .key("written")
         .u64(data.len() as u64);
-    done(json)
+    Ok(Started::structured(json.finish()))
 }
 
 /// Entries `fs.list` stats per step: each costs ~35K guest instructions (an inode read and
@@ -765,7 +761,7 @@ fn remove<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, Tool
     // Whether the image still has an entry the overlay now hides.
     w.key("whiteout")
         .bool(st.origin == crate::services::fs::Origin::Erofs);
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -774,7 +770,7 @@ fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
     let made = fs.mkdir(&path).map_err(fs_error)?;
     let mut w = ObjectWriter::new(12 + made.len(), 0);
     w.key("path").str(&made);
-    done(w)
+    Ok(Started::structured(w.finish()))
 }
 
 pub mod resource;

@@ -5,7 +5,7 @@ use super::reach::MachineFacts;
 use crate::hil::platform::c_str;
 use crate::services::proc::{processes, state_name};
 use rpc::json::ObjectWriter;
-use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError, ToolOutput};
+use rpc::mcp::{Annotations, Started, ToolCall, ToolDef, ToolError};
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
     name: "proc.list",
@@ -43,7 +43,7 @@ fn list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>
         w.key("state").str(state_name(p.state)).end_object();
     }
     w.end_array();
-    Ok(Started::Done(ToolOutput::structured(w.finish())))
+    Ok(Started::structured(w.finish()))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use indy::abi::{DEPLOY_OK, deploy_reason};
 use rpc::json::{Kind, ObjectWriter, Written};
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
-    ToolOutput, WatchDef,
+    WatchDef,
 };
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
@@ -184,9 +184,7 @@ fn read_flight<C: BootRecord>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceCont
 }
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    Ok(Started::Done(ToolOutput::structured(status_json(
-        &ctx.status(),
-    ))))
+    Ok(Started::structured(status_json(&ctx.status())))
 }
 
 /// The status as `status`'s structured result, members in key order.
@@ -319,7 +317,7 @@ fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let members = "\"text\":".len() + text.raw().len();
     let mut json = ObjectWriter::new(members, 0);
     json.key("text").value(text);
-    Ok(Started::Done(ToolOutput::structured(json.finish())))
+    Ok(Started::structured(json.finish()))
 }
 
 /// Schedules a reset or power-off and answers when it will happen.
@@ -337,7 +335,7 @@ fn scheduled<C: PowerSchedule>(
     let mut json = ObjectWriter::new(40, 0);
     json.key("action").str(action.as_str());
     json.key("in_ms").u64(in_ms);
-    Ok(Started::Done(ToolOutput::structured(json.finish())))
+    Ok(Started::structured(json.finish()))
 }
 
 fn reset<C: PowerSchedule>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {

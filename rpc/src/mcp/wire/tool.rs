@@ -351,6 +351,14 @@ pub enum Started<C> {
     InputRequired(InputRequired),
 }
 
+impl<C> Started<C> {
+    /// A structured result, answered at once: what most tools answer (the server adds its
+    /// text block).
+    pub fn structured(json: Written) -> Self {
+        Started::Done(ToolOutput::structured(json))
+    }
+}
+
 /// A 2026-07-28 `InputRequiredResult`: the client answers `input_requests` (a map of key to
 /// `{method, params}`, e.g. `elicitation/create`) and repeats the request with
 /// `inputResponses` and `requestState`. The server keeps nothing: all state travels in
