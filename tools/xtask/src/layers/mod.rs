@@ -311,6 +311,25 @@ fn mcp_paths(code: &str) -> Vec<(usize, String)> {
 /// `super::` chains of exactly `depth` links (plus one per inline module around them): the
 /// segment they name in `mcp`, with its byte offset.
 fn super_paths_exact(code: &str, depth: usize) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for chain in super_chains(code) {
+        if chain.supers > 0 && chain.supers == depth + chain.enclosing {
+            segment_or_group(code, chain.after, &mut out);
+        }
+    }
+    out
+}
+
+/// One `super::` chain in a file: how many links, how many inline modules enclose it, and
+/// where the segment after it starts.
+struct SuperChain {
+    supers: usize,
+    enclosing: usize,
+    after: usize,
+}
+
+/// Every `super::` chain of `code` (comments and strings already blanked).
+fn super_chains(code: &str) -> Vec<SuperChain> {
     let b = code.as_bytes();
     let inline = inline_modules(code);
     let mut out = Vec::new();
@@ -322,6 +341,7 @@ fn super_paths_exact(code: &str, depth: usize) -> Vec<(usize, String)> {
         if before.is_some_and(is_ident) || before == Some(b':') {
             continue;
         }
+        // Count `super::` links; `i` ends on the segment after the chain.
         let mut supers = 0;
         let mut i = start;
         while code[i..].starts_with("super") && !b.get(i + 5).copied().is_some_and(is_ident) {
@@ -334,9 +354,11 @@ fn super_paths_exact(code: &str, depth: usize) -> Vec<(usize, String)> {
         }
         at = at.max(i);
         let enclosing = inline.iter().filter(|(_, r)| r.contains(&start)).count();
-        if supers > 0 && supers == depth + enclosing {
-            segment_or_group(code, i, &mut out);
-        }
+        out.push(SuperChain {
+            supers,
+            enclosing,
+            after: i,
+        });
     }
     out
 }
@@ -398,32 +420,12 @@ fn module_depth(path: &str) -> usize {
 /// `mod x { … }` blocks around a chain add theirs.
 fn super_paths(code: &str, depth: usize) -> Vec<(usize, String)> {
     let b = code.as_bytes();
-    let inline = inline_modules(code);
     let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(found) = code[at..].find("super") {
-        let start = at + found;
-        at = start + "super".len();
-        let before = start.checked_sub(1).map(|i| b[i]);
-        if before.is_some_and(is_ident) || before == Some(b':') {
+    for chain in super_chains(code) {
+        if chain.supers == 0 || chain.supers < depth + chain.enclosing {
             continue;
         }
-        // Count `super::` links; `i` ends on the segment after the chain.
-        let mut supers = 0;
-        let mut i = start;
-        while code[i..].starts_with("super") && !b.get(i + 5).copied().is_some_and(is_ident) {
-            let j = skip_ws(b, i + 5);
-            if !code[j..].starts_with("::") {
-                break;
-            }
-            supers += 1;
-            i = skip_ws(b, j + 2);
-        }
-        at = at.max(i);
-        let enclosing = inline.iter().filter(|(_, r)| r.contains(&start)).count();
-        if supers == 0 || supers < depth + enclosing {
-            continue;
-        }
+        let i = chain.after;
         if b.get(i) == Some(&b'{') {
             group_members(code, i + 1, &mut out);
         } else if let Some(seg) = ident_at(code, i) {
