@@ -1,8 +1,10 @@
 //! File tools over the merged view (EROFS image + RAM overlay): `fs.stat`, `fs.readlink`,
-//! `fs.read`, `fs.write`, `fs.list`, `fs.remove`, `fs.mkdir`, and the mount at init.
+//! `fs.read`, `fs.write`, `fs.list`, `fs.remove`, `fs.mkdir` (the mount at init is
+//! `services/fs/mount.rs`).
 //!
 //! `fs.read` streams: its data is the first content block, produced piece by piece from the
-//! file (through the LRU) while the response is written, so an 8 MiB read never sits in memory;
+//! file (through the LRU, `services/fs/read.rs`) while the response is written, so an 8 MiB
+//! read never sits in memory;
 //! `structuredContent` carries only the metadata (path, size, offset, length, encoding,
 //! truncated). See `docs/tools.md`.
 
