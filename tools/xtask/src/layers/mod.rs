@@ -286,16 +286,7 @@ fn check_mcp_imports(f: &Source, code: &str, out: &mut Vec<Finding>) {
 fn mcp_paths(code: &str) -> Vec<(usize, String)> {
     let b = code.as_bytes();
     let mut out = Vec::new();
-    for (at, _) in code.match_indices("crate") {
-        let before = at.checked_sub(1).map(|i| b[i]);
-        if before.is_some_and(|c| is_ident(c) && c != b'$') || before == Some(b':') {
-            continue;
-        }
-        let mut i = skip_ws(b, at + "crate".len());
-        if !code[i..].starts_with("::") {
-            continue;
-        }
-        i = skip_ws(b, i + 2);
+    for mut i in after_crate(code) {
         if ident_at(code, i).as_deref() != Some("mcp") {
             continue;
         }
@@ -382,9 +373,8 @@ fn segment_or_group(code: &str, i: usize, out: &mut Vec<(usize, String)>) {
     }
 }
 
-/// Each `crate::` path's first segment with its line; a group `crate::{a, b::c}` gives each
-/// member.
-fn crate_paths(code: &str) -> Vec<(usize, String)> {
+/// Where each `crate::` path's first segment starts (`$crate::` included).
+fn after_crate(code: &str) -> Vec<usize> {
     let b = code.as_bytes();
     let mut out = Vec::new();
     for (at, _) in code.match_indices("crate") {
@@ -392,11 +382,20 @@ fn crate_paths(code: &str) -> Vec<(usize, String)> {
         if before.is_some_and(|c| is_ident(c) && c != b'$') || before == Some(b':') {
             continue;
         }
-        let mut i = skip_ws(b, at + "crate".len());
-        if !code[i..].starts_with("::") {
-            continue;
+        let i = skip_ws(b, at + "crate".len());
+        if code[i..].starts_with("::") {
+            out.push(skip_ws(b, i + 2));
         }
-        i = skip_ws(b, i + 2);
+    }
+    out
+}
+
+/// Each `crate::` path's first segment with its line; a group `crate::{a, b::c}` gives each
+/// member.
+fn crate_paths(code: &str) -> Vec<(usize, String)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for i in after_crate(code) {
         if b.get(i) == Some(&b'{') {
             group_members(code, i + 1, &mut out);
         } else if let Some(seg) = ident_at(code, i) {
