@@ -17,7 +17,8 @@
 //!
 //! And the heap's accounting: the [`budget`] pools every input-driven allocation is charged to,
 //! shared by the protocol crate (request bodies, parses, task results) and the module (shell
-//! output), which may not depend on each other.
+//! output), which may not depend on each other; and the [`share`] rules that divide pools
+//! counted in units between their owners.
 #![no_std]
 #![no_builtins]
 
@@ -25,6 +26,7 @@ extern crate alloc;
 
 pub mod budget;
 mod csum;
+pub mod share;
 mod text;
 pub use csum::ones_sum;
 pub use text::{ascii, complete_utf8};

@@ -57,7 +57,7 @@ impl Router {
 
     /// `GET /`: the short page, or the detailed one when the request carries the token (or
     /// `/mcp` is open and the Host check passes).
-    fn status_page(&mut self, req: &mut Request) -> Response {
+    fn status_page(&mut self, req: &mut Request, peer: Peer) -> Response {
         if let Err(resp) = route::get_only(req) {
             return resp;
         }
@@ -65,7 +65,11 @@ impl Router {
             || !self.mcp.token_required())
             && self
                 .mcp
-                .authorize(&req.headers, Door::Route(capabilities::STATUS_DETAILS))
+                .authorize(
+                    &req.headers,
+                    peer,
+                    Door::Route(capabilities::STATUS_DETAILS),
+                )
                 .is_ok();
         let ctx = self.mcp.context().borrow();
         let access = status_page::Access {
@@ -88,12 +92,12 @@ impl Router {
     }
 
     /// `GET /screen.bmp`: the whole screen as a 24-bit BMP, streamed a batch of rows per poll.
-    fn screen_bmp(&mut self, req: &Request) -> Response {
+    fn screen_bmp(&mut self, req: &Request, peer: Peer) -> Response {
         if let Err(resp) = route::get_only(req) {
             return resp;
         }
         let door = Door::Route(capabilities::SCREEN_BMP);
-        if let Err(refused) = self.mcp.authorize(&req.headers, door) {
+        if let Err(refused) = self.mcp.authorize(&req.headers, peer, door) {
             return refused;
         }
         let ctx = self.mcp.context().clone();
@@ -192,9 +196,9 @@ impl Handler for Router {
         self.requests += 1;
         let mcp_port = self.on_mcp_port();
         match req.path() {
-            "/" | "/index.html" => self.status_page(req),
+            "/" | "/index.html" => self.status_page(req, peer),
             "/mcp" if mcp_port => self.mcp.handle(req, peer, now_ms),
-            crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(req),
+            crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(req, peer),
             path => match web_console::asset(path, mcp_port) {
                 Some(asset) => match route::get_only(req) {
                     Ok(()) => {

@@ -5,7 +5,7 @@
 use crate::http::{Admission, Headers, Peer, Response};
 use crate::jsonrpc::{self, RpcError};
 use crate::mcp::guard::audit::{AuditRecord, AuthFailure};
-use crate::mcp::guard::authority::{Authority, Door, NARROWING_HEADER, Policy, Token};
+use crate::mcp::guard::authority::{Authority, Door, Holder, NARROWING_HEADER, Policy, Token};
 use crate::mcp::guard::request::Head;
 use crate::mcp::guard::security::{bearer_ok, host_ok, origin_ok};
 use crate::mcp::server::{McpServer, auth_failure};
@@ -16,10 +16,15 @@ impl<C: 'static> McpServer<C> {
     /// The Origin and bearer-token checks of `/mcp`, for other paths that need the same
     /// guard (`/screen.bmp`), and whether the token may use `door`: `Err` is the 403 or the
     /// 401 (with `WWW-Authenticate`) to send.
-    pub fn authorize(&self, headers: &Headers, door: Door) -> Result<Authority, Response> {
+    pub fn authorize(
+        &self,
+        headers: &Headers,
+        peer: Peer,
+        door: Door,
+    ) -> Result<Authority, Response> {
         let head = Head::of(headers);
         self.check_origin(&head)?;
-        let authority = self.authority_of(&head, None)?;
+        let authority = self.authority_of(&head, peer, None)?;
         match authority.check_door(door) {
             Ok(()) => Ok(authority),
             Err(denied) => {
@@ -85,13 +90,14 @@ impl<C: 'static> McpServer<C> {
         Ok(token)
     }
 
-    /// What a request with this head may do: its token's role, the policy, and the
+    /// What a request with this head from `peer` may do: its token's role, the policy, and the
     /// narrowing a gateway sent (`Irix7-Policy`; a value that does not parse is refused, so
     /// a typo never widens what the gateway meant to allow).
     /// `admitted` is the token `admit` matched, when it ran: not compared again.
     pub(super) fn authority_of(
         &self,
         head: &Head<'_>,
+        peer: Peer,
         admitted: Option<u8>,
     ) -> Result<Authority, Response> {
         let index = match admitted {
@@ -115,7 +121,13 @@ impl<C: 'static> McpServer<C> {
         };
         let token = token.clone();
         let table = self.config.capabilities;
-        Ok(Authority::new(table, self.policy.clone(), token, narrowing))
+        // Without `mcp.token` the administrator is whoever comes: each address its own.
+        let holder = match (index, &self.config.token) {
+            (0, None) => Holder::Address(peer.addr),
+            _ => Holder::Token(index),
+        };
+        let policy = self.policy.clone();
+        Ok(Authority::new(table, policy, token, narrowing, holder))
     }
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the
@@ -196,8 +208,10 @@ impl<C: 'static> McpServer<C> {
         if let Err(r) = &verdict
             && r.status == 401
         {
+            // One client: the address's failures are not shared out.
             self.auth_failures.admit(
                 peer.addr,
+                0,
                 now_ms,
                 limits.auth_failures_per_second,
                 limits.max_clients,

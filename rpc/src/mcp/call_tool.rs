@@ -6,6 +6,7 @@ use crate::http::{Body, Response};
 use crate::json::ValueRef;
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::guard::audit::{Outcome, PendingAudit};
+use crate::mcp::guard::authority::Client;
 use crate::mcp::guard::call_watch::CallWatch;
 use crate::mcp::guard::limits::{CallState, Key};
 use crate::mcp::guard::request::{Cx, Era, input_unsupported};
@@ -280,7 +281,13 @@ impl<C: 'static> McpServer<C> {
                     (r, None)
                 }
                 // Legacy: ask the client with requests on the call's SSE stream.
-                (Era::Legacy(_), Key::Session(serial)) if cx.accept_sse() => {
+                (
+                    Era::Legacy(_),
+                    Key {
+                        client: Client::Session(serial),
+                        ..
+                    },
+                ) if cx.accept_sse() => {
                     let call = tracked();
                     self.calls.add(&call);
                     let shared = self.answers.clone();

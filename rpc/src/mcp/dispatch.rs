@@ -7,7 +7,7 @@ use crate::jsonrpc::{self, Incoming, Message, ParseFailure, RpcError};
 use crate::mcp::eras::get_stream;
 use crate::mcp::eras::legacy;
 use crate::mcp::eras::modern;
-use crate::mcp::guard::authority::Door;
+use crate::mcp::guard::authority::{Client, Door, Owner};
 use crate::mcp::guard::limits::Key;
 use crate::mcp::guard::request::{Cx, Era, Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceDef, TemplateDef};
@@ -44,18 +44,15 @@ impl<C: 'static> McpServer<C> {
         if let Incoming::Single(Ok(m)) = &incoming
             && m.method() == Some("initialize")
         {
-            return self.initialize(m, peer, now_ms);
+            return self.initialize(m, peer, ex.owner, now_ms);
         }
         let limits = self.config.limits;
-        let admitted = legacy::session(&mut self.sessions, &incoming, headers, &limits, now_ms);
-        let legacy::Admitted {
-            serial,
-            version,
-            within_rate,
-        } = match admitted {
+        let admitted = legacy::session(&mut self.sessions, &incoming, headers, ex.owner, now_ms);
+        let legacy::Admitted { serial, version } = match admitted {
             Ok(admitted) => admitted,
             Err(refused) => return refused,
         };
+        let within_rate = self.within_rate(ex.owner, Client::Session(serial), now_ms);
         match incoming {
             Incoming::Single(Err(f)) => reply::error(400, f.id.as_ref(), &f.error),
             Incoming::Single(Ok(msg)) => {
@@ -103,11 +100,7 @@ impl<C: 'static> McpServer<C> {
         let limits = self.config.limits;
         let mut answer = legacy::BatchAnswer::new();
         for (i, item) in items.into_iter().enumerate() {
-            let over_rate = i > 0
-                && !self
-                    .sessions
-                    .find_serial(serial)
-                    .is_some_and(|s| s.window.admit(now_ms, limits.requests_per_second));
+            let over_rate = i > 0 && !self.within_rate(ex.owner, Client::Session(serial), now_ms);
             let bytes = match legacy::batch_item(item, over_rate, answer.bytes(), &limits) {
                 Ok(m) => {
                     let r = self.legacy_message(serial, &m, headers, ex);
@@ -131,6 +124,7 @@ impl<C: 'static> McpServer<C> {
         let (peer, now_ms) = (ex.peer, ex.now_ms);
         let routed = legacy::message(
             serial,
+            ex.owner,
             msg,
             &mut self.sessions,
             &self.answers,
@@ -152,24 +146,27 @@ impl<C: 'static> McpServer<C> {
         self.dispatch(req.method, &cx)
     }
 
-    /// Counts a request of `peer`'s address against its per-second limit (2026-07-28 requests
-    /// and `initialize`; sessions count theirs in their own window).
-    fn within_rate(&mut self, peer: Peer, now_ms: u64) -> bool {
+    /// Counts a request of `owner`'s `client` against the owner's per-second limit, shared
+    /// fairly between its clients (see `limits::RateWindow`).
+    fn within_rate(&mut self, owner: Owner, client: Client, now_ms: u64) -> bool {
         let limits = &self.config.limits;
-        self.clients.admit(
-            peer.addr,
+        self.rates.admit(
+            owner,
+            client.id(),
             now_ms,
             limits.requests_per_second,
             limits.max_clients,
         )
     }
 
-    /// `initialize`: a new session, an older one evicted if the table is full.
-    fn initialize(&mut self, msg: &Message, peer: Peer, now_ms: u64) -> Response {
+    /// `initialize`: a new session of `owner`, an older one evicted if its share or the table
+    /// is full.
+    fn initialize(&mut self, msg: &Message, peer: Peer, owner: Owner, now_ms: u64) -> Response {
         let Message::Request { id, params, .. } = msg else {
             return legacy::initialize_not_a_request();
         };
-        if !self.within_rate(peer, now_ms) {
+        let client = Client::Connection(peer.addr, peer.port);
+        if !self.within_rate(owner, client, now_ms) {
             return reply::busy(Some(id), reply::OVER_RATE);
         }
         let limits = self.config.limits;
@@ -180,18 +177,19 @@ impl<C: 'static> McpServer<C> {
         let calls = &mut self.calls;
         let created = self.sessions.create(
             limits.max_sessions,
+            owner,
             &mut *self.entropy,
             version,
             caps.unwrap_or_else(|| json!({})),
             now_ms,
-            |serial| calls.busy(Key::Session(serial)),
+            |serial| calls.busy(Client::Session(serial)),
         );
         let (session_id, evicted) = match created {
             Ok((s, evicted)) => (s.id.clone(), evicted),
             Err(_) => return legacy::sessions_full(id),
         };
         if let Some(serial) = evicted {
-            self.calls.cancel_all(Key::Session(serial));
+            self.calls.cancel_all(Client::Session(serial));
             self.subscriptions.forget(serial);
         }
         let instructions = self.instructions_json.as_deref();
@@ -222,7 +220,8 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(refused) => return refused,
         };
-        if !self.within_rate(peer, now_ms) {
+        let client = Client::Connection(peer.addr, peer.port);
+        if !self.within_rate(ex.owner, client, now_ms) {
             return match (req.id, req.method) {
                 (Some(id), "tools/call") => {
                     self.busy_result(ex.lent, id, Era::Modern, reply::OVER_RATE)
@@ -242,7 +241,10 @@ impl<C: 'static> McpServer<C> {
             accept: head.accept(),
             progress_token: req.meta.get("progressToken").and_then(|t| t.to_value()),
             log_level: req.log_level,
-            key: Key::Addr(peer.addr),
+            key: Key {
+                owner: ex.owner,
+                client,
+            },
             sse_ids: None,
             sse_retry_ms: None,
             now_ms,

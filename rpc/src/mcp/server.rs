@@ -12,9 +12,10 @@ use crate::mcp::eras::get_stream;
 use crate::mcp::eras::session::Sessions;
 use crate::mcp::eras::subscriptions::Subscriptions;
 use crate::mcp::guard::audit::AuthFailure;
+use crate::mcp::guard::authority::{Client, Owner};
 use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
 use crate::mcp::guard::config::Config;
-use crate::mcp::guard::limits::{Calls, ClientWindows, Key};
+use crate::mcp::guard::limits::{Calls, Windows};
 use crate::mcp::guard::login_failures::LoginFailures;
 use crate::mcp::guard::request::{Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
@@ -45,9 +46,10 @@ pub struct McpServer<C: 'static> {
     pub(super) resources: ResourceCatalog<C>,
     pub(super) prompts: Vec<PromptDef<C>>,
     pub(super) sessions: Sessions,
-    pub(super) clients: ClientWindows,
+    /// Requests per rolling second, by owner.
+    pub(super) rates: Windows<Owner>,
     /// Failed token checks by client address, for the throttle.
-    pub(super) auth_failures: ClientWindows,
+    pub(super) auth_failures: Windows<[u8; 4]>,
     /// Failed token checks counted for the audit trail, summarised per window.
     pub(super) login_failures: LoginFailures,
     pub(super) calls: Calls,
@@ -97,8 +99,8 @@ impl<C: 'static> McpServer<C> {
             resources: ResourceCatalog::default(),
             prompts: Vec::new(),
             sessions: Sessions::default(),
-            clients: ClientWindows::default(),
-            auth_failures: ClientWindows::default(),
+            rates: Windows::default(),
+            auth_failures: Windows::default(),
             login_failures: LoginFailures::default(),
             calls: Calls::default(),
             entropy,
@@ -234,12 +236,13 @@ impl<C: 'static> McpServer<C> {
             }
             return refused;
         }
-        let authority = match self.authority_of(&head, None) {
+        let authority = match self.authority_of(&head, peer, None) {
             Ok(a) => a,
             Err(refused) => return refused,
         };
         let lent = Cell::default();
         let ex = Exchange {
+            owner: authority.owner(),
             authority,
             lent: &lent,
             peer,
@@ -264,12 +267,12 @@ impl<C: 'static> McpServer<C> {
             .sessions
             .expire(now_ms, self.config.limits.session_idle_ms)
         {
-            self.calls.cancel_all(Key::Session(serial));
+            self.calls.cancel_all(Client::Session(serial));
             self.subscriptions.forget(serial);
         }
         match method {
             Method::Post => self.post(headers, head, body, ex),
-            Method::Delete => self.delete(headers),
+            Method::Delete => self.delete(headers, ex.owner),
             Method::Get
                 if let Err(denied) = ex.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
             {
@@ -285,6 +288,7 @@ impl<C: 'static> McpServer<C> {
                 &self.ctx,
                 &self.config.limits,
                 headers,
+                ex.owner,
                 now_ms,
             ),
             _ => reply::not_allowed("GET, POST, DELETE"),
@@ -361,7 +365,8 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    fn delete(&mut self, headers: &Headers) -> Response {
+    /// `DELETE /mcp`: ends `owner`'s session (another owner's is not found).
+    fn delete(&mut self, headers: &Headers, owner: Owner) -> Response {
         let version = headers.get("MCP-Protocol-Version").map(str::trim);
         if version.is_some_and(|v| !LEGACY_VERSIONS.contains(&v)) {
             return reply::not_allowed("POST");
@@ -369,9 +374,9 @@ impl<C: 'static> McpServer<C> {
         let Some(id) = headers.get("Mcp-Session-Id").map(str::trim) else {
             return reply::not_allowed("POST");
         };
-        match self.sessions.remove(id) {
+        match self.sessions.remove(id, owner) {
             Some(s) => {
-                self.calls.cancel_all(Key::Session(s.serial));
+                self.calls.cancel_all(Client::Session(s.serial));
                 self.subscriptions.forget(s.serial);
                 Response::empty(200)
             }
@@ -405,12 +410,13 @@ impl<C: 'static> Handler for McpServer<C> {
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
         let r = if let Some(Admission::Authenticated(token)) = req.admission {
             let head = Head::of(&req.headers);
-            let authority = match self.authority_of(&head, Some(token)) {
+            let authority = match self.authority_of(&head, peer, Some(token)) {
                 Ok(a) => a,
                 Err(refused) => return refused,
             };
             let lent = Cell::new(core::mem::take(&mut req.answer));
             let ex = Exchange {
+                owner: authority.owner(),
                 authority,
                 lent: &lent,
                 peer,

@@ -123,10 +123,19 @@ fn send(
         .unwrap_or(Value::Null)
 }
 
-/// A legacy session of protocol `version` opened with `secret`.
-fn session(s: &mut McpServer<crate::tools::Ctx>, secret: &str, version: &str) -> String {
-    let req =
+/// A legacy session of protocol `version` opened with `secret` (and a gateway's narrowing:
+/// a session is its owner's alone, and a narrowed token is an owner of its own).
+fn session(
+    s: &mut McpServer<crate::tools::Ctx>,
+    secret: &str,
+    narrowing: Option<&str>,
+    version: &str,
+) -> String {
+    let mut req =
         McpRequest::initialize(version).header("Authorization", &alloc::format!("Bearer {secret}"));
+    if let Some(n) = narrowing {
+        req = req.header(NARROWING_HEADER, n);
+    }
     let resp = req.send(s, 1000);
     let id = resp
         .headers
@@ -134,7 +143,7 @@ fn session(s: &mut McpServer<crate::tools::Ctx>, secret: &str, version: &str) ->
         .expect("a session")
         .to_string();
     let note = McpRequest::legacy(&id, "notifications/initialized", json!({})).id(Value::Null);
-    send(s, note, secret, None);
+    send(s, note, secret, narrowing);
     id
 }
 
@@ -193,7 +202,7 @@ fn every_role_meets_what_the_table_says_at_every_door_in_both_eras() {
             let cap = TABLE.judge(door, None).unwrap();
             policy.allows(cap)
         };
-        let sid = session(&mut s, secret, "2025-06-18");
+        let sid = session(&mut s, secret, narrowing, "2025-06-18");
         for legacy in [false, true] {
             let mk = |method: &str, params: Value| {
                 if legacy {
@@ -320,7 +329,7 @@ fn every_role_meets_what_the_table_says_at_every_door_in_both_eras() {
             }
             // Inside a legacy batch (protocol 2025-03-26), each item is judged alone.
             if legacy {
-                let sid = session(&mut s, secret, "2025-03-26");
+                let sid = session(&mut s, secret, narrowing, "2025-03-26");
                 // (`tools/call` is never batched: resources are.)
                 let read = |id: u32, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}});
                 let body = json!([read(1, "irix7://audit"), read(2, "irix7://serial")]);

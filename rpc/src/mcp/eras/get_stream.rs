@@ -21,7 +21,7 @@ use crate::json;
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::eras::session::{Sessions, plausible_id};
 use crate::mcp::eras::subscriptions::{Hub, Subscriptions, WatchDef};
-use crate::mcp::guard::authority::Door;
+use crate::mcp::guard::authority::{Door, Owner};
 use crate::mcp::guard::config::Limits;
 use crate::mcp::guard::request::{Cx, accepts_sse};
 use crate::mcp::tools::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
@@ -43,6 +43,7 @@ pub(crate) fn get<C: 'static>(
     ctx: &Rc<RefCell<C>>,
     limits: &Limits,
     headers: &Headers,
+    owner: Owner,
     now_ms: u64,
 ) -> Response {
     let version = headers.get("MCP-Protocol-Version").map(str::trim);
@@ -63,7 +64,7 @@ pub(crate) fn get<C: 'static>(
     if !plausible_id(sid) {
         return bad(400, "Bad Request: malformed Mcp-Session-Id");
     }
-    let Some(session) = sessions.get_mut(sid) else {
+    let Some(session) = sessions.get_mut(sid, owner) else {
         return reply::error(
             404,
             None,

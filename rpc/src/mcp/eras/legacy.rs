@@ -8,6 +8,7 @@ use crate::http::{Body, Headers, Peer, Response};
 use crate::json::{ValueRef, read_value};
 use crate::jsonrpc::{self, Id, Incoming, Message, ParseFailure, RpcError};
 use crate::mcp::eras::session::{Sessions, plausible_id};
+use crate::mcp::guard::authority::{Client, Owner};
 use crate::mcp::guard::config::Limits;
 use crate::mcp::guard::limits::{Calls, Key};
 use crate::mcp::guard::request::{Cx, Era, Exchange, SESSION_TAG, object_params, session_tag};
@@ -29,18 +30,16 @@ const BATCH_VERSION: &str = "2025-03-26";
 pub(crate) struct Admitted {
     pub(crate) serial: u64,
     pub(crate) version: &'static str,
-    /// The request is within the session's rate.
-    pub(crate) within_rate: bool,
 }
 
-/// Finds the session of a POST other than `initialize` from its headers (version, session
-/// id), marks it seen and counts the request against its rate. `Err` is the answer for a
-/// missing, malformed or unknown session.
+/// Finds `owner`'s session of a POST other than `initialize` from its headers (version,
+/// session id) and marks it seen. `Err` is the answer for a missing, malformed or unknown
+/// session (another owner's is unknown).
 pub(crate) fn session(
     sessions: &mut Sessions,
     incoming: &Incoming,
     headers: &Headers,
-    limits: &Limits,
+    owner: Owner,
     now_ms: u64,
 ) -> Result<Admitted, Response> {
     // Session errors echo the request's id when there is one.
@@ -72,7 +71,7 @@ pub(crate) fn session(
         );
         return Err(reply::error(400, req_id, &err));
     }
-    let Some(session) = sessions.get_mut(sid) else {
+    let Some(session) = sessions.get_mut(sid, owner) else {
         return Err(reply::error(
             404,
             req_id,
@@ -84,7 +83,6 @@ pub(crate) fn session(
     Ok(Admitted {
         serial: session.serial,
         version: session.version,
-        within_rate: session.window.admit(now_ms, limits.requests_per_second),
     })
 }
 
@@ -243,7 +241,10 @@ impl Request<'_> {
                 .and_then(|m| m.get("progressToken"))
                 .and_then(|t| t.to_value()),
             log_level: self.log_level,
-            key: Key::Session(serial),
+            key: Key {
+                owner: ex.owner,
+                client: Client::Session(serial),
+            },
             sse_ids: self.sse_ids,
             sse_retry_ms: self.sse_retry_ms,
             now_ms,
@@ -256,18 +257,22 @@ impl Request<'_> {
     }
 }
 
-/// A message of session `serial`: client answers are delivered (`answers`), cancellations
+/// A message of `owner`'s session `serial`: client answers are delivered (`answers`), cancellations
 /// cancel (`calls`), `ping` and `logging/setLevel` are answered here; `Ok` is a request for
 /// dispatch.
 pub(crate) fn message<'m>(
     serial: u64,
+    owner: Owner,
     msg: &'m Message,
     sessions: &mut Sessions,
     answers: &RefCell<Answers>,
     calls: &mut Calls,
     limits: &Limits,
 ) -> Result<Request<'m>, Response> {
-    let key = Key::Session(serial);
+    let key = Key {
+        owner,
+        client: Client::Session(serial),
+    };
     let (id, method, params) = match msg {
         Message::Response {
             id: Some(id),

@@ -12,13 +12,15 @@ use irix7_kmem::budget::Pool;
 /// Limits on what clients can make the server hold or do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Legacy sessions held at once; when full, the least recently used idle session is
-    /// evicted, and if none is idle `initialize` gets 503.
+    /// Legacy sessions held at once, half of them at most by one owner (token); past either,
+    /// an idle session is evicted (`eras::session` says which), and if none may go
+    /// `initialize` gets 503.
     pub max_sessions: usize,
     /// A legacy session unused this long is gone (404 on its next request).
     pub session_idle_ms: u64,
-    /// Requests per rolling second per session (legacy) or per client address (modern). Each
-    /// item of a legacy batch counts as one.
+    /// Requests per rolling second per owner (a token; an address where no token is asked
+    /// for), shared fairly between its connections and sessions. Each item of a legacy batch
+    /// counts as one.
     pub requests_per_second: usize,
     /// Failed token checks per rolling second per client address; past it the client gets
     /// 429 without its token being looked at.
@@ -26,10 +28,10 @@ pub struct Limits {
     /// Items in one legacy batch, and bytes of its answer.
     pub batch_items: usize,
     pub batch_answer_bytes: usize,
-    /// Tool calls running at once per session (legacy) or per client address (modern).
+    /// Tool calls running at once per owner, shared fairly between its clients.
     pub concurrent_calls: usize,
-    /// Client addresses tracked for modern-era rate limits; the least recently seen is
-    /// forgotten when full.
+    /// Owners tracked for rate limits (and addresses for failed logins); the least recently
+    /// seen is forgotten when full.
     pub max_clients: usize,
     /// Items per page of `tools/list`, `resources/list`, `resources/templates/list`,
     /// `prompts/list`.
@@ -40,10 +42,11 @@ pub struct Limits {
     pub stream_chunk: usize,
     /// `retry:` advertised on legacy SSE streams.
     pub sse_retry_ms: u64,
-    /// Tasks (the tasks extension) running or waiting for input at once, in all and per
-    /// client address; past either a call that would become one gets `E_BUSY`.
+    /// Tasks (the tasks extension) running or waiting for input at once, in all (with each
+    /// privilege above observe keeping a quarter from those below) and per owner; past either
+    /// a call that would become one gets `E_BUSY`.
     pub max_tasks: usize,
-    pub tasks_per_client: usize,
+    pub tasks_per_owner: usize,
     /// Task records kept (ended ones too); past it the oldest ended record goes first.
     pub task_records: usize,
     /// A task and its result are dropped this long after it was created (`ttlMs`).
@@ -72,7 +75,7 @@ impl Default for Limits {
             stream_chunk: 4096,
             sse_retry_ms: 3000,
             max_tasks: 8,
-            tasks_per_client: 4,
+            tasks_per_owner: 4,
             task_records: 32,
             task_ttl_ms: 10 * 60 * 1000,
             task_poll_ms: 500,

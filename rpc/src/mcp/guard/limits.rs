@@ -1,35 +1,39 @@
-//! Rate and concurrency limits, and the table of tool calls in flight (which is also how a
+//! Rate and concurrency limits, counted per owner and shared fairly between its clients, and
+//! the table of tool calls in flight (which is also how a
 //! legacy `notifications/cancelled` or a session's end reaches a running call).
 
 use crate::jsonrpc::Id;
+use crate::mcp::guard::authority::{Client, Owner};
 use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use alloc::vec::Vec;
 use core::cell::Cell;
+use irix7_kmem::share::{Share, fair_rate};
 use serde_json::Value;
 
-/// Who a limit applies to.
+/// Who holds a call: its owner, and which of the owner's clients (see `authority::owner`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Key {
-    /// A legacy session, by its serial number.
-    Session(u64),
-    /// A modern-era client, by address.
-    Addr([u8; 4]),
+pub(crate) struct Key {
+    pub(crate) owner: Owner,
+    pub(crate) client: Client,
 }
 
-/// Request times in the last second.
+/// Request times in the last second, each with the client that sent it.
 #[derive(Debug, Default)]
 pub(crate) struct RateWindow {
-    stamps: VecDeque<u64>,
+    stamps: VecDeque<(u64, u64)>,
 }
 
 impl RateWindow {
-    /// Counts a request at `now_ms` if fewer than `limit` arrived in the second before it.
-    pub(crate) fn admit(&mut self, now_ms: u64, limit: usize) -> bool {
-        if self.full(now_ms, limit) {
+    /// Counts a request of `client` at `now_ms` if the window has room for it: fewer than
+    /// `limit` in the second before, or the client below its equal part of them (see
+    /// `irix7_kmem::share::fair_rate`).
+    pub(crate) fn admit(&mut self, now_ms: u64, client: u64, limit: usize) -> bool {
+        self.forget_before(now_ms);
+        if !fair_rate(self.stamps.iter().map(|s| s.1), client, limit) {
             return false;
         }
-        self.stamps.push_back(now_ms);
+        self.stamps.push_back((now_ms, client));
         true
     }
 
@@ -38,47 +42,67 @@ impl RateWindow {
     fn cold(&self, now_ms: u64) -> bool {
         self.stamps
             .back()
-            .is_none_or(|&t| now_ms.saturating_sub(t) >= 1000)
+            .is_none_or(|&(t, _)| now_ms.saturating_sub(t) >= 1000)
     }
 
     /// Whether `limit` requests arrived in the second before `now_ms` (nothing is counted).
     fn full(&mut self, now_ms: u64, limit: usize) -> bool {
+        self.forget_before(now_ms);
+        self.stamps.len() >= limit
+    }
+
+    fn forget_before(&mut self, now_ms: u64) {
         while self
             .stamps
             .front()
-            .is_some_and(|&t| now_ms.saturating_sub(t) >= 1000)
+            .is_some_and(|&(t, _)| now_ms.saturating_sub(t) >= 1000)
         {
             self.stamps.pop_front();
         }
-        self.stamps.len() >= limit
     }
 }
 
-/// Rate windows by client address, bounded: when the table is full, a new address takes the
-/// place of the least recently seen one whose window is empty (forgetting it changes no
-/// verdict); when every window is hot, new addresses share one overflow window with the same
-/// limit, so no number of addresses escapes the limit by pushing windows out.
-#[derive(Debug, Default)]
-pub(crate) struct ClientWindows {
-    entries: Vec<([u8; 4], u64, RateWindow)>,
+/// Rate windows by owner (a token, an address), bounded: when the table is full, a new owner
+/// takes the place of the least recently seen one whose window is empty (forgetting it
+/// changes no verdict); when every window is hot, new owners share one overflow window with
+/// the same limit, so no number of owners escapes the limit by pushing windows out.
+#[derive(Debug)]
+pub(crate) struct Windows<K> {
+    entries: Vec<(K, u64, RateWindow)>,
     overflow: RateWindow,
 }
 
-impl ClientWindows {
-    /// Whether `addr` already used up its `limit` in the last second (nothing is counted).
-    /// An address without a window of its own is judged by the overflow window.
-    pub(crate) fn exhausted(&mut self, addr: [u8; 4], now_ms: u64, limit: usize) -> bool {
-        match self.entries.iter_mut().find(|e| e.0 == addr) {
+impl<K> Default for Windows<K> {
+    fn default() -> Self {
+        Windows {
+            entries: Vec::new(),
+            overflow: RateWindow::default(),
+        }
+    }
+}
+
+impl<K: Copy + Eq> Windows<K> {
+    /// Whether `key` already used up its `limit` in the last second (nothing is counted).
+    /// A key without a window of its own is judged by the overflow window.
+    pub(crate) fn exhausted(&mut self, key: K, now_ms: u64, limit: usize) -> bool {
+        match self.entries.iter_mut().find(|e| e.0 == key) {
             Some(e) => e.2.full(now_ms, limit),
             None => self.overflow.full(now_ms, limit),
         }
     }
 
-    /// Counts a request of `addr` if its window (at most `cap` are kept) has room.
-    pub(crate) fn admit(&mut self, addr: [u8; 4], now_ms: u64, limit: usize, cap: usize) -> bool {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == addr) {
+    /// Counts a request of `key`'s `client` if its window (at most `cap` are kept) has room.
+    pub(crate) fn admit(
+        &mut self,
+        key: K,
+        client: u64,
+        now_ms: u64,
+        limit: usize,
+        cap: usize,
+    ) -> bool {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == key) {
             e.1 = now_ms;
-            return e.2.admit(now_ms, limit);
+            return e.2.admit(now_ms, client, limit);
         }
         if self.entries.len() >= cap.max(1) {
             let coldest = self
@@ -92,12 +116,12 @@ impl ClientWindows {
                 Some(i) => {
                     self.entries.swap_remove(i);
                 }
-                None => return self.overflow.admit(now_ms, limit),
+                None => return self.overflow.admit(now_ms, client, limit),
             }
         }
         let mut w = RateWindow::default();
-        let ok = w.admit(now_ms, limit);
-        self.entries.push((addr, now_ms, w));
+        let ok = w.admit(now_ms, client, limit);
+        self.entries.push((key, now_ms, w));
         ok
     }
 }
@@ -139,11 +163,21 @@ impl Calls {
         self.list.push(Rc::downgrade(call));
     }
 
-    /// Calls running for `key`.
-    pub(crate) fn active(&mut self, key: Key) -> usize {
-        self.live()
-            .filter(|c| c.key == key && !c.cancelled.get())
-            .count()
+    /// Whether `key` may start one more call: its owner runs fewer than `per_owner`, or
+    /// this client fewer than its equal part of them (see `irix7_kmem::share`).
+    pub(crate) fn admits(&mut self, key: Key, per_owner: usize) -> bool {
+        let share = Share {
+            total: usize::MAX,
+            per_owner,
+        };
+        let held: Vec<_> = self
+            .live()
+            .filter(|c| !c.cancelled.get())
+            .map(|c| c.key.owner.claim(c.key.client))
+            .collect();
+        share
+            .admits(key.owner.claim(key.client), held.iter().copied())
+            .is_ok()
     }
 
     /// Cancels `key`'s call with this request id; whether one was found.
@@ -158,18 +192,18 @@ impl Calls {
         found
     }
 
-    /// Cancels every call of `key` (its session ended).
-    pub(crate) fn cancel_all(&mut self, key: Key) {
+    /// Cancels every call of `client` (its session ended).
+    pub(crate) fn cancel_all(&mut self, client: Client) {
         for c in self.live() {
-            if c.key == key {
+            if c.key.client == client {
                 c.cancelled.set(true);
             }
         }
     }
 
-    /// Whether `key` has calls in flight.
-    pub(crate) fn busy(&mut self, key: Key) -> bool {
-        self.live().any(|c| c.key == key)
+    /// Whether `client` has calls in flight.
+    pub(crate) fn busy(&mut self, client: Client) -> bool {
+        self.live().any(|c| c.key.client == client)
     }
 }
 
@@ -181,31 +215,43 @@ mod tests {
     fn window_admits_limit_per_rolling_second() {
         let mut w = RateWindow::default();
         for i in 0..20 {
-            assert!(w.admit(1000 + i, 20));
+            assert!(w.admit(1000 + i, 7, 20));
         }
-        assert!(!w.admit(1500, 20));
-        assert!(!w.admit(1999, 20));
-        assert!(w.admit(2000, 20));
+        assert!(!w.admit(1500, 7, 20));
+        assert!(!w.admit(1999, 7, 20));
+        assert!(w.admit(2000, 7, 20));
     }
 
     #[test]
-    fn client_table_is_bounded_and_hot_windows_stay() {
-        let mut t = ClientWindows::default();
+    fn a_full_window_still_has_room_for_a_quiet_sibling() {
+        let mut w = RateWindow::default();
+        for i in 0..20 {
+            assert!(w.admit(1000 + i, 1, 20));
+        }
+        assert!(!w.admit(1100, 1, 20));
+        let quiet = (0..30).filter(|i| w.admit(1100 + i, 2, 20)).count();
+        assert_eq!(quiet, 10, "the quiet client's equal part of the limit");
+        assert!(!w.admit(1200, 1, 20));
+    }
+
+    #[test]
+    fn the_table_is_bounded_and_hot_windows_stay() {
+        let mut t = Windows::default();
         // Four addresses fill the table; the next ones share the overflow window, whose
         // limit (1) the fifth uses up, so the sixth and later are refused like a hot one.
         for i in 0..4u8 {
-            assert!(t.admit([10, 0, 0, i], u64::from(i), 1, 4));
+            assert!(t.admit([10, 0, 0, i], 0, u64::from(i), 1, 4));
         }
-        assert!(t.admit([10, 0, 0, 4], 5, 1, 4));
+        assert!(t.admit([10, 0, 0, 4], 0, 5, 1, 4));
         for i in 5..40u8 {
-            assert!(!t.admit([10, 0, 0, i], 6, 1, 4), "address {i} escaped");
+            assert!(!t.admit([10, 0, 0, i], 0, 6, 1, 4), "address {i} escaped");
             assert!(t.exhausted([10, 0, 0, i], 6, 1));
         }
         assert_eq!(t.entries.len(), 4);
         assert!(t.exhausted([10, 0, 0, 0], 20, 1));
         // A second later every window is cold: a new address takes the oldest one's place.
         assert!(!t.exhausted([10, 0, 0, 42], 1009, 1));
-        assert!(t.admit([10, 0, 0, 42], 1009, 1, 4));
+        assert!(t.admit([10, 0, 0, 42], 0, 1009, 1, 4));
         assert_eq!(t.entries.len(), 4);
         assert!(!t.entries.iter().any(|e| e.0 == [10, 0, 0, 0]));
         assert!(t.exhausted([10, 0, 0, 42], 1010, 1));

@@ -5,7 +5,7 @@
 use crate::http::{Field, Headers, Peer};
 use crate::json::ValueRef;
 use crate::jsonrpc::{Id, RpcError};
-use crate::mcp::guard::authority::Authority;
+use crate::mcp::guard::authority::{Authority, Owner};
 use crate::mcp::guard::limits::Key;
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{LogLevel, ToolError};
@@ -31,6 +31,8 @@ pub(crate) struct Exchange<'r> {
     pub(crate) now_ms: u64,
     /// What the request may do (its token's role, the policy, a gateway's narrowing).
     pub(crate) authority: Authority,
+    /// Who its part of shared pools is counted to (`authority.owner()`, worked out once).
+    pub(crate) owner: Owner,
     /// The connection's last answer buffer (`Request::answer`), lent while this request is
     /// handled: a tool result written at once goes into it instead of a new allocation.
     pub(crate) lent: &'r Cell<Vec<u8>>,

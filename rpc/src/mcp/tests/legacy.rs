@@ -147,7 +147,8 @@ fn legacy_session_lifecycle() {
 #[test]
 fn legacy_session_table_evicts_lru_idle_then_refuses() {
     let mut c = config();
-    c.limits.max_sessions = 3;
+    // One owner holds half the table: three.
+    c.limits.max_sessions = 6;
     c.limits.requests_per_second = 1000;
     let mut s = server_with(c);
     let a = initialize(&mut s, "2025-11-25", T0).0;
@@ -184,7 +185,8 @@ fn legacy_session_table_evicts_lru_idle_then_refuses() {
 #[test]
 fn a_client_opening_sessions_in_a_loop_evicts_its_own_not_one_in_use() {
     let mut c = config();
-    c.limits.max_sessions = 4;
+    // One owner holds half the table: four.
+    c.limits.max_sessions = 8;
     c.limits.requests_per_second = 1000;
     let mut s = server_with(c);
     let used = initialize(&mut s, "2025-11-25", T0).0;

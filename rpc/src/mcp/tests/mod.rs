@@ -479,6 +479,7 @@ mod legacy;
 mod limits;
 mod modern;
 mod over_http;
+mod owners;
 mod policy;
 mod registry;
 mod resources;

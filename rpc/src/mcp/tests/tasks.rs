@@ -191,9 +191,9 @@ fn a_cancelled_task_stops_its_work_and_settles_cancelled() {
 }
 
 #[test]
-fn tasks_are_bounded_per_client_and_in_all() {
+fn tasks_are_bounded_per_owner_and_in_all() {
     let mut c = config();
-    c.limits.tasks_per_client = 2;
+    c.limits.tasks_per_owner = 2;
     c.limits.concurrent_calls = 10;
     let mut s = tasks_server(c);
     let a = start(&mut s, "slow", json!({"steps": 1000}), T0);
@@ -206,7 +206,7 @@ fn tasks_are_bounded_per_client_and_in_all() {
     );
     assert_eq!(v["result"]["isError"], true);
     let text = v["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("E_BUSY: 2 tasks of this client"), "{text}");
+    assert!(text.starts_with("E_BUSY: tasks of this token"), "{text}");
     // A cancelled task no longer counts.
     call(&mut s, "tasks/cancel", json!({"taskId": a}), T0);
     start(&mut s, "slow", json!({"steps": 1000}), T0);

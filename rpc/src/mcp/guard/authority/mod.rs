@@ -5,11 +5,13 @@
 //! shell builtins all ask the same question, so a capability refused one way is refused
 //! every way.
 
+mod owner;
 mod policy;
 mod privilege;
 mod table;
 mod tokens;
 
+pub use owner::{Client, Holder, Owner};
 pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
 pub use privilege::{PRIVILEGE_META, Privilege};
 pub use table::{Cap, Capability, Door, Opener, Table};
@@ -33,6 +35,7 @@ pub struct Authority {
     policy: Rc<Policy>,
     token: Rc<Token>,
     narrowing: Option<Rc<Policy>>,
+    holder: Holder,
 }
 
 /// A refusal, saying which of the three said no.
@@ -45,12 +48,46 @@ impl Authority {
         policy: Rc<Policy>,
         token: Rc<Token>,
         narrowing: Option<Rc<Policy>>,
+        holder: Holder,
     ) -> Self {
         Authority {
             table,
             policy,
             token,
             narrowing,
+            holder,
+        }
+    }
+
+    /// Who the request's part of shared pools is counted to: its holder at the highest
+    /// privilege of a capability its role and narrowing allow (the machine's policy, the same
+    /// for every caller, does not rank them). Without a table, the role's ceiling.
+    pub fn owner(&self) -> Owner {
+        let role = &self.token.role;
+        let rank = if role.is_full() && self.narrowing.is_none() {
+            Privilege::Administer
+        } else if self.table.is_given() {
+            let narrowing = self.narrowing.as_deref();
+            self.table
+                .rows
+                .iter()
+                .map(|c| Cap {
+                    name: c.name,
+                    privilege: c.privilege,
+                })
+                .filter(|&cap| role.allows(cap) && narrowing.is_none_or(|n| n.allows(cap)))
+                .map(|cap| cap.privilege)
+                .max()
+                .unwrap_or(Privilege::Observe)
+        } else {
+            let ceiling = role.ceiling();
+            self.narrowing
+                .as_ref()
+                .map_or(ceiling, |n| ceiling.min(n.ceiling()))
+        };
+        Owner {
+            holder: self.holder,
+            rank,
         }
     }
 
@@ -147,7 +184,23 @@ mod tests {
             Rc::new(Policy::parse(policy).unwrap()),
             Rc::new(token),
             narrowing.map(|n| Rc::new(Policy::parse(n).unwrap())),
+            Holder::Token(1),
         )
+    }
+
+    #[test]
+    fn the_owner_ranks_at_the_highest_capability_role_and_narrowing_allow() {
+        let rank = |role, narrowing| authority("observe", role, narrowing).owner().rank;
+        assert_eq!(rank("full", None), Privilege::Administer);
+        assert_eq!(rank("full", Some("observe")), Privilege::Observe);
+        assert_eq!(rank("serial.read", None), Privilege::Observe);
+        assert_eq!(rank("operate", None), Privilege::Observe);
+        assert_eq!(rank("full", Some("!system.*")), Privilege::Observe);
+        assert_eq!(rank("system.poweroff", Some("full")), Privilege::Administer);
+        assert_eq!(
+            authority("full", "full", None).owner().holder,
+            Holder::Token(1)
+        );
     }
 
     #[test]

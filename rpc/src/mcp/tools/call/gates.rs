@@ -132,9 +132,10 @@ fn schema(input: &Schema, args: ValueRef<'_>) -> Result<(), Refusal> {
         .map_err(|why| Refusal::Result(ToolError::new(ErrorCode::Inval, why)))
 }
 
-/// The client has fewer calls running than `Limits::concurrent_calls`.
+/// The caller's owner runs fewer calls than `Limits::concurrent_calls`, or this client fewer
+/// than its equal part of them.
 fn concurrency(cx: &Cx<'_>, calls: &mut Calls, limits: &Limits) -> Result<(), Refusal> {
-    if calls.active(cx.key) < limits.concurrent_calls {
+    if calls.admits(cx.key, limits.concurrent_calls) {
         return Ok(());
     }
     let why = format!("{} tool calls already running", limits.concurrent_calls);

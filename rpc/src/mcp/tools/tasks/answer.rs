@@ -44,9 +44,12 @@ impl<C: 'static> Tasks<C> {
         let id = &*id;
         let limits = &config.limits;
         self.expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
-        // Another token's task is answered as unknown: its id tells that token nothing.
-        let owner = cx.authority.token_name();
-        if !self.list.iter().any(|t| t.id == id && t.owner == owner) {
+        // Another owner's task is answered as unknown: its id tells that owner nothing.
+        if !self
+            .list
+            .iter()
+            .any(|t| t.id == id && t.key.owner == cx.key.owner)
+        {
             let msg = format!("Invalid params: no task {id} (unknown, or expired)");
             return fail(cx, RpcError::invalid_params(msg));
         }

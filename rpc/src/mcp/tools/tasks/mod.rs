@@ -8,6 +8,7 @@
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::json::{self, ValueRef};
 use crate::jsonrpc::{self, Id, RpcError};
+use crate::mcp::guard::authority::Owner;
 use crate::mcp::guard::config::{Config, Limits};
 use crate::mcp::guard::limits::Key;
 use crate::mcp::guard::request::{Cx, Era};
@@ -23,6 +24,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use irix7_kmem::budget::{self, Lease};
+use irix7_kmem::share::{Claim, Share, Short};
 use serde_json::{Map, Value, json};
 
 mod answer;
@@ -91,10 +93,10 @@ struct Asking {
 /// One task.
 pub(crate) struct Task<C: 'static> {
     id: String,
+    /// Who started it (`key.owner`): only that owner reads, answers or cancels it (a result
+    /// may hold what a lesser role must not see, and a gateway's narrowing of a token is an
+    /// owner of its own).
     key: Key,
-    /// The name of the token that started it: only that token reads, answers or cancels it
-    /// (a result may hold what a lesser role must not see).
-    owner: String,
     created_ms: u64,
     updated_ms: u64,
     status: Status,
@@ -208,15 +210,12 @@ impl<C: 'static> Tasks<C> {
         self.list.iter_mut().find(|t| t.id == id)
     }
 
-    /// Tasks still running (or waiting for input), in all and for `key`.
-    fn live(&self, key: Key) -> (usize, usize) {
-        let all = self.list.iter().filter(|t| t.live()).count();
-        let own = self
-            .list
+    /// The claims of the tasks still running (or waiting for input).
+    fn live(&self) -> impl Iterator<Item = Claim<Owner>> + Clone + '_ {
+        self.list
             .iter()
-            .filter(|t| t.live() && t.key == key)
-            .count();
-        (all, own)
+            .filter(|t| t.live())
+            .map(|t| t.key.owner.claim(t.key.client))
     }
 
     /// Drops the records past their time (a running one is stopped first), then the oldest
@@ -331,21 +330,24 @@ impl<C: 'static> Tasks<C> {
     /// The task's limits: `Err` is the `E_BUSY` text.
     pub(crate) fn room(&mut self, cx: &Cx<'_>, limits: &Limits) -> Result<(), String> {
         self.expire(cx.now_ms, limits.task_ttl_ms, limits.task_records);
-        let (all, own) = self.live(cx.key);
-        if own >= limits.tasks_per_client {
-            return Err(format!(
-                "{own} tasks of this client are still running (at most {}); \
+        let share = Share {
+            total: limits.max_tasks,
+            per_owner: limits.tasks_per_owner,
+        };
+        let want = cx.key.owner.claim(cx.key.client);
+        match share.admits(want, self.live()) {
+            Ok(()) => Ok(()),
+            Err(Short::Owner) => Err(format!(
+                "tasks of this token are still running (at most {}); \
                  wait for one or cancel it",
-                limits.tasks_per_client
-            ));
+                limits.tasks_per_owner
+            )),
+            Err(Short::Tier) => Err(format!(
+                "{} tasks are running, as many as the {} privilege may have; retry later",
+                self.live().count(),
+                cx.key.owner.rank
+            )),
         }
-        if all >= limits.max_tasks {
-            return Err(format!(
-                "{all} tasks are running (at most {}); retry later",
-                limits.max_tasks
-            ));
-        }
-        Ok(())
     }
 
     /// Creates a task for a call whose first answer is `begin` and answers the
@@ -371,7 +373,6 @@ impl<C: 'static> Tasks<C> {
         let mut task = Task {
             id,
             key: cx.key,
-            owner: String::from(cx.authority.token_name()),
             created_ms: cx.now_ms,
             updated_ms: cx.now_ms,
             status: Status::Working,

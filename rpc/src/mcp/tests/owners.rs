@@ -1,0 +1,188 @@
+//! What a token holds is its own: a lesser token at every limit leaves the administrator
+//! served, another token cannot use, read or end its sessions, and a noisy client of a token
+//! leaves its quiet sibling room.
+
+use super::*;
+
+const ADMIN: &str = "admin-secret-long-enough";
+const WATCHER: &str = "watcher-secret-long-enough";
+const OPERATOR: &str = "operator-secret-long-enough";
+
+fn owned_server(limits: impl FnOnce(&mut crate::mcp::Limits)) -> McpServer<Ctx> {
+    let mut c = config();
+    c.token = Some(ADMIN.into());
+    let tokens = format!("watcher:observe:{WATCHER},operator:operate:{OPERATOR}");
+    c.tokens = crate::mcp::guard::authority::parse_tokens(&tokens, |_| Ok(())).unwrap();
+    limits(&mut c.limits);
+    server_with(c)
+}
+
+/// A client: a connection from the loopback address's port `port`.
+fn peer(port: u16) -> Peer {
+    Peer {
+        addr: [127, 0, 0, 1],
+        port,
+    }
+}
+
+/// `req` with `secret` as its bearer, from `port`, at `now`.
+fn send(s: &mut McpServer<Ctx>, req: McpRequest, secret: &str, port: u16, now: u64) -> Response {
+    let req = req.header("Authorization", &format!("Bearer {secret}"));
+    s.handle_parts(&Method::Post, &req.headers(), &req.body(), peer(port), now)
+}
+
+fn call(name: &str, args: Value) -> McpRequest {
+    McpRequest::modern("tools/call", json!({"name": name, "arguments": args}))
+}
+
+fn text(r: &mut Response, now: u64) -> String {
+    let v = body_json(r, now);
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| v.to_string())
+}
+
+fn open_session(s: &mut McpServer<Ctx>, secret: &str, port: u16, now: u64) -> String {
+    let r = send(s, McpRequest::initialize("2025-11-25"), secret, port, now);
+    assert_eq!(r.status, 200);
+    header(&r, "Mcp-Session-Id").expect("a session").to_string()
+}
+
+#[test]
+fn a_legacy_session_is_its_owners_alone() {
+    let mut s = owned_server(|_| {});
+    let sid = open_session(&mut s, ADMIN, 1, T0);
+    let ping = || McpRequest::legacy(&sid, "ping", json!({}));
+    let narrowed = ping().header("Irix7-Policy", "observe");
+    // Another token, and the administrator's own token narrowed by a gateway, find no such
+    // session: to use, to stream or to end.
+    assert_eq!(send(&mut s, ping(), WATCHER, 2, T0).status, 404);
+    let r = s.handle_parts(
+        &Method::Post,
+        &narrowed
+            .clone()
+            .header("Authorization", &format!("Bearer {ADMIN}"))
+            .headers(),
+        &narrowed.body(),
+        peer(2),
+        T0,
+    );
+    assert_eq!(r.status, 404);
+    for (method, secret) in [(Method::Get, WATCHER), (Method::Delete, OPERATOR)] {
+        let h = headers(&[
+            ("Mcp-Session-Id", &sid),
+            ("Accept", "text/event-stream"),
+            ("Authorization", &format!("Bearer {secret}")),
+        ]);
+        let r = s.handle_parts(&method, &h, b"", peer(2), T0);
+        assert_eq!(r.status, 404, "{method:?}");
+    }
+    // An answer or a cancellation sent into it by another token is never delivered: the
+    // session is not found before its messages are read.
+    let answer = McpRequest::legacy(&sid, "x", json!({})).replace_body(
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {"confirm": true}}}),
+    );
+    assert_eq!(send(&mut s, answer, WATCHER, 2, T0).status, 404);
+    // It is still the administrator's.
+    assert_eq!(send(&mut s, ping(), ADMIN, 3, T0 + 1).status, 200);
+    let h = headers(&[
+        ("Mcp-Session-Id", &sid),
+        ("Authorization", &format!("Bearer {ADMIN}")),
+    ]);
+    assert_eq!(
+        s.handle_parts(&Method::Delete, &h, b"", peer(3), T0 + 2)
+            .status,
+        200
+    );
+}
+
+#[test]
+fn a_lesser_token_at_its_rate_and_call_limits_leaves_the_administrator_served() {
+    let mut s = owned_server(|_| {});
+    // The watcher uses up its rate.
+    let list = || McpRequest::modern("tools/list", json!({}));
+    let mut n = 0;
+    while send(&mut s, list(), WATCHER, 1, T0).status == 200 {
+        n += 1;
+        assert!(n <= 20, "the watcher's rate is bounded");
+    }
+    assert_eq!(n, 20);
+    let mut r = send(&mut s, call("echo", json!({"text": "a"})), ADMIN, 9, T0);
+    assert_eq!(text(&mut r, T0), "a");
+    // The operator holds as many slow calls as it may, from as many connections as it likes:
+    // its four, and each new connection its equal part, until it holds twice its share.
+    let mut held = Vec::new();
+    for port in 2..20 {
+        let mut r = send(
+            &mut s,
+            call("slow", json!({"steps": 1000})),
+            OPERATOR,
+            port,
+            T0,
+        );
+        if matches!(r.body, Body::Stream(_)) {
+            held.push(r);
+        } else {
+            assert!(text(&mut r, T0).starts_with("E_BUSY"), "port {port}");
+        }
+    }
+    assert_eq!(held.len(), 8);
+    let mut r = send(&mut s, call("slow", json!({"steps": 1})), ADMIN, 9, T0);
+    assert!(!text(&mut r, T0).starts_with("E_BUSY"));
+}
+
+#[test]
+fn a_quiet_client_is_served_while_a_sibling_of_its_token_floods() {
+    let mut s = owned_server(|_| {});
+    for second in 0..3u64 {
+        let now = T0 + second * 1000;
+        // The noisy client sends twice what the token may in a second...
+        for _ in 0..40 {
+            send(&mut s, call("echo", json!({"text": "n"})), WATCHER, 1, now);
+        }
+        // ...and a quiet one of the same token still gets its calls through.
+        for k in 0..3 {
+            let mut r = send(
+                &mut s,
+                call("echo", json!({"text": "q"})),
+                WATCHER,
+                2,
+                now + k,
+            );
+            assert_eq!(text(&mut r, now), "q", "second {second}, call {k}");
+        }
+    }
+}
+
+#[test]
+fn a_lesser_token_cannot_evict_the_administrators_sessions() {
+    let mut s = owned_server(|l| l.max_sessions = 8);
+    let mine: Vec<String> = (0..4)
+        .map(|k| open_session(&mut s, ADMIN, 1, T0 + k))
+        .collect();
+    // The watcher opens sessions in a loop; it holds at most its half and evicts its own.
+    for k in 0..40 {
+        let r = send(
+            &mut s,
+            McpRequest::initialize("2025-11-25"),
+            WATCHER,
+            2,
+            T0 + 10 + k,
+        );
+        assert!(matches!(r.status, 200 | 429 | 503), "{}", r.status);
+    }
+    assert!(s.sessions.len() <= 8);
+    for (k, sid) in mine.iter().enumerate() {
+        let r = send(
+            &mut s,
+            McpRequest::legacy(sid, "ping", json!({})),
+            ADMIN,
+            1,
+            T0 + 100 + k as u64,
+        );
+        assert_eq!(r.status, 200, "the administrator's session {k}");
+    }
+    // The administrator may still open one more (the table's room above the watcher's).
+    open_session(&mut s, ADMIN, 1, T0 + 200);
+}
