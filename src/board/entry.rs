@@ -20,7 +20,7 @@ use crate::net::server::{HttpServer, ServerConfig};
 use crate::net::settings::Settings;
 use crate::net::stack::NetStack;
 use crate::net::tcp_wire::TcpWire;
-use crate::services::audit::{self, AuditLog};
+use crate::services::audit::AuditLog;
 use crate::services::boot::BootReport;
 use crate::services::context::Services;
 use crate::services::entropy::Entropy;
@@ -318,10 +318,7 @@ fn start(
     let log = audit_log.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
         kprintln!(kernel, "{r}");
-        let kind = match r.event.is_login_failures() {
-            true => audit::Kind::LoginFailures(r.event.failed_logins()),
-            false => audit::Kind::Call,
-        };
+        let kind = tools::system::audit_ring(r);
         if let Ok(mut log) = log.try_borrow_mut() {
             log.push(kind, &alloc::string::ToString::to_string(r));
         }

@@ -3,6 +3,7 @@
 
 use super::reach::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
+use crate::services::audit;
 use crate::services::boot::BootReport;
 use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
 use crate::services::power::{self, Action};
@@ -14,8 +15,8 @@ use alloc::vec::Vec;
 use indy::abi::{DEPLOY_OK, deploy_reason};
 use rpc::json::{Kind, ObjectWriter, Written};
 use rpc::mcp::{
-    Annotations, ErrorCode, ResourceContents, ResourceDef, Started, ToolCall, ToolDef, ToolError,
-    WatchDef,
+    Annotations, AuditRecord, ErrorCode, Privilege, ResourceContents, ResourceDef, Started,
+    ToolCall, ToolDef, ToolError, WatchDef,
 };
 
 pub const TOOLS: &[ToolDef<Ctx>] = &[
@@ -158,10 +159,12 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         name: "audit",
         title: Some("Audit trail"),
         description: "The last lines of the audit trail as plain text, oldest first: one line \
-                      per call of a tool that is not read-only (time, client, session, tool, a \
-                      data-free argument summary, outcome), then, in a ring of their own, one \
-                      summary per address per 10 s of failed logins; each part says how many \
-                      lines it dropped.",
+                      per call of a tool that is not read-only (time, client, token, session, \
+                      tool, a data-free argument summary, outcome), the administrator's in a \
+                      ring no lesser token's calls can flush; then, in rings of their own, one \
+                      summary per token per 10 s of refused calls and one per address per 10 s \
+                      of failed logins, and the machine's events; each part says how many lines \
+                      it dropped.",
         mime_type: Some("text/plain"),
         read: read_audit,
     },
@@ -387,6 +390,19 @@ fn read_net<C: StatusFigures>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceCont
 
 fn read_mem<C: StatusFigures>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     Ok(text_resource(uri, mem_text(&ctx.status())))
+}
+
+/// The ring of the audit log a record of the MCP server goes to.
+pub fn audit_ring(r: &AuditRecord) -> audit::Kind {
+    if r.event.is_login_failures() {
+        audit::Kind::LoginFailures(r.event.failed_logins())
+    } else if r.event.is_refusals() {
+        audit::Kind::Refusals
+    } else if r.rank == Privilege::Administer {
+        audit::Kind::AdministratorCall
+    } else {
+        audit::Kind::LesserCall
+    }
 }
 
 fn read_audit<C: AuditTrail>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {

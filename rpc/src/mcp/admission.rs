@@ -228,17 +228,21 @@ impl<C: 'static> McpServer<C> {
         self.audit_all(&closed);
     }
 
-    /// Hands the summaries of failed logins whose window has closed to the audit sink: called
-    /// from the module's poll loop, so a window is written soon after it ends even when no
-    /// request comes.
+    /// Hands the summaries of failed logins and refused calls whose window has closed to the
+    /// audit sink: called from the module's poll loop, so a window is written soon after it
+    /// ends even when no request comes.
     pub fn poll_audit(&mut self, now_ms: u64) {
         if self.login_failures.due(now_ms) {
             let closed = self.login_failures.close_due(now_ms);
             self.audit_all(&closed);
         }
+        if self.refusals.due(now_ms) {
+            let closed = self.refusals.close_due(now_ms);
+            self.audit_all(&closed);
+        }
     }
 
-    fn audit_all(&self, records: &[AuditRecord]) {
+    pub(super) fn audit_all(&self, records: &[AuditRecord]) {
         if let Some(sink) = &self.config.audit {
             records.iter().for_each(|r| sink(r));
         }

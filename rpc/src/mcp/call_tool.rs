@@ -217,7 +217,17 @@ impl<C: 'static> McpServer<C> {
             gated,
         } = match gates {
             Ok(passed) => passed,
-            Err(refusal) => return self.refuse(cx, refusal),
+            Err(refusal) => {
+                // Counted into its owner's summary, not written as a line of its own.
+                let (r, outcome) = self.refuse(cx, refusal);
+                if let (Some(a), Some(outcome)) = (audit.take(), outcome) {
+                    let closed =
+                        self.refusals
+                            .count(cx.key.owner, a.into_record(), outcome, cx.now_ms);
+                    self.audit_all(&closed);
+                }
+                return (r, None);
+            }
         };
         let started = {
             let Ok(mut ctx) = self.ctx.try_borrow_mut() else {

@@ -17,6 +17,7 @@ use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::{Calls, Windows};
 use crate::mcp::guard::login_failures::LoginFailures;
+use crate::mcp::guard::refusals::Refusals;
 use crate::mcp::guard::request::{Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
 use crate::mcp::tools::inputs::Answers;
@@ -52,6 +53,8 @@ pub struct McpServer<C: 'static> {
     pub(super) auth_failures: Windows<[u8; 4]>,
     /// Failed token checks counted for the audit trail, summarised per window.
     pub(super) login_failures: LoginFailures,
+    /// Calls refused before their tool started, counted for the audit trail per owner.
+    pub(super) refusals: Refusals,
     pub(super) calls: Calls,
     pub(super) entropy: Entropy,
     /// Legacy bridge: client answers awaited by calls (see `inputs`).
@@ -102,6 +105,7 @@ impl<C: 'static> McpServer<C> {
             rates: Windows::default(),
             auth_failures: Windows::default(),
             login_failures: LoginFailures::default(),
+            refusals: Refusals::default(),
             calls: Calls::default(),
             entropy,
             answers: Rc::new(RefCell::new(Answers::default())),

@@ -433,11 +433,7 @@ fn audited(policy: &str) -> rpc::mcp::McpServer<crate::tools::Ctx> {
     ctx.services_mut().policy = config.policy.text().into();
     let log = ctx.services_mut().audit.clone();
     config.audit = Some(Rc::new(move |r: &rpc::mcp::AuditRecord| {
-        use crate::services::audit::Kind;
-        let kind = match r.event.is_login_failures() {
-            true => Kind::LoginFailures(r.event.failed_logins()),
-            false => Kind::Call,
-        };
+        let kind = crate::tools::system::audit_ring(r);
         log.borrow_mut()
             .push(kind, &alloc::string::ToString::to_string(r));
     }));
@@ -473,7 +469,7 @@ fn writes_are_audited_in_the_resource_and_the_shell_without_their_data() {
     call(&mut s, "fs.read", json!({"path": "/tmp/note"}));
     let text = audit_text(&mut s);
     let lines: std::vec::Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 5, "{text}");
+    assert_eq!(lines.len(), 7, "{text}");
     assert!(
         lines[0].starts_with("# audit lines of calls since boot: 2, 2 kept, 0 dropped"),
         "{text}"
@@ -486,7 +482,9 @@ fn writes_are_audited_in_the_resource_and_the_shell_without_their_data() {
         lines[2].contains("fs.remove {path=\"/tmp/missing\"} -> E_NOENT"),
         "{text}"
     );
-    assert!(lines[3].starts_with("# failed-login summaries"), "{text}");
+    assert!(lines[3].starts_with("# audit lines of lesser"), "{text}");
+    assert!(lines[4].starts_with("# refused-call summaries"), "{text}");
+    assert!(lines[5].starts_with("# failed-login summaries"), "{text}");
     assert!(!text.contains("secret"));
     // The shell shows the same lines (and its own call, which is destructive, comes after).
     let r = call(&mut s, "shell.exec", json!({"command": "audit"}));
@@ -535,8 +533,11 @@ fn the_policy_shows_in_status_and_bad_values_fail_closed() {
             .all(|t| t["_meta"]["irix7/privilege"] == "observe")
     );
     assert!(tools.iter().any(|t| t["name"] == "fs.read"));
+    // The refusal is counted, and summarised when its window closes.
+    s.poll_audit(u64::MAX / 2);
+    let text = audit_text(&mut s);
     assert!(
-        audit_text(&mut s)
-            .contains("fs.write {path=\"/tmp/x\",content=<1 bytes>} -> refused by policy")
+        text.contains("as admin 1 refused calls in 10 s (the last: fs.write -> refused by policy)"),
+        "{text}"
     );
 }

@@ -152,7 +152,11 @@ fn two_hundred_failed_logins_are_summarised_and_leave_the_calls_recorded() {
         "{text}"
     );
     assert!(lines[1].ends_with(call_line), "{text}");
-    assert!(lines[2].starts_with("# failed-login summaries"), "{text}");
+    assert!(
+        lines[2].starts_with("# audit lines of lesser tokens' calls since boot: 0,"),
+        "{text}"
+    );
+    assert!(lines[4].starts_with("# failed-login summaries"), "{text}");
     let summaries: Vec<&&str> = lines
         .iter()
         .filter(|l| l.contains(" failed logins in 10 s ("))

@@ -75,6 +75,9 @@ pub enum AuthFailure {
 /// How long failed logins are counted before they are summarised (see `login_failures`).
 pub const LOGIN_WINDOW_MS: u64 = 10_000;
 
+/// How long refused calls are counted before they are summarised (see `refusals`).
+pub const REFUSAL_WINDOW_MS: u64 = 10_000;
+
 /// Failed logins counted over a window (see `login_failures`): in all, and by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FailureCount {
@@ -138,19 +141,33 @@ pub enum AuditEvent {
         addresses: u32,
         untracked: bool,
     },
+    /// Calls of one owner refused before their tool started, over a window (see
+    /// `refusals`): how many, and the last one's tool and outcome.
+    Refusals {
+        calls: u32,
+        last_tool: String,
+        last_outcome: Outcome,
+    },
 }
 
 impl AuditEvent {
     /// Whether the event is a summary of failed logins (anyone can cause one), not a call
     /// that passed the token check.
     pub fn is_login_failures(&self) -> bool {
-        !matches!(self, AuditEvent::Call { .. })
+        matches!(
+            self,
+            AuditEvent::LoginFailures(_) | AuditEvent::LoginFailuresElsewhere { .. }
+        )
+    }
+
+    pub fn is_refusals(&self) -> bool {
+        matches!(self, AuditEvent::Refusals { .. })
     }
 
     /// Failed logins the event counts.
     pub fn failed_logins(&self) -> u32 {
         match self {
-            AuditEvent::Call { .. } => 0,
+            AuditEvent::Call { .. } | AuditEvent::Refusals { .. } => 0,
             AuditEvent::LoginFailures(c) | AuditEvent::LoginFailuresElsewhere { count: c, .. } => {
                 c.failures
             }
@@ -168,6 +185,9 @@ pub struct AuditRecord {
     /// Who the caller is beyond its address: the name of the token a call presented, when
     /// the server knows one (`None` today: one token, and failed logins present none).
     pub who: Option<String>,
+    /// The privilege its owner ranks at (observe for failed logins): the module keeps each
+    /// rank's lines where a lesser rank's cannot push them out.
+    pub rank: Privilege,
     pub event: AuditEvent,
 }
 
@@ -194,6 +214,15 @@ impl fmt::Display for AuditRecord {
                 outcome,
             } => write!(f, "{via} {tool} {args} -> {outcome}"),
             AuditEvent::LoginFailures(count) => write!(f, "{count}"),
+            AuditEvent::Refusals {
+                calls,
+                last_tool,
+                last_outcome,
+            } => write!(
+                f,
+                "{calls} refused calls in {} s (the last: {last_tool} -> {last_outcome})",
+                REFUSAL_WINDOW_MS / 1000
+            ),
             AuditEvent::LoginFailuresElsewhere {
                 count,
                 addresses,
@@ -238,6 +267,7 @@ impl PendingAudit {
             .unwrap_or(ValueRef::empty_object());
         let mut pending = PendingAudit::new(sink, cx.now_ms, cx.client, via, def.name, args);
         pending.record.who = Some(String::from(cx.authority.token_name()));
+        pending.record.rank = cx.key.owner.rank;
         Some(pending)
     }
 
@@ -255,6 +285,7 @@ impl PendingAudit {
                 at_ms,
                 client,
                 who: None,
+                rank: Privilege::Observe,
                 event: AuditEvent::Call {
                     via,
                     tool: String::from(tool),
@@ -266,6 +297,11 @@ impl PendingAudit {
     }
 
     /// Hands the record, with its outcome, to the sink.
+    /// The record, without writing it (a refused call is counted instead, see `refusals`).
+    pub(crate) fn into_record(self) -> AuditRecord {
+        self.record
+    }
+
     pub(crate) fn finish(mut self, outcome: Outcome) {
         if let AuditEvent::Call { outcome: o, .. } = &mut self.record.event {
             *o = outcome;
@@ -292,6 +328,7 @@ mod tests {
             at_ms: 1234,
             client: [10, 0, 2, 2],
             who: None,
+            rank: Privilege::Observe,
             event: AuditEvent::Call {
                 via: Via::Session("3fa9c1d2".into()),
                 tool: "fs.write".into(),
@@ -313,6 +350,7 @@ mod tests {
             at_ms: 5,
             client: [192, 168, 1, 9],
             who: None,
+            rank: Privilege::Observe,
             event: AuditEvent::LoginFailures(count),
         };
         assert_eq!(
@@ -324,6 +362,7 @@ mod tests {
             at_ms: 5,
             client: [0; 4],
             who: None,
+            rank: Privilege::Observe,
             event: AuditEvent::LoginFailuresElsewhere {
                 count,
                 addresses: 3,
@@ -340,6 +379,7 @@ mod tests {
             at_ms: 7,
             client: [10, 0, 2, 2],
             who: Some("agent".into()),
+            rank: Privilege::Observe,
             event: AuditEvent::Call {
                 via: Via::Stateless,
                 tool: "fs.write".into(),

@@ -9,6 +9,7 @@
 use crate::mcp::guard::audit::{
     AuditEvent, AuditRecord, AuthFailure, FailureCount, LOGIN_WINDOW_MS,
 };
+use crate::mcp::guard::authority::Privilege;
 use alloc::vec::Vec;
 
 /// Addresses counted one by one in a window; failures from more are counted together.
@@ -92,6 +93,7 @@ impl LoginFailures {
                     at_ms: since,
                     client,
                     who: None,
+                    rank: Privilege::Observe,
                     event: AuditEvent::LoginFailures(count),
                 });
             } else {
@@ -104,6 +106,7 @@ impl LoginFailures {
                 at_ms: since,
                 client: [0; 4],
                 who: None,
+                rank: Privilege::Observe,
                 event: AuditEvent::LoginFailuresElsewhere {
                     count: others,
                     addresses: folded,

@@ -183,6 +183,10 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
     assert!(text_of(&v).starts_with("E_PERM"));
     // Invalid arguments of a write tool are an outcome too.
     call(&mut s, None, "slow", json!({"steps": "many"}));
+    // Refused calls are counted, and summarised per token when their window closes.
+    assert_eq!(seen.borrow().len(), 2);
+    ro.poll_audit(T0 + crate::mcp::guard::audit::REFUSAL_WINDOW_MS);
+    s.poll_audit(T0 + crate::mcp::guard::audit::REFUSAL_WINDOW_MS);
 
     let records = seen.borrow();
     let lines: Vec<String> = records.iter().map(ToString::to_string).collect();
@@ -210,12 +214,13 @@ fn writes_destructive_calls_and_refusals_are_audited_but_reads_are_not() {
         )
     );
     assert!(
-        lines[2].ends_with("stateless slow {steps=1} -> refused by policy"),
+        lines[2]
+            .ends_with("as admin 1 refused calls in 10 s (the last: slow -> refused by policy)"),
         "{}",
         lines[2]
     );
     assert!(
-        lines[3].ends_with("slow {steps=\"many\"} -> E_INVAL"),
+        lines[3].ends_with("as admin 1 refused calls in 10 s (the last: slow -> E_INVAL)"),
         "{}",
         lines[3]
     );
@@ -422,10 +427,14 @@ fn with_confirm_a_destructive_call_asks_first_and_runs_only_on_a_yes() {
         .iter()
         .map(|r| r.to_string().rsplit("-> ").next().unwrap().to_string())
         .collect();
-    // The question itself is no outcome: the refusal, the yes, the two noes, the write.
-    assert_eq!(
-        outcomes,
-        ["E_PERM", "E_NOT_FOUND", "E_PERM", "E_PERM", "ok"]
+    // The question itself is no outcome: the yes, the two noes, the write; the refusal
+    // before the question (the client cannot be asked) is counted and summarised.
+    assert_eq!(outcomes, ["E_NOT_FOUND", "E_PERM", "E_PERM", "ok"]);
+    s.poll_audit(T0 + crate::mcp::guard::audit::REFUSAL_WINDOW_MS);
+    let last = seen.borrow().last().map(ToString::to_string).unwrap();
+    assert!(
+        last.ends_with("1 refused calls in 10 s (the last: fail -> E_PERM)"),
+        "{last}"
     );
 }
 
