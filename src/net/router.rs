@@ -163,7 +163,7 @@ impl Handler for Router {
         &mut self,
         head: &Request,
         peer: Peer,
-        proven: bool,
+        proven: Option<u8>,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let mcp_port = self.on_mcp_port();

@@ -155,7 +155,7 @@ impl Handler for Counted<'_> {
         &mut self,
         head: &Request,
         peer: Peer,
-        proven: bool,
+        proven: Option<u8>,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let verdict = self.inner.admit(head, peer, proven, now_ms);

@@ -496,14 +496,14 @@ pub enum Admission {
 pub trait Handler {
     /// Judges a request from its head alone, before any body byte is read or `100 Continue`
     /// is sent (`head.body` is empty): `Err` is the answer (401, 403, 404, 413...), and the
-    /// body is then discarded unread. `proven` says an earlier request on the same connection
-    /// was admitted as [`Admission::Authenticated`] (a throttle of failed logins need not
-    /// stop it). The default admits everything anonymously.
+    /// body is then discarded unread. `proven` is the token an earlier request on the same
+    /// connection was last admitted with ([`Admission::Authenticated`]): a throttle of failed
+    /// logins need not stop a request bearing that same token. The default admits everything anonymously.
     fn admit(
         &mut self,
         head: &Request,
         peer: Peer,
-        proven: bool,
+        proven: Option<u8>,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let _ = (head, peer, proven, now_ms);

@@ -63,6 +63,15 @@ impl<C: 'static> McpServer<C> {
         found
     }
 
+    /// Whether the request bears the token numbered `index` (compared in constant time).
+    fn bears(&self, head: &Head<'_>, index: u8) -> bool {
+        let secret = match index.checked_sub(1) {
+            None => self.config.token.as_deref(),
+            Some(i) => self.tokens.get(usize::from(i)).map(|t| &*t.secret),
+        };
+        secret.is_some_and(|s| bearer_ok(s, head.authorization()))
+    }
+
     /// The token numbered `index` as [`Self::token_of`] numbers them.
     fn token_at(&self, index: u8) -> Option<&Rc<Token>> {
         match index.checked_sub(1) {
@@ -169,14 +178,16 @@ impl<C: 'static> McpServer<C> {
     /// is read: the Origin and token checks of [`McpServer::authorize`], with failed token
     /// checks limited per client address: past the limit the answer is 401 with
     /// `Retry-After`, without the token being looked at (so guessing gains nothing, and clients
-    /// still see the error they know how to report). A connection that already `proven` a
-    /// token is not throttled: guessers on the same address (a NAT, a tunnel) cannot lock it
-    /// out. Without a token configured nothing is checked, so nothing is authenticated.
+    /// still see the error they know how to report). A request bearing the token its
+    /// connection already `proven` is not throttled: guessers on the same address (a NAT, a
+    /// tunnel) cannot lock it out; any other request on that connection is, so a proven
+    /// connection is no door for guessing the other tokens. Without a token configured
+    /// nothing is checked, so nothing is authenticated.
     pub fn admit(
         &mut self,
         headers: &Headers,
         peer: Peer,
-        proven: bool,
+        proven: Option<u8>,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let limits = self.config.limits;
@@ -185,10 +196,14 @@ impl<C: 'static> McpServer<C> {
         if self.config.token.is_none() {
             return Ok(Admission::Anonymous);
         }
-        if !proven
-            && self
-                .auth_failures
-                .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
+        if let Some(token) = proven
+            && self.bears(&head, token)
+        {
+            return Ok(Admission::Authenticated(token));
+        }
+        if self
+            .auth_failures
+            .exhausted(peer.addr, now_ms, limits.auth_failures_per_second)
         {
             self.audit_auth(peer, now_ms, AuthFailure::Throttled);
             let mut r = reply::error(

@@ -398,7 +398,7 @@ impl<C: 'static> Handler for McpServer<C> {
         &mut self,
         head: &Request,
         peer: Peer,
-        proven: bool,
+        proven: Option<u8>,
         now_ms: u64,
     ) -> Result<Admission, Response> {
         McpServer::admit(self, &head.headers, peer, proven, now_ms)

@@ -46,7 +46,7 @@ fn admit(r: &mut Router, path: &str, fields: &[(&str, &str)]) -> Result<Admissio
         port: 1,
     };
     let req = build(Method::Get, path, fields);
-    r.admit(&req, peer, false, 0)
+    r.admit(&req, peer, None, 0)
         .map_err(|refused| refused.status)
 }
 

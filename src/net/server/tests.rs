@@ -197,7 +197,13 @@ fn only_the_listener_and_open_connections_hold_buffers() {
 /// Answers with the request path; a request with `Authorization: yes` is authenticated.
 struct Guarded;
 impl Handler for Guarded {
-    fn admit(&mut self, head: &Request, _: Peer, _: bool, _: u64) -> Result<Admission, Response> {
+    fn admit(
+        &mut self,
+        head: &Request,
+        _: Peer,
+        _: Option<u8>,
+        _: u64,
+    ) -> Result<Admission, Response> {
         Ok(match head.headers.get("Authorization") {
             Some("yes") => Admission::Authenticated(0),
             _ => Admission::Anonymous,

@@ -116,8 +116,13 @@ pub struct Connection {
     /// When the body being received must be complete.
     body_deadline_ms: Option<u64>,
     linger: Option<Linger>,
-    /// A request on this connection proved its credentials (see [`Admission`]).
-    authenticated: bool,
+    /// The token the last request that proved its credentials on this connection bore (see
+    /// [`Admission`]).
+    proven: Option<u8>,
+    /// Requests refused as unauthorized (401) since the last one admitted: past
+    /// [`MAX_UNAUTHORIZED`] the connection is closed, so guessing costs a connection a few
+    /// guesses.
+    unauthorized: u8,
     /// The peer has not sent a byte yet.
     silent: bool,
 }
@@ -125,6 +130,10 @@ pub struct Connection {
 /// What a connection keeps between requests outside any pool, at most: the parser's recycled
 /// request and an answer's room.
 pub const KEPT: usize = super::parser::KEPT + KEPT_ANSWER;
+
+/// Requests in a row a connection may have refused as unauthorized; the last of them is
+/// answered and the connection closed.
+pub const MAX_UNAUTHORIZED: usize = 4;
 
 impl Connection {
     /// A connection whose request bodies are limited only by [`Limits::body`].
@@ -150,7 +159,8 @@ impl Connection {
             request_bytes: 0,
             body_deadline_ms: None,
             linger: None,
-            authenticated: false,
+            proven: None,
+            unauthorized: 0,
             silent: true,
         }
     }
@@ -162,7 +172,7 @@ impl Connection {
     /// Whether a request on this connection was admitted as [`Admission::Authenticated`]
     /// (the server keeps such connections over anonymous ones when slots run short).
     pub fn authenticated(&self) -> bool {
-        self.authenticated
+        self.proven.is_some()
     }
 
     /// Reads no further request: the connection ends once the answers owed are out (a
@@ -207,7 +217,7 @@ impl Connection {
 
     /// Whether an anonymous connection outlived [`Config::anonymous_lifetime_ms`].
     fn expired(&self, now_ms: u64) -> bool {
-        !self.authenticated
+        self.proven.is_none()
             && now_ms.saturating_sub(self.opened_ms) >= self.config.anonymous_lifetime_ms
     }
 
@@ -454,9 +464,12 @@ impl Connection {
         let Some(head) = self.parser.pending_head() else {
             return;
         };
-        match handler.admit(head, self.peer, self.authenticated, now_ms) {
+        match handler.admit(head, self.peer, self.proven, now_ms) {
             Ok(admission) => {
-                self.authenticated |= matches!(admission, Admission::Authenticated(_));
+                self.unauthorized = 0;
+                if let Admission::Authenticated(token) = admission {
+                    self.proven = Some(token);
+                }
                 self.parser.admitted(admission);
                 let expect_continue = self.parser.expects_continue();
                 let body_len = self.parser.announced_body();
@@ -476,7 +489,12 @@ impl Connection {
                 }
             }
             // A refused request without a body is answered like any other (the connection
-            // stays open); one with a body is answered and closed, its body discarded unread.
+            // stays open, unless it keeps failing the token check); one with a body is
+            // answered and closed, its body discarded unread.
+            Err(resp) if resp.status == 401 && self.count_unauthorized() => {
+                self.parser.reset();
+                self.reject(resp, now_ms);
+            }
             Err(resp) if self.parser.announced_body() == 0 => match self.parser.proceed() {
                 Ok(Some(Event::Request(parsed))) => {
                     self.request_started_ms = None;
@@ -494,6 +512,13 @@ impl Connection {
                 self.reject(resp, now_ms);
             }
         }
+    }
+
+    /// Counts a request refused as unauthorized: whether the connection has failed too often
+    /// to stay open.
+    fn count_unauthorized(&mut self) -> bool {
+        self.unauthorized = self.unauthorized.saturating_add(1);
+        usize::from(self.unauthorized) >= MAX_UNAUTHORIZED
     }
 
     fn dispatch(&mut self, mut parsed: Box<Parsed>, now_ms: u64, handler: &mut dyn Handler) {

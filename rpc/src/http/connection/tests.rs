@@ -806,7 +806,7 @@ fn a_refused_head_without_a_body_keeps_the_connection() {
             &mut self,
             head: &Request,
             _: Peer,
-            _: bool,
+            _: Option<u8>,
             _: u64,
         ) -> Result<Admission, Response> {
             match head.path() {
@@ -842,6 +842,72 @@ fn a_refused_head_without_a_body_keeps_the_connection() {
 }
 
 #[test]
+fn a_connection_that_keeps_failing_the_token_check_is_closed() {
+    /// Admits the token `ok` as token 3; remembers which token the connection said it proved.
+    struct Guard(Vec<Option<u8>>);
+    impl Handler for Guard {
+        fn admit(
+            &mut self,
+            head: &Request,
+            _: Peer,
+            proven: Option<u8>,
+            _: u64,
+        ) -> Result<Admission, Response> {
+            self.0.push(proven);
+            match head.headers.get("Authorization") {
+                Some("Bearer ok") => Ok(Admission::Authenticated(3)),
+                _ => Err(Response::full(401, "text/plain", "who are you")),
+            }
+        }
+        fn handle(&mut self, _: &mut Request, _: Peer, _: u64) -> Response {
+            Response::full(200, "text/plain", "hi")
+        }
+    }
+    let (good, bad) = (
+        "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ok\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer guess\r\n\r\n",
+    );
+    let mut c = conn();
+    let mut g = Guard(Vec::new());
+    // A failure less than the limit, then the token: the count starts again.
+    let mut script = String::new();
+    for _ in 1..MAX_UNAUTHORIZED {
+        script.push_str(bad);
+    }
+    script.push_str(good);
+    for _ in 0..MAX_UNAUTHORIZED {
+        script.push_str(bad);
+    }
+    script.push_str(good);
+    c.recv(script.as_bytes(), 0, &mut g);
+    let mut out = Vec::new();
+    for _ in 0..100 {
+        c.poll(0, &mut g);
+        let n = c.pending_output().len();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(c.pending_output());
+        c.mark_sent(n, 0);
+    }
+    let r = replies(&out);
+    let mut want = vec![401; MAX_UNAUTHORIZED - 1];
+    want.push(200);
+    want.extend(vec![401; MAX_UNAUTHORIZED]);
+    assert_eq!(r.iter().map(|r| r.status).collect::<Vec<_>>(), want);
+    // The last failure closes the connection: the token after it is never read.
+    assert_eq!(r.last().unwrap().header("connection"), Some("close"));
+    assert_eq!(
+        g.0.len(),
+        2 * MAX_UNAUTHORIZED,
+        "nothing after it was judged"
+    );
+    // Requests after the token proved itself are told which one it was.
+    assert_eq!(g.0[MAX_UNAUTHORIZED], Some(3));
+    assert_eq!(g.0[0], None);
+}
+
+#[test]
 fn a_refused_head_is_answered_before_its_body_and_without_continue() {
     struct Guard(usize);
     impl Handler for Guard {
@@ -849,7 +915,7 @@ fn a_refused_head_is_answered_before_its_body_and_without_continue() {
             &mut self,
             head: &Request,
             _: Peer,
-            _: bool,
+            _: Option<u8>,
             _: u64,
         ) -> Result<Admission, Response> {
             match head.headers.get("Authorization") {

@@ -267,7 +267,7 @@ fn failed_logins_are_counted_without_the_token_and_summarised_once_a_window() {
         if let Some(a) = auth {
             h.push("Authorization", a);
         }
-        s.admit(&h, peer, false, now)
+        s.admit(&h, peer, None, now)
             .map(|_| ())
             .map_err(|r| r.status)
     };
