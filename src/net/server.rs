@@ -194,6 +194,10 @@ pub const GRACE_MS: u64 = 1_000;
 /// request's first byte: a client trickling requests over many connections turns each slot
 /// over this fast, so a client sending whole requests soon gets one.
 pub const SLOW_GRACE_MS: u64 = 100;
+/// An authenticated connection whose peer has taken none of the answer it is owed for this
+/// long may be reset to make room, after every anonymous and idle one: a client that stops
+/// reading (or reads a few bytes every few seconds) cannot keep a slot a reading one needs.
+pub const STALLED_GRACE_MS: u64 = 2_000;
 /// A reset socket waits at most this long for its RST to leave before it listens again.
 pub const RST_MS: u64 = 200;
 /// A socket the module closed waits at most this long for the peer to take the last bytes.
@@ -719,21 +723,21 @@ impl HttpServer {
 /// half second is never idle, and keep-alive must not make it last); then authenticated ones
 /// that owe their peer nothing, the one that has owed nothing for longest first (idle since
 /// its last answer, or receiving a request it began long ago: a client trickling its body,
-/// or one of a runaway's abandoned connections, yields before one in use). None yields
+/// or one of a runaway's abandoned connections, yields before one in use); then those whose
+/// peer has stopped taking the answer it is owed, the longest stalled first. None yields
 /// within [`GRACE_MS`], except an authenticated one receiving its request below the minimum
-/// rate, after [`SLOW_GRACE_MS`]. A connection with an answer under way never yields.
-fn yield_order(conn: &Connection, now_ms: u64) -> Option<(bool, u64)> {
-    let (authenticated, since) = if conn.authenticated() {
-        (true, conn.owing_nothing_since()?)
+/// rate, after [`SLOW_GRACE_MS`]; a stalled one after [`STALLED_GRACE_MS`]. A connection
+/// whose answer is being produced or taken never yields.
+fn yield_order(conn: &Connection, now_ms: u64) -> Option<(u8, u64)> {
+    let (class, since, grace) = if !conn.authenticated() {
+        (0, conn.opened_ms(), GRACE_MS)
+    } else if let Some(since) = conn.owing_nothing_since() {
+        let slow = conn.receiving_behind(now_ms);
+        (1, since, if slow { SLOW_GRACE_MS } else { GRACE_MS })
     } else {
-        (false, conn.opened_ms())
+        (2, conn.peer_stalled_since()?, STALLED_GRACE_MS)
     };
-    let grace = if authenticated && conn.receiving_behind(now_ms) {
-        SLOW_GRACE_MS
-    } else {
-        GRACE_MS
-    };
-    (now_ms.saturating_sub(since) >= grace).then_some((authenticated, since))
+    (now_ms.saturating_sub(since) >= grace).then_some((class, since))
 }
 
 fn ipv4_octets(addr: IpAddress) -> [u8; 4] {

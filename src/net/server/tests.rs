@@ -470,3 +470,81 @@ fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_on
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, last).contains("/late"));
 }
+
+#[test]
+fn a_full_pool_resets_the_longest_stalled_reader_for_a_new_client() {
+    /// `Guarded`, with a big answer at `/big`.
+    struct BigGuarded;
+    impl Handler for BigGuarded {
+        fn admit(
+            &mut self,
+            head: &Request,
+            peer: Peer,
+            proven: Option<u8>,
+            now: u64,
+        ) -> Result<Admission, Response> {
+            Guarded.admit(head, peer, proven, now)
+        }
+        fn handle(&mut self, req: &mut Request, peer: Peer, now: u64) -> Response {
+            match req.path() {
+                "/big" => Response::full(200, "text/plain", alloc::vec![b'b'; 200_000]),
+                _ => Guarded.handle(req, peer, now),
+            }
+        }
+    }
+    let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
+        for _ in 0..20 {
+            *now += 1;
+            net_poll(stack, server, *now);
+            server.poll(&mut stack.sockets, &mut BigGuarded, *now);
+            net_poll(stack, server, *now);
+        }
+    };
+    let (mut stack, mut server) = setup(2);
+    server.per_client = 8;
+    let mut now = 0;
+    round(&mut stack, &mut server, &mut now);
+    // Two token holders with small windows ask for a big answer and never read it.
+    let reader = |stack: &mut NetStack<Loopback>, port| {
+        let rx = tcp::SocketBuffer::new(alloc::vec![0; 2048]);
+        let tx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
+        let h = stack.sockets.add(tcp::Socket::new(rx, tx));
+        let cx = stack.iface.context();
+        let s = stack.sockets.get_mut::<tcp::Socket>(h);
+        s.connect(cx, IpEndpoint::new(IP.into(), 7801), port)
+            .unwrap();
+        h
+    };
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let big = "GET /big HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n";
+    let first = reader(&mut stack, 48000);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, first, big);
+    round(&mut stack, &mut server, &mut now);
+    let second = reader(&mut stack, 48001);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, second, big);
+    round(&mut stack, &mut server, &mut now);
+    // The pool is full of stalled answers, and no socket listens: none yields before
+    // STALLED_GRACE_MS, then the one stalled longest does, so that a next client can
+    // connect, and it is answered.
+    round(&mut stack, &mut server, &mut now);
+    assert_eq!(server.stats.reaped, 0);
+    now += STALLED_GRACE_MS;
+    round(&mut stack, &mut server, &mut now);
+    assert_eq!(server.stats.reaped, 1);
+    assert_eq!(state(&stack, first), State::Closed);
+    assert_eq!(state(&stack, second), State::Established);
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    let next = client(&mut stack, 48002);
+    round(&mut stack, &mut server, &mut now);
+    assert_eq!(state(&stack, next), State::Established);
+    send(
+        &mut stack,
+        next,
+        "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n",
+    );
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, next).starts_with("HTTP/1.1 200"));
+}

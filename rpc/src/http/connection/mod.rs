@@ -53,6 +53,11 @@ pub struct Config {
     pub request_timeout_ms: u64,
     /// Bytes per second a body must at least arrive at (see `request_timeout_ms`).
     pub min_body_rate: usize,
+    /// Bytes per second a peer must at least take an answer at once output waits on it: the
+    /// time output may wait on a peer in all (since it last took everything) is
+    /// `idle_timeout_ms` plus what it took at this rate, not reset by each byte it takes, so
+    /// a client reading a few bytes every few seconds cannot hold its connection for ever.
+    pub min_send_rate: usize,
     /// A connection that has not authenticated is kept alive this long after it opened at
     /// most: past it, its next answer closes it, and it closes once idle. Keep-alive cannot
     /// make an anonymous connection last (the server also reaps the oldest ones first).
@@ -78,6 +83,7 @@ impl Default for Config {
             first_byte_timeout_ms: 10_000,
             request_timeout_ms: 30_000,
             min_body_rate: 8 * 1024,
+            min_send_rate: 1024,
             anonymous_lifetime_ms: 30_000,
             linger_ms: 15_000,
             linger_bytes: 8 * 1024 * 1024,
@@ -205,6 +211,12 @@ impl Connection {
         Some(self.request_started_ms.unwrap_or(self.last_activity_ms))
     }
 
+    /// Since when the peer has taken none of the output it is owed; `None` when nothing waits
+    /// on it.
+    pub fn peer_stalled_since(&self) -> Option<u64> {
+        self.output.waiting_since()
+    }
+
     /// Whether the request being received has come slower than [`Config::min_body_rate`]
     /// since its first byte: a client trickling it, whom the server lets go first when it
     /// needs the slot.
@@ -293,8 +305,9 @@ impl Connection {
             }
         }
         if let Some(waited) = self.output.waited(now_ms) {
-            if waited >= self.config.idle_timeout_ms {
-                // The peer stopped reading.
+            let behind = self.send_deadline().is_some_and(|d| now_ms >= d);
+            if waited >= self.config.idle_timeout_ms || behind {
+                // The peer stopped reading, or reads too slowly to ever finish.
                 self.abort();
             }
         } else {
@@ -330,6 +343,9 @@ impl Connection {
             return None;
         }
         let mut until = since.saturating_add(self.config.idle_timeout_ms);
+        if let Some(deadline) = self.send_deadline() {
+            until = until.min(deadline);
+        }
         if let Some(l) = &self.linger {
             until = until.min(l.until_ms);
         }
@@ -340,6 +356,12 @@ impl Connection {
             });
         }
         Some(until)
+    }
+
+    /// When a peer reading below [`Config::min_send_rate`] is given up on.
+    fn send_deadline(&self) -> Option<u64> {
+        self.output
+            .behind_deadline(self.config.idle_timeout_ms, self.config.min_send_rate)
     }
 
     /// The peer sent FIN (call after every received byte went through [`Connection::recv`]):

@@ -96,6 +96,10 @@ pub(super) struct Output {
     writing: Option<Writing>,
     /// Since when unsent output has waited without the peer taking any of it.
     waiting_since: Option<u64>,
+    /// Since the peer last took everything it was owed: how long output waited on it before
+    /// the current wait, and how many bytes it took (see [`Output::behind_deadline`]).
+    stalled_ms: u64,
+    taken: usize,
     /// An answer's room, kept once it was sent (up to [`KEPT_ANSWER`]) and lent to the next
     /// request as its `answer`.
     answer: Vec<u8>,
@@ -121,6 +125,37 @@ impl Output {
         if n == 0 {
             return false;
         }
+        if let Some(since) = self.waiting_since {
+            self.stalled_ms = self.stalled_ms.saturating_add(now_ms.saturating_sub(since));
+        }
+        self.taken = self.taken.saturating_add(n);
+        self.mark_taken(n, now_ms);
+        if self.pending() == 0 {
+            self.caught_up();
+        }
+        true
+    }
+
+    /// The peer took everything: its slowness so far is forgiven.
+    fn caught_up(&mut self) {
+        self.stalled_ms = 0;
+        self.taken = 0;
+    }
+
+    /// When the peer, reading slower than `min_rate` bytes a second since it last caught up
+    /// (after `grace_ms` of waiting in all), will have fallen behind for good: the time output
+    /// may have waited on it grows with what it takes, not with each byte it takes (a reader
+    /// taking a few bytes every few seconds would otherwise hold its answer for ever). None
+    /// when nothing waits.
+    pub(super) fn behind_deadline(&self, grace_ms: u64, min_rate: usize) -> Option<u64> {
+        let since = self.waiting_since?;
+        let allowed = grace_ms
+            .saturating_add((self.taken as u64).saturating_mul(1000) / min_rate.max(1) as u64);
+        Some(since.saturating_add(allowed.saturating_sub(self.stalled_ms)))
+    }
+
+    /// Moves past the `n` bytes the peer took, from the buffer or else the complete body.
+    fn mark_taken(&mut self, n: usize, now_ms: u64) {
         if self.pos == self.buf.len() {
             if let Some(Writing::Full(body)) = self.writing.as_mut() {
                 body.pos += n;
@@ -130,13 +165,14 @@ impl Output {
                     self.keep_answer(body.own);
                 }
             }
-            return true;
+            return;
         }
         self.pos += n;
         if self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
-            self.waiting_since = None;
+            // A complete body may still wait behind the buffer.
+            self.waiting_since = (self.pending() > 0).then_some(now_ms);
         } else {
             self.waiting_since = Some(now_ms);
             if self.pos >= 4096 && self.pos * 2 >= self.buf.len() {
@@ -144,7 +180,6 @@ impl Output {
                 self.pos = 0;
             }
         }
-        true
     }
 
     /// Unsent bytes: the output buffer's and a complete body's.
@@ -179,6 +214,7 @@ impl Output {
             Some(now_ms.saturating_sub(since))
         } else {
             self.waiting_since = None;
+            self.caught_up();
             None
         }
     }

@@ -553,6 +553,40 @@ fn full_body_is_handed_out_from_its_own_buffer() {
 }
 
 #[test]
+fn a_peer_reading_a_few_bytes_every_few_seconds_is_given_up_on() {
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    c.recv(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+    // 100 bytes every 10 s: each read would reset a stall timer, but what the peer takes
+    // buys it only 100 ms at the minimum rate.
+    let mut t = 0;
+    while !c.is_finished() {
+        t += 10_000;
+        c.poll(t, &mut h);
+        c.mark_sent(100, t);
+        assert!(t < 100_000, "never given up on");
+    }
+    assert!(c.is_aborted());
+    let idle = Config::default().idle_timeout_ms;
+    // The wait is first seen at the first poll (10 s), and judged at each poll after.
+    assert!(t <= idle + 20_000, "given up on at {t} ms");
+    // One that takes the answer at the minimum rate, however long that takes, gets it all.
+    let (mut c, mut h) = (conn(), TestHandler::default());
+    c.recv(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);
+    let rate = Config::default().min_send_rate;
+    let mut got = 0;
+    let mut t = 0;
+    while !c.pending_output().is_empty() {
+        t += 2_000;
+        c.poll(t, &mut h);
+        let n = c.pending_output().len().min(2 * rate);
+        got += n;
+        c.mark_sent(n, t);
+    }
+    assert!(!c.is_finished(), "at {t} ms");
+    assert!(got > 50_000 && t > idle, "{got} bytes in {t} ms");
+}
+
+#[test]
 fn input_held_while_streaming_is_bounded() {
     let (mut c, mut h) = (conn(), TestHandler::with_script(vec![None]));
     c.recv(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", 0, &mut h);

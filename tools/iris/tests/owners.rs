@@ -1,0 +1,263 @@
+//! Roles against what the doors share, on the real image: for each lesser holder (an observe
+//! token, an operate token, the administrator's token narrowed by a gateway to observe), while
+//! it uses a shared budget to its limit from the administrator's own address (the rig's
+//! forwarder gives every client one address), the administrator's `status` is answered within
+//! 2 s each time, its legacy session stays its own, its audit record survives, and the
+//! machine never resets.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use iris::image::find_repo_root;
+use rpc::testing::McpRequest;
+use serde_json::{Value, json};
+use support::guest::{Guest, HOST, TOKEN, boot_guest_with_disk};
+use support::http::{connect, request};
+use support::mcp::messages;
+
+const WATCHER: &str = "watcher-secret-0123456789";
+const OPERATOR: &str = "operator-secret-0123456789";
+
+/// Who loads the machine: a bearer and, for a gateway's narrowing, its `Irix7-Policy`.
+#[derive(Clone, Copy)]
+struct Holder {
+    name: &'static str,
+    token: &'static str,
+    narrowing: Option<&'static str>,
+}
+
+const LESSER: [Holder; 3] = [
+    Holder {
+        name: "observe",
+        token: WATCHER,
+        narrowing: None,
+    },
+    Holder {
+        name: "operate",
+        token: OPERATOR,
+        narrowing: None,
+    },
+    Holder {
+        name: "narrowed administrator",
+        token: TOKEN,
+        narrowing: Some("observe"),
+    },
+];
+
+const ADMIN: Holder = Holder {
+    name: "administrator",
+    token: TOKEN,
+    narrowing: None,
+};
+
+impl Holder {
+    fn raw(&self, req: McpRequest) -> String {
+        let req = match self.narrowing {
+            Some(n) => req.header("Irix7-Policy", n),
+            None => req,
+        };
+        String::from_utf8_lossy(&req.http("/mcp", HOST, Some(self.token))).into_owned()
+    }
+
+    fn call_raw(&self, tool: &str, args: Value) -> String {
+        self.raw(McpRequest::modern(
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+        ))
+    }
+
+    /// A tool call on a fresh connection: the last JSON-RPC message of the answer.
+    fn call(&self, g: &Guest, tool: &str, args: Value) -> Value {
+        let r = request(g.mcp, &self.call_raw(tool, args));
+        messages(&r.body).pop().unwrap_or(Value::Null)
+    }
+}
+
+fn text(v: &Value) -> &str {
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .or(v["error"]["message"].as_str())
+        .unwrap_or("")
+}
+
+/// The administrator's `status`, answered in full and within 2 s.
+fn served(g: &Guest, load: &str) {
+    let t = Instant::now();
+    let v = ADMIN.call(g, "status", json!({}));
+    let took = t.elapsed();
+    assert!(
+        v["result"]["structuredContent"]["uptime_ms"].is_u64(),
+        "{load}: the administrator's status: {v}"
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "{load}: the administrator waited {took:?}"
+    );
+}
+
+/// Runs `load` on a thread until stopped, and meanwhile checks five times, 400 ms apart, that
+/// the administrator is served.
+fn while_loaded(g: &Guest, what: &str, load: impl FnOnce(Arc<AtomicBool>) + Send + 'static) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let worker = thread::spawn(move || load(flag));
+    thread::sleep(Duration::from_millis(800));
+    for _ in 0..5 {
+        served(g, what);
+        thread::sleep(Duration::from_millis(400));
+    }
+    stop.store(true, Ordering::Relaxed);
+    worker.join().expect("the load ran");
+}
+
+/// Sends `raw` on a fresh connection and keeps it, unread.
+fn held(addr: std::net::SocketAddr, raw: &str) -> TcpStream {
+    let mut s = connect(addr);
+    s.write_all(raw.as_bytes()).unwrap();
+    s
+}
+
+fn until(stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn no_lesser_holder_starves_the_administrator_or_erases_its_trail() {
+    let image = find_repo_root().join("target/fixtures/rootfs.erofs");
+    assert!(
+        image.exists(),
+        "no {} (run `cargo xtask fixtures`)",
+        image.display()
+    );
+    let tokens = format!("mcp.tokens=watcher:observe:{WATCHER},ci:operate:{OPERATOR}");
+    let Some(g) = boot_guest_with_disk(&[tokens.as_str()], image) else {
+        return;
+    };
+    let addr = g.mcp;
+    // The administrator's own legacy session, which no load may end or take.
+    let init = ADMIN.raw(McpRequest::initialize("2025-11-25"));
+    let opened = request(addr, &init);
+    let sid = opened
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_string();
+    let ping = ADMIN.raw(McpRequest::legacy(&sid, "ping", json!({})));
+
+    for (k, l) in LESSER.into_iter().enumerate() {
+        // Its rate: tools/list as fast as it goes.
+        while_loaded(&g, &format!("{} at its rate", l.name), move |stop| {
+            let raw = l.raw(McpRequest::modern("tools/list", json!({})));
+            while !stop.load(Ordering::Relaxed) {
+                request(addr, &raw);
+            }
+        });
+        // Its calls and console waits: each on a connection of its own, never read.
+        while_loaded(&g, &format!("{} holding waits", l.name), move |stop| {
+            let wait = l.call_raw(
+                "serial.read",
+                json!({"wait_ms": 20000, "until": "never-printed-zz"}),
+            );
+            let _held: Vec<TcpStream> = (0..8).map(|_| held(addr, &wait)).collect();
+            until(&stop);
+        });
+        // Legacy sessions, opened as fast as it may.
+        let init_l = l.raw(McpRequest::initialize("2025-11-25"));
+        while_loaded(&g, &format!("{} opening sessions", l.name), move |stop| {
+            while !stop.load(Ordering::Relaxed) {
+                request(addr, &init_l);
+            }
+        });
+        let r = request(addr, &ping);
+        assert_eq!(r.status, 200, "{}: the administrator's session", l.name);
+        // The administrator's session is its own: the lesser holder cannot use or end it.
+        let theirs = l.raw(McpRequest::legacy(&sid, "ping", json!({})));
+        assert_eq!(request(addr, &theirs).status, 404, "{}", l.name);
+        // Slow downloads of the screen, a few bytes now and then.
+        let bmp = match l.narrowing {
+            Some(n) => format!(
+                "GET /screen.bmp HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {}\r\n\
+                 Irix7-Policy: {n}\r\n\r\n",
+                l.token
+            ),
+            None => format!(
+                "GET /screen.bmp HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {}\r\n\r\n",
+                l.token
+            ),
+        };
+        while_loaded(&g, &format!("{} reading slowly", l.name), move |stop| {
+            let mut slow: Vec<TcpStream> = (0..8).map(|_| held(addr, &bmp)).collect();
+            while !stop.load(Ordering::Relaxed) {
+                for s in &mut slow {
+                    let mut b = [0u8; 200];
+                    s.set_read_timeout(Some(Duration::from_millis(10))).ok();
+                    let _ = s.read(&mut b);
+                }
+                thread::sleep(Duration::from_millis(1000));
+            }
+        });
+        // Screen captures, back to back from four clients.
+        while_loaded(&g, &format!("{} capturing", l.name), move |stop| {
+            let capture = l.call_raw("screen.capture", json!({"scale": 1}));
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    let (capture, stop) = (capture.clone(), stop.clone());
+                    thread::spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            request(addr, &capture);
+                        }
+                    })
+                })
+                .collect();
+            workers.into_iter().for_each(|w| w.join().unwrap());
+        });
+        // Overlay writes (refused to the observers, which is a load too).
+        while_loaded(&g, &format!("{} writing files", l.name), move |stop| {
+            let data = "x".repeat(64 * 1024);
+            let write = l.call_raw(
+                "fs.write",
+                json!({"path": format!("/tmp/fill-{k}"), "content": data, "append": true}),
+            );
+            while !stop.load(Ordering::Relaxed) {
+                request(addr, &write);
+            }
+        });
+        // Refusals: the administrator writes, then the lesser holder is refused as fast as
+        // it goes; the administrator's record survives.
+        let path = format!("/tmp/owned-by-admin-{k}");
+        let v = ADMIN.call(&g, "fs.write", json!({"path": path, "content": "mine"}));
+        assert_ne!(v["result"]["isError"], true, "{v}");
+        while_loaded(&g, &format!("{} refused", l.name), move |stop| {
+            let reset = l.call_raw("system.reset", json!({}));
+            while !stop.load(Ordering::Relaxed) {
+                request(addr, &reset);
+            }
+        });
+        let audit = ADMIN.raw(McpRequest::modern(
+            "resources/read",
+            json!({"uri": "irix7://audit"}),
+        ));
+        let r = request(addr, &audit);
+        let log = messages(&r.body).pop().unwrap_or(Value::Null);
+        let log = log["result"]["contents"][0]["text"].as_str().unwrap_or("");
+        let mine =
+            format!("as admin stateless fs.write {{path=\"{path}\",content=<4 bytes>}} -> ok");
+        assert!(log.contains(&mine), "{}: {mine} in\n{log}", l.name);
+    }
+    // Nothing of it reset the machine.
+    let v = ADMIN.call(&g, "status", json!({}));
+    assert_eq!(
+        v["result"]["structuredContent"]["boot"]["boots"],
+        1,
+        "{}",
+        text(&v)
+    );
+    g.rig.stop().unwrap();
+}
