@@ -29,7 +29,7 @@ pub struct Claim<O> {
 pub const RANKS: u8 = 3;
 
 /// A pool's size and one owner's part of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Share {
     pub total: usize,
     pub per_owner: usize,
@@ -51,8 +51,13 @@ impl Share {
         (self.total / 4).max(1)
     }
 
-    /// Units holders of `rank` and below may hold together.
+    /// Units holders of `rank` and below may hold together. A pool of fewer units than there
+    /// are ranks (a console waiter on the smallest heaps) has nothing to reserve: every rank
+    /// may hold all of it.
     pub fn room(&self, rank: u8) -> usize {
+        if self.total < usize::from(RANKS) {
+            return self.total;
+        }
         let above = usize::from(RANKS - 1 - rank.min(RANKS - 1));
         self.total.saturating_sub(self.reserve() * above)
     }
@@ -156,6 +161,11 @@ mod tests {
             per_owner: 3,
         };
         assert_eq!((tiny.room(0), tiny.room(1), tiny.room(2)), (1, 2, 3));
+        let one = Share {
+            total: 1,
+            per_owner: 1,
+        };
+        assert_eq!((one.room(0), one.room(2)), (1, 1));
         // Whatever observers hold, then operators, the administrator still finds its reserve.
         let mut held = Vec::new();
         assert_eq!(fill(s, &mut held, claim(1, 0, 1)), 4);

@@ -12,7 +12,8 @@
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
+use irix7_kmem::share::{Claim, Share, Short};
 
 /// Longest needle a waiter may look for, in bytes.
 pub const NEEDLE_MAX: usize = 256;
@@ -91,44 +92,57 @@ impl Literal {
 }
 
 /// The waiters on the console, bounded: each holds a connection for as long as it waits, so
-/// their number is capped below the socket pool (set at init, see `net::budget`).
+/// their number is capped below the socket pool (set at init, see `net::budget`), and shared
+/// between their owners by `irix7_kmem::share` (each privilege above observe keeps a place
+/// lesser tokens cannot take; one owner holds at most half, a quiet client of it its equal
+/// part).
 #[derive(Debug, Default)]
 pub struct Waiters {
-    limit: usize,
-    held: Rc<Cell<usize>>,
+    share: Share,
+    held: Places,
+    next: Cell<u64>,
 }
 
 /// One waiter's place; given back on drop (the wait ended, was cancelled, or its client left).
 #[derive(Debug)]
 pub struct WaiterSlot {
-    held: Rc<Cell<usize>>,
+    id: u64,
+    held: Places,
 }
+
+/// The places held, each by its number and its holder's claim.
+type Places = Rc<RefCell<Vec<(u64, Claim<u64>)>>>;
 
 impl Waiters {
     pub fn new(limit: usize) -> Self {
         Waiters {
-            limit,
+            share: Share {
+                total: limit,
+                per_owner: (limit / 2).max(1),
+            },
             held: Rc::default(),
+            next: Cell::new(0),
         }
     }
 
     pub fn limit(&self) -> usize {
-        self.limit
+        self.share.total
     }
 
     /// Waiters holding a place now.
     pub fn held(&self) -> usize {
-        self.held.get()
+        self.held.borrow().len()
     }
 
-    /// A place, or `None` when `limit` waiters already hold one.
-    pub fn take(&self) -> Option<WaiterSlot> {
-        let n = self.held.get();
-        if n >= self.limit {
-            return None;
-        }
-        self.held.set(n + 1);
-        Some(WaiterSlot {
+    /// A place for `claim`, or why not (see `irix7_kmem::share`).
+    pub fn take(&self, claim: Claim<u64>) -> Result<WaiterSlot, Short> {
+        let mut held = self.held.borrow_mut();
+        self.share.admits(claim, held.iter().map(|h| h.1))?;
+        let id = self.next.get();
+        self.next.set(id.wrapping_add(1));
+        held.push((id, claim));
+        Ok(WaiterSlot {
+            id,
             held: self.held.clone(),
         })
     }
@@ -136,7 +150,9 @@ impl Waiters {
 
 impl Drop for WaiterSlot {
     fn drop(&mut self) {
-        self.held.set(self.held.get().saturating_sub(1));
+        if let Ok(mut held) = self.held.try_borrow_mut() {
+            held.retain(|h| h.0 != self.id);
+        }
     }
 }
 
@@ -231,15 +247,45 @@ mod tests {
 
     #[test]
     fn waiter_places_are_bounded_and_come_back_on_drop() {
+        // Two owners of the same rank on a pool too small to reserve anything.
+        let claim = |owner| Claim {
+            owner,
+            rank: 2,
+            client: 1,
+        };
         let w = Waiters::new(2);
-        let a = w.take().unwrap();
-        let b = w.take().unwrap();
-        assert!(w.take().is_none());
+        let a = w.take(claim(1)).unwrap();
+        let b = w.take(claim(2)).unwrap();
+        assert!(w.take(claim(3)).is_err());
         assert_eq!(w.held(), 2);
         drop(a);
-        let c = w.take().unwrap();
+        let c = w.take(claim(3)).unwrap();
         drop((b, c));
         assert_eq!(w.held(), 0);
-        assert!(Waiters::new(0).take().is_none());
+        assert!(Waiters::new(0).take(claim(1)).is_err());
+    }
+
+    #[test]
+    fn observers_holding_their_places_leave_the_administrator_one() {
+        let observer = |owner, client| Claim {
+            owner,
+            rank: 0,
+            client,
+        };
+        let w = Waiters::new(4);
+        // Two observe tokens, each from several connections: together they hold two places.
+        let held: Vec<_> = (0..8)
+            .filter_map(|i| w.take(observer(i % 2, i)).ok())
+            .collect();
+        assert_eq!(held.len(), 2);
+        let admin = Claim {
+            owner: 99,
+            rank: 2,
+            client: 1,
+        };
+        let mine = w.take(admin).expect("the administrator waits");
+        assert_eq!(w.take(observer(5, 5)).err(), Some(Short::Tier));
+        drop((held, mine));
+        assert_eq!(w.held(), 0);
     }
 }

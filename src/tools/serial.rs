@@ -25,6 +25,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use irix7_kmem::share::Short;
 use rpc::json::ObjectWriter;
 use rpc::mcp::{
     Annotations, ErrorCode, ResourceContents, ResourceDef, Started, Step, StepIo, TaskSupport,
@@ -277,14 +278,18 @@ fn read_console<C: ConsoleLine + ConsoleWaiters>(
     if wait_ms == 0 {
         return wait.give_up(ctx).map(Started::Done);
     }
-    let Some(slot) = ctx.serial_waiters().take() else {
-        return Err(ToolError::new(
-            ErrorCode::Busy,
-            format!(
-                "{} calls already wait on the console; retry later",
-                ctx.serial_waiters().limit()
-            ),
-        ));
+    let slot = match ctx.serial_waiters().take(call.holder) {
+        Ok(slot) => slot,
+        Err(Short::Tier) => {
+            let n = ctx.serial_waiters().held();
+            let why = format!("{n} calls already wait on the console; retry later");
+            return Err(ToolError::new(ErrorCode::Busy, why));
+        }
+        Err(Short::Owner) => {
+            let why = "this token's calls already wait on the console as many times as it \
+                       may; retry later";
+            return Err(ToolError::new(ErrorCode::Busy, why));
+        }
     };
     wait._slot = Some(slot);
     Ok(Started::Run(Box::new(wait)))

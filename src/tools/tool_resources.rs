@@ -66,8 +66,9 @@ fn read(ctx: &mut Ctx, uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
         client_capabilities: &Value::Null,
         input_responses: None,
         request_state: None,
-        // The views show lists, never the console.
+        // The views show lists, never the console, and wait on nothing.
         sees_secrets: false,
+        holder: ToolCall::MACHINE,
     };
     let out = match (def.start)(ctx, &call)? {
         Started::Done(out) => out,

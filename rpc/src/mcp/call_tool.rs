@@ -241,6 +241,7 @@ impl<C: 'static> McpServer<C> {
                 input_responses: input_responses.as_ref(),
                 request_state: request_state.as_deref(),
                 sees_secrets: cx.authority.sees_secrets(),
+                holder: cx.key.holder(),
             };
             confirm::start(&def, gated, &mut ctx, &call)
         };
@@ -303,8 +304,8 @@ impl<C: 'static> McpServer<C> {
                     let shared = self.answers.clone();
                     let caps = cx.caps.clone();
                     let raw = String::from(args.raw());
-                    let sees = cx.authority.sees_secrets();
-                    let ask = Asking::new(def, gated, raw, caps, sees, shared, serial);
+                    let caller = (cx.authority.sees_secrets(), cx.key.holder());
+                    let ask = Asking::new(def, gated, raw, caps, caller, shared, serial);
                     let framing = Framing::Sse {
                         ids: cx.sse_ids,
                         retry_ms: cx.sse_retry_ms,

@@ -21,7 +21,7 @@ use crate::json;
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::eras::session::{Sessions, plausible_id};
 use crate::mcp::eras::subscriptions::{Hub, Subscriptions, WatchDef};
-use crate::mcp::guard::authority::{Door, Owner};
+use crate::mcp::guard::authority::{Client, Door, Owner};
 use crate::mcp::guard::config::Limits;
 use crate::mcp::guard::request::{Cx, accepts_sse};
 use crate::mcp::tools::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
@@ -92,10 +92,11 @@ pub(crate) fn get<C: 'static>(
     let limit = limits.event_streams;
     let mut hub = subs.hub.borrow_mut();
     let takes_over = hub.feed(serial).is_some_and(|f| f.stream != 0);
-    if !takes_over && hub.open_streams >= limit {
+    let claim = owner.claim(Client::Session(serial));
+    if !takes_over && !hub.admits(claim, limit) {
         return streams_busy(None, limit);
     }
-    let stream = hub.open_stream();
+    let stream = hub.open_stream(claim);
     let feed = hub.feed_or_new(serial);
     feed.stream = stream;
     let cursor = feed.resume(last);
@@ -170,10 +171,11 @@ pub(crate) fn listen<C: 'static>(
     }
     let limit = limits.event_streams;
     let mut hub = subs.hub.borrow_mut();
-    if hub.open_streams >= limit {
+    let claim = cx.key.owner.claim(cx.key.client);
+    if !hub.admits(claim, limit) {
         return streams_busy(Some(cx.id), limit);
     }
-    let stream = hub.open_stream();
+    let stream = hub.open_stream(claim);
     let serial = LISTEN | stream;
     let feed = hub.feed_or_new(serial);
     feed.mask = mask;
@@ -194,11 +196,11 @@ pub(crate) fn listen<C: 'static>(
     event_stream(subs, ctx, serial, stream, cursor, Some(id), pending)
 }
 
-/// 503 `E_BUSY`: every event stream (GET or listen) is taken.
+/// 503 `E_BUSY`: every event stream (GET or listen) this caller may have is taken.
 fn streams_busy(id: Option<&Id>, limit: usize) -> Response {
     let msg = format!(
-        "E_BUSY: all {limit} event streams (GET /mcp, subscriptions/listen) are open; \
-         retry later, or close one"
+        "E_BUSY: all {limit} event streams (GET /mcp, subscriptions/listen) are open, or as \
+         many as this token may hold; retry later, or close one"
     );
     let data = json!({"code": "E_BUSY", "limit": limit});
     let mut r = reply::error(503, id, &RpcError::with_data(reply::BUSY, msg, data));

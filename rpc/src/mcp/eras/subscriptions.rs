@@ -11,13 +11,14 @@
 use crate::http::Response;
 use crate::jsonrpc::RpcError;
 use crate::mcp::eras::session::Sessions;
-use crate::mcp::guard::authority::Door;
+use crate::mcp::guard::authority::{Door, Owner};
 use crate::mcp::guard::request::Cx;
 use crate::mcp::wire::reply;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use irix7_kmem::share::{Claim, Share};
 use serde_json::json;
 
 /// Events kept per session for `Last-Event-ID` replay: 16 bytes each.
@@ -92,8 +93,9 @@ impl Feed {
 pub(crate) struct Hub {
     seen: Vec<Seen>,
     pub(crate) feeds: Vec<Feed>,
-    /// `GET /mcp` streams open now (bounded by `Limits::event_streams`).
-    pub(crate) open_streams: usize,
+    /// Event streams open now (`GET /mcp`, `subscriptions/listen`), each with its number and
+    /// holder: bounded by `Limits::event_streams`, shared between owners (see [`Hub::admits`]).
+    open: Vec<(u64, Claim<Owner>)>,
     next_stream: u64,
 }
 
@@ -125,15 +127,27 @@ impl Hub {
         self.feeds.retain(|f| f.serial != serial);
     }
 
-    /// A new stream's number, counted as open.
-    pub(crate) fn open_stream(&mut self) -> u64 {
+    /// Whether `claim` may open one more of at most `limit` streams: as `irix7_kmem::share`
+    /// divides them (each privilege above observe keeps a quarter, one owner holds at most
+    /// half, a quiet client of it its equal part), so that streams a lesser token holds open
+    /// (reading them or not) leave the administrator one.
+    pub(crate) fn admits(&self, claim: Claim<Owner>, limit: usize) -> bool {
+        let share = Share {
+            total: limit,
+            per_owner: (limit / 2).max(1),
+        };
+        share.admits(claim, self.open.iter().map(|o| o.1)).is_ok()
+    }
+
+    /// A new stream's number, counted as open for `claim`.
+    pub(crate) fn open_stream(&mut self, claim: Claim<Owner>) -> u64 {
         self.next_stream += 1;
-        self.open_streams += 1;
+        self.open.push((self.next_stream, claim));
         self.next_stream
     }
 
     pub(crate) fn close_stream(&mut self, serial: u64, stream: u64) {
-        self.open_streams = self.open_streams.saturating_sub(1);
+        self.open.retain(|o| o.0 != stream);
         if let Some(f) = self.feed(serial)
             && f.stream == stream
         {

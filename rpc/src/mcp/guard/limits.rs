@@ -8,7 +8,7 @@ use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use alloc::vec::Vec;
 use core::cell::Cell;
-use irix7_kmem::share::{Share, fair_rate};
+use irix7_kmem::share::{Claim, Share, fair_rate};
 use serde_json::Value;
 
 /// Who holds a call: its owner, and which of the owner's clients (see `authority::owner`).
@@ -16,6 +16,17 @@ use serde_json::Value;
 pub(crate) struct Key {
     pub(crate) owner: Owner,
     pub(crate) client: Client,
+}
+
+impl Key {
+    /// What a tool call of this key holds in the machine's pools (`ToolCall::holder`).
+    pub(crate) fn holder(&self) -> Claim<u64> {
+        Claim {
+            owner: self.owner.key(),
+            rank: self.owner.rank as u8,
+            client: self.client.id(),
+        }
+    }
 }
 
 /// Request times in the last second, each with the client that sent it.

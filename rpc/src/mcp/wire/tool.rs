@@ -10,6 +10,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use irix7_kmem::share::Claim;
 use serde_json::{Map, Value, json};
 
 /// Hints about a tool's behaviour, published in `tools/list` (`annotations`).
@@ -396,6 +397,20 @@ pub struct ToolCall<'a> {
     /// machine printed (the generated token, in the console). Every other caller gets them
     /// masked.
     pub sees_secrets: bool,
+    /// Who what the call takes from the machine's shared pools (a console waiter's place) is
+    /// counted to: its owner (a token at its rank, as a number) and its client, under the
+    /// rules of `irix7_kmem::share`. [`ToolCall::MACHINE`] for a call the module makes itself.
+    pub holder: Claim<u64>,
+}
+
+impl ToolCall<'_> {
+    /// The holder of a call the module makes for itself (a resource that shows a tool's view):
+    /// no client's, of the lowest rank.
+    pub const MACHINE: Claim<u64> = Claim {
+        owner: u64::MAX,
+        rank: 0,
+        client: 0,
+    };
 }
 
 /// Starts a call of a tool.

@@ -43,6 +43,15 @@ impl Client {
 }
 
 impl Owner {
+    /// A number no other owner has (what a pool outside this crate keys owners by).
+    pub fn key(self) -> u64 {
+        let holder = match self.holder {
+            Holder::Token(i) => u64::from(i),
+            Holder::Address(a) => 1 << 40 | u64::from(u32::from_be_bytes(a)),
+        };
+        holder << 8 | self.rank as u64
+    }
+
     /// The claim of one unit by `client` of this owner.
     pub fn claim(self, client: Client) -> Claim<Owner> {
         Claim {

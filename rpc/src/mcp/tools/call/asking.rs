@@ -12,6 +12,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use irix7_kmem::share::Claim;
 use serde_json::{Map, Value};
 
 /// Rounds of client input one call may ask for before it is failed.
@@ -31,8 +32,9 @@ pub(crate) struct Asking<C> {
     /// The arguments' JSON text, read again for each restart.
     args: String,
     caps: Value,
-    /// The caller's `ToolCall::sees_secrets`, for each restart.
+    /// The caller's `ToolCall::sees_secrets` and `holder`, for each restart.
     sees_secrets: bool,
+    holder: Claim<u64>,
     shared: Rc<RefCell<Answers>>,
     session: u64,
     state: Option<String>,
@@ -51,7 +53,7 @@ impl<C> Asking<C> {
         gated: bool,
         args: String,
         caps: Value,
-        sees_secrets: bool,
+        (sees_secrets, holder): (bool, Claim<u64>),
         shared: Rc<RefCell<Answers>>,
         session: u64,
     ) -> Self {
@@ -61,6 +63,7 @@ impl<C> Asking<C> {
             args,
             caps,
             sees_secrets,
+            holder,
             shared,
             session,
             state: None,
@@ -197,6 +200,7 @@ impl<C> Asking<C> {
             input_responses: Some(&self.answers),
             request_state: self.state.as_deref(),
             sees_secrets: self.sees_secrets,
+            holder: self.holder,
         };
         Some(confirm::start(&self.def, self.gated, &mut ctx, &call))
     }

@@ -165,6 +165,7 @@ impl<C: 'static> Tasks<C> {
                     input_responses: Some(&a.responses),
                     request_state: a.request_state.as_deref(),
                     sees_secrets: a.sees_secrets,
+                    holder: a.holder,
                 };
                 start(&mut ctx, &call)
             }

@@ -81,8 +81,9 @@ struct Asking {
     /// The arguments' JSON text, read again when the tool is called with the answers.
     args: String,
     caps: Value,
-    /// The caller's `ToolCall::sees_secrets`, for the retry.
+    /// The caller's `ToolCall::sees_secrets` and `holder`, for the retry.
     sees_secrets: bool,
+    holder: Claim<u64>,
     /// Every request asked; those with a key in `responses` are answered (nothing is removed
     /// from a `Map`: that costs kilobytes of image).
     requests: Map<String, Value>,
@@ -392,6 +393,7 @@ impl<C: 'static> Tasks<C> {
                     args: String::from(args.raw()),
                     caps: cx.caps.clone(),
                     sees_secrets: cx.authority.sees_secrets(),
+                    holder: cx.key.holder(),
                     requests: object(ir.input_requests),
                     responses: Map::new(),
                     request_state: ir.request_state,
