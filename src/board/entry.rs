@@ -325,7 +325,7 @@ fn start(
     }));
 
     let open_disk = move |t| KernelDisk::open(kernel, t).map(|d| Disk(Box::new(d)));
-    let root = mount::mount_root(&settings.root, open_disk);
+    let mut root = mount::mount_root(&settings.root, open_disk);
     kprintln!(kernel, "{}", root.line);
     // The block cache takes its blocks as files are read; the plan keeps room for all of them.
     let cache_room = root
@@ -352,7 +352,24 @@ fn start(
     // buffers are in the per-connection share, since a socket holds them only while it listens
     // or connects.
     let heap = heap_usage();
-    let budgets = ServerBudgets::plan(heap.size, heap.used + cache_room, &server_config);
+    let overlay_max = settings.root.overlay_max;
+    let budgets = ServerBudgets::plan(
+        heap.size,
+        heap.used + cache_room,
+        &server_config,
+        overlay_max,
+    );
+    // The overlay is one of the plan's holders: on a small heap its cap is the plan's share.
+    if let Some(fs) = root.fs.as_mut()
+        && budgets.overlay < overlay_max
+    {
+        fs.limit_cap(budgets.overlay);
+        kprintln!(
+            kernel,
+            "overlay cap {} bytes: the memory plan's share of this heap (mcp.overlay_max {overlay_max})",
+            budgets.overlay
+        );
+    }
     config.parse_budget = budgets.parse.clone();
     config.task_budget = budgets.tasks.clone();
     config.limits.event_streams = budgets.event_streams;

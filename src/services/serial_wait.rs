@@ -94,8 +94,7 @@ impl Literal {
 /// The waiters on the console, bounded: each holds a connection for as long as it waits, so
 /// their number is capped below the socket pool (set at init, see `net::budget`), and shared
 /// between their owners by `irix7_kmem::share` (each privilege above observe keeps a place
-/// lesser tokens cannot take; one owner holds at most half, a quiet client of it its equal
-/// part).
+/// lesser tokens cannot take; one owner holds at most half).
 #[derive(Debug, Default)]
 pub struct Waiters {
     share: Share,
@@ -134,8 +133,11 @@ impl Waiters {
         self.held.borrow().len()
     }
 
-    /// A place for `claim`, or why not (see `irix7_kmem::share`).
+    /// A place for `claim`, or why not (see `irix7_kmem::share`). Its owner's clients count as
+    /// one: a wait is a running call, which the owner's other clients need room beside, so no
+    /// client of it takes more than its owner's half by coming from many connections.
     pub fn take(&self, claim: Claim<u64>) -> Result<WaiterSlot, Short> {
+        let claim = Claim { client: 0, ..claim };
         let mut held = self.held.borrow_mut();
         self.share.admits(claim, held.iter().map(|h| h.1))?;
         let id = self.next.get();

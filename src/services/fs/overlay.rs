@@ -172,6 +172,12 @@ impl<D: BlockDevice> Overlay<D> {
         }
     }
 
+    /// Lowers the cap to `cap` if it is above it: the memory plan's share of the heap, which a
+    /// small heap makes smaller than `mcp.overlay_max`. Nothing stored yet is dropped.
+    pub fn limit_cap(&mut self, cap: usize) {
+        self.cap = self.cap.min(cap);
+    }
+
     /// The image below, for its superblock and cache counters.
     pub fn lower(&self) -> Option<&Erofs<D>> {
         self.lower.as_ref()

@@ -8,7 +8,7 @@ use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use alloc::vec::Vec;
 use core::cell::Cell;
-use irix7_kmem::share::{Claim, Share, fair_rate};
+use irix7_kmem::share::{Claim, fair_rate};
 use serde_json::Value;
 
 /// Who holds a call: its owner, and which of the owner's clients (see `authority::owner`).
@@ -174,21 +174,17 @@ impl Calls {
         self.list.push(Rc::downgrade(call));
     }
 
-    /// Whether `key` may start one more call: its owner runs fewer than `per_owner`, or
-    /// this client fewer than its equal part of them (see `irix7_kmem::share`).
+    /// Whether `key` may start one more call: its owner runs fewer than `per_owner`. No
+    /// equal parts between the owner's clients here: in the 2026-07-28 era a client is a
+    /// connection, which runs one call at a time, so every new connection would be below its
+    /// part. A token's long calls are bounded further by the pools they wait on (console
+    /// waiters, two a token), which leave its other clients room.
     pub(crate) fn admits(&mut self, key: Key, per_owner: usize) -> bool {
-        let share = Share {
-            total: usize::MAX,
-            per_owner,
-        };
-        let held: Vec<_> = self
-            .live()
-            .filter(|c| !c.cancelled.get())
-            .map(|c| c.key.owner.claim(c.key.client))
-            .collect();
-        share
-            .admits(key.owner.claim(key.client), held.iter().copied())
-            .is_ok()
+        let owner = key.owner;
+        self.live()
+            .filter(|c| c.key.owner == owner && !c.cancelled.get())
+            .count()
+            < per_owner
     }
 
     /// Cancels `key`'s call with this request id; whether one was found.

@@ -132,13 +132,15 @@ fn schema(input: &Schema, args: ValueRef<'_>) -> Result<(), Refusal> {
         .map_err(|why| Refusal::Result(ToolError::new(ErrorCode::Inval, why)))
 }
 
-/// The caller's owner runs fewer calls than `Limits::concurrent_calls`, or this client fewer
-/// than its equal part of them.
+/// The caller's owner runs fewer calls than `Limits::concurrent_calls`.
 fn concurrency(cx: &Cx<'_>, calls: &mut Calls, limits: &Limits) -> Result<(), Refusal> {
     if calls.admits(cx.key, limits.concurrent_calls) {
         return Ok(());
     }
-    let why = format!("{} tool calls already running", limits.concurrent_calls);
+    let why = format!(
+        "{} tool calls of this token already running",
+        limits.concurrent_calls
+    );
     Err(Refusal::Result(ToolError::new(ErrorCode::Busy, why)))
 }
 
