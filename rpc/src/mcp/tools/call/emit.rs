@@ -43,6 +43,9 @@ pub(crate) const DIRECT_MIN: usize = 64;
 const TEXT_PIECES_FROM: usize = 1024;
 /// Room kept for what follows the last piece of text: `"}],"structuredContent":`.
 const CLOSING_ROOM: usize = 32;
+/// About what the era adds at the end of a result (`resultType` and the server's name and
+/// version in `_meta`, about 110 bytes), and `isError`.
+const EXTRA_ROOM: usize = 160;
 
 pub(crate) enum EmitPoll {
     Progress,
@@ -467,8 +470,11 @@ impl<C> Emitter<C> {
                 }
                 out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
                 // A light result written at once goes straight into the body twice, escaped
-                // and as it is.
+                // and as it is, into room made for both (escaped JSON text takes at most
+                // twice its bytes) and the era's closing members: the body grows once.
                 if !self.heavy && room == usize::MAX {
+                    let json = structured.text().len();
+                    out.reserve(3 * json + CLOSING_ROOM + EXTRA_ROOM);
                     escape_json(structured.text().as_bytes(), out);
                     out.extend_from_slice(b"\"}],\"structuredContent\":");
                     out.extend_from_slice(structured.text().as_bytes());
