@@ -16,7 +16,7 @@ use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::{Calls, ClientWindows, Key};
 use crate::mcp::guard::login_failures::LoginFailures;
-use crate::mcp::guard::request::{Era, Exchange, Head};
+use crate::mcp::guard::request::{Exchange, Head};
 use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
 use crate::mcp::tools::inputs::Answers;
 use crate::mcp::tools::prompt::PromptDef;
@@ -94,7 +94,8 @@ impl<C: 'static> McpServer<C> {
             out.push(b'"');
             out.into_boxed_slice()
         });
-        let modern_extra = result_extra(Era::Modern, &config.version).into_boxed_slice();
+        let modern = crate::mcp::guard::request::Era::Modern;
+        let modern_extra = result_extra(modern, &config.version).into_boxed_slice();
         McpServer {
             config,
             ctx,
