@@ -107,22 +107,29 @@ impl Kernel {
         unsafe { core::ptr::read_volatile(self.table.serial_head) }
     }
 
-    /// A copy of the serial ring and the absolute write offset read before the copy.
-    pub fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
-        let size = self.table.serial_ring_size as usize;
-        let head = self.serial_head();
-        let mut copy = Vec::new();
-        copy.try_reserve_exact(size).ok()?;
-        // SAFETY: the kernel owns `size` bytes at `serial_ring` for the module's lifetime. It
-        // may write while they are copied, so no reference is ever made to them: the bytes go
-        // through a raw pointer into the module's own buffer, and a byte the kernel overwrote
-        // during the copy is dropped by the reader (`services::serial_ring`), which compares
-        // the head before and after.
+    /// The serial ring's size in bytes.
+    pub fn serial_ring_size(&self) -> usize {
+        self.table.serial_ring_size as usize
+    }
+
+    /// Copies the serial ring's bytes from index `at` into `out`, going on at index 0 past
+    /// the ring's end; what `out` holds beyond the ring's size is left as it is.
+    pub fn serial_ring_copy(&self, at: usize, out: &mut [u8]) {
+        let size = self.serial_ring_size();
+        let at = at.min(size);
+        let first = out.len().min(size - at);
+        let wrapped = out.len().saturating_sub(first).min(at);
+        // SAFETY: `at + first <= size` and `wrapped <= at <= size`: both runs are inside the
+        // `size` bytes the kernel owns at `serial_ring` for the module's lifetime, and inside
+        // `out`. The kernel may write while they are copied, so no reference is ever made to
+        // them: the bytes go through a raw pointer into the module's own buffer, and a byte
+        // the kernel overwrote during the copy is dropped by the reader
+        // (`services::serial_ring`), which compares the head before and after.
         unsafe {
-            core::ptr::copy_nonoverlapping(self.table.serial_ring, copy.as_mut_ptr(), size);
-            copy.set_len(size);
+            let ring = self.table.serial_ring;
+            core::ptr::copy_nonoverlapping(ring.add(at), out.as_mut_ptr(), first);
+            core::ptr::copy_nonoverlapping(ring, out.as_mut_ptr().add(first), wrapped);
         }
-        Some((copy, head))
     }
 
     /// Reads `buf.len() / 512` blocks from SCSI `target` at `lba`. Errors are the kernel's
@@ -311,8 +318,11 @@ impl Console for Kernel {
     fn console_write(&self, bytes: &[u8]) {
         Kernel::console_write(self, bytes)
     }
-    fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
-        Kernel::serial_ring(self)
+    fn serial_ring_size(&self) -> usize {
+        Kernel::serial_ring_size(self)
+    }
+    fn serial_ring_copy(&self, at: usize, out: &mut [u8]) {
+        Kernel::serial_ring_copy(self, at, out)
     }
     fn serial_head(&self) -> u32 {
         Kernel::serial_head(self)

@@ -26,11 +26,12 @@ pub trait Machine {
 pub trait Console {
     /// Writes bytes to the console and the serial ring.
     fn console_write(&self, bytes: &[u8]);
-    /// A copy of the serial ring, and the absolute count of bytes ever written to it, read
-    /// before the copy (the kernel may write during it; `services::serial_ring` deals with
-    /// that). A copy, not a view: the kernel changes the ring under any reference. `None`
-    /// when the heap has no room for the copy.
-    fn serial_ring(&self) -> Option<(Vec<u8>, u32)>;
+    /// The serial ring's size in bytes.
+    fn serial_ring_size(&self) -> usize;
+    /// Copies the serial ring's bytes from index `at` into `out`, going on at index 0 past the
+    /// ring's end. A copy, not a view: the kernel changes the ring under any reference, and
+    /// may write during the copy (`services::serial_ring` deals with that).
+    fn serial_ring_copy(&self, at: usize, out: &mut [u8]);
     /// The absolute count of bytes ever written to the serial ring.
     fn serial_head(&self) -> u32;
     /// Queues keystrokes on the console input; returns how many were taken.

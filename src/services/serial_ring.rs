@@ -13,7 +13,8 @@
 //! the counter wraps and the span's offsets come round again: later bytes there are masked
 //! too (never shown more, only less).
 //!
-//! Pure: works on a byte slice and a head value, so the wrap-around logic is tested on the host.
+//! Pure: works on a [`Ring`] (a byte slice, or the kernel's ring through the platform) and a
+//! head value, so the wrap-around logic is tested on the host.
 
 use alloc::vec::Vec;
 
@@ -105,6 +106,35 @@ impl Chunk {
 pub enum RingError {
     /// The requested offset has not been written yet.
     Future { offset: u64, head: u32 },
+    /// No room on the heap for the bytes asked for.
+    NoMemory,
+}
+
+/// Where a read takes its bytes from: a slice (a previous boot's console), or the kernel's
+/// live ring, of which only the bytes a read returns are copied.
+pub trait Ring {
+    /// The ring's size in bytes.
+    fn size(&self) -> usize;
+    /// Copies the ring's bytes from index `at` into `out`, going on at index 0 past the end
+    /// (`at < size`, `out.len() <= size`).
+    fn copy(&self, at: usize, out: &mut [u8]);
+}
+
+impl Ring for [u8] {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn copy(&self, at: usize, out: &mut [u8]) {
+        let (before, from_at) = self.split_at(at.min(self.len()));
+        let (first, rest) = out.split_at_mut(from_at.len().min(out.len()));
+        if let Some(bytes) = from_at.get(..first.len()) {
+            first.copy_from_slice(bytes);
+        }
+        if let Some(bytes) = before.get(..rest.len()) {
+            rest.copy_from_slice(bytes);
+        }
+    }
 }
 
 /// The oldest offset a ring of `size` bytes still holds at `head`.
@@ -114,8 +144,13 @@ pub fn oldest(size: usize, head: u32) -> u32 {
 
 /// Copies at most `max` bytes of `ring` from absolute `offset` (default: the oldest byte held).
 /// An offset older than the ring starts at the oldest byte and reports the gap as `lost`.
-pub fn read(ring: &[u8], head: u32, offset: Option<u64>, max: usize) -> Result<Chunk, RingError> {
-    let size = ring.len();
+pub fn read(
+    ring: &(impl Ring + ?Sized),
+    head: u32,
+    offset: Option<u64>,
+    max: usize,
+) -> Result<Chunk, RingError> {
+    let size = ring.size();
     let oldest = oldest(size, head);
     let want = offset.unwrap_or(u64::from(oldest));
     if want > u64::from(head) {
@@ -129,15 +164,10 @@ pub fn read(ring: &[u8], head: u32, offset: Option<u64>, max: usize) -> Result<C
     let mut data = Vec::new();
     if len > 0 {
         // `size > 0` here: `head - start <= size` because `start >= oldest`.
-        data.reserve_exact(len);
-        let pos = start as usize % size;
-        let first = len.min(size - pos);
-        if let Some(a) = ring.get(pos..pos + first) {
-            data.extend_from_slice(a);
-        }
-        if let Some(b) = ring.get(..len - first) {
-            data.extend_from_slice(b);
-        }
+        data.try_reserve_exact(len)
+            .map_err(|_| RingError::NoMemory)?;
+        data.resize(len, 0);
+        ring.copy(start as usize % size, &mut data);
     }
     Ok(Chunk {
         offset: start,
@@ -168,7 +198,7 @@ mod tests {
     #[test]
     fn reads_from_the_oldest_byte_by_default() {
         let (ring, head) = ring_after(16, 10);
-        let c = read(&ring, head, None, 100).unwrap();
+        let c = read(&ring[..], head, None, 100).unwrap();
         assert_eq!((c.offset, c.lost, c.oldest, c.head), (0, 0, 0, 10));
         assert_eq!(c.data, expected(0, 10));
         assert_eq!(c.next_offset(), 10);
@@ -179,10 +209,10 @@ mod tests {
     fn reads_across_the_wrap() {
         let (ring, head) = ring_after(16, 40);
         // Oldest is 24 (at index 8); 24..40 spans indices 8..16 and 0..8.
-        let c = read(&ring, head, Some(30), 100).unwrap();
+        let c = read(&ring[..], head, Some(30), 100).unwrap();
         assert_eq!((c.offset, c.lost, c.oldest), (30, 0, 24));
         assert_eq!(c.data, expected(30, 40));
-        let c = read(&ring, head, None, 100).unwrap();
+        let c = read(&ring[..], head, None, 100).unwrap();
         assert_eq!(c.data, expected(24, 40));
         assert!(c.eof());
     }
@@ -190,7 +220,7 @@ mod tests {
     #[test]
     fn an_offset_older_than_the_ring_reports_lost_bytes() {
         let (ring, head) = ring_after(16, 40);
-        let c = read(&ring, head, Some(5), 100).unwrap();
+        let c = read(&ring[..], head, Some(5), 100).unwrap();
         assert_eq!((c.offset, c.lost, c.oldest), (24, 19, 24));
         assert_eq!(c.data, expected(24, 40));
     }
@@ -198,10 +228,10 @@ mod tests {
     #[test]
     fn max_limits_the_read_and_next_offset_continues() {
         let (ring, head) = ring_after(16, 40);
-        let c = read(&ring, head, Some(26), 4).unwrap();
+        let c = read(&ring[..], head, Some(26), 4).unwrap();
         assert_eq!(c.data, expected(26, 30));
         assert!(!c.eof());
-        let c = read(&ring, head, Some(u64::from(c.next_offset())), 100).unwrap();
+        let c = read(&ring[..], head, Some(u64::from(c.next_offset())), 100).unwrap();
         assert_eq!(c.data, expected(30, 40));
         assert!(c.eof());
     }
@@ -209,7 +239,7 @@ mod tests {
     #[test]
     fn reading_at_the_head_is_empty_and_eof() {
         let (ring, head) = ring_after(16, 40);
-        let c = read(&ring, head, Some(40), 100).unwrap();
+        let c = read(&ring[..], head, Some(40), 100).unwrap();
         assert!(c.data.is_empty() && c.eof());
         assert_eq!(c.next_offset(), 40);
     }
@@ -218,44 +248,44 @@ mod tests {
     fn a_future_offset_is_an_error() {
         let (ring, head) = ring_after(16, 40);
         assert_eq!(
-            read(&ring, head, Some(41), 10),
+            read(&ring[..], head, Some(41), 10),
             Err(RingError::Future {
                 offset: 41,
                 head: 40
             })
         );
-        assert!(read(&ring, head, Some(u64::MAX), 10).is_err());
+        assert!(read(&ring[..], head, Some(u64::MAX), 10).is_err());
     }
 
     #[test]
     fn an_empty_ring_reads_nothing() {
-        let c = read(&[], 0, None, 10).unwrap();
+        let c = read(&[][..], 0, None, 10).unwrap();
         assert!(c.data.is_empty() && c.eof());
         // A zero-sized ring that claims bytes were written holds none of them.
-        let c = read(&[], 7, Some(2), 10).unwrap();
+        let c = read(&[][..], 7, Some(2), 10).unwrap();
         assert_eq!((c.offset, c.lost, c.data.len()), (7, 5, 0));
     }
 
     #[test]
     fn bytes_overwritten_during_the_copy_are_dropped_as_lost() {
         let (ring, head) = ring_after(16, 40);
-        let mut c = read(&ring, head, Some(24), 100).unwrap();
+        let mut c = read(&ring[..], head, Some(24), 100).unwrap();
         // The kernel wrote 5 more bytes meanwhile: 24..29 may have been overwritten.
         c.discard_overwritten(45, 16);
         assert_eq!((c.offset, c.lost, c.oldest, c.head), (29, 5, 29, 45));
         assert_eq!(c.data, expected(29, 40));
         assert!(!c.eof(), "more was written meanwhile");
         // A head that did not move past the data keeps it all.
-        let mut c = read(&ring, head, Some(30), 100).unwrap();
+        let mut c = read(&ring[..], head, Some(30), 100).unwrap();
         c.discard_overwritten(46, 16);
         assert_eq!((c.offset, c.lost, c.oldest, c.head), (30, 0, 30, 46));
         // A head that did not move changes nothing.
-        let mut c = read(&ring, head, Some(30), 100).unwrap();
+        let mut c = read(&ring[..], head, Some(30), 100).unwrap();
         c.discard_overwritten(40, 16);
         assert_eq!((c.offset, c.lost, c.oldest, c.head), (30, 0, 24, 40));
         assert!(c.eof());
         // Everything overwritten: nothing returned, next offset at the new oldest.
-        let mut c = read(&ring, head, Some(24), 100).unwrap();
+        let mut c = read(&ring[..], head, Some(24), 100).unwrap();
         c.discard_overwritten(100, 16);
         assert!(c.data.is_empty());
         assert_eq!((c.offset, c.lost), (40, 16));
@@ -276,7 +306,7 @@ mod tests {
         };
         for from in 18..=34u32 {
             for max in 0..=16usize {
-                let mut c = read(&ring, head, Some(u64::from(from)), max).unwrap();
+                let mut c = read(&ring[..], head, Some(u64::from(from)), max).unwrap();
                 let plain = c.clone();
                 c.hide(Secrets::Mask, Some(span));
                 let want: Vec<u8> = (c.offset..c.next_offset()).map(masked).collect();
@@ -295,19 +325,19 @@ mod tests {
     #[test]
     fn a_span_the_ring_no_longer_holds_hides_nothing() {
         let (ring, head) = ring_after(16, 60);
-        let mut c = read(&ring, head, Some(0), 100).unwrap();
+        let mut c = read(&ring[..], head, Some(0), 100).unwrap();
         c.hide(Secrets::Mask, Some(Span { start: 20, end: 28 }));
         assert_eq!(c.data, expected(44, 60));
         // Overwritten during the copy: the dropped bytes are gone, the rest still masked.
         let (ring, head) = ring_after(16, 34);
-        let mut c = read(&ring, head, None, 100).unwrap();
+        let mut c = read(&ring[..], head, None, 100).unwrap();
         c.discard_overwritten(40, 16);
         c.hide(Secrets::Mask, Some(Span { start: 20, end: 28 }));
         assert_eq!(c.offset, 24);
         assert_eq!(&c.data[..4], b"****");
         assert_eq!(&c.data[4..], &expected(28, 34)[..]);
         // No span: nothing to hide.
-        let mut c = read(&ring, head, None, 100).unwrap();
+        let mut c = read(&ring[..], head, None, 100).unwrap();
         c.hide(Secrets::Mask, None);
         assert_eq!(c.data, expected(18, 34));
     }
@@ -316,7 +346,7 @@ mod tests {
     fn wraps_at_the_full_size_of_a_real_ring() {
         let size = 8192;
         let (ring, head) = ring_after(size, 3 * 8192 + 100);
-        let c = read(&ring, head, Some(0), usize::MAX).unwrap();
+        let c = read(&ring[..], head, Some(0), usize::MAX).unwrap();
         assert_eq!(c.lost, 2 * 8192 + 100);
         assert_eq!(c.data.len(), size);
         assert_eq!(c.data, expected(2 * 8192 + 100, 3 * 8192 + 100));

@@ -18,7 +18,8 @@
 
 use super::reach::{BootRecord, ConsoleLine, ConsoleWaiters};
 use super::{Ctx, args, console};
-use crate::services::serial_ring::{self, Chunk, RingError, Secrets};
+use crate::hil::platform::Console;
+use crate::services::serial_ring::{self, Chunk, Ring, RingError, Secrets};
 use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};
 use alloc::boxed::Box;
 use alloc::format;
@@ -225,7 +226,7 @@ fn previous_read(
             ));
         }
     };
-    let mut chunk = serial_ring::read(&ring.bytes, ring.head, offset, max).map_err(range)?;
+    let mut chunk = serial_ring::read(&ring.bytes[..], ring.head, offset, max).map_err(range)?;
     chunk.hide(secrets, ring.secret);
     Ok(chunk)
 }
@@ -388,6 +389,22 @@ fn range(e: RingError) -> ToolError {
             ErrorCode::Range,
             format!("offset {offset} is past the head {head}: nothing written there yet"),
         ),
+        RingError::NoMemory => ToolError::new(
+            ErrorCode::Busy,
+            "no memory for the bytes of the serial ring asked for; retry later",
+        ),
+    }
+}
+
+/// The kernel's live ring, read through the platform: only the bytes a read returns are
+/// copied out of it.
+impl Ring for dyn Console + '_ {
+    fn size(&self) -> usize {
+        self.serial_ring_size()
+    }
+
+    fn copy(&self, at: usize, out: &mut [u8]) {
+        self.serial_ring_copy(at, out);
     }
 }
 
@@ -459,14 +476,10 @@ fn ring_read(
     max: usize,
     secrets: Secrets,
 ) -> Result<Chunk, ToolError> {
-    let (ring, head) = ctx.console().serial_ring().ok_or_else(|| {
-        ToolError::new(
-            ErrorCode::Busy,
-            "no memory for a copy of the serial ring; retry later",
-        )
-    })?;
-    let mut chunk = serial_ring::read(&ring, head, offset, max).map_err(range)?;
-    chunk.discard_overwritten(ctx.console().serial_head(), ring.len());
+    let console = ctx.console();
+    let head = console.serial_head();
+    let mut chunk = serial_ring::read(console, head, offset, max).map_err(range)?;
+    chunk.discard_overwritten(console.serial_head(), console.serial_ring_size());
     chunk.hide(secrets, ctx.console_secret());
     Ok(chunk)
 }

@@ -138,39 +138,57 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
 }
 
 /// [`escape_str`]'s bytes for JSON text (valid UTF-8 this side wrote or read): a result's
-/// JSON as the text of a text block. JSON text is dense with quotes, each of which would
-/// end a word-at-a-time run, so this goes a byte at a time and copies between the bytes that
-/// change: quotes, backslashes, and the control bytes whitespace between tokens may hold.
+/// JSON as the text of a text block. JSON text is dense with quotes (a run of a few bytes
+/// between two of them), so the escaped text is written into room made for it at once rather
+/// than appended a run and an escape at a time, each append checking the vector's room
+/// (`docs/bench.md`, "The request floor").
 pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
+    let mut rest = json;
+    while !rest.is_empty() {
+        // A byte of JSON text becomes at most two (a quote, a backslash, whitespace between
+        // tokens); a control byte JSON text cannot hold takes six and ends the step.
+        let base = out.len();
+        out.resize(base + 2 * rest.len() + 6, 0);
+        let (read, wrote) = escape_json_into(rest, out.get_mut(base..).unwrap_or(&mut []));
+        out.truncate(base + wrote);
+        rest = rest.get(read..).unwrap_or(&[]);
+    }
+}
+
+/// Escapes `json` into `dst` (at least twice its length and six bytes more) up to its end or
+/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written).
+fn escape_json_into(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(json.len() + json.len() / 4);
-    let mut from = 0;
+    let mut put = |w: &mut usize, bytes: &[u8]| {
+        if let Some(d) = dst.get_mut(*w..*w + bytes.len()) {
+            d.copy_from_slice(bytes);
+        }
+        *w += bytes.len();
+    };
+    let (mut w, mut from) = (0, 0);
     for (i, &b) in json.iter().enumerate() {
         if b != b'"' && b != b'\\' && b >= 0x20 {
             continue;
         }
-        out.extend_from_slice(json.get(from..i).unwrap_or(&[]));
+        put(&mut w, json.get(from..i).unwrap_or(&[]));
         from = i + 1;
         if b == b'"' || b == b'\\' {
-            // `\"` and `\\`: the backslash now, the byte itself with the next run (a copy
-            // fewer for each of the many quotes).
-            out.push(b'\\');
+            // `\"` and `\\`: the backslash now, the byte itself with the next run.
+            put(&mut w, b"\\");
             from = i;
             continue;
         }
         match short_escape(b) {
-            "" => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
-            esc => out.extend_from_slice(esc.as_bytes()),
+            "" => {
+                let hex = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]];
+                put(&mut w, &[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
+                return (from, w);
+            }
+            esc => put(&mut w, esc.as_bytes()),
         }
     }
-    out.extend_from_slice(json.get(from..).unwrap_or(&[]));
+    put(&mut w, json.get(from..).unwrap_or(&[]));
+    (json.len(), w)
 }
 
 /// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
@@ -355,11 +373,13 @@ mod tests {
             "",
             r#"{"a":"x\"y","b":[1,2],"c":"é"}"#,
             "{\n\t\"a\" :\r 1}",
+            "\u{1}\u{2}\u{1f}\"\u{0}",
+            "\"\"\"\\\\",
             &all,
         ] {
-            let mut want = Vec::new();
+            let mut want = b"head".to_vec();
             escape_str(text, &mut want);
-            let mut got = Vec::new();
+            let mut got = b"head".to_vec();
             escape_json(text.as_bytes(), &mut got);
             assert_eq!(got, want, "{text:?}");
         }

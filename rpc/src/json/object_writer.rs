@@ -5,7 +5,8 @@
 //! string, and the server then weighs, checks and serialises the tree. Written as text it is
 //! one buffer. The record is a tape (as [`super::Tape`] is for a request), so the server
 //! checks the result against the tool's output schema without reading it again (a second
-//! reading of a large result cost a fifth of each response byte, `docs/bench.md`).
+//! reading of a large result cost a fifth of each response byte, `docs/bench.md`); it is kept
+//! only in the builds that make that check ([`RECORDED`]).
 //!
 //! The bytes are serde_json's for the same value: its maps (no `preserve_order` here) keep
 //! keys sorted, so a writer writes members in key order (checked in debug builds), and
@@ -22,6 +23,11 @@ use core::fmt::{self, Write as _};
 /// whatever a copied value holds) for each member, so two scalar members. Small, because a
 /// tool's result is moved a few times on its way to the server: 80 bytes on the R4400.
 const INLINE: usize = 5;
+
+/// Whether a writer keeps a record: only the output schema check reads it, and the server makes
+/// that check in debug builds only (`mcp::tools::call::emit::CHECK_RESULTS`); the product
+/// image writes the text alone.
+const RECORDED: bool = cfg!(debug_assertions);
 
 /// Containers open at once that a record follows; a result nested deeper is written whole
 /// but not recorded, and is read when it is checked ([`Written::value`]).
@@ -151,9 +157,13 @@ impl ObjectWriter {
     pub fn new(bytes: usize, entries: usize) -> Self {
         let mut text = String::with_capacity(bytes.saturating_add(2));
         text.push('{');
-        let mut nodes = [EMPTY_NODE; INLINE];
-        nodes[0] = Node::at(0, Kind::Object, false);
-        let mut record = Record::Inline { nodes, len: 1 };
+        let mut record = if RECORDED {
+            let mut nodes = [EMPTY_NODE; INLINE];
+            nodes[0] = Node::at(0, Kind::Object, false);
+            Record::Inline { nodes, len: 1 }
+        } else {
+            Record::Off
+        };
         // A guess past the inline room takes the record's one allocation now.
         if entries > INLINE {
             record.spill(entries);
@@ -183,35 +193,50 @@ impl ObjectWriter {
         self.separate();
         let start = self.w.text.len();
         write(&mut self.w.text);
-        let next = self.w.record.len() + 1;
-        let node = Node {
-            end: self.w.text.len(),
-            next,
+        let end = self.w.text.len();
+        self.note(|len| Node {
+            end,
+            next: len + 1,
             ..Node::at(start, kind, false)
-        };
-        self.w.record.push(node);
+        });
         self.w.values += 1;
         self
     }
 
-    /// Starts the member `key` of the innermost object; its value is written next.
-    pub fn key(&mut self, key: &str) -> &mut Self {
+    /// Records the entry `node` makes of the record's length; nothing where no record is kept
+    /// ([`RECORDED`]), which leaves a value written to the text alone.
+    #[inline(always)]
+    fn note(&mut self, node: impl FnOnce(usize) -> Node) {
+        if RECORDED {
+            let len = self.w.record.len();
+            self.w.record.push(node(len));
+        }
+    }
+
+    /// Starts the member `key` of the innermost object; its value is written next. A key is a
+    /// name the code chose, plain ASCII that JSON copies as it is (checked in debug builds), so
+    /// no call scans it for bytes to escape.
+    pub fn key(&mut self, key: &'static str) -> &mut Self {
+        debug_assert_eq!(
+            plain_run(key.as_bytes()),
+            key.len(),
+            "a key JSON would escape: {key:?}"
+        );
         let text = &mut self.w.text;
         let comma = text.as_bytes().last() != Some(&b'{');
         let start = text.len() + usize::from(comma);
         // Separator, quote and colon as whole pieces: `String::push` of a char is a call that
         // encodes it, for each.
         text.push_str(if comma { ",\"" } else { "\"" });
-        escape_str_into(key, text);
+        text.push_str(key);
         text.push_str("\":");
         let end = self.w.text.len() - 1;
         self.check_order(start + 1, end - 1);
-        // Escaping only ever lengthens a string. A key's entry points at nothing (0).
-        let node = Node {
+        // A key's entry points at nothing (0).
+        self.note(|_| Node {
             end,
-            ..Node::at(start, Kind::String, end - start != key.len() + 2)
-        };
-        self.w.record.push(node);
+            ..Node::at(start, Kind::String, false)
+        });
         self
     }
 
@@ -265,12 +290,12 @@ impl ObjectWriter {
 
     /// Records the string written from `start`.
     fn string_entry(&mut self, start: usize, escaped: bool) -> &mut Self {
-        let node = Node {
-            end: self.w.text.len(),
-            next: self.w.record.len() + 1,
+        let end = self.w.text.len();
+        self.note(|len| Node {
+            end,
+            next: len + 1,
             ..Node::at(start, Kind::String, escaped)
-        };
-        self.w.record.push(node);
+        });
         self.w.values += 1;
         self
     }
@@ -312,10 +337,10 @@ impl ObjectWriter {
     /// Opens a container whose entry is closed by [`Self::end`].
     fn begin(&mut self, open: char, kind: Kind) -> &mut Self {
         self.separate();
-        let node = Node::at(self.w.text.len(), kind, false);
+        let at = self.w.text.len();
         self.w.text.push(open);
         let index = self.w.record.len();
-        self.w.record.push(node);
+        self.note(|_| Node::at(at, kind, false));
         self.w.values += 1;
         match self.open.get_mut(self.depth) {
             Some(slot) => *slot = index,
@@ -335,7 +360,8 @@ impl ObjectWriter {
         self.w.text.push(close);
         self.depth = self.depth.saturating_sub(1);
         let (end, next) = (self.w.text.len(), self.w.record.len());
-        if let Some(&index) = self.open.get(self.depth)
+        if RECORDED
+            && let Some(&index) = self.open.get(self.depth)
             && let Some(n) = self.w.record.get_mut(index)
         {
             n.end = end;

@@ -16,7 +16,7 @@ use crate::mcp::tools::call::emit::render_now;
 use crate::mcp::tools::call::gates::{self, Passed, Refusal};
 use crate::mcp::tools::call::stream::{CallSetup, CallStream, Framing};
 use crate::mcp::tools::confirm;
-use crate::mcp::tools::result::{fail, finish, result_extra, write_result_extra};
+use crate::mcp::tools::result::{fail, finish};
 use crate::mcp::tools::schema::Schema;
 use crate::mcp::tools::tasks::{self, Begin};
 use crate::mcp::wire::error_code::ErrorCode;
@@ -48,8 +48,11 @@ impl<C: 'static> McpServer<C> {
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_json().as_bytes());
         out.extend_from_slice(b",\"result\":");
-        let version = &self.config.version;
-        let extra = |out: &mut Vec<u8>| write_result_extra(era, version, out);
+        let extra = |out: &mut Vec<u8>| {
+            if era == Era::Modern {
+                out.extend_from_slice(&self.modern_extra);
+            }
+        };
         match render_now(output, schema, &extra, &mut out) {
             Ok(outcome) => {
                 out.push(b'}');
@@ -263,7 +266,10 @@ impl<C: 'static> McpServer<C> {
             framing,
             progress_token: cx.progress_token.clone(),
             log_level: cx.log_level,
-            result_extra: result_extra(cx.era, &self.config.version),
+            result_extra: match cx.era {
+                Era::Modern => self.modern_extra.to_vec(),
+                Era::Legacy(_) => Vec::new(),
+            },
             output_schema: output_schema.clone(),
             chunk,
             audit: None,

@@ -23,6 +23,7 @@ use crate::mcp::resources::catalog::{ResourceCatalog, ResourceDef, TemplateDef};
 use crate::mcp::tools::inputs::Answers;
 use crate::mcp::tools::prompt::PromptDef;
 use crate::mcp::tools::registry::{RegistryError, ToolRegistry};
+use crate::mcp::tools::result::result_extra;
 use crate::mcp::wire::reply;
 use crate::mcp::wire::version::{LEGACY_VERSIONS, META_CAPS, META_VERSION};
 use alloc::boxed::Box;
@@ -66,6 +67,9 @@ pub struct McpServer<C: 'static> {
     /// `config.instructions` as a JSON string, escaped once: every `server/discover` sends it.
     /// The only copy (the config's is moved out), so the text costs no heap twice.
     pub(super) instructions_json: Option<Box<[u8]>>,
+    /// What every modern tool result ends with (`resultType` and the server's name and
+    /// version in `_meta`), written once: it depends on the configured version only.
+    pub(super) modern_extra: Box<[u8]>,
     /// Where each request's `params` are read (see [`Tape`]): kept between requests, so a
     /// request allocates nothing to read them, and emptied before it is put back, so it
     /// carries nothing of one request to the next.
@@ -95,6 +99,8 @@ impl<C: 'static> McpServer<C> {
             out.push(b'"');
             out.into_boxed_slice()
         });
+        let modern = crate::mcp::guard::request::Era::Modern;
+        let modern_extra = result_extra(modern, &config.version).into_boxed_slice();
         McpServer {
             config,
             ctx,
@@ -112,6 +118,7 @@ impl<C: 'static> McpServer<C> {
             tasks: crate::mcp::tools::tasks::Tasks::default(),
             subscriptions: Subscriptions::default(),
             instructions_json,
+            modern_extra,
             tape: Cell::new(Tape::with_capacity(TAPE_START)),
             policy,
             tokens,

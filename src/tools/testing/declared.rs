@@ -20,12 +20,20 @@ pub fn error_code(result: &Value) -> Option<ErrorCode> {
     })
 }
 
-/// Fails the test when `result` is an error whose code `tool` does not declare: every host
-/// test that calls a tool through the harness checks the catalogue this way.
+/// Fails the test when `result` is an error whose code `tool` does not declare, or the error
+/// the server gives a structured result that does not match the tool's output schema: every
+/// host test that calls a tool through the harness checks the catalogue this way, and the
+/// schema check (made in debug builds only, `rpc`'s `CHECK_RESULTS`) proves every result these
+/// tests provoke.
 pub fn assert_declared(s: &McpServer<Ctx>, tool: &str, result: &Value) {
     if result.get("isError") != Some(&Value::Bool(true)) {
         return;
     }
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    assert!(
+        !text.contains("does not match outputSchema"),
+        "{tool}: its result does not match its output schema: {text}"
+    );
     let Some(code) = error_code(result) else {
         panic!("{tool}: an isError result without an E_<CODE> text: {result}");
     };

@@ -2,6 +2,7 @@ use crate::hil::block::IoError;
 use crate::hil::platform::{Console, Machine, Power};
 use crate::hil::raw_bus::{MmioError, RawBus, check_register};
 use crate::services::context::Services;
+use crate::services::serial_ring::Ring;
 use crate::services::status::{HeapUsage, NetUsage};
 use crate::tools::Ctx;
 use crate::tools::devices::raw_access::RawAccess;
@@ -19,7 +20,7 @@ pub struct FakeState {
     pub console: RefCell<Vec<u8>>,
     /// The serial ring's head (bytes ever written); the ring's bytes are fixed at creation.
     pub serial_head: Cell<u32>,
-    /// Added to the head after each look at the ring: the kernel writing while a tool reads.
+    /// Added to the head at each copy out of the ring: the kernel writing while a tool reads.
     pub serial_head_bump: Cell<u32>,
     /// Keystrokes queued on the console input.
     pub keys: RefCell<Vec<u8>>,
@@ -82,12 +83,15 @@ impl Console for FakePlatform {
     fn console_write(&self, bytes: &[u8]) {
         self.state.console.borrow_mut().extend_from_slice(bytes);
     }
-    fn serial_ring(&self) -> Option<(Vec<u8>, u32)> {
+    fn serial_ring_size(&self) -> usize {
+        self.ring.len()
+    }
+    fn serial_ring_copy(&self, at: usize, out: &mut [u8]) {
         let head = self.state.serial_head.get();
         self.state
             .serial_head
             .set(head.wrapping_add(self.state.serial_head_bump.get()));
-        Some((self.ring.clone(), head))
+        self.ring[..].copy(at, out);
     }
     fn serial_head(&self) -> u32 {
         self.state.serial_head.get()

@@ -1,17 +1,25 @@
 //! A profile's self instructions by layer (allocator and `alloc::` glue, JSON parsing and
-//! writing, HTTP, TCP/IP, driver, copies, …), so `bench --profile` can say where a request's
-//! instructions go without reading function lists. The categories come from the demangled
-//! names by one ordered table, [`CATEGORIES`]: extend it there.
+//! writing, HTTP, TCP/IP, driver, copies, …) and by the part of the MCP server they were for
+//! (gates, audit record, flight slot, authority, era handling, response framing, the tool's
+//! own work, …), so `bench --profile` can say where a request's instructions go without
+//! reading function lists. The categories come from the demangled names by one ordered table,
+//! [`CATEGORIES`]: extend it there.
 
 use std::fmt::Write as _;
 
-use crate::profile::Profile;
+use crate::profile::{PathCost, Profile};
 
 /// What a function's name has to contain for each category; the first category with a match
 /// wins, so more specific patterns come first (a `memcpy` is a copy whoever calls it; an
 /// `alloc::` name that none of the layers above claimed is the glue of `Vec`, `String`, `Box`
-/// and `BTreeMap` around the allocator: growing, cloning, dropping). Anything else is
-/// [`OTHER`].
+/// and `BTreeMap` around the allocator: growing, cloning, dropping). A function whose name no
+/// category claims (`memcmp`, a slice's `get`, a tape reader's step) works for its caller: its
+/// instructions go to the category of the nearest function up its call path that has one, and
+/// to [`OTHER`] only when none has.
+///
+/// A pattern is matched anywhere in the name; `^` at its start anchors it to the name's start
+/// (a tool's type appears inside the names of the server's generic functions), and `…` stands
+/// for anything (a method of the generic `McpServer<…>`).
 pub const CATEGORIES: &[(&str, &[&str])] = &[
     (
         "copies",
@@ -61,6 +69,9 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "rpc::mcp::wire::reply",
             "as serde_core::ser::",
             "as serde::ser::",
+            // A tool's structured result, written as text (and integers as `itoa` does).
+            "rpc::json::object_writer",
+            "itoa::",
         ],
     ),
     ("schema check", &["rpc::mcp::tools::schema::"]),
@@ -86,22 +97,135 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "drivers::newport",
             "board::newport_bus",
             "miniz_oxide::",
-            "crc::",
         ],
     ),
     ("formatting", &["core::fmt::"]),
     ("alloc:: glue", &["alloc::"]),
+    // The parts of the MCP server, for the instructions of the functions they call.
+    (
+        "audit record",
+        &["rpc::mcp::guard::audit::", "irix7_mcp::services::audit::"],
+    ),
+    (
+        "flight slot",
+        &[
+            "rpc::mcp::guard::call_watch::",
+            "irix7_mcp::board::flight::",
+        ],
+    ),
+    (
+        "authority",
+        &["rpc::mcp::guard::authority::", "McpServer<…>::authority_of"],
+    ),
+    (
+        "admission",
+        &[
+            "rpc::mcp::admission",
+            "rpc::mcp::guard::security::",
+            "rpc::mcp::guard::limits::",
+            "rpc::mcp::guard::login_failures::",
+            "McpServer<…>::admit",
+            "McpServer<…>::check_origin",
+            "McpServer<…>::check_token",
+            "McpServer<…>::within_rate",
+        ],
+    ),
+    ("gates", &["rpc::mcp::tools::call::gates::"]),
+    (
+        "era handling",
+        &[
+            "rpc::mcp::eras::",
+            "rpc::mcp::guard::request::",
+            "McpServer<…>::modern",
+            "McpServer<…>::legacy",
+        ],
+    ),
+    (
+        "response framing",
+        &[
+            "rpc::mcp::tools::call::emit::",
+            "rpc::mcp::tools::result::",
+            "rpc::mcp::wire::",
+            "McpServer<…>::tool_result",
+        ],
+    ),
+    (
+        "MCP routing",
+        &[
+            "rpc::mcp::server::",
+            "rpc::mcp::tools::registry::",
+            "rpc::mcp::tools::tasks::",
+            "rpc::mcp::tools::confirm::",
+        ],
+    ),
+    (
+        "the tool's own work",
+        &[
+            "^irix7_mcp::tools::",
+            "^<irix7_mcp::tools::",
+            "^irix7_mcp::services::",
+            "^<irix7_mcp::services::",
+        ],
+    ),
+    // Answers to the rig's multicast queries, when one falls into the exchange.
+    ("mDNS", &["irix7_mcp::net::mdns::"]),
+    (
+        "poll loop",
+        &[
+            "irix7_mcp_poll",
+            "irix7_mcp::board::entry::",
+            "irix7_mcp::net::server::",
+        ],
+    ),
 ];
 
-/// The category of functions no pattern claims (MCP dispatch, tools, the poll loop, …).
-pub const OTHER: &str = "MCP dispatch/other";
+/// The category of instructions no function up their call path claims.
+pub const OTHER: &str = "unnamed";
 
-/// The category of the function called `name`.
-pub fn category(name: &str) -> &'static str {
+/// Whether `name` matches `pattern` (see [`CATEGORIES`] for `^` and `…`).
+fn matches(name: &str, pattern: &str) -> bool {
+    let (anchored, pattern) = match pattern.strip_prefix('^') {
+        Some(rest) => (true, rest),
+        None => (false, pattern),
+    };
+    let mut pieces = pattern.split('…');
+    let mut rest = name;
+    if anchored {
+        match rest.strip_prefix(pieces.next().unwrap_or("")) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    for piece in pieces {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The category the function called `name` claims, if any.
+fn claimed(name: &str) -> Option<&'static str> {
     CATEGORIES
         .iter()
-        .find(|(_, pats)| pats.iter().any(|p| name.contains(p)))
-        .map_or(OTHER, |(c, _)| c)
+        .find(|(_, pats)| pats.iter().any(|p| matches(name, p)))
+        .map(|(c, _)| *c)
+}
+
+/// The category of the function called `name` by its name alone.
+pub fn category(name: &str) -> &'static str {
+    claimed(name).unwrap_or(OTHER)
+}
+
+/// The category of a call path's own instructions: its innermost function's, else that of the
+/// nearest caller that claims one.
+fn path_category(p: &Profile, path: &PathCost) -> &'static str {
+    path.stack
+        .iter()
+        .filter_map(|&f| p.functions.get(f))
+        .find_map(|f| claimed(&f.name))
+        .unwrap_or(OTHER)
 }
 
 /// Self instructions per category, in [`CATEGORIES`] order with [`OTHER`] last (categories
@@ -115,10 +239,10 @@ pub fn breakdown(p: &Profile) -> Vec<(&'static str, u64)> {
     }
     order.push(OTHER);
     let mut sums = vec![0u64; order.len()];
-    for f in &p.functions {
-        let c = category(&f.name);
+    for path in &p.paths {
+        let c = path_category(p, path);
         if let Some(i) = order.iter().position(|o| *o == c) {
-            sums[i] += f.self_insns;
+            sums[i] += path.insns;
         }
     }
     order
@@ -166,7 +290,7 @@ pub fn per_byte_difference(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::FnCost;
+    use crate::profile::{FnCost, PathCost};
 
     fn cost(name: &str, self_insns: u64) -> FnCost {
         FnCost {
@@ -236,25 +360,67 @@ mod tests {
                 "<alloc::string::String as core::fmt::Write>::write_str",
                 "formatting",
             ),
-            ("rpc::mcp::dispatch::dispatch", OTHER),
+            (
+                "<rpc::json::object_writer::ObjectWriter>::key",
+                "JSON writing",
+            ),
+            ("<rpc::mcp::tools::call::gates::Gates>::check", "gates"),
+            (
+                "<rpc::mcp::server::McpServer<irix7_mcp::tools::context::Ctx>>::admit",
+                "admission",
+            ),
+            (
+                "<rpc::mcp::server::McpServer<irix7_mcp::tools::context::Ctx>>::tool_result",
+                "response framing",
+            ),
+            (
+                "<rpc::mcp::server::McpServer<irix7_mcp::tools::context::Ctx>>::dispatch",
+                "MCP routing",
+            ),
+            (
+                "<rpc::mcp::tools::call::emit::Emitter<irix7_mcp::tools::context::Ctx>>::tail_step",
+                "response framing",
+            ),
+            (
+                "irix7_mcp::tools::system::status::<irix7_mcp::tools::context::Ctx>",
+                "the tool's own work",
+            ),
+            ("memcmp", OTHER),
             ("abi:now_ms", OTHER),
         ] {
             assert_eq!(category(name), want, "{name}");
         }
     }
 
+    /// A profile of the given functions, each run by a call path of its own.
+    fn flat(total: u64, functions: Vec<FnCost>) -> Profile {
+        let paths = functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| PathCost {
+                stack: vec![i],
+                insns: f.self_insns,
+            })
+            .collect();
+        Profile {
+            total,
+            functions,
+            paths,
+        }
+    }
+
     #[test]
     fn breakdown_sums_self_instructions_per_layer_in_table_order() {
-        let p = Profile {
-            total: 100,
-            functions: vec![
+        let p = flat(
+            100,
+            vec![
                 cost("rpc::mcp::dispatch::dispatch", 40),
                 cost("memcpy", 25),
                 cost("smoltcp::wire::ip::checksum::data", 20),
                 cost("memset", 10),
                 cost("talc::talc::Talc<O>::malloc", 5),
             ],
-        };
+        );
         assert_eq!(
             breakdown(&p),
             vec![
@@ -264,14 +430,14 @@ mod tests {
                 (OTHER, 40)
             ]
         );
-        let small = Profile {
-            total: 50,
-            functions: vec![
+        let small = flat(
+            50,
+            vec![
                 cost("rpc::mcp::dispatch::dispatch", 30),
                 cost("memcpy", 5),
                 cost("rpc::http::parser::parse", 15),
             ],
-        };
+        );
         assert_eq!(
             per_byte_difference(&p, &small, 10),
             vec![
@@ -284,5 +450,52 @@ mod tests {
         );
         let r = report(&p, Some(10));
         assert!(r.contains("copies") && r.contains("35.0%") && r.contains("3.50 insns/byte"));
+    }
+
+    /// `memcmp` claims no layer: what it runs for the schema check is the check's, what it
+    /// runs for the gates is theirs, and a `memcpy` is a copy whoever calls it.
+    #[test]
+    fn unclaimed_functions_work_for_their_nearest_claimed_caller() {
+        let names = [
+            "memcmp",
+            "<rpc::mcp::tools::schema::Schema>::check",
+            "rpc::mcp::tools::call::gates::check::<Ctx>",
+            "memcpy",
+            "<core::str>::get",
+        ];
+        let functions = names.iter().map(|n| cost(n, 0)).collect();
+        let path = |stack: Vec<usize>, insns| PathCost { stack, insns };
+        let p = Profile {
+            total: 100,
+            functions,
+            paths: vec![
+                path(vec![0, 1, 2], 30),
+                path(vec![1, 2], 20),
+                path(vec![0, 2], 15),
+                path(vec![3, 1, 2], 25),
+                path(vec![4], 10),
+            ],
+        };
+        assert_eq!(
+            breakdown(&p),
+            vec![
+                ("copies", 25),
+                ("schema check", 50),
+                ("gates", 15),
+                (OTHER, 10)
+            ]
+        );
+    }
+
+    #[test]
+    fn patterns_anchor_and_skip() {
+        assert!(matches("irix7_mcp::tools::x", "^irix7_mcp::tools::"));
+        assert!(!matches(
+            "f::<irix7_mcp::tools::Ctx>",
+            "^irix7_mcp::tools::"
+        ));
+        assert!(matches("<a::McpServer<T>>::admit", "McpServer<…>::admit"));
+        assert!(!matches("<a::McpServer<T>>::answer", "McpServer<…>::admit"));
+        assert!(!matches("admit::McpServer<T>", "McpServer<…>::admit"));
     }
 }

@@ -51,6 +51,18 @@ pub struct Profile {
     pub total: u64,
     /// Functions with any instruction, by self instructions (largest first).
     pub functions: Vec<FnCost>,
+    /// Every call path that ran instructions of its own: who a function's instructions were
+    /// for, which a layer breakdown needs when the function's name does not say.
+    pub paths: Vec<PathCost>,
+}
+
+/// The instructions one call path ran itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathCost {
+    /// The path's functions, innermost (the one that ran them) first, as indexes into
+    /// [`Profile::functions`].
+    pub stack: Vec<usize>,
+    pub insns: u64,
 }
 
 impl Profile {
@@ -321,7 +333,37 @@ impl Collector {
                 .then_with(|| b.incl_insns.cmp(&a.incl_insns))
                 .then_with(|| a.name.cmp(&b.name))
         });
-        Profile { total, functions }
+        let at: HashMap<&str, usize> = functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.as_str(), i))
+            .collect();
+        let paths = self
+            .nodes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, n)| n.insns > 0)
+            .map(|(i, n)| {
+                let mut stack = Vec::new();
+                let mut a = i;
+                while a != ROOT as usize {
+                    let f = self.nodes[a].func as usize;
+                    let name = self.symbols.names.get(f).map_or("[kernel]", String::as_str);
+                    stack.extend(at.get(name).copied());
+                    a = self.nodes[a].parent as usize;
+                }
+                PathCost {
+                    stack,
+                    insns: n.insns,
+                }
+            })
+            .collect();
+        Profile {
+            total,
+            functions,
+            paths,
+        }
     }
 }
 
@@ -487,6 +529,25 @@ mod tests {
         let main = p.get("main").unwrap();
         assert_eq!((main.self_insns, main.incl_insns, main.calls), (14, 72, 1));
         assert_eq!(p.functions[0].name, "memcpy");
+        // Each path's own instructions, innermost function first.
+        let named = |stack: &[usize]| -> Vec<&str> {
+            stack
+                .iter()
+                .map(|&f| p.functions[f].name.as_str())
+                .collect()
+        };
+        let mut paths: Vec<(Vec<&str>, u64)> =
+            p.paths.iter().map(|c| (named(&c.stack), c.insns)).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            vec![
+                (vec!["main"], 14),
+                (vec!["memcpy", "main"], 45),
+                (vec!["memcpy", "parse", "main"], 4),
+                (vec!["parse", "main"], 9),
+            ]
+        );
     }
 
     #[test]

@@ -212,20 +212,14 @@ fn write_meta(version: &str, out: &mut Vec<u8>) {
 }
 
 /// The JSON members an era adds to every tool result (none in legacy), written out rather
-/// than built as a `Map` and serialised.
+/// than built as a `Map` and serialised. They depend on the configured version only: the
+/// server writes the modern era's once, when it is made, and copies them into each result.
 pub(crate) fn result_extra(era: Era, version: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(match era {
-        Era::Modern => 110 + version.len(),
-        Era::Legacy(_) => 0,
-    });
-    write_result_extra(era, version, &mut out);
-    out
-}
-
-/// Appends [`result_extra`]'s members to `out`: an answer written at once needs no copy.
-pub(crate) fn write_result_extra(era: Era, version: &str, out: &mut Vec<u8>) {
+    let mut out = Vec::new();
     if let Era::Modern = era {
+        out.reserve(110 + version.len());
         out.extend_from_slice(b",\"resultType\":\"complete\",\"_meta\":");
-        write_meta(version, out);
+        write_meta(version, &mut out);
     }
+    out
 }

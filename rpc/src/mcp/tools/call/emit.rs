@@ -43,6 +43,9 @@ pub(crate) const DIRECT_MIN: usize = 64;
 const TEXT_PIECES_FROM: usize = 1024;
 /// Room kept for what follows the last piece of text: `"}],"structuredContent":`.
 const CLOSING_ROOM: usize = 32;
+/// About what the era adds at the end of a result (`resultType` and the server's name and
+/// version in `_meta`, about 110 bytes), and `isError`.
+const EXTRA_ROOM: usize = 160;
 
 pub(crate) enum EmitPoll {
     Progress,
@@ -62,6 +65,14 @@ const HEAVY: usize = 512;
 /// Bytes of a heavy structured result's JSON escaped or copied per step: the output pacing
 /// then bounds the work of a poll.
 const TAIL_PIECE: usize = 8 * 1024;
+
+/// Whether a structured result is checked against its tool's output schema before it is sent:
+/// in debug builds, which every host test of a tool and every `rpc` test runs (the module's
+/// test harness fails a call whose result does not match), and not in the product image, where
+/// the check is the module verifying its own output and cost a small call up to a quarter of
+/// its instructions (`status` 41,000 of 219,000, `fs.list /` 76,000 of 309,000: docs/bench.md,
+/// "The request floor").
+pub(crate) const CHECK_RESULTS: bool = cfg!(debug_assertions);
 
 /// Whether a result is heavy enough to be written over several polls.
 fn heavy<C>(output: &ToolOutput<C>) -> bool {
@@ -112,7 +123,7 @@ pub(crate) struct Emitter<C> {
     heavy: bool,
     /// A heavy result gives the poll that ran the tool back before its first stage.
     yielded: bool,
-    /// A heavy result's schema check, done on a poll of its own.
+    /// A heavy result's schema check, done on a poll of its own (see [`CHECK_RESULTS`]).
     check: bool,
     tail: Option<Tail>,
     /// A text block being escaped a piece at a time, and how far it has got.
@@ -143,11 +154,11 @@ impl<C> Emitter<C> {
             raw: Vec::new(),
             heavy,
             yielded: false,
-            check: heavy,
+            check: heavy && CHECK_RESULTS,
             tail: None,
             text: None,
         };
-        if !heavy {
+        if !heavy && CHECK_RESULTS {
             em.check_schema(output_schema);
         }
         em
@@ -459,8 +470,11 @@ impl<C> Emitter<C> {
                 }
                 out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"");
                 // A light result written at once goes straight into the body twice, escaped
-                // and as it is.
+                // and as it is, into room made for both (escaped JSON text takes at most
+                // twice its bytes) and the era's closing members: the body grows once.
                 if !self.heavy && room == usize::MAX {
+                    let json = structured.text().len();
+                    out.reserve(3 * json + CLOSING_ROOM + EXTRA_ROOM);
                     escape_json(structured.text().as_bytes(), out);
                     out.extend_from_slice(b"\"}],\"structuredContent\":");
                     out.extend_from_slice(structured.text().as_bytes());
