@@ -5,8 +5,8 @@
 //! pending branch (a delay slot) survives the switch.
 
 use indy::abi::{
-    CTX_EXITED, CTX_FRAME_WORDS, CTX_MEM_MAX, CTX_RUNNING, CTX_STOPPED, CtxFrame, CtxInfo,
-    CtxStop, STOP_REQUESTED, frame, status,
+    CTX_EXITED, CTX_FRAME_WORDS, CTX_MEM_MAX, CTX_RUNNING, CTX_STOPPED, CtxFrame, CtxInfo, CtxStop,
+    STOP_REQUESTED, frame, status,
 };
 use indy::map::unmapped_phys;
 use unicorn_engine::{Context, RegisterMIPS};
