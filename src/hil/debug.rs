@@ -36,3 +36,34 @@ pub trait Contexts {
     /// Writes a stopped context's memory at `va`, the instruction cache kept coherent.
     fn write(&self, id: u32, va: u32, data: &[u8]) -> Result<(), i32>;
 }
+
+/// A shared binding is one too (sessions hold a handle on the kernel's).
+impl<T: Contexts + ?Sized> Contexts for alloc::rc::Rc<T> {
+    fn events(&self) -> Result<u32, i32> {
+        (**self).events()
+    }
+    fn list(&self, max: usize) -> Result<Vec<CtxInfo>, i32> {
+        (**self).list(max)
+    }
+    fn stop(&self, id: u32) -> Result<(), i32> {
+        (**self).stop(id)
+    }
+    fn resume(&self, id: u32) -> Result<(), i32> {
+        (**self).resume(id)
+    }
+    fn state(&self, id: u32) -> Result<CtxState, i32> {
+        (**self).state(id)
+    }
+    fn regs(&self, id: u32) -> Result<CtxFrame, i32> {
+        (**self).regs(id)
+    }
+    fn set_regs(&self, id: u32, frame: &CtxFrame) -> Result<(), i32> {
+        (**self).set_regs(id, frame)
+    }
+    fn read(&self, id: u32, va: u32, buf: &mut [u8]) -> Result<(), i32> {
+        (**self).read(id, va, buf)
+    }
+    fn write(&self, id: u32, va: u32, data: &[u8]) -> Result<(), i32> {
+        (**self).write(id, va, data)
+    }
+}

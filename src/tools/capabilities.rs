@@ -14,6 +14,8 @@ use Privilege::{Administer, Observe, Operate};
 pub const STATUS_DETAILS: &str = "GET /";
 /// The whole screen as a BMP.
 pub const SCREEN_BMP: &str = "GET /screen.bmp";
+/// GDB's remote protocol to the cell debugger (`net::debug_rsp`; its DELETE too).
+pub const DEBUG_RSP: &str = "POST /debug/rsp";
 
 /// The table the module's server judges by.
 pub const TABLE: Table = Table {
@@ -128,6 +130,7 @@ const ROWS: &[Capability] = &[
     ),
     // Administer: the rest.
     row("fs.remove", Administer, &[Tool("fs.remove")]),
+    row("debug", Administer, &[Route(DEBUG_RSP)]),
     row("input.keys", Administer, &[Tool("input.keys")]),
     row(
         "system.reset",

@@ -5,6 +5,7 @@
 //! a simulated cell.
 
 pub mod arch;
+pub mod debugger;
 pub mod next_pc;
 pub mod rsp;
 pub mod session;

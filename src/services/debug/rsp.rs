@@ -140,6 +140,14 @@ impl<C: Contexts> Rsp<C> {
         )
     }
 
+    /// Whether GDB waits for the context to stop (it resumed or stepped it).
+    pub fn waiting_for_stop(&self) -> bool {
+        matches!(
+            self.machine,
+            Some(GdbStubStateMachine::Running(_) | GdbStubStateMachine::CtrlCInterrupt(_))
+        )
+    }
+
     /// Takes GDB's bytes, as many as one poll may: returns how many were taken (the rest
     /// stays with the caller, e.g. in the socket).
     pub fn feed(&mut self, input: &[u8]) -> usize {
