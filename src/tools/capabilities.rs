@@ -130,7 +130,23 @@ const ROWS: &[Capability] = &[
     ),
     // Administer: the rest.
     row("fs.remove", Administer, &[Tool("fs.remove")]),
-    row("debug", Administer, &[Route(DEBUG_RSP)]),
+    row(
+        "debug",
+        Administer,
+        &[
+            Tool("debug.attach"),
+            Tool("debug.detach"),
+            Tool("debug.break"),
+            Tool("debug.clear"),
+            Tool("debug.continue"),
+            Tool("debug.interrupt"),
+            Tool("debug.step"),
+            Tool("debug.regs"),
+            Tool("debug.read"),
+            Tool("debug.write"),
+            Route(DEBUG_RSP),
+        ],
+    ),
     row("input.keys", Administer, &[Tool("input.keys")]),
     row(
         "system.reset",
