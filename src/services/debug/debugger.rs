@@ -201,6 +201,7 @@ impl Debugger {
             ..
         }) = &mut self.held
         {
+            rsp.next_poll();
             rsp.poll();
             if rsp.finished() || now_ms.saturating_sub(*last_ms) > IDLE_MS {
                 let _ = self.end();

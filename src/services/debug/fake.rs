@@ -1,4 +1,4 @@
-//! A simulated cell for the host tests: a window of memory, a frame, and a state the test
+//! A simulated cell for the host tests and the `gdb_rsp` fuzz target: a window of memory, a frame, and a state the test
 //! moves by hand (it "arrives" at an address, which stops it there when a `break` is written
 //! there), counting events as the kernel does.
 
@@ -56,7 +56,8 @@ impl FakeCell {
     pub fn word(&self, va: u32) -> u32 {
         let s = self.0.borrow();
         let i = (va - BASE) as usize;
-        u32::from_be_bytes(s.mem[i..i + 4].try_into().unwrap())
+        let b = &s.mem[i..i + 4];
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
     }
 
     pub fn running(&self) -> bool {

@@ -11,7 +11,8 @@ pub mod rsp;
 pub mod session;
 pub mod target;
 
-#[cfg(test)]
-mod fake;
+/// A simulated cell, for the host tests and the fuzz target.
+#[cfg(any(test, feature = "testing"))]
+pub mod fake;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,9 @@
 //! GDB's remote serial protocol over a session: bytes from GDB in, bytes for GDB out, driven a
 //! bounded step per poll. gdbstub parses and dispatches the packets; this file owns the
 //! bounds. Its memory is fixed at the start (a 4 KiB packet buffer and an outbox of 8.25 KiB,
-//! both reserved up front), and a poll takes at most [`FEED_MAX`] input bytes and only while the
+//! both reserved up front). A poll takes at most [`PACKETS_PER_POLL`] packets (gdbstub spends
+//! some 80,000 R4400 instructions on a `g`, more on a long `m`: the figure keeps a poll far
+//! inside its 10 M budget whatever GDB sends) and [`FEED_MAX`] bytes, and only while the
 //! outbox has room for the largest reply: a debugger that floods packets waits in its TCP
 //! window, and one that stops reading stops being served, never growing anything.
 
@@ -25,6 +27,8 @@ pub const OUTBOX_CAP: usize = 2 * PACKET_SIZE + 256;
 const REPLY_ROOM: usize = PACKET_SIZE + 64;
 /// Most input bytes one poll takes.
 pub const FEED_MAX: usize = 2 * PACKET_SIZE;
+/// Most packets one poll takes (each `$` that starts one counts).
+pub const PACKETS_PER_POLL: usize = 4;
 
 /// What the stub has for GDB, bounded by [`OUTBOX_CAP`].
 pub struct Outbox {
@@ -76,6 +80,8 @@ pub struct Rsp<C: Contexts> {
     /// `None` once GDB disconnected or the protocol failed.
     machine: Option<Machine<C>>,
     target: CellTarget<C>,
+    /// Packets this poll may still take ([`Rsp::next_poll`] refills it).
+    packets_left: usize,
 }
 
 impl<C: Contexts> Rsp<C> {
@@ -102,6 +108,7 @@ impl<C: Contexts> Rsp<C> {
             Ok(machine) => Ok(Rsp {
                 machine: Some(machine),
                 target,
+                packets_left: PACKETS_PER_POLL,
             }),
             Err(_) => {
                 let _ = target.session.detach();
@@ -148,8 +155,13 @@ impl<C: Contexts> Rsp<C> {
         )
     }
 
-    /// Takes GDB's bytes, as many as one poll may: returns how many were taken (the rest
-    /// stays with the caller, e.g. in the socket).
+    /// A new poll of the module: [`PACKETS_PER_POLL`] more packets may be taken.
+    pub fn next_poll(&mut self) {
+        self.packets_left = PACKETS_PER_POLL;
+    }
+
+    /// Takes GDB's bytes, as many as this poll may still: returns how many were taken (the
+    /// rest stays with the caller, e.g. in the request's body or the socket).
     pub fn feed(&mut self, input: &[u8]) -> usize {
         let mut taken = 0;
         for &byte in input.iter().take(FEED_MAX) {
@@ -158,6 +170,12 @@ impl<C: Contexts> Rsp<C> {
                 .map_or(0, |o| OUTBOX_CAP.saturating_sub(o.bytes.len()));
             if room < REPLY_ROOM || self.finished() {
                 break;
+            }
+            if byte == b'$' {
+                if self.packets_left == 0 {
+                    break;
+                }
+                self.packets_left -= 1;
             }
             self.byte(byte);
             taken += 1;

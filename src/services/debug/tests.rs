@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use indy::abi::{exc, frame, status};
 
 use super::fake::{BASE, FakeCell, SIZE};
-use super::rsp::{FEED_MAX, OUTBOX_CAP, Rsp};
+use super::rsp::{FEED_MAX, OUTBOX_CAP, PACKETS_PER_POLL, Rsp};
 use super::session::{BREAK, MAX_BREAKPOINTS, Session, Stop};
 
 const NOP: u32 = 0;
@@ -170,9 +170,10 @@ fn packet(body: &str) -> String {
     alloc::format!("${body}#{sum:02x}")
 }
 
-/// Feeds a packet, acknowledges the replies and returns what the stub said.
+/// Feeds a packet in a poll of its own and returns what the stub said.
 fn exchange(rsp: &mut Rsp<FakeCell>, body: &str) -> String {
     let p = packet(body);
+    rsp.next_poll();
     assert_eq!(rsp.feed(p.as_bytes()), p.len());
     take(rsp)
 }
@@ -280,8 +281,14 @@ fn a_flood_costs_bounded_memory_and_work_per_poll() {
     let flood: Vec<u8> = one.bytes().cycle().take(64 * 1024).collect();
     let mut taken = 0;
     for _ in 0..64 {
+        rsp.next_poll();
         let n = rsp.feed(&flood[taken..]);
         assert!(n <= FEED_MAX);
+        let packets = flood[taken..taken + n]
+            .iter()
+            .filter(|&&b| b == b'$')
+            .count();
+        assert!(packets <= PACKETS_PER_POLL, "{packets} packets in a poll");
         taken += n;
         assert!(rsp.output().len() <= OUTBOX_CAP);
     }
@@ -290,10 +297,19 @@ fn a_flood_costs_bounded_memory_and_work_per_poll() {
         "it stops taking input once replies pile up"
     );
     assert!(!rsp.finished(), "a slow reader is not an error");
-    // Once GDB reads again, the stub goes on.
+    // Once GDB reads again, the stub goes on, a poll's packets at a time.
     let n = rsp.output().len();
     rsp.sent(n);
-    assert!(rsp.feed(&flood[taken..]) > 0);
+    rsp.next_poll();
+    let first = rsp.feed(&flood[taken..]);
+    assert!(first > 0);
+    let n = rsp.output().len();
+    rsp.sent(n);
+    assert_eq!(
+        rsp.feed(&flood[taken + first..]),
+        0,
+        "this poll's packets are spent"
+    );
     rsp.close().unwrap();
     assert!(cell.running());
 }
@@ -310,6 +326,7 @@ fn garbage_is_answered_or_ignored_never_fatal_to_the_context() {
         b"$X88700000,4:\x01\x02#00",
         b"$G00#00",
     ] {
+        rsp.next_poll();
         rsp.feed(junk);
         let n = rsp.output().len();
         rsp.sent(n);

@@ -268,3 +268,67 @@ fn the_door_wants_the_administrators_token() {
     );
     assert_eq!(request(g.mcp, &with_bearer(&raw, TOKEN)).status, 403);
 }
+
+#[test]
+fn a_flooding_debugger_that_never_reads_costs_bounded_polls() {
+    let Some(elf) = cell_elf() else {
+        return;
+    };
+    let Some(g) = boot_guest_with(&[], move |o| o.cell = Some(elf), |_| {}) else {
+        return;
+    };
+    use std::io::Write;
+    // More than an exchange may carry: refused before the body is read.
+    let big = format!(
+        "POST /debug/rsp HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: 1048576\r\nConnection: close\r\n\r\n"
+    );
+    assert_eq!(request(g.mcp, &with_bearer(&big, TOKEN)).status, 413);
+    // Exchanges of 8 KiB of `g` requests each (a reply of 585 bytes apiece), on connections
+    // that never read a byte of the answers.
+    let packet = b"$g#67";
+    let body: Vec<u8> = packet.iter().copied().cycle().take(8190).collect();
+    let head = with_bearer(
+        &format!(
+            "POST /debug/rsp HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        ),
+        TOKEN,
+    );
+    let mut socks = Vec::new();
+    for _ in 0..3 {
+        let mut s = std::net::TcpStream::connect(g.mcp).unwrap();
+        for _ in 0..8 {
+            if s.write_all(head.as_bytes())
+                .and_then(|_| s.write_all(&body))
+                .is_err()
+            {
+                break;
+            }
+        }
+        socks.push(s);
+    }
+    let polls = g.rig.counters().polls;
+    std::thread::sleep(Duration::from_secs(2));
+    let c = g.rig.counters();
+    eprintln!(
+        "flood: {} polls in 2 s, the longest {} instructions",
+        c.polls - polls,
+        c.max_poll_insns
+    );
+    assert!(
+        c.polls > polls + 10,
+        "the module keeps polling: {polls} then {} ({c:?})",
+        c.polls
+    );
+    assert!(
+        c.max_poll_insns < 10_000_000,
+        "a poll ran {} instructions",
+        c.max_poll_insns
+    );
+    // Everyone else is served meanwhile.
+    let s = call_tool(g.mcp, "status", json!({}));
+    assert_ne!(s["isError"], json!(true), "{s}");
+    let heap = tool_ok(g.mcp, "status", json!({}));
+    assert!(heap.is_object());
+    drop(socks);
+}

@@ -502,6 +502,7 @@ const FUZZ_TARGETS: &[(&str, usize)] = &[
     ("erofs_reader", 64 << 10),
     ("mdns_query", 2 << 10),
     ("flight_record", 4 << 10),
+    ("gdb_rsp", 64 << 10),
 ];
 
 /// The fuzz crate's tests (the heap budget, the full-path seeds' answers, the kept crash
