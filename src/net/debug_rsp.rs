@@ -10,12 +10,13 @@
 //! An exchange rather than an HTTP Upgrade: every control of the door holds per exchange, and
 //! neither the HTTP connection nor the server learns a second protocol.
 
+use crate::services::audit;
 use crate::tools::Ctx;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use indy::abi::status;
-use rpc::http::{Admission, Body, BodyPoll, BodySource, Field, Method, Request, Response};
+use rpc::http::{Admission, Body, BodyPoll, BodySource, Field, Method, Peer, Request, Response};
 
 /// The path.
 pub const PATH: &str = "/debug/rsp";
@@ -79,8 +80,29 @@ fn refused(e: i32) -> Response {
     Response::full(code, "text/plain; charset=utf-8", text)
 }
 
-/// Answers an admitted, authorised exchange.
-pub fn exchange(ctx: &Rc<RefCell<Ctx>>, req: &mut Request, now_ms: u64) -> Response {
+/// Who, from where, did what to the debugger: a line of the audit trail (the calls' ring)
+/// and the console, as the MCP calls' records are. Only a session's start and end are
+/// recorded, not each exchange of it.
+fn audit(ctx: &Rc<RefCell<Ctx>>, peer: Peer, now_ms: u64, who: &str, what: &str) {
+    let [a, b, c, d] = peer.addr;
+    let line = alloc::format!("audit {now_ms} ms {a}.{b}.{c}.{d} as {who} POST /debug/rsp {what}");
+    let mut ctx = ctx.borrow_mut();
+    let services = ctx.services_mut();
+    services.platform.console_write(line.as_bytes());
+    services.platform.console_write(b"\n");
+    if let Ok(mut log) = services.audit.try_borrow_mut() {
+        log.push(audit::Kind::Call, &line);
+    }
+}
+
+/// Answers an admitted exchange that `who` (the token's name) is authorised for.
+pub fn exchange(
+    ctx: &Rc<RefCell<Ctx>>,
+    req: &mut Request,
+    peer: Peer,
+    who: &str,
+    now_ms: u64,
+) -> Response {
     let owner = owner(req);
     let Some(id) = context(req) else {
         return refused(status::E_INVAL);
@@ -88,16 +110,29 @@ pub fn exchange(ctx: &Rc<RefCell<Ctx>>, req: &mut Request, now_ms: u64) -> Respo
     if req.method == Method::Delete {
         let r = ctx.borrow_mut().services_mut().debugger.detach(owner);
         return match r {
-            Ok(()) | Err(status::E_INVAL) => Response::full(204, "text/plain", ""),
+            Ok(()) => {
+                audit(ctx, peer, now_ms, who, "-> detached");
+                Response::full(204, "text/plain", "")
+            }
+            Err(status::E_INVAL) => Response::full(204, "text/plain", ""),
             Err(e) => refused(e),
         };
     }
-    if let Err(e) = ctx
+    let fresh = ctx.borrow().services().debugger.holder().is_none();
+    let opened = ctx
         .borrow_mut()
         .services_mut()
         .debugger
         .gdb(owner, id, now_ms)
-    {
+        .map(|_| ());
+    if fresh {
+        let what = match opened {
+            Ok(()) => alloc::format!("ctx={id} -> attached"),
+            Err(e) => alloc::format!("ctx={id} -> refused ({e})"),
+        };
+        audit(ctx, peer, now_ms, who, &what);
+    }
+    if let Err(e) = opened {
         return refused(e);
     }
     let mut resp = Response {

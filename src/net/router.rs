@@ -202,7 +202,10 @@ impl Handler for Router {
             debug_rsp::PATH if mcp_port => {
                 let door = Door::Route(capabilities::DEBUG_RSP);
                 match self.mcp.authorize(&req.headers, door) {
-                    Ok(_) => debug_rsp::exchange(self.mcp.context(), req, now_ms),
+                    Ok(authority) => {
+                        let ctx = self.mcp.context().clone();
+                        debug_rsp::exchange(&ctx, req, peer, authority.token_name(), now_ms)
+                    }
                     Err(refused) => refused,
                 }
             }

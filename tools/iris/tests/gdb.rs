@@ -261,6 +261,17 @@ fn the_door_wants_the_administrators_token() {
         "DELETE /debug/rsp HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     );
     assert_eq!(request(g.mcp, &with_bearer(&raw_delete, TOKEN)).status, 204);
+    // The session's start and end are in the audit trail (and so on the console).
+    for what in [
+        "POST /debug/rsp ctx=1 -> attached",
+        "POST /debug/rsp -> detached",
+    ] {
+        assert!(
+            g.rig.wait_for_console(what, Duration::from_secs(5)),
+            "no audit line {what:?}:\n{}",
+            g.rig.console_text()
+        );
+    }
     // A wrong Origin is refused as on /mcp.
     let raw = format!(
         "POST /debug/rsp HTTP/1.1\r\nHost: {HOST}\r\nOrigin: http://evil.example\r\n\
