@@ -221,3 +221,85 @@ fn a_reset_while_stopped_leaves_nothing_behind() {
     c.ok("debug.attach", json!({}));
     c.ok("debug.detach", json!({}));
 }
+
+/// A legacy-era (2025-11-25 session) request with the suite's token.
+fn legacy_post(g: &Guest, session: Option<&str>, body: &str) -> host_http::Response {
+    g.rig.advance_clock(60);
+    let sid =
+        session.map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\n"));
+    request(
+        g.mcp,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             {}Content-Length: {}\r\n\r\n{body}",
+            sid.unwrap_or_default(),
+            body.len()
+        ),
+    )
+}
+
+/// The `result` of a legacy `tools/call`.
+fn legacy_call(g: &Guest, sid: &str, id: u64, tool: &str, args: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}})
+    .to_string();
+    let r = legacy_post(g, Some(sid), &body);
+    assert_eq!(r.status, 200, "{tool}: {}", r.text());
+    let m = support::mcp::messages(&r.body).pop().expect("a message");
+    m["result"].clone()
+}
+
+#[test]
+fn the_legacy_era_debugs_as_the_modern_one() {
+    let Some((g, s)) = boot() else {
+        return;
+    };
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let r = legacy_post(&g, None, init);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let sid = r
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let done = legacy_post(
+        &g,
+        Some(&sid),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(done.status, 202);
+    let ok = |v: Value| {
+        assert_ne!(v["isError"], true, "{v}");
+        v["structuredContent"].clone()
+    };
+    assert_eq!(
+        ok(legacy_call(&g, &sid, 2, "debug.attach", json!({})))["state"],
+        "stopped"
+    );
+    ok(legacy_call(
+        &g,
+        &sid,
+        3,
+        "debug.break",
+        json!({"addr": s.mix}),
+    ));
+    let stop = ok(legacy_call(
+        &g,
+        &sid,
+        4,
+        "debug.continue",
+        json!({"wait_ms": 10000}),
+    ));
+    assert_eq!(stop["reason"], "breakpoint", "{stop}");
+    assert_eq!(stop["pc"].as_u64(), Some(s.mix.into()));
+    let regs = ok(legacy_call(&g, &sid, 5, "debug.regs", json!({})));
+    assert_eq!(regs["registers"]["pc"].as_u64(), Some(s.mix.into()));
+    let step = ok(legacy_call(&g, &sid, 6, "debug.step", json!({})));
+    assert_eq!(step["pc"].as_u64(), Some(u64::from(s.mix) + 4));
+    ok(legacy_call(&g, &sid, 7, "debug.detach", json!({})));
+    assert_eq!(
+        mem_word(&g, s.mix) >> 26,
+        0x09,
+        "addiu sp, the word as built"
+    );
+}
