@@ -123,7 +123,7 @@ pub fn exchange(
         .borrow_mut()
         .services_mut()
         .debugger
-        .gdb(owner, id, now_ms)
+        .open_gdb(owner, id, now_ms)
         .map(|_| ());
     if fresh {
         let what = match opened {

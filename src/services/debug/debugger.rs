@@ -116,7 +116,7 @@ impl Debugger {
     }
 
     /// The GDB session of `owner` on context `id`, attached now if there is none.
-    pub fn gdb(&mut self, owner: u8, id: u32, now_ms: u64) -> Result<&mut Rsp<Kernel>, i32> {
+    pub fn open_gdb(&mut self, owner: u8, id: u32, now_ms: u64) -> Result<&mut Rsp<Kernel>, i32> {
         if self.held.is_none() {
             let session = Session::attach(self.kernel()?, id)?;
             let rsp = Rsp::start(session)?;
@@ -139,6 +139,15 @@ impl Debugger {
             }
             _ => Err(status::E_BUSY),
         }
+    }
+
+    /// The GDB session of `owner` on context `id` if it still lasts (`E_INVAL` once it ended:
+    /// an exchange in flight never opens a new one).
+    pub fn gdb(&mut self, owner: u8, id: u32, now_ms: u64) -> Result<&mut Rsp<Kernel>, i32> {
+        if self.held.is_none() {
+            return Err(status::E_INVAL);
+        }
+        self.open_gdb(owner, id, now_ms)
     }
 
     /// Attaches `owner`'s agent session to context `id` (stopping it).
@@ -203,7 +212,9 @@ impl Debugger {
         {
             rsp.next_poll();
             rsp.poll();
-            if rsp.finished() || now_ms.saturating_sub(*last_ms) > IDLE_MS {
+            // GDB's last answer (to its detach) goes out before the session ends.
+            let gone = rsp.finished() && rsp.output().is_empty();
+            if gone || now_ms.saturating_sub(*last_ms) > IDLE_MS {
                 let _ = self.end();
             }
         }

@@ -334,3 +334,55 @@ fn garbage_is_answered_or_ignored_never_fatal_to_the_context() {
     let _ = rsp.close();
     assert_eq!(cell.word(BASE), LI);
 }
+
+#[test]
+fn the_debugger_holds_one_session_and_ends_a_silent_gdb() {
+    use super::debugger::{Debugger, IDLE_MS, Kernel};
+    use alloc::rc::Rc;
+    let cell = program();
+    let kernel: Kernel = Rc::new(cell.clone());
+    let mut d = Debugger::new(Some(kernel));
+    assert_eq!(
+        d.gdb(0, 1, 0).err(),
+        Some(status::E_INVAL),
+        "no session to find"
+    );
+    d.open_gdb(0, 1, 0).unwrap();
+    assert!(!cell.running(), "attached: stopped");
+    assert_eq!(d.attach(0, 1, 0).err(), Some(status::E_BUSY));
+    assert_eq!(
+        d.open_gdb(1, 1, 0).err(),
+        Some(status::E_BUSY),
+        "another token"
+    );
+    assert_eq!(d.detach(1).err(), Some(status::E_BUSY));
+    assert!(d.poll(IDLE_MS).is_empty());
+    assert_eq!(d.holder(), Some((0, 1)));
+    d.poll(IDLE_MS + 1);
+    assert_eq!(d.holder(), None, "silent too long");
+    assert!(cell.running(), "detached");
+    assert_eq!(d.gdb(0, 1, 0).err(), Some(status::E_INVAL));
+}
+
+#[test]
+fn the_debugger_reports_a_fault_once_and_breakpoints_never() {
+    use super::debugger::{Debugger, Kernel};
+    use alloc::rc::Rc;
+    let cell = program();
+    let kernel: Kernel = Rc::new(cell.clone());
+    let mut d = Debugger::new(Some(kernel));
+    assert!(d.poll(0).is_empty());
+    cell.fault(BASE + 8, exc::ADEL, 3);
+    let faults = d.poll(1);
+    assert_eq!(faults.len(), 1);
+    assert!(faults[0].line().contains("AdEL"), "{}", faults[0].line());
+    assert!(d.poll(2).is_empty(), "once");
+    // An agent's breakpoint is the agent's business, not an event.
+    let s = d.attach(7, 1, 3).unwrap();
+    s.add_breakpoint(BASE + 4).unwrap();
+    s.resume().unwrap();
+    cell.arrive(BASE + 4);
+    assert!(d.poll(4).is_empty());
+    d.detach(7).unwrap();
+    assert!(cell.running());
+}
