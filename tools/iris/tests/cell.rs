@@ -359,3 +359,43 @@ fn an_older_kernel_has_no_contexts() {
         core::mem::offset_of!(indy::abi::AbiTable, ctx_events)
     );
 }
+
+#[test]
+fn a_break_in_a_delay_slot_stops_at_its_branch_with_bd() {
+    let Some(mut c) = Cell::boot("cell-bd") else {
+        return;
+    };
+    c.rig.run_for(30).unwrap();
+    assert_eq!(c.call(AbiFn::CtxStop, [1, 0, 0, 0]), status::OK);
+    // cell_tick calls cell_mix with `jalr $t9`, its delay slot moving the tick into $a1.
+    let tick = c.sym("cell_tick");
+    let jalr = (tick..tick + 0x60)
+        .step_by(4)
+        .find(|&a| c.phys_word(a) == 0x0320_F809)
+        .expect("a jalr t9 in cell_tick");
+    let slot = jalr + 4;
+    let original = c.phys_word(slot);
+    assert_eq!(c.poke(slot, &BREAK.to_be_bytes()), 4);
+    assert_eq!(c.call(AbiFn::CtxResume, [1, 0, 0, 0]), status::OK);
+    c.run_until_stopped(Duration::from_secs(10));
+    let (r, stop) = c.stop_info();
+    assert_eq!(r, 1);
+    assert_eq!((stop[1], stop[2]), (STOP_EXCEPTION, exc::BP));
+    assert_eq!(stop[3], jalr, "EPC names the branch");
+    assert_eq!(stop[5], (1 << 31) | (exc::BP << 2), "Cause has BD");
+    assert_eq!(c.regs()[frame::PC], jalr);
+    // Put the slot back and resume at the branch: the call and its slot run again, whole.
+    assert_eq!(c.poke(slot, &original.to_be_bytes()), 4);
+    let mix = c.sym("cell_mix");
+    assert_eq!(c.poke(mix, &BREAK.to_be_bytes()), 4);
+    assert_eq!(c.call(AbiFn::CtxResume, [1, 0, 0, 0]), status::OK);
+    c.run_until_stopped(Duration::from_secs(10));
+    let regs = c.regs();
+    assert_eq!(regs[frame::PC], mix);
+    assert_eq!(regs[31], jalr + 8, "returns after the slot");
+    assert_eq!(
+        regs[5],
+        c.phys_word(c.sym("CELL_TICKS")),
+        "the slot ran: a1 is the tick"
+    );
+}
