@@ -126,8 +126,10 @@ impl Services {
             );
             self.record_event(now_ms, events::Kind::WatchdogNearMiss, &detail);
         }
-        for fault in self.debugger.poll(now_ms) {
-            self.record_event(now_ms, events::Kind::Context, &fault.line());
+        if let Some(faults) = self.debugger.poll(now_ms) {
+            for fault in faults {
+                self.record_event(now_ms, events::Kind::Context, &fault.line());
+            }
         }
     }
 

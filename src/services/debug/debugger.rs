@@ -202,8 +202,9 @@ impl Debugger {
 
     /// One poll: GDB hears of its context's stop, a GDB gone (detached, or silent for
     /// [`IDLE_MS`]) is detached, and a fault or exit of any context is returned for the
-    /// machine's events. One read of the kernel's event count when nothing happened.
-    pub fn poll(&mut self, now_ms: u64) -> Vec<Fault> {
+    /// machine's events (`None`: nothing stopped). One read of the kernel's event count when
+    /// nothing happened.
+    pub fn poll(&mut self, now_ms: u64) -> Option<Vec<Fault>> {
         if let Some(Held {
             last_ms,
             driver: Driver::Gdb(rsp),
@@ -218,22 +219,28 @@ impl Debugger {
                 let _ = self.end();
             }
         }
-        self.watch()
+        // The idle path: one read of the kernel's count, nothing cloned or allocated.
+        let events = match self.kernel.as_deref().map(|k| k.events()) {
+            None => return None,
+            Some(Ok(e)) if self.seen == Some(e) => return None,
+            Some(Ok(e)) => e,
+            Some(Err(_)) => {
+                // A kernel without contexts: never asked again (attach answers E_NOSYS).
+                self.kernel = None;
+                return None;
+            }
+        };
+        self.seen = Some(events);
+        Some(self.watch())
     }
 
-    /// The stops no debugger caused: faults and exits, each reported once.
+    /// The stops no debugger caused: faults and exits, each reported once (the kernel's
+    /// event count changed).
     fn watch(&mut self) -> Vec<Fault> {
         let mut faults = Vec::new();
         let Some(kernel) = self.kernel.clone() else {
             return faults;
         };
-        let Ok(events) = kernel.events() else {
-            return faults;
-        };
-        if self.seen == Some(events) {
-            return faults;
-        }
-        self.seen = Some(events);
         let Ok(contexts) = kernel.list(WATCHED) else {
             return faults;
         };
