@@ -343,3 +343,55 @@ fn a_flooding_debugger_that_never_reads_costs_bounded_polls() {
     assert!(heap.is_object());
     drop(socks);
 }
+
+#[test]
+fn the_bridge_reads_the_token_the_rig_wrote() {
+    let Some(elf) = cell_elf() else {
+        return;
+    };
+    let suite = format!("mcp.token={TOKEN}");
+    let Some(g) = boot_guest_with(
+        &[],
+        move |o| {
+            o.env.retain(|e| *e != suite);
+            o.cell = Some(elf);
+        },
+        |_| {},
+    ) else {
+        return;
+    };
+    // The module generated the administrator's token; the rig wrote it to its file.
+    let token = support::guest::generated_admin_token(&g);
+    let file = iris::token::token_path(&iris::image::find_repo_root(), g.mcp.port());
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token);
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_gdb-bridge"))
+        .args(["--port", &g.mcp.port().to_string(), "--host-name", HOST])
+        .arg("--token-file")
+        .arg(&file)
+        .env_remove("IRIX7_MCP_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = bridge.stdin.take().unwrap();
+        stdin.write_all(b"+$?#3f").unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // Closing its input ends the session (DELETE) and the bridge.
+    let out = bridge.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said} {err}");
+    assert!(
+        said.contains("$S05") || said.contains("$T05"),
+        "{said} {err}"
+    );
+    assert!(
+        g.rig
+            .wait_for_console("POST /debug/rsp -> detached", Duration::from_secs(5)),
+        "the bridge ended the session"
+    );
+}
