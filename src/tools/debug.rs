@@ -11,7 +11,7 @@ use crate::services::debug::debugger::{Kernel, exception_name};
 use crate::services::debug::session::{Session, Stop};
 use alloc::boxed::Box;
 use alloc::format;
-use alloc::vec;
+use alloc::vec::Vec;
 use indy::abi::{CTX_MEM_MAX, CtxStop, frame, status};
 use rpc::json::ObjectWriter;
 use rpc::mcp::{
@@ -437,7 +437,10 @@ fn read<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, To
             format!("`length` must be 1 to {CTX_MEM_MAX}"),
         ));
     }
-    let mut buf = vec![0u8; len];
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len)
+        .map_err(|_| ToolError::new(ErrorCode::Busy, "no heap for the read; retry later"))?;
+    buf.resize(len, 0);
     session(ctx, call.now_ms)?
         .read(addr, &mut buf)
         .map_err(error)?;
