@@ -6,8 +6,9 @@
 //! host both are plain `u32` guest addresses. `docs/abi.md` describes each entry.
 
 /// The ABI version this table describes. Version 10 added `block_read`; 11 added `irq_list`
-/// and `bus_probe`; 12 added `image_info`; 13 added `boot_info`; 14 added `serial_write`.
-pub const ABI_VERSION: u32 = 14;
+/// and `bus_probe`; 12 added `image_info`; 13 added `boot_info`; 14 added `serial_write`; 15
+/// added the debuggable contexts (`ctx_*`).
+pub const ABI_VERSION: u32 = 15;
 /// The oldest kernel ABI the module can run on. Entries newer than this are optional: the
 /// module checks the table's `size` before calling one (see [`AbiTable::has`]).
 pub const ABI_MIN_VERSION: u32 = 10;
@@ -24,6 +25,8 @@ pub mod status {
     pub const E_ABI_SIZE: i32 = -2;
     pub const E_NOMEM: i32 = -3;
     pub const E_IO: i32 = -5;
+    /// The context is not in the state the call needs (running where it must be stopped).
+    pub const E_BUSY: i32 = -16;
     pub const E_NODEV: i32 = -19;
     pub const E_INVAL: i32 = -22;
     pub const E_RANGE: i32 = -34;
@@ -204,6 +207,112 @@ pub struct BootInfo {
     pub flight_size: u32,
 }
 
+/// Words of a context's register frame ([`CtxFrame`]).
+pub const CTX_FRAME_WORDS: usize = 72;
+/// Frame word of each register, in GDB's raw order for 32-bit MIPS (the `g` packet's order):
+/// `r0..r31` are words 0–31.
+pub mod frame {
+    pub const SR: usize = 32;
+    pub const LO: usize = 33;
+    pub const HI: usize = 34;
+    pub const BAD: usize = 35;
+    pub const CAUSE: usize = 36;
+    pub const PC: usize = 37;
+    /// `f0`; `f31` is word 69.
+    pub const F0: usize = 38;
+    pub const FCSR: usize = 70;
+    pub const FIR: usize = 71;
+}
+
+/// A stopped context's registers: 72 words in GDB's MIPS order ([`frame`]), native
+/// (big-endian) words. A soft-float kernel answers zero for the FPU words.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CtxFrame {
+    pub w: [u32; CTX_FRAME_WORDS],
+}
+
+impl Default for CtxFrame {
+    fn default() -> Self {
+        CtxFrame {
+            w: [0; CTX_FRAME_WORDS],
+        }
+    }
+}
+
+/// `CtxInfo::state`: it runs (time-sliced beside the module).
+pub const CTX_RUNNING: u32 = 0;
+/// `CtxInfo::state`: it is stopped (a breakpoint, an exception or a requested stop).
+pub const CTX_STOPPED: u32 = 1;
+/// `CtxInfo::state`: it has returned from its entry point; nothing of it runs again.
+pub const CTX_EXITED: u32 = 2;
+
+/// One debuggable context as the kernel lists it (`ctx_list`, ABI ≥ 15): a cell the kernel
+/// time-slices beside the module, in its own window of memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CtxInfo {
+    /// Its id, never 0 (the module names it so in every `ctx_*` call).
+    pub id: u32,
+    /// [`CTX_RUNNING`], [`CTX_STOPPED`] or [`CTX_EXITED`].
+    pub state: u32,
+    /// Reserved, 0.
+    pub flags: u32,
+    /// Its pc when stopped, else 0.
+    pub pc: u32,
+    /// Its window of memory (KSEG0 addresses): what `ctx_mem_read`/`ctx_mem_write` reach.
+    pub base: u32,
+    pub size: u32,
+    /// NUL-padded name.
+    pub name: [u8; 16],
+}
+
+/// `CtxStop::why`: a CPU exception (`exc_code` says which; a `break` is 9).
+pub const STOP_EXCEPTION: u32 = 1;
+/// `CtxStop::why`: `ctx_stop` asked for it.
+pub const STOP_REQUESTED: u32 = 2;
+/// `CtxStop::why`: it returned from its entry point.
+pub const STOP_EXITED: u32 = 3;
+
+/// MIPS exception codes (`Cause.ExcCode`) a stop may carry.
+pub mod exc {
+    pub const INT: u32 = 0;
+    pub const TLBL: u32 = 2;
+    pub const TLBS: u32 = 3;
+    pub const ADEL: u32 = 4;
+    pub const ADES: u32 = 5;
+    pub const IBE: u32 = 6;
+    pub const DBE: u32 = 7;
+    pub const SYS: u32 = 8;
+    pub const BP: u32 = 9;
+    pub const RI: u32 = 10;
+    pub const CPU: u32 = 11;
+    pub const OV: u32 = 12;
+    pub const TR: u32 = 13;
+    pub const FPE: u32 = 15;
+}
+
+/// Why a context last stopped (`ctx_stop_info`, ABI ≥ 15).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CtxStop {
+    /// Which stop of the context this is (1, 2, …).
+    pub seq: u32,
+    /// [`STOP_EXCEPTION`], [`STOP_REQUESTED`] or [`STOP_EXITED`].
+    pub why: u32,
+    /// `Cause.ExcCode` for an exception ([`exc`]), else 0.
+    pub exc_code: u32,
+    /// EPC: the faulting instruction, or the branch when it sat in a delay slot.
+    pub pc: u32,
+    /// BadVAddr for an address error or TLB exception, else 0.
+    pub bad: u32,
+    /// Cause: `exc_code << 2`, bit 31 (BD) when the instruction sat in a delay slot.
+    pub cause: u32,
+}
+
+/// Most bytes one `ctx_mem_read` or `ctx_mem_write` moves.
+pub const CTX_MEM_MAX: usize = 4096;
+
 /// The machine status block the kernel keeps up to date (read-only for the module).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -282,6 +391,33 @@ pub struct AbiTable {
     /// draws on the screen: for text a person at the serial line may read but a picture of the
     /// screen must not show (the generated token). Returns bytes written. ABI ≥ 14.
     pub serial_write: GuestFn<unsafe extern "C" fn(*const u8, usize) -> i32>,
+    /// Stops of every context ever (wraps at 2^32): the module polls it, and calls
+    /// `ctx_stop_info` when it changed. A stop is never a callback into the module. ABI ≥ 15.
+    pub ctx_events: GuestPtr<u32>,
+    /// Fill up to `max` debuggable contexts: `(buf, max)` → number of contexts. ABI ≥ 15.
+    pub ctx_list: GuestFn<unsafe extern "C" fn(*mut CtxInfo, usize) -> i32>,
+    /// Stop context `id` (a requested stop); it is stopped when the call returns (one CPU): `(id)`
+    /// → 0, or `E_INVAL` for no such context, `E_BUSY` when it has exited. ABI ≥ 15.
+    pub ctx_stop: GuestFn<unsafe extern "C" fn(u32) -> i32>,
+    /// Let stopped context `id` run on from its frame's pc: `(id)` → 0, `E_BUSY` when it is
+    /// running or has exited. ABI ≥ 15.
+    pub ctx_resume: GuestFn<unsafe extern "C" fn(u32) -> i32>,
+    /// Why context `id` last stopped: `(id, out)` → 1 stopped (`out` filled), 0 running, 2
+    /// exited (`out` filled), or a negative status. ABI ≥ 15.
+    pub ctx_stop_info: GuestFn<unsafe extern "C" fn(u32, *mut CtxStop) -> i32>,
+    /// Copy stopped context `id`'s register frame: `(id, out)` → 0 or `E_BUSY`. ABI ≥ 15.
+    pub ctx_regs_get: GuestFn<unsafe extern "C" fn(u32, *mut CtxFrame) -> i32>,
+    /// Set stopped context `id`'s registers from a frame (`r0`, `bad`, `cause`, the FPU words
+    /// and `fir` are ignored): `(id, frame)` → 0 or `E_BUSY`. ABI ≥ 15.
+    pub ctx_regs_set: GuestFn<unsafe extern "C" fn(u32, *const CtxFrame) -> i32>,
+    /// Read context `id`'s memory: `(id, va, buf, len)` → bytes read, or `E_RANGE` when any of
+    /// `va..va+len` is outside the context's window (`CtxInfo::base`, `size`), at most
+    /// [`CTX_MEM_MAX`] a call. ABI ≥ 15.
+    pub ctx_mem_read: GuestFn<unsafe extern "C" fn(u32, u32, *mut u8, usize) -> i32>,
+    /// Write stopped context `id`'s memory, keeping the instruction cache coherent (code the
+    /// context runs next is what was written): `(id, va, data, len)` → bytes written, `E_BUSY`
+    /// while it runs, `E_RANGE` outside its window, at most [`CTX_MEM_MAX`] a call. ABI ≥ 15.
+    pub ctx_mem_write: GuestFn<unsafe extern "C" fn(u32, u32, *const u8, usize) -> i32>,
 }
 
 impl AbiTable {
@@ -293,7 +429,7 @@ impl AbiTable {
 }
 
 /// Number of 32-bit words in the table.
-pub const ABI_TABLE_WORDS: usize = 26;
+pub const ABI_TABLE_WORDS: usize = 35;
 /// Size of the table in bytes.
 pub const ABI_TABLE_SIZE: u32 = (ABI_TABLE_WORDS * 4) as u32;
 /// Size of an ABI 10 table (up to `console_input`): the least the module accepts.
@@ -305,6 +441,9 @@ const _: () = assert!(core::mem::size_of::<ProcInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<IrqInfo>() == 32);
 const _: () = assert!(core::mem::size_of::<ImageInfo>() == 68);
 const _: () = assert!(core::mem::size_of::<BootInfo>() == 204);
+const _: () = assert!(core::mem::size_of::<CtxInfo>() == 40);
+const _: () = assert!(core::mem::size_of::<CtxStop>() == 24);
+const _: () = assert!(core::mem::size_of::<CtxFrame>() == CTX_FRAME_WORDS * 4);
 const _: () = assert!(core::mem::offset_of!(AbiTable, irq_list) == ABI_TABLE_MIN_SIZE as usize);
 
 /// The module's exported entry points (symbols the loader looks up).

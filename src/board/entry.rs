@@ -23,6 +23,7 @@ use crate::net::tcp_wire::TcpWire;
 use crate::services::audit::AuditLog;
 use crate::services::boot::BootReport;
 use crate::services::context::Services;
+use crate::services::debug::debugger::Debugger;
 use crate::services::entropy::Entropy;
 use crate::services::events::Events;
 use crate::services::fs::{Disk, mount};
@@ -402,6 +403,7 @@ fn start(
         serial_waiters: Waiters::new(budgets.serial_waiters),
         console_secret,
         boot: Rc::new(boot),
+        debugger: Debugger::new(Some(Rc::new(kernel))),
         policy: if config.confirm {
             alloc::format!(
                 "{}, destructive tools ask first (mcp.confirm)",

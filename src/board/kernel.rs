@@ -2,14 +2,15 @@
 //! keeps it until `exit`), so the binding holds a `'static` reference.
 
 use crate::board::mmio;
+use crate::hil::debug::{Contexts, CtxState};
 use crate::hil::platform::{Console, Machine, Power};
 use crate::hil::raw_bus::{MmioError, RawBus};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem::offset_of;
 use indy::abi::{
-    AbiTable, BootInfo, FLIGHT_REGION_SIZE, ImageInfo, IrqInfo, MachineStatus, ProcInfo,
-    SERIAL_RING_SIZE, status,
+    AbiTable, BootInfo, CTX_MEM_MAX, CtxFrame, CtxInfo, CtxStop, FLIGHT_REGION_SIZE, ImageInfo,
+    IrqInfo, MachineStatus, ProcInfo, SERIAL_RING_SIZE, status,
 };
 
 /// Longest environment value the module reads; longer values are refused, not cut.
@@ -293,6 +294,116 @@ impl Kernel {
         // SAFETY: the entry exists; the kernel probes under its bus-error handler.
         let r = unsafe { (self.table.bus_probe)(phys, width) };
         if r < 0 { Err(r) } else { Ok(()) }
+    }
+}
+
+impl Kernel {
+    /// Whether the kernel's table has ABI 15's contexts (its last entry, `ctx_mem_write`).
+    fn has_contexts(&self) -> Result<(), i32> {
+        if self.table.has(offset_of!(AbiTable, ctx_mem_write) + 4)
+            && !self.table.ctx_events.is_null()
+        {
+            Ok(())
+        } else {
+            Err(status::E_NOSYS)
+        }
+    }
+}
+
+/// A kernel status as a result: negative is an error, the rest a value.
+fn checked(r: i32) -> Result<i32, i32> {
+    if r < 0 { Err(r) } else { Ok(r) }
+}
+
+impl Contexts for Kernel {
+    fn events(&self) -> Result<u32, i32> {
+        self.has_contexts()?;
+        // SAFETY: the entry exists (checked above) and points to the kernel's word, valid and
+        // aligned for the module's lifetime; volatile, since the kernel bumps it between calls.
+        Ok(unsafe { core::ptr::read_volatile(self.table.ctx_events) })
+    }
+
+    fn list(&self, max: usize) -> Result<Vec<CtxInfo>, i32> {
+        self.has_contexts()?;
+        let mut list = Vec::new();
+        list.try_reserve_exact(max).map_err(|_| status::E_NOMEM)?;
+        list.resize(max, CtxInfo::default());
+        // SAFETY: the entry exists and the buffer holds `max` entries.
+        let n = checked(unsafe { (self.table.ctx_list)(list.as_mut_ptr(), max) })?;
+        list.truncate((n as usize).min(max));
+        Ok(list)
+    }
+
+    fn stop(&self, id: u32) -> Result<(), i32> {
+        self.has_contexts()?;
+        // SAFETY: the entry exists; a plain call.
+        checked(unsafe { (self.table.ctx_stop)(id) }).map(|_| ())
+    }
+
+    fn resume(&self, id: u32) -> Result<(), i32> {
+        self.has_contexts()?;
+        // SAFETY: as above.
+        checked(unsafe { (self.table.ctx_resume)(id) }).map(|_| ())
+    }
+
+    fn state(&self, id: u32) -> Result<CtxState, i32> {
+        self.has_contexts()?;
+        let mut stop = CtxStop::default();
+        // SAFETY: the entry exists and `stop` is a live, writable `CtxStop`.
+        match checked(unsafe { (self.table.ctx_stop_info)(id, &mut stop) })? {
+            0 => Ok(CtxState::Running),
+            2 => Ok(CtxState::Exited(stop)),
+            _ => Ok(CtxState::Stopped(stop)),
+        }
+    }
+
+    fn regs(&self, id: u32) -> Result<CtxFrame, i32> {
+        self.has_contexts()?;
+        let mut frame = CtxFrame::default();
+        // SAFETY: the entry exists and `frame` is a live, writable frame.
+        checked(unsafe { (self.table.ctx_regs_get)(id, &mut frame) })?;
+        Ok(frame)
+    }
+
+    fn set_regs(&self, id: u32, frame: &CtxFrame) -> Result<(), i32> {
+        self.has_contexts()?;
+        // SAFETY: the entry exists and `frame` is a live frame.
+        checked(unsafe { (self.table.ctx_regs_set)(id, frame) }).map(|_| ())
+    }
+
+    fn read(&self, id: u32, va: u32, buf: &mut [u8]) -> Result<(), i32> {
+        self.has_contexts()?;
+        if buf.len() > CTX_MEM_MAX {
+            return Err(status::E_RANGE);
+        }
+        if buf.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the entry exists; `buf` is a live, writable slice of that length (the
+        // kernel copies from the context's window, which it checks, into it).
+        let n = checked(unsafe { (self.table.ctx_mem_read)(id, va, buf.as_mut_ptr(), buf.len()) })?;
+        if n as usize == buf.len() {
+            Ok(())
+        } else {
+            Err(status::E_IO)
+        }
+    }
+
+    fn write(&self, id: u32, va: u32, data: &[u8]) -> Result<(), i32> {
+        self.has_contexts()?;
+        if data.len() > CTX_MEM_MAX {
+            return Err(status::E_RANGE);
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the entry exists; `data` is a live slice of that length.
+        let n = checked(unsafe { (self.table.ctx_mem_write)(id, va, data.as_ptr(), data.len()) })?;
+        if n as usize == data.len() {
+            Ok(())
+        } else {
+            Err(status::E_IO)
+        }
     }
 }
 

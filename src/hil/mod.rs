@@ -2,6 +2,7 @@
 //! kernel, tests over memory; services and tools use them without knowing which.
 
 pub mod block;
+pub mod debug;
 pub mod framebuffer;
 pub mod hpc3_bus;
 pub mod newport_bus;

@@ -6,6 +6,7 @@ pub mod access;
 pub mod budget;
 pub mod checksum;
 pub mod config;
+pub mod debug_rsp;
 pub mod frame;
 pub mod mdns;
 pub mod router;

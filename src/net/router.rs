@@ -9,7 +9,7 @@
 //! it needs the token); the details (address, heap, connections, date) are for a request that
 //! carries the token, checked and rate-limited like `/mcp` (docs/security.md).
 
-use super::{status_page, web_console};
+use super::{debug_rsp, status_page, web_console};
 use crate::hil::framebuffer::FbError;
 use crate::services::screen::{Capture, CaptureError, Format, Poll};
 use crate::tools::Ctx;
@@ -183,6 +183,10 @@ impl Handler for Router {
                 route::no_body(head)?;
                 self.mcp.admit(&head.headers, peer, proven, now_ms)
             }
+            debug_rsp::PATH if mcp_port => {
+                debug_rsp::check_head(head)?;
+                self.mcp.admit(&head.headers, peer, proven, now_ms)
+            }
             path if web_console::asset(path, mcp_port).is_some() => {
                 route::get_only(head)?;
                 route::no_body(head)?;
@@ -199,6 +203,16 @@ impl Handler for Router {
             "/" | "/index.html" => self.status_page(req, peer),
             "/mcp" if mcp_port => self.mcp.handle(req, peer, now_ms),
             crate::tools::screen::BMP_PATH if mcp_port => self.screen_bmp(req, peer),
+            debug_rsp::PATH if mcp_port => {
+                let door = Door::Route(capabilities::DEBUG_RSP);
+                match self.mcp.authorize(&req.headers, peer, door) {
+                    Ok(authority) => {
+                        let ctx = self.mcp.context().clone();
+                        debug_rsp::exchange(&ctx, req, peer, authority.token_name(), now_ms)
+                    }
+                    Err(refused) => refused,
+                }
+            }
             path => match web_console::asset(path, mcp_port) {
                 Some(asset) => match route::get_only(req) {
                     Ok(()) => {

@@ -6,6 +6,7 @@ use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::Platform;
 use crate::services::audit::{self, AuditLog};
 use crate::services::boot::BootReport;
+use crate::services::debug::debugger::Debugger;
 use crate::services::events::{self, Events};
 use crate::services::fs::{DiskOpener, Fs, FsError};
 use crate::services::memory::MemoryPlan;
@@ -56,6 +57,8 @@ pub struct Services {
     pub console_secret: Option<Span>,
     /// Why this boot happened and what survived of the previous one (read once at init).
     pub boot: Rc<BootReport>,
+    /// The debugger of the kernel's contexts: its one session, and the faults it watches for.
+    pub debugger: Debugger,
 }
 
 impl Services {
@@ -122,6 +125,11 @@ impl Services {
                 events::WATCHDOG_MS
             );
             self.record_event(now_ms, events::Kind::WatchdogNearMiss, &detail);
+        }
+        if let Some(faults) = self.debugger.poll(now_ms) {
+            for fault in faults {
+                self.record_event(now_ms, events::Kind::Context, &fault.line());
+            }
         }
     }
 

@@ -34,6 +34,8 @@ pub enum Kind {
     WatchdogNearMiss,
     /// The module's IPv4 address was given, changed or lost.
     Address,
+    /// A context of the kernel (a cell) faulted or exited (`services::debug`).
+    Context,
 }
 
 impl Kind {
@@ -45,6 +47,7 @@ impl Kind {
             Kind::DeployRefused => "deploy-refused",
             Kind::WatchdogNearMiss => "watchdog-near-miss",
             Kind::Address => "address",
+            Kind::Context => "context",
         }
     }
 }

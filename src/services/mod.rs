@@ -6,6 +6,7 @@ pub mod audit;
 pub mod boot;
 pub mod console_mark;
 pub mod context;
+pub mod debug;
 pub mod duration;
 pub mod entropy;
 pub mod events;

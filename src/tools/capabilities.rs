@@ -14,6 +14,8 @@ use Privilege::{Administer, Observe, Operate};
 pub const STATUS_DETAILS: &str = "GET /";
 /// The whole screen as a BMP.
 pub const SCREEN_BMP: &str = "GET /screen.bmp";
+/// GDB's remote protocol to the cell debugger (`net::debug_rsp`; its DELETE too).
+pub const DEBUG_RSP: &str = "POST /debug/rsp";
 
 /// The table the module's server judges by.
 pub const TABLE: Table = Table {
@@ -128,6 +130,18 @@ const ROWS: &[Capability] = &[
     ),
     // Administer: the rest.
     row("fs.remove", Administer, &[Tool("fs.remove")]),
+    // The cell debugger: each agent's tool, and GDB's door (which can do what they all do).
+    row("debug.attach", Administer, &[Tool("debug.attach")]),
+    row("debug.detach", Administer, &[Tool("debug.detach")]),
+    row("debug.break", Administer, &[Tool("debug.break")]),
+    row("debug.clear", Administer, &[Tool("debug.clear")]),
+    row("debug.continue", Administer, &[Tool("debug.continue")]),
+    row("debug.interrupt", Administer, &[Tool("debug.interrupt")]),
+    row("debug.step", Administer, &[Tool("debug.step")]),
+    row("debug.regs", Administer, &[Tool("debug.regs")]),
+    row("debug.read", Administer, &[Tool("debug.read")]),
+    row("debug.write", Administer, &[Tool("debug.write")]),
+    row("debug.gdb", Administer, &[Route(DEBUG_RSP)]),
     row("input.keys", Administer, &[Tool("input.keys")]),
     row(
         "system.reset",

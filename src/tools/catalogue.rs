@@ -228,8 +228,11 @@ pub fn render(s: &mut McpServer<Ctx>) -> String {
             schema_table(&mut o, "Output (`structuredContent`)", out);
         }
     }
-    o.push_str("## Reserved names\n\n");
-    for r in s.tools().reserved() {
+    let reserved = s.tools().reserved();
+    if !reserved.is_empty() {
+        o.push_str("## Reserved names\n\n");
+    }
+    for r in reserved {
         let names: Vec<String> = r.names.iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(
             o,
@@ -330,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn the_catalogue_shows_every_tool_with_its_errors_and_the_reserved_names() {
+    fn the_catalogue_shows_every_tool_with_its_errors() {
         let mut s = harness::server();
         let md = render(&mut s);
         let names: Vec<&str> = s.tools().defs().map(|d| d.name).collect();
@@ -356,9 +359,8 @@ mod tests {
                 d.output_schema.is_some()
             );
         }
-        assert!(md.contains("`debug.attach`") && md.contains("`debug.step`"));
+        assert!(md.contains("### `debug.attach`") && md.contains("### `debug.step`"));
         assert!(md.contains("`irix7://serial`") && md.contains("`irix7://status`"));
-        assert!(!md.contains("### `debug."));
     }
 
     #[test]

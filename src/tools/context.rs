@@ -5,8 +5,8 @@
 
 use super::devices::raw_access::RawAccess;
 use super::reach::{
-    AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Disks, Files, MachineEvents, MachineFacts,
-    NetFigures, PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
+    AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Debugging, Disks, Files, MachineEvents,
+    MachineFacts, NetFigures, PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
 };
 use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
@@ -40,6 +40,12 @@ impl Ctx {
 
     pub fn services_mut(&mut self) -> &mut Services {
         &mut self.services
+    }
+}
+
+impl Debugging for Ctx {
+    fn debugger(&mut self) -> &mut crate::services::debug::debugger::Debugger {
+        &mut self.services_mut().debugger
     }
 }
 

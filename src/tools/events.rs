@@ -18,7 +18,7 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[ResourceDef {
     title: Some("Machine events"),
     description: "The machine's events since boot as JSON, oldest first (newest last): \
                   `events` ({seq, at_ms, kind, detail}; kinds boot, reset-requested, \
-                  shutdown-requested, deploy-refused, watchdog-near-miss, address), the boot's \
+                  shutdown-requested, deploy-refused, watchdog-near-miss, address, context), the boot's \
                   `boot_cause`, `total` recorded, `dropped` from the ring of 64, and \
                   `uptime_ms` now. Subscribable: an update at most every 250 ms when an event \
                   is added. Events do not survive a reset: after one, `seq` starts at 1 with \

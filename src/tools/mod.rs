@@ -88,6 +88,11 @@ const FAMILIES: &[Family] = &[
         tasks: &[],
         about: "physical memory and registers, as root (writes can hang the machine)",
     },
+    Family {
+        tools: debug::TOOLS,
+        tasks: &[],
+        about: "the debugger of the kernel's cells (breakpoints, steps, registers)",
+    },
 ];
 
 // Every tool of every family has its `Tool` door in the capability table, and the table no
@@ -119,7 +124,6 @@ pub fn register(server: &mut McpServer<Ctx>) -> Result<(), RegistryError> {
         server.register_tools(f.tools)?;
         server.add_task_tools(f.tasks);
     }
-    server.reserve_tools(debug::RESERVED)?;
     server.register_resources(system::RESOURCES);
     server.register_resources(events::RESOURCES);
     server.register_resources(serial::RESOURCES);

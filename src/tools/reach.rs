@@ -21,6 +21,11 @@ use crate::services::status::{NetUsage, Status};
 use core::cell::RefCell;
 use irix7_kmem::budget::Lease;
 
+/// The debugger of the kernel's contexts (`debug.*`).
+pub trait Debugging {
+    fn debugger(&mut self) -> &mut crate::services::debug::debugger::Debugger;
+}
+
 /// What the machine is: its status block, processes, interrupt sources, clock, and the ABI
 /// version the kernel offers.
 pub trait MachineFacts {

@@ -258,6 +258,36 @@ unsafe extern "C" fn irq_list(_: *mut IrqInfo, _: usize) -> i32 {
     0
 }
 
+// No cells yet (docs/debug.md, "MAME"): the table stops before ABI 15's entries, so the module
+// never calls these; they answer E_NOSYS should anything else.
+unsafe extern "C" fn ctx_list(_: *mut abi::CtxInfo, _: usize) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_id(_: u32) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_stop_info(_: u32, _: *mut abi::CtxStop) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_regs_get(_: u32, _: *mut abi::CtxFrame) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_regs_set(_: u32, _: *const abi::CtxFrame) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_mem_read(_: u32, _: u32, _: *mut u8, _: usize) -> i32 {
+    status::E_NOSYS
+}
+
+unsafe extern "C" fn ctx_mem_write(_: u32, _: u32, _: *const u8, _: usize) -> i32 {
+    status::E_NOSYS
+}
+
 unsafe extern "C" fn bus_probe(phys: u32, width: u32) -> i32 {
     if !matches!(width, 1 | 2 | 4) || !phys.is_multiple_of(width) {
         return status::E_INVAL;
@@ -380,8 +410,9 @@ pub fn boot() -> ! {
     st.unix_time = *BOOT_UNIX.get();
 
     let table: &'static AbiTable = Box::leak(Box::new(AbiTable {
-        version: abi::ABI_VERSION,
-        size: abi::ABI_TABLE_SIZE,
+        // ABI 14: this kernel runs no cells yet, so its table ends before `ctx_events`.
+        version: 14,
+        size: core::mem::offset_of!(AbiTable, ctx_events) as u32,
         console_write,
         serial_ring: SERIAL_RING.get().as_ptr(),
         serial_ring_size: abi::SERIAL_RING_SIZE,
@@ -412,6 +443,15 @@ pub fn boot() -> ! {
         },
         // This kernel draws nothing of its console on the screen: the serial line is all of it.
         serial_write: console_write,
+        ctx_events: core::ptr::null(),
+        ctx_list,
+        ctx_stop: ctx_id,
+        ctx_resume: ctx_id,
+        ctx_stop_info,
+        ctx_regs_get,
+        ctx_regs_set,
+        ctx_mem_read,
+        ctx_mem_write,
     }));
     // SAFETY: the loader found these symbols in the image's text, relocated at `base`.
     let init: extern "C" fn(*const AbiTable) -> i32 = unsafe { core::mem::transmute(loaded.init) };

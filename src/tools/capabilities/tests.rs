@@ -35,7 +35,7 @@ fn reachable() -> Vec<Door> {
         doors.push(Watch(w.uri));
     }
     doors.extend(BUILTINS.iter().map(|b| Builtin(b.name)));
-    doors.extend([STATUS_DETAILS, SCREEN_BMP, EVENT_STREAM_ROUTE].map(Route));
+    doors.extend([STATUS_DETAILS, SCREEN_BMP, DEBUG_RSP, EVENT_STREAM_ROUTE].map(Route));
     doors
 }
 

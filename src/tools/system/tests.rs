@@ -328,7 +328,17 @@ fn tools_are_listed_in_order() {
             "mmio.write",
             "dev.list",
             "irq.list",
-            "dma.list"
+            "dma.list",
+            "debug.attach",
+            "debug.detach",
+            "debug.break",
+            "debug.clear",
+            "debug.continue",
+            "debug.interrupt",
+            "debug.step",
+            "debug.regs",
+            "debug.read",
+            "debug.write"
         ]
     );
     let reset = &r["result"]["tools"][2];

@@ -84,7 +84,7 @@ mod tests {
             ("fs.readlink", json!({"path": "/x"}), "NODEV"),
             ("block.read", json!({"target": 3, "lba": 0}), "NODEV"),
             ("system.reset", json!({}), "BUSY"),
-            ("debug.regs", json!({}), "NOSYS"),
+            ("debug.attach", json!({}), "NOSYS"),
         ];
         // The first reset is scheduled; the second (in the table) is refused.
         let first = harness::call(&mut s, "system.reset", json!({}));

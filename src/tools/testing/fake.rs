@@ -237,6 +237,7 @@ pub fn ctx_with_ring(ring: Vec<u8>, head: u32) -> (Ctx, Rc<FakeState>) {
         serial_waiters: crate::services::serial_wait::Waiters::new(2),
         console_secret: None,
         boot: Default::default(),
+        debugger: crate::services::debug::debugger::Debugger::new(None),
     };
     let raw = RawAccess::granted(Box::new(FakeBus {
         state: state.clone(),

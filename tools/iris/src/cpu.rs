@@ -113,6 +113,8 @@ pub struct CpuState {
     pub stop_at: Cell<u64>,
     pub last_block: Cell<u64>,
     pub fault: RefCell<Option<Fault>>,
+    /// A cell runs (not the module): the kernel's stubs refuse it.
+    pub cell_running: Cell<bool>,
 }
 
 /// Host memory backing guest RAM; Unicorn maps it (twice for the alias), so it must outlive the

@@ -87,6 +87,10 @@ struct Cli {
     /// `panic`) instead of stopping the rig.
     #[arg(long)]
     reboot_on_panic: bool,
+    /// Run this cell beside the module (a static R4400 ELF linked in the cell window, e.g.
+    /// target/cell/cell.elf from `cargo xtask cell`): a context the module can debug.
+    #[arg(long, value_name = "ELF")]
+    cell: Option<PathBuf>,
     /// Count guest instructions per function of the module after init and print the top 30
     /// when the run ends (with --run-ms, or at power-off).
     #[arg(long)]
@@ -117,6 +121,7 @@ fn run(cli: Cli) -> Result<RunEnd, RigError> {
         wire_faults: cli.wire_faults,
         last_good_file: (!cli.no_last_good).then_some(cli.last_good),
         reboot_on_panic: cli.reboot_on_panic,
+        cell: cli.cell,
     };
     let mut rig = Rig::new(opts)?;
     if cli.screen_rgb24 {

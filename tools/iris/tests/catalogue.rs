@@ -1,7 +1,7 @@
 //! The tool catalogue against the booted product image: the guest's real `tools/list` (every
 //! page, over HTTP) equals the host registry's listing as `docs/tools.json` records it (a host
-//! test of the module keeps that file equal to the registry), and a reserved `debug.*` name
-//! answers `E_NOSYS` on the guest as on the host.
+//! test of the module keeps that file equal to the registry), and the debugger finds nothing to
+//! attach to on a guest without cells, and answers `E_NOSYS` on a kernel before ABI 15.
 
 mod support;
 
@@ -59,12 +59,25 @@ fn the_guests_tools_list_is_the_host_registrys() {
 }
 
 #[test]
-fn a_reserved_debug_name_answers_nosys_on_the_guest() {
+fn the_debugger_finds_no_context_on_a_guest_without_cells() {
     let Some(g) = boot_guest(&[]) else { return };
-    let r = call_tool(g.mcp, "debug.step", json!({}));
+    // ABI 15, but the rig runs no cell: there is nothing to attach to.
+    let r = call_tool(g.mcp, "debug.attach", json!({}));
     assert_eq!(r["isError"], true, "{r}");
-    assert_eq!(
-        first_text(&r),
-        "E_NOSYS: debug.step is reserved for the GDB stub milestone"
+    assert!(
+        first_text(&r).starts_with("E_INVAL: no such context"),
+        "{r}"
     );
+    let r = call_tool(g.mcp, "debug.step", json!({}));
+    assert!(first_text(&r).starts_with("E_INVAL: "), "{r}");
+}
+
+#[test]
+fn the_debugger_is_nosys_on_a_kernel_before_abi_15() {
+    let Some(g) = support::guest::boot_guest_with(&[], |_| {}, |r| r.offer_abi(14)) else {
+        return;
+    };
+    let r = call_tool(g.mcp, "debug.attach", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(first_text(&r).starts_with("E_NOSYS: "), "{r}");
 }

@@ -38,7 +38,7 @@ fn status_page_on_both_ports_with_live_uptime() {
     assert_eq!(a.status, 200);
     assert!(a.header("content-type").unwrap().starts_with("text/html"));
     for field in [
-        "irix7-mcp 0.1.0, ABI 14",
+        "irix7-mcp 0.1.0, ABI 15",
         "172.31.77.2",
         "08:00:69:",
         "64 MiB",

@@ -10,8 +10,9 @@ use std::process::Command;
 
 /// Where `cargo xtask image` puts the product image (what `boot/config.conf` points at).
 pub const IMAGE_PATH: &str = "target/image/irix7-mcp.o";
-/// The most text+rodata the image may have (768 KiB; README's figures).
-pub const IMAGE_BUDGET: usize = 768 * 1024;
+/// The most text+rodata the image may have (896 KiB since the cell debugger: gdbstub and
+/// `debug.*` took the last of 768; docs/image.md).
+pub const IMAGE_BUDGET: usize = 896 * 1024;
 /// The boot configuration the kernel (and the rig) read.
 pub const CONFIG_PATH: &str = "boot/config.conf";
 /// Where the changed image of the deploy test and the soak goes.

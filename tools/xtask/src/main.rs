@@ -2,6 +2,7 @@
 //! benchmarks. The README's two commands (`cargo iris`, `cargo xtask test`) start here.
 
 mod bench_json;
+mod cell;
 mod clients;
 mod cmd;
 mod conformance;
@@ -87,6 +88,9 @@ enum Cmd {
     /// Build the X25519 test image (target/image/x25519-test.o) that tools/iris/tests/x25519.rs
     /// boots: long straight-line blocks (docs/rig.md, "Which Unicorn").
     X25519Image,
+    /// Build the demo cell (target/cell/cell.elf) the rig runs beside the module for debugging
+    /// (`iris --cell`, docs/debug.md).
+    Cell,
     /// Check that the module's imports follow its layers, and where `unsafe` and path attributes may be.
     Layers,
     /// Build the EROFS fixture images into target/fixtures.
@@ -195,6 +199,7 @@ fn main() -> ExitCode {
         Cmd::CheckIsa { image } => check_isa(image),
         Cmd::Iris { args } => iris(args),
         Cmd::X25519Image => image::build_x25519_test_image(),
+        Cmd::Cell => cell::build_cell().map(|_| ()),
         Cmd::Layers => layers::run(),
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),

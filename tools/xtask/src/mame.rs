@@ -818,7 +818,7 @@ fn is_mame_noise(line: &str) -> bool {
 }
 
 /// The linker rustup ships beside rustc (the one `cargo xtask image` links with).
-fn rust_lld() -> Result<PathBuf, String> {
+pub(crate) fn rust_lld() -> Result<PathBuf, String> {
     let sysroot = cmd::output(Command::new("rustc").args(["--print", "sysroot"]))?;
     let vv = cmd::output(Command::new("rustc").arg("-vV"))?;
     let host = vv

@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 /// crate's bindings to it (bindgen); binutils-mips-linux-gnu gives
 /// the ISA audit its disassembler; erofs-utils builds the fixture images; python3-venv holds
 /// the Python MCP client tests; mame is the independent Indy model `cargo xtask mame` boots, and
-/// iproute2 addresses the tap MAME opens in its network namespace.
+/// iproute2 addresses the tap MAME opens in its network namespace; gdb-multiarch is the real
+/// GDB the debugger test drives against a cell (`tools/iris/tests/gdb.rs`, docs/debug.md).
 pub const DEBIAN: &[&str] = &[
     "cmake",
     "libclang-dev",
@@ -17,6 +18,7 @@ pub const DEBIAN: &[&str] = &[
     "python3-venv",
     "mame",
     "iproute2",
+    "gdb-multiarch",
 ];
 
 /// Makes sure rust-src, the Debian packages and the rig's fixed Unicorn are there.

@@ -2,7 +2,7 @@
 //! needs it (prerequisites, formatting, the image, its audit, unit tests, end-to-end tests).
 
 use crate::cmd::{self, repo_root};
-use crate::{bench_json, clients, conformance, image, isa, lab, layers, prereqs};
+use crate::{bench_json, cell, clients, conformance, image, isa, lab, layers, prereqs};
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -59,6 +59,10 @@ const STEPS: &[Step] = &[
         run: image::build_x25519_test_image,
     },
     Step {
+        name: "the demo cell the debugger tests run beside the module (tools/cell)",
+        run: build_cell,
+    },
+    Step {
         name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
         run: mame_step,
     },
@@ -104,6 +108,10 @@ const STEPS: &[Step] = &[
 /// channel B never drained the stand-in's first byte, so the serial capture stayed empty while
 /// the mailbox console showed the refusal (the stand-in halted at frame 500 instead of 125,
 /// each byte waiting out its bound); why MAME's SCC stalls is not known.
+fn build_cell() -> Result<(), String> {
+    cell::build_cell().map(|_| ())
+}
+
 fn mame_step() -> Result<(), String> {
     let smoke = crate::mame::Options {
         seconds: 20,
@@ -289,7 +297,11 @@ fn clippy_target() -> Result<(), String> {
     ];
     // The X25519 test image is a workspace of its own (its own lock file).
     let x25519 = format!("{}/Cargo.toml", image::X25519_CRATE.dir);
-    clippy(&module).and(clippy(&["--manifest-path", &x25519, "--locked"]))
+    // So is the demo cell.
+    let cell = format!("{}/Cargo.toml", cell::CELL_DIR);
+    clippy(&module)
+        .and(clippy(&["--manifest-path", &x25519, "--locked"]))
+        .and(clippy(&["--manifest-path", &cell, "--locked"]))
 }
 
 /// The workspace's tests, every binary run even after one fails. A failing test is named in
@@ -490,6 +502,7 @@ const FUZZ_TARGETS: &[(&str, usize)] = &[
     ("erofs_reader", 64 << 10),
     ("mdns_query", 2 << 10),
     ("flight_record", 4 << 10),
+    ("gdb_rsp", 64 << 10),
 ];
 
 /// The fuzz crate's tests (the heap budget, the full-path seeds' answers, the kept crash

@@ -29,10 +29,18 @@ pub enum AbiFn {
     IrqList,
     BusProbe,
     SerialWrite,
+    CtxList,
+    CtxStop,
+    CtxResume,
+    CtxStopInfo,
+    CtxRegsGet,
+    CtxRegsSet,
+    CtxMemRead,
+    CtxMemWrite,
 }
 
 impl AbiFn {
-    pub const ALL: [AbiFn; 16] = [
+    pub const ALL: [AbiFn; 24] = [
         AbiFn::ConsoleWrite,
         AbiFn::EnvGet,
         AbiFn::BlockRead,
@@ -49,6 +57,14 @@ impl AbiFn {
         AbiFn::IrqList,
         AbiFn::BusProbe,
         AbiFn::SerialWrite,
+        AbiFn::CtxList,
+        AbiFn::CtxStop,
+        AbiFn::CtxResume,
+        AbiFn::CtxStopInfo,
+        AbiFn::CtxRegsGet,
+        AbiFn::CtxRegsSet,
+        AbiFn::CtxMemRead,
+        AbiFn::CtxMemWrite,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +85,14 @@ impl AbiFn {
             AbiFn::IrqList => "irq_list",
             AbiFn::BusProbe => "bus_probe",
             AbiFn::SerialWrite => "serial_write",
+            AbiFn::CtxList => "ctx_list",
+            AbiFn::CtxStop => "ctx_stop",
+            AbiFn::CtxResume => "ctx_resume",
+            AbiFn::CtxStopInfo => "ctx_stop_info",
+            AbiFn::CtxRegsGet => "ctx_regs_get",
+            AbiFn::CtxRegsSet => "ctx_regs_set",
+            AbiFn::CtxMemRead => "ctx_mem_read",
+            AbiFn::CtxMemWrite => "ctx_mem_write",
         }
     }
 
@@ -141,6 +165,15 @@ pub fn build_table(heap_size: u32) -> AbiTable {
         image_info: p(memmap::ram_va(memmap::IMAGE_INFO_OFF)),
         boot_info: p(memmap::ram_va(memmap::BOOT_INFO_OFF)),
         serial_write: f(AbiFn::SerialWrite),
+        ctx_events: p(memmap::ram_va(memmap::CTX_EVENTS_OFF)),
+        ctx_list: f(AbiFn::CtxList),
+        ctx_stop: f(AbiFn::CtxStop),
+        ctx_resume: f(AbiFn::CtxResume),
+        ctx_stop_info: f(AbiFn::CtxStopInfo),
+        ctx_regs_get: f(AbiFn::CtxRegsGet),
+        ctx_regs_set: f(AbiFn::CtxRegsSet),
+        ctx_mem_read: f(AbiFn::CtxMemRead),
+        ctx_mem_write: f(AbiFn::CtxMemWrite),
     }
 }
 
@@ -152,6 +185,7 @@ pub fn table_bytes_as(version: u32, table: AbiTable) -> Vec<u8> {
         11 => offset_of!(AbiTable, image_info),
         12 => offset_of!(AbiTable, boot_info),
         13 => offset_of!(AbiTable, serial_write),
+        14 => offset_of!(AbiTable, ctx_events),
         _ => ABI_TABLE_SIZE as usize,
     };
     let mut b = table_bytes(table);

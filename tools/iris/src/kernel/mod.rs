@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod boot_info;
+pub mod cells;
 pub mod disks;
 pub mod irqs;
 pub mod procs;
@@ -93,6 +94,8 @@ pub struct Kernel {
     pub unix_time_at_boot: Option<u32>,
     /// Why this boot happened and what was kept of the previous one (`boot_info`).
     pub boot: boot_info::BootState,
+    /// The debuggable contexts (ABI 15): the cells the rig runs beside the module.
+    pub cells: cells::Cells,
 }
 
 fn phys_of(va: u32, len: u32) -> Option<u64> {
@@ -135,6 +138,7 @@ impl Kernel {
             heap_cap: None,
             unix_time_at_boot: None,
             boot: boot_info::BootState::power_on(),
+            cells: cells::Cells::default(),
         }
     }
 
@@ -248,6 +252,13 @@ impl Kernel {
     pub fn update_status(&self, mem: &mut dyn GuestMemory) {
         let bytes = abi::status_bytes(&self.status());
         let _ = mem.write(u64::from(RAM_PHYS + memmap::STATUS_OFF), &bytes);
+        self.write_ctx_events(mem);
+    }
+
+    /// Publish the count of context stops (`ctx_events`) where the module polls it.
+    pub fn write_ctx_events(&self, mem: &mut dyn GuestMemory) {
+        let at = u64::from(RAM_PHYS + memmap::CTX_EVENTS_OFF);
+        let _ = mem.write(at, &self.cells.events.to_be_bytes());
     }
 
     fn bad_pointer(&mut self, f: AbiFn, va: u32) -> AbiRet {
@@ -420,6 +431,18 @@ impl Kernel {
                 AbiRet::I32(n as i32)
             }
             AbiFn::BusProbe => AbiRet::I32(self.probe(a[0], a[1])),
+            AbiFn::CtxList
+            | AbiFn::CtxStop
+            | AbiFn::CtxResume
+            | AbiFn::CtxStopInfo
+            | AbiFn::CtxRegsGet
+            | AbiFn::CtxRegsSet
+            | AbiFn::CtxMemRead
+            | AbiFn::CtxMemWrite => {
+                let r = self.cells.call(f, a, mem);
+                self.write_ctx_events(mem);
+                r
+            }
         }
     }
 }

@@ -176,7 +176,7 @@ impl Rig {
         );
         self.image = Some(img);
         self.klog(&line);
-        Ok(())
+        self.load_cell()
     }
 
     /// Relocate an image and run its init.

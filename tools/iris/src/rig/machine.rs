@@ -241,7 +241,9 @@ fn install_stub_hook(cpu: &mut Cpu, kernel: Rc<RefCell<Kernel>>) -> Result<(), R
     let sentinel = sext(ram_va(memmap::RETURN_SENTINEL_OFF));
     cpu.uc
         .add_code_hook(lo, hi, move |uc, addr, _size| {
-            let Some(f) = AbiFn::from_stub(addr as u32) else {
+            // Only the module may call the kernel: a cell that jumps here stops instead.
+            let from_cell = st.cell_running.get();
+            let Some(f) = AbiFn::from_stub(addr as u32).filter(|_| !from_cell) else {
                 st.fault.borrow_mut().get_or_insert(Fault::BadStub { addr });
                 let _ = uc.emu_stop();
                 return;

@@ -8,6 +8,7 @@
 //! the accessors tests read.
 
 mod boot;
+mod cells;
 mod crash;
 mod last_good;
 mod machine;
@@ -35,6 +36,7 @@ use crate::net::{Forward, RigNet, WireFaults};
 use crate::profile::{Profile, ProfileHook};
 use indy::regs::mc::WATCHDOG_PERIOD_MS;
 
+pub use cells::{CELL_SLICE_INSNS, cell_symbol};
 pub use scheduler::{Counters, RunEnd, Step};
 
 /// The boot configuration's default path, relative to the repository root.
@@ -91,6 +93,9 @@ pub struct RigOptions {
     /// machine, the next boot's cause saying why (`panic`), instead of halting the rig with
     /// the crash as an error.
     pub reboot_on_panic: bool,
+    /// A cell to run beside the module (relative to the root): a static R4400 ELF linked in
+    /// the cell window (`cargo xtask cell`, docs/debug.md), loaded afresh at every boot.
+    pub cell: Option<PathBuf>,
 }
 
 /// What the kernel keeps across a warm reset, for [`Rig::corrupt_at_next_reset`].
@@ -124,6 +129,7 @@ impl Default for RigOptions {
             wire_faults: None,
             last_good_file: None,
             reboot_on_panic: false,
+            cell: None,
         }
     }
 }
@@ -192,6 +198,35 @@ impl Rig {
     /// cannot say why it booted; 13: no `serial_write`, so a generated token cannot be shown).
     pub fn offer_abi(&mut self, version: u32) {
         self.kernel.borrow_mut().offered_abi = version;
+    }
+
+    /// Calls kernel function `f` from the host with argument words `args`, as the module's call
+    /// through its stub would (without the trampoline, which `tests/abi.rs` covers): tests of
+    /// the kernel's side of an entry the module does not use on its own. Buffers go in the
+    /// scratch area ([`Rig::scratch_va`]).
+    pub fn kernel_call(
+        &mut self,
+        f: crate::kernel::abi::AbiFn,
+        args: [u32; 4],
+    ) -> crate::kernel::abi::AbiRet {
+        let mut mem = self.cpu.mem();
+        self.kernel.borrow_mut().call(f, args, &mut mem)
+    }
+
+    /// The KSEG0 address of the host's scratch buffer (8 KiB) for [`Rig::kernel_call`].
+    pub fn scratch_va(&self) -> u32 {
+        memmap::ram_va(memmap::HOST_SCRATCH_OFF)
+    }
+
+    /// Stops of every cell so far (`ctx_events`).
+    pub fn ctx_events(&self) -> u32 {
+        self.kernel.borrow().cells.events
+    }
+
+    /// Guest instructions cell `id` has run since it was loaded (`None`: no such cell).
+    pub fn cell_insns(&self, id: u32) -> Option<u64> {
+        let mut k = self.kernel.borrow_mut();
+        k.cells.get(id).map(|c| c.insns)
     }
 
     /// The trap hook: the next guest call (normally a poll) stops on a `break` trap, as the

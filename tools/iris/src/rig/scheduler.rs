@@ -125,6 +125,7 @@ impl Rig {
                     self.klog(&format!("kernel: irix7_mcp_poll failed with status {s}"));
                     return Err(RigError::PollFailed(s));
                 }
+                self.run_cells()?;
                 Ok(Step {
                     pending: s > 0,
                     busy,
