@@ -47,7 +47,16 @@ fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
 }
 
 fn client(stack: &mut NetStack<Loopback>, local_port: u16) -> SocketHandle {
-    let rx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
+    client_with_window(stack, local_port, 65536)
+}
+
+/// A client whose receive window is `window` bytes (a small one fills when it stops reading).
+fn client_with_window(
+    stack: &mut NetStack<Loopback>,
+    local_port: u16,
+    window: usize,
+) -> SocketHandle {
+    let rx = tcp::SocketBuffer::new(alloc::vec![0; window]);
     let tx = tcp::SocketBuffer::new(alloc::vec![0; 65536]);
     let h = stack.sockets.add(tcp::Socket::new(rx, tx));
     let cx = stack.iface.context();
@@ -505,16 +514,7 @@ fn a_full_pool_resets_the_longest_stalled_reader_for_a_new_client() {
     let mut now = 0;
     round(&mut stack, &mut server, &mut now);
     // Two token holders with small windows ask for a big answer and never read it.
-    let reader = |stack: &mut NetStack<Loopback>, port| {
-        let rx = tcp::SocketBuffer::new(alloc::vec![0; 2048]);
-        let tx = tcp::SocketBuffer::new(alloc::vec![0; 4096]);
-        let h = stack.sockets.add(tcp::Socket::new(rx, tx));
-        let cx = stack.iface.context();
-        let s = stack.sockets.get_mut::<tcp::Socket>(h);
-        s.connect(cx, IpEndpoint::new(IP.into(), 7801), port)
-            .unwrap();
-        h
-    };
+    let reader = |stack: &mut NetStack<Loopback>, port| client_with_window(stack, port, 2048);
     let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let big = "GET /big HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n";
     let first = reader(&mut stack, 48000);

@@ -16,26 +16,10 @@ use indy::map::unmapped_phys;
 use iris::Rig;
 use iris::kernel::abi::{AbiFn, AbiRet};
 use iris::rig::cell_symbol;
+use support::image::cell_elf;
 use support::synthetic::*;
 
 const BREAK: u32 = 0x0000_000D;
-
-/// The demo cell's ELF: `IRIX7_CELL`, or `target/cell/cell.elf` in the repository; `None`
-/// (the test skips, saying so) when it was not built and no `IRIX7_CELL` demands it.
-fn cell_elf() -> Option<PathBuf> {
-    let path = std::env::var_os("IRIX7_CELL").map_or_else(
-        || iris::image::find_repo_root().join("target/cell/cell.elf"),
-        PathBuf::from,
-    );
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var_os("IRIX7_CELL").is_some() {
-        panic!("IRIX7_CELL {} does not exist", path.display());
-    }
-    eprintln!("skipped: {} not built (cargo xtask cell)", path.display());
-    None
-}
 
 struct Cell {
     rig: Rig,

@@ -6,33 +6,18 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use iris::rig::cell_symbol;
 use serde_json::{Value, json};
 use support::guest::{Guest, HOST, TOKEN, boot_guest_with};
 use support::http::request;
+use support::image::cell_elf;
 use support::mcp::{GuestClient, call_tool_with_token, tool_ok, with_bearer};
 use support::reset::{try_status, wait_for_reset};
 
 const WATCHER: &str = "watcher-token-0123456789";
 const OPERATOR: &str = "operator-token-0123456789";
-
-fn cell_elf() -> Option<PathBuf> {
-    let path = std::env::var_os("IRIX7_CELL").map_or_else(
-        || iris::image::find_repo_root().join("target/cell/cell.elf"),
-        PathBuf::from,
-    );
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var_os("IRIX7_CELL").is_some() {
-        panic!("IRIX7_CELL {} does not exist", path.display());
-    }
-    eprintln!("skipped: {} not built (cargo xtask cell)", path.display());
-    None
-}
 
 struct Syms {
     mix: u32,

@@ -8,7 +8,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,22 +16,8 @@ use iris::rig::cell_symbol;
 use serde_json::json;
 use support::guest::{Guest, HOST, TOKEN, boot_guest_with};
 use support::http::request;
+use support::image::cell_elf;
 use support::mcp::{call_tool, tool_ok, with_bearer};
-
-fn cell_elf() -> Option<PathBuf> {
-    let path = std::env::var_os("IRIX7_CELL").map_or_else(
-        || iris::image::find_repo_root().join("target/cell/cell.elf"),
-        PathBuf::from,
-    );
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var_os("IRIX7_CELL").is_some() {
-        panic!("IRIX7_CELL {} does not exist", path.display());
-    }
-    eprintln!("skipped: {} not built (cargo xtask cell)", path.display());
-    None
-}
 
 fn have_gdb() -> bool {
     let ok = Command::new("gdb-multiarch")

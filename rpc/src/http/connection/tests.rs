@@ -171,7 +171,7 @@ fn assert_lingers(c: &mut Connection) {
 }
 
 /// Polls and takes all output, as a socket that accepts everything would.
-fn drain(c: &mut Connection, h: &mut TestHandler, now: u64) -> Vec<u8> {
+fn drain(c: &mut Connection, h: &mut dyn Handler, now: u64) -> Vec<u8> {
     let mut all = Vec::new();
     loop {
         c.poll(now, h);
@@ -859,17 +859,7 @@ fn a_refused_head_without_a_body_keeps_the_connection() {
         0,
         &mut h,
     );
-    let mut out = Vec::new();
-    loop {
-        c.poll(0, &mut h);
-        let n = c.pending_output().len();
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(c.pending_output());
-        c.mark_sent(n, 0);
-    }
-    let r = replies(&out);
+    let r = replies(&drain(&mut c, &mut h, 0));
     assert_eq!(r.iter().map(|r| r.status).collect::<Vec<_>>(), [404, 200]);
     assert_eq!(r[0].header("connection"), None);
     assert!(!c.is_finished());
@@ -914,17 +904,7 @@ fn a_connection_that_keeps_failing_the_token_check_is_closed() {
     }
     script.push_str(good);
     c.recv(script.as_bytes(), 0, &mut g);
-    let mut out = Vec::new();
-    for _ in 0..100 {
-        c.poll(0, &mut g);
-        let n = c.pending_output().len();
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(c.pending_output());
-        c.mark_sent(n, 0);
-    }
-    let r = replies(&out);
+    let r = replies(&drain(&mut c, &mut g, 0));
     let mut want = vec![401; MAX_UNAUTHORIZED - 1];
     want.push(200);
     want.extend(vec![401; MAX_UNAUTHORIZED]);

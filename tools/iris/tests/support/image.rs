@@ -102,3 +102,20 @@ pub fn changed_image() -> Option<Vec<u8>> {
         }
     }
 }
+
+/// The demo cell's ELF: `IRIX7_CELL`, or `target/cell/cell.elf` in the repository; `None`
+/// (the test skips, saying so) when it was not built and no `IRIX7_CELL` demands it.
+pub fn cell_elf() -> Option<PathBuf> {
+    let path = std::env::var_os("IRIX7_CELL").map_or_else(
+        || iris::image::find_repo_root().join("target/cell/cell.elf"),
+        PathBuf::from,
+    );
+    if path.is_file() {
+        return Some(path);
+    }
+    if std::env::var_os("IRIX7_CELL").is_some() {
+        panic!("IRIX7_CELL {} does not exist", path.display());
+    }
+    eprintln!("skipped: {} not built (cargo xtask cell)", path.display());
+    None
+}

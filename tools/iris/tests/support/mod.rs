@@ -1,5 +1,6 @@
 //! The one harness of the iris integration tests, one concern per file:
-//! - `image`: find the product image (or skip the test) and give a rig a private copy of it;
+//! - `image`: find the product image and the demo cell (or skip the test) and give a rig a private
+//!   copy of the image;
 //! - `guest`: boot a rig with the real image and its server ports forwarded to the host;
 //! - `http`: a plain TCP/HTTP client (responses, chunked bodies, SSE streams);
 //! - `mcp`: MCP requests and tool calls over that client;
