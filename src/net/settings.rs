@@ -108,6 +108,17 @@ impl Settings {
             notes.push(format!("mcp.tokens refused ({why}): no lesser tokens"));
             Vec::new()
         });
+        // A lesser token with the administrator's secret would be the administrator (the
+        // administrator's match wins), whatever role it names: fail closed.
+        let tokens = match (&token, tokens) {
+            (TokenChoice::Use(admin, _), tokens) if tokens.iter().any(|t| t.secret == *admin) => {
+                notes.push(String::from(
+                    "mcp.tokens refused (a secret is mcp.token's): no lesser tokens",
+                ));
+                Vec::new()
+            }
+            (_, tokens) => tokens,
+        };
         let confirm =
             rpc::mcp::confirm::parse(env("mcp.confirm").as_deref()).unwrap_or_else(|| {
                 notes.push(String::from(

@@ -182,6 +182,24 @@ fn lesser_tokens_that_do_not_parse_give_none() {
 }
 
 #[test]
+fn a_lesser_token_with_the_administrators_secret_gives_none() {
+    let admin = "admin-secret-0123456789";
+    let s = read(&[
+        ("mcp.token", admin),
+        (
+            "mcp.tokens",
+            &format!("watcher:observe:{admin},ci:operate:ci-secret-0123456789"),
+        ),
+    ]);
+    assert!(s.tokens.is_empty());
+    assert_eq!(
+        note(&s),
+        "mcp.tokens refused (a secret is mcp.token's): no lesser tokens"
+    );
+    assert!(s.notes.iter().all(|n| !n.contains(admin)), "{:?}", s.notes);
+}
+
+#[test]
 fn consent_is_on_off_and_on_when_unclear() {
     assert!(read(&[("mcp.confirm", "on")]).confirm);
     assert!(!read(&[("mcp.confirm", "off")]).confirm);

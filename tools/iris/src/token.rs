@@ -96,15 +96,20 @@ impl Drop for TokenFiles {
     }
 }
 
-/// Writes the token readable by its owner only.
+/// Writes the token readable by its owner only. The temporary file is made anew: one left
+/// behind (or a link someone put there) is removed first, never followed or reused with its
+/// mode.
 fn write_private(path: &Path, token: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let tmp = path.with_extension("tmp");
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(&tmp)?;
     f.write_all(token.as_bytes())?;
@@ -163,6 +168,24 @@ mod tests {
             assert_eq!(files.current(), Some("4567"));
         }
         assert!(!path.exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_left_over_temporary_file_or_link_is_replaced_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = std::env::temp_dir().join(format!("iris-token-link-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let path = root.join("token-1");
+        let elsewhere = root.join("elsewhere");
+        std::fs::write(&elsewhere, "kept\n").unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, path.with_extension("tmp")).unwrap();
+        write_private(&path, "secret").unwrap();
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
         let _ = std::fs::remove_dir_all(&root);
     }
 }
