@@ -97,6 +97,7 @@ fn case(data: &[u8]) {
         first_byte_timeout_ms: 2_000,
         request_timeout_ms: 5_000,
         min_body_rate: 512,
+        min_send_rate: 256,
         linger_ms: 2_000,
         linger_bytes: 4096,
         output_buffer: OUT,

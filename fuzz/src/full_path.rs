@@ -111,14 +111,14 @@ impl BlockDevice for Fixture {
 /// the fake machine with the fixture mounted; the connections' request-body pool.
 fn router() -> (Router, Rc<fake::FakeState>, rpc::http::Config, Rc<Pool>) {
     let mut server = ServerConfig::for_heap(HEAP);
-    let budgets = ServerBudgets::plan(HEAP, idle(), &server);
+    let budgets = ServerBudgets::plan(HEAP, idle(), &server, OVERLAY_CAP);
     server.http.limits.body = server.http.limits.body.min(budgets.requests.limit());
     let (mut ctx, state) = fake::ctx_and_state();
     let image = fixture();
     let services = ctx.services_mut();
     services.fs = Erofs::mount(Disk(Box::new(Fixture(image))))
         .ok()
-        .map(|fs| Overlay::new(Some(fs), OVERLAY_CAP));
+        .map(|fs| Overlay::new(Some(fs), budgets.overlay));
     services.open_disk = Box::new(move |target| match target {
         2 => Ok(Disk(Box::new(Fixture(image)))),
         _ => Err(IoError { status: -19 }),

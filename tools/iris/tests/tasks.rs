@@ -132,7 +132,7 @@ fn a_task_runs_without_a_request_open_is_collected_cancelled_and_bounded() {
         "the cancelled command still runs: {ps}"
     );
 
-    // The per-client limit: four run, the fifth is refused before it starts.
+    // The per-token limit: four run, the fifth is refused before it starts.
     let ids: Vec<String> = (0..4)
         .map(|_| {
             start(
@@ -149,7 +149,7 @@ fn a_task_runs_without_a_request_open_is_collected_cancelled_and_bounded() {
     );
     assert_eq!(r["isError"], true, "{r}");
     let text = r["content"][0]["text"].as_str().unwrap_or("");
-    assert!(text.starts_with("E_BUSY: 4 tasks of this client"), "{text}");
+    assert!(text.starts_with("E_BUSY: tasks of this token"), "{text}");
     for id in &ids {
         task(&mut c, "tasks/cancel", id);
     }
