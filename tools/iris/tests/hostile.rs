@@ -63,6 +63,8 @@ const UNAUTH_HEAP_GROWTH: u64 = 256 * 1024;
 /// socket takes them from the heap when it starts listening, not at boot, so a flood that
 /// fills the port adds them to the peak (before, the idle heap held them all along).
 const PORT_SOCKET_BUFFERS: u64 = 10 * (8 + 16) * 1024;
+/// A second token (operate) for the attacks that must be judged in a rate window of their own.
+const ATTACKER: &str = "attacker-secret-0123456789";
 /// The guest's address on the rig's wire (the default `netaddr`).
 const GUEST_IP: [u8; 4] = [172, 31, 77, 2];
 
@@ -93,7 +95,11 @@ fn boot() -> Option<Machine> {
     let eaddr = GUEST_MAC.map(|b| format!("{b:02x}")).join(":");
     let (storm_tx, storm_rx) = mpsc::channel();
     let g = boot_guest_with(
-        &[&format!("mcp.token={TOKEN}"), &format!("eaddr={eaddr}")],
+        &[
+            &format!("mcp.token={TOKEN}"),
+            &format!("mcp.tokens=attacker:operate:{ATTACKER}"),
+            &format!("eaddr={eaddr}"),
+        ],
         |o| {
             o.ram_mib = 16;
             o.no_disk = !fixtures;
@@ -279,11 +285,15 @@ fn judge_echoes(f: &mut Findings, attack: &str, samples: &[support::hostile::Sam
         .filter_map(|s| s.error.as_deref())
         .filter(|e| throttled(e))
         .count();
+    // A client throttled for the shared address may be throttled for the whole stretch (a
+    // flood of wrong tokens keeps the address's window full): `recover` then judges how soon
+    // it is served again.
+    let answered_or_throttled = samples.iter().any(|s| s.error.is_none()) || shared > 0;
     let worst = samples.iter().map(|s| s.latency).max().unwrap_or_default();
     let slow = samples.iter().filter(|s| s.latency > ECHO_BOUND).count();
     f.check(
         attack,
-        samples.iter().any(|s| s.error.is_none()) && failed.is_empty() && slow == 0,
+        answered_or_throttled && failed.is_empty() && slow == 0,
         format!(
             "well-behaved echo: {} calls, {} failed{}, {slow} over {ECHO_BOUND:?}, worst \
              {worst:.2?}{}",
@@ -382,16 +392,17 @@ fn executed(r: &host_http::Response) -> usize {
         })
 }
 
-/// A 2025-03-26 session (the one version with batches) and a batch of `n` `method` requests.
+/// A 2025-03-26 session (the one version with batches) of `token` and a batch of `n` `method`
+/// requests.
 fn batch_session(
     c: &Ctx,
     f: &mut Findings,
-    attack: &str,
+    (attack, token): (&str, &str),
     n: usize,
     method: &str,
     params: Value,
 ) -> Option<(String, Value)> {
-    match legacy_session(c.mcp, "2025-03-26") {
+    match legacy_session(c.mcp, token, "2025-03-26") {
         Ok(sid) => {
             let items = (0..n)
                 .map(|i| json!({"jsonrpc":"2.0","id":i + 10,"method":method,"params":params}))
@@ -407,11 +418,11 @@ fn batch_session(
 
 /// A batch that is expensive as a whole: refused, or at most `BATCH_CAP` items executed.
 fn big_batch(c: &Ctx, f: &mut Findings, attack: &str, n: usize, method: &str, params: Value) {
-    let Some((sid, items)) = batch_session(c, f, attack, n, method, params) else {
+    let Some((sid, items)) = batch_session(c, f, (attack, TOKEN), n, method, params) else {
         return;
     };
     let t = Instant::now();
-    match legacy(c.mcp, &sid, method, items, Duration::from_secs(120)) {
+    match legacy(c.mcp, TOKEN, &sid, method, items, Duration::from_secs(120)) {
         Err(e) => f.check(
             attack,
             false,
@@ -448,11 +459,14 @@ fn batch_of_screens(c: &Ctx, f: &mut Findings) {
 
 /// Every batch item counts against the rate limit: batches of `SMALL_BATCH` pings, twice the
 /// rate within a second, get at most `RATE` answers together, and the next request in the same
-/// second is refused.
+/// second is refused. The batches are the `ATTACKER` token's: the rate is counted per token, and
+/// the well-behaved client (the administrator's token) takes room in its own token's window at
+/// times of its own, so only another token's window holds nothing but the batches.
 fn batch_rate(c: &Ctx, f: &mut Findings) {
     const A: &str = "batch items and the rate limit";
     const SMALL_BATCH: usize = 10;
-    let Some((sid, pings)) = batch_session(c, f, A, SMALL_BATCH, "ping", json!({})) else {
+    let Some((sid, pings)) = batch_session(c, f, (A, ATTACKER), SMALL_BATCH, "ping", json!({}))
+    else {
         return;
     };
     // A fresh rate window.
@@ -460,7 +474,14 @@ fn batch_rate(c: &Ctx, f: &mut Findings) {
     let mut statuses = Vec::new();
     let mut done = 0;
     for _ in 0..2 * RATE / SMALL_BATCH {
-        match legacy(c.mcp, &sid, "ping", pings.clone(), Duration::from_secs(20)) {
+        match legacy(
+            c.mcp,
+            ATTACKER,
+            &sid,
+            "ping",
+            pings.clone(),
+            Duration::from_secs(20),
+        ) {
             Err(e) => return f.check(A, false, format!("a batch of {SMALL_BATCH} pings: {e}")),
             Ok(r) => {
                 statuses.push(r.status);
@@ -478,7 +499,7 @@ fn batch_rate(c: &Ctx, f: &mut Findings) {
         ),
     );
     let ping = json!({"jsonrpc":"2.0","id":99,"method":"ping"});
-    match legacy(c.mcp, &sid, "ping", ping, Duration::from_secs(20)) {
+    match legacy(c.mcp, ATTACKER, &sid, "ping", ping, Duration::from_secs(20)) {
         Err(e) => f.check(A, false, format!("a ping after the batches: {e}")),
         Ok(r) => f.check(
             A,
@@ -1040,7 +1061,7 @@ fn big_shell_outputs(c: &Ctx, f: &mut Findings) {
     if !c.fixtures {
         return f.check(A, true, "skipped: no fixture disk");
     }
-    let sid = match legacy_session(c.mcp, "2025-11-25") {
+    let sid = match legacy_session(c.mcp, TOKEN, "2025-11-25") {
         Ok(s) => s,
         Err(e) => return f.check(A, false, format!("no legacy session: {e}")),
     };
@@ -1056,7 +1077,7 @@ fn big_shell_outputs(c: &Ctx, f: &mut Findings) {
                 modern(addr, McpRequest::modern("tools/call", args).id(i), deadline)
             } else {
                 let body = json!({"jsonrpc":"2.0","id":i,"method":"tools/call","params":args});
-                legacy(addr, &sid, "tools/call", body, deadline)
+                legacy(addr, TOKEN, &sid, "tools/call", body, deadline)
             };
             (r, t.elapsed())
         }));
@@ -1096,7 +1117,7 @@ fn big_shell_outputs(c: &Ctx, f: &mut Findings) {
 fn console_waiters(c: &Ctx, f: &mut Findings) {
     const A: &str = "console waiters under console spam";
     let sids: Vec<String> = (0..3)
-        .filter_map(|_| legacy_session(c.mcp, "2025-11-25").ok())
+        .filter_map(|_| legacy_session(c.mcp, TOKEN, "2025-11-25").ok())
         .collect();
     if sids.len() < 3 {
         return f.check(A, false, "no legacy sessions");
@@ -1125,8 +1146,15 @@ fn console_waiters(c: &Ctx, f: &mut Findings) {
     for i in 0..30u64 {
         let body = json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
             "params": {"name": "serial.write", "arguments": {"text": line}}});
-        if legacy(c.mcp, &sids[2], "tools/call", body, Duration::from_secs(20))
-            .is_ok_and(|r| r.status == 200)
+        if legacy(
+            c.mcp,
+            TOKEN,
+            &sids[2],
+            "tools/call",
+            body,
+            Duration::from_secs(20),
+        )
+        .is_ok_and(|r| r.status == 200)
         {
             written += 1;
         }

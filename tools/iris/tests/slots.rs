@@ -322,7 +322,7 @@ fn open_sessions(addr: SocketAddr, stop: &AtomicBool) -> Runaway {
 /// A second client of the token in a legacy session of its own: an `echo` in it every 500 ms
 /// on a fresh connection until `stop`; each call's time, or what went wrong.
 fn session_user(addr: SocketAddr, stop: &AtomicBool) -> Vec<Result<Duration, String>> {
-    let sid = match legacy_session(addr, "2025-11-25") {
+    let sid = match legacy_session(addr, TOKEN, "2025-11-25") {
         Ok(sid) => sid,
         Err(e) => return vec![Err(format!("no session: {e}"))],
     };
@@ -336,7 +336,14 @@ fn session_user(addr: SocketAddr, stop: &AtomicBool) -> Vec<Result<Duration, Str
             "params": {"name": "echo", "arguments": {"text": text}}});
         let t = Instant::now();
         calls.push(
-            match legacy(addr, &sid, "tools/call", body, Duration::from_secs(30)) {
+            match legacy(
+                addr,
+                TOKEN,
+                &sid,
+                "tools/call",
+                body,
+                Duration::from_secs(30),
+            ) {
                 Ok(r) => match last_message(&r) {
                     Some(m) if m["result"]["structuredContent"]["text"] == json!(text) => {
                         Ok(t.elapsed())

@@ -305,48 +305,27 @@ fn clippy_target() -> Result<(), String> {
 }
 
 /// The workspace's tests, every binary run even after one fails. A failing test is named in
-/// the step's error (a CI log is read from its tail) and run once more on its own: the rig
-/// tests run on the wall clock of a shared machine, so one that passes the second time is
-/// reported as such, with its first failure, and does not fail the step. (A CI run on
-/// 2026-12-02 failed this step with its reason scrolled out of the log; every local run of
-/// the same tree passed.)
+/// the step's error, with why it failed, since a CI log is read from its tail. A test is run
+/// once: one that fails only sometimes is a bug to find, not a retry.
 fn cargo_test() -> Result<(), String> {
     let root = repo_root();
-    let run = |filter: &[&str]| {
-        let mut c = cargo();
-        c.env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
-            .env("IRIX7_DEPLOY_IMAGE", root.join(image::DEPLOY_TEST_IMAGE))
-            .env("IRIX7_X25519_IMAGE", root.join(image::X25519_TEST_IMAGE))
-            // Whatever count the caller's environment asks of the soak, the suite runs its own.
-            .env("IRIX7_SOAK_CYCLES", crate::soak::SUITE_CYCLES.to_string())
-            .args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
-        if !filter.is_empty() {
-            c.arg("--").args(filter).arg("--exact");
-        }
-        tests_failed(&mut c)
-    };
-    let failed = run(&[])?;
+    let mut c = cargo();
+    c.env("IRIX7_IMAGE", root.join(image::IMAGE_PATH))
+        .env("IRIX7_DEPLOY_IMAGE", root.join(image::DEPLOY_TEST_IMAGE))
+        .env("IRIX7_X25519_IMAGE", root.join(image::X25519_TEST_IMAGE))
+        // Whatever count the caller's environment asks of the soak, the suite runs its own.
+        .env("IRIX7_SOAK_CYCLES", crate::soak::SUITE_CYCLES.to_string())
+        .args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
+    let failed = tests_failed(&mut c)?;
     if failed.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = failed.iter().map(|(name, _)| name.as_str()).collect();
-    let first = failed
+    let failed = failed
         .iter()
         .map(|(name, why)| format!("{name} ({why})"))
         .collect::<Vec<_>>()
         .join("; ");
-    println!("tests: failed: {first}; running them once more");
-    let again = run(&names)?;
-    if again.is_empty() {
-        println!("tests: passed on the second run (the first failed: {first})");
-        return Ok(());
-    }
-    let again = again
-        .iter()
-        .map(|(name, why)| format!("{name} ({why})"))
-        .collect::<Vec<_>>()
-        .join("; ");
-    Err(format!("tests failed twice: first {first}; then {again}"))
+    Err(format!("tests failed: {failed}"))
 }
 
 /// Runs a `cargo test`, its output passed through, and returns the tests that failed, each

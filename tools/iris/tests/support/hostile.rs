@@ -148,9 +148,9 @@ pub fn describe(r: &Response) -> String {
     }
 }
 
-/// Opens a legacy session of protocol `version` with the token; its `Mcp-Session-Id`.
-pub fn legacy_session(addr: SocketAddr, version: &str) -> Result<String, String> {
-    let init = McpRequest::initialize(version).http("/mcp", "indy", Some(TOKEN));
+/// Opens a legacy session of protocol `version` with `token`; its `Mcp-Session-Id`.
+pub fn legacy_session(addr: SocketAddr, token: &str, version: &str) -> Result<String, String> {
+    let init = McpRequest::initialize(version).http("/mcp", "indy", Some(token));
     let r = exchange(addr, &init, Duration::from_secs(20))?;
     let sid = r
         .header("mcp-session-id")
@@ -160,22 +160,23 @@ pub fn legacy_session(addr: SocketAddr, version: &str) -> Result<String, String>
         .replace_body(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     exchange(
         addr,
-        &note.http("/mcp", "indy", Some(TOKEN)),
+        &note.http("/mcp", "indy", Some(token)),
         Duration::from_secs(20),
     )?;
     Ok(sid)
 }
 
-/// A request inside legacy session `sid` with the token, body replaced by `body`.
+/// A request inside legacy session `sid` with `token`, body replaced by `body`.
 pub fn legacy(
     addr: SocketAddr,
+    token: &str,
     sid: &str,
     method: &str,
     body: Value,
     deadline: Duration,
 ) -> Result<Response, String> {
     let req = McpRequest::legacy(sid, method, json!({})).replace_body(body);
-    exchange(addr, &req.http("/mcp", "indy", Some(TOKEN)), deadline)
+    exchange(addr, &req.http("/mcp", "indy", Some(token)), deadline)
 }
 
 /// The guest's count of open connections (`irix7://net`).
