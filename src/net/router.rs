@@ -226,6 +226,10 @@ impl Handler for Router {
         }
     }
 
+    fn rank(&self, head: &Request, token: u8) -> u8 {
+        self.mcp.rank(&head.headers, token)
+    }
+
     fn on_port(&mut self, local_port: u16) {
         self.local_port = local_port;
     }

@@ -17,7 +17,12 @@
 //!   make room: the oldest anonymous one (by age, not idleness: a byte resets idleness), else
 //!   the authenticated one that has owed its peer nothing for longest (idle, or receiving a
 //!   request slowly); none younger than [`GRACE_MS`] by that measure. Authenticated clients
-//!   are never locked out by anonymous ones, nor by a runaway client of their own token.
+//!   are never locked out by anonymous ones, nor by a runaway client of their own token;
+//! - the connection that takes a port's last slot is the door for higher ranks
+//!   ([`Handler::rank`]): the first token it proves must outrank a connection of the port,
+//!   which is then reset whatever it is doing (the lowest rank, the oldest first), or be of
+//!   the top rank; any other is answered 503 with `Retry-After` and closed. A lesser token's
+//!   busy connections never hold every slot against a greater one.
 //!
 //! A socket's buffers are the bulk of the module's idle heap, so only the slots that need them
 //! hold them: each port keeps one listening socket with buffers, a slot gets its socket and
@@ -30,7 +35,7 @@
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use irix7_kmem::budget::Pool;
-use rpc::http::{Admission, Connection, Handler, Peer, Request, Response};
+use rpc::http::{Admission, Connection, Handler, Peer, RANK_TOP, Request, Response};
 use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp::{self, State};
 use smoltcp::time::Duration;
@@ -134,8 +139,15 @@ struct Counted<'a> {
     probation: Option<&'static str>,
     /// It proved a token on probation.
     claimed: bool,
-    /// It was refused on probation.
+    /// It was refused on probation, or in its port's last slot.
     refused: bool,
+    /// The connection being served holds its port's last slot and has proved no token yet:
+    /// the lowest rank of the port's other connections that did ([`HttpServer::door`]).
+    door: Option<Option<u8>>,
+    /// It proved a token of this rank in its port's last slot, outranking a holder.
+    outranked: Option<u8>,
+    /// The rank of the last request that proved a token ([`Handler::rank`]).
+    ranked: Option<u8>,
 }
 
 impl<'a> Counted<'a> {
@@ -146,6 +158,9 @@ impl<'a> Counted<'a> {
             probation: None,
             claimed: false,
             refused: false,
+            door: None,
+            outranked: None,
+            ranked: None,
         }
     }
 }
@@ -159,6 +174,21 @@ impl Handler for Counted<'_> {
         now_ms: u64,
     ) -> Result<Admission, Response> {
         let verdict = self.inner.admit(head, peer, proven, now_ms);
+        let rank = match verdict {
+            Ok(Admission::Authenticated(token)) => Some(self.inner.rank(head, token)),
+            _ => None,
+        };
+        self.ranked = rank.or(self.ranked);
+        if let (Some(lowest), Some(rank)) = (self.door, rank) {
+            let outranks = lowest.is_some_and(|l| l < rank);
+            if !outranks && rank != RANK_TOP {
+                self.refused = true;
+                return Err(busy(
+                    "the port is full: its connections hold tokens of this rank or higher",
+                ));
+            }
+            self.outranked = outranks.then_some(rank);
+        }
         let Some(why) = self.probation else {
             return verdict;
         };
@@ -168,9 +198,7 @@ impl Handler for Counted<'_> {
         }
         self.refused = true;
         verdict?;
-        let mut r = rpc::http::response::error(503, why);
-        r.headers.push_static("Retry-After", "1");
-        Err(r)
+        Err(busy(why))
     }
 
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
@@ -181,6 +209,13 @@ impl Handler for Counted<'_> {
     fn on_port(&mut self, local_port: u16) {
         self.inner.on_port(local_port);
     }
+}
+
+/// The 503 a connection refused for want of a slot gets, and when to try again.
+fn busy(why: &'static str) -> Response {
+    let mut r = rpc::http::response::error(503, why);
+    r.headers.push_static("Retry-After", "1");
+    r
 }
 
 /// A handshake not completed this long after the SYN gives its socket back.
@@ -220,6 +255,11 @@ struct Slot {
     /// Why the connection is on probation (past a cap when it was accepted) until it proves
     /// a token; `None` when it is not.
     probation: Option<&'static str>,
+    /// The connection took its port's last slot, and has proved no token since
+    /// ([`HttpServer::door`]).
+    door: bool,
+    /// The rank of the connection's last request that proved a token ([`Handler::rank`]).
+    rank: Option<u8>,
 }
 
 /// Counters for status and benchmarks.
@@ -281,6 +321,8 @@ impl HttpServer {
                     since_ms: 0,
                     blocked_until: 0,
                     probation: None,
+                    door: false,
+                    rank: None,
                 });
             }
         }
@@ -578,6 +620,50 @@ impl HttpServer {
         }
     }
 
+    /// Whether slot `i`'s connection is judged as its port's last: it took the last slot and
+    /// has proved no token, and every slot of the port still carries a connection. Then the
+    /// lowest rank ([`Handler::rank`]) among the port's other connections that proved one
+    /// (`None` when none did): a token must outrank it, or be of [`RANK_TOP`], to be served,
+    /// so the last slot is always a door for a higher rank than the pool's holders.
+    fn door(&self, i: usize) -> Option<Option<u8>> {
+        if !self.slots[i].door {
+            return None;
+        }
+        let port = self.slots[i].port;
+        let on_port = || self.slots.iter().filter(move |s| s.port == port);
+        if on_port().any(|s| s.conn.is_none()) {
+            return None;
+        }
+        Some(on_port().filter_map(|s| s.conn.as_ref().and(s.rank)).min())
+    }
+
+    /// Slot `i`'s connection proved a token of `rank` in its port's last slot: the port's
+    /// lowest-ranked connection below it gives way (the oldest of that rank), whatever it
+    /// is doing, so the next client finds a listener.
+    fn reap_outranked(
+        &mut self,
+        i: usize,
+        rank: u8,
+        sockets: &mut SocketSet<'static>,
+        now_ms: u64,
+    ) {
+        let port = self.slots[i].port;
+        let lowest = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|&(j, s)| j != i && s.port == port)
+            .filter_map(|(j, s)| {
+                let theirs = s.rank.filter(|&r| r < rank)?;
+                Some((j, (theirs, s.conn.as_ref()?.opened_ms())))
+            })
+            .min_by_key(|&(_, order)| order)
+            .map(|(j, _)| j);
+        if let Some(j) = lowest {
+            self.reap(j, sockets, now_ms);
+        }
+    }
+
     /// One slot's round: a socket without a connection is recycled or gets one; a connection
     /// moves bytes and ends when it is done. Whether anything happened.
     fn poll_slot(
@@ -609,11 +695,21 @@ impl HttpServer {
         handler.probation = self.slots[i].probation;
         handler.claimed = false;
         handler.refused = false;
+        handler.door = self.door(i);
+        handler.outranked = None;
+        handler.ranked = None;
         let sock = sockets.get_mut::<tcp::Socket>(handle);
         work |= pump::serve(&mut self.slots[i], sock, handler, now_ms, read);
         if handler.claimed {
             self.slots[i].probation = None;
             self.make_room(i, sockets, now_ms);
+        }
+        if handler.ranked.is_some() {
+            self.slots[i].rank = handler.ranked;
+            self.slots[i].door = false;
+        }
+        if let Some(rank) = handler.outranked {
+            self.reap_outranked(i, rank, sockets, now_ms);
         }
         if handler.refused
             && let Some(conn) = self.slots[i].conn.as_mut()
@@ -704,6 +800,12 @@ impl HttpServer {
             },
         };
         let probation = self.past_caps(i, peer, sockets, now_ms);
+        let port = self.slots[i].port;
+        let door = self
+            .slots
+            .iter()
+            .enumerate()
+            .all(|(j, s)| j == i || s.port != port || s.conn.is_some());
         let slot = &mut self.slots[i];
         slot.conn = Some(Connection::with_pool(
             peer,
@@ -712,6 +814,8 @@ impl HttpServer {
             self.requests.clone(),
         ));
         slot.probation = probation;
+        slot.door = door;
+        slot.rank = None;
         slot.fin_seen = false;
         slot.blocked_until = 0;
         self.stats.accepted += 1;

@@ -492,6 +492,10 @@ pub enum Admission {
     Anonymous,
 }
 
+/// The highest rank a [`Handler::rank`] gives: nothing outranks it, so a connection of this
+/// rank may take a full port's last slot without another giving way.
+pub const RANK_TOP: u8 = u8::MAX;
+
 /// Something that answers requests: the module's router, the MCP endpoint.
 pub trait Handler {
     /// Judges a request from its head alone, before any body byte is read or `100 Continue`
@@ -514,6 +518,17 @@ pub trait Handler {
     /// connection's remote address (for per-client limits). The request is lent: the
     /// connection keeps its buffers for the next one (take what the answer should own).
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response;
+
+    /// How a request admitted with token `token` (as [`Admission::Authenticated`] numbers
+    /// them) ranks when a port's slots run short; a connection ranks as its last such request.
+    /// A connection that proves a token in its port's last slot takes the slot of the
+    /// lowest-ranked connection below it, and is refused when it outranks none and is not of
+    /// [`RANK_TOP`] (the module's `HttpServer`). The default ranks every token at the top, so
+    /// nothing is taken by rank.
+    fn rank(&self, head: &Request, token: u8) -> u8 {
+        let _ = (head, token);
+        RANK_TOP
+    }
 
     /// The connection served next arrived on this local port: a server listening on several
     /// ports calls it before each connection's turn, so a handler can answer differently per

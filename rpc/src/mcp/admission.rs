@@ -2,10 +2,12 @@
 //! the authority a request's token and a gateway's narrowing leave it, and the audit of failed
 //! logins. The rest of `McpServer` is its façade (`server.rs`) and routing (`dispatch.rs`).
 
-use crate::http::{Admission, Headers, Peer, Response};
+use crate::http::{Admission, Headers, Peer, RANK_TOP, Response};
 use crate::jsonrpc::{self, RpcError};
 use crate::mcp::guard::audit::{AuditRecord, AuthFailure};
-use crate::mcp::guard::authority::{Authority, Door, Holder, NARROWING_HEADER, Policy, Token};
+use crate::mcp::guard::authority::{
+    self, Authority, Door, Holder, NARROWING_HEADER, Policy, Privilege, Token,
+};
 use crate::mcp::guard::request::Head;
 use crate::mcp::guard::security::{bearer_ok, host_ok, origin_ok};
 use crate::mcp::server::{McpServer, auth_failure};
@@ -70,6 +72,26 @@ impl<C: 'static> McpServer<C> {
             Some(i) => self.tokens.get(usize::from(i)).map(|t| &*t.secret),
         };
         secret.is_some_and(|s| bearer_ok(s, head.authorization()))
+    }
+
+    /// How a request with these headers, admitted with token `index`, ranks for a port's
+    /// slots ([`crate::http::Handler::rank`]): the privilege its token's role and a gateway's
+    /// narrowing reach ([`authority::rank`], as its [`crate::mcp::guard::authority::Owner`]),
+    /// administering at the top. A narrowing that does not parse ranks lowest (the request
+    /// is refused anyway).
+    pub fn rank(&self, headers: &Headers, index: u8) -> u8 {
+        let Some(token) = self.token_at(index) else {
+            return 0;
+        };
+        let narrowing = match Head::of(headers).narrowing().map(Policy::parse) {
+            None => None,
+            Some(Ok(n)) => Some(n),
+            Some(Err(_)) => return 0,
+        };
+        match authority::rank(self.config.capabilities, token, narrowing.as_ref()) {
+            Privilege::Administer => RANK_TOP,
+            lesser => lesser as u8,
+        }
     }
 
     /// The token numbered `index` as [`Self::token_of`] numbers them.

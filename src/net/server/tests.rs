@@ -1,7 +1,7 @@
 use super::*;
 use crate::net::config::IpConfig;
 use crate::net::stack::{NetStack, instant};
-use rpc::http::{Admission, Request, Response};
+use rpc::http::{Admission, RANK_TOP, Request, Response};
 use smoltcp::phy::{Loopback, Medium};
 use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
 use std::string::String;
@@ -547,4 +547,122 @@ fn a_full_pool_resets_the_longest_stalled_reader_for_a_new_client() {
     );
     round(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, next).starts_with("HTTP/1.1 200"));
+}
+
+/// Answers with the request path; `Authorization` names the token, each of its own rank:
+/// `observe` (token 1, rank 0), `operate` (token 2, rank 1), `admin` (token 0, the top).
+struct Ranked;
+impl Handler for Ranked {
+    fn admit(
+        &mut self,
+        head: &Request,
+        _: Peer,
+        _: Option<u8>,
+        _: u64,
+    ) -> Result<Admission, Response> {
+        Ok(match head.headers.get("Authorization") {
+            Some("admin") => Admission::Authenticated(0),
+            Some("observe") => Admission::Authenticated(1),
+            Some("operate") => Admission::Authenticated(2),
+            _ => Admission::Anonymous,
+        })
+    }
+    fn rank(&self, _: &Request, token: u8) -> u8 {
+        match token {
+            1 => 0,
+            2 => 1,
+            _ => RANK_TOP,
+        }
+    }
+    fn handle(&mut self, req: &mut Request, _peer: Peer, _now: u64) -> Response {
+        Response::full(200, "text/plain", req.path().as_bytes().to_vec())
+    }
+}
+
+#[test]
+fn the_last_slot_of_a_port_is_a_door_for_a_higher_rank_than_its_holders() {
+    let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
+        for _ in 0..20 {
+            *now += 1;
+            net_poll(stack, server, *now);
+            server.poll(&mut stack.sockets, &mut Ranked, *now);
+            net_poll(stack, server, *now);
+        }
+    };
+    let ask =
+        |token: &str| format!("GET /{token} HTTP/1.1\r\nHost: x\r\nAuthorization: {token}\r\n\r\n");
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let (mut stack, mut server) = setup(3);
+    server.per_client = 8;
+    let mut now = 0;
+    round(&mut stack, &mut server, &mut now);
+    // Two busy connections of the lowest rank: none of them ever yields by idleness.
+    let watchers: Vec<SocketHandle> = (0..2)
+        .map(|k| {
+            let h = client(&mut stack, 49000 + k);
+            round(&mut stack, &mut server, &mut now);
+            send(&mut stack, h, &ask("observe"));
+            round(&mut stack, &mut server, &mut now);
+            assert!(drain(&mut stack, h).contains("/observe"));
+            h
+        })
+        .collect();
+    // A third of the same rank takes the last slot: it outranks nobody, so it is refused and
+    // the door stays open.
+    let third = client(&mut stack, 49002);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, third, &ask("observe"));
+    round(&mut stack, &mut server, &mut now);
+    let refused = drain(&mut stack, third);
+    assert!(
+        refused.starts_with("HTTP/1.1 503") && refused.contains("the port is full"),
+        "{refused}"
+    );
+    assert!(refused.contains("Retry-After: 1"), "{refused}");
+    assert_eq!(server.stats.reaped, 0);
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    // An operator outranks them: served, and the oldest watcher gives way.
+    let operator = client(&mut stack, 49003);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, operator, &ask("operate"));
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, operator).contains("/operate"));
+    assert_eq!(server.stats.reaped, 1);
+    assert_eq!(state(&stack, watchers[0]), State::Closed);
+    assert_eq!(state(&stack, watchers[1]), State::Established);
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    // The administrator takes the lowest rank's slot too, not the operator's.
+    let admin = client(&mut stack, 49004);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, admin, &ask("admin"));
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, admin).contains("/admin"));
+    assert_eq!(server.stats.reaped, 2);
+    assert_eq!(state(&stack, watchers[1]), State::Closed);
+    assert_eq!(state(&stack, operator), State::Established);
+    // The top rank needs no one below it: a second administrator in the last slot is served
+    // though only the operator is below, and the operator goes; a third finds the port full
+    // of the top rank and is served all the same (nothing is reset for it).
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    let second = client(&mut stack, 49005);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, second, &ask("admin"));
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, second).contains("/admin"));
+    assert_eq!(state(&stack, operator), State::Closed);
+    assert_eq!(server.stats.reaped, 3);
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    let third = client(&mut stack, 49006);
+    round(&mut stack, &mut server, &mut now);
+    send(&mut stack, third, &ask("admin"));
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, third).contains("/admin"));
+    assert_eq!(server.stats.reaped, 3);
+    for h in [admin, second, third] {
+        assert_eq!(state(&stack, h), State::Established);
+    }
 }

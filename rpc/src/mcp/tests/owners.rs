@@ -186,3 +186,32 @@ fn a_lesser_token_cannot_evict_the_administrators_sessions() {
     // The administrator may still open one more (the table's room above the watcher's).
     open_session(&mut s, ADMIN, 1, T0 + 200);
 }
+
+#[test]
+fn connections_rank_by_their_tokens_role_and_narrowing_for_a_ports_last_slot() {
+    let mut s = owned_server(|_| {});
+    let mut rank_of = |secret: &str, narrowing: Option<&str>| {
+        let mut req = McpRequest::modern("ping", json!({}))
+            .header("Authorization", &format!("Bearer {secret}"));
+        if let Some(n) = narrowing {
+            req = req.header("Irix7-Policy", n);
+        }
+        let headers = req.headers();
+        match s.admit(&headers, peer(1), None, T0) {
+            Ok(crate::http::Admission::Authenticated(token)) => s.rank(&headers, token),
+            Ok(other) => panic!("{secret} admitted as {other:?}"),
+            Err(r) => panic!("{secret} refused: {}", r.status),
+        }
+    };
+    let (watcher, operator) = (rank_of(WATCHER, None), rank_of(OPERATOR, None));
+    let admin = rank_of(ADMIN, None);
+    assert!(
+        watcher < operator && operator < admin,
+        "{watcher} {operator} {admin}"
+    );
+    assert_eq!(admin, crate::http::RANK_TOP);
+    // A request narrowed by a gateway ranks as its narrowing leaves it (its connection ranks
+    // as its last request), as its owner does.
+    assert_eq!(rank_of(ADMIN, Some("observe")), watcher);
+    assert_eq!(rank_of(ADMIN, Some("operate")), operator);
+}

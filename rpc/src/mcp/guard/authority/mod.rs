@@ -38,6 +38,31 @@ pub struct Authority {
     holder: Holder,
 }
 
+/// How `token`, narrowed by `narrowing`, ranks among the holders of shared pools: the highest
+/// privilege of a capability both allow (the machine's policy, the same for every caller, does
+/// not rank them). Without a table, the role's ceiling.
+pub fn rank(table: Table, token: &Token, narrowing: Option<&Policy>) -> Privilege {
+    let role = &token.role;
+    if role.is_full() && narrowing.is_none() {
+        Privilege::Administer
+    } else if table.is_given() {
+        table
+            .rows
+            .iter()
+            .map(|c| Cap {
+                name: c.name,
+                privilege: c.privilege,
+            })
+            .filter(|&cap| role.allows(cap) && narrowing.is_none_or(|n| n.allows(cap)))
+            .map(|cap| cap.privilege)
+            .max()
+            .unwrap_or(Privilege::Observe)
+    } else {
+        let ceiling = role.ceiling();
+        narrowing.map_or(ceiling, |n| ceiling.min(n.ceiling()))
+    }
+}
+
 /// A refusal, saying which of the three said no.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denied(pub String);
@@ -59,35 +84,11 @@ impl Authority {
         }
     }
 
-    /// Who the request's part of shared pools is counted to: its holder at the highest
-    /// privilege of a capability its role and narrowing allow (the machine's policy, the same
-    /// for every caller, does not rank them). Without a table, the role's ceiling.
+    /// Who the request's part of shared pools is counted to: its holder at its [`rank`].
     pub fn owner(&self) -> Owner {
-        let role = &self.token.role;
-        let rank = if role.is_full() && self.narrowing.is_none() {
-            Privilege::Administer
-        } else if self.table.is_given() {
-            let narrowing = self.narrowing.as_deref();
-            self.table
-                .rows
-                .iter()
-                .map(|c| Cap {
-                    name: c.name,
-                    privilege: c.privilege,
-                })
-                .filter(|&cap| role.allows(cap) && narrowing.is_none_or(|n| n.allows(cap)))
-                .map(|cap| cap.privilege)
-                .max()
-                .unwrap_or(Privilege::Observe)
-        } else {
-            let ceiling = role.ceiling();
-            self.narrowing
-                .as_ref()
-                .map_or(ceiling, |n| ceiling.min(n.ceiling()))
-        };
         Owner {
             holder: self.holder,
-            rank,
+            rank: rank(self.table, &self.token, self.narrowing.as_deref()),
         }
     }
 
