@@ -11,6 +11,7 @@ mod privilege;
 mod table;
 mod tokens;
 
+pub(crate) use owner::Key;
 pub use owner::{Client, Holder, Owner};
 pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
 pub use privilege::{PRIVILEGE_META, Privilege};
