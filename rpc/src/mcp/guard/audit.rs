@@ -310,13 +310,6 @@ impl PendingAudit {
     }
 }
 
-/// The `E_<CODE>` a tool's text starts with, if it names a known code.
-pub(crate) fn code_of_text(text: &str) -> Option<ErrorCode> {
-    let rest = text.strip_prefix("E_")?;
-    let (code, _) = rest.split_once(':')?;
-    ErrorCode::parse(code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,11 +384,5 @@ mod tests {
             r.to_string(),
             "audit 7 ms 10.0.2.2 as agent stateless fs.write {} -> ok"
         );
-        assert_eq!(
-            code_of_text("E_NOENT: no such file"),
-            Some(ErrorCode::NoEnt)
-        );
-        assert_eq!(code_of_text("E_WHAT: x"), None);
-        assert_eq!(code_of_text("fine"), None);
     }
 }
