@@ -46,12 +46,11 @@ pub use wire::base64::base64;
 
 pub use eras::subscriptions::WatchDef;
 pub use guard::arg_summary::summarise_args;
-pub use guard::audit::{
-    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via,
-};
+pub use guard::audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Via};
 pub use guard::authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use guard::call_watch::{CallObserver, CallStart};
 pub use guard::config::{Config, Limits};
+pub use guard::outcome::Outcome;
 pub use resources::catalog::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,

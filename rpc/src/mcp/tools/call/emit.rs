@@ -4,7 +4,7 @@
 use crate::json::TextEscaper;
 use crate::json::write_value as encode_value;
 use crate::json::{Tape, Written, escape_json, escape_str, escape_within};
-use crate::mcp::guard::audit::Outcome;
+use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::tools::schema::Schema;
 use crate::mcp::wire::base64::Base64Stream;
 use crate::mcp::wire::error_code::{ErrorCode, code_of_text};
