@@ -18,6 +18,7 @@ pub use privilege::{PRIVILEGE_META, Privilege};
 pub use table::{Cap, Capability, Door, Opener, Table};
 pub use tokens::{ADMIN, MAX_TOKENS, NAME_MAX, Token, TokensError, parse as parse_tokens};
 
+use crate::jsonrpc::{self, RpcError};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -42,6 +43,15 @@ pub struct Authority {
 /// A refusal, saying which of the three said no.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denied(pub String);
+
+/// A read outside the caller's authority: the message names the capability and which of
+/// policy, role or narrowing refused it (the resource is not secret: only its content is).
+pub(crate) fn forbidden(denied: &Denied) -> RpcError {
+    RpcError::new(
+        jsonrpc::INVALID_PARAMS,
+        alloc::format!("E_PERM: {}", denied.0),
+    )
+}
 
 impl Authority {
     pub fn new(
