@@ -5,10 +5,11 @@
 use crate::http::{Body, Response};
 use crate::json::ValueRef;
 use crate::jsonrpc::{self, Id, RpcError};
-use crate::mcp::guard::audit::{Outcome, PendingAudit};
-use crate::mcp::guard::authority::Client;
+use crate::mcp::guard::audit::PendingAudit;
+use crate::mcp::guard::authority::{Client, Key};
 use crate::mcp::guard::call_watch::CallWatch;
-use crate::mcp::guard::limits::{CallState, Key};
+use crate::mcp::guard::limits::CallState;
+use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::guard::request::{Cx, Era, input_unsupported};
 use crate::mcp::server::McpServer;
 use crate::mcp::tools::call::asking::Asking;

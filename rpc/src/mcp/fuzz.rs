@@ -4,9 +4,10 @@
 use crate::http::{Headers, Method, Peer};
 use crate::mcp::guard::config::Config;
 use crate::mcp::server::McpServer;
+use crate::mcp::wire::annotations::Annotations;
 use crate::mcp::wire::tool::{
-    Annotations, Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall,
-    ToolDef, ToolError, ToolOutput, ToolRun,
+    Content, ContentSource, SourcePoll, Started, Step, StepIo, StreamKind, ToolCall, ToolDef,
+    ToolError, ToolOutput, ToolRun,
 };
 use crate::testing::{drain, find};
 use alloc::boxed::Box;

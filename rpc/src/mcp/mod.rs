@@ -46,12 +46,11 @@ pub use wire::base64::base64;
 
 pub use eras::subscriptions::WatchDef;
 pub use guard::arg_summary::summarise_args;
-pub use guard::audit::{
-    AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Outcome, Via,
-};
+pub use guard::audit::{AuditEvent, AuditRecord, AuditSink, AuthFailure, FailureCount, Via};
 pub use guard::authority::{Authority, Cap, Capability, Door, Policy, PolicyError, Privilege};
 pub use guard::call_watch::{CallObserver, CallStart};
 pub use guard::config::{Config, Limits};
+pub use guard::outcome::Outcome;
 pub use resources::catalog::{
     OpenFn, ReadFn, ResourceContents, ResourceDef, StreamDef, TemplateDef, TemplateReadFn,
     TemplateStreamDef,
@@ -60,13 +59,14 @@ pub use server::{Entropy, McpServer};
 pub use tools::prompt::{GetFn, PromptArg, PromptCall, PromptDef, PromptReply};
 pub use tools::registry::{RegistryError, Reserved, ToolRegistry};
 pub use tools::tasks::{TaskSupport, TaskTool};
+pub use wire::annotations::Annotations;
 pub use wire::error_code::ErrorCode;
 pub use wire::reply::{
     BUSY, HEADER_MISMATCH, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_LEGACY, SESSION_NOT_FOUND,
     UNSUPPORTED_VERSION,
 };
 pub use wire::tool::{
-    Annotations, Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started,
-    Step, StepIo, StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
+    Content, ContentSource, InputRequired, LogLevel, SourcePoll, StartFn, Started, Step, StepIo,
+    StreamKind, ToolCall, ToolDef, ToolError, ToolOutput, ToolRun, append_zeroed,
 };
 pub use wire::version::{LEGACY_VERSIONS, MODERN_VERSION, SERVER_NAME, TASKS_EXTENSION};

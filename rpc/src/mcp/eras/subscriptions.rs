@@ -262,7 +262,7 @@ impl<C: 'static> Subscriptions<C> {
             && let Some(def) = self.defs.get(i)
             && let Err(denied) = cx.authority.check_door(Door::Watch(def.uri))
         {
-            let err = crate::mcp::resources::read::forbidden(&denied);
+            let err = crate::mcp::guard::authority::forbidden(&denied);
             return reply::error(200, Some(cx.id), &err);
         }
         let mut hub = self.hub.borrow_mut();

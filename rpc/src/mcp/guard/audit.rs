@@ -6,8 +6,8 @@
 use crate::json::ValueRef;
 use crate::mcp::guard::arg_summary::summarise_args;
 use crate::mcp::guard::authority::Privilege;
+use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::guard::request::Cx;
-use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::ToolDef;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -31,32 +31,6 @@ impl fmt::Display for Via {
         match self {
             Via::Stateless => f.write_str("stateless"),
             Via::Session(prefix) => write!(f, "session {prefix}"),
-        }
-    }
-}
-
-/// How an audited call ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Ok,
-    /// An `isError` result (or a JSON-RPC error of the call) with this code.
-    Failed(ErrorCode),
-    /// An `isError` result whose text names no known code.
-    Error,
-    /// Outside `mcp.policy`: the tool never ran.
-    RefusedByPolicy,
-    /// The client cancelled, or went away before the result was sent.
-    Cancelled,
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Ok => f.write_str("ok"),
-            Outcome::Failed(code) => write!(f, "E_{code}"),
-            Outcome::Error => f.write_str("error"),
-            Outcome::RefusedByPolicy => f.write_str("refused by policy"),
-            Outcome::Cancelled => f.write_str("cancelled"),
         }
     }
 }
@@ -310,16 +284,10 @@ impl PendingAudit {
     }
 }
 
-/// The `E_<CODE>` a tool's text starts with, if it names a known code.
-pub(crate) fn code_of_text(text: &str) -> Option<ErrorCode> {
-    let rest = text.strip_prefix("E_")?;
-    let (code, _) = rest.split_once(':')?;
-    ErrorCode::parse(code)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::wire::error_code::ErrorCode;
     use alloc::string::ToString;
 
     #[test]
@@ -391,11 +359,5 @@ mod tests {
             r.to_string(),
             "audit 7 ms 10.0.2.2 as agent stateless fs.write {} -> ok"
         );
-        assert_eq!(
-            code_of_text("E_NOENT: no such file"),
-            Some(ErrorCode::NoEnt)
-        );
-        assert_eq!(code_of_text("E_WHAT: x"), None);
-        assert_eq!(code_of_text("fine"), None);
     }
 }

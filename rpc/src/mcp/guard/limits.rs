@@ -3,31 +3,13 @@
 //! legacy `notifications/cancelled` or a session's end reaches a running call).
 
 use crate::jsonrpc::Id;
-use crate::mcp::guard::authority::{Client, Owner};
+use crate::mcp::guard::authority::{Client, Key};
 use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use alloc::vec::Vec;
 use core::cell::Cell;
-use irix7_kmem::share::{Claim, fair_rate};
+use irix7_kmem::share::fair_rate;
 use serde_json::Value;
-
-/// Who holds a call: its owner, and which of the owner's clients (see `authority::owner`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Key {
-    pub(crate) owner: Owner,
-    pub(crate) client: Client,
-}
-
-impl Key {
-    /// What a tool call of this key holds in the machine's pools (`ToolCall::holder`).
-    pub(crate) fn holder(&self) -> Claim<u64> {
-        Claim {
-            owner: self.owner.key(),
-            rank: self.owner.rank as u8,
-            client: self.client.id(),
-        }
-    }
-}
 
 /// Request times in the last second, each with the client that sent it.
 #[derive(Debug, Default)]

@@ -10,6 +10,7 @@ pub(crate) mod call_watch;
 pub(crate) mod config;
 pub(crate) mod limits;
 pub(crate) mod login_failures;
+pub(crate) mod outcome;
 pub(crate) mod refusals;
 pub(crate) mod request;
 pub(crate) mod security;

@@ -6,8 +6,9 @@
 //! naming the last refused call, at most [`MAX_OWNERS`] a window, and the refusals of owners
 //! past the table are still counted, in one more.
 
-use crate::mcp::guard::audit::{AuditEvent, AuditRecord, Outcome, REFUSAL_WINDOW_MS};
+use crate::mcp::guard::audit::{AuditEvent, AuditRecord, REFUSAL_WINDOW_MS};
 use crate::mcp::guard::authority::{Owner, Privilege};
+use crate::mcp::guard::outcome::Outcome;
 use alloc::string::String;
 use alloc::vec::Vec;
 

@@ -5,8 +5,7 @@
 use crate::http::{Field, Headers, Peer};
 use crate::json::ValueRef;
 use crate::jsonrpc::{Id, RpcError};
-use crate::mcp::guard::authority::{Authority, Owner};
-use crate::mcp::guard::limits::Key;
+use crate::mcp::guard::authority::{Authority, Key, Owner};
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{LogLevel, ToolError};
 use alloc::borrow::Cow;

@@ -3,7 +3,7 @@
 
 use crate::http::Response;
 use crate::jsonrpc::{self, RpcError};
-use crate::mcp::guard::authority::Denied;
+use crate::mcp::guard::authority::forbidden;
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::request::{Cx, Era};
 use crate::mcp::resources::catalog::{ResourceCatalog, ResourceContents, Streamed};
@@ -114,15 +114,6 @@ fn whole<C>(
             Ok(json!({"contents": list}))
         }
     }
-}
-
-/// A read outside the caller's authority: the message names the capability and which of
-/// policy, role or narrowing refused it (the resource is not secret: only its content is).
-pub(crate) fn forbidden(denied: &Denied) -> RpcError {
-    RpcError::new(
-        jsonrpc::INVALID_PARAMS,
-        alloc::format!("E_PERM: {}", denied.0),
-    )
 }
 
 /// The protocol's answer to a read of a resource that does not exist, in each era.

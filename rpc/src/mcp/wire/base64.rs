@@ -9,6 +9,7 @@
 //! (alphabet, padding, trailing bits), where a hand-made decoder would only add risk. The
 //! crate's encoder is not linked.
 
+use crate::json::TextEscaper;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -82,6 +83,13 @@ fn groups(w: &[u8; 12]) -> [u32; 4] {
 }
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// How a content block streamed into a JSON string is written: as escaped text, or as base64
+/// (a tool's streamed content and a streamed resource alike).
+pub(crate) enum Enc {
+    Text(TextEscaper),
+    B64(Base64Stream),
+}
 
 /// The two characters of every 12-bit value, the first in the high byte (8 KiB): with it a
 /// 24-bit group's four characters are two lookups and one word store, instead of four

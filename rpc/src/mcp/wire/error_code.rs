@@ -166,6 +166,13 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// The `E_<CODE>` a tool's text starts with, if it names a known code.
+pub(crate) fn code_of_text(text: &str) -> Option<ErrorCode> {
+    let rest = text.strip_prefix("E_")?;
+    let (code, _) = rest.split_once(':')?;
+    ErrorCode::parse(code)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +186,15 @@ mod tests {
             }
         }
         assert_eq!(ErrorCode::parse("INVALID_ARGUMENT"), None);
+    }
+
+    #[test]
+    fn a_tool_text_names_its_code_first() {
+        assert_eq!(
+            code_of_text("E_NOENT: no such file"),
+            Some(ErrorCode::NoEnt)
+        );
+        assert_eq!(code_of_text("E_WHAT: x"), None);
+        assert_eq!(code_of_text("fine"), None);
     }
 }

@@ -1,7 +1,9 @@
 //! The protocol's own words, importing nothing else of `mcp`: the error codes and versions,
-//! the canned replies, base64 and cursors, and what a tool declares and returns
-//! ([`tool::ToolDef`], its content and errors), as the wire carries them.
+//! the canned replies, base64 and cursors, what a tool says of its behaviour
+//! ([`annotations::Annotations`]) and what it declares and returns ([`tool::ToolDef`], its
+//! content and errors), as the wire carries them.
 
+pub(crate) mod annotations;
 pub(crate) mod base64;
 pub(crate) mod cursor;
 pub(crate) mod error_code;

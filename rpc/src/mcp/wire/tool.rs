@@ -5,6 +5,7 @@
 //! the response body.
 
 use crate::json::{ValueRef, Written};
+use crate::mcp::wire::annotations::Annotations;
 use crate::mcp::wire::error_code::ErrorCode;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -12,39 +13,6 @@ use alloc::vec::Vec;
 use core::fmt;
 use irix7_kmem::share::Claim;
 use serde_json::{Map, Value, json};
-
-/// Hints about a tool's behaviour, published in `tools/list` (`annotations`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Annotations {
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    pub open_world: bool,
-}
-
-impl Annotations {
-    /// A tool that only reads state.
-    pub const READ_ONLY: Annotations = Annotations {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
-    /// A tool that changes state without destroying anything.
-    pub const WRITE: Annotations = Annotations {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: false,
-    };
-    /// A tool that can destroy data or reset the machine.
-    pub const DESTRUCTIVE: Annotations = Annotations {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: false,
-    };
-}
 
 /// How a tool fails: rendered as an `isError` result whose text is `E_<CODE>: message`
 /// ([`ErrorCode::InvalidParams`] excepted: a JSON-RPC error).

@@ -40,26 +40,53 @@ pub struct Link {
     pub to: String,
 }
 
-/// Every circle in `files`, each listing its files and links in path order.
-pub fn circles(files: &[Source]) -> Vec<Circle> {
+/// One file-level import: line `line` of `files[from]` names an item of `files[to]`.
+/// `defines` when `to` is the file that defines the item; a path through a re-export also
+/// gives an import of the re-exporting file, without it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Import {
+    pub from: usize,
+    pub line: usize,
+    pub to: usize,
+    pub defines: bool,
+}
+
+/// Every file-level import between `files` (indexes into `files`), sorted.
+pub fn imports(files: &[Source]) -> Vec<Import> {
     let tree = Tree::new(files);
-    let mut links: Vec<(usize, usize, usize)> = Vec::new();
+    let mut out = Vec::new();
     for (from, file) in tree.files.iter().enumerate() {
         for r in &file.refs {
             // The file the path lands on as written (a re-export's file included) and the
             // file that defines the item: a path through a re-export depends on both.
             let written = tree.resolve(from, r.module.clone(), &r.segs, MAX_HOPS);
             let defined = tree.resolve(from, r.module.clone(), &r.segs, 0);
-            for to in [written, defined].into_iter().flatten() {
-                if to != from {
-                    links.push((from, r.line, to));
+            for (to, defines) in [(written, written == defined), (defined, true)] {
+                if let Some(to) = to
+                    && to != from
+                {
+                    out.push(Import {
+                        from: file.source,
+                        line: r.line,
+                        to: tree.files[to].source,
+                        defines,
+                    });
                 }
             }
         }
     }
-    links.sort();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every circle that `imports` (of `files`) close, each listing its files and links in path
+/// order.
+pub fn circles(files: &[Source], imports: &[Import]) -> Vec<Circle> {
+    let mut links: Vec<(usize, usize, usize)> =
+        imports.iter().map(|i| (i.from, i.line, i.to)).collect();
     links.dedup();
-    let mut next = vec![Vec::new(); tree.files.len()];
+    let mut next = vec![Vec::new(); files.len()];
     for &(from, _, to) in &links {
         next[from].push(to);
     }
@@ -69,22 +96,22 @@ pub fn circles(files: &[Source]) -> Vec<Circle> {
             continue;
         }
         let inside: BTreeSet<usize> = component.iter().copied().collect();
-        let mut names: Vec<String> = inside.iter().map(|&f| tree.path(f)).collect();
+        let mut names: Vec<String> = inside.iter().map(|&f| files[f].path.clone()).collect();
         names.sort();
         let mut circle_links: Vec<Link> = links
             .iter()
             .filter(|(f, _, t)| inside.contains(f) && inside.contains(t))
             .map(|&(f, line, t)| Link {
-                from: tree.path(f),
+                from: files[f].path.clone(),
                 line,
-                text: tree.sources[tree.files[f].source]
+                text: files[f]
                     .text
                     .lines()
                     .nth(line - 1)
                     .unwrap_or("")
                     .trim()
                     .to_string(),
-                to: tree.path(t),
+                to: files[t].path.clone(),
             })
             .collect();
         circle_links.sort_by(|a, b| (&a.from, a.line).cmp(&(&b.from, b.line)));
@@ -124,16 +151,15 @@ struct File {
     exports: Vec<Export>,
 }
 
-struct Tree<'a> {
-    sources: &'a [Source],
+struct Tree {
     files: Vec<File>,
     /// (tree, module path) → the files that are that module (several crate roots share the
     /// empty path in `tests/`).
     modules: HashMap<(String, String), Vec<usize>>,
 }
 
-impl<'a> Tree<'a> {
-    fn new(sources: &'a [Source]) -> Tree<'a> {
+impl Tree {
+    fn new(sources: &[Source]) -> Tree {
         let mut files = Vec::new();
         for (i, s) in sources.iter().enumerate() {
             let Some((tree, module)) = module_of(&s.path) else {
@@ -155,15 +181,7 @@ impl<'a> Tree<'a> {
             let key = (f.tree.clone(), f.module.join("::"));
             modules.entry(key).or_default().push(i);
         }
-        Tree {
-            sources,
-            files,
-            modules,
-        }
-    }
-
-    fn path(&self, file: usize) -> String {
-        self.sources[self.files[file].source].path.clone()
+        Tree { files, modules }
     }
 
     /// The one file that is `module` in `from`'s tree (for the crate root: `from` itself when

@@ -9,8 +9,10 @@
 //! attribute (that hides one crate's code inside another). The protocol's MCP module,
 //! `rpc/src/mcp/`, is layered the same way: its folders ([`MCP_LAYERS`]) each import only
 //! themselves and those below, never the files on top nor names through the `mcp` façade.
-//! Last, no files of any crate import each other in a circle ([`circles`]), not even through a
-//! re-export or a `pub(in …)` path: a file a newcomer reads should lead down, not back.
+//! No files of any crate import each other in a circle ([`circles`]), not even through a
+//! re-export or a `pub(in …)` path: a file a newcomer reads should lead down, not back. Last,
+//! the longest chain of file imports inside `rpc/src/mcp/` ([`chain`]) may not outgrow
+//! [`MCP_CHAIN_MAX`] files: a reader should reach the bottom in a few steps.
 
 use std::fmt;
 use std::path::Path;
@@ -18,6 +20,7 @@ use std::path::Path;
 use crate::cmd::repo_root;
 use scan::{ident_at, inline_modules, is_ident, line_of, skip_ws, strip_comments_and_strings};
 
+mod chain;
 mod circles;
 mod scan;
 
@@ -29,6 +32,10 @@ const LAYERS: &[&str] = &["hil", "drivers", "services", "tools", "net", "board"]
 /// the fuzzing entry and the façade `mod.rs`) may import them all.
 const MCP: &str = "rpc/src/mcp/";
 const MCP_LAYERS: &[&str] = &["wire", "guard", "tools", "resources", "eras"];
+
+/// The most files a chain of imports inside `rpc/src/mcp/` may pass through, the top file and
+/// the bottom one included (tests left out).
+const MCP_CHAIN_MAX: usize = 9;
 
 /// Crates whose sources must not contain `unsafe` at all.
 const SAFE_CRATES: &[&str] = &["rpc/", "rpc-conformance/", "indy/", "loader/"];
@@ -74,14 +81,22 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Checks the whole tree on disk; prints every finding and fails if there is one.
+/// Checks the whole tree on disk; prints every finding and the longest import chain in
+/// `rpc/src/mcp/`, and fails if there is a finding.
 pub fn run() -> Result<(), String> {
     let root = repo_root();
     let mut files = Vec::new();
     collect(root, root, &mut files)?;
-    let findings = check(&files);
+    let (findings, chain) = analyse(&files);
     for f in &findings {
         println!("  {f}");
+    }
+    println!(
+        "layers: the longest import chain in {MCP} has {} files (at most {MCP_CHAIN_MAX}):",
+        chain.len() + 1
+    );
+    for step in &chain {
+        println!("  {}:{} → {}", step.from, step.line, step.to);
     }
     if findings.is_empty() {
         println!("layers: {} files, no finding", files.len());
@@ -120,8 +135,8 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<Source>) -> Result<(), String>
     Ok(())
 }
 
-/// All findings in `files`, in file order.
-pub fn check(files: &[Source]) -> Vec<Finding> {
+/// All findings in `files`, in file order, and the longest import chain in `rpc/src/mcp/`.
+fn analyse(files: &[Source]) -> (Vec<Finding>, Vec<chain::Step>) {
     let mut out = Vec::new();
     for f in files {
         let code = strip_comments_and_strings(&f.text);
@@ -158,7 +173,8 @@ pub fn check(files: &[Source]) -> Vec<Finding> {
         }
         check_mcp_imports(f, &code, &mut out);
     }
-    for circle in circles::circles(files) {
+    let imports = circles::imports(files);
+    for circle in circles::circles(files, &imports) {
         let rule = format!("import circle of {}", circle.files.join(", "));
         for link in circle.links {
             out.push(Finding {
@@ -169,7 +185,27 @@ pub fn check(files: &[Source]) -> Vec<Finding> {
             });
         }
     }
-    out
+    let chain = chain::longest(files, &imports, MCP);
+    if chain.len() + 1 > MCP_CHAIN_MAX {
+        let files: Vec<&str> = chain
+            .iter()
+            .map(|s| s.from.as_str())
+            .chain(chain.last().map(|s| s.to.as_str()))
+            .collect();
+        out.push(Finding {
+            path: chain[0].from.clone(),
+            line: chain[0].line,
+            what: format!(
+                "import chain of {} files: {}",
+                files.len(),
+                files.join(" → ")
+            ),
+            rule: format!(
+                "a chain of imports in {MCP} passes through at most {MCP_CHAIN_MAX} files"
+            ),
+        });
+    }
+    (out, chain)
 }
 
 fn finding(f: &Source, line: usize, what: String, rule: &str) -> Finding {

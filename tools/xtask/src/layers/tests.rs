@@ -8,7 +8,7 @@ fn tree(files: &[(&str, &str)]) -> Vec<Finding> {
             text: t.to_string(),
         })
         .collect();
-    check(&files)
+    analyse(&files).0
 }
 
 /// A small tree in the target layout that follows every rule.
@@ -196,7 +196,7 @@ fn an_import_circle_on_disk_fails_the_check() {
     let found = |root: &Path| {
         let mut files = Vec::new();
         collect(root, root, &mut files).unwrap();
-        check(&files)
+        analyse(&files).0
     };
     assert_eq!(found(&root), vec![]);
     // The deliberate circle: a now needs b as well.
@@ -357,4 +357,39 @@ fn a_circle_through_a_re_export_fails() {
         "pub struct Cap(super::door::Door);\n",
     ));
     assert_eq!(tree(&files), vec![]);
+}
+
+#[test]
+fn an_mcp_import_chain_longer_than_the_bound_fails() {
+    // `wire/f0.rs` imports `f1.rs`, which imports `f2.rs`, … : `files` files in a row.
+    let chain = |files: usize| {
+        let mut tree = vec![(
+            "rpc/src/mcp/wire/mod.rs".to_string(),
+            (0..files)
+                .map(|i| format!("mod f{i};\n"))
+                .collect::<String>(),
+        )];
+        for i in 0..files {
+            let text = if i + 1 < files {
+                format!("pub struct F{i}(super::f{}::F{});\n", i + 1, i + 1)
+            } else {
+                format!("pub struct F{i};\n")
+            };
+            tree.push((format!("rpc/src/mcp/wire/f{i}.rs"), text));
+        }
+        let tree: Vec<(&str, &str)> = tree.iter().map(|(p, t)| (&p[..], &t[..])).collect();
+        self::tree(&tree)
+    };
+    assert_eq!(chain(MCP_CHAIN_MAX), vec![]);
+    let f = chain(MCP_CHAIN_MAX + 1);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(
+        (f[0].path.as_str(), f[0].line),
+        ("rpc/src/mcp/wire/f0.rs", 1)
+    );
+    let want = format!(
+        "import chain of {} files: rpc/src/mcp/wire/f0.rs → ",
+        MCP_CHAIN_MAX + 1
+    );
+    assert!(f[0].what.starts_with(&want), "{}", f[0].what);
 }

@@ -11,12 +11,14 @@ mod privilege;
 mod table;
 mod tokens;
 
+pub(crate) use owner::Key;
 pub use owner::{Client, Holder, Owner};
 pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
 pub use privilege::{PRIVILEGE_META, Privilege};
 pub use table::{Cap, Capability, Door, Opener, Table};
 pub use tokens::{ADMIN, MAX_TOKENS, NAME_MAX, Token, TokensError, parse as parse_tokens};
 
+use crate::jsonrpc::{self, RpcError};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -66,6 +68,15 @@ pub fn rank(table: Table, token: &Token, narrowing: Option<&Policy>) -> Privileg
 /// A refusal, saying which of the three said no.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Denied(pub String);
+
+/// A read outside the caller's authority: the message names the capability and which of
+/// policy, role or narrowing refused it (the resource is not secret: only its content is).
+pub(crate) fn forbidden(denied: &Denied) -> RpcError {
+    RpcError::new(
+        jsonrpc::INVALID_PARAMS,
+        alloc::format!("E_PERM: {}", denied.0),
+    )
+}
 
 impl Authority {
     pub fn new(

@@ -61,3 +61,21 @@ impl Owner {
         }
     }
 }
+
+/// Who holds a call: its owner, and which of the owner's clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key {
+    pub(crate) owner: Owner,
+    pub(crate) client: Client,
+}
+
+impl Key {
+    /// What a tool call of this key holds in the machine's pools (`ToolCall::holder`).
+    pub(crate) fn holder(&self) -> Claim<u64> {
+        Claim {
+            owner: self.owner.key(),
+            rank: self.owner.rank as u8,
+            client: self.client.id(),
+        }
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::privilege::Privilege;
 use crate::json::ValueRef;
-use crate::mcp::wire::tool::Annotations;
+use crate::mcp::wire::annotations::Annotations;
 
 /// A way into the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

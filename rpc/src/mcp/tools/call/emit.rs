@@ -4,10 +4,10 @@
 use crate::json::TextEscaper;
 use crate::json::write_value as encode_value;
 use crate::json::{Tape, Written, escape_json, escape_str, escape_within};
-use crate::mcp::guard::audit::{Outcome, code_of_text};
+use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::tools::schema::Schema;
-use crate::mcp::wire::base64::Base64Stream;
-use crate::mcp::wire::error_code::ErrorCode;
+use crate::mcp::wire::base64::{Base64Stream, Enc};
+use crate::mcp::wire::error_code::{ErrorCode, code_of_text};
 use crate::mcp::wire::tool::{
     Content, ContentSource, SourcePoll, StreamKind, ToolError, ToolOutput,
 };
@@ -16,11 +16,6 @@ use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-
-pub(crate) enum Enc {
-    Text(TextEscaper),
-    B64(Base64Stream),
-}
 
 struct Streaming<C> {
     source: Box<dyn ContentSource<C>>,

@@ -7,9 +7,10 @@ use super::asking::Asking;
 use super::emit::{DIRECT_MIN, EmitPoll, Emitter};
 use crate::http::{BodyPoll, BodySource};
 use crate::jsonrpc::{self, Id, RpcError};
-use crate::mcp::guard::audit::{Outcome, PendingAudit};
+use crate::mcp::guard::audit::PendingAudit;
 use crate::mcp::guard::call_watch::CallWatch;
 use crate::mcp::guard::limits::CallState;
+use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::tools::schema::Schema;
 use crate::mcp::wire::tool::{
     InputRequired, LogLevel, Notice, Started, Step, StepIo, ToolOutput, ToolRun,

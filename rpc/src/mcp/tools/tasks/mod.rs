@@ -8,9 +8,8 @@
 use crate::http::{BodyPoll, BodySource, Response};
 use crate::json::{self, ValueRef};
 use crate::jsonrpc::{self, Id, RpcError};
-use crate::mcp::guard::authority::Owner;
+use crate::mcp::guard::authority::{Key, Owner};
 use crate::mcp::guard::config::{Config, Limits};
-use crate::mcp::guard::limits::Key;
 use crate::mcp::guard::request::{Cx, Era};
 use crate::mcp::tools::call::stream::{CallSetup, CallStream, Framing};
 use crate::mcp::tools::result::{finish, result_extra};

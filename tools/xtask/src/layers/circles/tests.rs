@@ -10,6 +10,10 @@ fn sources(files: &[(&str, &str)]) -> Vec<Source> {
         .collect()
 }
 
+fn circles_of(files: &[Source]) -> Vec<Circle> {
+    circles(files, &imports(files))
+}
+
 #[test]
 fn modules_of_paths() {
     let m = |p: &str| module_of(p).map(|(t, m)| (t, m.join("::")));
@@ -45,7 +49,7 @@ fn modules_of_paths() {
 
 #[test]
 fn a_two_file_circle_names_both_imports() {
-    let found = circles(&sources(&[
+    let found = circles_of(&sources(&[
         ("k/src/lib.rs", "mod a;\nmod b;\n"),
         ("k/src/a.rs", "use crate::b::B;\npub struct A;\n"),
         (
@@ -87,21 +91,21 @@ fn re_exports_are_looked_through() {
         ("k/src/m/a.rs", "use super::Bee;\npub struct A;\n"),
         ("k/src/m/b.rs", "pub struct B;\n"),
     ];
-    assert_eq!(circles(&sources(&tree)), []);
+    assert_eq!(circles_of(&sources(&tree)), []);
     // Through the re-export, b naming A closes a circle with a.
     let mut tree = tree.to_vec();
     tree[3] = (
         "k/src/m/b.rs",
         "pub struct B;\nfn f() { let _ = crate::m::A; }\n",
     );
-    let found = circles(&sources(&tree));
+    let found = circles_of(&sources(&tree));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].files, ["k/src/m/a.rs", "k/src/m/b.rs"]);
 }
 
 #[test]
 fn a_longer_loop_is_one_circle_and_tests_trees_resolve() {
-    let found = circles(&sources(&[
+    let found = circles_of(&sources(&[
         ("t/tests/one.rs", "mod support;\nuse support::a::x;\n"),
         ("t/tests/two.rs", "mod support;\n"),
         (
@@ -129,7 +133,7 @@ fn a_longer_loop_is_one_circle_and_tests_trees_resolve() {
 
 #[test]
 fn paths_to_other_crates_and_within_a_file_are_no_imports() {
-    let found = circles(&sources(&[
+    let found = circles_of(&sources(&[
         ("k/src/lib.rs", "mod a;\nuse std::fmt;\nuse a::A;\n"),
         (
             "k/src/a.rs",
@@ -155,12 +159,12 @@ fn a_visibility_scope_ties_its_file_to_that_module() {
             "pub struct Raw(pub(in crate::gate) u32);\n",
         ),
     ];
-    let found = circles(&sources(&tree));
+    let found = circles_of(&sources(&tree));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].files, ["k/src/gate.rs", "k/src/gate/raw.rs"]);
     let mut tree = tree.to_vec();
     tree[2] = ("k/src/gate/raw.rs", "pub struct Raw(pub(super) u32);\n");
-    assert_eq!(circles(&sources(&tree)), []);
+    assert_eq!(circles_of(&sources(&tree)), []);
 }
 
 #[test]
@@ -181,7 +185,7 @@ fn a_path_through_a_re_export_ties_to_the_re_exporting_file() {
             "pub struct Body(Option<super::coding::Packed>);\n",
         ),
     ];
-    let found = circles(&sources(&tree));
+    let found = circles_of(&sources(&tree));
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(
         found[0].files,
@@ -194,5 +198,5 @@ fn a_path_through_a_re_export_ties_to_the_re_exporting_file() {
         "k/src/http/message.rs",
         "pub struct Body(Option<super::coding::zlib::Packed>);\n",
     );
-    assert_eq!(circles(&sources(&tree)), []);
+    assert_eq!(circles_of(&sources(&tree)), []);
 }
