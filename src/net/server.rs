@@ -823,6 +823,8 @@ impl HttpServer {
 }
 
 /// How readily a connection gives its slot up, lowest first; `None` when it may not yet.
+/// One that wrote a refusal out and only lingers goes with the first, [`SLOW_GRACE_MS`] after
+/// it (a client refused the last slot that keeps its connection open holds nothing for long).
 /// Anonymous ones go first, the oldest first (by age, not idleness: a client polling every
 /// half second is never idle, and keep-alive must not make it last); then authenticated ones
 /// that owe their peer nothing, the one that has owed nothing for longest first (idle since
@@ -833,7 +835,9 @@ impl HttpServer {
 /// rate, after [`SLOW_GRACE_MS`]; a stalled one after [`STALLED_GRACE_MS`]. A connection
 /// whose answer is being produced or taken never yields.
 fn yield_order(conn: &Connection, now_ms: u64) -> Option<(u8, u64)> {
-    let (class, since, grace) = if !conn.authenticated() {
+    let (class, since, grace) = if let Some(since) = conn.refused_since() {
+        (0, since, SLOW_GRACE_MS)
+    } else if !conn.authenticated() {
         (0, conn.opened_ms(), GRACE_MS)
     } else if let Some(since) = conn.owing_nothing_since() {
         let slow = conn.receiving_behind(now_ms);

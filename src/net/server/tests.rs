@@ -666,3 +666,59 @@ fn the_last_slot_of_a_port_is_a_door_for_a_higher_rank_than_its_holders() {
         assert_eq!(state(&stack, h), State::Established);
     }
 }
+
+#[test]
+fn a_client_refused_the_last_slot_that_keeps_its_connection_open_gives_it_back_soon() {
+    let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
+        for _ in 0..20 {
+            *now += 1;
+            net_poll(stack, server, *now);
+            server.poll(&mut stack.sockets, &mut Ranked, *now);
+            net_poll(stack, server, *now);
+        }
+    };
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let (mut stack, mut server) = setup(2);
+    server.per_client = 8;
+    let mut now = 0;
+    round(&mut stack, &mut server, &mut now);
+    let holder = client(&mut stack, 49100);
+    round(&mut stack, &mut server, &mut now);
+    send(
+        &mut stack,
+        holder,
+        "GET /h HTTP/1.1\r\nHost: x\r\nAuthorization: observe\r\n\r\n",
+    );
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, holder).contains("/h"));
+    // A request with a body refused in the last slot: the module lingers to discard what
+    // follows, and the client never closes.
+    let refused = client(&mut stack, 49101);
+    round(&mut stack, &mut server, &mut now);
+    send(
+        &mut stack,
+        refused,
+        "POST /r HTTP/1.1\r\nHost: x\r\nAuthorization: observe\r\nContent-Length: 4\r\n\r\nbody",
+    );
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, refused).starts_with("HTTP/1.1 503"));
+    assert_eq!(server.stats.reaped, 0);
+    now += SLOW_GRACE_MS;
+    round(&mut stack, &mut server, &mut now);
+    assert_eq!(
+        server.stats.reaped, 1,
+        "the lingering refusal gave its slot back"
+    );
+    assert_eq!(state(&stack, holder), State::Established);
+    now += RST_MS;
+    round(&mut stack, &mut server, &mut now);
+    let admin = client(&mut stack, 49102);
+    round(&mut stack, &mut server, &mut now);
+    send(
+        &mut stack,
+        admin,
+        "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: admin\r\n\r\n",
+    );
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, admin).contains("/a"));
+}

@@ -18,7 +18,7 @@ use iris::image::find_repo_root;
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 use support::guest::{Guest, HOST, TOKEN, boot_guest_with_disk};
-use support::http::{connect, request};
+use support::http::{connect, read_response, request};
 use support::mcp::messages;
 
 const WATCHER: &str = "watcher-secret-0123456789";
@@ -123,6 +123,26 @@ fn held(addr: std::net::SocketAddr, raw: &str) -> TcpStream {
     s
 }
 
+/// Sends `raw` on one kept-alive connection every 300 ms until stopped. When the connection
+/// is refused or ends, waits the second `Retry-After` asks for, without closing it, and
+/// connects again.
+fn busy_connection(addr: std::net::SocketAddr, raw: &str, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let mut s = connect(addr);
+        let mut buf = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let answered = s.write_all(raw.as_bytes()).is_ok()
+                && read_response(&mut s, &mut buf, false).is_some_and(|r| r.status != 503);
+            if !answered {
+                break;
+            }
+            thread::sleep(Duration::from_millis(300));
+        }
+        thread::sleep(Duration::from_secs(1));
+        drop(s);
+    }
+}
+
 fn until(stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         thread::sleep(Duration::from_millis(50));
@@ -202,6 +222,19 @@ fn no_lesser_holder_starves_the_administrator_or_erases_its_trail() {
                 }
                 thread::sleep(Duration::from_millis(1000));
             }
+        });
+        // Every connection slot, each kept busy (a call every 300 ms, never idle long
+        // enough to yield); a client refused a slot waits what `Retry-After` says, its
+        // connection left open meanwhile.
+        while_loaded(&g, &format!("{} holding every slot", l.name), move |stop| {
+            let echo = l.call_raw("echo", json!({"text": "busy"}));
+            let workers: Vec<_> = (0..12)
+                .map(|_| {
+                    let (echo, stop) = (echo.clone(), stop.clone());
+                    thread::spawn(move || busy_connection(addr, &echo, &stop))
+                })
+                .collect();
+            workers.into_iter().for_each(|w| w.join().unwrap());
         });
         // Screen captures, back to back from four clients.
         while_loaded(&g, &format!("{} capturing", l.name), move |stop| {

@@ -211,6 +211,15 @@ impl Connection {
         Some(self.request_started_ms.unwrap_or(self.last_activity_ms))
     }
 
+    /// Since when the connection has been discarding what its peer sends after a refusal it
+    /// wrote out in full (see [`Config::linger_ms`]): it serves nothing more, and lingers
+    /// only so that closing does not cut the answer off. `None` otherwise.
+    pub fn refused_since(&self) -> Option<u64> {
+        let linger = self.linger.as_ref()?;
+        let written = !self.output.writing() && self.output.pending() == 0;
+        written.then(|| linger.until_ms.saturating_sub(self.config.linger_ms))
+    }
+
     /// Since when the peer has taken none of the output it is owed; `None` when nothing waits
     /// on it.
     pub fn peer_stalled_since(&self) -> Option<u64> {
