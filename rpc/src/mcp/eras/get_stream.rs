@@ -101,31 +101,47 @@ pub(crate) fn get<C: 'static>(
     feed.stream = stream;
     let cursor = feed.resume(last);
     drop(hub);
-    event_stream(subs, ctx, serial, stream, cursor, None, Vec::new())
+    let opened = Opened {
+        serial,
+        stream,
+        cursor,
+        listen: None,
+    };
+    event_stream(subs, ctx, limits, opened, Vec::new())
 }
 
-/// The response whose body is the event stream of feed `serial` (stream number `stream`),
-/// from event `cursor` on, `pending` first.
-fn event_stream<C: 'static>(
-    subs: &Subscriptions<C>,
-    ctx: &Rc<RefCell<C>>,
+/// A stream just opened: feed `serial`'s stream number `stream`, from event `cursor` on; a
+/// listen stream's subscription id.
+struct Opened {
     serial: u64,
     stream: u64,
     cursor: u64,
     listen: Option<String>,
+}
+
+/// The response whose body is the event stream `opened`, `pending` first.
+fn event_stream<C: 'static>(
+    subs: &Subscriptions<C>,
+    ctx: &Rc<RefCell<C>>,
+    limits: &Limits,
+    opened: Opened,
     pending: Vec<u8>,
 ) -> Response {
     let body = GetStream {
         hub: subs.hub.clone(),
         defs: subs.defs.clone(),
         ctx: ctx.clone(),
-        serial,
-        stream,
-        cursor,
-        listen,
+        serial: opened.serial,
+        stream: opened.stream,
+        cursor: opened.cursor,
+        listen: opened.listen,
         pending,
         sent: 0,
         quiet_since: None,
+        lifetime_ms: limits.event_stream_lifetime_ms,
+        retry_ms: limits.sse_retry_ms,
+        opened_ms: None,
+        ending: false,
     };
     reply::stream(true, Body::Stream(Box::new(body)))
 }
@@ -193,7 +209,13 @@ pub(crate) fn listen<C: 'static>(
         Utf8Sink(&mut pending),
         ",\"_meta\":{{\"{SUBSCRIPTION_ID}\":{id}}}}}}}\n\n"
     );
-    event_stream(subs, ctx, serial, stream, cursor, Some(id), pending)
+    let opened = Opened {
+        serial,
+        stream,
+        cursor,
+        listen: Some(id),
+    };
+    event_stream(subs, ctx, limits, opened, pending)
 }
 
 /// 503 `E_BUSY`: every event stream (GET or listen) this caller may have is taken.
@@ -234,6 +256,13 @@ struct GetStream<C> {
     pending: Vec<u8>,
     sent: usize,
     quiet_since: Option<u64>,
+    /// How long the stream may last (`Limits::event_stream_lifetime_ms`), since its first
+    /// poll; past it, it says so and ends.
+    lifetime_ms: u64,
+    /// `retry:` a legacy stream's last frame advertises.
+    retry_ms: u64,
+    opened_ms: Option<u64>,
+    ending: bool,
 }
 
 impl<C> GetStream<C> {
@@ -272,9 +301,23 @@ impl<C> GetStream<C> {
 
 impl<C> BodySource for GetStream<C> {
     fn poll(&mut self, out: &mut Vec<u8>, max: usize, now_ms: u64) -> BodyPoll {
+        let opened = *self.opened_ms.get_or_insert(now_ms);
+        if self.pending.is_empty()
+            && !self.ending
+            && now_ms.saturating_sub(opened) >= self.lifetime_ms
+        {
+            self.ending = true;
+            if self.listen.is_none() {
+                let _ = writeln!(Utf8Sink(&mut self.pending), "retry: {}", self.retry_ms);
+            }
+            self.pending
+                .extend_from_slice(b": this stream's lifetime is over; open another\n\n");
+        }
         // New events only once what was rendered has gone (a client that does not read
         // holds at most one log's worth here; the rest waits in the bounded log).
-        let live = if self.pending.is_empty() {
+        let live = if self.ending {
+            false
+        } else if self.pending.is_empty() {
             self.gather(now_ms)
         } else {
             true

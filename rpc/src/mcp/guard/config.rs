@@ -57,6 +57,11 @@ pub struct Limits {
     pub task_result_bytes: usize,
     /// Legacy `GET /mcp` event streams open at once, in all (one per session).
     pub event_streams: usize,
+    /// An event stream (`GET /mcp`, `subscriptions/listen`) ends this long after it opened:
+    /// a legacy client reconnects and resumes with `Last-Event-ID`, a listen client listens
+    /// again. A client that stopped reading while its TCP stack still takes the few bytes a
+    /// stream sends holds its place no longer (the streams' `timeout tunnel`).
+    pub event_stream_lifetime_ms: u64,
 }
 
 impl Default for Limits {
@@ -81,6 +86,7 @@ impl Default for Limits {
             task_poll_ms: 500,
             task_result_bytes: 64 * 1024,
             event_streams: 4,
+            event_stream_lifetime_ms: 15 * 60 * 1000,
         }
     }
 }

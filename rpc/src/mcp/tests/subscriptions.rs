@@ -363,3 +363,39 @@ fn get_is_refused_clearly_without_a_usable_session() {
         "{v}"
     );
 }
+
+#[test]
+fn an_event_stream_ends_at_its_lifetime_and_says_how_to_come_back() {
+    let mut s = {
+        let mut c = config();
+        c.limits.event_streams = 2;
+        c.limits.requests_per_second = 1000;
+        c.limits.event_stream_lifetime_ms = 60_000;
+        let mut s = server_with(c);
+        s.register_watches(WATCHES);
+        s
+    };
+    let sid = session(&mut s);
+    let mut r = get(&mut s, &sid, None, T0);
+    let mut l = listen(&mut s, json!(["irix7://status"]), T0);
+    pump(&mut r, T0, 100);
+    pump(&mut l, T0, 100);
+    // Read as it comes, a stream still ends: the legacy one advertises when to reconnect.
+    let (out, ended) = pump(&mut r, T0 + 100, 60_000);
+    assert!(ended, "the GET stream outlived its lifetime");
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.ends_with("retry: 3000\n: this stream's lifetime is over; open another\n\n"),
+        "{text}"
+    );
+    let (out, ended) = pump(&mut l, T0 + 100, 60_000);
+    assert!(ended, "the listen stream outlived its lifetime");
+    assert!(
+        String::from_utf8_lossy(&out)
+            .ends_with(": this stream's lifetime is over; open another\n\n")
+    );
+    // Its place is free again, and the session's next GET is served.
+    drop((r, l));
+    let again = get(&mut s, &sid, None, T0 + 61_000);
+    assert_eq!(again.status, 200);
+}
