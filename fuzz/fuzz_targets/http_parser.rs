@@ -52,6 +52,7 @@ impl Handler for Trivial {
                 status: 200,
                 headers,
                 body,
+                turned_away: false,
             }
         } else {
             Response::full(200, "text/plain", format!("{} bytes", req.body.len()))

@@ -148,6 +148,7 @@ pub fn exchange(
             started_ms: now_ms,
             answered: false,
         })),
+        turned_away: false,
     };
     resp.headers
         .push_static("Content-Type", "application/octet-stream");

@@ -113,6 +113,7 @@ impl Router {
             status: 200,
             headers: Default::default(),
             body: Body::Stream(Box::new(BmpBody { ctx, cap })),
+            turned_away: false,
         };
         resp.headers.push_static("Content-Type", "image/bmp");
         resp.headers.push_static("Cache-Control", "no-store");

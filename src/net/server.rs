@@ -227,7 +227,9 @@ pub const GRACE_MS: u64 = 1_000;
 /// An authenticated connection receiving its request slower than the minimum body rate
 /// (`rpc::http::Config::min_body_rate`) may be reset to make room this long after the
 /// request's first byte: a client trickling requests over many connections turns each slot
-/// over this fast, so a client sending whole requests soon gets one.
+/// over this fast, so a client sending whole requests soon gets one. The same holds for one
+/// whose last answer turned it away for load, after that answer, and for one that wrote a
+/// refusal out and only lingers.
 pub const SLOW_GRACE_MS: u64 = 100;
 /// An authenticated connection whose peer has taken none of the answer it is owed for this
 /// long may be reset to make room, after every anonymous and idle one: a client that stops
@@ -823,27 +825,33 @@ impl HttpServer {
 }
 
 /// How readily a connection gives its slot up, lowest first; `None` when it may not yet.
-/// One that wrote a refusal out and only lingers goes with the first, [`SLOW_GRACE_MS`] after
-/// it (a client refused the last slot that keeps its connection open holds nothing for long).
 /// Anonymous ones go first, the oldest first (by age, not idleness: a client polling every
-/// half second is never idle, and keep-alive must not make it last); then authenticated ones
-/// that owe their peer nothing, the one that has owed nothing for longest first (idle since
-/// its last answer, or receiving a request it began long ago: a client trickling its body,
-/// or one of a runaway's abandoned connections, yields before one in use); then those whose
-/// peer has stopped taking the answer it is owed, the longest stalled first. None yields
-/// within [`GRACE_MS`], except an authenticated one receiving its request below the minimum
-/// rate, after [`SLOW_GRACE_MS`]; a stalled one after [`STALLED_GRACE_MS`]. A connection
-/// whose answer is being produced or taken never yields.
+/// half second is never idle, and keep-alive must not make it last), and with them one that
+/// wrote a refusal out and only lingers, [`SLOW_GRACE_MS`] after it (a client refused the last
+/// slot that keeps its connection open holds nothing for long); then authenticated ones whose
+/// last answer turned them away for load (429, 503, a tool's `E_BUSY`: a client over its
+/// token's rate or calls on many connections), [`SLOW_GRACE_MS`] after it; then those that
+/// owe their peer nothing, the one that has owed nothing for longest first (idle since its
+/// last answer, or receiving a request it began long ago: a client trickling its body, or one
+/// of a runaway's abandoned connections, yields before one in use); then those whose peer has
+/// stopped taking the answer it is owed, the longest stalled first. None yields within
+/// [`GRACE_MS`], except an authenticated one receiving its request below the minimum rate,
+/// after [`SLOW_GRACE_MS`]; a stalled one after [`STALLED_GRACE_MS`]. A connection whose
+/// answer is being produced or taken never yields.
 fn yield_order(conn: &Connection, now_ms: u64) -> Option<(u8, u64)> {
     let (class, since, grace) = if let Some(since) = conn.refused_since() {
         (0, since, SLOW_GRACE_MS)
     } else if !conn.authenticated() {
         (0, conn.opened_ms(), GRACE_MS)
     } else if let Some(since) = conn.owing_nothing_since() {
-        let slow = conn.receiving_behind(now_ms);
-        (1, since, if slow { SLOW_GRACE_MS } else { GRACE_MS })
+        if conn.turned_away() {
+            (1, since, SLOW_GRACE_MS)
+        } else {
+            let slow = conn.receiving_behind(now_ms);
+            (2, since, if slow { SLOW_GRACE_MS } else { GRACE_MS })
+        }
     } else {
-        (2, conn.peer_stalled_since()?, STALLED_GRACE_MS)
+        (3, conn.peer_stalled_since()?, STALLED_GRACE_MS)
     };
     (now_ms.saturating_sub(since) >= grace).then_some((class, since))
 }

@@ -355,6 +355,9 @@ pub struct Request {
     /// An empty buffer with the room of an earlier answer on the same connection: a handler
     /// that writes its answer into it (taking it) allocates nothing for the answer.
     pub answer: Vec<u8>,
+    /// Requests its connection carried before it (0 for the first): a handler can tell a
+    /// client that keeps its connection from one that opens a connection a request.
+    pub earlier: u32,
 }
 
 impl Request {
@@ -451,6 +454,10 @@ pub struct Response {
     pub status: u16,
     pub headers: Headers,
     pub body: Body,
+    /// The answer turns its request away for load without an error status (a tool result
+    /// `E_BUSY`); 429 and 503 do so by their status. The connection then owes its peer no
+    /// work, and a server short of slots may let it go first.
+    pub turned_away: bool,
 }
 
 impl Response {
@@ -469,6 +476,7 @@ impl Response {
             status,
             headers,
             body: Body::Full(body),
+            turned_away: false,
         }
     }
 
@@ -478,6 +486,7 @@ impl Response {
             status,
             headers: Headers::default(),
             body: Body::Empty,
+            turned_away: false,
         }
     }
 }

@@ -52,6 +52,7 @@ mod tests {
             body: Vec::new(),
             admission: None,
             answer: Vec::new(),
+            earlier: 0,
         }
     }
 

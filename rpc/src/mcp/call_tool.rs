@@ -101,7 +101,9 @@ impl<C: 'static> McpServer<C> {
         era: Era,
         why: &str,
     ) -> Response {
-        self.tool_error(lent, id, era, &ToolError::new(ErrorCode::Busy, why))
+        let mut r = self.tool_error(lent, id, era, &ToolError::new(ErrorCode::Busy, why));
+        r.turned_away = true;
+        r
     }
 
     pub(super) fn call_tool(&mut self, cx: &Cx<'_>) -> Response {

@@ -2,7 +2,7 @@
 //! (`admission.rs`): each era's POST after its checks (`modern`, `legacy`), then each method
 //! to what answers it; a `tools/call` goes on to `call_tool.rs`.
 
-use crate::http::{Body, Headers, Peer, Response};
+use crate::http::{Body, Headers, Response};
 use crate::jsonrpc::{self, Incoming, Message, ParseFailure, RpcError};
 use crate::mcp::eras::get_stream;
 use crate::mcp::eras::legacy;
@@ -39,11 +39,11 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         ex: &Exchange<'_>,
     ) -> Response {
-        let (peer, now_ms) = (ex.peer, ex.now_ms);
+        let now_ms = ex.now_ms;
         if let Incoming::Single(Ok(m)) = &incoming
             && m.method() == Some("initialize")
         {
-            return self.initialize(m, peer, ex.owner, now_ms);
+            return self.initialize(m, ex);
         }
         let limits = self.config.limits;
         let admitted = legacy::session(&mut self.sessions, &incoming, headers, ex.owner, now_ms);
@@ -160,12 +160,12 @@ impl<C: 'static> McpServer<C> {
 
     /// `initialize`: a new session of `owner`, an older one evicted if its share or the table
     /// is full.
-    fn initialize(&mut self, msg: &Message, peer: Peer, owner: Owner, now_ms: u64) -> Response {
+    fn initialize(&mut self, msg: &Message, ex: &Exchange<'_>) -> Response {
+        let (owner, now_ms) = (ex.owner, ex.now_ms);
         let Message::Request { id, params, .. } = msg else {
             return legacy::initialize_not_a_request();
         };
-        let client = Client::Connection(peer.addr, peer.port);
-        if !self.within_rate(owner, client, now_ms) {
+        if !self.within_rate(owner, ex.rate_client(), now_ms) {
             return reply::busy(Some(id), reply::OVER_RATE);
         }
         let limits = self.config.limits;
@@ -219,8 +219,7 @@ impl<C: 'static> McpServer<C> {
             Ok(req) => req,
             Err(refused) => return refused,
         };
-        let client = Client::Connection(peer.addr, peer.port);
-        if !self.within_rate(ex.owner, client, now_ms) {
+        if !self.within_rate(ex.owner, ex.rate_client(), now_ms) {
             return match (req.id, req.method) {
                 (Some(id), "tools/call") => {
                     self.busy_result(ex.lent, id, Era::Modern, reply::OVER_RATE)
@@ -242,7 +241,7 @@ impl<C: 'static> McpServer<C> {
             log_level: req.log_level,
             key: Key {
                 owner: ex.owner,
-                client,
+                client: Client::Connection(peer.addr, peer.port),
             },
             sse_ids: None,
             sse_retry_ms: None,

@@ -258,6 +258,7 @@ impl<C: 'static> McpServer<C> {
             lent: &lent,
             peer,
             now_ms,
+            kept: true,
         };
         self.answer(method, headers, &head, body, &ex)
     }
@@ -432,6 +433,7 @@ impl<C: 'static> Handler for McpServer<C> {
                 lent: &lent,
                 peer,
                 now_ms,
+                kept: req.earlier > 0,
             };
             let r = self.answer(&req.method, &req.headers, &head, &req.body, &ex);
             // Not taken: back to the connection for its next request.

@@ -35,6 +35,7 @@ fn build(method: Method, path: &str, fields: &[(&str, &str)]) -> Request {
         body: Vec::new(),
         admission: None,
         answer: Vec::new(),
+        earlier: 0,
     }
 }
 

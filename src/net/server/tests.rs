@@ -722,3 +722,55 @@ fn a_client_refused_the_last_slot_that_keeps_its_connection_open_gives_it_back_s
     round(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, admin).contains("/a"));
 }
+
+#[test]
+fn a_connection_turned_away_for_load_yields_its_slot_soon() {
+    /// `Ranked`, with `/over` answered 429 (the token's rate is spent).
+    struct Rated;
+    impl Handler for Rated {
+        fn admit(
+            &mut self,
+            head: &Request,
+            peer: Peer,
+            proven: Option<u8>,
+            now: u64,
+        ) -> Result<Admission, Response> {
+            Ranked.admit(head, peer, proven, now)
+        }
+        fn handle(&mut self, req: &mut Request, peer: Peer, now: u64) -> Response {
+            match req.path() {
+                "/over" => Response::full(429, "text/plain", b"over the rate".to_vec()),
+                _ => Ranked.handle(req, peer, now),
+            }
+        }
+    }
+    let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
+        for _ in 0..20 {
+            *now += 1;
+            net_poll(stack, server, *now);
+            server.poll(&mut stack.sockets, &mut Rated, *now);
+            net_poll(stack, server, *now);
+        }
+    };
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let (mut stack, mut server) = setup(2);
+    server.per_client = 8;
+    let mut now = 0;
+    round(&mut stack, &mut server, &mut now);
+    // One token's two connections fill the port: one served, one over the token's rate.
+    let (served, over) = (client(&mut stack, 49200), client(&mut stack, 49201));
+    round(&mut stack, &mut server, &mut now);
+    for (h, path) in [(served, "/a"), (over, "/over")] {
+        let ask = format!("GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: admin\r\n\r\n");
+        send(&mut stack, h, &ask);
+    }
+    round(&mut stack, &mut server, &mut now);
+    assert!(drain(&mut stack, over).starts_with("HTTP/1.1 429"));
+    assert_eq!(server.stats.reaped, 0);
+    // Before its grace the served one keeps its slot; the turned-away one gives way.
+    now += SLOW_GRACE_MS;
+    round(&mut stack, &mut server, &mut now);
+    assert_eq!(server.stats.reaped, 1);
+    assert_eq!(state(&stack, over), State::Closed);
+    assert_eq!(state(&stack, served), State::Established);
+}

@@ -131,6 +131,13 @@ pub struct Connection {
     unauthorized: u8,
     /// The peer has not sent a byte yet.
     silent: bool,
+    /// The last answer turned the request away for load (429, 503): the connection does no
+    /// work its peer is owed, so the server lets it go first among the authenticated ones
+    /// when it needs the slot (a client over its owner's rate on many connections holds none
+    /// of them for long).
+    turned_away: bool,
+    /// Requests handed to the handler so far (`Request::earlier`).
+    answered: u32,
 }
 
 /// What a connection keeps between requests outside any pool, at most: the parser's recycled
@@ -168,6 +175,8 @@ impl Connection {
             proven: None,
             unauthorized: 0,
             silent: true,
+            turned_away: false,
+            answered: 0,
         }
     }
 
@@ -234,6 +243,11 @@ impl Connection {
             let due = now_ms.saturating_sub(start) as u128 * self.config.min_body_rate as u128;
             (self.request_bytes as u128) * 1000 < due
         })
+    }
+
+    /// Whether the last answer turned its request away for load (429, 503).
+    pub fn turned_away(&self) -> bool {
+        self.turned_away
     }
 
     /// Whether an anonymous connection outlived [`Config::anonymous_lifetime_ms`].
@@ -437,6 +451,7 @@ impl Connection {
     /// Writes the head of `resp` and sets its body up for writing; an answer that closes the
     /// connection ends reading.
     fn start(&mut self, resp: Response, head: bool, version: Version, keep_alive: bool) {
+        self.turned_away = resp.turned_away || matches!(resp.status, 429 | 503);
         if self.output.start(resp, head, version, keep_alive) {
             self.closing = true;
             self.held = Vec::new();
@@ -561,6 +576,8 @@ impl Connection {
         let version = parsed.version;
         let keep_alive = parsed.keep_alive && !self.peer_closed && !self.expired(now_ms);
         parsed.request.answer = self.output.lend_answer();
+        parsed.request.earlier = self.answered;
+        self.answered = self.answered.saturating_add(1);
         let resp = handler.handle(&mut parsed.request, self.peer, now_ms);
         drop(lease);
         // Room the handler did not take stays for the next answer.

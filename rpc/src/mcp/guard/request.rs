@@ -5,7 +5,7 @@
 use crate::http::{Field, Headers, Peer};
 use crate::json::ValueRef;
 use crate::jsonrpc::{Id, RpcError};
-use crate::mcp::guard::authority::{Authority, Key, Owner};
+use crate::mcp::guard::authority::{Authority, Client, Key, Owner};
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{LogLevel, ToolError};
 use alloc::borrow::Cow;
@@ -35,6 +35,22 @@ pub(crate) struct Exchange<'r> {
     /// The connection's last answer buffer (`Request::answer`), lent while this request is
     /// handled: a tool result written at once goes into it instead of a new allocation.
     pub(crate) lent: &'r Cell<Vec<u8>>,
+    /// Its connection carried a request before it (`Request::earlier`).
+    pub(crate) kept: bool,
+}
+
+impl Exchange<'_> {
+    /// Which of its owner's clients a 2026-07-28 request (or an `initialize`) counts as in
+    /// its owner's rate window: its connection once that carried a request, else the owner's
+    /// fresh connections together, so that a flood of one-request connections is one noisy
+    /// client and a client keeping its connection keeps its part (`limits::RateWindow`).
+    pub(crate) fn rate_client(&self) -> Client {
+        if self.kept {
+            Client::Connection(self.peer.addr, self.peer.port)
+        } else {
+            Client::Fresh
+        }
+    }
 }
 
 /// A request in context.

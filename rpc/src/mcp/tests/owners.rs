@@ -215,3 +215,61 @@ fn connections_rank_by_their_tokens_role_and_narrowing_for_a_ports_last_slot() {
     assert_eq!(rank_of(ADMIN, Some("observe")), watcher);
     assert_eq!(rank_of(ADMIN, Some("operate")), operator);
 }
+
+/// `req` with `secret` on a connection from `port` that carried `earlier` requests before,
+/// admitted and answered as a connection hands it over.
+fn on_connection(
+    s: &mut McpServer<Ctx>,
+    req: McpRequest,
+    secret: &str,
+    (port, earlier): (u16, u32),
+    now: u64,
+) -> Response {
+    use crate::http::{Handler, Request};
+    let built = req.header("Authorization", &format!("Bearer {secret}"));
+    let mut req = Request {
+        method: Method::Post,
+        target: "/mcp".into(),
+        headers: built.headers(),
+        body: built.body(),
+        earlier,
+        ..Request::default()
+    };
+    req.admission = Handler::admit(s, &req, peer(port), None, now).ok();
+    Handler::handle(s, &mut req, peer(port), now)
+}
+
+#[test]
+fn one_request_connections_are_one_client_and_a_kept_connection_keeps_its_part() {
+    let mut s = owned_server(|l| l.requests_per_second = 10);
+    let list = || McpRequest::modern("tools/list", json!({}));
+    // A client opening a connection a request: each first request counts to the token's
+    // fresh connections together, so past the limit they are refused (not let through as
+    // forty quiet clients up to twice the limit).
+    let flood: Vec<u16> = (0..40)
+        .map(|k| on_connection(&mut s, list(), ADMIN, (1000 + k, 0), T0).status)
+        .collect();
+    assert_eq!(
+        flood.iter().filter(|&&st| st == 200).count(),
+        10,
+        "{flood:?}"
+    );
+    assert!(flood[10..].iter().all(|&st| st == 429), "{flood:?}");
+    // A sibling that keeps its connection is a client of its own, below its part: served.
+    for _ in 0..3 {
+        assert_eq!(on_connection(&mut s, list(), ADMIN, (7, 5), T0).status, 200);
+    }
+    // A call turned away for the rate is a tool result, which tells the connection so (the
+    // server lets such connections go first when slots run short).
+    let echo = call("echo", json!({"text": "x"}));
+    let r = on_connection(&mut s, echo, ADMIN, (2000, 0), T0);
+    assert_eq!((r.status, r.turned_away), (200, true));
+    let served = on_connection(
+        &mut s,
+        call("echo", json!({"text": "x"})),
+        ADMIN,
+        (7, 9),
+        T0,
+    );
+    assert_eq!((served.status, served.turned_away), (200, false));
+}

@@ -209,6 +209,7 @@ fn a_request_not_admitted_is_judged_by_handle_and_an_admitted_one_answered() {
             body: body.clone().into_bytes(),
             admission: None,
             answer: Vec::new(),
+            earlier: 0,
         }
     };
     // Built by hand, without `admit`: the token is checked here.
@@ -251,6 +252,7 @@ fn two_requests_of_different_roles_on_one_connection_each_see_only_their_own_aut
             body: built.body(),
             admission: None,
             answer: core::mem::take(&mut answer),
+            earlier: 1,
         };
         req.admission = Handler::admit(s, &req, PEER, Some(0), T0).ok();
         assert!(req.admission.is_some(), "admitted");

@@ -77,5 +77,6 @@ pub(crate) fn stream(sse: bool, body: Body) -> Response {
         status: 200,
         headers,
         body,
+        turned_away: false,
     }
 }

@@ -104,6 +104,7 @@ impl Handler for TestHandler {
                     status: 200,
                     headers,
                     body: Body::Stream(Box::new(Script { steps, log })),
+                    turned_away: false,
                 }
             }
             "/nocontent" => Response::empty(204),
@@ -125,6 +126,7 @@ impl Handler for TestHandler {
                     status: 200,
                     headers: Headers::default(),
                     body: Body::Spliced(b"[<>]".to_vec(), splice),
+                    turned_away: false,
                 }
             }
             // The answer written into the room the connection lends.

@@ -30,6 +30,10 @@ pub enum Client {
     Connection([u8; 4], u16),
     /// A legacy session, by its serial number.
     Session(u64),
+    /// The first request of any of the owner's connections: connections are told apart once
+    /// they carried a request, so a client that opens a connection a request is one client
+    /// of its owner in a rate window, not a new one each time (`Exchange::rate_client`).
+    Fresh,
 }
 
 impl Client {
@@ -38,6 +42,7 @@ impl Client {
         match self {
             Client::Connection(a, port) => u64::from(u32::from_be_bytes(a)) << 16 | u64::from(port),
             Client::Session(serial) => 1 << 63 | serial,
+            Client::Fresh => 1 << 62,
         }
     }
 }
