@@ -12,12 +12,11 @@
 //! keys sorted, so a writer writes members in key order (checked in debug builds), and
 //! integers are written as its `itoa` writes them.
 
-use super::escape::{escape_str_into, plain_run};
+use super::escape::{append, escape_str, plain_run};
 use super::tape::{EMPTY_NODE, Kind, Node};
 use super::value_ref::ValueRef;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::{self, Write as _};
 
 /// Entries a record holds without the heap: the object's, then a key and a value (with
 /// whatever a copied value holds) for each member, so two scalar members. Small, because a
@@ -47,7 +46,10 @@ pub struct ObjectWriter {
 
 /// A finished object: its text and, when it was recorded, its record.
 pub struct Written {
-    text: String,
+    /// UTF-8 by construction: everything written is a `str`, escaped or not, or ASCII. Held
+    /// as bytes so that a piece is appended without `String`'s calls ([`append`]), and sent
+    /// as bytes.
+    text: Vec<u8>,
     record: Record,
     /// Values written (recorded or not): with the text's length, how heavy the result is.
     values: usize,
@@ -155,8 +157,8 @@ impl ObjectWriter {
     /// item, each container one), so that a result whose guess holds takes one allocation
     /// (two past [`INLINE`] entries).
     pub fn new(bytes: usize, entries: usize) -> Self {
-        let mut text = String::with_capacity(bytes.saturating_add(2));
-        text.push('{');
+        let mut text = Vec::with_capacity(bytes.saturating_add(2));
+        text.push(b'{');
         let mut record = if RECORDED {
             let mut nodes = [EMPTY_NODE; INLINE];
             nodes[0] = Node::at(0, Kind::Object, false);
@@ -183,13 +185,13 @@ impl ObjectWriter {
 
     /// A comma, unless the value opens its container or follows its key.
     fn separate(&mut self) {
-        if !matches!(self.w.text.as_bytes().last(), Some(b'{' | b'[' | b':')) {
-            self.w.text.push(',');
+        if !matches!(self.w.text.last(), Some(b'{' | b'[' | b':')) {
+            self.w.text.push(b',');
         }
     }
 
     /// A scalar written by `write`, recorded as one entry.
-    fn scalar(&mut self, kind: Kind, write: impl FnOnce(&mut String)) -> &mut Self {
+    fn scalar(&mut self, kind: Kind, write: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
         self.separate();
         let start = self.w.text.len();
         write(&mut self.w.text);
@@ -223,13 +225,15 @@ impl ObjectWriter {
             "a key JSON would escape: {key:?}"
         );
         let text = &mut self.w.text;
-        let comma = text.as_bytes().last() != Some(&b'{');
+        let comma = text.last() != Some(&b'{');
         let start = text.len() + usize::from(comma);
-        // Separator, quote and colon as whole pieces: `String::push` of a char is a call that
-        // encodes it, for each.
-        text.push_str(if comma { ",\"" } else { "\"" });
-        text.push_str(key);
-        text.push_str("\":");
+        // Separator, quotes, key and colon in one piece when there is room, else each
+        // appended without a call of `memcpy` ([`append`]).
+        if !irix7_kmem::append_key(text, comma, key.as_bytes()) {
+            append(text, if comma { b",\"" } else { b"\"" });
+            append(text, key.as_bytes());
+            append(text, b"\":");
+        }
         let end = self.w.text.len() - 1;
         self.check_order(start + 1, end - 1);
         // A key's entry points at nothing (0).
@@ -244,7 +248,7 @@ impl ObjectWriter {
     #[cfg(debug_assertions)]
     fn check_order(&mut self, start: usize, end: usize) {
         if let Some(last) = self.depth.checked_sub(1).and_then(|d| self.keys.get_mut(d)) {
-            let text = self.w.text.as_bytes();
+            let text = &self.w.text;
             if let Some((a, b)) = *last {
                 debug_assert!(
                     text.get(a..b) < text.get(start..end),
@@ -263,28 +267,11 @@ impl ObjectWriter {
     pub fn str(&mut self, s: &str) -> &mut Self {
         self.separate();
         let start = self.w.text.len();
-        self.w.text.push('"');
-        escape_str_into(s, &mut self.w.text);
-        self.w.text.push('"');
+        self.w.text.push(b'"');
+        escape_str(s, &mut self.w.text);
+        self.w.text.push(b'"');
         // Escaping only ever lengthens a string.
         let escaped = self.w.text.len() - start != s.len() + 2;
-        self.string_entry(start, escaped)
-    }
-
-    /// A string of `v`'s `Display` text, written without a `String` of its own.
-    pub fn display(&mut self, v: impl fmt::Display) -> &mut Self {
-        self.separate();
-        let start = self.w.text.len();
-        self.w.text.push('"');
-        // Writing to a `String` cannot fail.
-        let _ = write!(self.w.text, "{v}");
-        let body = self.w.text.get(start + 1..).unwrap_or("");
-        let escaped = plain_run(body.as_bytes()) != body.len();
-        if escaped {
-            let raw = self.w.text.split_off(start + 1);
-            escape_str_into(&raw, &mut self.w.text);
-        }
-        self.w.text.push('"');
         self.string_entry(start, escaped)
     }
 
@@ -301,19 +288,28 @@ impl ObjectWriter {
     }
 
     pub fn u64(&mut self, n: u64) -> &mut Self {
-        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+        self.scalar(Kind::Number, |t| {
+            // 32-bit numbers (nearly all) digit by digit; itoa's bytes are the same.
+            if !irix7_kmem::append_decimal(t, n) {
+                append(t, itoa::Buffer::new().format(n).as_bytes());
+            }
+        })
     }
 
     pub fn i64(&mut self, n: i64) -> &mut Self {
-        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+        self.scalar(Kind::Number, |t| {
+            append(t, itoa::Buffer::new().format(n).as_bytes())
+        })
     }
 
     pub fn bool(&mut self, b: bool) -> &mut Self {
-        self.scalar(Kind::Bool, |t| t.push_str(if b { "true" } else { "false" }))
+        self.scalar(Kind::Bool, |t| {
+            append(t, if b { b"true" } else { b"false" })
+        })
     }
 
     pub fn null(&mut self) -> &mut Self {
-        self.scalar(Kind::Null, |t| t.push_str("null"))
+        self.scalar(Kind::Null, |t| append(t, b"null"))
     }
 
     /// A value copied as its JSON text was read (having been read, it is JSON a `Value`
@@ -323,7 +319,7 @@ impl ObjectWriter {
         let (first, entries) = value.entries();
         let from = entries.first().map_or(0, |n| n.start);
         let to = self.w.text.len();
-        self.w.text.push_str(value.raw());
+        self.w.text.extend_from_slice(value.raw().as_bytes());
         self.w.values += entries.len();
         let len = self.w.record.len();
         match self.w.record.grow(entries.len()) {
@@ -335,7 +331,7 @@ impl ObjectWriter {
     }
 
     /// Opens a container whose entry is closed by [`Self::end`].
-    fn begin(&mut self, open: char, kind: Kind) -> &mut Self {
+    fn begin(&mut self, open: u8, kind: Kind) -> &mut Self {
         self.separate();
         let at = self.w.text.len();
         self.w.text.push(open);
@@ -356,7 +352,7 @@ impl ObjectWriter {
     }
 
     /// Closes the innermost container with `close`.
-    fn end(&mut self, close: char) -> &mut Self {
+    fn end(&mut self, close: u8) -> &mut Self {
         self.w.text.push(close);
         self.depth = self.depth.saturating_sub(1);
         let (end, next) = (self.w.text.len(), self.w.record.len());
@@ -371,28 +367,28 @@ impl ObjectWriter {
     }
 
     pub fn begin_object(&mut self) -> &mut Self {
-        self.begin('{', Kind::Object)
+        self.begin(b'{', Kind::Object)
     }
 
     pub fn end_object(&mut self) -> &mut Self {
-        self.end('}')
+        self.end(b'}')
     }
 
     pub fn begin_array(&mut self) -> &mut Self {
-        self.begin('[', Kind::Array)
+        self.begin(b'[', Kind::Array)
     }
 
     pub fn end_array(&mut self) -> &mut Self {
-        self.end(']')
+        self.end(b']')
     }
 
     /// Closes the object.
     pub fn finish(mut self) -> Written {
         debug_assert_eq!(self.depth, 1, "a container left open");
         while self.depth > 1 {
-            self.end(']');
+            self.end(b']');
         }
-        self.end('}');
+        self.end(b'}');
         self.w
     }
 }
@@ -424,13 +420,23 @@ fn moved(
 }
 
 impl Written {
-    /// The object's JSON text.
-    pub fn text(&self) -> &str {
+    /// The object's JSON text, as it is sent.
+    pub fn bytes(&self) -> &[u8] {
         &self.text
     }
 
-    pub fn into_text(self) -> String {
+    /// The object's JSON text as a `str` (checked again: for readers that need one, not
+    /// for the answer).
+    pub fn text(&self) -> &str {
+        core::str::from_utf8(&self.text).unwrap_or("")
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
         self.text
+    }
+
+    pub fn into_text(self) -> String {
+        String::from_utf8(self.text).unwrap_or_default()
     }
 
     /// How much work checking and writing the result out is: a value per value written and
@@ -443,7 +449,7 @@ impl Written {
     /// read its text.
     pub fn value(&self) -> Option<ValueRef<'_>> {
         let nodes = self.record.nodes()?;
-        Some(ValueRef::recorded(&self.text, nodes))
+        Some(ValueRef::recorded(self.text(), nodes))
     }
 }
 

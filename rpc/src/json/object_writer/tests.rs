@@ -36,7 +36,7 @@ fn sample(entries: usize) -> Written {
         w.u64(n);
     }
     w.i64(-12).bool(true).null().str("x\"\n\u{1}é\u{7f}");
-    w.display(format_args!("{}.{}", 1, 2)).display("q\"");
+    w.str("1.2").str("q\"");
     w.begin_object().key("in").str("").end_object();
     w.begin_array().end_array().end_array();
     w.key("b").begin_object().end_object();
