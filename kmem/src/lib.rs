@@ -97,12 +97,44 @@ pub fn append_short(out: &mut alloc::vec::Vec<u8>, bytes: &[u8]) -> bool {
         return false;
     }
     let len = out.len();
-    for (slot, &b) in out.spare_capacity_mut().iter_mut().zip(bytes) {
-        slot.write(b);
+    // SAFETY: the `n` bytes after `len` are within the capacity (checked above); each is
+    // written by `copy_bytes` before the length takes it in.
+    unsafe {
+        copy_bytes(out.as_mut_ptr().add(len), bytes.as_ptr(), n);
+        out.set_len(len + n);
     }
-    // SAFETY: the `n` bytes after `len` are within the capacity (checked above) and were
-    // written just now.
-    unsafe { out.set_len(len + n) };
+    true
+}
+
+/// Strings up to this long are what [`append_plain_string`] takes.
+pub const PLAIN_STRING: usize = 32;
+
+/// Appends `s` as a JSON string, quotes included, when it is at most [`PLAIN_STRING`] bytes
+/// of printable ASCII other than `"` and `\` (nothing to escape) and `out` has the room: true
+/// when it did. Most strings of a result are such names (a file's, a type, a state), and
+/// for them one pass that tests and copies costs less than the word scan, its set-up and
+/// the copy after it; anything else is left to the caller's escape.
+pub fn append_plain_string(out: &mut alloc::vec::Vec<u8>, s: &[u8]) -> bool {
+    let n = s.len();
+    if n > PLAIN_STRING || out.capacity() - out.len() < n + 2 {
+        return false;
+    }
+    if !s
+        .iter()
+        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+    {
+        return false;
+    }
+    let len = out.len();
+    // SAFETY: the `n + 2` bytes after `len` are within the capacity (checked above), and all
+    // are written (the quote, the `n` bytes, the closing quote) before the length takes them.
+    unsafe {
+        let to = out.as_mut_ptr().add(len);
+        *to = b'"';
+        copy_bytes(to.add(1), s.as_ptr(), n);
+        *to.add(n + 1) = b'"';
+        out.set_len(len + n + 2);
+    }
     true
 }
 
@@ -111,31 +143,26 @@ pub fn append_short(out: &mut alloc::vec::Vec<u8>, bytes: &[u8]) -> bool {
 /// did. One call where the pieces took three (`status` writes sixty keys, `fs.list` ten an
 /// entry); `key` is the caller's to know plain (a name of its code).
 pub fn append_key(out: &mut alloc::vec::Vec<u8>, comma: bool, key: &[u8]) -> bool {
-    let n = key.len() + 3 + usize::from(comma);
-    if key.len() > SHORT_PIECE || out.capacity() - out.len() < n {
+    let k = key.len();
+    let n = k + 3 + usize::from(comma);
+    if k > SHORT_PIECE || out.capacity() - out.len() < n {
         return false;
     }
     let len = out.len();
-    let spare = out.spare_capacity_mut();
-    let mut w = 0;
-    let mut put = |b: u8| {
-        if let Some(slot) = spare.get_mut(w) {
-            slot.write(b);
+    // SAFETY: the `n` bytes after `len` are within the capacity (checked above), and all are
+    // written (the comma if any, the quotes, the key, the colon) before the length takes them.
+    unsafe {
+        let mut to = out.as_mut_ptr().add(len);
+        if comma {
+            *to = b',';
+            to = to.add(1);
         }
-        w += 1;
-    };
-    if comma {
-        put(b',');
+        *to = b'"';
+        copy_bytes(to.add(1), key.as_ptr(), k);
+        *to.add(k + 1) = b'"';
+        *to.add(k + 2) = b':';
+        out.set_len(len + n);
     }
-    put(b'"');
-    for &b in key {
-        put(b);
-    }
-    put(b'"');
-    put(b':');
-    // SAFETY: the `n` bytes after `len` are within the capacity (checked above) and were
-    // written just now (`w == n`).
-    unsafe { out.set_len(len + n) };
     true
 }
 
@@ -325,7 +352,10 @@ pub unsafe extern "C" fn memset(dst: *mut u8, c: i32, n: usize) -> *mut u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::{SHORT_PIECE, append_decimal, append_key, append_short, copy_forward, fill};
+    use super::{
+        PLAIN_STRING, SHORT_PIECE, append_decimal, append_key, append_plain_string, append_short,
+        copy_forward, fill,
+    };
     use std::vec::Vec;
 
     /// Bytes left around the destination to catch writes outside it.
@@ -468,6 +498,37 @@ mod tests {
         assert!(
             !append_decimal(&mut Vec::with_capacity(9), 1),
             "no room for ten digits"
+        );
+    }
+
+    #[test]
+    fn a_plain_string_is_appended_quoted_and_any_other_left_alone() {
+        for s in [
+            &b""[..],
+            b"etc",
+            b"a name with spaces and ~!#",
+            &[b'x'; PLAIN_STRING],
+        ] {
+            let mut out = Vec::with_capacity(64);
+            out.push(b':');
+            assert!(append_plain_string(&mut out, s), "{s:?}");
+            assert_eq!(out, [&b":\""[..], s, b"\""].concat());
+        }
+        for s in [
+            &b"q\"uote"[..],
+            b"back\\slash",
+            b"tab\t",
+            b"\x7f\x80",
+            &[b'x'; PLAIN_STRING + 1],
+        ] {
+            let mut out = Vec::with_capacity(64);
+            out.push(b':');
+            assert!(!append_plain_string(&mut out, s), "{s:?}");
+            assert_eq!(out, b":", "nothing of it stays: {s:?}");
+        }
+        assert!(
+            !append_plain_string(&mut Vec::with_capacity(4), b"abc"),
+            "no room"
         );
     }
 }

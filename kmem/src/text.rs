@@ -107,34 +107,72 @@ fn json_special(w: u32) -> u32 {
     (ctrl_or_quote | backslash | w) & HIGH
 }
 
+/// Which bytes of `w` (big-endian: the first in memory is the most significant) are `"`, `\`
+/// or below 0x20, exactly: the high bit of each such byte, and of no other (each byte's test
+/// is made on its low seven bits, where no carry crosses into the next byte).
+#[inline(always)]
+fn json_escapes(w: u32) -> u32 {
+    const LOW: u32 = 0x7f7f_7f7f;
+    let zero = |v: u32| !(((v & LOW).wrapping_add(LOW)) | v) & HIGH;
+    let ctrl = !(((w & LOW).wrapping_add(0x6060_6060)) | w) & HIGH;
+    ctrl | zero(w ^ 0x2222_2222) | zero(w ^ 0x5c5c_5c5c)
+}
+
 /// Writes JSON text (UTF-8 this side wrote: a structured result) into `dst` as a JSON string's
 /// content: `"` and `\` behind a backslash, every other byte from 0x20 up as it is. Stops at
 /// the end of `json`, before a byte below 0x20 (whose escape is the caller's), or once it has
 /// read `dst.len() / 2` bytes (room for the worst case). Returns (bytes read, bytes written).
 ///
-/// A result's JSON goes out twice, once as the text of its text block: escaped here a word
-/// at a time where four bytes need nothing (about four instructions a byte) and a byte at a
-/// time around each quote, with no call of `memcpy` for the runs between quotes, which in
-/// JSON are a few bytes long.
+/// A result's JSON goes out twice, once as the text of its text block, and JSON is dense with
+/// quotes (a few bytes between two). A word at a time: one that needs nothing is copied
+/// whole; in one that does, the bytes before the first to escape are copied with the word
+/// (the rest is written again from there), then that byte's escape. No `memcpy` call for the
+/// runs between quotes, and no test of each byte.
 pub fn escape_json_text(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
     let n = json.len().min(dst.len() / 2);
     let src = json.as_ptr();
     let out = dst.as_mut_ptr();
     let (mut i, mut w) = (0usize, 0usize);
-    // SAFETY: `i < n <= json.len()` for every byte read (`i + 4 <= n` for a word), and each
-    // step writes at most two bytes per byte read, so `w <= 2 * i` and every write ends at or
-    // before `2 * n <= dst.len()`.
+    // SAFETY: `i < n <= json.len()` for every byte read (`i + 4 <= n` for a word). Every
+    // byte read is written at most twice, so `w <= 2 * i`; a word is stored at `w` only when
+    // `i + 4 <= n`, so it ends at or before `2 * n <= dst.len()`, and an escape of the byte at
+    // `i + k < n` ends at `w + k + 2 <= 2 * (i + k + 1) <= 2 * n`.
     unsafe {
-        while i < n {
-            if i + 4 <= n {
-                let word = ptr::read_unaligned(src.add(i).cast::<u32>());
-                if json_special(word) == 0 {
-                    ptr::write_unaligned(out.add(w).cast::<u32>(), word);
-                    i += 4;
-                    w += 4;
-                    continue;
-                }
+        while i + 4 <= n {
+            let word = ptr::read_unaligned(src.add(i).cast::<u32>());
+            ptr::write_unaligned(out.add(w).cast::<u32>(), word);
+            let be = u32::from_be(word);
+            if json_special(be) == 0 {
+                i += 4;
+                w += 4;
+                continue;
             }
+            let flags = json_escapes(be);
+            // The bytes before the first to escape are written (with the word): keep them.
+            // (MIPS II has no count of leading zeros: four tests.)
+            let k = match flags {
+                0x8000_0000.. => 0,
+                0x0080_0000.. => 1,
+                0x0000_8000.. => 2,
+                0x0000_0001.. => 3,
+                0 => 4,
+            };
+            i += k;
+            w += k;
+            if k == 4 {
+                // Only bytes from 0x80 up made the word look special: all copied.
+                continue;
+            }
+            let b = *src.add(i);
+            if b < 0x20 {
+                return (i, w);
+            }
+            *out.add(w) = b'\\';
+            *out.add(w + 1) = b;
+            i += 1;
+            w += 2;
+        }
+        while i < n {
             let b = *src.add(i);
             if b < 0x20 {
                 break;

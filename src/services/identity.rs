@@ -104,9 +104,9 @@ impl HexDigits {
         HexDigits { digits, len }
     }
 
-    pub fn as_str(&self) -> &str {
-        let digits = self.digits.get(..self.len).unwrap_or(&[]);
-        core::str::from_utf8(digits).unwrap_or("")
+    /// The digits, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.digits.get(..self.len).unwrap_or(&[])
     }
 }
 

@@ -345,8 +345,13 @@ impl Digits {
         d
     }
 
+    /// The text, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.text.get(..self.len).unwrap_or(&[])
+    }
+
     pub fn as_str(&self) -> &str {
-        core::str::from_utf8(self.text.get(..self.len).unwrap_or(&[])).unwrap_or("")
+        core::str::from_utf8(self.as_bytes()).unwrap_or("")
     }
 }
 

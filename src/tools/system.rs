@@ -217,7 +217,7 @@ fn status_json(st: &Status) -> Written {
         w.key("misses").u64(c.misses);
         w.key("resident").u64(c.resident.into()).end_object();
     }
-    w.key("date").str(Digits::utc(st.unix_time).as_str());
+    w.key("date").ascii(Digits::utc(st.unix_time).as_bytes());
     w.key("heap").begin_object();
     w.key("budget").u64(st.heap_budget as u64);
     w.key("peak").u64(st.heap.peak as u64);
@@ -231,19 +231,19 @@ fn status_json(st: &Status) -> Written {
                 .key("deploy")
                 .str(deploy_reason(why))
                 .key("refused_sha256")
-                .str(HexDigits::of(&i.refused_sha256).as_str()),
+                .ascii(HexDigits::of(&i.refused_sha256).as_bytes()),
         };
         let sha256 = HexDigits::of(&i.sha256);
-        w.key("sha256").str(sha256.as_str());
+        w.key("sha256").ascii(sha256.as_bytes());
         w.key("sha256_short")
-            .str(sha256.as_str().get(..SHORT_DIGITS).unwrap_or(""));
+            .ascii(sha256.as_bytes().get(..SHORT_DIGITS).unwrap_or(&[]));
         w.end_object();
     }
     match st.net.ip {
-        Some(ip) => w.key("ip").str(Digits::ipv4(ip).as_str()),
+        Some(ip) => w.key("ip").ascii(Digits::ipv4(ip).as_bytes()),
         None => w.key("ip").str("unconfigured"),
     };
-    w.key("mac").str(Digits::mac(st.net.mac).as_str());
+    w.key("mac").ascii(Digits::mac(st.net.mac).as_bytes());
     w.key("module")
         .str("irix7-mcp")
         .key("module_version")
@@ -293,7 +293,8 @@ fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
         w.key("message").str(&b.message);
     }
     if let Some(sha) = &b.prev_sha256 {
-        w.key("previous_sha256").str(HexDigits::of(sha).as_str());
+        w.key("previous_sha256")
+            .ascii(HexDigits::of(sha).as_bytes());
     }
     w.key("previous_uptime_ms").u64(b.prev_uptime_ms.into());
     if let Some(by) = b.requested_by() {

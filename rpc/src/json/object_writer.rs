@@ -266,7 +266,29 @@ impl ObjectWriter {
 
     pub fn str(&mut self, s: &str) -> &mut Self {
         self.separate();
+        self.string(s)
+    }
+
+    /// A string given as bytes the caller made (digits, a date, an address): written as they
+    /// are when they are plain printable ASCII, which is tested as they are copied, so text
+    /// built on the stack needs no UTF-8 check before it comes here; any other bytes as
+    /// [`Self::str`] writes their text (invalid UTF-8 replaced).
+    pub fn ascii(&mut self, bytes: &[u8]) -> &mut Self {
+        self.separate();
         let start = self.w.text.len();
+        if irix7_kmem::append_plain_string(&mut self.w.text, bytes) {
+            return self.string_entry(start, false);
+        }
+        self.string(&String::from_utf8_lossy(bytes))
+    }
+
+    /// The string `s`, quoted and escaped, after its separator.
+    fn string(&mut self, s: &str) -> &mut Self {
+        let start = self.w.text.len();
+        // A short name with nothing to escape (most strings of a result) in one pass.
+        if irix7_kmem::append_plain_string(&mut self.w.text, s.as_bytes()) {
+            return self.string_entry(start, false);
+        }
         self.w.text.push(b'"');
         escape_str(s, &mut self.w.text);
         self.w.text.push(b'"');

@@ -25,9 +25,9 @@ impl ModeOctal {
         ModeOctal { digits, start }
     }
 
-    pub fn as_str(&self) -> &str {
-        let digits = self.digits.get(self.start..).unwrap_or(&[]);
-        core::str::from_utf8(digits).unwrap_or("")
+    /// The digits, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.digits.get(self.start..).unwrap_or(&[])
     }
 }
 
@@ -181,9 +181,12 @@ mod tests {
     #[test]
     fn modes_read_as_octal_and_as_ls_shows_them() {
         let dir = st(FileType::Directory, 0o040_755);
-        assert_eq!(dir.mode_octal().as_str(), "040755");
+        assert_eq!(dir.mode_octal().as_bytes(), b"040755");
         for mode in [0, 1, 0o7, 0o644, 0o100644, 0o177777, 0o1234567, u32::MAX] {
-            assert_eq!(ModeOctal::new(mode).as_str(), format!("{mode:06o}"));
+            assert_eq!(
+                ModeOctal::new(mode).as_bytes(),
+                format!("{mode:06o}").as_bytes()
+            );
         }
         assert_eq!(dir.mode_symbolic(), "drwxr-xr-x");
         assert_eq!(

@@ -196,3 +196,21 @@ fn each_object_has_its_own_order() {
     w.begin_object().key("a").null().end_object().end_array();
     assert_recorded(&w.finish());
 }
+
+#[test]
+fn ascii_bytes_are_written_as_their_text_would_be() {
+    for (bytes, want) in [
+        (
+            &b"2026-12-06 10:00:00 UTC"[..],
+            r#"{"s":"2026-12-06 10:00:00 UTC"}"#,
+        ),
+        (b"", r#"{"s":""}"#),
+        (b"q\"t\\", r#"{"s":"q\"t\\"}"#),
+        (b"caf\xc3\xa9", "{\"s\":\"caf\u{e9}\"}"),
+        (b"bad \xff", "{\"s\":\"bad \u{fffd}\"}"),
+    ] {
+        let mut w = ObjectWriter::new(0, 0);
+        w.key("s").ascii(bytes);
+        assert_eq!(w.finish().text(), want, "{bytes:?}");
+    }
+}
