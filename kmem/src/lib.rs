@@ -119,19 +119,20 @@ pub fn append_plain_string(out: &mut alloc::vec::Vec<u8>, s: &[u8]) -> bool {
     if n > PLAIN_STRING || out.capacity() - out.len() < n + 2 {
         return false;
     }
-    if !s
-        .iter()
-        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
-    {
-        return false;
-    }
     let len = out.len();
-    // SAFETY: the `n + 2` bytes after `len` are within the capacity (checked above), and all
-    // are written (the quote, the `n` bytes, the closing quote) before the length takes them.
+    // SAFETY: the `n + 2` bytes after `len` are within the capacity (checked above); each
+    // byte is tested as it is copied, and the length takes them in only once all `n + 2` are
+    // written (a refused string leaves its bytes in the spare room, outside the vector).
     unsafe {
         let to = out.as_mut_ptr().add(len);
         *to = b'"';
-        copy_bytes(to.add(1), s.as_ptr(), n);
+        for i in 0..n {
+            let b = *s.as_ptr().add(i);
+            if !(0x20..0x80).contains(&b) || b == b'"' || b == b'\\' {
+                return false;
+            }
+            *to.add(1 + i) = b;
+        }
         *to.add(n + 1) = b'"';
         out.set_len(len + n + 2);
     }

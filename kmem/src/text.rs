@@ -14,10 +14,18 @@ use core::ptr;
 /// The high bit of every byte: set only in non-ASCII bytes.
 const HIGH: u32 = 0x8080_8080;
 
+/// Texts shorter than this are tested a byte at a time by [`ascii`].
+const SHORT_TEXT: usize = 16;
+
 /// `bytes` as text, if they are all ASCII; `None` for any other text, which the caller checks
 /// with `core::str::from_utf8`.
 pub fn ascii(bytes: &[u8]) -> Option<&str> {
-    let n = ascii_prefix(bytes);
+    // A short text (a file's name) byte by byte: the word loop's set-up costs more than it.
+    let n = if bytes.len() < SHORT_TEXT {
+        0
+    } else {
+        ascii_prefix(bytes)
+    };
     if !bytes.get(n..)?.iter().all(|&b| b < 0x80) {
         return None;
     }

@@ -183,7 +183,9 @@ impl ObjectWriter {
         }
     }
 
-    /// A comma, unless the value opens its container or follows its key.
+    /// A comma, unless the value opens its container or follows its key. Inlined: every
+    /// value asks, and most (those after their key) need none.
+    #[inline(always)]
     fn separate(&mut self) {
         if !matches!(self.w.text.last(), Some(b'{' | b'[' | b':')) {
             self.w.text.push(b',');
@@ -227,12 +229,9 @@ impl ObjectWriter {
         let text = &mut self.w.text;
         let comma = text.last() != Some(&b'{');
         let start = text.len() + usize::from(comma);
-        // Separator, quotes, key and colon in one piece when there is room, else each
-        // appended without a call of `memcpy` ([`append`]).
+        // Separator, quotes, key and colon in one piece when there is room.
         if !irix7_kmem::append_key(text, comma, key.as_bytes()) {
-            append(text, if comma { b",\"" } else { b"\"" });
-            append(text, key.as_bytes());
-            append(text, b"\":");
+            key_in_pieces(text, comma, key);
         }
         let end = self.w.text.len() - 1;
         self.check_order(start + 1, end - 1);
@@ -354,9 +353,11 @@ impl ObjectWriter {
 
     /// Opens a container whose entry is closed by [`Self::end`].
     fn begin(&mut self, open: u8, kind: Kind) -> &mut Self {
-        self.separate();
-        let at = self.w.text.len();
-        self.w.text.push(open);
+        // Its separator and itself as one piece.
+        let comma = !matches!(self.w.text.last(), Some(b'{' | b'[' | b':'));
+        let at = self.w.text.len() + usize::from(comma);
+        let piece = [b',', open];
+        append(&mut self.w.text, &piece[usize::from(!comma)..]);
         let index = self.w.record.len();
         self.note(|_| Node::at(at, kind, false));
         self.w.values += 1;
@@ -413,6 +414,15 @@ impl ObjectWriter {
         self.end(b'}');
         self.w
     }
+}
+
+/// What opens a member, piece by piece ([`append`]): for a vector without the room, or a key
+/// too long for one piece. Out of line, so that the usual key saves no registers for it.
+#[inline(never)]
+fn key_in_pieces(text: &mut Vec<u8>, comma: bool, key: &str) {
+    append(text, if comma { b",\"" } else { b"\"" });
+    append(text, key.as_bytes());
+    append(text, b"\":");
 }
 
 /// Fills `room` with `entries` of a tape where the first is entry `first` and its text starts

@@ -12,15 +12,21 @@ pub struct ModeOctal {
 }
 
 impl ModeOctal {
-    fn new(mut mode: u32) -> Self {
+    fn new(mode: u32) -> Self {
         let mut digits = [b'0'; 11];
-        let mut start = digits.len();
-        while mode != 0 || start > digits.len() - 6 {
+        // The six digits every mode shows, by their places; then any above them (an st_mode
+        // has none).
+        let [.., d5, d4, d3, d2, d1, d0] = &mut digits;
+        for (k, d) in [d0, d1, d2, d3, d4, d5].into_iter().enumerate() {
+            *d = b'0' + ((mode >> (3 * k)) & 7) as u8;
+        }
+        let (mut start, mut rest) = (digits.len() - 6, mode >> 18);
+        while rest != 0 && start > 0 {
             start -= 1;
             if let Some(d) = digits.get_mut(start) {
-                *d = b'0' + (mode & 7) as u8;
+                *d = b'0' + (rest & 7) as u8;
             }
-            mode >>= 3;
+            rest >>= 3;
         }
         ModeOctal { digits, start }
     }
