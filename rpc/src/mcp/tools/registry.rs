@@ -198,13 +198,6 @@ impl<C> ToolRegistry<C> {
             self.entries.push(entry);
             self.list(self.entries.len() - 1, input, output);
         }
-        // What the registry holds stays as long as the server: none of it is room a doubling
-        // left behind (the listings' had been up to half of it).
-        self.entries.shrink_to_fit();
-        self.listed.shrink_to_fit();
-        if let Some(listings) = Rc::get_mut(&mut self.listings) {
-            listings.shrink_to_fit();
-        }
         Ok(())
     }
 
@@ -259,6 +252,15 @@ impl<C> ToolRegistry<C> {
     /// policy-wide `tools/list` can go out coded without compressing anything; what a
     /// registration or a new policy renders afterwards is sent identity until packed again.
     pub fn pack(&mut self, page_size: usize, level: u8) {
+        // Every tool is registered: what the registry holds stays as long as the server, and
+        // none of it is room a doubling left behind (the listings' had been up to half of it).
+        // Trimmed here once rather than after each family, whose next registration would
+        // grow it again.
+        self.entries.shrink_to_fit();
+        self.listed.shrink_to_fit();
+        if let Some(listings) = Rc::get_mut(&mut self.listings) {
+            listings.shrink_to_fit();
+        }
         self.packed = Vec::new();
         for page in self.listed.chunks(page_size.max(1)) {
             let range = self.page_range(page);
