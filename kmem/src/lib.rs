@@ -29,7 +29,7 @@ mod csum;
 pub mod share;
 mod text;
 pub use csum::ones_sum;
-pub use text::{ascii, complete_utf8};
+pub use text::{ascii, complete_utf8, escape_json_text};
 
 #[cfg(test)]
 extern crate std;
@@ -80,6 +80,115 @@ pub unsafe fn copy_forward(mut dst: *mut u8, mut src: *const u8, mut n: usize) {
         }
         copy_bytes(dst, src, n);
     }
+}
+
+/// Pieces up to this long are what [`append_short`] takes.
+pub const SHORT_PIECE: usize = 16;
+
+/// Appends `bytes` (at most [`SHORT_PIECE`] of them) byte by byte into the spare room of
+/// `out`, if it has that much: true when it did. A JSON result is written in hundreds of such
+/// pieces (a key, its quotes, a number), and for each `extend_from_slice` pays a reservation
+/// check and a call of `memcpy` that cost more than the bytes; this is one call and a few
+/// instructions a byte. Anything longer, or a vector without the room, is the caller's to
+/// append as usual (this crate grows no vector: it is outside the image's LTO).
+pub fn append_short(out: &mut alloc::vec::Vec<u8>, bytes: &[u8]) -> bool {
+    let n = bytes.len();
+    if n > SHORT_PIECE || out.capacity() - out.len() < n {
+        return false;
+    }
+    let len = out.len();
+    // SAFETY: the `n` bytes after `len` are within the capacity (checked above); each is
+    // written by `copy_bytes` before the length takes it in.
+    unsafe {
+        copy_bytes(out.as_mut_ptr().add(len), bytes.as_ptr(), n);
+        out.set_len(len + n);
+    }
+    true
+}
+
+/// Strings up to this long are what [`append_plain_string`] takes.
+pub const PLAIN_STRING: usize = 32;
+
+/// Appends `s` as a JSON string, quotes included, when it is at most [`PLAIN_STRING`] bytes
+/// of printable ASCII other than `"` and `\` (nothing to escape) and `out` has the room: true
+/// when it did. Most strings of a result are such names (a file's, a type, a state), and
+/// for them one pass that tests and copies costs less than the word scan, its set-up and
+/// the copy after it; anything else is left to the caller's escape.
+pub fn append_plain_string(out: &mut alloc::vec::Vec<u8>, s: &[u8]) -> bool {
+    let n = s.len();
+    if n > PLAIN_STRING || out.capacity() - out.len() < n + 2 {
+        return false;
+    }
+    let len = out.len();
+    // SAFETY: the `n + 2` bytes after `len` are within the capacity (checked above); each
+    // byte is tested as it is copied, and the length takes them in only once all `n + 2` are
+    // written (a refused string leaves its bytes in the spare room, outside the vector).
+    unsafe {
+        let to = out.as_mut_ptr().add(len);
+        *to = b'"';
+        for i in 0..n {
+            let b = *s.as_ptr().add(i);
+            if !(0x20..0x80).contains(&b) || b == b'"' || b == b'\\' {
+                return false;
+            }
+            *to.add(1 + i) = b;
+        }
+        *to.add(n + 1) = b'"';
+        out.set_len(len + n + 2);
+    }
+    true
+}
+
+/// Appends what opens a member of a JSON object, `,"key":` (without the comma for the first
+/// member), when `key` is at most [`SHORT_PIECE`] bytes and `out` has the room: true when it
+/// did. One call where the pieces took three (`status` writes sixty keys, `fs.list` ten an
+/// entry); `key` is the caller's to know plain (a name of its code).
+pub fn append_key(out: &mut alloc::vec::Vec<u8>, comma: bool, key: &[u8]) -> bool {
+    let k = key.len();
+    let n = k + 3 + usize::from(comma);
+    if k > SHORT_PIECE || out.capacity() - out.len() < n {
+        return false;
+    }
+    let len = out.len();
+    // SAFETY: the `n` bytes after `len` are within the capacity (checked above), and all are
+    // written (the comma if any, the quotes, the key, the colon) before the length takes them.
+    unsafe {
+        let mut to = out.as_mut_ptr().add(len);
+        if comma {
+            *to = b',';
+            to = to.add(1);
+        }
+        *to = b'"';
+        copy_bytes(to.add(1), key.as_ptr(), k);
+        *to.add(k + 1) = b'"';
+        *to.add(k + 2) = b':';
+        out.set_len(len + n);
+    }
+    true
+}
+
+/// Appends `n` in decimal when it fits in 32 bits and `out` has room for its ten digits: true
+/// when it did. The R4400 divides 32-bit numbers in one instruction, so a digit costs a few;
+/// a general formatter of `u64` pays for 64-bit arithmetic it does not need for the sizes,
+/// counts and times a result holds.
+pub fn append_decimal(out: &mut alloc::vec::Vec<u8>, n: u64) -> bool {
+    let Ok(mut n) = u32::try_from(n) else {
+        return false;
+    };
+    if out.capacity() - out.len() < 10 {
+        return false;
+    }
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    append_short(out, &digits[at..])
 }
 
 /// Copies `n` bytes one at a time.
@@ -244,7 +353,10 @@ pub unsafe extern "C" fn memset(dst: *mut u8, c: i32, n: usize) -> *mut u8 {
 
 #[cfg(test)]
 mod tests {
-    use super::{copy_forward, fill};
+    use super::{
+        PLAIN_STRING, SHORT_PIECE, append_decimal, append_key, append_plain_string, append_short,
+        copy_forward, fill,
+    };
     use std::vec::Vec;
 
     /// Bytes left around the destination to catch writes outside it.
@@ -336,5 +448,88 @@ mod tests {
         unsafe { copy_forward(dst[1..].as_mut_ptr(), src[..255].as_ptr(), 255) };
         assert_eq!(dst[0], 0);
         assert_eq!(&dst[1..], &src[..255]);
+    }
+
+    #[test]
+    fn a_short_piece_goes_into_the_room_there_is() {
+        for n in 0..=SHORT_PIECE + 1 {
+            let piece: Vec<u8> = (0..n).map(|i| b'a' + i as u8).collect();
+            for room in [0, n, 64] {
+                let mut out = Vec::with_capacity(3 + room);
+                out.extend_from_slice(b"abc");
+                let cap = out.capacity();
+                let took = append_short(&mut out, &piece);
+                assert_eq!(took, n <= SHORT_PIECE && cap - 3 >= n, "{n} {room}");
+                let want = if took {
+                    [&b"abc"[..], &piece].concat()
+                } else {
+                    b"abc".to_vec()
+                };
+                assert_eq!(out, want, "{n} {room}");
+                assert_eq!(out.capacity(), cap, "never grows");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_and_numbers_are_appended_where_there_is_room() {
+        for comma in [false, true] {
+            let mut out = Vec::with_capacity(64);
+            out.push(b'{');
+            assert!(append_key(&mut out, comma, b"abc"));
+            let want: &[u8] = if comma { b"{,\"abc\":" } else { b"{\"abc\":" };
+            assert_eq!(out, want);
+        }
+        let mut full = Vec::with_capacity(4);
+        assert!(!append_key(&mut full, true, b"abc"), "no room");
+        assert!(!append_key(
+            &mut Vec::with_capacity(64),
+            false,
+            &[b'k'; SHORT_PIECE + 1]
+        ));
+        for n in [0, 7, 10, 99, 100, 4_294_967_295, 1_234_567] {
+            let mut out = Vec::with_capacity(16);
+            assert!(append_decimal(&mut out, n));
+            assert_eq!(out, std::format!("{n}").into_bytes());
+        }
+        assert!(
+            !append_decimal(&mut Vec::with_capacity(32), 1 << 32),
+            "past 32 bits"
+        );
+        assert!(
+            !append_decimal(&mut Vec::with_capacity(9), 1),
+            "no room for ten digits"
+        );
+    }
+
+    #[test]
+    fn a_plain_string_is_appended_quoted_and_any_other_left_alone() {
+        for s in [
+            &b""[..],
+            b"etc",
+            b"a name with spaces and ~!#",
+            &[b'x'; PLAIN_STRING],
+        ] {
+            let mut out = Vec::with_capacity(64);
+            out.push(b':');
+            assert!(append_plain_string(&mut out, s), "{s:?}");
+            assert_eq!(out, [&b":\""[..], s, b"\""].concat());
+        }
+        for s in [
+            &b"q\"uote"[..],
+            b"back\\slash",
+            b"tab\t",
+            b"\x7f\x80",
+            &[b'x'; PLAIN_STRING + 1],
+        ] {
+            let mut out = Vec::with_capacity(64);
+            out.push(b':');
+            assert!(!append_plain_string(&mut out, s), "{s:?}");
+            assert_eq!(out, b":", "nothing of it stays: {s:?}");
+        }
+        assert!(
+            !append_plain_string(&mut Vec::with_capacity(4), b"abc"),
+            "no room"
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! UTF-8 for the R4400: the ASCII test of a request body, a word loop, and where a cut slice
-//! of text ends on a whole character.
+//! UTF-8 for the R4400: the ASCII test of a request body, a word loop, where a cut slice of
+//! text ends on a whole character, and JSON text escaped as a string's content.
 //!
 //! Every request body is checked as UTF-8 once (JSON text is UTF-8), and bodies are nearly
 //! all ASCII. `core::str::from_utf8`'s ASCII path tests two words at a time and costs about
@@ -9,13 +9,23 @@
 //! would not find it), and a second validator here would cost 900 bytes for the rare body
 //! that needs it.
 
+use core::ptr;
+
 /// The high bit of every byte: set only in non-ASCII bytes.
 const HIGH: u32 = 0x8080_8080;
+
+/// Texts shorter than this are tested a byte at a time by [`ascii`].
+const SHORT_TEXT: usize = 16;
 
 /// `bytes` as text, if they are all ASCII; `None` for any other text, which the caller checks
 /// with `core::str::from_utf8`.
 pub fn ascii(bytes: &[u8]) -> Option<&str> {
-    let n = ascii_prefix(bytes);
+    // A short text (a file's name) byte by byte: the word loop's set-up costs more than it.
+    let n = if bytes.len() < SHORT_TEXT {
+        0
+    } else {
+        ascii_prefix(bytes)
+    };
     if !bytes.get(n..)?.iter().all(|&b| b < 0x80) {
         return None;
     }
@@ -90,6 +100,101 @@ fn ascii_prefix(bytes: &[u8]) -> usize {
         .take_while(|&&w| w & HIGH == 0)
         .count();
     head.len() + n * 4
+}
+
+/// The high bit of each byte of this is clear where JSON text copies the byte of `w` as a
+/// string's content unchanged: printable ASCII other than `"` and `\`. Flipping bit 1 turns
+/// `"` into 0x20 and leaves the control characters below 0x20, so one subtraction borrows into
+/// the high bit of both; `\` is compared on its own; bytes from 0x80 up have it set already
+/// (they are copied too, a byte at a time). A borrow only spreads above a byte that is flagged,
+/// so the word is flagged exactly when one of its bytes is.
+#[inline(always)]
+fn json_special(w: u32) -> u32 {
+    let ctrl_or_quote = (w ^ 0x0202_0202).wrapping_sub(0x2121_2121);
+    let backslash = (w ^ 0x5c5c_5c5c).wrapping_sub(0x0101_0101);
+    (ctrl_or_quote | backslash | w) & HIGH
+}
+
+/// Which bytes of `w` (big-endian: the first in memory is the most significant) are `"`, `\`
+/// or below 0x20, exactly: the high bit of each such byte, and of no other (each byte's test
+/// is made on its low seven bits, where no carry crosses into the next byte).
+#[inline(always)]
+fn json_escapes(w: u32) -> u32 {
+    const LOW: u32 = 0x7f7f_7f7f;
+    let zero = |v: u32| !(((v & LOW).wrapping_add(LOW)) | v) & HIGH;
+    let ctrl = !(((w & LOW).wrapping_add(0x6060_6060)) | w) & HIGH;
+    ctrl | zero(w ^ 0x2222_2222) | zero(w ^ 0x5c5c_5c5c)
+}
+
+/// Writes JSON text (UTF-8 this side wrote: a structured result) into `dst` as a JSON string's
+/// content: `"` and `\` behind a backslash, every other byte from 0x20 up as it is. Stops at
+/// the end of `json`, before a byte below 0x20 (whose escape is the caller's), or once it has
+/// read `dst.len() / 2` bytes (room for the worst case). Returns (bytes read, bytes written).
+///
+/// A result's JSON goes out twice, once as the text of its text block, and JSON is dense with
+/// quotes (a few bytes between two). A word at a time: one that needs nothing is copied
+/// whole; in one that does, the bytes before the first to escape are copied with the word
+/// (the rest is written again from there), then that byte's escape. No `memcpy` call for the
+/// runs between quotes, and no test of each byte.
+pub fn escape_json_text(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
+    let n = json.len().min(dst.len() / 2);
+    let src = json.as_ptr();
+    let out = dst.as_mut_ptr();
+    let (mut i, mut w) = (0usize, 0usize);
+    // SAFETY: `i < n <= json.len()` for every byte read (`i + 4 <= n` for a word). Every
+    // byte read is written at most twice, so `w <= 2 * i`; a word is stored at `w` only when
+    // `i + 4 <= n`, so it ends at or before `2 * n <= dst.len()`, and an escape of the byte at
+    // `i + k < n` ends at `w + k + 2 <= 2 * (i + k + 1) <= 2 * n`.
+    unsafe {
+        while i + 4 <= n {
+            let word = ptr::read_unaligned(src.add(i).cast::<u32>());
+            ptr::write_unaligned(out.add(w).cast::<u32>(), word);
+            let be = u32::from_be(word);
+            if json_special(be) == 0 {
+                i += 4;
+                w += 4;
+                continue;
+            }
+            let flags = json_escapes(be);
+            // The bytes before the first to escape are written (with the word): keep them.
+            // (MIPS II has no count of leading zeros: four tests.)
+            let k = match flags {
+                0x8000_0000.. => 0,
+                0x0080_0000.. => 1,
+                0x0000_8000.. => 2,
+                0x0000_0001.. => 3,
+                0 => 4,
+            };
+            i += k;
+            w += k;
+            if k == 4 {
+                // Only bytes from 0x80 up made the word look special: all copied.
+                continue;
+            }
+            let b = *src.add(i);
+            if b < 0x20 {
+                return (i, w);
+            }
+            *out.add(w) = b'\\';
+            *out.add(w + 1) = b;
+            i += 1;
+            w += 2;
+        }
+        while i < n {
+            let b = *src.add(i);
+            if b < 0x20 {
+                break;
+            }
+            if b == b'"' || b == b'\\' {
+                *out.add(w) = b'\\';
+                w += 1;
+            }
+            *out.add(w) = b;
+            w += 1;
+            i += 1;
+        }
+    }
+    (i, w)
 }
 
 #[cfg(test)]
@@ -168,5 +273,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The escape a byte at a time, the reference.
+    fn escaped(json: &[u8]) -> (usize, Vec<u8>) {
+        let mut out = Vec::new();
+        for (i, &b) in json.iter().enumerate() {
+            if b < 0x20 {
+                return (i, out);
+            }
+            if b == b'"' || b == b'\\' {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+        (json.len(), out)
+    }
+
+    #[test]
+    fn json_text_escapes_as_byte_by_byte_at_every_position_and_room() {
+        let specials = [
+            b'"', b'\\', 0x1f, 0x00, b'\n', 0x7f, 0x80, 0xe9, b' ', b'!', b'#', b'[',
+        ];
+        for len in 0..12 {
+            for at in 0..len {
+                for &special in &specials {
+                    let mut json: Vec<u8> = (0..len).map(|i| b'a' + i as u8).collect();
+                    json[at] = special;
+                    let (read, want) = escaped(&json);
+                    for room in [2 * len, 2 * len + 7, 3] {
+                        let mut dst = std::vec![0u8; room];
+                        let (r, w) = escape_json_text(&json, &mut dst);
+                        let (cut, cut_want) = escaped(&json[..read.min(room / 2)]);
+                        let (r_want, bytes) = if room >= 2 * len {
+                            (read, &want)
+                        } else {
+                            (cut, &cut_want)
+                        };
+                        assert_eq!((r, &dst[..w]), (r_want, &bytes[..]), "{json:x?} {room}");
+                    }
+                }
+            }
+        }
+        // JSON as results look: quotes every few bytes, a long plain run, an escape.
+        let json = br#"{"a":"x\"y","bb":[1,2],"text":"plain ASCII long enough for words"}"#;
+        let mut dst = std::vec![0u8; 2 * json.len()];
+        let (r, w) = escape_json_text(json, &mut dst);
+        assert_eq!((r, &dst[..w]), (json.len(), &escaped(json).1[..]));
     }
 }

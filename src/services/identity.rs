@@ -85,22 +85,28 @@ impl Identity {
     }
 }
 
-/// Lower-case hex digits of `bytes`, written where they go (`status` writes a digest into its
-/// result without a `String` of its own).
-pub struct HexDigits<'a>(pub &'a [u8]);
+/// Lower-case hex digits of a digest (32 bytes at most), on the stack: `status` writes up to
+/// three on every call, and `core::fmt` would cost it a call per piece.
+pub struct HexDigits {
+    digits: [u8; 64],
+    len: usize,
+}
 
-impl core::fmt::Display for HexDigits<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        // A digest's digits at once, not a write per byte.
-        for chunk in self.0.chunks(32) {
-            let mut digits = [0u8; 64];
-            for (pair, &b) in digits.chunks_exact_mut(2).zip(chunk) {
-                pair.copy_from_slice(&hex_byte(b));
-            }
-            let digits = digits.get(..chunk.len() * 2).unwrap_or(&[]);
-            f.write_str(core::str::from_utf8(digits).unwrap_or(""))?;
+impl HexDigits {
+    /// The digits of `bytes`' first 32 bytes.
+    pub fn of(bytes: &[u8]) -> HexDigits {
+        let mut digits = [0u8; 64];
+        let mut len = 0;
+        for (pair, &b) in digits.chunks_exact_mut(2).zip(bytes) {
+            pair.copy_from_slice(&hex_byte(b));
+            len += 2;
         }
-        Ok(())
+        HexDigits { digits, len }
+    }
+
+    /// The digits, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.digits.get(..self.len).unwrap_or(&[])
     }
 }
 
@@ -116,7 +122,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The two lower-case hex digits of `b`.
-fn hex_byte(b: u8) -> [u8; 2] {
+pub fn hex_byte(b: u8) -> [u8; 2] {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]
 }

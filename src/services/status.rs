@@ -5,7 +5,7 @@ use crate::hil::platform::{Platform, c_str};
 use crate::services::boot::BootReport;
 pub use crate::services::duration::{format_duration, write_duration};
 use crate::services::fs::cache::CacheStats;
-use crate::services::identity::{BUILD_ID, Identity, VERSION};
+use crate::services::identity::{BUILD_ID, Identity, VERSION, hex_byte};
 use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::rc::Rc;
@@ -243,23 +243,37 @@ pub fn mem_text(st: &Status) -> String {
 
 /// A MAC address as the console and the status page write it (`08:00:69:..`).
 pub fn mac_text(m: [u8; 6]) -> String {
-    format!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    )
+    String::from(Digits::mac(m).as_str())
 }
 
 /// `YYYY-MM-DD hh:mm:ss UTC` from seconds since 1970 (proleptic Gregorian calendar).
 pub fn format_utc(unix: u32) -> String {
-    format!("{}", Utc(unix))
+    String::from(Digits::utc(unix).as_str())
 }
 
-/// [`format_utc`]'s text, written where it goes (`status` writes it into its result).
-pub struct Utc(pub u32);
+/// The short texts `status` shows on every call (the date, the address, the MAC), written
+/// digit by digit on the stack: through `core::fmt`'s padded integers they cost the call
+/// about 5,000 instructions (`docs/bench.md`, "The request floor").
+pub struct Digits {
+    text: [u8; 23],
+    len: usize,
+}
 
-impl core::fmt::Display for Utc {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let unix = self.0;
+/// Two decimal digits of `n` (below 100).
+fn two(n: u32) -> [u8; 2] {
+    [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
+}
+
+impl Digits {
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(to) = self.text.get_mut(self.len..self.len + bytes.len()) {
+            to.copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
+    }
+
+    /// [`format_utc`]'s text.
+    pub fn utc(unix: u32) -> Digits {
         let days = i64::from(unix / 86400);
         let secs = unix % 86400;
         // Civil date from a day count: shift the epoch to 0000-03-01 so leap days end the year.
@@ -271,14 +285,73 @@ impl core::fmt::Display for Utc {
         let mp = (5 * doy + 2) / 153;
         let day = doy - (153 * mp + 2) / 5 + 1;
         let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-            secs / 3600,
-            (secs / 60) % 60,
-            secs % 60
-        )
+        // From 1970 to 2106: four digits, and every field below fits a u32.
+        let year = (yoe + era * 400 + i64::from(month <= 2)) as u32;
+        let mut d = Digits {
+            text: [0; 23],
+            len: 0,
+        };
+        d.put(&two(year / 100));
+        d.put(&two(year));
+        for (sep, n) in [
+            (b'-', month as u32),
+            (b'-', day as u32),
+            (b' ', secs / 3600),
+            (b':', secs / 60 % 60),
+            (b':', secs % 60),
+        ] {
+            d.put(&[sep]);
+            d.put(&two(n));
+        }
+        d.put(b" UTC");
+        d
+    }
+
+    /// A MAC address, `08:00:69:..`.
+    pub fn mac(m: [u8; 6]) -> Digits {
+        let mut d = Digits {
+            text: [0; 23],
+            len: 0,
+        };
+        for (i, &b) in m.iter().enumerate() {
+            if i > 0 {
+                d.put(b":");
+            }
+            d.put(&hex_byte(b));
+        }
+        d
+    }
+
+    /// An IPv4 address, dotted decimal.
+    pub fn ipv4(ip: [u8; 4]) -> Digits {
+        let mut d = Digits {
+            text: [0; 23],
+            len: 0,
+        };
+        for (i, &b) in ip.iter().enumerate() {
+            if i > 0 {
+                d.put(b".");
+            }
+            let b = u32::from(b);
+            match b {
+                100.. => {
+                    d.put(&[b'0' + (b / 100) as u8]);
+                    d.put(&two(b));
+                }
+                10.. => d.put(&two(b)),
+                _ => d.put(&[b'0' + b as u8]),
+            }
+        }
+        d
+    }
+
+    /// The text, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.text.get(..self.len).unwrap_or(&[])
+    }
+
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(self.as_bytes()).unwrap_or("")
     }
 }
 
@@ -292,6 +365,22 @@ mod tests {
         assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00 UTC");
         assert_eq!(format_utc(1_796_000_000), "2026-11-30 00:53:20 UTC");
         assert_eq!(format_utc(u32::MAX), "2106-02-07 06:28:15 UTC");
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(
+            mac_text([8, 0, 0x69, 0x0a, 0xbc, 0xff]),
+            "08:00:69:0a:bc:ff"
+        );
+        for (ip, text) in [
+            ([0, 0, 0, 0], "0.0.0.0"),
+            ([10, 0, 2, 15], "10.0.2.15"),
+            ([192, 168, 100, 9], "192.168.100.9"),
+            ([255, 255, 255, 255], "255.255.255.255"),
+        ] {
+            assert_eq!(Digits::ipv4(ip).as_str(), text);
+        }
     }
 
     #[test]

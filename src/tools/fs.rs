@@ -283,7 +283,7 @@ fn path_arg<'a>(call: &ToolCall<'a>) -> Result<Cow<'a, str>, ToolError> {
 /// result but for its trailing `size`, `target*`, `type` and `uid`.
 fn stat_json(w: &mut ObjectWriter, path: &str, st: &Stat) {
     w.key("gid").u64(st.gid.into()).key("ino").u64(st.ino);
-    w.key("mode").str(st.mode_octal().as_str());
+    w.key("mode").ascii(st.mode_octal().as_bytes());
     w.key("mtime")
         .u64(st.mtime)
         .key("nlink")
@@ -683,7 +683,7 @@ impl ListRun {
         let Some(w) = &mut self.json else { return };
         for e in entries {
             w.begin_object();
-            w.key("mode").str(e.stat.mode_octal().as_str());
+            w.key("mode").ascii(e.stat.mode_octal().as_bytes());
             w.key("name")
                 .str(e.name)
                 .key("origin")

@@ -7,7 +7,7 @@ use crate::services::audit;
 use crate::services::boot::BootReport;
 use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
 use crate::services::power::{self, Action};
-use crate::services::status::{Status, Utc, mem_text, net_text};
+use crate::services::status::{Digits, Status, mem_text, net_text};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -217,7 +217,7 @@ fn status_json(st: &Status) -> Written {
         w.key("misses").u64(c.misses);
         w.key("resident").u64(c.resident.into()).end_object();
     }
-    w.key("date").display(Utc(st.unix_time));
+    w.key("date").ascii(Digits::utc(st.unix_time).as_bytes());
     w.key("heap").begin_object();
     w.key("budget").u64(st.heap_budget as u64);
     w.key("peak").u64(st.heap.peak as u64);
@@ -231,22 +231,19 @@ fn status_json(st: &Status) -> Written {
                 .key("deploy")
                 .str(deploy_reason(why))
                 .key("refused_sha256")
-                .display(HexDigits(&i.refused_sha256)),
+                .ascii(HexDigits::of(&i.refused_sha256).as_bytes()),
         };
-        w.key("sha256").display(HexDigits(&i.sha256));
+        let sha256 = HexDigits::of(&i.sha256);
+        w.key("sha256").ascii(sha256.as_bytes());
         w.key("sha256_short")
-            .display(HexDigits(i.sha256.get(..SHORT_DIGITS / 2).unwrap_or(&[])));
+            .ascii(sha256.as_bytes().get(..SHORT_DIGITS).unwrap_or(&[]));
         w.end_object();
     }
     match st.net.ip {
-        Some([a, b, c, d]) => w.key("ip").display(format_args!("{a}.{b}.{c}.{d}")),
+        Some(ip) => w.key("ip").ascii(Digits::ipv4(ip).as_bytes()),
         None => w.key("ip").str("unconfigured"),
     };
-    let m = st.net.mac;
-    w.key("mac").display(format_args!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    ));
+    w.key("mac").ascii(Digits::mac(st.net.mac).as_bytes());
     w.key("module")
         .str("irix7-mcp")
         .key("module_version")
@@ -296,7 +293,8 @@ fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
         w.key("message").str(&b.message);
     }
     if let Some(sha) = &b.prev_sha256 {
-        w.key("previous_sha256").display(HexDigits(sha));
+        w.key("previous_sha256")
+            .ascii(HexDigits::of(sha).as_bytes());
     }
     w.key("previous_uptime_ms").u64(b.prev_uptime_ms.into());
     if let Some(by) = b.requested_by() {

@@ -137,6 +137,12 @@ const _: () = {
     let mut i = 0;
     while i < KNOWN.len() {
         assert!(KNOWN[i].0 as usize == i, "KNOWN is in the enum's order");
+        if i > 0 {
+            assert!(
+                KNOWN[i - 1].1.len() <= KNOWN[i].1.len(),
+                "KNOWN is in the order of its names' lengths (Field::of finds them by it)"
+            );
+        }
         i += 1;
     }
 };
@@ -144,10 +150,25 @@ const _: () = {
 impl Field {
     /// The field a name is, in any case.
     pub fn of(name: &str) -> Option<Field> {
-        // The length tells most fields apart: a name is compared with one or two at most.
-        KNOWN
+        // The length tells most fields apart: a name is compared with one or two at most,
+        // found by its length rather than by a walk of the table (each field of every
+        // request is recognised here).
+        let candidates: &[(Field, &str)] = match name.len() {
+            4 => &KNOWN[0..1],
+            6 => &KNOWN[1..4],
+            8 => &KNOWN[4..5],
+            10 => &KNOWN[5..7],
+            12 => &KNOWN[7..9],
+            13 => &KNOWN[9..10],
+            14 => &KNOWN[10..12],
+            15 => &KNOWN[12..13],
+            17 => &KNOWN[13..14],
+            20 => &KNOWN[14..15],
+            _ => &[],
+        };
+        candidates
             .iter()
-            .find(|(_, k)| k.len() == name.len() && is_field(name, k))
+            .find(|(_, k)| is_field(name, k))
             .map(|&(field, _)| field)
     }
 }

@@ -1,9 +1,8 @@
 //! JSON string escaping a machine word at a time: text is mostly printable ASCII, which JSON
 //! copies as it is, and four bytes are tested for that at once. Whole strings (onto bytes or
-//! a written result's `String`), JSON text as a string's content, as much as fits a room, and
+//! a written result's bytes), JSON text as a string's content, as much as fits a room, and
 //! text arriving in pieces ([`TextEscaper`]).
 
-use alloc::string::String;
 use alloc::vec::Vec;
 use irix7_kmem::complete_utf8;
 
@@ -70,6 +69,18 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     n + rest.iter().take_while(|&&b| plain_byte(b)).count()
 }
 
+/// Appends `bytes`: a short piece (a key, a number, a word of a result) into room the vector
+/// has, a byte at a time ([`irix7_kmem::append_short`]), which on the R4400 costs less than
+/// the call of `memcpy` that `extend_from_slice` makes for it (a structured result is written
+/// in hundreds of such pieces: `docs/bench.md`, "The request floor"); anything else copied
+/// whole.
+#[inline(always)]
+pub(crate) fn append(out: &mut Vec<u8>, bytes: &[u8]) {
+    if !irix7_kmem::append_short(out, bytes) {
+        out.extend_from_slice(bytes);
+    }
+}
+
 /// Appends `s` JSON-escaped (without quotes). Runs that need no escaping are copied whole.
 #[inline]
 pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
@@ -83,7 +94,7 @@ fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
     // `escape_within`'s room and character-boundary bookkeeping.
     let plain = plain_run(bytes);
     let (head, rest) = bytes.split_at(plain);
-    out.extend_from_slice(head);
+    append(out, head);
     if !rest.is_empty() {
         escape_within(rest, out, usize::MAX);
     }
@@ -156,39 +167,44 @@ pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Escapes `json` into `dst` (at least twice its length and six bytes more) up to its end or
-/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written).
+/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written). The bytes
+/// from 0x20 up are [`irix7_kmem::escape_json_text`]'s; a control byte JSON text holds only as
+/// whitespace between tokens (or a writer's mistake) is escaped here.
 fn escape_json_into(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut put = |w: &mut usize, bytes: &[u8]| {
-        if let Some(d) = dst.get_mut(*w..*w + bytes.len()) {
-            d.copy_from_slice(bytes);
-        }
-        *w += bytes.len();
-    };
-    let (mut w, mut from) = (0, 0);
-    for (i, &b) in json.iter().enumerate() {
-        if b != b'"' && b != b'\\' && b >= 0x20 {
-            continue;
-        }
-        put(&mut w, json.get(from..i).unwrap_or(&[]));
-        from = i + 1;
-        if b == b'"' || b == b'\\' {
-            // `\"` and `\\`: the backslash now, the byte itself with the next run.
-            put(&mut w, b"\\");
-            from = i;
-            continue;
-        }
-        match short_escape(b) {
-            "" => {
-                let hex = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]];
-                put(&mut w, &[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
-                return (from, w);
-            }
-            esc => put(&mut w, esc.as_bytes()),
+    let (mut read, mut w) = (0, 0);
+    loop {
+        let (r, wrote) = irix7_kmem::escape_json_text(
+            json.get(read..).unwrap_or(&[]),
+            dst.get_mut(w..).unwrap_or(&mut []),
+        );
+        read += r;
+        w += wrote;
+        // The end, or the end of the room (never, with the room `escape_json` makes).
+        let Some(&b) = json.get(read).filter(|&&b| b < 0x20) else {
+            return (read, w);
+        };
+        let esc = match short_escape(b) {
+            "" => &[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ],
+            esc => esc.as_bytes(),
+        };
+        let Some(to) = dst.get_mut(w..w + esc.len()) else {
+            return (read, w);
+        };
+        to.copy_from_slice(esc);
+        read += 1;
+        w += esc.len();
+        if esc.len() == 6 {
+            return (read, w);
         }
     }
-    put(&mut w, json.get(from..).unwrap_or(&[]));
-    (json.len(), w)
 }
 
 /// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
@@ -202,47 +218,6 @@ fn short_escape(b: u8) -> &'static str {
         0x08 => "\\b",
         0x0c => "\\f",
         _ => "",
-    }
-}
-
-/// [`escape_str`]'s bytes appended to a `String`: a written result stays a `str` for the
-/// readers of its record. Inlined for what nearly every key and value of a result is, plain
-/// ASCII (one scan and one copy); the loop that escapes is not, so its set-up is not paid for
-/// every key.
-#[inline]
-pub(crate) fn escape_str_into(s: &str, out: &mut String) {
-    if plain_run(s.as_bytes()) == s.len() {
-        out.push_str(s);
-    } else {
-        escape_str_into_loop(s, out);
-    }
-}
-
-/// [`escape_str_into`] of text that needs escaping somewhere.
-#[inline(never)]
-fn escape_str_into_loop(s: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut rest = s;
-    while let Some(&b) = rest.as_bytes().first() {
-        // Printable ASCII, or whole non-ASCII characters: either run ends on a boundary.
-        let run = match b {
-            0x80.. => rest.bytes().take_while(|&b| b >= 0x80).count(),
-            _ => plain_run(rest.as_bytes()),
-        };
-        if let Some((copied, tail)) = rest.split_at_checked(run).filter(|_| run > 0) {
-            out.push_str(copied);
-            rest = tail;
-            continue;
-        }
-        match short_escape(b) {
-            "" => {
-                out.push_str("\\u00");
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 0xf)]));
-            }
-            esc => out.push_str(esc),
-        }
-        rest = rest.get(1..).unwrap_or("");
     }
 }
 
@@ -309,6 +284,7 @@ impl TextEscaper {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::String;
 
     #[test]
     fn the_word_test_agrees_with_the_byte_test() {
@@ -348,21 +324,15 @@ mod tests {
     }
 
     #[test]
-    fn escaping_onto_a_string_is_escaping_onto_bytes() {
-        let all: String = (0u32..0x800).filter_map(char::from_u32).collect();
-        for text in [
-            "",
-            "plain",
-            "\"quoted\" \\ back\\slash",
-            "tab\tnew\nline\r \u{1} \u{1f} \u{8}\u{c}\u{7f}",
-            "é€😀 mixed with \"quotes\" and plain ASCII long enough for the word loop",
-            &all,
-        ] {
-            let mut bytes = Vec::new();
-            escape_str(text, &mut bytes);
-            let mut s = String::new();
-            escape_str_into(text, &mut s);
-            assert_eq!(s.as_bytes(), bytes, "{text:?}");
+    fn a_piece_appends_the_same_bytes_short_or_long() {
+        for n in [0, 1, 15, 16, 17, 100] {
+            let piece: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            for room in [0, n, 200] {
+                let mut out = Vec::with_capacity(4 + room);
+                out.extend_from_slice(b"head");
+                append(&mut out, &piece);
+                assert_eq!(out, [&b"head"[..], &piece].concat(), "{n} {room}");
+            }
         }
     }
 

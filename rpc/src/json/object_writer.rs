@@ -12,12 +12,11 @@
 //! keys sorted, so a writer writes members in key order (checked in debug builds), and
 //! integers are written as its `itoa` writes them.
 
-use super::escape::{escape_str_into, plain_run};
+use super::escape::{append, escape_str, plain_run};
 use super::tape::{EMPTY_NODE, Kind, Node};
 use super::value_ref::ValueRef;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::{self, Write as _};
 
 /// Entries a record holds without the heap: the object's, then a key and a value (with
 /// whatever a copied value holds) for each member, so two scalar members. Small, because a
@@ -47,7 +46,10 @@ pub struct ObjectWriter {
 
 /// A finished object: its text and, when it was recorded, its record.
 pub struct Written {
-    text: String,
+    /// UTF-8 by construction: everything written is a `str`, escaped or not, or ASCII. Held
+    /// as bytes so that a piece is appended without `String`'s calls ([`append`]), and sent
+    /// as bytes.
+    text: Vec<u8>,
     record: Record,
     /// Values written (recorded or not): with the text's length, how heavy the result is.
     values: usize,
@@ -155,8 +157,8 @@ impl ObjectWriter {
     /// item, each container one), so that a result whose guess holds takes one allocation
     /// (two past [`INLINE`] entries).
     pub fn new(bytes: usize, entries: usize) -> Self {
-        let mut text = String::with_capacity(bytes.saturating_add(2));
-        text.push('{');
+        let mut text = Vec::with_capacity(bytes.saturating_add(2));
+        text.push(b'{');
         let mut record = if RECORDED {
             let mut nodes = [EMPTY_NODE; INLINE];
             nodes[0] = Node::at(0, Kind::Object, false);
@@ -181,15 +183,17 @@ impl ObjectWriter {
         }
     }
 
-    /// A comma, unless the value opens its container or follows its key.
+    /// A comma, unless the value opens its container or follows its key. Inlined: every
+    /// value asks, and most (those after their key) need none.
+    #[inline(always)]
     fn separate(&mut self) {
-        if !matches!(self.w.text.as_bytes().last(), Some(b'{' | b'[' | b':')) {
-            self.w.text.push(',');
+        if !matches!(self.w.text.last(), Some(b'{' | b'[' | b':')) {
+            self.w.text.push(b',');
         }
     }
 
     /// A scalar written by `write`, recorded as one entry.
-    fn scalar(&mut self, kind: Kind, write: impl FnOnce(&mut String)) -> &mut Self {
+    fn scalar(&mut self, kind: Kind, write: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
         self.separate();
         let start = self.w.text.len();
         write(&mut self.w.text);
@@ -223,13 +227,12 @@ impl ObjectWriter {
             "a key JSON would escape: {key:?}"
         );
         let text = &mut self.w.text;
-        let comma = text.as_bytes().last() != Some(&b'{');
+        let comma = text.last() != Some(&b'{');
         let start = text.len() + usize::from(comma);
-        // Separator, quote and colon as whole pieces: `String::push` of a char is a call that
-        // encodes it, for each.
-        text.push_str(if comma { ",\"" } else { "\"" });
-        text.push_str(key);
-        text.push_str("\":");
+        // Separator, quotes, key and colon in one piece when there is room.
+        if !irix7_kmem::append_key(text, comma, key.as_bytes()) {
+            key_in_pieces(text, comma, key);
+        }
         let end = self.w.text.len() - 1;
         self.check_order(start + 1, end - 1);
         // A key's entry points at nothing (0).
@@ -244,7 +247,7 @@ impl ObjectWriter {
     #[cfg(debug_assertions)]
     fn check_order(&mut self, start: usize, end: usize) {
         if let Some(last) = self.depth.checked_sub(1).and_then(|d| self.keys.get_mut(d)) {
-            let text = self.w.text.as_bytes();
+            let text = &self.w.text;
             if let Some((a, b)) = *last {
                 debug_assert!(
                     text.get(a..b) < text.get(start..end),
@@ -262,29 +265,34 @@ impl ObjectWriter {
 
     pub fn str(&mut self, s: &str) -> &mut Self {
         self.separate();
-        let start = self.w.text.len();
-        self.w.text.push('"');
-        escape_str_into(s, &mut self.w.text);
-        self.w.text.push('"');
-        // Escaping only ever lengthens a string.
-        let escaped = self.w.text.len() - start != s.len() + 2;
-        self.string_entry(start, escaped)
+        self.string(s)
     }
 
-    /// A string of `v`'s `Display` text, written without a `String` of its own.
-    pub fn display(&mut self, v: impl fmt::Display) -> &mut Self {
+    /// A string given as bytes the caller made (digits, a date, an address): written as they
+    /// are when they are plain printable ASCII, which is tested as they are copied, so text
+    /// built on the stack needs no UTF-8 check before it comes here; any other bytes as
+    /// [`Self::str`] writes their text (invalid UTF-8 replaced).
+    pub fn ascii(&mut self, bytes: &[u8]) -> &mut Self {
         self.separate();
         let start = self.w.text.len();
-        self.w.text.push('"');
-        // Writing to a `String` cannot fail.
-        let _ = write!(self.w.text, "{v}");
-        let body = self.w.text.get(start + 1..).unwrap_or("");
-        let escaped = plain_run(body.as_bytes()) != body.len();
-        if escaped {
-            let raw = self.w.text.split_off(start + 1);
-            escape_str_into(&raw, &mut self.w.text);
+        if irix7_kmem::append_plain_string(&mut self.w.text, bytes) {
+            return self.string_entry(start, false);
         }
-        self.w.text.push('"');
+        self.string(&String::from_utf8_lossy(bytes))
+    }
+
+    /// The string `s`, quoted and escaped, after its separator.
+    fn string(&mut self, s: &str) -> &mut Self {
+        let start = self.w.text.len();
+        // A short name with nothing to escape (most strings of a result) in one pass.
+        if irix7_kmem::append_plain_string(&mut self.w.text, s.as_bytes()) {
+            return self.string_entry(start, false);
+        }
+        self.w.text.push(b'"');
+        escape_str(s, &mut self.w.text);
+        self.w.text.push(b'"');
+        // Escaping only ever lengthens a string.
+        let escaped = self.w.text.len() - start != s.len() + 2;
         self.string_entry(start, escaped)
     }
 
@@ -301,19 +309,28 @@ impl ObjectWriter {
     }
 
     pub fn u64(&mut self, n: u64) -> &mut Self {
-        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+        self.scalar(Kind::Number, |t| {
+            // 32-bit numbers (nearly all) digit by digit; itoa's bytes are the same.
+            if !irix7_kmem::append_decimal(t, n) {
+                append(t, itoa::Buffer::new().format(n).as_bytes());
+            }
+        })
     }
 
     pub fn i64(&mut self, n: i64) -> &mut Self {
-        self.scalar(Kind::Number, |t| t.push_str(itoa::Buffer::new().format(n)))
+        self.scalar(Kind::Number, |t| {
+            append(t, itoa::Buffer::new().format(n).as_bytes())
+        })
     }
 
     pub fn bool(&mut self, b: bool) -> &mut Self {
-        self.scalar(Kind::Bool, |t| t.push_str(if b { "true" } else { "false" }))
+        self.scalar(Kind::Bool, |t| {
+            append(t, if b { b"true" } else { b"false" })
+        })
     }
 
     pub fn null(&mut self) -> &mut Self {
-        self.scalar(Kind::Null, |t| t.push_str("null"))
+        self.scalar(Kind::Null, |t| append(t, b"null"))
     }
 
     /// A value copied as its JSON text was read (having been read, it is JSON a `Value`
@@ -323,7 +340,7 @@ impl ObjectWriter {
         let (first, entries) = value.entries();
         let from = entries.first().map_or(0, |n| n.start);
         let to = self.w.text.len();
-        self.w.text.push_str(value.raw());
+        self.w.text.extend_from_slice(value.raw().as_bytes());
         self.w.values += entries.len();
         let len = self.w.record.len();
         match self.w.record.grow(entries.len()) {
@@ -335,10 +352,12 @@ impl ObjectWriter {
     }
 
     /// Opens a container whose entry is closed by [`Self::end`].
-    fn begin(&mut self, open: char, kind: Kind) -> &mut Self {
-        self.separate();
-        let at = self.w.text.len();
-        self.w.text.push(open);
+    fn begin(&mut self, open: u8, kind: Kind) -> &mut Self {
+        // Its separator and itself as one piece.
+        let comma = !matches!(self.w.text.last(), Some(b'{' | b'[' | b':'));
+        let at = self.w.text.len() + usize::from(comma);
+        let piece = [b',', open];
+        append(&mut self.w.text, &piece[usize::from(!comma)..]);
         let index = self.w.record.len();
         self.note(|_| Node::at(at, kind, false));
         self.w.values += 1;
@@ -356,7 +375,7 @@ impl ObjectWriter {
     }
 
     /// Closes the innermost container with `close`.
-    fn end(&mut self, close: char) -> &mut Self {
+    fn end(&mut self, close: u8) -> &mut Self {
         self.w.text.push(close);
         self.depth = self.depth.saturating_sub(1);
         let (end, next) = (self.w.text.len(), self.w.record.len());
@@ -371,30 +390,39 @@ impl ObjectWriter {
     }
 
     pub fn begin_object(&mut self) -> &mut Self {
-        self.begin('{', Kind::Object)
+        self.begin(b'{', Kind::Object)
     }
 
     pub fn end_object(&mut self) -> &mut Self {
-        self.end('}')
+        self.end(b'}')
     }
 
     pub fn begin_array(&mut self) -> &mut Self {
-        self.begin('[', Kind::Array)
+        self.begin(b'[', Kind::Array)
     }
 
     pub fn end_array(&mut self) -> &mut Self {
-        self.end(']')
+        self.end(b']')
     }
 
     /// Closes the object.
     pub fn finish(mut self) -> Written {
         debug_assert_eq!(self.depth, 1, "a container left open");
         while self.depth > 1 {
-            self.end(']');
+            self.end(b']');
         }
-        self.end('}');
+        self.end(b'}');
         self.w
     }
+}
+
+/// What opens a member, piece by piece ([`append`]): for a vector without the room, or a key
+/// too long for one piece. Out of line, so that the usual key saves no registers for it.
+#[inline(never)]
+fn key_in_pieces(text: &mut Vec<u8>, comma: bool, key: &str) {
+    append(text, if comma { b",\"" } else { b"\"" });
+    append(text, key.as_bytes());
+    append(text, b"\":");
 }
 
 /// Fills `room` with `entries` of a tape where the first is entry `first` and its text starts
@@ -424,13 +452,23 @@ fn moved(
 }
 
 impl Written {
-    /// The object's JSON text.
-    pub fn text(&self) -> &str {
+    /// The object's JSON text, as it is sent.
+    pub fn bytes(&self) -> &[u8] {
         &self.text
     }
 
-    pub fn into_text(self) -> String {
+    /// The object's JSON text as a `str` (checked again: for readers that need one, not
+    /// for the answer).
+    pub fn text(&self) -> &str {
+        core::str::from_utf8(&self.text).unwrap_or("")
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
         self.text
+    }
+
+    pub fn into_text(self) -> String {
+        String::from_utf8(self.text).unwrap_or_default()
     }
 
     /// How much work checking and writing the result out is: a value per value written and
@@ -443,7 +481,7 @@ impl Written {
     /// read its text.
     pub fn value(&self) -> Option<ValueRef<'_>> {
         let nodes = self.record.nodes()?;
-        Some(ValueRef::recorded(&self.text, nodes))
+        Some(ValueRef::recorded(self.text(), nodes))
     }
 }
 

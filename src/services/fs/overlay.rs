@@ -8,6 +8,7 @@
 //! its path length + [`ENTRY_OVERHEAD`] + its contents. An operation that would exceed the cap
 //! fails with `E_NOSPC` and changes nothing.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
@@ -568,7 +569,11 @@ impl<D: BlockDevice> Overlay<D> {
                         return ControlFlow::Continue(());
                     }
                 }
-                let name = String::from_utf8_lossy(e.name);
+                // Names are nearly always ASCII: told without the lossy decoder's walk.
+                let name = match irix7_kmem::ascii(e.name) {
+                    Some(text) => Cow::Borrowed(text),
+                    None => String::from_utf8_lossy(e.name),
+                };
                 if f(&name, Child::Lower(e.nid)).is_break() {
                     stopped = true;
                     return ControlFlow::Break(());

@@ -12,22 +12,28 @@ pub struct ModeOctal {
 }
 
 impl ModeOctal {
-    fn new(mut mode: u32) -> Self {
+    fn new(mode: u32) -> Self {
         let mut digits = [b'0'; 11];
-        let mut start = digits.len();
-        while mode != 0 || start > digits.len() - 6 {
+        // The six digits every mode shows, by their places; then any above them (an st_mode
+        // has none).
+        let [.., d5, d4, d3, d2, d1, d0] = &mut digits;
+        for (k, d) in [d0, d1, d2, d3, d4, d5].into_iter().enumerate() {
+            *d = b'0' + ((mode >> (3 * k)) & 7) as u8;
+        }
+        let (mut start, mut rest) = (digits.len() - 6, mode >> 18);
+        while rest != 0 && start > 0 {
             start -= 1;
             if let Some(d) = digits.get_mut(start) {
-                *d = b'0' + (mode & 7) as u8;
+                *d = b'0' + (rest & 7) as u8;
             }
-            mode >>= 3;
+            rest >>= 3;
         }
         ModeOctal { digits, start }
     }
 
-    pub fn as_str(&self) -> &str {
-        let digits = self.digits.get(self.start..).unwrap_or(&[]);
-        core::str::from_utf8(digits).unwrap_or("")
+    /// The digits, for a writer that takes ASCII as bytes (no UTF-8 check).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.digits.get(self.start..).unwrap_or(&[])
     }
 }
 
@@ -181,9 +187,12 @@ mod tests {
     #[test]
     fn modes_read_as_octal_and_as_ls_shows_them() {
         let dir = st(FileType::Directory, 0o040_755);
-        assert_eq!(dir.mode_octal().as_str(), "040755");
+        assert_eq!(dir.mode_octal().as_bytes(), b"040755");
         for mode in [0, 1, 0o7, 0o644, 0o100644, 0o177777, 0o1234567, u32::MAX] {
-            assert_eq!(ModeOctal::new(mode).as_str(), format!("{mode:06o}"));
+            assert_eq!(
+                ModeOctal::new(mode).as_bytes(),
+                format!("{mode:06o}").as_bytes()
+            );
         }
         assert_eq!(dir.mode_symbolic(), "drwxr-xr-x");
         assert_eq!(

@@ -52,7 +52,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "rpc::jsonrpc::parse",
             "rpc::json::read",
             // The request body's ASCII test.
-            "irix7_kmem::text::",
+            "irix7_kmem::text::ascii",
             "as serde_core::de::",
             "as serde::de::",
         ],
@@ -69,9 +69,11 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
             "rpc::mcp::wire::reply",
             "as serde_core::ser::",
             "as serde::ser::",
-            // A tool's structured result, written as text (and integers as `itoa` does).
+            // A tool's structured result, written as text (and integers as `itoa` does), its
+            // short pieces appended by kmem.
             "rpc::json::object_writer",
             "itoa::",
+            "irix7_kmem::append_",
         ],
     ),
     ("schema check", &["rpc::mcp::tools::schema::"]),
@@ -144,6 +146,8 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         "response framing",
         &[
             "rpc::mcp::tools::call::emit::",
+            // A structured result's JSON escaped as its text block's text.
+            "irix7_kmem::text::escape_json_text",
             "rpc::mcp::tools::result::",
             "rpc::mcp::wire::",
             "McpServer<…>::tool_result",
@@ -324,6 +328,8 @@ mod tests {
             ("rpc::jsonrpc::parse::parse", "JSON parsing"),
             ("<rpc::json::read::Reader>::tape", "JSON parsing"),
             ("irix7_kmem::text::ascii", "JSON parsing"),
+            ("irix7_kmem::text::escape_json_text", "response framing"),
+            ("irix7_kmem::append_key", "JSON writing"),
             (
                 "serde_json::ser::format_escaped_str_contents",
                 "JSON writing",

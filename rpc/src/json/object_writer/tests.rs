@@ -36,7 +36,7 @@ fn sample(entries: usize) -> Written {
         w.u64(n);
     }
     w.i64(-12).bool(true).null().str("x\"\n\u{1}é\u{7f}");
-    w.display(format_args!("{}.{}", 1, 2)).display("q\"");
+    w.str("1.2").str("q\"");
     w.begin_object().key("in").str("").end_object();
     w.begin_array().end_array().end_array();
     w.key("b").begin_object().end_object();
@@ -195,4 +195,22 @@ fn each_object_has_its_own_order() {
         .end_object();
     w.begin_object().key("a").null().end_object().end_array();
     assert_recorded(&w.finish());
+}
+
+#[test]
+fn ascii_bytes_are_written_as_their_text_would_be() {
+    for (bytes, want) in [
+        (
+            &b"2026-12-06 10:00:00 UTC"[..],
+            r#"{"s":"2026-12-06 10:00:00 UTC"}"#,
+        ),
+        (b"", r#"{"s":""}"#),
+        (b"q\"t\\", r#"{"s":"q\"t\\"}"#),
+        (b"caf\xc3\xa9", "{\"s\":\"caf\u{e9}\"}"),
+        (b"bad \xff", "{\"s\":\"bad \u{fffd}\"}"),
+    ] {
+        let mut w = ObjectWriter::new(0, 0);
+        w.key("s").ascii(bytes);
+        assert_eq!(w.finish().text(), want, "{bytes:?}");
+    }
 }

@@ -4,6 +4,7 @@
 use crate::http::coding::Packed;
 use crate::json::{ValueRef, read_value, write_value};
 use crate::mcp::guard::authority::{Authority, Cap, Door, PRIVILEGE_META, Policy, Table};
+use crate::mcp::tools::call::emit::CHECK_RESULTS;
 use crate::mcp::tools::schema::{self, Schema};
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::ToolDef;
@@ -31,7 +32,9 @@ impl fmt::Display for RegistryError {
 pub(crate) struct ToolEntry<C> {
     pub(crate) def: ToolDef<C>,
     pub(crate) input: Rc<Schema>,
-    /// Shared, not cloned, with each call that checks a result against it.
+    /// Shared, not cloned, with each call that checks a result against it; held only where
+    /// results are checked ([`CHECK_RESULTS`]: the product image compiles it at registration,
+    /// to refuse a bad table, and keeps nothing).
     pub(crate) output: Option<Rc<Schema>>,
     /// Where the tool as `tools/list` shows it sits in [`ToolRegistry::listings`] (empty when
     /// the policy hides it).
@@ -178,7 +181,7 @@ impl<C> ToolRegistry<C> {
                 None => (None, None),
                 Some(text) => {
                     let (s, v) = compile(text).map_err(|e| err(format!("outputSchema{e}")))?;
-                    (Some(s), Some(v))
+                    (CHECK_RESULTS.then_some(s), Some(v))
                 }
             };
             let entry = ToolEntry {
@@ -249,6 +252,15 @@ impl<C> ToolRegistry<C> {
     /// policy-wide `tools/list` can go out coded without compressing anything; what a
     /// registration or a new policy renders afterwards is sent identity until packed again.
     pub fn pack(&mut self, page_size: usize, level: u8) {
+        // Every tool is registered: what the registry holds stays as long as the server, and
+        // none of it is room a doubling left behind (the listings' had been up to half of it).
+        // Trimmed here once rather than after each family, whose next registration would
+        // grow it again.
+        self.entries.shrink_to_fit();
+        self.listed.shrink_to_fit();
+        if let Some(listings) = Rc::get_mut(&mut self.listings) {
+            listings.shrink_to_fit();
+        }
         self.packed = Vec::new();
         for page in self.listed.chunks(page_size.max(1)) {
             let range = self.page_range(page);

@@ -468,15 +468,15 @@ impl<C> Emitter<C> {
                 // and as it is, into room made for both (escaped JSON text takes at most
                 // twice its bytes) and the era's closing members: the body grows once.
                 if !self.heavy && room == usize::MAX {
-                    let json = structured.text().len();
+                    let json = structured.bytes().len();
                     out.reserve(3 * json + CLOSING_ROOM + EXTRA_ROOM);
-                    escape_json(structured.text().as_bytes(), out);
+                    escape_json(structured.bytes(), out);
                     out.extend_from_slice(b"\"}],\"structuredContent\":");
-                    out.extend_from_slice(structured.text().as_bytes());
+                    out.extend_from_slice(structured.bytes());
                     self.close(out, extra);
                     return EmitPoll::Done;
                 }
-                let json = structured.into_text().into_bytes();
+                let json = structured.into_bytes();
                 self.tail = Some(Tail::Text { json, at: 0 });
                 if self.heavy {
                     EmitPoll::Yield
