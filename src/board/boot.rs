@@ -3,7 +3,7 @@
 //! ring and flight record, taken once at init (the kernel does not change them afterwards).
 
 use crate::board::kernel::Kernel;
-use crate::services::boot::{BootReport, PreviousRing, RingDamaged};
+use crate::services::boot::{BootReport, PreviousRing, PreviousSecret, RingDamaged};
 use crate::services::flight::record::{self, FlightError};
 use crate::services::identity::Identity;
 use crate::services::serial_ring::Span;
@@ -22,11 +22,10 @@ pub fn read(kernel: Kernel, identity: &Identity) -> BootReport {
             Kernel::PREVIOUS_FLIGHT_MAX,
         )
         .map_or(Err(FlightError::Absent), |bytes| record::parse(&bytes));
-    let secret = flight
-        .as_ref()
-        .ok()
-        .and_then(|f| f.secret)
-        .map(|(start, end)| Span { start, end });
+    let secret = match &flight {
+        Ok(f) => PreviousSecret::Known(f.secret.map(|(start, end)| Span { start, end })),
+        Err(_) => PreviousSecret::Unknown,
+    };
     let ring = previous_ring(kernel, &info).map(|(bytes, head)| {
         if ring_sum(&bytes) != info.prev_ring_sum {
             return Err(RingDamaged);

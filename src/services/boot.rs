@@ -22,7 +22,19 @@ pub struct PreviousRing {
     /// Bytes the previous boot wrote.
     pub head: u32,
     /// Where the previous boot wrote its generated token, as its flight record says.
-    pub secret: Option<Span>,
+    pub secret: PreviousSecret,
+}
+
+/// Where the previous boot's generated token lies in its ring: what masking it needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PreviousSecret {
+    /// Its flight record says: here, or nowhere (`None`: it printed no generated token).
+    Known(Option<Span>),
+    /// Its flight record did not survive or does not parse, so nothing says where a token
+    /// the ring may hold lies: the ring goes only to a caller that may see secrets (masking
+    /// fails closed).
+    #[default]
+    Unknown,
 }
 
 /// The previous ring's bytes do not sum to what its kernel kept.

@@ -5,7 +5,9 @@
 //! missing here is refused to everyone; the tests fail when anything reachable is missing.
 
 use super::shell;
-use rpc::mcp::authority::{Capability, Door, EVENT_STREAM_ROUTE, Opener, Privilege, Table};
+use rpc::mcp::authority::{
+    Capability, Door, EVENT_STREAM_ROUTE, Opener, Privilege, SESSION_END_ROUTE, Table,
+};
 
 use Door::{Builtin, Resource, Route, Template, Tool, Watch};
 use Privilege::{Administer, Observe, Operate};
@@ -59,7 +61,11 @@ const ROWS: &[Capability] = &[
         Observe,
         &[Tool("echo"), Builtin("echo"), Builtin("help")],
     ),
-    row("session", Observe, &[Route(EVENT_STREAM_ROUTE)]),
+    row(
+        "session",
+        Observe,
+        &[Route(EVENT_STREAM_ROUTE), Route(SESSION_END_ROUTE)],
+    ),
     row(
         "audit.read",
         Observe,

@@ -19,6 +19,7 @@
 use super::reach::{BootRecord, ConsoleLine, ConsoleWaiters};
 use super::{Ctx, args, console};
 use crate::hil::platform::Console;
+use crate::services::boot::PreviousSecret;
 use crate::services::serial_ring::{self, Chunk, Ring, RingError, Secrets};
 use crate::services::serial_wait::{Literal, NEEDLE_MAX, WaiterSlot};
 use alloc::boxed::Box;
@@ -125,8 +126,11 @@ pub const RESOURCES: &[ResourceDef<Ctx>] = &[
         name: "serial-previous",
         title: Some("Previous boot's console"),
         description: "The previous boot's console as the kernel kept it across the reset (up to \
-                      8 KiB), as text; E_NOENT when nothing survived (after a power-on), E_IO \
-                      when it was damaged. `status` says why the machine reset.",
+                      8 KiB), as text, its generated token masked; E_NOENT when nothing survived \
+                      (after a power-on), E_IO when it was damaged, E_PERM when its flight \
+                      record did not survive to say where the token is (serial.read with boot \
+                      previous serves it to the administrator). `status` says why the machine \
+                      reset.",
         mime_type: Some("text/plain"),
         read: read_previous_resource,
     },
@@ -226,8 +230,20 @@ fn previous_read(
             ));
         }
     };
+    let span = match (ring.secret, secrets) {
+        (PreviousSecret::Known(span), _) => span,
+        (PreviousSecret::Unknown, Secrets::Reveal) => None,
+        (PreviousSecret::Unknown, Secrets::Mask) => {
+            return Err(ToolError::new(
+                ErrorCode::Perm,
+                "the previous boot's flight record did not survive, so where it printed a \
+                 generated token is unknown: its console is served only to the \
+                 administrator's token, not narrowed",
+            ));
+        }
+    };
     let mut chunk = serial_ring::read(&ring.bytes[..], ring.head, offset, max).map_err(range)?;
-    chunk.hide(secrets, ring.secret);
+    chunk.hide(secrets, span);
     Ok(chunk)
 }
 

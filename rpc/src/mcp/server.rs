@@ -13,7 +13,7 @@ use crate::mcp::eras::session::Sessions;
 use crate::mcp::eras::subscriptions::Subscriptions;
 use crate::mcp::guard::audit::AuthFailure;
 use crate::mcp::guard::authority::{Client, Owner};
-use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, Token};
+use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, SESSION_END_ROUTE, Token};
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::{Calls, Windows};
 use crate::mcp::guard::login_failures::LoginFailures;
@@ -282,18 +282,21 @@ impl<C: 'static> McpServer<C> {
             self.calls.cancel_all(Client::Session(serial));
             self.subscriptions.forget(serial);
         }
+        let route = match method {
+            Method::Get => Some(EVENT_STREAM_ROUTE),
+            Method::Delete => Some(SESSION_END_ROUTE),
+            _ => None,
+        };
+        if let Some(Err(denied)) = route.map(|r| ex.authority.check_door(Door::Route(r))) {
+            let err = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                alloc::format!("Forbidden: {}", denied.0),
+            );
+            return reply::error(403, None, &err);
+        }
         match method {
             Method::Post => self.post(headers, head, body, ex),
             Method::Delete => self.delete(headers, ex.owner),
-            Method::Get
-                if let Err(denied) = ex.authority.check_door(Door::Route(EVENT_STREAM_ROUTE)) =>
-            {
-                let err = RpcError::new(
-                    jsonrpc::INVALID_REQUEST,
-                    alloc::format!("Forbidden: {}", denied.0),
-                );
-                reply::error(403, None, &err)
-            }
             Method::Get => get_stream::get(
                 &self.subscriptions,
                 &mut self.sessions,

@@ -35,7 +35,14 @@ fn reachable() -> Vec<Door> {
         doors.push(Watch(w.uri));
     }
     doors.extend(BUILTINS.iter().map(|b| Builtin(b.name)));
-    doors.extend([STATUS_DETAILS, SCREEN_BMP, DEBUG_RSP, EVENT_STREAM_ROUTE].map(Route));
+    let routes = [
+        STATUS_DETAILS,
+        SCREEN_BMP,
+        DEBUG_RSP,
+        EVENT_STREAM_ROUTE,
+        SESSION_END_ROUTE,
+    ];
+    doors.extend(routes.map(Route));
     doors
 }
 
@@ -364,4 +371,28 @@ fn a_narrowing_that_does_not_parse_refuses_the_request() {
         .header(NARROWING_HEADER, "observe,fs.[ab]");
     let resp = req.send(&mut s, 1000);
     assert_eq!(resp.status, 400);
+}
+
+#[test]
+fn ending_a_session_is_a_door_of_the_session_capability() {
+    let mut s = matrix_server();
+    let delete = |s: &mut McpServer<crate::tools::Ctx>, sid: &str, secret: &str| {
+        let mut h = rpc::http::Headers::default();
+        h.push("Mcp-Session-Id", sid);
+        h.push("Authorization", alloc::format!("Bearer {secret}"));
+        let peer = rpc::http::Peer {
+            addr: [127, 0, 0, 1],
+            port: 1,
+        };
+        s.handle_parts(&rpc::http::Method::Delete, &h, b"", peer, 1000)
+            .status
+    };
+    // The console role (serial.read and status, not the session capability) opens a session
+    // but may not end it by DELETE; a watcher (observe) ends its own.
+    let (_, _, console) = ROLES[3];
+    let sid = session(&mut s, console, None, "2025-11-25");
+    assert_eq!(delete(&mut s, &sid, console), 403);
+    let (_, _, watcher) = ROLES[2];
+    let sid = session(&mut s, watcher, None, "2025-11-25");
+    assert_eq!(delete(&mut s, &sid, watcher), 200);
 }

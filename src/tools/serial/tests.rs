@@ -432,3 +432,44 @@ fn the_masked_resource_text_hides_the_secret() {
         "ken c0ffee42 ok\n"
     );
 }
+
+/// A context whose previous boot left `text` in its ring, with `secret` saying where its
+/// token lies.
+fn previous_with(text: &[u8], secret: crate::services::boot::PreviousSecret) -> crate::tools::Ctx {
+    use crate::services::boot::{BootReport, PreviousRing};
+    let (mut ctx, _) = fake::ctx_with_ring(Vec::new(), 0);
+    let ring = PreviousRing {
+        bytes: text.to_vec(),
+        head: text.len() as u32,
+        secret,
+    };
+    ctx.services_mut().boot = alloc::rc::Rc::new(BootReport {
+        ring: Some(Ok(ring)),
+        ..BootReport::unknown()
+    });
+    ctx
+}
+
+#[test]
+fn the_previous_console_is_masked_or_refused_when_its_token_cannot_be_found() {
+    use crate::services::boot::PreviousSecret;
+    let text = b"token c0ffee42 ok\n";
+    let read = |ctx: &crate::tools::Ctx, secrets| {
+        super::previous_read(ctx, None, 64, secrets).map(|c| c.data)
+    };
+    // The flight record says where: masked for whoever may not see it.
+    let known = previous_with(
+        text,
+        PreviousSecret::Known(Some(Span { start: 6, end: 14 })),
+    );
+    assert_eq!(read(&known, Secrets::Mask).unwrap(), b"token ******** ok\n");
+    assert_eq!(read(&known, Secrets::Reveal).unwrap(), text);
+    // It says none was printed: nothing to mask.
+    let none = previous_with(text, PreviousSecret::Known(None));
+    assert_eq!(read(&none, Secrets::Mask).unwrap(), text);
+    // No flight record survived: nothing says where, so only the administrator reads it.
+    let unknown = previous_with(text, PreviousSecret::Unknown);
+    let refused = read(&unknown, Secrets::Mask).unwrap_err();
+    assert!(refused.to_string().starts_with("E_PERM"), "{refused}");
+    assert_eq!(read(&unknown, Secrets::Reveal).unwrap(), text);
+}

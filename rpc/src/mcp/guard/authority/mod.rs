@@ -26,6 +26,10 @@ use alloc::string::String;
 /// The route of a legacy session's event stream, as the capability table names it.
 pub const EVENT_STREAM_ROUTE: &str = "GET /mcp";
 
+/// The route that ends a legacy session (its owner's alone: another owner gets 404), as the
+/// capability table names it.
+pub const SESSION_END_ROUTE: &str = "DELETE /mcp";
+
 /// The header a gateway narrows a request's authority with (the policy grammar).
 pub const NARROWING_HEADER: &str = "Irix7-Policy";
 
