@@ -56,8 +56,9 @@ pub struct MachineSpec {
     /// The machine's bearer token lives here (read at every connect: a reset machine that
     /// generated a new token is followed); `None`: an open machine.
     pub token_file: Option<PathBuf>,
-    /// The MAC it is pinned to (adopted from the LAN); a later answer under its name from
-    /// another shows as such (`adopt.rs`).
+    /// The MAC it is pinned to (adopted from the LAN): the gateway sends it a request only
+    /// after the host's neighbour table showed that MAC at its address (`machine.rs`), and a
+    /// later answer under its name from another shows as such (`adopt.rs`).
     pub mac: Option<Mac>,
     pub policy: Policy,
 }
