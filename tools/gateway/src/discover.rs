@@ -1,20 +1,19 @@
 //! Finding machines on the LAN. The module announces itself with mDNS/DNS-SD as `_mcp._tcp`
 //! (its TXT carries path, eras, version, build and auth; `docs/network.md`); `irix7-gateway
 //! discover` browses for a while with the `mdns-sd` crate, lists what answered and, with
-//! `--adopt LAB.toml`, appends the machines the lab file does not have yet. Rigs are not on the
-//! host's LAN (their wire is virtual): they register under `target/iris/rigs/` instead.
+//! `--adopt LAB.toml`, appends the machines the lab file does not have yet (`adopt.rs`). Rigs
+//! are not on the host's LAN (their wire is virtual): they register under `target/iris/rigs/`
+//! instead.
 //!
 //! Anyone on the LAN can answer a browse, so an answer is untrusted input: its TXT values must
-//! be short runs of `[A-Za-z0-9._/+-]` (else the whole answer is refused, with the reason),
-//! the lab file is written by the TOML serializer, and the only token file an adopted machine
-//! gets is `tokens/<its name>` beside the lab file, which the operator fills.
+//! be short runs of `[A-Za-z0-9._/+-]` and its address one of the host's LAN (`lan.rs`), else
+//! the whole answer is refused, with the reason.
 
-use crate::lab::{self, Lab, NAME_MAX, check_name};
+use crate::lab::{NAME_MAX, check_name};
+use crate::lan::Lan;
 use mdns_sd::{IfKind, ResolvedService, ServiceDaemon, ServiceEvent};
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The DNS-SD service type the module announces.
@@ -33,8 +32,7 @@ const QUOTE_MAX: usize = 80;
 pub struct Found {
     /// The instance name, made a lab machine name (letters, digits, `-`, `_`).
     pub name: String,
-    /// The address it answered from: its lowest IPv4 address, a link-local one only if it
-    /// has no other.
+    /// The address it answered from: its lowest IPv4 address on the host's LAN.
     pub ip: Ipv4Addr,
     pub port: u16,
     pub url: String,
@@ -42,6 +40,19 @@ pub struct Found {
     pub build: Option<String>,
     /// `bearer` (a token is needed: the operator puts it in the token file) or `none`.
     pub auth: Option<String>,
+}
+
+impl Found {
+    /// The MAC tail its name claims: a module without `mcp.name` is `indy-` and its MAC's last
+    /// three bytes (`indy-4d4145`); `None` for any other name.
+    pub fn claimed_tail(&self) -> Option<[u8; 3]> {
+        let hex = self.name.strip_prefix("indy-")?;
+        if hex.len() != 6 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+        Some([byte(0)?, byte(2)?, byte(4)?])
+    }
 }
 
 /// An answer that was not taken, and why (both printable: see [`printable`]).
@@ -58,7 +69,8 @@ pub struct Browse {
     pub refused: Vec<Refused>,
 }
 
-/// Browses for `wait`; `loopback` also listens on the loopback interface (tests).
+/// Browses for `wait`; `loopback` also listens on the loopback interface (tests: what answers
+/// there is heard, and refused, as any loopback answer is).
 pub fn browse(wait: Duration, loopback: bool) -> Result<Browse, String> {
     let daemon = ServiceDaemon::new().map_err(|e| format!("mDNS: {e}"))?;
     if loopback {
@@ -72,14 +84,19 @@ pub fn browse(wait: Duration, loopback: bool) -> Result<Browse, String> {
     while let Some(left) = deadline.checked_duration_since(Instant::now()) {
         match events.recv_timeout(left) {
             Ok(ServiceEvent::ServiceResolved(s)) if answers.len() < FOUND_MAX => {
-                answers.push(found_of(&s));
+                answers.push(*s);
             }
             Ok(_) => {}
             Err(_) => break,
         }
     }
     let _ = daemon.shutdown();
-    Ok(sorted(answers))
+    Ok(heard(&answers, &Lan::of_host()))
+}
+
+/// What these answers tell, each checked (its address against `lan`), by machine name.
+pub fn heard(answers: &[ResolvedService], lan: &Lan) -> Browse {
+    sorted(answers.iter().map(|a| found_of(a, lan)).collect())
 }
 
 /// The answers by machine name. A name answered from two URLs is refused whole: one of them
@@ -116,7 +133,7 @@ fn sorted(answers: Vec<Result<Found, Refused>>) -> Browse {
 
 /// A resolved instance as a lab machine: its address, port and TXT `path`; or why it is
 /// refused.
-fn found_of(s: &ResolvedService) -> Result<Found, Refused> {
+fn found_of(s: &ResolvedService, lan: &Lan) -> Result<Found, Refused> {
     let full = s.get_fullname();
     let refuse = |why: String| Refused {
         instance: quote(full.as_bytes()),
@@ -131,16 +148,28 @@ fn found_of(s: &ResolvedService) -> Result<Found, Refused> {
     }
     let name = machine_name(instance)
         .ok_or_else(|| refuse("no letter or digit to name a machine by".into()))?;
-    let ip = s
+    let mut v4: Vec<Ipv4Addr> = s
         .get_addresses()
         .iter()
         .filter_map(|a| match a.to_ip_addr() {
             IpAddr::V4(v4) => Some(v4),
             IpAddr::V6(_) => None,
         })
-        .filter(|ip| !(ip.is_unspecified() || ip.is_multicast() || ip.is_broadcast()))
-        .min_by_key(|ip| (ip.is_link_local(), *ip))
-        .ok_or_else(|| refuse("no usable IPv4 address".into()))?;
+        .collect();
+    v4.sort();
+    let ip = v4.iter().copied().find(|ip| lan.judge(*ip).is_ok());
+    let ip = ip.ok_or_else(|| {
+        let whys: Vec<String> = v4
+            .iter()
+            .take(4)
+            .filter_map(|ip| lan.judge(*ip).err())
+            .collect();
+        refuse(if whys.is_empty() {
+            "no IPv4 address".into()
+        } else {
+            format!("no LAN address: {}", whys.join(", "))
+        })
+    })?;
     let path = txt(s, "path", PATH_MAX)
         .map_err(&refuse)?
         .unwrap_or_else(|| "/mcp".into());
@@ -231,216 +260,31 @@ fn quote(v: &[u8]) -> String {
     printable(&String::from_utf8_lossy(cut))
 }
 
-/// The hardware address the host's neighbour table holds for `ip` (Linux), if any.
-pub fn mac_of(ip: Ipv4Addr) -> Option<String> {
-    let table = std::fs::read_to_string("/proc/net/arp").ok()?;
-    table.lines().skip(1).find_map(|line| {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        let mac = *cols.get(3)?;
-        let ok = cols.first()?.parse::<Ipv4Addr>().ok()? == ip
-            && mac.len() == 17
-            && mac != "00:00:00:00:00:00"
-            && mac.bytes().enumerate().all(|(i, b)| {
-                if i % 3 == 2 {
-                    b == b':'
-                } else {
-                    b.is_ascii_hexdigit()
-                }
-            });
-        ok.then(|| mac.to_string())
-    })
-}
-
-/// One adopted machine as the lab file holds it.
-#[derive(Serialize)]
-struct Entry<'a> {
-    url: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    token_file: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Adopted<'a> {
-    machines: BTreeMap<&'a str, Entry<'a>>,
-}
-
-/// The machines of `found` the lab file in `text` does not have, by name or by address
-/// (however its URL spells it).
-pub fn new_machines<'a>(
-    text: &str,
-    base: &Path,
-    found: &'a [Found],
-) -> Result<Vec<&'a Found>, String> {
-    let lab = Lab::parse(text, base)?;
-    let mut out: Vec<&Found> = Vec::new();
-    for f in found {
-        let known = lab
-            .machines
-            .iter()
-            .any(|m| m.name == f.name || lab::same_machine(&m.url, &f.url))
-            || out
-                .iter()
-                .any(|o| o.name == f.name || lab::same_machine(&o.url, &f.url));
-        if !known {
-            out.push(f);
-        }
-    }
-    Ok(out)
-}
-
-/// Appends `new` to the lab file at `path` once `confirm` agreed (it is shown them first).
-/// Each gets a token file beside the lab file (`tokens/<name>`) unless it announced
-/// `auth=none`. Returns the names adopted.
-pub fn adopt(
-    path: &Path,
-    found: &[Found],
-    confirm: impl FnOnce(&[&Found]) -> bool,
-) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    let new = new_machines(&text, base, found)?;
-    if new.is_empty() {
-        return Ok(Vec::new());
-    }
-    if !confirm(&new) {
-        return Err("nothing adopted".into());
-    }
-    let text = append(&text, base, &new)?;
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, &text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(new.iter().map(|f| f.name.clone()).collect())
-}
-
-/// `text` with `new` appended as `[machines.<name>]` tables written by the TOML serializer;
-/// the operator's text is kept as written. The result must parse to the old machines plus
-/// exactly these, as intended, or nothing is written.
-fn append(text: &str, base: &Path, new: &[&Found]) -> Result<String, String> {
-    let token_file =
-        |f: &Found| (f.auth.as_deref() != Some("none")).then(|| format!("tokens/{}", f.name));
-    let mut adopted = Adopted {
-        machines: BTreeMap::new(),
-    };
-    for f in new {
-        check_name(&f.name)?;
-        adopted.machines.insert(
-            &f.name,
-            Entry {
-                url: &f.url,
-                token_file: token_file(f),
-            },
-        );
-    }
-    let tables =
-        toml::to_string(&adopted).map_err(|e| format!("cannot write the lab file: {e}"))?;
-    let mut out = String::from(text);
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(
-        "\n# Adopted by `irix7-gateway discover`: put each machine's token in its token file.\n",
-    );
-    out.push_str(&tables);
-    let before = Lab::parse(text, base)?.machines.len();
-    let after = Lab::parse(&out, base)
-        .map_err(|e| format!("the lab file would not parse after adopting: {e}"))?;
-    let intended = |f: &Found| {
-        after.machines.iter().any(|m| {
-            m.name == f.name
-                && m.url == f.url
-                && m.token_file == token_file(f).map(|t| base.join(t))
-        })
-    };
-    if after.machines.len() != before + new.len() || !new.iter().all(|f| intended(f)) {
-        return Err("the lab file would not hold exactly the adopted machines".into());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
     use mdns_sd::ServiceInfo;
 
-    fn found(name: &str, url: &str, auth: &str) -> Found {
-        Found {
-            name: name.into(),
-            ip: Ipv4Addr::new(10, 0, 0, 1),
-            port: 7801,
-            url: url.into(),
-            version: Some("0.1.0+abc".into()),
-            build: Some("abc".into()),
-            auth: Some(auth.into()),
-        }
-    }
-
-    /// What `text` becomes after adopting what it lacks of `found`, and the names adopted.
-    fn adopt_text(
-        text: &str,
-        base: &Path,
-        found: &[Found],
-    ) -> Result<(String, Vec<String>), String> {
-        let new = new_machines(text, base, found)?;
-        let names = new.iter().map(|f| f.name.clone()).collect();
-        Ok((append(text, base, &new)?, names))
-    }
-
     /// An mDNS answer as the browse hands it over, from `ip`, with these TXT pairs.
-    fn answer(instance: &str, ip: &str, txt: &[(&str, &str)]) -> ResolvedService {
+    pub fn answer(instance: &str, ip: &str, txt: &[(&str, &str)]) -> ResolvedService {
         ServiceInfo::new(SERVICE, instance, "host.local.", ip, 7801, txt)
             .unwrap()
             .as_resolved_service()
     }
 
-    #[test]
-    fn adopting_appends_only_new_machines_and_keeps_the_file_valid() {
-        let lab =
-            "listen = \"127.0.0.1:7800\"\n\n[machines.bench]\nurl = \"http://10.0.0.5:7801/mcp\"\n";
-        let (text, names) = adopt_text(
-            lab,
-            Path::new("."),
-            &[
-                found("bench", "http://10.0.0.9:7801/mcp", "bearer"),
-                found("indy-0a1b2c", "http://10.0.0.5:7801/mcp", "bearer"),
-                found("indy-0a1b2d", "http://10.0.0.5:7801/other", "bearer"),
-                found("indy-4d4145", "http://10.0.0.7:7801/mcp", "bearer"),
-                found("open-one", "http://10.0.0.8:7801/mcp", "none"),
-            ],
-        )
-        .unwrap();
-        assert_eq!(
-            names,
-            ["indy-4d4145", "open-one"],
-            "same name or same address and port: known"
-        );
-        let parsed = Lab::parse(&text, Path::new("/lab")).unwrap();
-        let m = |n: &str| {
-            parsed
-                .machines
-                .iter()
-                .find(|m| m.name == n)
-                .unwrap()
-                .clone()
-        };
-        assert_eq!(m("indy-4d4145").url, "http://10.0.0.7:7801/mcp");
-        assert_eq!(
-            m("indy-4d4145").token_file.as_deref(),
-            Some(Path::new("/lab/tokens/indy-4d4145"))
-        );
-        assert_eq!(m("open-one").token_file, None);
-        assert!(
-            text.starts_with(lab),
-            "the operator's text is kept as written"
-        );
+    /// The host's LAN in these tests: 10.0.0.0/24 and 192.168.1.0/24.
+    pub fn test_lan() -> Lan {
+        Lan::new([
+            ("10.0.0.1".parse().unwrap(), 24),
+            ("192.168.1.1".parse().unwrap(), 24),
+        ])
     }
 
     /// The review's attack and its kin: TXT values with line breaks, quotes, a
     /// `[machines.loot]` table naming another machine's token file, a path with `..`, terminal
     /// escapes, a forged instance name, and an impostor answering under a real machine's name.
-    /// Only the honest machine is adopted, and the file parses to exactly its entry.
-    #[test]
-    fn a_crafted_answer_adopts_nothing_unsafe() {
+    /// Only the honest machine is taken.
+    pub fn crafted_answers() -> (Vec<ResolvedService>, Browse) {
         let loot = "x)\n[machines.loot]\nurl = \"http://10.0.0.66/mcp\"\n\
                     token_file = \"/home/op/.config/indy/bench.token\"\n#";
         let honest = [
@@ -478,7 +322,13 @@ mod tests {
             answer("indy-0a1b2c", "10.0.0.30", &honest),
             answer("indy-0a1b2c", "10.0.0.66", &honest),
         ];
-        let b = sorted(answers.iter().map(found_of).collect());
+        let b = heard(&answers, &test_lan());
+        (answers, b)
+    }
+
+    #[test]
+    fn a_crafted_answer_is_refused_with_its_reason() {
+        let (answers, b) = crafted_answers();
         let names: Vec<&str> = b.found.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["indy-4d4145"], "{:#?}", b.refused);
         assert_eq!(b.refused.len(), answers.len() - 2, "{:#?}", b.refused);
@@ -507,53 +357,71 @@ mod tests {
         assert!(why("indy-auth").contains("neither bearer nor none"));
         assert!(why("bench\\n").contains("control characters"));
         assert!(why("indy-0a1b2c").contains("impostor"));
-
-        let lab =
-            "[machines.bench]\nurl = \"http://10.0.0.5:7801/mcp\"\ntoken_file = \"bench.token\"\n";
-        let (text, adopted) = adopt_text(lab, Path::new("/lab"), &b.found).unwrap();
-        assert_eq!(adopted, ["indy-4d4145"]);
-        assert!(
-            !text.contains("loot") && !text.contains("10.0.0.66"),
-            "{text}"
-        );
-        let parsed = Lab::parse(&text, Path::new("/lab")).unwrap();
-        let rows: Vec<(&str, &str, Option<&Path>)> = parsed
-            .machines
-            .iter()
-            .map(|m| (m.name.as_str(), m.url.as_str(), m.token_file.as_deref()))
-            .collect();
-        assert_eq!(
-            rows,
-            [
-                (
-                    "bench",
-                    "http://10.0.0.5:7801/mcp",
-                    Some(Path::new("/lab/bench.token"))
-                ),
-                (
-                    "indy-4d4145",
-                    "http://10.0.0.7:7801/mcp",
-                    Some(Path::new("/lab/tokens/indy-4d4145"))
-                ),
-            ]
-        );
     }
 
-    /// Even a `Found` built by hand with hostile fields cannot break out of its table: the
-    /// serializer quotes the URL, and a name that is not a machine name is refused.
+    /// Review L4: an answer naming a loopback, link-local, unspecified, multicast, broadcast
+    /// or foreign address is refused, and says which; a machine with a LAN address beside
+    /// such ones is taken at its LAN address.
     #[test]
-    fn the_serializer_quotes_what_it_writes() {
-        let evil = found(
-            "x",
-            "http://10.0.0.5:7801/mcp\"\n[machines.loot]\nurl = \"http://10.0.0.66/",
-            "bearer",
+    fn an_answer_off_the_lan_is_refused() {
+        let honest = [("path", "/mcp"), ("auth", "bearer")];
+        let answers = vec![
+            answer("indy-loop", "127.0.0.1", &honest),
+            answer("indy-loop2", "127.0.1.1", &honest),
+            answer("indy-ll", "169.254.10.20", &honest),
+            answer("indy-zero", "0.0.0.0", &honest),
+            answer("indy-mcast", "224.0.0.251", &honest),
+            answer("indy-bcast", "255.255.255.255", &honest),
+            answer("indy-netbcast", "192.168.1.255", &honest),
+            answer("indy-far", "8.8.8.8", &honest),
+            answer("indy-other", "192.168.7.7", &honest),
+            answer("indy-mixed", "127.0.0.1,169.254.1.1,192.168.1.40", &honest),
+        ];
+        let b = heard(&answers, &test_lan());
+        let found: Vec<(&str, String)> = b
+            .found
+            .iter()
+            .map(|f| (f.name.as_str(), f.url.clone()))
+            .collect();
+        assert_eq!(
+            found,
+            [("indy-mixed", "http://192.168.1.40:7801/mcp".to_string())]
         );
-        let (text, _) = adopt_text("", Path::new("/lab"), std::slice::from_ref(&evil)).unwrap();
-        let parsed = Lab::parse(&text, Path::new("/lab")).unwrap();
-        assert_eq!(parsed.machines.len(), 1);
-        assert_eq!(parsed.machines[0].url, evil.url);
-        let bad = found("a]\n[machines.loot", "http://10.0.0.5:7801/mcp", "bearer");
-        assert!(adopt_text("", Path::new("/lab"), &[bad]).is_err());
+        let why = |inst: &str| {
+            b.refused
+                .iter()
+                .find(|r| r.instance.starts_with(&format!("{inst}.")))
+                .map(|r| r.why.clone())
+                .unwrap_or_else(|| panic!("{inst} not refused: {:#?}", b.refused))
+        };
+        assert!(why("indy-loop").contains("127.0.0.1 is loopback"));
+        assert!(why("indy-loop2").contains("loopback"));
+        assert!(why("indy-ll").contains("link-local"));
+        assert!(why("indy-zero").contains("unspecified"));
+        assert!(why("indy-mcast").contains("multicast"));
+        assert!(why("indy-bcast").contains("broadcast"));
+        assert!(why("indy-netbcast").contains("broadcast address"));
+        assert!(why("indy-far").contains("none of this host's networks"));
+        assert!(why("indy-other").contains("none of this host's networks"));
+        assert!(why("indy-loop").starts_with("no LAN address"));
+    }
+
+    #[test]
+    fn a_default_name_claims_its_mac_tail() {
+        let (_, b) = crafted_answers();
+        assert_eq!(b.found[0].claimed_tail(), Some([0x4d, 0x41, 0x45]));
+        let mut f = b.found[0].clone();
+        for (name, tail) in [
+            ("indy-0A1b2C", Some([0x0a, 0x1b, 0x2c])),
+            ("indy-0a1b2", None),
+            ("indy-0a1b2c3", None),
+            ("indy-0a1b2g", None),
+            ("bench", None),
+            ("xindy-0a1b2c", None),
+        ] {
+            f.name = name.into();
+            assert_eq!(f.claimed_tail(), tail, "{name}");
+        }
     }
 
     #[test]
@@ -579,10 +447,10 @@ mod tests {
         assert_eq!(printable("\u{9b}31m"), "\\u{9b}31m");
     }
 
-    /// A responder on this host's loopback, announcing what the module announces, is found
-    /// with its URL and TXT.
+    /// A responder on this host's loopback, announcing what the module announces, is heard
+    /// over real mDNS, and refused for its loopback address (review L4).
     #[test]
-    fn a_browse_finds_an_announced_machine() {
+    fn a_browse_hears_an_announced_machine_and_refuses_loopback() {
         let responder = ServiceDaemon::new().unwrap();
         responder.enable_interface(IfKind::LoopbackV4).unwrap();
         let txt = [
@@ -602,17 +470,18 @@ mod tests {
         )
         .unwrap();
         responder.register(info).unwrap();
-        let found = browse(Duration::from_secs(5), true).unwrap().found;
+        let heard = browse(Duration::from_secs(5), true).unwrap();
         let _ = responder.shutdown();
-        let f = found
-            .iter()
-            .find(|f| f.name == "indy-test42")
-            .unwrap_or_else(|| panic!("not found: {found:?}"));
-        assert_eq!(f.url, "http://127.0.0.1:17801/mcp");
-        assert_eq!(f.ip, Ipv4Addr::LOCALHOST);
-        assert_eq!(
-            (f.build.as_deref(), f.auth.as_deref()),
-            (Some("t"), Some("bearer"))
+        assert!(
+            !heard.found.iter().any(|f| f.name == "indy-test42"),
+            "{:?}",
+            heard.found
         );
+        let r = heard
+            .refused
+            .iter()
+            .find(|r| r.instance.starts_with("indy-test42."))
+            .unwrap_or_else(|| panic!("not heard: {:?}", heard.refused));
+        assert!(r.why.contains("127.0.0.1 is loopback"), "{}", r.why);
     }
 }

@@ -2,6 +2,7 @@
 //! role of the agent's token, where the gateway listens and where it keeps its token and audit
 //! log (docs/gateway.md).
 
+use crate::neighbour::Mac;
 use crate::policy::Policy;
 use rpc::mcp::authority::Privilege;
 use serde::Deserialize;
@@ -39,6 +40,8 @@ struct File {
 struct MachineEntry {
     url: String,
     token_file: Option<PathBuf>,
+    /// The MAC the machine had when it was adopted from the LAN (`discover --adopt`).
+    mac: Option<String>,
     #[serde(default)]
     allow: Vec<String>,
     #[serde(default)]
@@ -53,6 +56,10 @@ pub struct MachineSpec {
     /// The machine's bearer token lives here (read at every connect: a reset machine that
     /// generated a new token is followed); `None`: an open machine.
     pub token_file: Option<PathBuf>,
+    /// The MAC it is pinned to (adopted from the LAN): the gateway sends it a request only
+    /// after the host's neighbour table showed that MAC at its address (`machine.rs`), and a
+    /// later answer under its name from another shows as such (`adopt.rs`).
+    pub mac: Option<Mac>,
     pub policy: Policy,
 }
 
@@ -101,8 +108,13 @@ impl Lab {
                     "machine {name}: url must be an http:// or https:// URL with a host"
                 ));
             }
+            let mac = match m.mac {
+                Some(mac) => Some(mac.parse().map_err(|e| format!("machine {name}: {e}"))?),
+                None => None,
+            };
             machines.push(MachineSpec {
                 policy: Policy::new(m.allow, m.deny).map_err(|e| format!("machine {name}: {e}"))?,
+                mac,
                 name,
                 url: m.url,
                 token_file: m.token_file.map(resolve),
@@ -221,6 +233,7 @@ mod tests {
         assert!(bench.policy.check("system.reset").is_err());
         assert!(bench.policy.check("status").is_ok());
         assert_eq!(lab.machines[1].token_file, None);
+        assert_eq!(lab.machines[1].mac, None);
         assert_eq!(lab.token_file, Path::new("/labs/target/gateway/token"));
     }
 
@@ -290,5 +303,18 @@ mod tests {
         let e = Lab::parse("[machines.x]\nurl = \"http://\"", Path::new(".")).unwrap_err();
         assert!(e.contains("http"), "{e}");
         assert!(Lab::parse("bogus = 1", Path::new(".")).is_err());
+        let mac = |v: &str| {
+            Lab::parse(
+                &format!("[machines.x]\nurl = \"http://10.0.0.5/mcp\"\nmac = \"{v}\""),
+                Path::new("."),
+            )
+            .map(|l| l.machines[0].mac.map(|m| m.to_string()))
+        };
+        assert_eq!(
+            mac("08:00:69:4D:41:45").unwrap().as_deref(),
+            Some("08:00:69:4d:41:45")
+        );
+        let e = mac("08:00:69:4d:41").unwrap_err();
+        assert!(e.contains("machine x: MAC"), "{e}");
     }
 }

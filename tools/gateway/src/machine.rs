@@ -4,6 +4,7 @@
 //! cancellation passed through.
 
 use crate::lab::MachineSpec;
+use crate::neighbour::{self, Mac};
 use crate::policy;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
@@ -310,6 +311,9 @@ impl Machine {
 
     /// A new client connection (`server/discover` first), bounded by the connect timeout.
     async fn connect(&self, token: Option<String>) -> Result<Conn, String> {
+        if let Some(pinned) = self.spec.mac {
+            self.check_mac(pinned).await?;
+        }
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(self.spec.url.as_str())
             .max_json_response_size(RESPONSE_MAX);
         cfg.allow_stateless = true;
@@ -346,6 +350,46 @@ impl Machine {
             }
         };
         Ok(Conn { service, token })
+    }
+
+    /// For a machine pinned to a MAC (adopted from the LAN, `adopt.rs`): one TCP connection to
+    /// its address, after which the host's neighbour table must hold the pinned MAC for it,
+    /// before any request (and so its token) is sent. Another MAC, or none, refuses.
+    async fn check_mac(&self, pinned: Mac) -> Result<(), String> {
+        let url = &self.spec.url;
+        let target = url::Url::parse(url).ok().and_then(|u| {
+            let ip = match u.host()? {
+                url::Host::Ipv4(ip) => ip,
+                _ => return None,
+            };
+            Some((ip, u.port_or_known_default()?))
+        });
+        let Some((ip, port)) = target else {
+            return Err(format!(
+                "{url}: pinned to MAC {pinned}, but names no IPv4 address to check it at"
+            ));
+        };
+        match tokio::time::timeout(
+            self.connect_timeout,
+            tokio::net::TcpStream::connect((ip, port)),
+        )
+        .await
+        {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(format!("connect {url}: {e}")),
+            Err(_) => return Err(format!("connect {url}: no answer")),
+        }
+        match neighbour::known(ip) {
+            Some(m) if m == pinned => Ok(()),
+            Some(m) => Err(format!(
+                "{ip} answers from MAC {m}, not the pinned {pinned}: its token is not sent \
+                 (if its card changed, adopt it anew)"
+            )),
+            None => Err(format!(
+                "no MAC for {ip} in the host's neighbour table to check the pinned {pinned}: \
+                 its token is not sent"
+            )),
+        }
     }
 
     /// Drops the connection if it is still `conn` (a failed call's), so the next call makes a
@@ -645,6 +689,7 @@ mod tests {
                 name: "m".into(),
                 url: "http://127.0.0.1:1/mcp".into(),
                 token_file: None,
+                mac: None,
                 policy: Policy::default(),
             },
             Privilege::Administer,
@@ -689,6 +734,45 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A machine pinned to a MAC the host cannot confirm (loopback has no neighbour entry) is
+    /// connected to once, sent nothing, and refused: its token never leaves the gateway.
+    #[tokio::test]
+    async fn a_pinned_mac_that_does_not_answer_gets_no_token() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heard = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let _ = tokio::time::timeout(Duration::from_secs(2), sock.read_to_end(&mut got)).await;
+            got
+        });
+        let dir = std::env::temp_dir().join(format!("irix7-gw-mac-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let token = dir.join("token");
+        std::fs::write(&token, "secret-secret-secret\n").unwrap();
+        let m = Machine::new(
+            MachineSpec {
+                name: "m".into(),
+                url: format!("http://127.0.0.1:{port}/mcp"),
+                token_file: Some(token),
+                mac: Some("08:00:69:4d:41:45".parse().unwrap()),
+                policy: Policy::default(),
+            },
+            Privilege::Administer,
+            Arc::new(Vec::new),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        let e = m.connection().await.err().expect("refused");
+        assert!(
+            e.contains("neighbour table") && e.contains("not sent"),
+            "{e}"
+        );
+        assert!(heard.await.unwrap().is_empty(), "nothing was sent");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// The machine sees the agent's role and the lab's allow/deny on the request itself.
     #[tokio::test]
     async fn every_request_carries_the_narrowing_header() {
@@ -712,6 +796,7 @@ mod tests {
                 name: "m".into(),
                 url: format!("http://127.0.0.1:{port}/mcp"),
                 token_file: None,
+                mac: None,
                 policy: Policy::new(vec!["fs.*".into()], vec!["fs.remove".into()]).unwrap(),
             },
             Privilege::Operate,

@@ -4,13 +4,16 @@
 
 #![forbid(unsafe_code)]
 
+mod adopt;
 mod audit;
 mod auth;
 mod bench;
 mod discover;
 mod events;
 mod lab;
+mod lan;
 mod machine;
+mod neighbour;
 mod policy;
 mod privilege;
 mod redact;
@@ -47,13 +50,17 @@ enum Cmd {
         /// How long to listen for answers.
         #[arg(long, default_value_t = 5)]
         seconds: u64,
-        /// Append the machines this lab file lacks (each with a token file to fill in), after
-        /// showing their addresses and asking.
+        /// Append the machines this lab file lacks (each with a token file to fill in and the
+        /// MAC it answered from), after showing what they claim and asking.
         #[arg(long)]
         adopt: Option<PathBuf>,
         /// Adopt without asking.
         #[arg(long, requires = "adopt")]
         yes: bool,
+        /// Also adopt machines that announce `auth=none`: the gateway forwards agents' calls
+        /// to them without a token. Without it, each is asked about (never with --yes).
+        #[arg(long, requires = "adopt")]
+        allow_open: bool,
     },
     /// Time small calls through a running gateway and straight to the machine, side by side.
     Bench {
@@ -87,7 +94,8 @@ fn main() -> ExitCode {
             seconds,
             adopt,
             yes,
-        } => discover(seconds, adopt, yes),
+            allow_open,
+        } => discover(seconds, adopt, yes, allow_open),
         Cmd::Bench {
             lab,
             machine,
@@ -103,7 +111,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn discover(seconds: u64, adopt: Option<PathBuf>, yes: bool) -> Result<(), String> {
+fn discover(
+    seconds: u64,
+    adopt: Option<PathBuf>,
+    yes: bool,
+    allow_open: bool,
+) -> Result<(), String> {
     use discover::printable;
     let heard = discover::browse(std::time::Duration::from_secs(seconds.clamp(1, 600)), false)?;
     for f in &heard.found {
@@ -123,35 +136,129 @@ fn discover(seconds: u64, adopt: Option<PathBuf>, yes: bool) -> Result<(), Strin
         "{n} machine{} answered in {seconds} s",
         if n == 1 { "" } else { "s" }
     );
-    if let Some(lab) = adopt {
-        let confirm = |new: &[&discover::Found]| {
-            for f in new {
-                // A connection puts the machine in the host's neighbour table, for its MAC.
-                let _ = std::net::TcpStream::connect_timeout(
-                    &(f.ip, f.port).into(),
-                    std::time::Duration::from_secs(1),
-                );
-                println!(
-                    "to adopt: {} at {} (MAC {}), {}, build {}, version {}",
-                    f.name,
-                    f.ip,
-                    discover::mac_of(f.ip).unwrap_or_else(|| "unknown".into()),
-                    f.url,
-                    f.build.as_deref().unwrap_or("?"),
-                    f.version.as_deref().unwrap_or("?"),
-                );
+    let Some(lab) = adopt else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(&lab).map_err(|e| format!("{}: {e}", lab.display()))?;
+    let base = lab.parent().unwrap_or(std::path::Path::new("."));
+    for s in adopt::survey(&text, base, &heard.found, neighbour::known)? {
+        show_known(&s, &lab);
+    }
+    let mut op = Terminal {
+        lab: &lab,
+        yes,
+        allow_open,
+    };
+    let out = adopt::adopt(&lab, &heard.found, &mut op, |f| {
+        neighbour::probe(f.ip, f.port)
+    })?;
+    for (name, why) in &out.refused {
+        println!("not adopted\t{name}\t{why}");
+    }
+    for (name, mac) in &out.adopted {
+        let open = heard
+            .found
+            .iter()
+            .any(|f| &f.name == name && adopt::is_open(f));
+        println!(
+            "adopted {name} (MAC {mac}) into {}: {}",
+            lab.display(),
+            if open {
+                "OPEN, the gateway calls it without a token".to_string()
+            } else {
+                format!(
+                    "compare the MAC with the machine's label, then put its token in tokens/{name} beside it"
+                )
             }
-            yes || ask(&format!("adopt these into {}? [y/N] ", lab.display()))
-        };
-        let names = discover::adopt(&lab, &heard.found, confirm)?;
-        for n in &names {
-            println!(
-                "adopted {n} into {} (put its token in tokens/{n} beside it)",
-                lab.display()
-            );
-        }
+        );
     }
     Ok(())
+}
+
+/// One line for a machine the lab file already has: its pinned MAC, and what changed.
+fn show_known(s: &adopt::Seen, lab: &std::path::Path) {
+    let mac = |m: &Option<neighbour::Mac>| m.map_or("not pinned".to_string(), |m| m.to_string());
+    match s {
+        adopt::Seen::New(_) => {}
+        adopt::Seen::Elsewhere { found, name } => println!(
+            "known\t{}\tat {}, which is lab machine {name}'s: not adopted",
+            found.name, found.url
+        ),
+        adopt::Seen::Known {
+            found,
+            url,
+            pinned,
+            now,
+        } => {
+            let mut line = format!("known\t{}\tMAC {}", found.name, mac(pinned));
+            if url != &found.url {
+                line.push_str(&format!(
+                    "; MOVED: answers at {}, the lab has {url}",
+                    found.url
+                ));
+            }
+            if let (Some(p), Some(n)) = (pinned, now)
+                && p != n
+            {
+                line.push_str(&format!(
+                    "; MAC CHANGED: the host sees {n} at {} (pinned {p})",
+                    found.ip
+                ));
+            }
+            if s.changed() {
+                line.push_str(&format!(
+                    ": not adopted; to adopt it anew, remove [machines.{}] from {} and run --adopt again",
+                    found.name,
+                    lab.display()
+                ));
+            }
+            println!("{line}");
+        }
+    }
+}
+
+/// The operator at a terminal; `--yes` agrees without asking (but allows no open machine
+/// without `--allow-open`).
+struct Terminal<'a> {
+    lab: &'a std::path::Path,
+    yes: bool,
+    allow_open: bool,
+}
+
+impl adopt::Operator for Terminal<'_> {
+    fn agree(&mut self, new: &[&discover::Found]) -> bool {
+        for f in new {
+            let claim = match f.claimed_tail() {
+                Some([a, b, c]) => format!("its name claims a MAC ending {a:02x}:{b:02x}:{c:02x}"),
+                None => "its name claims no MAC".into(),
+            };
+            println!(
+                "to adopt: {} at {} port {} ({}), {claim}, auth {}, build {}, version {}",
+                f.name,
+                f.ip,
+                f.port,
+                f.url,
+                f.auth.as_deref().unwrap_or("?"),
+                f.build.as_deref().unwrap_or("?"),
+                f.version.as_deref().unwrap_or("?"),
+            );
+        }
+        self.yes
+            || ask(&format!(
+                "connect to these once to read their MACs, and adopt them into {}? [y/N] ",
+                self.lab.display()
+            ))
+    }
+
+    fn allow_open(&mut self, f: &discover::Found) -> bool {
+        self.allow_open
+            || (!self.yes
+                && ask(&format!(
+                    "{} announces auth=none: the gateway would forward agents' calls to it \
+                     without a token (and anyone on the LAN may call it too). Adopt it open? [y/N] ",
+                    f.name
+                )))
+    }
 }
 
 /// True if the operator answers yes on the terminal; no terminal is no.

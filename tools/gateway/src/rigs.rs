@@ -89,6 +89,7 @@ fn adopt(path: &Path, port: u16, iris: Option<&Path>) -> Result<Option<MachineSp
         name: format!("rig-{port}"),
         url,
         token_file,
+        mac: None,
         policy: Policy::default(),
     }))
 }

@@ -34,16 +34,12 @@ const MAX_RESPONSE: u64 = 1 << 20;
 pub fn run(opts: &Options) -> Result<(), String> {
     let endpoint = Endpoint::parse(&opts.url)?;
     let rig_file = rig_token_file(&endpoint).filter(|p| p.is_file());
-    let token = match opts.token_file.as_ref().or(rig_file.as_ref()) {
-        Some(p) => Some(
-            std::fs::read_to_string(p)
-                .map_err(|e| format!("token file {}: {e}", p.display()))?
-                .trim()
-                .to_string(),
-        ),
-        None => None,
+    let client = Client {
+        endpoint,
+        token_file: opts.token_file.clone().or(rig_file),
     };
-    let client = Client { endpoint, token };
+    // A token file that cannot be read is said before anything is built.
+    client.token()?;
 
     let img = image::build(&image::Options {
         out: image::IMAGE_PATH.into(),
@@ -72,8 +68,15 @@ pub fn run(opts: &Options) -> Result<(), String> {
 
     let start = Instant::now();
     std::thread::sleep(Duration::from_millis(RESET_DELAY_MS));
+    let mut last_error = None;
     loop {
-        if let Ok(st) = client.status() {
+        // Each look reads the token file again: a rig whose module generates its token at
+        // each boot rewrites it after the reset, and the old token gets 401 from then on.
+        let st = client.status();
+        if let Err(e) = &st {
+            last_error = Some(e.clone());
+        }
+        if let Ok(st) = st {
             let rebooted = st["uptime_ms"]
                 .as_u64()
                 .is_some_and(|u| has_rebooted(uptime_before, seen_before.elapsed(), u));
@@ -100,8 +103,9 @@ pub fn run(opts: &Options) -> Result<(), String> {
         }
         if start.elapsed() > opts.timeout {
             return Err(format!(
-                "build {build_id} did not answer within {:?}",
-                opts.timeout
+                "build {build_id} did not answer within {:?}{}",
+                opts.timeout,
+                last_error.map_or(String::new(), |e| format!(" (last: {e})"))
             ));
         }
         std::thread::sleep(PACE);
@@ -171,10 +175,21 @@ impl Endpoint {
 
 struct Client {
     endpoint: Endpoint,
-    token: Option<String>,
+    /// Read again for every request (see `run`); `None`: the machine takes no token.
+    token_file: Option<PathBuf>,
 }
 
 impl Client {
+    /// The token the file holds now, trimmed.
+    fn token(&self) -> Result<Option<String>, String> {
+        let Some(p) = &self.token_file else {
+            return Ok(None);
+        };
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("token file {}: {e}", p.display()))?;
+        Ok(Some(text.trim().to_string()))
+    }
+
     /// The `status` tool's structured result.
     fn status(&self) -> Result<Value, String> {
         self.call("status", json!({}))
@@ -189,7 +204,7 @@ impl Client {
                 json!({"name": "xtask-deploy", "version": "1"}),
             )
             .header("Connection", "close")
-            .http(&e.path, &e.authority, self.token.as_deref());
+            .http(&e.path, &e.authority, self.token()?.as_deref());
         let addr = e
             .authority
             .to_socket_addrs()
@@ -298,6 +313,72 @@ mod tests {
             parse(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
             "HTTP 404"
         );
+    }
+
+    /// The review's NIT: after a reset the rig's module generates a new token and the rig
+    /// rewrites its file; the next look must bear the new one. A one-connection-at-a-time
+    /// server answers `status` to the token its file holds and 401 to any other.
+    #[test]
+    fn each_look_reads_the_token_file_again() {
+        use std::io::BufRead;
+        let dir = std::env::temp_dir().join(format!("xtask-deploy-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token-7801");
+        std::fs::write(&file, "aaaa\n").unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for want in ["aaaa", "bbbb", "bbbb"] {
+                let (s, _) = listener.accept().unwrap();
+                let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+                let (mut auth, mut len) = (String::new(), 0usize);
+                loop {
+                    let mut line = String::new();
+                    r.read_line(&mut line).unwrap();
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Authorization: Bearer ") {
+                        auth = v.to_string();
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        len = v.parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; len];
+                r.read_exact(&mut body).unwrap();
+                let answer = if auth == want {
+                    let msg = json!({"jsonrpc": "2.0", "id": 1,
+                        "result": {"structuredContent": {"uptime_ms": 5}}})
+                    .to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                         Content-Length: {}\r\nConnection: close\r\n\r\n{msg}",
+                        msg.len()
+                    )
+                } else {
+                    "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_string()
+                };
+                (&s).write_all(answer.as_bytes()).unwrap();
+                seen.push(auth);
+            }
+            seen
+        });
+        let client = Client {
+            endpoint: Endpoint::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap(),
+            token_file: Some(file.clone()),
+        };
+        assert_eq!(client.status().unwrap()["uptime_ms"], 5);
+        // The reset: the old token is refused from now on, and the rig writes the new one.
+        let refused = client.status().unwrap_err();
+        assert!(refused.starts_with("HTTP 401"), "{refused}");
+        std::fs::write(&file, "bbbb\n").unwrap();
+        assert_eq!(client.status().unwrap()["uptime_ms"], 5);
+        assert_eq!(server.join().unwrap(), ["aaaa", "aaaa", "bbbb"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
