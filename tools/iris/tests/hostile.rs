@@ -65,6 +65,12 @@ const UNAUTH_HEAP_GROWTH: u64 = 256 * 1024;
 const PORT_SOCKET_BUFFERS: u64 = 10 * (8 + 16) * 1024;
 /// A second token (operate) for the attacks that must be judged in a rate window of their own.
 const ATTACKER: &str = "attacker-secret-0123456789";
+/// The well-behaved client's token (administer): the attacks mostly use `TOKEN`, and a token's
+/// rate is its own, shared between its clients by max-min, where a client on a fresh
+/// connection a call is one client with every other such connection of the token
+/// (docs/bounds.md, "Owners"). The client judged is another token holder, as an operator's
+/// agent beside a misbehaving one is.
+const PROBER: &str = "prober-secret-0123456789";
 /// The guest's address on the rig's wire (the default `netaddr`).
 const GUEST_IP: [u8; 4] = [172, 31, 77, 2];
 
@@ -97,7 +103,7 @@ fn boot() -> Option<Machine> {
     let g = boot_guest_with(
         &[
             &format!("mcp.token={TOKEN}"),
-            &format!("mcp.tokens=attacker:operate:{ATTACKER}"),
+            &format!("mcp.tokens=attacker:operate:{ATTACKER},prober:administer:{PROBER}"),
             &format!("eaddr={eaddr}"),
         ],
         |o| {
@@ -120,7 +126,7 @@ fn boot() -> Option<Machine> {
     let uptime0 = uptime_ms(ctx.mcp).expect("status answers after boot");
     let heap0 = heap(ctx.mcp).expect("irix7://mem answers after boot");
     println!("after boot: uptime {uptime0} ms, {heap0:?}");
-    let prober = Prober::start(ctx.mcp);
+    let prober = Prober::start(ctx.mcp, PROBER);
     std::thread::sleep(Duration::from_secs(2));
     Some(Machine {
         g,

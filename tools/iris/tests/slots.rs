@@ -61,7 +61,7 @@ fn a_token_holder_is_served_while_others_hold_the_pool() {
         return;
     };
     let mut f = Findings::default();
-    let prober = Prober::start(g.mcp);
+    let prober = Prober::start(g.mcp, TOKEN);
     let loads: [(&str, Load); 3] = [
         ("eight anonymous pollers", anonymous_pollers),
         ("two dozen trickled bodies", trickled_bodies),

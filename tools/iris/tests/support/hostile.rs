@@ -249,7 +249,7 @@ pub struct Sample {
     pub error: Option<String>,
 }
 
-/// The well-behaved client: an authenticated modern-era `tools/call echo` on a fresh connection
+/// The well-behaved client: a modern-era `tools/call echo` with `token` on a fresh connection
 /// every `PAUSE`, each one timed, until stopped.
 pub struct Prober {
     stop: Arc<AtomicBool>,
@@ -262,7 +262,7 @@ impl Prober {
     /// Longest wait for one answer before the sample counts as failed.
     const GIVE_UP: Duration = Duration::from_secs(30);
 
-    pub fn start(addr: SocketAddr) -> Prober {
+    pub fn start(addr: SocketAddr, token: &'static str) -> Prober {
         let stop = Arc::new(AtomicBool::new(false));
         let samples = Arc::new(Mutex::new(Vec::new()));
         let (stop_t, samples_t) = (stop.clone(), samples.clone());
@@ -277,7 +277,8 @@ impl Prober {
                 )
                 .id(i + 1);
                 let at = Instant::now();
-                let error = match modern(addr, req, Self::GIVE_UP) {
+                let raw = req.http("/mcp", "indy", Some(token));
+                let error = match exchange(addr, &raw, Self::GIVE_UP) {
                     Err(e) => Some(e),
                     Ok(r) => match last_message(&r) {
                         Some(m) if m["result"]["structuredContent"]["text"] == json!(text) => None,
