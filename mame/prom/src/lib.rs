@@ -24,6 +24,7 @@ pub mod layout;
 pub mod mailbox;
 pub mod mc;
 pub mod newport;
+pub mod pbus;
 pub mod power;
 pub mod scc;
 

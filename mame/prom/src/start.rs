@@ -2,7 +2,7 @@
 //! describes, up to the kernel stand-in. Everything runs uncached from the PROM or in KSEG0 RAM.
 
 use crate::io::{flush_and_set, halt, put_dec, put_hex, puts, r32, w8, w32};
-use crate::{BANNER, layout, mailbox, mc, scc};
+use crate::{BANNER, layout, mailbox, mc, pbus, scc};
 use core::ptr::{read_volatile, write_volatile};
 use indy::map::{RAM_PHYS, kseg0, kseg1};
 use indy::regs::z85c30::CTRL_B;
@@ -126,6 +126,12 @@ _reset:
     magic_lo = const mailbox::MAGIC & 0xFFFF,
 );
 
+/// Configures the IOC2's PBUS PIO channel as an 8-bit device on PBUS 7:0 (`pbus.rs`: its
+/// contents are undefined after reset, and MAME's HPC3 routes the IOC2's accesses by them).
+fn pbus_pio_init() {
+    w32(pbus::pio_cfg(pbus::IOC_CHANNEL), pbus::PIOCFG_8BIT_SLOW);
+}
+
 fn scc_init() {
     for (reg, val) in scc::init_sequence() {
         w8(CTRL_B, reg);
@@ -167,6 +173,8 @@ extern "C" fn prom_main() -> ! {
     w32(mb + mailbox::POLLS, 0);
     w32(mb + mailbox::STATE, mailbox::STATE_RUNNING);
     w32(mb, mailbox::MAGIC);
+    // Before the first access to an IOC2 device.
+    pbus_pio_init();
     scc_init();
 
     puts(BANNER.as_bytes());
