@@ -67,10 +67,21 @@ fn client_with_window(
 }
 
 fn run(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64, rounds: usize) {
+    run_with(stack, server, now, rounds, &mut PathEcho);
+}
+
+/// `rounds` polls of the stack and the server, 1 ms apart, with `handler` answering.
+fn run_with(
+    stack: &mut NetStack<Loopback>,
+    server: &mut HttpServer,
+    now: &mut u64,
+    rounds: usize,
+    handler: &mut dyn Handler,
+) {
     for _ in 0..rounds {
         *now += 1;
         net_poll(stack, server, *now);
-        server.poll(&mut stack.sockets, &mut PathEcho, *now);
+        server.poll(&mut stack.sockets, handler, *now);
         net_poll(stack, server, *now);
     }
 }
@@ -224,12 +235,7 @@ impl Handler for Guarded {
 }
 
 fn run_guarded(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64) {
-    for _ in 0..20 {
-        *now += 1;
-        net_poll(stack, server, *now);
-        server.poll(&mut stack.sockets, &mut Guarded, *now);
-        net_poll(stack, server, *now);
-    }
+    run_with(stack, server, now, 20, &mut Guarded);
 }
 
 fn send(stack: &mut NetStack<Loopback>, h: SocketHandle, text: &str) {
@@ -502,12 +508,7 @@ fn a_full_pool_resets_the_longest_stalled_reader_for_a_new_client() {
         }
     }
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
-        for _ in 0..20 {
-            *now += 1;
-            net_poll(stack, server, *now);
-            server.poll(&mut stack.sockets, &mut BigGuarded, *now);
-            net_poll(stack, server, *now);
-        }
+        run_with(stack, server, now, 20, &mut BigGuarded);
     };
     let (mut stack, mut server) = setup(2);
     server.per_client = 8;
@@ -582,12 +583,7 @@ impl Handler for Ranked {
 #[test]
 fn the_last_slot_of_a_port_is_a_door_for_a_higher_rank_than_its_holders() {
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
-        for _ in 0..20 {
-            *now += 1;
-            net_poll(stack, server, *now);
-            server.poll(&mut stack.sockets, &mut Ranked, *now);
-            net_poll(stack, server, *now);
-        }
+        run_with(stack, server, now, 20, &mut Ranked);
     };
     let ask =
         |token: &str| format!("GET /{token} HTTP/1.1\r\nHost: x\r\nAuthorization: {token}\r\n\r\n");
@@ -670,12 +666,7 @@ fn the_last_slot_of_a_port_is_a_door_for_a_higher_rank_than_its_holders() {
 #[test]
 fn a_client_refused_the_last_slot_that_keeps_its_connection_open_gives_it_back_soon() {
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
-        for _ in 0..20 {
-            *now += 1;
-            net_poll(stack, server, *now);
-            server.poll(&mut stack.sockets, &mut Ranked, *now);
-            net_poll(stack, server, *now);
-        }
+        run_with(stack, server, now, 20, &mut Ranked);
     };
     let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let (mut stack, mut server) = setup(2);
@@ -745,12 +736,7 @@ fn a_connection_turned_away_for_load_yields_its_slot_soon() {
         }
     }
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
-        for _ in 0..20 {
-            *now += 1;
-            net_poll(stack, server, *now);
-            server.poll(&mut stack.sockets, &mut Rated, *now);
-            net_poll(stack, server, *now);
-        }
+        run_with(stack, server, now, 20, &mut Rated);
     };
     let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let (mut stack, mut server) = setup(2);
