@@ -302,7 +302,7 @@ pub fn build(opts: &Options) -> Result<Image, String> {
 
 /// The build id: the first [`BUILD_ID_DIGITS`] hex digits of a SHA-256 over the path and
 /// contents of every file of [`BUILD_INPUTS`] that git tracks or would track, as the working
-/// tree has them, then `-<tag>` when given. Not the commit: `boot/config.conf` names the image's
+/// tree has them, except test sources ([`is_test_source`]), then `-<tag>` when given. Not the commit: `boot/config.conf` names the image's
 /// digest and is committed, so an id naming the commit could never match its own image. The
 /// same sources give the same id (and, the build being reproducible, the same image).
 pub fn build_id(root: &Path, tag: Option<&str>) -> Result<String, String> {
@@ -319,7 +319,10 @@ pub fn build_id(root: &Path, tag: Option<&str>) -> Result<String, String> {
             ])
             .args(BUILD_INPUTS),
     )?;
-    let mut files: Vec<&str> = listing.split('\0').filter(|f| !f.is_empty()).collect();
+    let mut files: Vec<&str> = listing
+        .split('\0')
+        .filter(|f| !f.is_empty() && !is_test_source(f))
+        .collect();
     files.sort_unstable();
     files.dedup();
     let mut hash = Sha256::new();
@@ -346,6 +349,16 @@ pub fn build_id(root: &Path, tag: Option<&str>) -> Result<String, String> {
         id.push_str(tag);
     }
     Ok(id)
+}
+
+/// Whether a build input is a test source: a `tests.rs` (the project's `#[cfg(test)] mod
+/// tests;`) or a file under a `tests/` folder. None is compiled into the image, so a change to
+/// tests alone leaves the build id, the image and `boot/config.conf` as they were. Were one
+/// compiled in after all, the image's digest would still change and CI's config check fail.
+fn is_test_source(path: &str) -> bool {
+    let mut parts = path.split('/');
+    let name = parts.next_back().unwrap_or("");
+    name == "tests.rs" || parts.any(|dir| dir == "tests")
 }
 
 fn host_triple() -> Result<String, String> {
@@ -409,4 +422,29 @@ pub fn update_config(sha256: &str) -> Result<(), String> {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_test_source;
+
+    #[test]
+    fn test_sources_are_told_from_the_image_s() {
+        for test in [
+            "src/net/server/tests.rs",
+            "src/net/server/tests/door.rs",
+            "rpc/tests/schema.rs",
+            "rpc/src/http/connection/tests/framing.rs",
+        ] {
+            assert!(is_test_source(test), "{test}");
+        }
+        for image in [
+            "src/net/server.rs",
+            "rpc/src/mcp/tools/registry.rs",
+            "src/testsuite.rs",
+            "Cargo.lock",
+        ] {
+            assert!(!is_test_source(image), "{image}");
+        }
+    }
 }
