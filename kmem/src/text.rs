@@ -126,10 +126,27 @@ fn json_escapes(w: u32) -> u32 {
     ctrl | zero(w ^ 0x2222_2222) | zero(w ^ 0x5c5c_5c5c)
 }
 
-/// Writes JSON text (UTF-8 this side wrote: a structured result) into `dst` as a JSON string's
-/// content: `"` and `\` behind a backslash, every other byte from 0x20 up as it is. Stops at
-/// the end of `json`, before a byte below 0x20 (whose escape is the caller's), or once it has
-/// read `dst.len() / 2` bytes (room for the worst case). Returns (bytes read, bytes written).
+/// The letter after the backslash of `b`'s two-character JSON escape (what serde_json writes
+/// too), for a byte [`json_escapes`] flags; `None` for a control byte that takes `\u00XX`.
+#[inline(always)]
+fn short_escape(b: u8) -> Option<u8> {
+    match b {
+        b'"' | b'\\' => Some(b),
+        b'\n' => Some(b'n'),
+        b'\r' => Some(b'r'),
+        b'\t' => Some(b't'),
+        0x08 => Some(b'b'),
+        0x0c => Some(b'f'),
+        _ => None,
+    }
+}
+
+/// Writes UTF-8 text (this side wrote or checked it: a structured result, a console's lines)
+/// into `dst` as a JSON string's content: `"` and `\` behind a backslash, a control byte that
+/// has one as its two-character escape (`\n`, `\r`, `\t`, `\b`, `\f`), every other byte from
+/// 0x20 up as it is. Stops at the end of `json`, before a control byte without a short escape
+/// (its six-byte `\u00XX` is the caller's), or once it has read `dst.len() / 2` bytes (room for
+/// the worst case: no byte here becomes more than two). Returns (bytes read, bytes written).
 ///
 /// A result's JSON goes out twice, once as the text of its text block, and JSON is dense with
 /// quotes (a few bytes between two). A word at a time: one that needs nothing is copied
@@ -171,26 +188,31 @@ pub fn escape_json_text(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
                 // Only bytes from 0x80 up made the word look special: all copied.
                 continue;
             }
+            // A flagged byte from 0x20 up is `"` or `\`, escaped as itself.
             let b = *src.add(i);
-            if b < 0x20 {
-                return (i, w);
-            }
+            let e = match b {
+                0x20.. => b,
+                _ => match short_escape(b) {
+                    Some(e) => e,
+                    None => return (i, w),
+                },
+            };
             *out.add(w) = b'\\';
-            *out.add(w + 1) = b;
+            *out.add(w + 1) = e;
             i += 1;
             w += 2;
         }
         while i < n {
             let b = *src.add(i);
-            if b < 0x20 {
-                break;
-            }
-            if b == b'"' || b == b'\\' {
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                let Some(e) = short_escape(b) else { break };
                 *out.add(w) = b'\\';
+                *out.add(w + 1) = e;
+                w += 2;
+            } else {
+                *out.add(w) = b;
                 w += 1;
             }
-            *out.add(w) = b;
-            w += 1;
             i += 1;
         }
     }
@@ -279,13 +301,20 @@ mod tests {
     fn escaped(json: &[u8]) -> (usize, Vec<u8>) {
         let mut out = Vec::new();
         for (i, &b) in json.iter().enumerate() {
-            if b < 0x20 {
-                return (i, out);
-            }
-            if b == b'"' || b == b'\\' {
-                out.push(b'\\');
-            }
-            out.push(b);
+            let short = match b {
+                b'\n' => b'n',
+                b'\r' => b'r',
+                b'\t' => b't',
+                0x08 => b'b',
+                0x0c => b'f',
+                b'"' | b'\\' => b,
+                0..0x20 => return (i, out),
+                _ => {
+                    out.push(b);
+                    continue;
+                }
+            };
+            out.extend_from_slice(&[b'\\', short]);
         }
         (json.len(), out)
     }
@@ -293,7 +322,8 @@ mod tests {
     #[test]
     fn json_text_escapes_as_byte_by_byte_at_every_position_and_room() {
         let specials = [
-            b'"', b'\\', 0x1f, 0x00, b'\n', 0x7f, 0x80, 0xe9, b' ', b'!', b'#', b'[',
+            b'"', b'\\', 0x1f, 0x00, b'\n', b'\r', b'\t', 0x08, 0x0c, 0x7f, 0x80, 0xe9, b' ', b'!',
+            b'#', b'[',
         ];
         for len in 0..12 {
             for at in 0..len {

@@ -90,13 +90,14 @@ pub(crate) fn escape_str(s: &str, out: &mut Vec<u8>) {
 /// [`escape_str`] of bytes known to be valid UTF-8 (a stretch `core::str::from_utf8` has just
 /// accepted), without validating them again.
 fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
-    // Most strings of an answer are short plain ASCII: one scan and one copy, without
-    // `escape_within`'s room and character-boundary bookkeeping.
+    // Most strings of an answer are short plain ASCII: one scan and one copy. The rest (a
+    // console's lines, a file's text) has an escape every line or so: escaped into room made
+    // for it at once, a word at a time, as JSON text is — not a run and an escape at a time.
     let plain = plain_run(bytes);
     let (head, rest) = bytes.split_at(plain);
     append(out, head);
     if !rest.is_empty() {
-        escape_within(rest, out, usize::MAX);
+        escape_json(rest, out);
     }
 }
 
@@ -148,11 +149,11 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
     i
 }
 
-/// [`escape_str`]'s bytes for JSON text (valid UTF-8 this side wrote or read): a result's
-/// JSON as the text of a text block. JSON text is dense with quotes (a run of a few bytes
-/// between two of them), so the escaped text is written into room made for it at once rather
-/// than appended a run and an escape at a time, each append checking the vector's room
-/// (`docs/bench.md`, "The request floor").
+/// [`escape_str`]'s bytes for valid UTF-8 with escapes to make (this side wrote or read it):
+/// a result's JSON as the text of a text block, a console's lines. JSON text is dense with
+/// quotes (a run of a few bytes between two of them), so the escaped text is written into
+/// room made for it at once rather than appended a run and an escape at a time, each append
+/// checking the vector's room (`docs/bench.md`, "The request floor").
 pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
     let mut rest = json;
     while !rest.is_empty() {
@@ -167,44 +168,28 @@ pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Escapes `json` into `dst` (at least twice its length and six bytes more) up to its end or
-/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written). The bytes
-/// from 0x20 up are [`irix7_kmem::escape_json_text`]'s; a control byte JSON text holds only as
-/// whitespace between tokens (or a writer's mistake) is escaped here.
+/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written). Every other
+/// byte is [`irix7_kmem::escape_json_text`]'s, which stops before such a control byte (in
+/// JSON text a writer's mistake; in a console's text a terminal's escape sequence).
 fn escape_json_into(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let (mut read, mut w) = (0, 0);
-    loop {
-        let (r, wrote) = irix7_kmem::escape_json_text(
-            json.get(read..).unwrap_or(&[]),
-            dst.get_mut(w..).unwrap_or(&mut []),
-        );
-        read += r;
-        w += wrote;
-        // The end, or the end of the room (never, with the room `escape_json` makes).
-        let Some(&b) = json.get(read).filter(|&&b| b < 0x20) else {
-            return (read, w);
-        };
-        let esc = match short_escape(b) {
-            "" => &[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ],
-            esc => esc.as_bytes(),
-        };
-        let Some(to) = dst.get_mut(w..w + esc.len()) else {
-            return (read, w);
-        };
-        to.copy_from_slice(esc);
-        read += 1;
-        w += esc.len();
-        if esc.len() == 6 {
-            return (read, w);
-        }
-    }
+    let (read, w) = irix7_kmem::escape_json_text(json, dst);
+    // The end, or the end of the room (never, with the room `escape_json` makes).
+    let Some(&b) = json.get(read).filter(|&&b| b < 0x20) else {
+        return (read, w);
+    };
+    let Some(to) = dst.get_mut(w..w + 6) else {
+        return (read, w);
+    };
+    to.copy_from_slice(&[
+        b'\\',
+        b'u',
+        b'0',
+        b'0',
+        HEX[usize::from(b >> 4)],
+        HEX[usize::from(b & 0xf)],
+    ]);
+    (read + 1, w + 6)
 }
 
 /// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
