@@ -93,15 +93,32 @@ const TYPES: [&str; 7] = [
 ];
 const INTEGER: u8 = 1 << 6;
 
-type Bound = (&'static str, fn(f64, f64) -> bool, &'static str);
+/// A numeric bound's keyword, whether a value ordered so against the bound holds, and the
+/// operator its message shows.
+type Bound = (&'static str, fn(Ordering) -> bool, &'static str);
 /// The numeric bounds, in checking order. Messages show each bound as the schema wrote it
 /// (serde_json's own number formatting), so the module needs no float formatting of its own.
 static BOUNDS: [Bound; 4] = [
-    ("minimum", |n, b| n >= b, ">="),
-    ("maximum", |n, b| n <= b, "<="),
-    ("exclusiveMinimum", |n, b| n > b, ">"),
-    ("exclusiveMaximum", |n, b| n < b, "<"),
+    ("minimum", Ordering::is_ge, ">="),
+    ("maximum", Ordering::is_le, "<="),
+    ("exclusiveMinimum", Ordering::is_gt, ">"),
+    ("exclusiveMaximum", Ordering::is_lt, "<"),
 ];
+
+/// How `n` compares with `bound`: exactly when both are integers (every bound of the tools'
+/// schemas, and their arguments: no soft-float on the R4400's every call, no rounding past
+/// 2^53), else as floats (`None` for a NaN, which holds no bound).
+fn compare(n: &Number, bound: &Number) -> Option<Ordering> {
+    let int = |v: &Number| {
+        v.as_i64()
+            .map(i128::from)
+            .or_else(|| v.as_u64().map(i128::from))
+    };
+    match (int(n), int(bound)) {
+        (Some(n), Some(b)) => Some(n.cmp(&b)),
+        _ => n.as_f64()?.partial_cmp(&bound.as_f64()?),
+    }
+}
 
 impl Schema {
     /// Compiles a schema already parsed as JSON (and, for a tool's, checked by
@@ -410,10 +427,9 @@ fn check_rule(rule: &Rule, value: Checked<'_>, path: &Path<'_>, depth: usize) ->
                 return Ok(());
             };
             let (_, holds, op) = **row;
-            let n = n.as_f64().unwrap_or(f64::NAN);
-            match bound.as_f64() {
-                Some(b) if !holds(n, b) => Err(format!("{path}: must be {op} {bound}")),
-                _ => Ok(()),
+            match compare(&n, bound) {
+                Some(order) if holds(order) => Ok(()),
+                _ => Err(format!("{path}: must be {op} {bound}")),
             }
         }
         Rule::Count(Counted::Characters, limit, bound) => {

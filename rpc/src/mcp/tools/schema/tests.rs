@@ -302,3 +302,36 @@ fn property_headers_are_listed_in_name_order() {
     }));
     assert_eq!(s.headers().collect::<Vec<_>>(), [("a", "A"), ("z", "Z")]);
 }
+
+#[test]
+fn bounds_compare_integers_exactly_and_other_numbers_as_floats() {
+    // 2^53 and 2^53 + 1 are one float: only an exact comparison tells them apart.
+    let max = json!({"maximum": 9_007_199_254_740_992u64});
+    assert_eq!(validate(&max, &json!(9_007_199_254_740_992u64)), Ok(()));
+    assert_eq!(
+        validate(&max, &json!(9_007_199_254_740_993u64)),
+        Err(String::from("$: must be <= 9007199254740992"))
+    );
+    // Signed and unsigned integers meet; each keyword's own edge.
+    assert_eq!(validate(&json!({"minimum": -3}), &json!(u64::MAX)), Ok(()));
+    assert_eq!(validate(&json!({"minimum": -3}), &json!(-3)), Ok(()));
+    assert_eq!(
+        validate(&json!({"exclusiveMinimum": -3}), &json!(-3)),
+        Err(String::from("$: must be > -3"))
+    );
+    assert_eq!(
+        validate(&json!({"exclusiveMaximum": 0}), &json!(-1)),
+        Ok(())
+    );
+    assert_eq!(
+        validate(&json!({"exclusiveMaximum": 0}), &json!(0)),
+        Err(String::from("$: must be < 0"))
+    );
+    // A fraction on either side is compared as a float.
+    assert_eq!(validate(&json!({"maximum": 1.5}), &json!(1)), Ok(()));
+    assert_eq!(
+        validate(&json!({"maximum": 1}), &json!(1.25)),
+        Err(String::from("$: must be <= 1"))
+    );
+    assert_eq!(validate(&json!({"minimum": 0.5}), &json!(0.75)), Ok(()));
+}
