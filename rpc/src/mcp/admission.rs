@@ -6,7 +6,7 @@ use crate::http::{Admission, Headers, Peer, RANK_TOP, Response};
 use crate::jsonrpc::{self, RpcError};
 use crate::mcp::guard::audit::{AuditRecord, AuthFailure};
 use crate::mcp::guard::authority::{
-    self, Authority, Door, Holder, NARROWING_HEADER, Policy, Privilege, Token,
+    self, Authority, Door, Holder, NARROWING_HEADER, Owner, Policy, Privilege, Token,
 };
 use crate::mcp::guard::request::Head;
 use crate::mcp::guard::security::{bearer_ok, host_ok, origin_ok};
@@ -80,26 +80,28 @@ impl<C: 'static> McpServer<C> {
     /// administering at the top. A narrowing that does not parse ranks lowest (the request
     /// is refused anyway).
     pub fn rank(&self, headers: &Headers, index: u8) -> u8 {
-        let Some(token) = self.token_at(index) else {
+        let Some((token, rank)) = self.token_at(index) else {
             return 0;
         };
-        let narrowing = match Head::of(headers).narrowing().map(Policy::parse) {
-            None => None,
-            Some(Ok(n)) => Some(n),
+        let rank = match Head::of(headers).narrowing().map(Policy::parse) {
+            None => rank,
+            Some(Ok(n)) => authority::rank(self.config.capabilities, token, Some(&n)),
             Some(Err(_)) => return 0,
         };
-        match authority::rank(self.config.capabilities, token, narrowing.as_ref()) {
+        match rank {
             Privilege::Administer => RANK_TOP,
             lesser => lesser as u8,
         }
     }
 
-    /// The token numbered `index` as [`Self::token_of`] numbers them.
-    fn token_at(&self, index: u8) -> Option<&Rc<Token>> {
-        match index.checked_sub(1) {
-            None => Some(&self.admin),
-            Some(i) => self.tokens.get(usize::from(i)),
-        }
+    /// The token numbered `index` as [`Self::token_of`] numbers them, and its rank without a
+    /// narrowing.
+    fn token_at(&self, index: u8) -> Option<(&Rc<Token>, Privilege)> {
+        let token = match index.checked_sub(1) {
+            None => &self.admin,
+            Some(i) => self.tokens.get(usize::from(i))?,
+        };
+        Some((token, *self.ranks.get(usize::from(index))?))
     }
 
     /// The bearer-token check: the token named (the administrator's when `/mcp` is open
@@ -135,7 +137,7 @@ impl<C: 'static> McpServer<C> {
             Some(i) => i,
             None => self.check_token(head)?,
         };
-        let Some(token) = self.token_at(index) else {
+        let Some((token, rank)) = self.token_at(index) else {
             let err = RpcError::new(jsonrpc::INVALID_REQUEST, "Unauthorized");
             return Err(reply::error(401, None, &err));
         };
@@ -150,15 +152,25 @@ impl<C: 'static> McpServer<C> {
                 }
             },
         };
-        let token = token.clone();
         let table = self.config.capabilities;
         // Without `mcp.token` the administrator is whoever comes: each address its own.
         let holder = match (index, &self.config.token) {
             (0, None) => Holder::Address(peer.addr),
             _ => Holder::Token(index),
         };
+        let rank = match &narrowing {
+            None => rank,
+            Some(n) => authority::rank(table, token, Some(n)),
+        };
+        let owner = Owner { holder, rank };
         let policy = self.policy.clone();
-        Ok(Authority::new(table, policy, token, narrowing, holder))
+        Ok(Authority::new(
+            table,
+            policy,
+            token.clone(),
+            narrowing,
+            owner,
+        ))
     }
 
     /// The browser guards: an `Origin` must be allowed; without one, `Host` must name the

@@ -12,7 +12,7 @@ use crate::mcp::eras::get_stream;
 use crate::mcp::eras::session::Sessions;
 use crate::mcp::eras::subscriptions::Subscriptions;
 use crate::mcp::guard::audit::AuthFailure;
-use crate::mcp::guard::authority::{Client, Owner};
+use crate::mcp::guard::authority::{self, Client, Owner, Privilege};
 use crate::mcp::guard::authority::{Door, EVENT_STREAM_ROUTE, Policy, SESSION_END_ROUTE, Token};
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::{Calls, Windows};
@@ -80,6 +80,10 @@ pub struct McpServer<C: 'static> {
     pub(super) tokens: Vec<Rc<Token>>,
     /// The administrator (`config.token`, or any request when `/mcp` is open).
     pub(super) admin: Rc<Token>,
+    /// Each token's rank without a narrowing, numbered as [`Admission::Authenticated`]
+    /// numbers them (the administrator first): the table and roles are fixed at init, so a
+    /// request does not walk the table for it.
+    pub(super) ranks: Box<[Privilege]>,
 }
 
 impl<C: 'static> McpServer<C> {
@@ -91,7 +95,11 @@ impl<C: 'static> McpServer<C> {
         let policy = Rc::new(config.policy.clone());
         // The administrator's secret stays in `config.token` only.
         let admin = Rc::new(Token::admin(String::new()));
-        let tokens = config.tokens.iter().cloned().map(Rc::new).collect();
+        let tokens: Vec<Rc<Token>> = config.tokens.iter().cloned().map(Rc::new).collect();
+        let ranks = core::iter::once(&admin)
+            .chain(&tokens)
+            .map(|t| authority::rank(config.capabilities, t, None))
+            .collect();
         let instructions_json = config.instructions.take().map(|text| {
             let mut out = Vec::with_capacity(text.len() + 2);
             out.push(b'"');
@@ -123,6 +131,7 @@ impl<C: 'static> McpServer<C> {
             policy,
             tokens,
             admin,
+            ranks,
         }
     }
 

@@ -41,7 +41,7 @@ pub struct Authority {
     policy: Rc<Policy>,
     token: Rc<Token>,
     narrowing: Option<Rc<Policy>>,
-    holder: Holder,
+    owner: Owner,
 }
 
 /// How `token`, narrowed by `narrowing`, ranks among the holders of shared pools: the highest
@@ -83,28 +83,28 @@ pub(crate) fn forbidden(denied: &Denied) -> RpcError {
 }
 
 impl Authority {
+    /// `owner` is who the request counts to in shared pools: its holder at the [`rank`] of
+    /// `token` and `narrowing` (worked out by the caller, which knows each token's rank from
+    /// init).
     pub fn new(
         table: Table,
         policy: Rc<Policy>,
         token: Rc<Token>,
         narrowing: Option<Rc<Policy>>,
-        holder: Holder,
+        owner: Owner,
     ) -> Self {
         Authority {
             table,
             policy,
             token,
             narrowing,
-            holder,
+            owner,
         }
     }
 
     /// Who the request's part of shared pools is counted to: its holder at its [`rank`].
     pub fn owner(&self) -> Owner {
-        Owner {
-            holder: self.holder,
-            rank: rank(self.table, &self.token, self.narrowing.as_deref()),
-        }
+        self.owner
     }
 
     /// The name of the caller's token (what the audit records).
@@ -195,12 +195,17 @@ mod tests {
             rows: TABLE,
             openers: &[],
         };
+        let narrowing = narrowing.map(|n| Rc::new(Policy::parse(n).unwrap()));
+        let owner = Owner {
+            holder: Holder::Token(1),
+            rank: rank(table, &token, narrowing.as_deref()),
+        };
         Authority::new(
             table,
             Rc::new(Policy::parse(policy).unwrap()),
             Rc::new(token),
-            narrowing.map(|n| Rc::new(Policy::parse(n).unwrap())),
-            Holder::Token(1),
+            narrowing,
+            owner,
         )
     }
 
