@@ -1,9 +1,11 @@
 //! Incremental HTTP/1.1 request parser with hard limits.
 //!
 //! Bytes arrive in whatever pieces the TCP socket hands over (one byte at a time works). The
-//! parser only finds the end of the head itself, bounded by [`Limits`]; the head is then parsed
-//! once by `httparse` and its framing fields are checked strictly (`head.rs`), because a lenient
-//! reading of `Content-Length`/`Transfer-Encoding` is what request smuggling feeds on.
+//! parser only finds the end of the head itself, bounded by [`Limits`] (a head that arrives
+//! whole, as a client's request does, where it lies; else a line at a time into a buffer of
+//! its own); the head is then parsed once by `httparse` and its framing fields are checked
+//! strictly (`head.rs`), because a lenient reading of `Content-Length`/`Transfer-Encoding` is
+//! what request smuggling feeds on.
 //!
 //! Status codes for bad input (the connection is closed after the error response):
 //! - request line longer than [`Limits::request_line`] → **414** (the target is what makes a
@@ -419,6 +421,14 @@ impl Parser {
                 (_, true) => return Err(err(400, "bare CR before the request line")),
                 _ => {}
             }
+            // A whole head in one piece, within the limits (a client's request, as a rule):
+            // parsed where it lies. Anything else is collected a line at a time below, which
+            // also answers every breach of a limit.
+            if let Some((end, fields)) = whole_head(input, &self.limits) {
+                self.fields = fields;
+                let head = input.get(..end).unwrap_or(input);
+                return Ok((end, self.finish_head(head)?));
+            }
         }
         let (take, line) = line_piece(input);
         let request_line = self.line_start == 0;
@@ -451,7 +461,12 @@ impl Parser {
         let content = &self.buf[self.line_start..self.buf.len() - 1];
         let empty = content.is_empty() || content == b"\r";
         if empty {
-            return Ok((take, self.finish_head()?));
+            // The head is parsed out of the buffer, which keeps its room for the next one.
+            let buf = core::mem::take(&mut self.buf);
+            let event = self.finish_head(&buf);
+            self.buf = buf;
+            self.buf.clear();
+            return Ok((take, event?));
         }
         if !request_line {
             self.fields += 1;
@@ -463,9 +478,9 @@ impl Parser {
         Ok((take, None))
     }
 
-    /// The head is complete in `buf`: parse it (into the recycled request, if there is one)
-    /// and decide how the body is framed.
-    fn finish_head(&mut self) -> Result<Option<Event>, ParseError> {
+    /// The head of `self.fields` fields is complete in `head`: parse it (into the recycled
+    /// request, if there is one) and decide how the body is framed.
+    fn finish_head(&mut self, head: &[u8]) -> Result<Option<Event>, ParseError> {
         let mut parsed = match self.spare.take() {
             Some(spare) => spare,
             None => Box::new(Parsed {
@@ -474,8 +489,7 @@ impl Parser {
                 keep_alive: true,
             }),
         };
-        let head = parse_head(&self.buf, &self.limits, self.fields, &mut parsed.request);
-        self.buf.clear();
+        let head = parse_head(head, &self.limits, self.fields, &mut parsed.request);
         self.line_start = 0;
         self.fields = 0;
         let head = match head {
@@ -542,6 +556,33 @@ impl Parser {
         self.buf.clear();
         Ok((take, None))
     }
+}
+
+/// The length of the head at the start of `input` (through its empty line) and its number of
+/// fields, when all of it is there within the limits; else `None`, and the head is collected a
+/// line at a time, as it arrives, with the limits judged as it grows. Lines end as they do
+/// there: at an LF, a CR before it belonging to the line ending.
+fn whole_head(input: &[u8], limits: &Limits) -> Option<(usize, usize)> {
+    let window = input.get(..limits.header_section).unwrap_or(input);
+    let (mut start, mut fields) = (0, 0);
+    for end in memchr::memchr_iter(b'\n', window) {
+        let line = window.get(start..end)?;
+        if start == 0 {
+            let len = line.len() - usize::from(line.last() == Some(&b'\r'));
+            if len > limits.request_line {
+                return None;
+            }
+        } else if line.is_empty() || line == b"\r" {
+            return Some((end + 1, fields));
+        } else {
+            fields += 1;
+            if fields > limits.header_count {
+                return None;
+            }
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// How much of `input` belongs to the current line, and whether that ends it (an LF).

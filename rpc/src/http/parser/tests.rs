@@ -342,6 +342,26 @@ fn header_limits_431() {
     };
     let big = b"GET / HTTP/1.1\r\nHost: x\r\nA: 123456789\r\n\r\n";
     assert_eq!(parse_with(limits, big).1.map(|e| e.status), Some(431));
+    // A head of exactly the limit passes, one byte more does not: whole (where a head that
+    // arrives in one piece is parsed as it lies) as in pieces (`parse_with` compares them).
+    for (section, verdict) in [(big.len(), None), (big.len() - 1, Some(431))] {
+        let limits = Limits {
+            header_section: section,
+            ..Limits::default()
+        };
+        let got = parse_with(limits, big).1.map(|e| e.status);
+        assert_eq!(got, verdict, "header_section {section}");
+    }
+    // The same for the count of fields, with a body and a pipelined request after the head.
+    let two = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (count, verdict) in [(2, None), (1, Some(431))] {
+        let limits = Limits {
+            header_count: count,
+            ..Limits::default()
+        };
+        let got = parse_with(limits, two).1.map(|e| e.status);
+        assert_eq!(got, verdict, "header_count {count}");
+    }
 }
 
 #[test]
