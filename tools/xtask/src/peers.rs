@@ -363,7 +363,7 @@ fn not_below_rmcp(module: &Value, rmcp: &Value) -> Vec<(&'static str, String)> {
             (Some(m), Some(p)) if m > 0.0 => short.push((
                 r.peer_key,
                 format!(
-                    "{} module {m:.0}, rmcp {p:.0} (ratio {:.2})",
+                    "{}: module {m:.0}, rmcp {p:.0} (ratio {:.2})",
                     r.label,
                     p / m
                 ),
@@ -760,7 +760,7 @@ mod tests {
         assert_eq!(keys, ["echo_small", "status"]);
         assert_eq!(
             short[1].1,
-            "tools/call status module 130000, rmcp 240000 (ratio 1.85)"
+            "tools/call status: module 130000, rmcp 240000 (ratio 1.85)"
         );
         // A figure missing on either side fails the check rather than passing it.
         let mut m = figures(1.0, 1.0);
