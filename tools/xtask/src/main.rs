@@ -110,9 +110,14 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
         /// Then measure the rmcp and Python SDK reference servers (tools/peers) under callgrind
-        /// on the same requests and print them beside the module's figures.
+        /// on the same requests and print them beside the module's figures; fails when the
+        /// module is not at least 2x below rmcp on every small call.
         #[arg(long)]
         peers: bool,
+        /// Make the small calls' results of this run of the rig bench the peers' answers
+        /// (tools/peers/results.json).
+        #[arg(long)]
+        update_peer_fixtures: bool,
     },
     /// Regenerate the tool catalogue (docs/tools.md, docs/tools.json) from the registry.
     Docs,
@@ -204,7 +209,11 @@ fn main() -> ExitCode {
         Cmd::Fixtures => build_fixtures().map(|_| ()),
         Cmd::Test => suite::test(),
         Cmd::Soak { cycles } => soak::run(cycles),
-        Cmd::Bench { json, peers } => suite::bench(json.as_deref(), peers),
+        Cmd::Bench {
+            json,
+            peers,
+            update_peer_fixtures,
+        } => suite::bench(json.as_deref(), peers, update_peer_fixtures),
         Cmd::Docs => docs::run_docs(),
         Cmd::Prereqs => prereqs::ensure(),
         Cmd::Mame {

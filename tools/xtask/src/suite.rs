@@ -518,9 +518,11 @@ const BENCH_FIGURES: &str = "target/bench/figures.json";
 /// Section sizes, then the lockstep benchmark (`tools/iris/examples/bench/`) in the release
 /// rig: exact guest instruction counts and heap figures beside their budgets, then the hostile
 /// suite's. With `peers`, then the same requests against the SDK reference servers, side by
-/// side (`peers.rs`). With `json`, every figure goes to that file as well
-/// (`bench_json::write_json`), the peers' under `peers`.
-pub fn bench(json: Option<&Path>, peers: bool) -> Result<(), String> {
+/// side (`peers.rs`), which fails when the module is not twice below rmcp on every small call.
+/// With `update_peer_fixtures`, the small calls' results of this run become the peers' answers
+/// first. With `json`, every figure goes to that file as well (`bench_json::write_json`), the
+/// peers' under `peers`.
+pub fn bench(json: Option<&Path>, peers: bool, update_peer_fixtures: bool) -> Result<(), String> {
     prereqs::ensure()?;
     let img = product_image()?;
     img.print_summary()?;
@@ -542,6 +544,7 @@ pub fn bench(json: Option<&Path>, peers: bool) -> Result<(), String> {
     let figures = repo_root().join(BENCH_FIGURES);
     // A file left by an earlier run must not stand in for this one's.
     let _ = std::fs::remove_file(&figures);
+    let _ = std::fs::remove_file(repo_root().join(crate::peers::BENCH_RESULTS));
     let lockstep = cmd::run(
         cargo()
             .args([
@@ -560,13 +563,15 @@ pub fn bench(json: Option<&Path>, peers: bool) -> Result<(), String> {
     );
     // The hostile suite's figures are wanted even when a lockstep figure is over budget.
     let hostile = hostile_bench();
-    let peers = if peers {
+    if update_peer_fixtures {
+        crate::peers::update_fixtures()?;
+    }
+    let (peers, beside_peers) = if peers {
         let module = bench_json::read_figures(&figures)?;
-        Some(crate::peers::run(&crate::peers::ModuleFigures::from_json(
-            &module,
-        ))?)
+        let (figures, verdict) = crate::peers::run(&module)?;
+        (Some(figures), verdict)
     } else {
-        None
+        (None, Ok(()))
     };
     if let Some(path) = json {
         let mut extra = vec![("image_text_rodata", text_rodata)];
@@ -580,7 +585,16 @@ pub fn bench(json: Option<&Path>, peers: bool) -> Result<(), String> {
         bench_json::write_json(path, bench_json::read_figures(&figures)?, &extra, peers)?;
         println!("figures written to {}", path.display());
     }
-    size.and(lockstep).and(hostile)
+    // Every failure is named, not only the first.
+    let failures: Vec<String> = [size, lockstep, hostile, beside_peers]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
 }
 
 /// The hostile-load suite, whose figures the bench reports beside their budgets.

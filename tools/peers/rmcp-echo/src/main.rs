@@ -1,11 +1,19 @@
 //! The rmcp reference server of `cargo xtask bench --peers` (docs/bench.md, "The peers"): the
-//! module's 26 tool listings, read from `docs/tools.json`, its `echo`, and a `status` answering
-//! a fixed object of the module's `status` shape and size (`tools/peers/status.json`), served the
+//! module's tool listings, read from `docs/tools.json`, its `echo`, and `status`, `fs.stat`,
+//! `serial.read`, `fs.list` and `proc.list` answering fixed results of the module's shape and size
+//! (`tools/peers/results.json`, one real result of each taken from the rig bench), served the
 //! way rmcp's documentation shows for a stateless streamable-HTTP server answering plain JSON
 //! (axum on the multi-threaded tokio runtime, `StreamableHttpService` at `/mcp`).
 //!
-//! Usage: `irix7-peer-rmcp TOOLS_JSON STATUS_JSON PORT HOST`; it serves `127.0.0.1:PORT` and
+//! Each call's arguments are deserialised into a typed struct, as rmcp's `#[tool]` handlers take
+//! them (`Parameters<T>`: serde, unknown members refused as the schemas'
+//! `additionalProperties: false` does), and checked against the schema's bounds, so a peer does
+//! the work the module's schema check does before it answers.
+//!
+//! Usage: `irix7-peer-rmcp TOOLS_JSON RESULTS_JSON PORT HOST`; it serves `127.0.0.1:PORT` and
 //! accepts `HOST` in `Host` (the bench's requests name the machine `indy`, as the rig bench's do).
+
+mod arguments;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -16,15 +24,17 @@ use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The tools as listed; only `echo` and `status` run.
+/// The tools as listed; `echo` and the tools of [`arguments::check`] run.
 #[derive(Clone)]
 struct Peer {
     tools: Arc<Vec<Tool>>,
-    /// What `status` answers: a structured result like the module's, without a machine to
-    /// read it from.
-    status: Arc<serde_json::Value>,
+    /// What each small call answers (tool name → structured result): results like the module's,
+    /// without a machine to read them from.
+    results: Arc<HashMap<String, Value>>,
 }
 
 impl ServerHandler for Peer {
@@ -45,45 +55,55 @@ impl ServerHandler for Peer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let text = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("text"))
-            .and_then(|t| t.as_str());
-        // The module's echo answers `{"text": …}` as structured content and as its JSON in a
-        // text block, which is what rmcp's `structured` result is.
-        let result = match (request.name.as_ref(), text) {
-            ("echo", Some(text)) => CallToolResult::structured(serde_json::json!({ "text": text })),
-            ("echo", None) => {
-                CallToolResult::error(vec![ContentBlock::text("E_INVAL: `text` is required")])
+        let name = request.name.as_ref();
+        let args = request.arguments.unwrap_or_default();
+        // The module answers each result as structured content and as its JSON in a text
+        // block, which is what rmcp's `structured` result is.
+        let result = match arguments::check(name, args) {
+            Ok(arguments::Checked::Echo(text)) => {
+                CallToolResult::structured(serde_json::json!({ "text": text }))
             }
-            ("status", _) => CallToolResult::structured(self.status.as_ref().clone()),
-            (name, _) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "E_NOTSUP: {name} is only listed by this peer"
-            ))]),
+            Ok(arguments::Checked::Fixed) => match self.results.get(name) {
+                Some(result) => CallToolResult::structured(result.clone()),
+                None => error(format!("E_NOTSUP: {name} has no result in RESULTS_JSON")),
+            },
+            Err(e) => error(e),
         };
         Ok(result.into())
     }
 }
 
+fn error(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// `RESULTS_JSON`'s entries (`{"tool": …, "result": {…}}`, as `cargo xtask bench
+/// --update-peer-fixtures` writes them) as tool name → result.
+fn results(text: &str) -> Result<HashMap<String, Value>, String> {
+    let entries: Vec<Map<String, Value>> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    entries
+        .into_iter()
+        .map(|mut e| match (e.remove("tool"), e.remove("result")) {
+            (Some(Value::String(tool)), Some(result @ Value::Object(_))) => Ok((tool, result)),
+            _ => Err("an entry without a tool name and an object result".into()),
+        })
+        .collect()
+}
+
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [tools_json, status_json, port, host] = args.as_slice() else {
-        return Err("usage: irix7-peer-rmcp TOOLS_JSON STATUS_JSON PORT HOST".into());
+    let [tools_json, results_json, port, host] = args.as_slice() else {
+        return Err("usage: irix7-peer-rmcp TOOLS_JSON RESULTS_JSON PORT HOST".into());
     };
     let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
     let tools: Vec<Tool> =
         serde_json::from_str(&read(tools_json)?).map_err(|e| format!("{tools_json}: {e}"))?;
-    let status: serde_json::Value =
-        serde_json::from_str(&read(status_json)?).map_err(|e| format!("{status_json}: {e}"))?;
-    if !status.is_object() {
-        return Err(format!("{status_json}: not a JSON object"));
-    }
+    let results = results(&read(results_json)?).map_err(|e| format!("{results_json}: {e}"))?;
     let port: u16 = port.parse().map_err(|e| format!("port {port}: {e}"))?;
     serve(
         Peer {
             tools: Arc::new(tools),
-            status: Arc::new(status),
+            results: Arc::new(results),
         },
         port,
         host.clone(),
@@ -105,4 +125,23 @@ async fn serve(peer: Peer, port: u16, host: String) -> Result<(), String> {
         .await
         .map_err(|e| format!("listen on 127.0.0.1:{port}: {e}"))?;
     axum::serve(listener, app).await.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_are_read_by_tool_name() {
+        let r = results(
+            r#"[{"key": "status", "tool": "status", "arguments": {}, "result": {"abi": 12}},
+            {"key": "proc_list", "tool": "proc.list", "arguments": {}, "result": {"count": 0}}]"#,
+        )
+        .unwrap();
+        assert_eq!(r["status"]["abi"], 12);
+        assert_eq!(r["proc.list"]["count"], 0);
+        assert!(results(r#"[{"tool": "status", "result": 1}]"#).is_err());
+        assert!(results(r#"[{"result": {}}]"#).is_err());
+        assert!(results("{}").is_err());
+    }
 }
