@@ -29,7 +29,7 @@ mod csum;
 pub mod share;
 mod text;
 pub use csum::ones_sum;
-pub use text::{ascii, complete_utf8, escape_json_text};
+pub use text::{append_json_text, ascii, complete_utf8};
 
 #[cfg(test)]
 extern crate std;

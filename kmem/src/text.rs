@@ -141,27 +141,43 @@ fn short_escape(b: u8) -> Option<u8> {
     }
 }
 
-/// Writes UTF-8 text (this side wrote or checked it: a structured result, a console's lines)
-/// into `dst` as a JSON string's content: `"` and `\` behind a backslash, a control byte that
+/// Appends UTF-8 text (this side wrote or checked it: a structured result, a console's lines)
+/// to `out` as a JSON string's content: `"` and `\` behind a backslash, a control byte that
 /// has one as its two-character escape (`\n`, `\r`, `\t`, `\b`, `\f`), every other byte from
 /// 0x20 up as it is. Stops at the end of `json`, before a control byte without a short escape
-/// (its six-byte `\u00XX` is the caller's), or once it has read `dst.len() / 2` bytes (room for
-/// the worst case: no byte here becomes more than two). Returns (bytes read, bytes written).
+/// (its six-byte `\u00XX` is the caller's), or once it has read half of `out`'s spare room
+/// (room for the worst case: no byte here becomes more than two). Returns the bytes read.
+/// Written straight into the spare room: the caller reserves it (this crate grows no vector),
+/// and nothing zeroes it first.
 ///
 /// A result's JSON goes out twice, once as the text of its text block, and JSON is dense with
 /// quotes (a few bytes between two). A word at a time: one that needs nothing is copied
 /// whole; in one that does, the bytes before the first to escape are copied with the word
 /// (the rest is written again from there), then that byte's escape. No `memcpy` call for the
 /// runs between quotes, and no test of each byte.
-pub fn escape_json_text(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
-    let n = json.len().min(dst.len() / 2);
-    let src = json.as_ptr();
-    let out = dst.as_mut_ptr();
+pub fn append_json_text(out: &mut alloc::vec::Vec<u8>, json: &[u8]) -> usize {
+    let len = out.len();
+    let n = json.len().min((out.capacity() - len) / 2);
+    // SAFETY: `n <= json.len()`, and `2 * n` bytes after `len` are within the capacity; the
+    // length takes in only the bytes `escape_into` wrote.
+    unsafe {
+        let (read, wrote) = escape_into(json.as_ptr(), n, out.as_mut_ptr().add(len));
+        out.set_len(len + wrote);
+        read
+    }
+}
+
+/// [`append_json_text`]'s loop over the first `n` bytes at `src`, into `out`: (read, written).
+///
+/// # Safety
+/// `src` valid for reads of `n` bytes, `out` for writes of `2 * n`.
+#[inline(always)]
+unsafe fn escape_into(src: *const u8, n: usize, out: *mut u8) -> (usize, usize) {
     let (mut i, mut w) = (0usize, 0usize);
-    // SAFETY: `i < n <= json.len()` for every byte read (`i + 4 <= n` for a word). Every
-    // byte read is written at most twice, so `w <= 2 * i`; a word is stored at `w` only when
-    // `i + 4 <= n`, so it ends at or before `2 * n <= dst.len()`, and an escape of the byte at
-    // `i + k < n` ends at `w + k + 2 <= 2 * (i + k + 1) <= 2 * n`.
+    // SAFETY: `i < n` for every byte read (`i + 4 <= n` for a word). Every byte read is
+    // written at most twice, so `w <= 2 * i`; a word is stored at `w` only when `i + 4 <= n`,
+    // so it ends at or before `2 * n`, and an escape of the byte at `i + k < n` ends at
+    // `w + k + 2 <= 2 * (i + k + 1) <= 2 * n`.
     unsafe {
         while i + 4 <= n {
             let word = ptr::read_unaligned(src.add(i).cast::<u32>());
@@ -320,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn json_text_escapes_as_byte_by_byte_at_every_position_and_room() {
+    fn json_text_is_appended_as_byte_by_byte_escapes_at_every_position_and_room() {
         let specials = [
             b'"', b'\\', 0x1f, 0x00, b'\n', b'\r', b'\t', 0x08, 0x0c, 0x7f, 0x80, 0xe9, b' ', b'!',
             b'#', b'[',
@@ -332,23 +348,28 @@ mod tests {
                     json[at] = special;
                     let (read, want) = escaped(&json);
                     for room in [2 * len, 2 * len + 7, 3] {
-                        let mut dst = std::vec![0u8; room];
-                        let (r, w) = escape_json_text(&json, &mut dst);
+                        // Behind bytes already there, in exactly `room` bytes of spare room.
+                        let mut out = Vec::with_capacity(2 + room);
+                        out.extend_from_slice(b"<>");
+                        out.shrink_to(2 + room);
+                        let room = out.capacity() - 2;
+                        let r = append_json_text(&mut out, &json);
                         let (cut, cut_want) = escaped(&json[..read.min(room / 2)]);
                         let (r_want, bytes) = if room >= 2 * len {
                             (read, &want)
                         } else {
                             (cut, &cut_want)
                         };
-                        assert_eq!((r, &dst[..w]), (r_want, &bytes[..]), "{json:x?} {room}");
+                        assert_eq!(&out[..2], b"<>");
+                        assert_eq!((r, &out[2..]), (r_want, &bytes[..]), "{json:x?} {room}");
                     }
                 }
             }
         }
         // JSON as results look: quotes every few bytes, a long plain run, an escape.
         let json = br#"{"a":"x\"y","bb":[1,2],"text":"plain ASCII long enough for words"}"#;
-        let mut dst = std::vec![0u8; 2 * json.len()];
-        let (r, w) = escape_json_text(json, &mut dst);
-        assert_eq!((r, &dst[..w]), (json.len(), &escaped(json).1[..]));
+        let mut out = Vec::with_capacity(2 * json.len());
+        let r = append_json_text(&mut out, json);
+        assert_eq!((r, &out[..]), (json.len(), &escaped(json).1[..]));
     }
 }

@@ -152,44 +152,24 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
 /// [`escape_str`]'s bytes for valid UTF-8 with escapes to make (this side wrote or read it):
 /// a result's JSON as the text of a text block, a console's lines. JSON text is dense with
 /// quotes (a run of a few bytes between two of them), so the escaped text is written into
-/// room made for it at once rather than appended a run and an escape at a time, each append
-/// checking the vector's room (`docs/bench.md`, "The request floor").
+/// room made for it at once ([`irix7_kmem::append_json_text`]) rather than appended a run and
+/// an escape at a time, each append checking the vector's room (`docs/bench.md`, "The
+/// request floor"). A control byte without a two-character escape (in JSON text a writer's
+/// mistake; in a console's text a terminal's escape sequence) takes six, written here.
 pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut rest = json;
     while !rest.is_empty() {
-        // A byte of JSON text becomes at most two (a quote, a backslash, whitespace between
-        // tokens); a control byte JSON text cannot hold takes six and ends the step.
-        let base = out.len();
-        out.resize(base + 2 * rest.len() + 6, 0);
-        let (read, wrote) = escape_json_into(rest, out.get_mut(base..).unwrap_or(&mut []));
-        out.truncate(base + wrote);
+        // Every other byte becomes at most two.
+        out.reserve(2 * rest.len());
+        let read = irix7_kmem::append_json_text(out, rest);
         rest = rest.get(read..).unwrap_or(&[]);
+        if let Some((&b, after)) = rest.split_first().filter(|&(&b, _)| b < 0x20) {
+            let hex = |nibble: u8| HEX[usize::from(nibble)];
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b & 0xf)]);
+            rest = after;
+        }
     }
-}
-
-/// Escapes `json` into `dst` (at least twice its length and six bytes more) up to its end or
-/// through the first byte that takes six (`\u00XX`): (bytes read, bytes written). Every other
-/// byte is [`irix7_kmem::escape_json_text`]'s, which stops before such a control byte (in
-/// JSON text a writer's mistake; in a console's text a terminal's escape sequence).
-fn escape_json_into(json: &[u8], dst: &mut [u8]) -> (usize, usize) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let (read, w) = irix7_kmem::escape_json_text(json, dst);
-    // The end, or the end of the room (never, with the room `escape_json` makes).
-    let Some(&b) = json.get(read).filter(|&&b| b < 0x20) else {
-        return (read, w);
-    };
-    let Some(to) = dst.get_mut(w..w + 6) else {
-        return (read, w);
-    };
-    to.copy_from_slice(&[
-        b'\\',
-        b'u',
-        b'0',
-        b'0',
-        HEX[usize::from(b >> 4)],
-        HEX[usize::from(b & 0xf)],
-    ]);
-    (read + 1, w + 6)
 }
 
 /// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
