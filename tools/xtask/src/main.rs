@@ -130,6 +130,10 @@ enum Cmd {
         /// Configure another digest than the image's: passes when the stand-in refuses the image.
         #[arg(long, conflicts_with = "smoke")]
         wrong_digest: bool,
+        /// Run the demo cell beside the module and the rig's GDB test (tools/iris/tests/gdb.rs)
+        /// against it over MAME's Seeq, MAME without its recompiler (-nodrc).
+        #[arg(long, conflicts_with_all = ["smoke", "wrong_digest"])]
+        gdb: bool,
     },
     /// Run the official MCP conformance suites against the conformance image in the rig.
     Conformance {
@@ -211,10 +215,12 @@ fn main() -> ExitCode {
             seconds,
             smoke,
             wrong_digest,
+            gdb,
         } => mame::run(&mame::Options {
             seconds,
             smoke,
             wrong_digest,
+            gdb,
         }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),
