@@ -130,8 +130,9 @@ enum Cmd {
         /// Configure another digest than the image's: passes when the stand-in refuses the image.
         #[arg(long, conflicts_with = "smoke")]
         wrong_digest: bool,
-        /// Run the demo cell beside the module and the rig's GDB test (tools/iris/tests/gdb.rs)
-        /// against it over MAME's Seeq, MAME without its recompiler (-nodrc).
+        /// Run the demo cell beside the module, and the rig's GDB test (tools/iris/tests/gdb.rs)
+        /// then a fault of the cell through debug.* against it over MAME's Seeq, MAME without its
+        /// recompiler (-nodrc).
         #[arg(long, conflicts_with_all = ["smoke", "wrong_digest"])]
         gdb: bool,
     },

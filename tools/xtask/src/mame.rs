@@ -45,8 +45,9 @@ pub struct Options {
     /// the image and halt before the module runs.
     pub wrong_digest: bool,
     /// Give the stand-in the demo cell (`tools/cell`) and run the rig's GDB test
-    /// (`tools/iris/tests/gdb.rs`) against the module and its cell over MAME's Seeq, then stop
-    /// MAME. MAME runs without its recompiler (`-nodrc`), which would miss a `break` written
+    /// (`tools/iris/tests/gdb.rs`), then a fault of the cell through `debug.*`
+    /// (`tools/iris/tests/debug.rs`), against the module and its cell over MAME's Seeq, then
+    /// stop MAME. MAME runs without its recompiler (`-nodrc`), which would miss a `break` written
     /// into code it had already compiled.
     pub gdb: bool,
 }
@@ -67,13 +68,14 @@ pub fn run(opts: &Options) -> Result<(), String> {
     println!("image   {} sha256 {}", image.path.display(), image.sha256);
     let gdb = if opts.gdb {
         let cell = crate::cell::build_cell()?;
-        let test = gdb_test_binary()?;
+        let tests = test_binaries()?;
         println!(
-            "cell    {}; the GDB test {}",
+            "cell    {}; the tests {} and {}",
             cell.display(),
-            test.display()
+            tests.gdb.display(),
+            tests.debug.display()
         );
-        Some((cell, test))
+        Some((cell, tests))
     } else {
         None
     };
@@ -120,8 +122,8 @@ pub fn run(opts: &Options) -> Result<(), String> {
     };
     let args = mame_args(&dir, &script, &scc_out, seconds, gdb.is_some());
     let (out, smoke) = match (&token, &gdb) {
-        (Some(token), Some((cell, test))) => {
-            let body = gdb_body(token, cell, test);
+        (Some(token), Some((cell, tests))) => {
+            let body = gdb_body(token, cell, tests);
             run_client(&dir, &args, &stop, &body)?
         }
         (Some(token), None) => {
@@ -720,47 +722,64 @@ fi
     ))
 }
 
-/// The rig's GDB test (`tools/iris/tests/gdb.rs`), built as a test binary: its path.
-fn gdb_test_binary() -> Result<PathBuf, String> {
-    // The suite's `cargo test --workspace --all-features` builds the same binary.
+/// The rig's GDB and `debug.*` tests (`tools/iris/tests/gdb.rs`, `debug.rs`), built as test
+/// binaries: their paths.
+fn test_binaries() -> Result<TestBinaries, String> {
+    // The suite's `cargo test --workspace --all-features` builds the same binaries.
     let out = cmd::output(
         Command::new("cargo")
             .current_dir(repo_root())
             .args(["test", "--workspace", "--all-features", "--no-run"])
-            .args([
-                "--test",
-                "gdb",
-                "--message-format",
-                "json-render-diagnostics",
-            ]),
+            .args(["--test", "gdb", "--test", "debug"])
+            .args(["--message-format", "json-render-diagnostics"]),
     )?;
-    out.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "gdb")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no test binary named gdb".into())
+    let binary = |name: &str| {
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .ok_or_else(|| format!("cargo built no test binary named {name}"))
+    };
+    Ok(TestBinaries {
+        gdb: binary("gdb")?,
+        debug: binary("debug")?,
+    })
 }
 
-/// The name of the test in `tools/iris/tests/gdb.rs` that debugs a module outside the rig.
-const GDB_TEST: &str = "gdb_debugs_the_cell_of_a_module_elsewhere";
+struct TestBinaries {
+    gdb: PathBuf,
+    debug: PathBuf,
+}
 
-/// What the GDB run does once the module serves: the rig's GDB test, against the module at
-/// [`MODULE_IP`] and the cell the stand-in runs.
-fn gdb_body(token: &str, cell: &Path, test: &Path) -> String {
+/// The tests that debug a module outside the rig, in the order they run: the GDB session
+/// (`tools/iris/tests/gdb.rs`), then a fault of the cell through `debug.*` (`debug.rs`), which
+/// leaves the cell stopped at its fault.
+const GDB_TEST: &str = "gdb_debugs_the_cell_of_a_module_elsewhere";
+const FAULT_TEST: &str = "a_fault_of_the_cell_of_a_module_elsewhere_is_a_stop";
+
+/// What the GDB run does once the module serves: the rig's GDB test, then its fault test,
+/// against the module at [`MODULE_IP`] and the cell the stand-in runs.
+fn gdb_body(token: &str, cell: &Path, tests: &TestBinaries) -> String {
     format!(
-        r#"env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
-  IRIX7_GDB_MODULE={module}:7801 IRIX7_MCP_TOKEN={token} IRIX7_CELL={cell} IRIX7_GDB_SHOW=1 \
-  {test} --ignored --exact {name} --nocapture --test-threads 1 2>&1
-rc=$?
+        r#"run_test() {{
+  env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
+    IRIX7_GDB_MODULE={module}:7801 IRIX7_MCP_TOKEN={token} IRIX7_CELL={cell} IRIX7_GDB_SHOW=1 \
+    "$1" --ignored --exact "$2" --nocapture --test-threads 1 2>&1
+}}
+rc=0
+run_test {gdb} {gdb_test} || {{ echo "FAIL  the GDB test failed against the module in MAME"; rc=1; }}
 t2=$(date +%s)
-echo "gdb: MAME up $((t1 - t0)) s before the module served, the GDB test $((t2 - t1)) s"
-if [ $rc -ne 0 ]; then echo "FAIL  the GDB test failed against the module in MAME"; rc=1; fi
+run_test {debug} {fault_test} || {{ echo "FAIL  the fault test failed against the module in MAME"; rc=1; }}
+t3=$(date +%s)
+echo "gdb: MAME up $((t1 - t0)) s before the module served, the GDB test $((t2 - t1)) s, the fault test $((t3 - t2)) s"
 "#,
         module = MODULE_IP,
         token = q(token),
         cell = q(&cell.display().to_string()),
-        test = q(&test.display().to_string()),
-        name = GDB_TEST,
+        gdb = q(&tests.gdb.display().to_string()),
+        debug = q(&tests.debug.display().to_string()),
+        gdb_test = GDB_TEST,
+        fault_test = FAULT_TEST,
     )
 }
 
