@@ -194,7 +194,7 @@ fn gdb_session(m: &Module, elf: &Path) {
         statuses += 1;
         // Two a second: within the module's 20 requests a second per client even where its
         // second lasts four of the host's (MAME without its recompiler ran the Indy at a
-        // quarter to a half of real time on a busy two-core host).
+        // quarter to three fifths of real time on a busy two-core host).
         std::thread::sleep(Duration::from_millis(500));
     }
     let out = gdb.wait_with_output().unwrap();
