@@ -5,7 +5,8 @@
 
 use crate::arena::{ARENA, Global};
 use crate::io::{flush_and_set, halt, put_dec, put_hex, puts, r8, r32, set_state, w8, w32};
-use crate::{boot_env, clock, layout, mailbox, power};
+use crate::ram::{cache_inval, cache_wback, in_ram, sync_icache};
+use crate::{boot_env, cell, clock, layout, mailbox, power};
 use alloc::boxed::Box;
 use indy::abi::{self, AbiTable, BootInfo, ImageInfo, IrqInfo, MachineStatus, ProcInfo, status};
 use indy::map::{DS1386, KSEG_LIMIT, kseg0, unmapped_phys};
@@ -74,15 +75,6 @@ fn ds1386_unix() -> Option<u32> {
     clock::unix_time(&regs)
 }
 
-/// A pointer and length the module passed, when they lie in RAM.
-fn in_ram(p: *const u8, len: usize) -> bool {
-    unmapped_phys(p as u32).is_some_and(|phys| {
-        phys >= indy::map::RAM_PHYS
-            && u64::from(phys) + len as u64
-                <= u64::from(indy::map::RAM_PHYS) + u64::from(crate::mc::RAM_BYTES)
-    })
-}
-
 fn console_out(bytes: &[u8]) {
     let ring = SERIAL_RING.get();
     let head = SERIAL_HEAD.get();
@@ -130,45 +122,6 @@ unsafe extern "C" fn block_count(_: u32) -> i32 {
 
 unsafe extern "C" fn clock_ms() -> u64 {
     ms_now()
-}
-
-/// The R4600's primary cache line.
-const LINE: u32 = 32;
-
-fn each_line(p: *const u8, len: usize, f: impl Fn(u32)) {
-    let start = p as u32;
-    if len == 0 || unmapped_phys(start).is_none() {
-        return;
-    }
-    let end = start.saturating_add(len as u32);
-    let mut a = start & !(LINE - 1);
-    while a < end {
-        f(a);
-        a += LINE;
-    }
-}
-
-unsafe extern "C" fn cache_wback(p: *const u8, len: usize) {
-    // Hit_Writeback_Invalidate_D.
-    each_line(p, len, |a| unsafe {
-        core::arch::asm!(".set push", ".set mips3", "cache 0x15, 0({0})", ".set pop", in(reg) a)
-    });
-}
-
-unsafe extern "C" fn cache_inval(p: *const u8, len: usize) {
-    // Hit_Invalidate_D.
-    each_line(p, len, |a| unsafe {
-        core::arch::asm!(".set push", ".set mips3", "cache 0x11, 0({0})", ".set pop", in(reg) a)
-    });
-}
-
-/// Writes the data cache back and drops stale instructions over freshly loaded code.
-fn sync_icache(p: *const u8, len: usize) {
-    // SAFETY: cache maintenance on RAM the stand-in just wrote.
-    unsafe { cache_wback(p, len) };
-    each_line(p, len, |a| unsafe {
-        core::arch::asm!(".set push", ".set mips3", "cache 0x10, 0({0})", ".set pop", in(reg) a)
-    });
 }
 
 unsafe extern "C" fn virt_to_phys(p: *const u8) -> u32 {
@@ -258,42 +211,15 @@ unsafe extern "C" fn irq_list(_: *mut IrqInfo, _: usize) -> i32 {
     0
 }
 
-// No cells yet (docs/debug.md, "MAME"): the table stops before ABI 15's entries, so the module
-// never calls these; they answer E_NOSYS should anything else.
-unsafe extern "C" fn ctx_list(_: *mut abi::CtxInfo, _: usize) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_id(_: u32) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_stop_info(_: u32, _: *mut abi::CtxStop) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_regs_get(_: u32, _: *mut abi::CtxFrame) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_regs_set(_: u32, _: *const abi::CtxFrame) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_mem_read(_: u32, _: u32, _: *mut u8, _: usize) -> i32 {
-    status::E_NOSYS
-}
-
-unsafe extern "C" fn ctx_mem_write(_: u32, _: u32, _: *const u8, _: usize) -> i32 {
-    status::E_NOSYS
-}
-
 unsafe extern "C" fn bus_probe(phys: u32, width: u32) -> i32 {
     if !matches!(width, 1 | 2 | 4) || !phys.is_multiple_of(width) {
         return status::E_INVAL;
     }
-    // No bus-error handler yet: answer for the windows the map names, refuse the rest.
-    if indy::map::find(phys, width).is_some() {
+    // No bus-error handler yet: answer for RAM and the windows the map names, refuse the rest
+    // (`mem.read` probes RAM before it reads).
+    if indy::map::check_ram(phys, width, crate::mc::RAM_BYTES).is_ok()
+        || indy::map::find(phys, width).is_some()
+    {
         0
     } else {
         status::E_NODEV
@@ -306,6 +232,32 @@ fn fail(what: &[u8]) -> ! {
     puts(b"; halted\n");
     flush_and_set(mailbox::STATE_FAILED);
     halt()
+}
+
+/// Loads the cell the script delivered with the image, if any: afresh at every boot, so a
+/// reset leaves no breakpoint or stopped cell behind. A cell that cannot be read is refused
+/// and the module runs without it.
+fn load_cell() {
+    let len = r32(mailbox::PHYS + mailbox::CELL_LEN);
+    if len == 0 {
+        return;
+    }
+    if len > layout::CELL_IMAGE.1 {
+        puts(b"cell refused: larger than its staging area\n");
+        return;
+    }
+    // SAFETY: the script wrote `len` bytes at CELL_IMAGE, inside RAM reserved for it.
+    let elf = unsafe {
+        core::slice::from_raw_parts(kseg0(layout::CELL_IMAGE.0) as *const u8, len as usize)
+    };
+    match cell::load(elf) {
+        Ok(entry) => cell::report(entry),
+        Err(e) => {
+            puts(b"cell refused: ");
+            puts(e.as_bytes());
+            puts(b"\n");
+        }
+    }
 }
 
 /// Asks the script for the image, loads it and serves.
@@ -392,6 +344,8 @@ pub fn boot() -> ! {
     put_dec(loaded.bytes.len() as u32);
     puts(b" bytes\n");
 
+    load_cell();
+
     let st = STATUS.get();
     st.ram_bytes = crate::mc::RAM_BYTES;
     if let Some(mac) = boot_env::lookup(env, b"eaddr")
@@ -410,9 +364,8 @@ pub fn boot() -> ! {
     st.unix_time = *BOOT_UNIX.get();
 
     let table: &'static AbiTable = Box::leak(Box::new(AbiTable {
-        // ABI 14: this kernel runs no cells yet, so its table ends before `ctx_events`.
-        version: 14,
-        size: core::mem::offset_of!(AbiTable, ctx_events) as u32,
+        version: abi::ABI_VERSION,
+        size: core::mem::size_of::<AbiTable>() as u32,
         console_write,
         serial_ring: SERIAL_RING.get().as_ptr(),
         serial_ring_size: abi::SERIAL_RING_SIZE,
@@ -443,15 +396,15 @@ pub fn boot() -> ! {
         },
         // This kernel draws nothing of its console on the screen: the serial line is all of it.
         serial_write: console_write,
-        ctx_events: core::ptr::null(),
-        ctx_list,
-        ctx_stop: ctx_id,
-        ctx_resume: ctx_id,
-        ctx_stop_info,
-        ctx_regs_get,
-        ctx_regs_set,
-        ctx_mem_read,
-        ctx_mem_write,
+        ctx_events: cell::events(),
+        ctx_list: cell::ctx_list,
+        ctx_stop: cell::ctx_stop,
+        ctx_resume: cell::ctx_resume,
+        ctx_stop_info: cell::ctx_stop_info,
+        ctx_regs_get: cell::ctx_regs_get,
+        ctx_regs_set: cell::ctx_regs_set,
+        ctx_mem_read: cell::ctx_mem_read,
+        ctx_mem_write: cell::ctx_mem_write,
     }));
     // SAFETY: the loader found these symbols in the image's text, relocated at `base`.
     let init: extern "C" fn(*const AbiTable) -> i32 = unsafe { core::mem::transmute(loaded.init) };
@@ -475,5 +428,6 @@ pub fn boot() -> ! {
             r32(mb + mailbox::POLLS).wrapping_add(1),
         );
         let _ = poll(now);
+        cell::slice();
     }
 }

@@ -10,13 +10,18 @@ use indy::map::RAM_PHYS;
 /// The stand-in's `.data`, `.bss` and stack (prom.ld says the same).
 pub const OWN: (u32, u32) = (RAM_PHYS + 0x4_0000, 0xC_0000);
 /// The relocated module (the rig's `MODULE_OFF` and `MODULE_MAX`).
-pub const MODULE: (u32, u32) = (RAM_PHYS + 0x10_0000, 0x70_0000);
+pub const MODULE: (u32, u32) = (RAM_PHYS + 0x10_0000, 0x60_0000);
+/// The cell's window: code, data and stack (the rig's `CELL_OFF` and `CELL_SIZE`, where
+/// `tools/cell/cell.ld` links the demo cell).
+pub const CELL: (u32, u32) = (RAM_PHYS + 0x70_0000, 0x10_0000);
 /// The module's heap (`heap_base`, `heap_size`).
 pub const HEAP: (u32, u32) = (RAM_PHYS + 0x80_0000, 32 << 20);
 /// The stand-in's allocations (the loader's working copies and symbol names).
 pub const ARENA: (u32, u32) = (RAM_PHYS + 0x280_0000, 64 << 20);
 /// Where the script writes the image.
-pub const IMAGE: (u32, u32) = (RAM_PHYS + 0x680_0000, 16 << 20);
+pub const IMAGE: (u32, u32) = (RAM_PHYS + 0x680_0000, 15 << 20);
+/// Where the script writes the cell's ELF, when the run has one.
+pub const CELL_IMAGE: (u32, u32) = (RAM_PHYS + 0x770_0000, 1 << 20);
 /// Where the script writes the boot environment (`key = value` lines).
 pub const ENV: (u32, u32) = (RAM_PHYS + 0x780_0000, 64 << 10);
 /// What the stand-in keeps across a reset it performs (`kept`): RAM its reset code and memory
@@ -41,7 +46,9 @@ pub const KEPT_BOOTED: u32 = 0x4937_4B42;
 pub const MAILBOX: (u32, u32) = (mailbox::PHYS, 0x1_0000);
 
 /// Every region, in address order.
-pub const REGIONS: [(u32, u32); 8] = [OWN, MODULE, HEAP, ARENA, IMAGE, ENV, KEPT, MAILBOX];
+pub const REGIONS: [(u32, u32); 10] = [
+    OWN, MODULE, CELL, HEAP, ARENA, IMAGE, CELL_IMAGE, ENV, KEPT, MAILBOX,
+];
 
 const _: () = {
     let mut i = 1;
@@ -70,6 +77,7 @@ mod tests {
     fn regions_are_where_the_rig_puts_them() {
         assert_eq!(MODULE.0, 0x0810_0000);
         assert_eq!(HEAP.0, 0x0880_0000);
+        assert_eq!(indy::map::kseg0(CELL.0), 0x8870_0000);
         assert!(holds(IMAGE, IMAGE.0, IMAGE.1));
         assert!(!holds(IMAGE, IMAGE.0, IMAGE.1 + 1));
         assert!(!holds(ENV, ENV.0 - 1, 1));

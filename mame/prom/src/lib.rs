@@ -31,6 +31,8 @@ pub mod scc;
 #[cfg(target_os = "none")]
 mod arena;
 #[cfg(target_os = "none")]
+mod cell;
+#[cfg(target_os = "none")]
 mod io;
 #[cfg(target_os = "none")]
 mod kept;
@@ -38,6 +40,8 @@ mod kept;
 mod kernel;
 #[cfg(target_os = "none")]
 mod newport_init;
+#[cfg(target_os = "none")]
+mod ram;
 #[cfg(target_os = "none")]
 mod start;
 

@@ -21,6 +21,9 @@ pub const BADVADDR: u32 = 0x18;
 pub const DELIVERY: u32 = 0x20;
 pub const IMAGE_LEN: u32 = 0x24;
 pub const ENV_LEN: u32 = 0x28;
+/// The length of the cell's ELF the script wrote to `layout::CELL_IMAGE` with the image (0: no
+/// cell this run).
+pub const CELL_LEN: u32 = 0x30;
 pub const WANT_IMAGE: u32 = 0x5741_4E54; // "WANT"
 pub const DELIVERED: u32 = 0x444F_4E45; // "DONE"
 /// Offset and size of the console ring.

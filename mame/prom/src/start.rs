@@ -4,12 +4,16 @@
 use crate::io::{flush_and_set, halt, put_dec, put_hex, puts, r32, w8, w32};
 use crate::{BANNER, layout, mailbox, mc, pbus, scc};
 use core::ptr::{read_volatile, write_volatile};
+use indy::abi::frame;
 use indy::map::{RAM_PHYS, kseg0, kseg1};
 use indy::regs::z85c30::CTRL_B;
 
 // Reset vector at 0xBFC00000, then the BEV exception vectors at their fixed offsets (TLB refill
-// 0x200, XTLB 0x280, cache error 0x300, general 0x380): at boot any exception is a bug, so each
-// records Cause, EPC and BadVAddr in the mailbox and stops. Then the reset code proper: Status
+// 0x200, XTLB 0x280, cache error 0x300, general 0x380). An exception the cell takes while it
+// runs (`cell.rs`: the TLB and general vectors, `running` set) is the cell's stop or the end of
+// its slice: `10:` saves its registers in its frame, puts back the kernel's Status and
+// registers `irix7_cell_run` kept, and returns from that call with Cause. Any other exception is
+// a bug: `9:` records Cause, EPC and BadVAddr in the mailbox and stops. Then the reset code proper: Status
 // (CU0 and BEV, interrupts masked, ERL/EXL clear), Config's K0 cacheable, the 16 KiB I and D cache
 // tags cleared (the R4600's line is 32 bytes), the stack, .data copied and .bss zeroed.
 core::arch::global_asm!(
@@ -22,16 +26,16 @@ _reset:
     b 1f
     nop
     .org 0x200
-    b 9f
+    b 10f
     nop
     .org 0x280
-    b 9f
+    b 10f
     nop
     .org 0x300
     b 9f
     nop
     .org 0x380
-    b 9f
+    b 10f
     nop
 9:
     lui $k0, {mbox_hi}
@@ -51,6 +55,81 @@ _reset:
     sw $k1, 0($k0)
 8:
     b 8b
+    nop
+10:
+    lui $k0, %hi({cpu})
+    addiu $k0, $k0, %lo({cpu})
+    lw $k1, {running}($k0)
+    nop
+    beq $k1, $zero, 9b
+    nop
+    sw $zero, {running}($k0)
+    sw $1, {f}+4($k0)
+    sw $2, {f}+8($k0)
+    sw $3, {f}+12($k0)
+    sw $4, {f}+16($k0)
+    sw $5, {f}+20($k0)
+    sw $6, {f}+24($k0)
+    sw $7, {f}+28($k0)
+    sw $8, {f}+32($k0)
+    sw $9, {f}+36($k0)
+    sw $10, {f}+40($k0)
+    sw $11, {f}+44($k0)
+    sw $12, {f}+48($k0)
+    sw $13, {f}+52($k0)
+    sw $14, {f}+56($k0)
+    sw $15, {f}+60($k0)
+    sw $16, {f}+64($k0)
+    sw $17, {f}+68($k0)
+    sw $18, {f}+72($k0)
+    sw $19, {f}+76($k0)
+    sw $20, {f}+80($k0)
+    sw $21, {f}+84($k0)
+    sw $22, {f}+88($k0)
+    sw $23, {f}+92($k0)
+    sw $24, {f}+96($k0)
+    sw $25, {f}+100($k0)
+    sw $zero, {f}+104($k0)
+    sw $zero, {f}+108($k0)
+    sw $28, {f}+112($k0)
+    sw $29, {f}+116($k0)
+    sw $30, {f}+120($k0)
+    sw $31, {f}+124($k0)
+    mflo $k1
+    sw $k1, {f}+{lo}($k0)
+    mfhi $k1
+    sw $k1, {f}+{hi}($k0)
+    mfc0 $k1, $14
+    nop
+    sw $k1, {f}+{pc}($k0)
+    mfc0 $k1, $13
+    nop
+    sw $k1, {f}+{cause_w}($k0)
+    mfc0 $k1, $8
+    nop
+    sw $k1, {f}+{bad}($k0)
+    mfc0 $k1, $12
+    nop
+    sw $k1, {f}+{sr}($k0)
+    lw $s0, {k}+4($k0)
+    lw $s1, {k}+8($k0)
+    lw $s2, {k}+12($k0)
+    lw $s3, {k}+16($k0)
+    lw $s4, {k}+20($k0)
+    lw $s5, {k}+24($k0)
+    lw $s6, {k}+28($k0)
+    lw $s7, {k}+32($k0)
+    lw $gp, {k}+36($k0)
+    lw $sp, {k}+40($k0)
+    lw $fp, {k}+44($k0)
+    lw $ra, {k}+48($k0)
+    lw $v0, {f}+{cause_w}($k0)
+    lw $k1, {k}+0($k0)
+    mtc0 $k1, $12
+    nop
+    nop
+    nop
+    jr $ra
     nop
 1:
     lui $t0, 0x1040
@@ -124,6 +203,16 @@ _reset:
     state_exc = const mailbox::STATE_EXCEPTION,
     magic_hi = const mailbox::MAGIC >> 16,
     magic_lo = const mailbox::MAGIC & 0xFFFF,
+    cpu = sym crate::cell::CPU,
+    running = const crate::cell::OFF_RUNNING,
+    k = const crate::cell::OFF_KERNEL,
+    f = const crate::cell::OFF_FRAME,
+    lo = const frame::LO * 4,
+    hi = const frame::HI * 4,
+    pc = const frame::PC * 4,
+    cause_w = const frame::CAUSE * 4,
+    bad = const frame::BAD * 4,
+    sr = const frame::SR * 4,
 );
 
 /// Configures the IOC2's PBUS PIO channel as an 8-bit device on PBUS 7:0 (`pbus.rs`: its

@@ -48,7 +48,7 @@ pub fn build_cell() -> Result<PathBuf, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     cmd::run(
-        Command::new(crate::mame::rust_lld()?)
+        Command::new(cmd::rust_lld()?)
             .args(["-flavor", "gnu", "--gc-sections", "-e", "cell_main"])
             .arg("-T")
             .arg(root.join(CELL_DIR).join("cell.ld"))

@@ -46,3 +46,17 @@ fn describe(cmd: &Command) -> String {
     }
     s
 }
+
+/// The linker rustup ships beside rustc (the one `cargo xtask image` links with).
+pub fn rust_lld() -> Result<PathBuf, String> {
+    let sysroot = output(Command::new("rustc").args(["--print", "sysroot"]))?;
+    let vv = output(Command::new("rustc").arg("-vV"))?;
+    let host = vv
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .ok_or("rustc -vV printed no host triple")?;
+    Ok(Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin/rust-lld"))
+}

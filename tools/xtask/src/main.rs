@@ -135,6 +135,11 @@ enum Cmd {
         /// Configure another digest than the image's: passes when the stand-in refuses the image.
         #[arg(long, conflicts_with = "smoke")]
         wrong_digest: bool,
+        /// Run the demo cell beside the module, and the rig's GDB test (tools/iris/tests/gdb.rs)
+        /// then a fault of the cell through debug.* against it over MAME's Seeq, MAME without its
+        /// recompiler (-nodrc).
+        #[arg(long, conflicts_with_all = ["smoke", "wrong_digest"])]
+        gdb: bool,
     },
     /// Run the official MCP conformance suites against the conformance image in the rig.
     Conformance {
@@ -220,10 +225,12 @@ fn main() -> ExitCode {
             seconds,
             smoke,
             wrong_digest,
+            gdb,
         } => mame::run(&mame::Options {
             seconds,
             smoke,
             wrong_digest,
+            gdb,
         }),
         Cmd::Conformance { url } => conformance::run(url),
         Cmd::Clients { args } => clients::run(&args),

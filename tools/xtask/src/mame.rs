@@ -44,6 +44,12 @@ pub struct Options {
     /// Name another digest than the image's in the boot environment: the stand-in must refuse
     /// the image and halt before the module runs.
     pub wrong_digest: bool,
+    /// Give the stand-in the demo cell (`tools/cell`) and run the rig's GDB test
+    /// (`tools/iris/tests/gdb.rs`), then a fault of the cell through `debug.*`
+    /// (`tools/iris/tests/debug.rs`), against the module and its cell over MAME's Seeq, then
+    /// stop MAME. MAME runs without its recompiler (`-nodrc`), which would miss a `break` written
+    /// into code it had already compiled.
+    pub gdb: bool,
 }
 
 /// Installs MAME if missing, builds the PROM stand-in, writes the ROM directory, the cfg and
@@ -60,9 +66,27 @@ pub fn run(opts: &Options) -> Result<(), String> {
     write_cfg(&dir.join("cfg"))?;
     let image = crate::launch::product_image()?;
     println!("image   {} sha256 {}", image.path.display(), image.sha256);
-    let token = opts.smoke.then(random_token).transpose()?;
+    let gdb = if opts.gdb {
+        let cell = crate::cell::build_cell()?;
+        let tests = test_binaries()?;
+        println!(
+            "cell    {}; the tests {} and {}",
+            cell.display(),
+            tests.gdb.display(),
+            tests.debug.display()
+        );
+        Some((cell, tests))
+    } else {
+        None
+    };
+    let client = opts.smoke || gdb.is_some();
+    let token = client.then(random_token).transpose()?;
     let env = dir.join("boot-env.conf");
     let mut env_text = boot_env(token.as_deref())?;
+    if gdb.is_some() {
+        // The name the rig's tests send in `Host` (`tools/iris/tests/support/guest.rs`).
+        env_text.push_str("mcp.hosts = indy\n");
+    }
     let wrong = opts.wrong_digest.then(|| other_digest(&image.sha256));
     if let Some(w) = &wrong {
         // The last line naming a key wins (`mame/prom/src/boot_env.rs`).
@@ -72,12 +96,13 @@ pub fn run(opts: &Options) -> Result<(), String> {
     crate::private::write(&env, env_text.as_bytes())?;
     let script = dir.join("boot.lua");
     // Serving the smoke test, the module runs until the shell script stops MAME.
-    let serve_frames = if opts.smoke { None } else { Some(SERVE_FRAMES) };
+    let serve_frames = if client { None } else { Some(SERVE_FRAMES) };
     let stop = dir.join("stop");
     let _ = std::fs::remove_file(&stop);
+    let cell = gdb.as_ref().map(|(cell, _)| cell.as_path());
     write_file(
         &script,
-        lua_script(&image.path, &env, &stop, serve_frames).as_bytes(),
+        lua_script(&image.path, &env, cell, &stop, serve_frames).as_bytes(),
     )?;
     let scc_out = dir.join("scc-b.out");
     // A stale capture must not pass for this run's; MAME writes the console, which shows a
@@ -90,15 +115,22 @@ pub fn run(opts: &Options) -> Result<(), String> {
 
     let t = Instant::now();
     // The smoke run ends when mcp-smoke does: MAME's own stop is only a backstop.
-    let seconds = if opts.smoke {
+    let seconds = if client {
         opts.seconds.max(SMOKE_LIMIT.as_secs() as u32)
     } else {
         opts.seconds
     };
-    let args = mame_args(&dir, &script, &scc_out, seconds);
-    let (out, smoke) = match &token {
-        None => (run_mame(&dir, &args)?, Ok(())),
-        Some(token) => run_smoke(&dir, &args, &stop, token, &image.sha256)?,
+    let args = mame_args(&dir, &script, &scc_out, seconds, gdb.is_some());
+    let (out, smoke) = match (&token, &gdb) {
+        (Some(token), Some((cell, tests))) => {
+            let body = gdb_body(token, cell, tests);
+            run_client(&dir, &args, &stop, &body)?
+        }
+        (Some(token), None) => {
+            let body = smoke_body(&dir, token, &image.sha256)?;
+            run_client(&dir, &args, &stop, &body)?
+        }
+        (None, _) => (run_mame(&dir, &args)?, Ok(())),
     };
     let expect = Expect {
         digest: image.sha256.clone(),
@@ -123,7 +155,7 @@ pub fn run(opts: &Options) -> Result<(), String> {
     }
     check(&out, &scc, &expect)?;
     smoke?;
-    if token.is_some() {
+    if opts.smoke {
         let t = Instant::now();
         let same = crate::mame_screen::compare(&dir)?;
         println!(
@@ -254,7 +286,7 @@ fn build_prom() -> Result<Vec<u8>, String> {
     let elf = root.join(DIR).join("prom.elf");
     std::fs::create_dir_all(root.join(DIR)).map_err(|e| format!("{DIR}: {e}"))?;
     cmd::run(
-        Command::new(rust_lld()?)
+        Command::new(cmd::rust_lld()?)
             .args(["-flavor", "gnu", "--gc-sections", "-e", "_reset"])
             .arg("-T")
             .arg(root.join("mame/prom/prom.ld"))
@@ -332,11 +364,29 @@ fn write_cfg(cfg: &Path) -> Result<(), String> {
 /// the stand-in asks for the image, writes the image and the boot environment into RAM; once
 /// the module has been served for [`SERVE_FRAMES`] frames, or the stand-in stops, prints the
 /// state (and the exception registers) and stops MAME.
-fn lua_script(image: &Path, env: &Path, stop: &Path, serve_frames: Option<u32>) -> String {
+fn lua_script(
+    image: &Path,
+    env: &Path,
+    cell: Option<&Path>,
+    stop: &Path,
+    serve_frames: Option<u32>,
+) -> String {
     use mailbox::*;
-    use mame_prom::layout::{ENV, IMAGE};
+    use mame_prom::layout::{CELL_IMAGE, ENV, IMAGE};
     use mame_prom::power;
     let (image, env) = (image.display().to_string(), env.display().to_string());
+    // With a cell, the script writes its ELF beside the image; without, a length of 0.
+    let cell = cell.map_or_else(
+        || "0".to_string(),
+        |c| {
+            format!(
+                "deliver({:#x}, {:?}, {})",
+                CELL_IMAGE.0,
+                c.display().to_string(),
+                CELL_IMAGE.1
+            )
+        },
+    );
     let stop = stop.display().to_string();
     // Lua's integers reach 2^63: "never" is a frame count no run reaches.
     let serve_frames = serve_frames.map_or(i64::MAX, i64::from);
@@ -411,8 +461,10 @@ emu.register_frame_done(function()
   if mem:read_u32(base + {DELIVERY:#x}) == {WANT_IMAGE:#x} then
     local n = deliver({image_at:#x}, {image:?}, {image_max})
     local e = deliver({env_at:#x}, {env:?}, {env_max})
+    local c = {cell}
     mem:write_u32(base + {IMAGE_LEN:#x}, n)
     mem:write_u32(base + {ENV_LEN:#x}, e)
+    mem:write_u32(base + {CELL_LEN:#x}, c)
     mem:write_u32(base + {DELIVERY:#x}, {DELIVERED:#x})
     print(string.format("[lua] delivered the image (%d bytes) and the boot environment (%d bytes)", n, e))
   end
@@ -501,9 +553,14 @@ const SERVING_LINE: &str = "kernel: module initialised, polling";
 
 /// MAME's command line (after the program): headless, the ROM directory, the script, the
 /// per-machine directories, and channel B's null modem into `scc_out`.
-fn mame_args(dir: &Path, script: &Path, scc_out: &Path, seconds: u32) -> Vec<String> {
+fn mame_args(dir: &Path, script: &Path, scc_out: &Path, seconds: u32, nodrc: bool) -> Vec<String> {
     let p = |q: &Path| q.display().to_string();
     let mut a: Vec<String> = vec![SYSTEM.into(), "-rompath".into(), p(&dir.join("roms"))];
+    if nodrc {
+        // MAME's MIPS3 recompiler checks only a compiled block's first word and treats `cache`
+        // as a no-op: a `break` the debugger writes into code it compiled would be missed.
+        a.push("-nodrc".into());
+    }
     for s in [
         "-video",
         "none",
@@ -606,55 +663,19 @@ fn wait_bounded(
 /// Wall-clock bound on the whole smoke run (MAME's boot, the tap, mcp-smoke).
 const SMOKE_LIMIT: Duration = Duration::from_secs(300);
 
-/// The smoke run: one shell script in a fresh network namespace starts MAME, gives the tap MAME
-/// opens there the host's address, waits for the module, finds it with `irix7-gateway discover`
-/// (mDNS), runs `rom/tools/mcp-smoke.py` against it (no disk: block and fs checks skipped) and
-/// stops MAME. Returns MAME's output and whether mcp-smoke passed, with the script's failure
-/// lines as the reason when it did not (they are printed as they come too).
-fn run_smoke(
-    dir: &Path,
-    args: &[String],
-    stop_file: &Path,
-    token: &str,
-    sha256: &str,
-) -> Result<(Run, Result<(), String>), String> {
-    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    let mame: Vec<String> = std::iter::once(mame_binary().display().to_string())
-        .chain(args.iter().cloned())
-        .map(|a| q(&a))
-        .collect();
+/// Quotes `s` for the shell.
+fn q(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// What the smoke run does once the module serves: finds it with `irix7-gateway discover`
+/// (mDNS), runs `rom/tools/mcp-smoke.py` against it (no disk: block and fs checks skipped),
+/// then `system.poweroff`, which must turn MAME off.
+fn smoke_body(dir: &Path, token: &str, sha256: &str) -> Result<String, String> {
     let smoke = repo_root().join("rom/tools/mcp-smoke.py");
     let out_file = dir.join("mame.out");
-    let script = format!(
-        r#"# Written by `cargo xtask mame --smoke` (tools/xtask/src/mame.rs); runs under unshare -n.
-ip link set lo up
-{mame} > {out} 2> {err} < /dev/null &
-mame=$!
-t0=$(date +%s)
-# Ask the Lua script to stop MAME; kill it only if it has not gone after 20 s.
-stop() {{
-  touch {stop}
-  for i in $(seq 1 200); do kill -0 $mame 2>/dev/null || break; sleep 0.1; done
-  kill $mame 2>/dev/null
-  wait $mame 2>/dev/null
-}}
-tap=
-for i in $(seq 1 600); do
-  tap=$(ip -o link show | sed -n 's/^[0-9]*: \(tap[^:@]*\).*/\1/p' | head -n 1)
-  [ -n "$tap" ] && break
-  sleep 0.1
-done
-if [ -z "$tap" ]; then echo "FAIL  MAME opened no tap"; stop; exit 2; fi
-ip addr add {host}/24 dev "$tap" && ip link set "$tap" up || {{ echo "FAIL  cannot address $tap"; stop; exit 2; }}
-echo "smoke: $tap is {host}/24; the module is {module}"
-for i in $(seq 1 1200); do
-  grep -q {serving} {out} && break
-  kill -0 $mame 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -q {serving} {out}; then echo "FAIL  the module did not come up"; stop; exit 2; fi
-t1=$(date +%s)
-# The lab gateway's mDNS browse finds the module's _mcp._tcp announcement over MAME's Seeq.
+    Ok(format!(
+        r#"# The lab gateway's mDNS browse finds the module's _mcp._tcp announcement over MAME's Seeq.
 {gateway} discover --seconds 5 > {found} 2>&1
 found=0
 if grep -q {want} {found}; then
@@ -686,8 +707,129 @@ if grep -qF {powered_off} {out} && ! kill -0 $mame 2>/dev/null; then
 else
   echo "FAIL  system.poweroff did not turn the machine off through the IOC2 front panel"; rc=1
 fi
-stop
 [ $rc -eq 0 ] && rc=$found
+"#,
+        out = q(&out_file.display().to_string()),
+        module = MODULE_IP,
+        smoke = q(&smoke.display().to_string()),
+        token = q(token),
+        sha256 = q(sha256),
+        gateway = q(&crate::lab::gateway_binary()?.display().to_string()),
+        found = q(&dir.join("discover.out").display().to_string()),
+        dir = q(&dir.display().to_string()),
+        powered_off = q(POWERED_OFF_LINE),
+        want = q(&format!("^{}\thttp://{MODULE_IP}:7801/mcp\t", mdns_name())),
+    ))
+}
+
+/// The rig's GDB and `debug.*` tests (`tools/iris/tests/gdb.rs`, `debug.rs`), built as test
+/// binaries: their paths.
+fn test_binaries() -> Result<TestBinaries, String> {
+    // The suite's `cargo test --workspace --all-features` builds the same binaries.
+    let out = cmd::output(
+        Command::new("cargo")
+            .current_dir(repo_root())
+            .args(["test", "--workspace", "--all-features", "--no-run"])
+            .args(["--test", "gdb", "--test", "debug"])
+            .args(["--message-format", "json-render-diagnostics"]),
+    )?;
+    let binary = |name: &str| {
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .ok_or_else(|| format!("cargo built no test binary named {name}"))
+    };
+    Ok(TestBinaries {
+        gdb: binary("gdb")?,
+        debug: binary("debug")?,
+    })
+}
+
+struct TestBinaries {
+    gdb: PathBuf,
+    debug: PathBuf,
+}
+
+/// The tests that debug a module outside the rig, in the order they run: the GDB session
+/// (`tools/iris/tests/gdb.rs`), then a fault of the cell through `debug.*` (`debug.rs`), which
+/// leaves the cell stopped at its fault.
+const GDB_TEST: &str = "gdb_debugs_the_cell_of_a_module_elsewhere";
+const FAULT_TEST: &str = "a_fault_of_the_cell_of_a_module_elsewhere_is_a_stop";
+
+/// What the GDB run does once the module serves: the rig's GDB test, then its fault test,
+/// against the module at [`MODULE_IP`] and the cell the stand-in runs.
+fn gdb_body(token: &str, cell: &Path, tests: &TestBinaries) -> String {
+    format!(
+        r#"run_test() {{
+  env -u http_proxy -u HTTP_PROXY -u https_proxy -u HTTPS_PROXY -u all_proxy -u ALL_PROXY \
+    IRIX7_GDB_MODULE={module}:7801 IRIX7_MCP_TOKEN={token} IRIX7_CELL={cell} IRIX7_GDB_SHOW=1 \
+    "$1" --ignored --exact "$2" --nocapture --test-threads 1 2>&1
+}}
+rc=0
+run_test {gdb} {gdb_test} || {{ echo "FAIL  the GDB test failed against the module in MAME"; rc=1; }}
+t2=$(date +%s)
+run_test {debug} {fault_test} || {{ echo "FAIL  the fault test failed against the module in MAME"; rc=1; }}
+t3=$(date +%s)
+echo "gdb: MAME up $((t1 - t0)) s before the module served, the GDB test $((t2 - t1)) s, the fault test $((t3 - t2)) s"
+"#,
+        module = MODULE_IP,
+        token = q(token),
+        cell = q(&cell.display().to_string()),
+        gdb = q(&tests.gdb.display().to_string()),
+        debug = q(&tests.debug.display().to_string()),
+        gdb_test = GDB_TEST,
+        fault_test = FAULT_TEST,
+    )
+}
+
+/// A client run: one shell script in a fresh network namespace starts MAME, gives the tap MAME
+/// opens there the host's address, waits for the module, runs `body` (a shell fragment that
+/// sets `rc`: 0 passed, 1 failed) and stops MAME. Returns MAME's output and whether the body
+/// passed, with the script's failure lines as the reason when it did not (they are printed as
+/// they come too).
+fn run_client(
+    dir: &Path,
+    args: &[String],
+    stop_file: &Path,
+    body: &str,
+) -> Result<(Run, Result<(), String>), String> {
+    let mame: Vec<String> = std::iter::once(mame_binary().display().to_string())
+        .chain(args.iter().cloned())
+        .map(|a| q(&a))
+        .collect();
+    let out_file = dir.join("mame.out");
+    let script = format!(
+        r#"# Written by `cargo xtask mame` (tools/xtask/src/mame.rs); runs under unshare -n.
+ip link set lo up
+{mame} > {out} 2> {err} < /dev/null &
+mame=$!
+t0=$(date +%s)
+# Ask the Lua script to stop MAME; kill it only if it has not gone after 20 s.
+stop() {{
+  touch {stop}
+  for i in $(seq 1 200); do kill -0 $mame 2>/dev/null || break; sleep 0.1; done
+  kill $mame 2>/dev/null
+  wait $mame 2>/dev/null
+}}
+tap=
+for i in $(seq 1 600); do
+  tap=$(ip -o link show | sed -n 's/^[0-9]*: \(tap[^:@]*\).*/\1/p' | head -n 1)
+  [ -n "$tap" ] && break
+  sleep 0.1
+done
+if [ -z "$tap" ]; then echo "FAIL  MAME opened no tap"; stop; exit 2; fi
+ip addr add {host}/24 dev "$tap" && ip link set "$tap" up || {{ echo "FAIL  cannot address $tap"; stop; exit 2; }}
+echo "mame: $tap is {host}/24; the module is {module}"
+for i in $(seq 1 1200); do
+  grep -q {serving} {out} && break
+  kill -0 $mame 2>/dev/null || break
+  sleep 0.1
+done
+if ! grep -q {serving} {out}; then echo "FAIL  the module did not come up"; stop; exit 2; fi
+t1=$(date +%s)
+{body}
+stop
 exit $rc
 "#,
         mame = mame.join(" "),
@@ -697,16 +839,8 @@ exit $rc
         host = HOST_IP,
         module = MODULE_IP,
         serving = q(SERVING_LINE),
-        smoke = q(&smoke.display().to_string()),
-        token = q(token),
-        sha256 = q(sha256),
-        gateway = q(&crate::lab::gateway_binary()?.display().to_string()),
-        found = q(&dir.join("discover.out").display().to_string()),
-        dir = q(&dir.display().to_string()),
-        powered_off = q(POWERED_OFF_LINE),
-        want = q(&format!("^{}\thttp://{MODULE_IP}:7801/mcp\t", mdns_name())),
     );
-    let path = dir.join("smoke.sh");
+    let path = dir.join("client.sh");
     write_file(&path, script.as_bytes())?;
     let _ = std::fs::remove_file(&out_file);
     let mut child = Command::new("unshare")
@@ -718,11 +852,11 @@ exit $rc
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
-    let stdout = child.stdout.take().ok_or("the smoke run's stdout")?;
+    let stdout = child.stdout.take().ok_or("the client run's stdout")?;
     let failures = std::thread::spawn(move || echo_failures(stdout));
     // On a timeout the reader is left behind: a program the script started may still hold
     // the pipe.
-    let status = wait_bounded(&mut child, SMOKE_LIMIT, "the smoke run")?;
+    let status = wait_bounded(&mut child, SMOKE_LIMIT, "the client run")?;
     // The reader ends with the script (MAME's output goes to files, not to this pipe).
     let failures = failures.join().unwrap_or_default();
     let out = std::fs::read(&out_file).unwrap_or_default();
@@ -732,7 +866,7 @@ exit $rc
         Some(1) => Ok((
             run,
             Err(format!(
-                "the smoke run against the module in MAME failed: {}",
+                "the run against the module in MAME failed: {}",
                 failures.join("; ")
             )),
         )),
@@ -748,7 +882,7 @@ exit $rc
             ];
             let err = err.lines().filter(|l| !noise.iter().any(|n| l.contains(n)));
             Err(format!(
-                "the smoke run failed before mcp-smoke ({status}): {}; the console ends: {}; \
+                "the run failed before its client ({status}): {}; the console ends: {}; \
                  MAME's stderr ends: {}",
                 failures.join("; "),
                 last_lines(run.console.lines(), 3),
@@ -815,20 +949,6 @@ fn is_mame_noise(line: &str) -> bool {
         || line.trim_start().starts_with("FOUND:")
         || line.starts_with("WARNING: the machine might not run correctly")
         || line.starts_with("Average speed:")
-}
-
-/// The linker rustup ships beside rustc (the one `cargo xtask image` links with).
-pub(crate) fn rust_lld() -> Result<PathBuf, String> {
-    let sysroot = cmd::output(Command::new("rustc").args(["--print", "sysroot"]))?;
-    let vv = cmd::output(Command::new("rustc").arg("-vV"))?;
-    let host = vv
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .ok_or("rustc -vV printed no host triple")?;
-    Ok(Path::new(sysroot.trim())
-        .join("lib/rustlib")
-        .join(host)
-        .join("bin/rust-lld"))
 }
 
 /// Debian installs MAME in /usr/games, which is not on every PATH.
@@ -901,6 +1021,7 @@ mod tests {
         let s = lua_script(
             Path::new("/i.o"),
             Path::new("/e.conf"),
+            None,
             Path::new("/s"),
             Some(120),
         );
@@ -908,6 +1029,7 @@ mod tests {
         let forever = lua_script(
             Path::new("/i.o"),
             Path::new("/e.conf"),
+            Some(Path::new("/c.elf")),
             Path::new("/s"),
             None,
         );
@@ -918,7 +1040,11 @@ mod tests {
         )));
         assert!(s.contains("local base = 0xfff0000"));
         assert!(s.contains(&format!("{:#x}", mailbox::MAGIC)));
-        assert!(s.contains("deliver(0xe800000, \"/i.o\", 16777216)"));
+        assert!(s.contains("deliver(0xe800000, \"/i.o\", 15728640)"));
+        // The cell's ELF when there is one, else a length of 0.
+        assert!(s.contains("local c = 0\n"));
+        assert!(s.contains("mem:write_u32(base + 0x30, c)"));
+        assert!(forever.contains("local c = deliver(0xf700000, \"/c.elf\", 1048576)"));
         assert!(s.contains("deliver(0xf800000, \"/e.conf\", 65536)"));
         // The reset and power-off taps watch CPU control 0 and the front panel's words.
         assert!(s.contains("install_write_tap(0x1fa00000, 0x1fa00000 + 7"));

@@ -63,7 +63,7 @@ const STEPS: &[Step] = &[
         run: build_cell,
     },
     Step {
-        name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless) and refuses a wrong digest",
+        name: "MAME's Indy boots the product image, passes mcp-smoke over its Seeq (diskless), refuses a wrong digest and passes the GDB test against its cell",
         run: mame_step,
     },
     Step {
@@ -104,20 +104,29 @@ fn build_cell() -> Result<(), String> {
     cell::build_cell().map(|_| ())
 }
 
-/// The smoke run, then the refused-image run, each once. Both used to get a second run when
-/// they failed: about one MAME boot in five found the IOC2 unreachable (the HPC3's PIO
-/// configuration is heap garbage in MAME 0.251 until written) and the serial capture empty;
-/// the stand-in now configures the channel first (`mame/prom/src/pbus.rs`).
+/// The smoke run, the refused-image run, then the GDB run (the rig's GDB test against the
+/// module and the demo cell in MAME, `-nodrc`), each once. The first two used to get a second
+/// run when they failed: about one MAME boot in five found the IOC2 unreachable (the HPC3's
+/// PIO configuration is heap garbage in MAME 0.251 until written) and the serial capture
+/// empty; the stand-in now configures the channel first (`mame/prom/src/pbus.rs`).
 fn mame_step() -> Result<(), String> {
     crate::mame::run(&crate::mame::Options {
         seconds: 20,
         smoke: true,
         wrong_digest: false,
+        gdb: false,
     })?;
     crate::mame::run(&crate::mame::Options {
         seconds: 20,
         smoke: false,
         wrong_digest: true,
+        gdb: false,
+    })?;
+    crate::mame::run(&crate::mame::Options {
+        seconds: 20,
+        smoke: false,
+        wrong_digest: false,
+        gdb: true,
     })
 }
 

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use indy::abi::{CTX_RUNNING, CtxStop, STOP_EXCEPTION, STOP_EXITED, exc};
 use indy::map::{RAM_PHYS, unmapped_phys};
-use object::read::elf::{ElfFile32, FileHeader, ProgramHeader};
 use object::{Object, ObjectSymbol};
 use unicorn_engine::RegisterMIPS;
 
@@ -31,49 +30,27 @@ pub struct CellImage {
 }
 
 /// Reads a cell's ELF: a static big-endian MIPS executable whose loadable segments all lie in
-/// the cell window.
+/// the cell window (`irix7_loader::read_cell`, the MAME stand-in's reader too).
 pub fn read_cell(path: &Path) -> Result<CellImage, RigError> {
     let bad = |e: String| RigError::Config(format!("cell {}: {e}", path.display()));
     let data = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let elf = ElfFile32::<object::BigEndian>::parse(&*data).map_err(|e| bad(e.to_string()))?;
-    let (lo, hi) = (
-        ram_va(memmap::CELL_OFF),
-        ram_va(memmap::CELL_OFF) + memmap::CELL_SIZE,
-    );
-    let endian = elf.endian();
-    let headers = elf
-        .elf_header()
-        .program_headers(endian, &*data)
-        .map_err(|e| bad(e.to_string()))?;
-    let mut segments = Vec::new();
-    for ph in headers {
-        if ph.p_type(endian) != object::elf::PT_LOAD {
-            continue;
-        }
-        let va = ph.p_vaddr(endian);
-        let mem = ph.p_memsz(endian);
-        if va < lo || va.checked_add(mem).is_none_or(|end| end > hi) {
-            return Err(bad(format!(
-                "segment {va:#x}+{mem:#x} is outside the cell window {lo:#x}..{hi:#x}"
-            )));
-        }
-        let mut bytes = ph
-            .data(endian, &*data)
-            .map_err(|_| bad("segment data".into()))?
-            .to_vec();
-        bytes.resize(mem as usize, 0);
-        segments.push((va, bytes));
-    }
-    let entry = elf.entry() as u32;
-    if !(lo..hi).contains(&entry) {
-        return Err(bad(format!("entry {entry:#x} is outside the cell window")));
-    }
+    let img =
+        irix7_loader::read_cell(&data, ram_va(memmap::CELL_OFF), memmap::CELL_SIZE).map_err(bad)?;
+    let segments = img
+        .segments
+        .iter()
+        .map(|s| {
+            let mut bytes = s.data.to_vec();
+            bytes.resize(s.mem as usize, 0);
+            (s.va, bytes)
+        })
+        .collect();
     let name = path
         .file_stem()
         .map_or("cell".into(), |s| s.to_string_lossy().into_owned());
     Ok(CellImage {
         segments,
-        entry,
+        entry: img.entry,
         name,
     })
 }
