@@ -17,10 +17,11 @@ pub enum MipsBe {}
 pub struct Regs(pub CtxFrame);
 
 impl Registers for Regs {
-    type ProgramCounter = u32;
+    /// gdbstub's address type ([`MipsBe`]'s `Usize`).
+    type ProgramCounter = u64;
 
-    fn pc(&self) -> u32 {
-        self.0.w[frame::PC]
+    fn pc(&self) -> u64 {
+        u64::from(self.0.w[frame::PC])
     }
 
     fn gdb_serialize(&self, mut write_byte: impl FnMut(Option<u8>)) {
@@ -54,8 +55,24 @@ impl RegId for RegNum {
     }
 }
 
+/// An address as GDB sends it, narrowed to the R4400's 32 bits: GDB masks most packets' to
+/// the target's width, but not every one (its `X` probe of binary writes carries KSEG0's
+/// addresses sign-extended, `ffffffff887001c8`). Upper bits that are neither zero nor the
+/// sign's extension name no address here (`None`: an error packet, not a mismatch that ends
+/// the session).
+pub fn narrow(addr: u64) -> Option<u32> {
+    let low = addr as u32;
+    match addr >> 32 {
+        0 => Some(low),
+        0xffff_ffff if low & 0x8000_0000 != 0 => Some(low),
+        _ => None,
+    }
+}
+
 impl Arch for MipsBe {
-    type Usize = u32;
+    /// Wider than the machine's (see [`narrow`]): gdbstub refuses a wider address than this
+    /// as a protocol mismatch and ends the session.
+    type Usize = u64;
     type Registers = Regs;
     type RegId = RegNum;
     /// GDB's `Z0` kind: the breakpoint's size in bytes (4).
@@ -69,6 +86,16 @@ impl Arch for MipsBe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_are_narrowed_as_gdb_widens_them() {
+        assert_eq!(narrow(0x8870_01c8), Some(0x8870_01c8));
+        assert_eq!(narrow(0xffff_ffff_8870_01c8), Some(0x8870_01c8));
+        assert_eq!(narrow(0x0000_0004), Some(4));
+        // Not a sign's extension: bit 31 clear under ones, or other upper bits.
+        assert_eq!(narrow(0xffff_ffff_0000_0004), None);
+        assert_eq!(narrow(0x0000_0001_8870_01c8), None);
+    }
 
     #[test]
     fn registers_are_big_endian_words_in_frame_order() {

@@ -59,7 +59,7 @@ impl Connection for Outbox {
 type Machine<C> = GdbStubStateMachine<'static, CellTarget<C>, Outbox>;
 
 /// A stop as GDB hears it.
-fn stop_reason(stop: Stop) -> SingleThreadStopReason<u32> {
+fn stop_reason(stop: Stop) -> SingleThreadStopReason<u64> {
     match stop {
         Stop::Breakpoint(_) => SingleThreadStopReason::SwBreak(()),
         Stop::Step(_) => SingleThreadStopReason::DoneStep,
@@ -206,7 +206,7 @@ impl<C: Contexts> Rsp<C> {
         if let Some(GdbStubStateMachine::CtrlCInterrupt(m)) = self.machine.take() {
             let target = &mut self.target;
             let ok = target.session.interrupt().is_ok();
-            let next = m.interrupt_handled(target, None::<SingleThreadStopReason<u32>>);
+            let next = m.interrupt_handled(target, None::<SingleThreadStopReason<u64>>);
             self.machine = next.ok().filter(|_| ok);
         }
     }

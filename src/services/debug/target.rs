@@ -15,7 +15,7 @@ use gdbstub::target::ext::breakpoints::{
 use gdbstub::target::{Target, TargetError, TargetResult};
 use indy::abi::status;
 
-use super::arch::{MipsBe, Regs};
+use super::arch::{MipsBe, Regs, narrow};
 use super::session::Session;
 use crate::hil::debug::Contexts;
 
@@ -29,6 +29,11 @@ pub struct CellTarget<C: Contexts> {
 
 fn refused<E>(_status: i32) -> TargetError<E> {
     TargetError::Errno(EFAULT)
+}
+
+/// GDB's address as the machine's, or the error packet for one it cannot be.
+fn address<E>(addr: u64) -> Result<u32, TargetError<E>> {
+    narrow(addr).ok_or(TargetError::Errno(EFAULT))
 }
 
 impl<C: Contexts> Target for CellTarget<C> {
@@ -60,13 +65,13 @@ impl<C: Contexts> SingleThreadBase for CellTarget<C> {
         self.session.set_regs(&regs.0).map_err(refused)
     }
 
-    fn read_addrs(&mut self, start: u32, data: &mut [u8]) -> TargetResult<usize, Self> {
-        self.session.read(start, data).map_err(refused)?;
+    fn read_addrs(&mut self, start: u64, data: &mut [u8]) -> TargetResult<usize, Self> {
+        self.session.read(address(start)?, data).map_err(refused)?;
         Ok(data.len())
     }
 
-    fn write_addrs(&mut self, start: u32, data: &[u8]) -> TargetResult<(), Self> {
-        self.session.write(start, data).map_err(refused)
+    fn write_addrs(&mut self, start: u64, data: &[u8]) -> TargetResult<(), Self> {
+        self.session.write(address(start)?, data).map_err(refused)
     }
 
     fn support_resume(&mut self) -> Option<SingleThreadResumeOps<'_, Self>> {
@@ -98,15 +103,17 @@ impl<C: Contexts> Breakpoints for CellTarget<C> {
 }
 
 impl<C: Contexts> SwBreakpoint for CellTarget<C> {
-    fn add_sw_breakpoint(&mut self, addr: u32, _kind: usize) -> TargetResult<bool, Self> {
-        match self.session.add_breakpoint(addr) {
+    fn add_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        match self.session.add_breakpoint(address(addr)?) {
             Ok(()) => Ok(true),
             Err(status::E_RANGE) if self.session.breakpoints().count() > 0 => Ok(false),
             Err(e) => Err(refused(e)),
         }
     }
 
-    fn remove_sw_breakpoint(&mut self, addr: u32, _kind: usize) -> TargetResult<bool, Self> {
-        self.session.remove_breakpoint(addr).map_err(refused)
+    fn remove_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        self.session
+            .remove_breakpoint(address(addr)?)
+            .map_err(refused)
     }
 }

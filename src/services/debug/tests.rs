@@ -232,6 +232,33 @@ fn gdb_reads_registers_big_endian_and_memory_without_breakpoints() {
 }
 
 #[test]
+fn gdb_s_sign_extended_addresses_name_the_same_memory_and_others_are_errors() {
+    // GDB 13 probes binary writes with KSEG0's address sign-extended to 64 bits; a
+    // zero-length `X` to it must be answered, not end the session.
+    let cell = program();
+    let mut rsp = Rsp::start(attached(&cell)).unwrap();
+    assert_eq!(body(&exchange(&mut rsp, "Xffffffff887001c8,0:")), "OK");
+    let m = exchange(&mut rsp, "mffffffff88700000,4");
+    assert_eq!(body(&m), "24020001");
+    assert_eq!(
+        body(&exchange(&mut rsp, "Mffffffff88700010,4:24020002")),
+        "OK"
+    );
+    assert_eq!(cell.word(BASE + 0x10), 0x2402_0002);
+    // Upper bits that do not extend the sign, or a 32-bit address outside the window.
+    for bad in [
+        "m0000000188700000,4",
+        "mffffffff00000004,4",
+        "Mffffffff00000004,4:00000000",
+    ] {
+        assert!(body(&exchange(&mut rsp, bad)).starts_with('E'), "{bad}");
+    }
+    assert!(!rsp.finished(), "errors, not the end of the session");
+    assert_eq!(body(&exchange(&mut rsp, "m88700000,4")), "24020001");
+    rsp.close().unwrap();
+}
+
+#[test]
 fn gdb_breaks_continues_steps_interrupts_and_detaches() {
     let cell = program();
     let mut rsp = Rsp::start(attached(&cell)).unwrap();

@@ -115,7 +115,7 @@ fn gdb_debugs_the_cell_of_a_module_elsewhere() {
 }
 
 /// GDB breaks at `cell_mix`, continues to it, reads registers, a backtrace and a variable,
-/// steps, finishes, deletes its breakpoint and detaches; the cell then runs on with its code
+/// writes the variable, steps, finishes, deletes its breakpoint and detaches; the cell then runs on with its code
 /// intact, and `status` answered other clients throughout.
 fn gdb_session(m: &Module, elf: &Path) {
     let mix = cell_symbol(elf, "cell_mix").unwrap();
@@ -148,6 +148,11 @@ fn gdb_session(m: &Module, elf: &Path) {
              echo ==bt==\\n\n\
              bt\n\
              echo ==ticks==\\n\n\
+             x/1xw &CELL_TICKS\n\
+             set language c\n\
+             set var *(unsigned int *)&CELL_TICKS = *(unsigned int *)&CELL_TICKS + 0x100000\n\
+             set language auto\n\
+             echo ==ticks-set==\\n\n\
              x/1xw &CELL_TICKS\n\
              echo ==stepi==\\n\n\
              stepi\n\
@@ -226,9 +231,13 @@ fn gdb_session(m: &Module, elf: &Path) {
     assert!(bt.contains("#0") && bt.contains("cell_mix"), "{bt}");
     assert!(bt.contains("#1") && bt.contains("cell_tick"), "{bt}");
     // The variable as the machine's memory holds it (the cell is stopped: it holds still).
-    let x = &text[text.find("==ticks==").unwrap()..text.find("==stepi==").unwrap()];
+    let x = &text[text.find("==ticks==").unwrap()..text.find("==ticks-set==").unwrap()];
     let seen = hex_after(x, ":\t");
     assert!(seen > 0, "{x}");
+    // `set var` writes it (GDB probes binary writes with the address sign-extended).
+    let x = &text[text.find("==ticks-set==").unwrap()..text.find("==stepi==").unwrap()];
+    let seen = seen + 0x10_0000;
+    assert_eq!(hex_after(x, ":\t"), seen, "{x}");
     // stepi: cell_mix's first instruction is no branch.
     let after_stepi = &text[text.find("==stepi==").unwrap()..text.find("==next==").unwrap()];
     assert_eq!(hex_after(after_stepi, "PC="), mix + 4, "{after_stepi}");
