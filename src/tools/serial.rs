@@ -458,10 +458,11 @@ fn render<C>(
     w.key("bytes").u64(chunk.data.len() as u64);
     match read.base64 {
         true => w.key("data").str(&rpc::mcp::base64(&chunk.data)),
-        // Checked whole first (a word at a time while it is ASCII); replaced only if invalid.
-        false => match core::str::from_utf8(&chunk.data) {
-            Ok(text) => w.key("data").str(text),
-            Err(_) => w.key("data").str(&String::from_utf8_lossy(&chunk.data)),
+        // A console is ASCII as a rule, told four aligned words at a test (kmem); other text
+        // is read as UTF-8, an invalid sequence replaced (borrowed when there is none).
+        false => match irix7_kmem::ascii(&chunk.data) {
+            Some(text) => w.key("data").str(text),
+            None => w.key("data").str(&String::from_utf8_lossy(&chunk.data)),
         },
     };
     w.key("encoding")
