@@ -156,12 +156,19 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
 /// an escape at a time, each append checking the vector's room (`docs/bench.md`, "The
 /// request floor"). A control byte without a two-character escape (in JSON text a writer's
 /// mistake; in a console's text a terminal's escape sequence) takes six, written here.
+/// Bytes [`escape_json`] escapes into room it did not make before it grows the vector.
+const ESCAPE_STEP: usize = 64;
+
 pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut rest = json;
     while !rest.is_empty() {
-        // Every other byte becomes at most two.
-        out.reserve(2 * rest.len());
+        // Every other byte becomes at most two, but few do: the room the caller made (a
+        // writer sized for its result) is used as far as it goes, a step of half of it at a
+        // time, and the vector grows for the worst case only once it is nearly full.
+        if out.capacity() - out.len() < 2 * rest.len().min(ESCAPE_STEP) {
+            out.reserve(2 * rest.len());
+        }
         let read = irix7_kmem::append_json_text(out, rest);
         rest = rest.get(read..).unwrap_or(&[]);
         if let Some((&b, after)) = rest.split_first().filter(|&(&b, _)| b < 0x20) {
