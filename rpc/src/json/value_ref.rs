@@ -185,9 +185,11 @@ impl<'t> ValueRef<'t> {
     /// holds an escape.
     fn reads(&self, n: &Node, s: &str) -> bool {
         if !n.escaped {
-            // The bytes between the quotes are the string.
+            // The bytes between the quotes are the string. Their count is compared first,
+            // here: most keys a lookup passes differ in length, and the image (optimised
+            // for size) would call two comparisons to learn it.
             let inner = n.start + 1..n.end.saturating_sub(1);
-            return self.text.as_bytes().get(inner) == Some(s.as_bytes());
+            return inner.len() == s.len() && self.text.as_bytes().get(inner) == Some(s.as_bytes());
         }
         self.text
             .get(n.start..n.end)
