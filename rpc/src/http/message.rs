@@ -177,12 +177,24 @@ impl Field {
 /// in any case: a byte may differ from `lower`'s only in the case bit, and only where `lower`
 /// has a letter (bit 6 set in a letter, clear in a digit and in `-`). A few operations a byte, where
 /// `eq_ignore_ascii_case` lowers both sides of every byte.
+/// Four bytes at a time: the case bit of each byte of a word is where bit 6 of `lower`'s byte
+/// is, shifted within that byte, so the test is the same for a word as for a byte.
 fn is_field(name: &str, lower: &str) -> bool {
-    name.len() == lower.len()
-        && name
-            .bytes()
-            .zip(lower.bytes())
-            .all(|(a, b)| a | ((b & 0x40) >> 1) == b)
+    let (name, lower) = (name.as_bytes(), lower.as_bytes());
+    if name.len() != lower.len() {
+        return false;
+    }
+    let folds = |a: u32, b: u32| a | ((b & 0x4040_4040) >> 1) == b;
+    let (words, rest) = name.as_chunks::<4>();
+    let (known, known_rest) = lower.as_chunks::<4>();
+    words
+        .iter()
+        .zip(known)
+        .all(|(a, b)| folds(u32::from_be_bytes(*a), u32::from_be_bytes(*b)))
+        && rest
+            .iter()
+            .zip(known_rest)
+            .all(|(&a, &b)| folds(u32::from(a), u32::from(b)))
 }
 
 impl Headers {
@@ -579,6 +591,30 @@ pub struct Peer {
 mod tests {
     use super::{Field, Headers, is_field};
     use alloc::vec::Vec;
+
+    #[test]
+    fn a_name_is_told_a_word_at_a_time_as_a_byte_at_a_time() {
+        let by_bytes = |name: &[u8], lower: &[u8]| {
+            name.len() == lower.len()
+                && name
+                    .iter()
+                    .zip(lower)
+                    .all(|(&a, &b)| a | ((b & 0x40) >> 1) == b)
+        };
+        // Every byte value at every place of every known name, and the names cut short.
+        for (_, k) in super::KNOWN {
+            for at in 0..k.len() {
+                for v in 0..=255u8 {
+                    let mut name = k.as_bytes().to_vec();
+                    name[at] = v;
+                    if let Ok(text) = core::str::from_utf8(&name) {
+                        assert_eq!(is_field(text, k), by_bytes(&name, k.as_bytes()), "{name:?}");
+                    }
+                }
+                assert!(!is_field(&k[..at], k));
+            }
+        }
+    }
 
     #[test]
     fn a_field_name_matches_only_by_the_case_of_its_letters() {
