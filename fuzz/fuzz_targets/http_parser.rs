@@ -12,6 +12,7 @@ use rpc::http::{
     Body, BodyPoll, BodySource, Config, Connection, Handler, Headers, Limits, Peer, Request,
     Response,
 };
+use irix7_kmem::testing::Lcg;
 
 /// A streamed body of `left` bytes that is Pending every other poll.
 struct Drip {
@@ -60,18 +61,6 @@ impl Handler for Trivial {
     }
 }
 
-/// xorshift32: cheap, deterministic splits from the seed byte.
-struct Rng(u32);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 17;
-        self.0 ^= self.0 << 5;
-        self.0 as usize % n.max(1)
-    }
-}
-
 const OUT: usize = 512;
 /// A response head or one chunk may overshoot the output buffer by its own size.
 const SLACK: usize = 1024;
@@ -85,7 +74,7 @@ fn case(data: &[u8]) {
     let Some((&seed, input)) = data.split_first() else {
         return;
     };
-    let mut rng = Rng((0x9e37_79b9 ^ (u32::from(seed) << 8)) | 1);
+    let mut rng = Lcg(seed.into());
     let config = Config {
         limits: Limits {
             request_line: 256,

@@ -33,6 +33,7 @@ use irix7_mcp::services::fs::overlay::Overlay;
 use irix7_mcp::services::memory::MemoryPlan;
 use rpc::http::{Connection, Peer};
 use rpc::mcp::McpServer;
+use irix7_kmem::testing::Lcg;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::OnceLock;
@@ -177,18 +178,6 @@ fn router_without_plan() -> McpServer<irix7_mcp::tools::Ctx> {
     mcp
 }
 
-/// xorshift32: cheap, deterministic choices from the seed byte.
-struct Rng(u32);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 17;
-        self.0 ^= self.0 << 5;
-        self.0 as usize % n.max(1)
-    }
-}
-
 /// One case's world: the handler, the machine's clock, the connections and what the peer
 /// learnt (the session id).
 struct World {
@@ -200,7 +189,7 @@ struct World {
     bodies: Rc<Pool>,
     now: u64,
     session: Option<String>,
-    rng: Rng,
+    rng: Lcg,
     /// The status of every response head the peers received, in order.
     statuses: Vec<u16>,
     /// The last bytes each peer received, so a status line split between two sends is seen.
@@ -440,7 +429,7 @@ pub fn run(data: &[u8]) -> Vec<u16> {
         session: None,
         statuses: Vec::new(),
         tails: Default::default(),
-        rng: Rng((0x9e37_79b9 ^ (u32::from(seed) << 8)) | 1),
+        rng: Lcg(seed.into()),
     };
     for _ in 0..MAX_REQUESTS {
         let (part, next) = match find(rest, NEXT) {

@@ -17,16 +17,21 @@
 //!
 //! And the heap's accounting: the [`budget`] pools every input-driven allocation is charged to,
 //! shared by the protocol crate (request bodies, parses, task results) and the module (shell
-//! output), which may not depend on each other; and the [`share`] rules that divide pools
-//! counted in units between their owners.
+//! output), which may not depend on each other; the [`share`] rules that divide pools counted
+//! in units between their owners; and, shared for the same reason, the [`civil`] date both
+//! write and, for tests only, the pseudo-random generator both crates' tests use
+//! (`testing`).
 #![no_std]
 #![no_builtins]
 
 extern crate alloc;
 
 pub mod budget;
+pub mod civil;
 mod csum;
 pub mod share;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod text;
 pub use csum::ones_sum;
 pub use text::{append_json_text, ascii, complete_utf8};

@@ -395,22 +395,6 @@ pub fn last_message(body: &[u8]) -> Option<Value> {
     messages(body).pop()
 }
 
-/// A seeded linear congruential generator: reproducible "random" inputs for tests that
-/// throw garbage at a parser. Not for anything that needs real randomness.
-#[derive(Clone, Debug)]
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    /// The next 31 pseudo-random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,12 +467,5 @@ mod tests {
         assert_eq!(all[0].retry.as_deref(), Some("50"));
         assert_eq!(messages(b"data: {\"b\":2}\n\ndata: {\"c\":3}\n\n").len(), 2);
         assert_eq!(last_message(b"{\"d\":4}"), Some(json!({"d": 4})));
-    }
-
-    #[test]
-    fn lcg_is_reproducible() {
-        let (mut a, mut b) = (Lcg(7), Lcg(7));
-        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
-        assert!(xs.iter().all(|&x| x == b.next_u64() && x < 1 << 31));
     }
 }

@@ -105,26 +105,11 @@ fn write_end(out: &mut String, access: &Access) {
 pub fn render_details(out: &mut String, s: &Status, access: &Access) {
     out.reserve(DETAILED_PAGE);
     write_top(out, &top(s));
-    let _ = write!(
-        out,
-        "<tr><td>date</td><td>{date}</td></tr>\n\
-<tr><td>ip</td><td>{ip}</td></tr>\n\
-<tr><td>mac</td><td>{mac}</td></tr>\n\
-<tr><td>ram</td><td>{ram} MiB</td></tr>\n\
-<tr><td>module heap</td><td>{hu} of {hs} bytes in use (peak {hp})</td></tr>\n\
-<tr><td>connections</td><td>{conn} open, {req} requests served</td></tr>\n\
-<tr><td>disk cache</td><td>{cache}</td></tr>\n",
-        date = s.date_text(),
-        ip = s.ip_text(),
-        mac = s.mac_text(),
-        ram = s.ram_bytes >> 20,
-        hu = s.heap.used,
-        hs = s.heap.size,
-        hp = s.heap.peak,
-        conn = s.net.open_connections,
-        req = s.net.requests,
-        cache = s.cache_text(),
-    );
+    for (label, value) in &s.rows() {
+        for piece in ["<tr><td>", label, "</td><td>", value, "</td></tr>\n"] {
+            out.push_str(piece);
+        }
+    }
     if let Some(line) = s.identity.refused_line() {
         out.push_str("<tr><td>deploy</td><td>");
         write_escaped(out, &line);

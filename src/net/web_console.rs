@@ -105,7 +105,6 @@ pub fn serve(asset: &Asset, packed: &PackedAssets, accept: Option<&str>) -> Resp
                 at: 0,
                 shared: Shared::Image(bytes),
                 range: 0..bytes.len(),
-                packed: None,
             };
             resp.body = Body::Spliced(Vec::new(), splice);
             resp.headers.set_lines(if coded.is_some() {

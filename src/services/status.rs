@@ -11,6 +11,7 @@ use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use irix7_kmem::civil::Date;
 
 /// Heap figures in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -155,21 +156,13 @@ impl Status {
             Some(b) => format!("boot        {}\n", b.line()),
             None => String::new(),
         };
-        format!(
+        let mut text = format!(
             "irix7-mcp {VERSION} (ABI {abi}) on IRIX {os}\n\
              build       {BUILD_ID}\n\
              image       sha256 {sha}\n\
              {deploy}\
              {boot}\
-             uptime      {up}\n\
-             date        {date}\n\
-             ip          {ip}\n\
-             mac         {mac}\n\
-             ram         {ram} MiB\n\
-             heap        {hu} / {hs} bytes (peak {hp})\n\
-             connections {conn} open, {req} requests served\n\
-             disk cache  {cache}\n\
-             policy      {policy}\n",
+             uptime      {up}\n",
             abi = self.abi_version,
             os = self.os_version(),
             sha = id
@@ -177,18 +170,36 @@ impl Status {
                 .as_deref()
                 .unwrap_or("unknown (kernel ABI < 12)"),
             up = format_duration(self.uptime_ms),
-            date = self.date_text(),
-            ip = self.ip_text(),
-            mac = self.mac_text(),
-            ram = self.ram_bytes >> 20,
-            hu = self.heap.used,
-            hs = self.heap.size,
-            hp = self.heap.peak,
-            conn = self.net.open_connections,
-            req = self.net.requests,
-            cache = self.cache_text(),
-            policy = self.policy,
-        )
+        );
+        for (label, value) in &self.rows() {
+            text.push_str(&format!("{label:<11} {value}\n"));
+        }
+        text.push_str(&format!("policy      {}\n", self.policy));
+        text
+    }
+
+    /// The figures the text and the HTML forms both show, in their order, as labelled rows
+    /// (the `status` tool's JSON names the same figures as keys of its own).
+    pub fn rows(&self) -> [(&'static str, String); 7] {
+        let (h, n) = (&self.heap, &self.net);
+        [
+            ("date", self.date_text()),
+            ("ip", self.ip_text()),
+            ("mac", self.mac_text()),
+            ("ram", format!("{} MiB", self.ram_bytes >> 20)),
+            (
+                "module heap",
+                format!("{} of {} bytes in use (peak {})", h.used, h.size, h.peak),
+            ),
+            (
+                "connections",
+                format!(
+                    "{} open, {} requests served",
+                    n.open_connections, n.requests
+                ),
+            ),
+            ("disk cache", self.cache_text()),
+        ]
     }
 }
 
@@ -274,19 +285,8 @@ impl Digits {
 
     /// [`format_utc`]'s text.
     pub fn utc(unix: u32) -> Digits {
-        let days = i64::from(unix / 86400);
+        let Date { year, month, day } = Date::from_days(unix / 86400);
         let secs = unix % 86400;
-        // Civil date from a day count: shift the epoch to 0000-03-01 so leap days end the year.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        // From 1970 to 2106: four digits, and every field below fits a u32.
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as u32;
         let mut d = Digits {
             text: [0; 23],
             len: 0,
@@ -294,8 +294,8 @@ impl Digits {
         d.put(&two(year / 100));
         d.put(&two(year));
         for (sep, n) in [
-            (b'-', month as u32),
-            (b'-', day as u32),
+            (b'-', month),
+            (b'-', day),
             (b' ', secs / 3600),
             (b':', secs / 60 % 60),
             (b':', secs % 60),

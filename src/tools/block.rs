@@ -102,7 +102,7 @@ fn read<C: Disks>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     })?;
     let data = rpc::mcp::base64(&buf);
     drop(buf);
-    let mut w = ObjectWriter::new(120, 16);
+    let mut w = ObjectWriter::new(120);
     w.key("bytes").u64((count as usize * SECTOR_SIZE) as u64);
     w.key("count")
         .u64(count)

@@ -90,7 +90,7 @@ pub fn write_text<C: ConsoleLine>(
     let bytes = console_mark::marked(&text, newline);
     ctx.console().console_write(&bytes);
     let head = ctx.console().serial_head();
-    let mut w = ObjectWriter::new(40, 0);
+    let mut w = ObjectWriter::new(40);
     w.key("bytes").u64(bytes.len() as u64);
     w.key("serial_head").u64(head.into());
     Ok(Started::structured(w.finish()))
@@ -112,7 +112,7 @@ fn input_keys<C: ConsoleLine>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
         ));
     }
     let taken = ctx.console().console_input(keys.as_bytes()).min(keys.len());
-    let mut w = ObjectWriter::new(32, 0);
+    let mut w = ObjectWriter::new(32);
     w.key("requested").u64(keys.len() as u64);
     w.key("taken").u64(taken as u64);
     Ok(Started::structured(w.finish()))

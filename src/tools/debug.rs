@@ -249,7 +249,7 @@ fn attach<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, 
         .attach(AGENT, id, call.now_ms)
         .map_err(error)?;
     let pc = s.regs().map_err(error)?.w[frame::PC];
-    let mut w = ObjectWriter::new(64, 4);
+    let mut w = ObjectWriter::new(64);
     w.key("ctx").u64(id.into());
     w.key("pc").u64(pc.into());
     w.key("state").str("stopped");
@@ -258,13 +258,13 @@ fn attach<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, 
 
 fn detach<C: Debugging>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     ctx.debugger().detach(AGENT).map_err(error)?;
-    let mut w = ObjectWriter::new(32, 2);
+    let mut w = ObjectWriter::new(32);
     w.key("detached").bool(true);
     Ok(Started::structured(w.finish()))
 }
 
 fn breakpoints_answer<C>(s: &Session<Kernel>, addr: u32, removed: Option<bool>) -> Started<C> {
-    let mut w = ObjectWriter::new(48 + 12 * 64, 4 + 64);
+    let mut w = ObjectWriter::new(48 + 12 * 64);
     w.key("addr").u64(addr.into());
     w.key("breakpoints").begin_array();
     for at in s.breakpoints() {
@@ -354,7 +354,7 @@ impl Wait {
             Some(stop) => stop_answer(stop, s),
             None if !running => return Err(error(status::E_BUSY)),
             None if now_ms >= self.deadline_ms => {
-                let mut w = ObjectWriter::new(32, 2);
+                let mut w = ObjectWriter::new(32);
                 w.key("state").str("running");
                 w.finish()
             }
@@ -366,7 +366,7 @@ impl Wait {
 
 /// A stop as the tools say it.
 fn stop_answer(stop: Stop, s: &Session<Kernel>) -> rpc::json::Written {
-    let mut w = ObjectWriter::new(256, 16);
+    let mut w = ObjectWriter::new(256);
     let (reason, pc, exc): (&str, Option<u32>, Option<CtxStop>) = match stop {
         Stop::Breakpoint(pc) => ("breakpoint", Some(pc), None),
         Stop::Step(pc) => ("step", Some(pc), None),
@@ -411,7 +411,7 @@ impl<C: Debugging> ToolRun<C> for Wait {
 
 fn regs<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let f = session(ctx, call.now_ms)?.regs().map_err(error)?;
-    let mut w = ObjectWriter::new(64 + 38 * 24 + 96, 12 + 38);
+    let mut w = ObjectWriter::new(64 + 38 * 24 + 96);
     let cause = f.w[frame::CAUSE];
     let code = (cause >> 2) & 31;
     w.key("exception").begin_object();
@@ -444,7 +444,7 @@ fn read<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, To
     session(ctx, call.now_ms)?
         .read(addr, &mut buf)
         .map_err(error)?;
-    let mut w = ObjectWriter::new(64 + 2 * len, 4);
+    let mut w = ObjectWriter::new(64 + 2 * len);
     w.key("addr").u64(addr.into());
     w.key("data").str(&hex::encode(&buf));
     w.key("length").u64(len as u64);
@@ -465,7 +465,7 @@ fn write<C: Debugging>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, T
     session(ctx, call.now_ms)?
         .write(addr, &data)
         .map_err(error)?;
-    let mut w = ObjectWriter::new(48, 4);
+    let mut w = ObjectWriter::new(48);
     w.key("addr").u64(addr.into());
     w.key("written").u64(data.len() as u64);
     Ok(Started::structured(w.finish()))

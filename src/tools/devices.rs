@@ -296,7 +296,7 @@ fn mem_read<C: MachineFacts + RawBusGrant>(
     } else {
         hex::encode(&buf)
     };
-    let mut w = ObjectWriter::new(64 + data.len(), 12);
+    let mut w = ObjectWriter::new(64 + data.len());
     w.key("addr").u64(phys.into()).key("data").str(&data);
     w.key("encoding").str(if b64 { "base64" } else { "hex" });
     w.key("length").u64(len.into());
@@ -334,7 +334,7 @@ fn mem_write<C: MachineFacts + RawBusGrant>(
     raw(ctx)?
         .mem_write(phys, &data)
         .map_err(|e| mmio_error(e, phys, 1))?;
-    let mut w = ObjectWriter::new(40, 0);
+    let mut w = ObjectWriter::new(40);
     w.key("addr")
         .u64(phys.into())
         .key("length")
@@ -378,7 +378,7 @@ fn mmio_read<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started
             .map_err(|e| mmio_error(e, a, width))?;
         values.push(v);
     }
-    let mut json = ObjectWriter::new(64 + values.len() * 11, 10 + values.len());
+    let mut json = ObjectWriter::new(64 + values.len() * 11);
     json.key("addr").u64(phys.into()).key("device").str(w.name);
     json.key("values").begin_array();
     for v in values {
@@ -401,7 +401,7 @@ fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
     raw(ctx)?
         .mmio_write(phys, width, value)
         .map_err(|e| mmio_error(e, phys, width))?;
-    let mut json = ObjectWriter::new(72, 12);
+    let mut json = ObjectWriter::new(72);
     json.key("addr").u64(phys.into()).key("device").str(w.name);
     json.key("value")
         .u64(value.into())
@@ -413,7 +413,7 @@ fn mmio_write<C: RawBusGrant>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Starte
 fn dev_list<C: RawBusGrant>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let bus = raw(ctx)?;
     let n = map::WINDOWS.len();
-    let mut json = ObjectWriter::new(n * 200, 4 + n * 20);
+    let mut json = ObjectWriter::new(n * 200);
     json.key("devices").begin_array();
     for w in map::WINDOWS {
         let state = match bus.bus_probe(w.base, 4) {
@@ -479,7 +479,7 @@ fn irq_list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Starte
             format!("the kernel's irq_list failed ({other})"),
         ),
     })?;
-    let mut w = ObjectWriter::new(16 + list.len() * 120, 4 + list.len() * 15);
+    let mut w = ObjectWriter::new(16 + list.len() * 120);
     w.key("sources").begin_array();
     for i in list.iter() {
         irq_json(&mut w, i);
@@ -493,7 +493,7 @@ fn dma_list<C: RawBusGrant + NetFigures>(
     _call: &ToolCall<'_>,
 ) -> Result<Started<C>, ToolError> {
     let n = hpc3::CHANNELS.len();
-    let mut w = ObjectWriter::new(300 + n * 100, 24 + n * 11);
+    let mut w = ObjectWriter::new(300 + n * 100);
     w.key("channels").begin_array();
     for c in hpc3::CHANNELS {
         // Read in the order the registers are, written in key order.

@@ -42,7 +42,7 @@ fn events_version<C: MachineEvents>(ctx: &mut C) -> u64 {
 pub fn events_json<C: MachineEvents + MachineFacts + BootRecord>(ctx: &C) -> String {
     let ev = ctx.events();
     let bytes = ev.iter().map(|e| e.detail.len() + 80).sum::<usize>() + 128;
-    let mut w = ObjectWriter::new(bytes, 0);
+    let mut w = ObjectWriter::new(bytes);
     w.key("boot_cause").str(ctx.boot().cause_name());
     w.key("dropped").u64(ev.dropped());
     w.key("events").begin_array();

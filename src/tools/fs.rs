@@ -340,7 +340,7 @@ fn stat<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
     let fs = mounted(ctx)?;
     let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
-    let mut w = ObjectWriter::new(200 + r.path.len(), 32);
+    let mut w = ObjectWriter::new(200 + r.path.len());
     stat_json(&mut w, &r.path, &st);
     w.key("size").u64(st.size);
     if st.file_type == FileType::Symlink {
@@ -379,7 +379,7 @@ fn readlink<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, To
         ));
     }
     let (target, _) = link_target(fs, &r)?;
-    let mut w = ObjectWriter::new(24 + r.path.len() + target.len(), 0);
+    let mut w = ObjectWriter::new(24 + r.path.len() + target.len());
     w.key("path").str(&r.path).key("target").str(&target);
     Ok(Started::structured(w.finish()))
 }
@@ -470,7 +470,7 @@ struct ReadPlan {
 impl ReadPlan {
     fn output<C: Files>(self) -> ToolOutput<C> {
         let FileRange { file, offset, end } = &self.range;
-        let mut w = ObjectWriter::new(160 + file.path().len(), 24);
+        let mut w = ObjectWriter::new(160 + file.path().len());
         w.key("encoding").str(self.encoding.as_str());
         w.key("length").u64(end - offset);
         if self.truncated {
@@ -619,7 +619,7 @@ fn write<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
     };
     let fs = mounted(ctx)?;
     let w = fs.write(&path, data, mode).map_err(fs_error)?;
-    let mut json = ObjectWriter::new(64 + w.path.len(), 0);
+    let mut json = ObjectWriter::new(64 + w.path.len());
     json.key("created").bool(w.created).key("path").str(&w.path);
     json.key("size")
         .u64(w.size)
@@ -647,7 +647,7 @@ fn list<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolEr
         .map_err(fs_error)?;
     // About 90 bytes and 11 entries of the record a listed entry.
     let n = limit.min(l.total.saturating_sub(offset));
-    let mut json = ObjectWriter::new(64 + l.path.len() + n * 90, 8 + n * 11);
+    let mut json = ObjectWriter::new(64 + l.path.len() + n * 90);
     json.key("entries").begin_array();
     let mut run = ListRun {
         path: l.path,
@@ -754,7 +754,7 @@ fn remove<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, Tool
     let r = fs.resolve(&path, false).map_err(fs_error)?;
     let st = fs.node_stat(&r);
     fs.remove(&path, recursive).map_err(fs_error)?;
-    let mut w = ObjectWriter::new(64 + r.path.len(), 12);
+    let mut w = ObjectWriter::new(64 + r.path.len());
     w.key("origin")
         .str(st.origin.as_str())
         .key("path")
@@ -770,7 +770,7 @@ fn mkdir<C: Files>(ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolE
     let path = path_arg(call)?;
     let fs = mounted(ctx)?;
     let made = fs.mkdir(&path).map_err(fs_error)?;
-    let mut w = ObjectWriter::new(12 + made.len(), 0);
+    let mut w = ObjectWriter::new(12 + made.len());
     w.key("path").str(&made);
     Ok(Started::structured(w.finish()))
 }

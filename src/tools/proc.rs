@@ -31,7 +31,7 @@ pub const TOOLS: &[ToolDef<Ctx>] = &[ToolDef {
 fn list<C: MachineFacts>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let procs = processes(ctx.machine());
     // About 70 bytes and 9 entries a process.
-    let mut w = ObjectWriter::new(32 + procs.len() * 72, 4 + procs.len() * 9);
+    let mut w = ObjectWriter::new(32 + procs.len() * 72);
     w.key("count").u64(procs.len() as u64);
     w.key("processes").begin_array();
     for p in procs.iter() {

@@ -152,7 +152,7 @@ fn facts(mode: &Mode, cap: &Capture, bmp: &str) -> Written {
         PixelKind::Rgb8 => "rgb8",
         PixelKind::Rgb24 => "rgb24",
     };
-    let mut w = ObjectWriter::new(200 + bmp.len(), 24);
+    let mut w = ObjectWriter::new(200 + bmp.len());
     w.key("bmp").str(bmp).key("height").u64(s.height.into());
     w.key("mode")
         .begin_object()

@@ -454,7 +454,7 @@ fn render<C>(
         }
     }
     // The data's escaped text, then a dozen numbers: ~32 entries.
-    let mut w = ObjectWriter::new(chunk.data.len() * 4 / 3 + 240, 32);
+    let mut w = ObjectWriter::new(chunk.data.len() * 4 / 3 + 240);
     w.key("bytes").u64(chunk.data.len() as u64);
     match read.base64 {
         true => w.key("data").str(&rpc::mcp::base64(&chunk.data)),

@@ -129,10 +129,7 @@ fn finish<C>(command: &str, status: i32, out: Output) -> Result<ToolOutput<C>, T
     }
     let bytes = out.bytes();
     let inline = bytes.len() <= INLINE_MAX;
-    let mut w = ObjectWriter::new(
-        96 + command.len() + if inline { bytes.len() } else { 0 },
-        16,
-    );
+    let mut w = ObjectWriter::new(96 + command.len() + if inline { bytes.len() } else { 0 });
     w.key("command")
         .str(command)
         .key("exit_status")

@@ -192,7 +192,7 @@ fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started
 
 /// The status as `status`'s structured result, members in key order.
 fn status_json(st: &Status) -> Written {
-    let mut w = ObjectWriter::new(STATUS_BYTES, STATUS_ENTRIES);
+    let mut w = ObjectWriter::new(STATUS_BYTES);
     w.key("abi").u64(st.abi_version.into());
     if let Some(b) = &st.boot {
         boot_json(&mut w, b);
@@ -303,9 +303,8 @@ fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
     w.end_object();
 }
 
-/// Room for a status with an image, a cache and a few budgets: ~1 KB of text, ~90 entries.
+/// Room for a status with an image, a cache and a few budgets: ~1 KB of text.
 const STATUS_BYTES: usize = 1792;
-const STATUS_ENTRIES: usize = 160;
 
 /// Reaches nothing: the round trip is the point.
 fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -316,7 +315,7 @@ fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     // Written as JSON text, the text copied as the client wrote it: one buffer, where a
     // `Value` would take three allocations (map, key, string). The server adds the text block.
     let members = "\"text\":".len() + text.raw().len();
-    let mut json = ObjectWriter::new(members, 0);
+    let mut json = ObjectWriter::new(members);
     json.key("text").value(text);
     Ok(Started::structured(json.finish()))
 }
@@ -333,7 +332,7 @@ fn scheduled<C: PowerSchedule>(
         .schedule_power(action, call.now_ms, delay, by)
         .map_err(|e| ToolError::new(ErrorCode::Busy, format!("{e}")))?;
     let in_ms = p.at_ms.saturating_sub(call.now_ms);
-    let mut json = ObjectWriter::new(40, 0);
+    let mut json = ObjectWriter::new(40);
     json.key("action").str(action.as_str());
     json.key("in_ms").u64(in_ms);
     Ok(Started::structured(json.finish()))

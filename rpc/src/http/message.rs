@@ -440,9 +440,6 @@ pub struct Splice {
     pub at: usize,
     pub shared: Shared,
     pub range: Range<usize>,
-    /// `shared[range]` deflated ahead of time, when the answer may go out coded (see
-    /// [`super::coding`]).
-    pub packed: Option<super::coding::zlib::Packed>,
 }
 
 /// Where a splice's shared bytes are kept: on the heap, with every answer that shares them

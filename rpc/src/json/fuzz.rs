@@ -25,7 +25,7 @@ pub fn fuzz_value(text: &str) -> Result<Option<serde_json::Value>, &'static str>
     };
     let v = rebuild(value);
     // The value copied into a written object reads the same from the writer's record.
-    let mut written = ObjectWriter::new(0, 0);
+    let mut written = ObjectWriter::new(0);
     written.key("v").value(value);
     let written = written.finish();
     match written.value().map(|w| w.get("v").and_then(rebuild)) {

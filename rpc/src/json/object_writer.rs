@@ -10,7 +10,9 @@
 //!
 //! The bytes are serde_json's for the same value: its maps (no `preserve_order` here) keep
 //! keys sorted, so a writer writes members in key order (checked in debug builds), and
-//! integers are written as its `itoa` writes them.
+//! integers are written as its `itoa` writes them. The order is the caller's to keep: for the
+//! writer to sort members itself it would hold each apart and copy it into place at the end,
+//! a second copy of every result byte, which writing the text in place exists to save.
 
 use super::escape::{append, escape_str, plain_run};
 use super::tape::{EMPTY_NODE, Kind, Node};
@@ -153,23 +155,20 @@ impl Record {
 
 impl ObjectWriter {
     /// An empty object with room for `bytes` of members (keys and values with their quotes,
-    /// colons and commas) and a record of `entries` (a key and a value per member, a value per
-    /// item, each container one), so that a result whose guess holds takes one allocation
-    /// (two past [`INLINE`] entries).
-    pub fn new(bytes: usize, entries: usize) -> Self {
+    /// colons and commas), so that a result whose guess holds takes one allocation. The text
+    /// cannot be sized before it is written, so the guess is the caller's; the record sizes
+    /// itself (it grows as values are written, and only the builds that check results keep
+    /// it).
+    pub fn new(bytes: usize) -> Self {
         let mut text = Vec::with_capacity(bytes.saturating_add(2));
         text.push(b'{');
-        let mut record = if RECORDED {
+        let record = if RECORDED {
             let mut nodes = [EMPTY_NODE; INLINE];
             nodes[0] = Node::at(0, Kind::Object, false);
             Record::Inline { nodes, len: 1 }
         } else {
             Record::Off
         };
-        // A guess past the inline room takes the record's one allocation now.
-        if entries > INLINE {
-            record.spill(entries);
-        }
         ObjectWriter {
             w: Written {
                 text,

@@ -37,7 +37,7 @@ impl<C: 'static> McpServer<C> {
         &mut self,
         incoming: Incoming,
         headers: &Headers,
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         let now_ms = ex.now_ms;
         if let Incoming::Single(Ok(m)) = &incoming
@@ -64,7 +64,7 @@ impl<C: 'static> McpServer<C> {
                             self.legacy_message(serial, &msg, headers, ex)
                         }
                         (Message::Request { id, .. }, Some("tools/call")) => {
-                            self.busy_result(ex.lent, id, Era::Legacy(version), why)
+                            self.busy_result(&ex.lent, id, Era::Legacy(version), why)
                         }
                         _ => reply::busy(msg.id(), why),
                     };
@@ -93,7 +93,7 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         items: Vec<Result<Message, ParseFailure>>,
         headers: &Headers,
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         let now_ms = ex.now_ms;
         let limits = self.config.limits;
@@ -118,7 +118,7 @@ impl<C: 'static> McpServer<C> {
         serial: u64,
         msg: &Message,
         headers: &Headers,
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         let (peer, now_ms) = (ex.peer, ex.now_ms);
         let routed = legacy::message(
@@ -160,7 +160,7 @@ impl<C: 'static> McpServer<C> {
 
     /// `initialize`: a new session of `owner`, an older one evicted if its share or the table
     /// is full.
-    fn initialize(&mut self, msg: &Message, ex: &Exchange<'_>) -> Response {
+    fn initialize(&mut self, msg: &Message, ex: &Exchange) -> Response {
         let (owner, now_ms) = (ex.owner, ex.now_ms);
         let Message::Request { id, params, .. } = msg else {
             return legacy::initialize_not_a_request();
@@ -208,7 +208,7 @@ impl<C: 'static> McpServer<C> {
         incoming: Incoming,
         headers: &Headers,
         head: &Head<'_>,
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         let (peer, now_ms) = (ex.peer, ex.now_ms);
         let msg = match modern::message(incoming) {
@@ -222,7 +222,7 @@ impl<C: 'static> McpServer<C> {
         if !self.within_rate(ex.owner, ex.rate_client(), now_ms) {
             return match (req.id, req.method) {
                 (Some(id), "tools/call") => {
-                    self.busy_result(ex.lent, id, Era::Modern, reply::OVER_RATE)
+                    self.busy_result(&ex.lent, id, Era::Modern, reply::OVER_RATE)
                 }
                 _ => reply::busy(req.id, reply::OVER_RATE),
             };
@@ -250,7 +250,8 @@ impl<C: 'static> McpServer<C> {
             client: peer.addr,
             session_tag: None,
             authority: ex.authority.clone(),
-            lent: ex.lent,
+            lent: &ex.lent,
+            packed: &ex.packed,
         };
         self.dispatch(req.method, &cx)
     }
@@ -318,9 +319,9 @@ impl<C: 'static> McpServer<C> {
     /// serialised per request.
     ///
     /// A caller narrower than the policy (a lesser token, a gateway's narrowing) gets the
-    /// tools it may call, copied out of the same listings. A policy-wide page carries its
-    /// listings deflated ahead of time too, for [`crate::http::coding::code`] to send them
-    /// coded when the client asks.
+    /// tools it may call, copied out of the same listings. A policy-wide page leaves its
+    /// listings deflated ahead of time in `cx.packed` too, for the entry point to send them
+    /// coded when the client asks ([`crate::http::coding::code`]).
     fn list_tools(&self, cx: &Cx<'_>) -> Response {
         let narrowed;
         let listed = if cx.authority.is_policy_wide() {
@@ -348,21 +349,20 @@ impl<C: 'static> McpServer<C> {
         if let Body::Full(own) = &mut resp.body
             && let Some(at) = own.windows(2).rposition(|w| w == b"[]")
         {
-            let (shared, range, packed) = if cx.authority.is_policy_wide() {
+            let (shared, range) = if cx.authority.is_policy_wide() {
                 let shared = self.tools.shared_listings().clone();
                 let range = self.tools.page_range(page);
-                let packed = self.tools.packed(&range).cloned();
-                (shared, range, packed)
+                cx.packed.set(self.tools.packed(&range).cloned());
+                (shared, range)
             } else {
                 let own = self.tools.copied_listings(page);
                 let len = own.len();
-                (Rc::new(own), 0..len, None)
+                (Rc::new(own), 0..len)
             };
             let splice = crate::http::Splice {
                 at: at + 1,
                 shared: crate::http::Shared::Kept(shared),
                 range,
-                packed,
             };
             resp.body = Body::Spliced(core::mem::take(own), splice);
         }

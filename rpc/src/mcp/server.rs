@@ -32,8 +32,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
-/// Entries the server's tape starts with: room for the `params` of any small request, so
-/// none grows it.
+/// Entries the spare tape starts with: room for the `params` of any small request, so none
+/// grows it.
 const TAPE_START: usize = 64;
 
 /// Fills a buffer with unpredictable bytes (session ids).
@@ -70,10 +70,10 @@ pub struct McpServer<C: 'static> {
     /// What every modern tool result ends with (`resultType` and the server's name and
     /// version in `_meta`), written once: it depends on the configured version only.
     pub(super) modern_extra: Box<[u8]>,
-    /// Where each request's `params` are read (see [`Tape`]): kept between requests, so a
-    /// request allocates nothing to read them, and emptied before it is put back, so it
-    /// carries nothing of one request to the next.
-    tape: Cell<Tape>,
+    /// The room of the tape each request's `params` are read onto (see [`Tape`]), kept
+    /// between requests: lent to each request's [`Exchange`], so none allocates to read its
+    /// `params`, and given back emptied, so none carries anything to the next.
+    spare_tape: Tape,
     /// `config.policy`, shared with each request's authority.
     pub(super) policy: Rc<Policy>,
     /// `config.tokens`, shared with the authority of each request that names one.
@@ -127,7 +127,7 @@ impl<C: 'static> McpServer<C> {
             subscriptions: Subscriptions::default(),
             instructions_json,
             modern_extra,
-            tape: Cell::new(Tape::with_capacity(TAPE_START)),
+            spare_tape: Tape::with_capacity(TAPE_START),
             policy,
             tokens,
             admin,
@@ -260,16 +260,35 @@ impl<C: 'static> McpServer<C> {
             Ok(a) => a,
             Err(refused) => return refused,
         };
-        let lent = Cell::default();
         let ex = Exchange {
             owner: authority.owner(),
             authority,
-            lent: &lent,
+            lent: Cell::default(),
+            tape: Cell::new(core::mem::take(&mut self.spare_tape)),
+            packed: Cell::default(),
             peer,
             now_ms,
             kept: true,
         };
-        self.answer(method, headers, &head, body, &ex)
+        self.exchange(method, headers, &head, body, &ex)
+    }
+
+    /// Answers an authorized request with `ex` (which the spare tape is lent to), and takes the
+    /// tape back. An answer that can go out `deflate`-coded (a policy-wide `tools/list`) is
+    /// coded here, as `Accept-Encoding` asks, once it is known to be the whole answer to this
+    /// request (not an item of a batch, not an event of a stream).
+    fn exchange(
+        &mut self,
+        method: &Method,
+        headers: &Headers,
+        head: &Head<'_>,
+        body: &[u8],
+        ex: &Exchange,
+    ) -> Response {
+        let r = self.answer(method, headers, head, body, ex);
+        self.spare_tape = ex.tape.take();
+        let accept = headers.field(Field::AcceptEncoding);
+        coding::code(r, ex.packed.take(), accept)
     }
 
     /// Answers an authorized request: `ex` says what it may do.
@@ -279,7 +298,7 @@ impl<C: 'static> McpServer<C> {
         headers: &Headers,
         head: &Head<'_>,
         body: &[u8],
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         let now_ms = ex.now_ms;
         self.subscriptions
@@ -319,13 +338,7 @@ impl<C: 'static> McpServer<C> {
         }
     }
 
-    fn post(
-        &mut self,
-        headers: &Headers,
-        head: &Head<'_>,
-        body: &[u8],
-        ex: &Exchange<'_>,
-    ) -> Response {
+    fn post(&mut self, headers: &Headers, head: &Head<'_>, body: &[u8], ex: &Exchange) -> Response {
         if let Some(ct) = head.content_type() {
             let main = ct.split(';').next().unwrap_or("").trim_ascii();
             if !main.eq_ignore_ascii_case("application/json") {
@@ -336,22 +349,19 @@ impl<C: 'static> McpServer<C> {
                 return reply::error(415, None, &err);
             }
         }
-        // The server's tape, lent to this request for its `params`; emptied after (and
-        // trimmed, if a big request grew it).
-        let mut tape = self.tape.take();
+        // The tape lent to this request for its `params`; emptied after (and trimmed, if a
+        // big request grew it), so it goes back to the server with nothing in it.
+        let mut tape = ex.tape.take();
         let r = self.parsed(headers, head, body, &mut tape, ex);
         tape.clear();
-        self.tape.set(tape);
+        ex.tape.set(tape);
         r
     }
 
-    /// Room on the server's tape, for the tests of its give-back.
+    /// The spare tape's room, for the tests of its give-back.
     #[cfg(test)]
     pub(super) fn tape_capacity(&self) -> usize {
-        let tape = self.tape.take();
-        let room = tape.capacity();
-        self.tape.set(tape);
-        room
+        self.spare_tape.capacity()
     }
 
     /// Answers a POST body read onto `tape`.
@@ -361,7 +371,7 @@ impl<C: 'static> McpServer<C> {
         head: &Head<'_>,
         body: &[u8],
         tape: &mut Tape,
-        ex: &Exchange<'_>,
+        ex: &Exchange,
     ) -> Response {
         // The parsed messages stay charged to the budget until the answer is built.
         let parsed = jsonrpc::parse_within(body, &self.config.parse_budget, tape);
@@ -427,34 +437,29 @@ impl<C: 'static> Handler for McpServer<C> {
     /// A request this server's `admit` passed with a token (its Origin and token checked,
     /// failures counted) is not judged again; any other is (an anonymous admission may be
     /// another handler's, and without a token only the Origin is checked).
-    ///
-    /// An answer that can go out `deflate`-coded (a policy-wide `tools/list`) is coded here,
-    /// as `Accept-Encoding` asks, once it is known to be the whole answer to this request (not
-    /// an item of a batch, not an event of a stream).
     fn handle(&mut self, req: &mut Request, peer: Peer, now_ms: u64) -> Response {
-        let r = if let Some(Admission::Authenticated(token)) = req.admission {
-            let head = Head::of(&req.headers);
-            let authority = match self.authority_of(&head, peer, Some(token)) {
-                Ok(a) => a,
-                Err(refused) => return refused,
-            };
-            let lent = Cell::new(core::mem::take(&mut req.answer));
-            let ex = Exchange {
-                owner: authority.owner(),
-                authority,
-                lent: &lent,
-                peer,
-                now_ms,
-                kept: req.earlier > 0,
-            };
-            let r = self.answer(&req.method, &req.headers, &head, &req.body, &ex);
-            // Not taken: back to the connection for its next request.
-            req.answer = lent.take();
-            r
-        } else {
-            self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms)
+        let Some(Admission::Authenticated(token)) = req.admission else {
+            return self.handle_parts(&req.method, &req.headers, &req.body, peer, now_ms);
         };
-        coding::code(r, req.headers.field(Field::AcceptEncoding))
+        let head = Head::of(&req.headers);
+        let authority = match self.authority_of(&head, peer, Some(token)) {
+            Ok(a) => a,
+            Err(refused) => return refused,
+        };
+        let ex = Exchange {
+            owner: authority.owner(),
+            authority,
+            lent: Cell::new(core::mem::take(&mut req.answer)),
+            tape: Cell::new(core::mem::take(&mut self.spare_tape)),
+            packed: Cell::default(),
+            peer,
+            now_ms,
+            kept: req.earlier > 0,
+        };
+        let r = self.exchange(&req.method, &req.headers, &head, &req.body, &ex);
+        // Not taken: back to the connection for its next request.
+        req.answer = ex.lent.take();
+        r
     }
 }
 

@@ -345,6 +345,7 @@ mod tests {
     use alloc::string::{String, ToString};
     use alloc::vec;
     use alloc::vec::Vec;
+    use irix7_kmem::testing::Lcg;
 
     fn service() -> Service {
         Service {
@@ -557,15 +558,12 @@ mod tests {
         ext.extend_from_slice(&[0x41, 0, 0, 1, 0, 1]);
         assert_eq!(read_query(&ext, &s), None);
         // Pseudo-random bytes: no panic, whatever comes of them.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = Lcg(1);
         for _ in 0..2000 {
             let mut m = q.clone();
             for _ in 0..3 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let i = (x as usize) % m.len();
-                m[i] = (x >> 32) as u8;
+                let i = rng.below(m.len());
+                m[i] = rng.next_u64() as u8;
             }
             if let Some(p) = read_query(&m, &s) {
                 let mut out = [0u8; 1024];

@@ -13,6 +13,7 @@ mod support;
 
 use iris::cpu::Cpu;
 use iris::memmap::sext;
+use irix7_kmem::testing::Lcg;
 use support::synthetic::*;
 
 /// Where the generated code goes: the module area (RAM + 1 MiB, KSEG0).
@@ -30,23 +31,6 @@ fn phys(va: u32) -> u64 {
     u64::from(va & 0x1FFF_FFFF)
 }
 
-/// A deterministic generator (xorshift32).
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> u32 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.0 = x;
-        x
-    }
-    fn reg(&mut self) -> u32 {
-        8 + self.next() % 18
-    }
-}
-
 /// The machine state the generated code works on, and a model that runs it.
 #[derive(Clone, PartialEq, Eq, Debug)]
 struct Model {
@@ -56,10 +40,10 @@ struct Model {
 
 impl Model {
     fn new(seed: u32) -> Model {
-        let mut rng = Rng(seed);
+        let mut rng = Lcg(seed.into());
         let mut regs = [0; 32];
         for r in REGS {
-            regs[r as usize] = rng.next();
+            regs[r as usize] = rng.next_u64() as u32;
         }
         regs[GP as usize] = DATA;
         Model { regs, mem: [0; 64] }
@@ -116,12 +100,13 @@ fn i_type(op: u32, rs: u32, rt: u32, imm: u32) -> u32 {
 
 /// `n` straight-line instructions: no branch, every one of them changing a register or a word.
 fn straight(n: usize, seed: u32) -> Vec<u32> {
-    let mut rng = Rng(seed);
+    let mut rng = Lcg(seed.into());
     (0..n)
         .map(|_| {
-            let (d, s, t) = (rng.reg(), rng.reg(), rng.reg());
-            let imm = rng.next() & 0xFFFF;
-            match rng.next() % 12 {
+            let mut reg = || 8 + rng.below(18) as u32;
+            let (d, s, t) = (reg(), reg(), reg());
+            let imm = rng.next_u64() as u32 & 0xFFFF;
+            match rng.below(12) {
                 0 => r_type(0, t, d, 1 + imm % 31, 0x00),
                 1 => r_type(0, t, d, 1 + imm % 31, 0x02),
                 2 => r_type(s, t, d, 0, 0x21),

@@ -18,6 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iris::image::sha256_hex;
+use irix7_kmem::testing::Lcg;
 use serde_json::{Value, json};
 use support::guest::{Guest, TOKEN, boot_guest_with};
 use support::image::{ProductImage, changed_image};
@@ -84,19 +85,16 @@ impl Kind {
 }
 
 /// The kinds in the order the soak runs them: each run of five is every kind once, in an order
-/// of its own (a fixed xorshift shuffle), so each kind follows each other one over a long soak.
+/// of its own (a fixed pseudo-random shuffle), so each kind follows each other one over a long soak.
 fn schedule(cycles: usize) -> Vec<Kind> {
-    let mut state: u32 = 0x2545_f491;
+    let mut rng = Lcg(1);
     let mut out = Vec::with_capacity(cycles + KINDS.len());
     let mut first = true;
     while out.len() < cycles {
         let mut round = KINDS;
         if !first {
             for i in (1..round.len()).rev() {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                round.swap(i, state as usize % (i + 1));
+                round.swap(i, rng.below(i + 1));
             }
         }
         first = false;

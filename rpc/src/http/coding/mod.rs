@@ -1,9 +1,10 @@
 //! Content coding `deflate` (RFC 9110 §8.4.1.2: the zlib format) for the big answers whose
-//! bulk never changes: the bulk is compressed once, ahead of time ([`Packed`]), and an
-//! answer that can be coded carries it beside its identity bytes (a [`Splice`]'s `packed`).
-//! [`code`] then sends it coded when the request's `Accept-Encoding` prefers `deflate`, with
-//! the answer's own bytes as stored blocks around the packed ones: nothing is compressed,
-//! and the bulk is not read, per request.
+//! bulk never changes: the bulk is compressed once, ahead of time ([`Packed`]), and a handler
+//! whose answer splices it in ([`Splice`]) keeps the packed form beside the answer. [`code`],
+//! at the handler's boundary, then sends it coded when the request's `Accept-Encoding`
+//! prefers `deflate`, with the answer's own bytes as stored blocks around the packed ones:
+//! nothing is compressed, and the bulk is not read, per request. The HTTP message itself
+//! knows nothing of coding.
 
 mod accept;
 pub(crate) mod zlib;
@@ -27,13 +28,14 @@ pub const VARIES: &str = "Vary: Accept-Encoding\r\n";
 pub const CODED: &str = "Content-Encoding: deflate\r\nVary: Accept-Encoding\r\n";
 
 /// The answer as the request's `Accept-Encoding` (`accept`) asks for it, if it is one that
-/// can be coded (a spliced body with its bulk packed, and no header lines of its own); any
-/// other answer is returned as it is.
-pub fn code(mut resp: Response, accept: Option<&str>) -> Response {
-    let Body::Spliced(own, splice) = &mut resp.body else {
+/// can be coded: `packed` holds its spliced bytes, and it has no header lines of its own (an
+/// answer that carries the bulk inside another, a batch, is no longer spliced). Any other
+/// answer is returned as it is.
+pub fn code(mut resp: Response, packed: Option<Packed>, accept: Option<&str>) -> Response {
+    let Some(packed) = packed else {
         return resp;
     };
-    let Some(packed) = splice.packed.take() else {
+    let Body::Spliced(own, splice) = &resp.body else {
         return resp;
     };
     if !resp.headers.lines().is_empty() || packed.len != splice.bytes().len() {
@@ -56,7 +58,6 @@ pub fn coded(before: &[u8], packed: &Packed, after: &[u8]) -> Body {
         at,
         shared: Shared::Kept(packed.deflate.clone()),
         range: 0..packed.deflate.len(),
-        packed: None,
     };
     Body::Spliced(own, splice)
 }

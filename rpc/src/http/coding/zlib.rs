@@ -119,20 +119,19 @@ fn combine(first: u32, second: u32, second_len: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use irix7_kmem::testing::Lcg;
     use miniz_oxide::inflate::decompress_to_vec_zlib;
 
     /// Bytes that are neither all alike nor random: JSON-like text with some variety.
     fn text(len: usize) -> Vec<u8> {
-        let mut seed = 0x2545_F491u32;
+        let mut rng = Lcg(1);
         (0..len)
             .map(|i| {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
+                let r = rng.next_u64();
                 match i % 7 {
                     0 => b'"',
-                    1 => b'a' + (seed % 26) as u8,
-                    _ => b"{}:,name"[(seed % 8) as usize],
+                    1 => b'a' + (r % 26) as u8,
+                    _ => b"{}:,name"[(r % 8) as usize],
                 }
             })
             .collect()

@@ -547,7 +547,7 @@ fn reset_forgets_partial_request() {
 }
 
 /// A small deterministic generator for the garbage tests (no external RNG needed).
-use crate::testing::Lcg;
+use irix7_kmem::testing::Lcg;
 
 #[test]
 fn garbage_never_panics_and_is_refused_with_4xx_or_5xx() {

@@ -24,7 +24,7 @@ use crate::mcp::eras::subscriptions::{Hub, Subscriptions, WatchDef};
 use crate::mcp::guard::authority::{Client, Door, Owner};
 use crate::mcp::guard::config::Limits;
 use crate::mcp::guard::request::{Cx, accepts_sse};
-use crate::mcp::tools::call::stream::{KEEP_ALIVE_MS, Utf8Sink};
+use crate::mcp::wire::event_stream::{KEEP_ALIVE_MS, Utf8Sink};
 use crate::mcp::wire::reply;
 use crate::mcp::wire::version::LEGACY_VERSIONS;
 use alloc::boxed::Box;

@@ -227,7 +227,7 @@ impl Request<'_> {
         headers: &'a Headers,
         peer: Peer,
         now_ms: u64,
-        ex: &Exchange<'a>,
+        ex: &'a Exchange,
     ) -> Cx<'a> {
         Cx {
             era: Era::Legacy(self.version),
@@ -252,7 +252,8 @@ impl Request<'_> {
             client: peer.addr,
             session_tag: Some(self.tag),
             authority: ex.authority.clone(),
-            lent: ex.lent,
+            lent: &ex.lent,
+            packed: &ex.packed,
         }
     }
 }

@@ -2,8 +2,9 @@
 //! is read ([`Exchange`]), and once it is checked the era, the per-request context [`Cx`] that
 //! dispatch works from, and the header and `params` readings both share.
 
+use crate::http::coding::Packed;
 use crate::http::{Field, Headers, Peer};
-use crate::json::ValueRef;
+use crate::json::{Tape, ValueRef};
 use crate::jsonrpc::{Id, RpcError};
 use crate::mcp::guard::authority::{Authority, Client, Key, Owner};
 use crate::mcp::wire::error_code::ErrorCode;
@@ -23,9 +24,10 @@ pub(crate) enum Era {
 }
 
 /// What one request brings down the server: who sent it and when, what it may do, and the
-/// buffer its connection lends its answer. The entry points build one per request and pass it
-/// down; the server keeps none of it, so no request can run with another's authority.
-pub(crate) struct Exchange<'r> {
+/// buffers it is lent: the room of its connection's last answer and the server's spare tape.
+/// The entry points build one per request and pass it down; the server keeps none of it, so
+/// no request can run with another's authority or read another's `params`.
+pub(crate) struct Exchange {
     pub(crate) peer: Peer,
     pub(crate) now_ms: u64,
     /// What the request may do (its token's role, the policy, a gateway's narrowing).
@@ -34,12 +36,18 @@ pub(crate) struct Exchange<'r> {
     pub(crate) owner: Owner,
     /// The connection's last answer buffer (`Request::answer`), lent while this request is
     /// handled: a tool result written at once goes into it instead of a new allocation.
-    pub(crate) lent: &'r Cell<Vec<u8>>,
+    pub(crate) lent: Cell<Vec<u8>>,
+    /// The tape its `params` are read onto: empty, with the room the server keeps between
+    /// requests, so reading them allocates nothing.
+    pub(crate) tape: Cell<Tape>,
+    /// The answer's bulk deflated ahead of time, when the answer may go out coded (a
+    /// policy-wide `tools/list`): the entry point codes it as `Accept-Encoding` asks.
+    pub(crate) packed: Cell<Option<Packed>>,
     /// Its connection carried a request before it (`Request::earlier`).
     pub(crate) kept: bool,
 }
 
-impl Exchange<'_> {
+impl Exchange {
     /// Which of its owner's clients a 2026-07-28 request (or an `initialize`) counts as in
     /// its owner's rate window: its connection once that carried a request, else the owner's
     /// fresh connections together, so that a flood of one-request connections is one noisy
@@ -78,6 +86,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) authority: Authority,
     /// The buffer the request's connection lent its answer (see [`Exchange::lent`]).
     pub(crate) lent: &'a Cell<Vec<u8>>,
+    /// Where an answer that may go out coded leaves its packed bulk (see [`Exchange::packed`]).
+    pub(crate) packed: &'a Cell<Option<Packed>>,
 }
 
 /// The `arguments` of `tools/call` and `prompts/get`: an object, or `{}` when absent or null.

@@ -1,6 +1,7 @@
 //! The fuzzing entry point survives odd and mutated inputs.
 
 use super::*;
+use irix7_kmem::testing::Lcg;
 
 #[test]
 fn fuzz_entry_survives_odd_inputs() {
@@ -25,13 +26,8 @@ fn fuzz_entry_survives_mutated_requests() {
         b"POST\n\n{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{}}}",
         b"POST\nMcp-Session-Id: abc\n\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}]",
     ];
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Lcg(1);
+    let mut next = move || rng.next_u64();
     for i in 0..3000 {
         let mut input = seeds[i % seeds.len()].to_vec();
         for _ in 0..(next() % 8) {

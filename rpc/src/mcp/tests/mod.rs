@@ -44,7 +44,7 @@ fn echo(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
 fn add(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
     let a = call.args.get("a").and_then(|v| v.as_i64()).unwrap_or(0);
     let b = call.args.get("b").and_then(|v| v.as_i64()).unwrap_or(0);
-    let mut json = crate::json::ObjectWriter::new(16, 0);
+    let mut json = crate::json::ObjectWriter::new(16);
     json.key("sum").i64(a + b);
     Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
@@ -58,13 +58,13 @@ fn said(_: &mut Ctx, call: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
         .unwrap_or(crate::json::ValueRef::empty_object());
     let bad = call.args.get("bad").and_then(|v| v.as_bool()) == Some(true);
     let key = if bad { "wrong" } else { "said" };
-    let mut json = crate::json::ObjectWriter::new(16, 0);
+    let mut json = crate::json::ObjectWriter::new(16);
     json.key(key).value(text);
     Ok(Started::Done(ToolOutput::structured(json.finish())))
 }
 
 fn bad_out(_: &mut Ctx, _: &ToolCall<'_>) -> Result<Started<Ctx>, ToolError> {
-    let mut json = crate::json::ObjectWriter::new(16, 0);
+    let mut json = crate::json::ObjectWriter::new(16);
     json.key("sum").str("seven");
     Ok(Started::Done(ToolOutput::structured(json.finish())))
 }

@@ -1,7 +1,7 @@
 //! Tools: paged listing, calls and failures, streamed results, progress, cancellation.
 
 use super::*;
-use crate::mcp::tools::call::stream::KEEP_ALIVE_MS as KEEP_ALIVE;
+use crate::mcp::wire::event_stream::KEEP_ALIVE_MS as KEEP_ALIVE;
 
 #[test]
 fn tools_list_pages_with_opaque_cursors_in_stable_order() {

@@ -7,6 +7,7 @@ use crate::hil::block::RamDisk;
 use crate::services::fs::erofs::Erofs;
 use crate::services::fs::error::Errno;
 use crate::services::fs::overlay::{DEFAULT_OVERLAY_MAX, Overlay};
+use irix7_kmem::testing::Lcg;
 
 const SEEDS: u64 = 240;
 const STRIDES: [usize; 6] = [5, 31, 257, 1021, 4099, 65_537];
@@ -19,22 +20,12 @@ const PATHS: [&str; 6] = [
     "/longlink",
 ];
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 fn flipped_bytes_never_panic_or_hang() {
     for (label, image) in images() {
         let (mut mounted, mut refused, mut walk_errors) = (0, 0, 0);
         for seed in 0..SEEDS {
-            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut rng = Lcg(seed);
             let mut img = image.to_vec();
             let stride = STRIDES[(seed % STRIDES.len() as u64) as usize];
             // Even seeds hammer the metadata at the front, odd ones the whole image.
@@ -43,9 +34,9 @@ fn flipped_bytes_never_panic_or_hang() {
             } else {
                 img.len()
             };
-            let start = 1024 + (rng.next() as usize % stride);
+            let start = 1024 + (rng.below(stride));
             for i in (start..end).step_by(stride) {
-                img[i] ^= (rng.next() as u8) | 1;
+                img[i] ^= (rng.next_u64() as u8) | 1;
             }
             // Mostly re-seal the superblock so damage behind the checksum gets exercised too.
             if seed % 4 != 0 {

@@ -2,7 +2,7 @@
 //! around it kept.
 
 use super::*;
-use crate::testing::Lcg;
+use irix7_kmem::testing::Lcg;
 
 #[test]
 fn random_bytes_never_panic_and_get_an_error_or_nothing() {

@@ -120,7 +120,6 @@ impl Handler for TestHandler {
                     at: 2,
                     shared: Shared::Kept(shared),
                     range: 5..2005,
-                    packed: None,
                 };
                 Response {
                     status: 200,

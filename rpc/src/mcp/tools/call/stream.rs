@@ -12,6 +12,7 @@ use crate::mcp::guard::call_watch::CallWatch;
 use crate::mcp::guard::limits::CallState;
 use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::tools::schema::Schema;
+use crate::mcp::wire::event_stream::{KEEP_ALIVE_MS, Utf8Sink};
 use crate::mcp::wire::tool::{
     InputRequired, LogLevel, Notice, Started, Step, StepIo, ToolOutput, ToolRun,
 };
@@ -76,9 +77,6 @@ pub(crate) struct CallStream<C: 'static> {
     /// Since when a running call on an event stream has sent nothing (see `keep_alive`).
     quiet_since: Option<u64>,
 }
-
-/// Longest silence on a running call's event stream.
-pub(crate) const KEEP_ALIVE_MS: u64 = 5_000;
 
 impl<C: 'static> CallStream<C> {
     pub(crate) fn running(
@@ -264,16 +262,6 @@ fn number(f: f64) -> Value {
         serde_json::Number::from_f64(f)
             .map(Value::Number)
             .unwrap_or(Value::Null)
-    }
-}
-
-/// `core::fmt::Write` into a byte buffer.
-pub(crate) struct Utf8Sink<'a>(pub(crate) &'a mut Vec<u8>);
-
-impl Write for Utf8Sink<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
     }
 }
 

@@ -33,7 +33,7 @@ fn long_text() -> String {
 /// Answers with a long text block and the same text as a (heavy) structured result.
 fn long(_: &mut (), _: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let text = long_text();
-    let mut json = crate::json::ObjectWriter::new(text.len() + 16, 0);
+    let mut json = crate::json::ObjectWriter::new(text.len() + 16);
     json.key("text").str(&text);
     let mut out = ToolOutput::structured(json.finish());
     out.content = alloc::vec![crate::mcp::Content::text(text)];
@@ -188,7 +188,7 @@ fn note() -> String {
 fn big(_: &mut (), call: &ToolCall<'_>) -> Result<Started<()>, ToolError> {
     let n = call.args.get("n").and_then(|n| n.as_u64()).unwrap_or(0);
     let bad = call.args.get("bad").is_some();
-    let mut json = crate::json::ObjectWriter::new(0, 0);
+    let mut json = crate::json::ObjectWriter::new(0);
     json.key("items").begin_array();
     for i in 0..n {
         match bad {

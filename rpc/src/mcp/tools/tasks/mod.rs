@@ -23,6 +23,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use irix7_kmem::budget::{self, Lease};
+use irix7_kmem::civil::Date;
 use irix7_kmem::share::{Claim, Share, Short};
 use serde_json::{Map, Value, json};
 
@@ -435,16 +436,11 @@ fn iso(ms: u64) -> String {
     let days = (secs / 86_400) as u32;
     let s = (secs % 86_400) as u32;
     let frac = (ms % 1000) as u32;
-    // Civil date from days since 1970-01-01 (the proleptic Gregorian calendar).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u32::from(m <= 2);
+    let Date {
+        year: y,
+        month: m,
+        day: d,
+    } = Date::from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
         s / 3600,
