@@ -1,8 +1,9 @@
 //! Slots, fairly: the real image on a 16 MiB rig (8 MiB heap, the full pool of 10 sockets a
 //! port) with a token, where a client holding the token must be served while others keep the
 //! pool busy: eight anonymous clients polling `GET /` from its own address, two dozen
-//! connections trickling request bodies, another client of its token opening legacy sessions
-//! and connections in a loop. And a peer trickling its request head gets its 408 at the
+//! connections of its token trickling request bodies (against which a kept connection is held
+//! to the bounds, a connection a call only to being answered: `Fresh::Odds`), another client
+//! of its token opening legacy sessions and connections in a loop. And a peer trickling its request head gets its 408 at the
 //! whole-request deadline, not later.
 //!
 //! Every host connection reaches the guest from the forwarder's one address, as behind an SSH
@@ -62,16 +63,16 @@ fn a_token_holder_is_served_while_others_hold_the_pool() {
     };
     let mut f = Findings::default();
     let prober = Prober::start(g.mcp, TOKEN);
-    let loads: [(&str, Load); 3] = [
-        ("eight anonymous pollers", anonymous_pollers),
-        ("two dozen trickled bodies", trickled_bodies),
-        ("a runaway client of the token", runaway),
+    let loads: [(&str, Load, Fresh); 3] = [
+        ("eight anonymous pollers", anonymous_pollers, Fresh::Bounded),
+        ("two dozen trickled bodies", trickled_bodies, Fresh::Odds),
+        ("a runaway client of the token", runaway, Fresh::Bounded),
     ];
-    for (name, load) in loads {
+    for (name, load, fresh) in loads {
         println!("--- {name}");
         let from = Instant::now();
         load(g.mcp, &mut f);
-        judge_served(&mut f, name, &prober, from);
+        judge_served(&mut f, name, &prober, from, fresh);
         // The next load starts on a pool its predecessor's leftovers have left.
         std::thread::sleep(Duration::from_secs(2));
     }
@@ -97,15 +98,96 @@ fn a_token_holder_is_served_while_others_hold_the_pool() {
 /// One load: runs for `LOAD` against the MCP port and checks what it did.
 type Load = fn(SocketAddr, &mut Findings);
 
-/// Every `echo` the token holder started during the load came back in time.
-fn judge_served(f: &mut Findings, load: &str, prober: &Prober, from: Instant) {
+/// What a load lets the token holder's fresh connections expect.
+#[derive(Clone, Copy)]
+enum Fresh {
+    /// Each call in time ([`judge_calls`]): the load's connections are anonymous, or its
+    /// sibling's yield to a newcomer once they are done with.
+    Bounded,
+    /// Every call answered, half of them within `SERVED_WITHIN`; how long the slowest waits
+    /// is a matter of odds. Two dozen siblings of the same token reconnect the moment one is
+    /// cut, and a reconnection's first SYN tends to reach the listener the cut put up before
+    /// the SYN a waiting client's stack sends again 20 ms later: the server cannot tell the
+    /// one from the other before the handshake (docs/bounds.md, "Owners"). CI saw the
+    /// slowest of ten at 8.6 s. The load checks a kept connection of the token in full.
+    Odds,
+}
+
+/// Every `echo` the token holder started during the load came back, in time as `fresh` says.
+fn judge_served(f: &mut Findings, load: &str, prober: &Prober, from: Instant, fresh: Fresh) {
     let calls: Vec<Result<Duration, String>> = prober
         .since(from)
         .into_iter()
         .filter(|s| s.at < from + LOAD)
         .map(|s| s.error.map_or(Ok(s.latency), Err))
         .collect();
-    judge_calls(f, load, "the token holder's echo", &calls);
+    let whose = "the token holder's echo, a fresh connection each";
+    match fresh {
+        Fresh::Bounded => judge_calls(f, load, whose, &calls),
+        Fresh::Odds => judge_answered(f, load, whose, &calls),
+    }
+}
+
+/// At least five calls, none failed, half of them within `SERVED_WITHIN`.
+fn judge_answered(f: &mut Findings, load: &str, whose: &str, calls: &[Result<Duration, String>]) {
+    let failed = calls.iter().filter(|c| c.is_err()).count();
+    let mut times: Vec<Duration> = calls.iter().filter_map(|c| c.clone().ok()).collect();
+    times.sort();
+    let median = times.get(times.len() / 2).copied().unwrap_or_default();
+    let slowest = times.last().copied().unwrap_or_default();
+    f.check(
+        load,
+        calls.len() >= 5 && failed == 0 && median <= SERVED_WITHIN,
+        format!(
+            "{whose}: {} calls, {failed} failed, median {median:.2?} (bound {SERVED_WITHIN:?}), \
+             slowest {slowest:.2?}",
+            calls.len()
+        ),
+    );
+}
+
+/// The token holder as an agent's SDK keeps it: one connection, an `echo` every 300 ms on
+/// it (a new connection only when the server ends it), each call timed, until `stop`.
+fn kept_echoes(addr: SocketAddr, stop: &AtomicBool) -> Vec<Result<Duration, String>> {
+    let mut calls = Vec::new();
+    let mut kept: Option<(TcpStream, Vec<u8>)> = None;
+    let mut i = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        i += 1;
+        let text = format!("kept-{i}");
+        let raw = McpRequest::modern(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": text}}),
+        )
+        .id(i)
+        .http("/mcp", "indy", Some(TOKEN));
+        let t = Instant::now();
+        let mut answer = None;
+        // The server may have ended the kept connection since the last call: once more on a
+        // new one.
+        for _ in 0..2 {
+            if kept.is_none() {
+                kept = open(addr, Duration::from_secs(30))
+                    .ok()
+                    .map(|s| (s, Vec::new()));
+            }
+            let Some((s, buf)) = kept.as_mut() else { break };
+            answer = s
+                .write_all(&raw)
+                .ok()
+                .and_then(|()| read_response(s, buf, false));
+            if answer.is_some() {
+                break;
+            }
+            kept = None;
+        }
+        calls.push(match answer.as_ref().and_then(last_message) {
+            Some(m) if m["result"]["structuredContent"]["text"] == json!(text) => Ok(t.elapsed()),
+            _ => Err(answer.map_or_else(|| "no answer".to_string(), |r| describe(&r))),
+        });
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    calls
 }
 
 /// At least ten calls, none failed, nine in ten within `SERVED_WITHIN`, all within
@@ -272,7 +354,15 @@ fn trickle_bodies(addr: SocketAddr, stop: &AtomicBool) -> Trickles {
 /// reconnecting as soon as one is cut.
 fn trickled_bodies(addr: SocketAddr, f: &mut Findings) {
     const A: &str = "two dozen trickled bodies";
+    let stop = Arc::new(AtomicBool::new(false));
+    let kept = {
+        let stop = stop.clone();
+        std::thread::spawn(move || kept_echoes(addr, &stop))
+    };
     let tallies = crowd(24, addr, trickle_bodies);
+    stop.store(true, Ordering::Relaxed);
+    let calls = kept.join().expect("the kept client ran");
+    judge_calls(f, A, "the token holder's echo on a kept connection", &calls);
     let connections: usize = tallies.iter().map(|t| t.connections).sum();
     let cut: usize = tallies.iter().map(|t| t.cut).sum();
     let longest = tallies.iter().map(|t| t.longest).max().unwrap_or_default();
