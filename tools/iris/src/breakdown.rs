@@ -147,7 +147,7 @@ pub const CATEGORIES: &[(&str, &[&str])] = &[
         &[
             "rpc::mcp::tools::call::emit::",
             // A structured result's JSON escaped as its text block's text.
-            "irix7_kmem::text::escape_json_text",
+            "irix7_kmem::text::append_json_text",
             "rpc::mcp::tools::result::",
             "rpc::mcp::wire::",
             "McpServer<…>::tool_result",
@@ -328,7 +328,7 @@ mod tests {
             ("rpc::jsonrpc::parse::parse", "JSON parsing"),
             ("<rpc::json::read::Reader>::tape", "JSON parsing"),
             ("irix7_kmem::text::ascii", "JSON parsing"),
-            ("irix7_kmem::text::escape_json_text", "response framing"),
+            ("irix7_kmem::text::append_json_text", "response framing"),
             ("irix7_kmem::append_key", "JSON writing"),
             (
                 "serde_json::ser::format_escaped_str_contents",
