@@ -19,7 +19,7 @@ use iris::image::find_repo_root;
 use rpc::testing::McpRequest;
 use serde_json::{Value, json};
 use support::guest::{Guest, HOST, TOKEN, boot_guest_with_disk};
-use support::http::{Stream, connect, read_response, request};
+use support::http::{Kept, Stream, connect, read_response, request};
 use support::mcp::messages;
 
 const WATCHER: &str = "watcher-secret-0123456789";
@@ -95,7 +95,7 @@ fn text(v: &Value) -> &str {
 /// and it is never idle long enough (1 s) to give its slot up.
 enum Quiet {
     Fresh,
-    Kept(Option<(TcpStream, Vec<u8>)>),
+    Kept(Kept),
 }
 
 impl Quiet {
@@ -113,18 +113,9 @@ impl Quiet {
         let Quiet::Kept(kept) = self else {
             return ADMIN.call(g, "status", json!({}));
         };
-        for _ in 0..2 {
-            let (s, buf) = kept.get_or_insert_with(|| (connect(g.mcp), Vec::new()));
-            let answer = s
-                .write_all(raw.as_bytes())
-                .ok()
-                .and_then(|()| read_response(s, buf, false));
-            match answer {
-                Some(r) => return messages(&r.body).pop().unwrap_or(Value::Null),
-                None => *kept = None,
-            }
-        }
-        Value::Null
+        kept.exchange(raw.as_bytes())
+            .and_then(|r| messages(&r.body).pop())
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -409,7 +400,7 @@ fn no_lesser_holder_starves_the_administrator_or_erases_its_trail() {
         token: TOKEN,
         narrowing: None,
     };
-    let mut quiet = Quiet::Kept(None);
+    let mut quiet = Quiet::Kept(Kept::new(g.mcp));
     served(&g, "before its sibling floods", &mut quiet);
     floods(&g, noisy, &mut quiet);
     // Nothing of it reset the machine.

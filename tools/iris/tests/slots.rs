@@ -26,7 +26,7 @@ use support::hostile::{
     Findings, Outcome, Prober, TOKEN, describe, first_status, last_message, legacy, legacy_session,
     open, open_connections, time_to_cut,
 };
-use support::http::read_response;
+use support::http::{Kept, read_response};
 
 /// How soon the token holder's `echo` (a fresh connection each, host wall time) must come
 /// back under each load: nine in ten within `SERVED_WITHIN`, every one within
@@ -150,7 +150,7 @@ fn judge_answered(f: &mut Findings, load: &str, whose: &str, calls: &[Result<Dur
 /// it (a new connection only when the server ends it), each call timed, until `stop`.
 fn kept_echoes(addr: SocketAddr, stop: &AtomicBool) -> Vec<Result<Duration, String>> {
     let mut calls = Vec::new();
-    let mut kept: Option<(TcpStream, Vec<u8>)> = None;
+    let mut kept = Kept::new(addr);
     let mut i = 0u64;
     while !stop.load(Ordering::Relaxed) {
         i += 1;
@@ -162,25 +162,7 @@ fn kept_echoes(addr: SocketAddr, stop: &AtomicBool) -> Vec<Result<Duration, Stri
         .id(i)
         .http("/mcp", "indy", Some(TOKEN));
         let t = Instant::now();
-        let mut answer = None;
-        // The server may have ended the kept connection since the last call: once more on a
-        // new one.
-        for _ in 0..2 {
-            if kept.is_none() {
-                kept = open(addr, Duration::from_secs(30))
-                    .ok()
-                    .map(|s| (s, Vec::new()));
-            }
-            let Some((s, buf)) = kept.as_mut() else { break };
-            answer = s
-                .write_all(&raw)
-                .ok()
-                .and_then(|()| read_response(s, buf, false));
-            if answer.is_some() {
-                break;
-            }
-            kept = None;
-        }
+        let answer = kept.exchange(&raw);
         calls.push(match answer.as_ref().and_then(last_message) {
             Some(m) if m["result"]["structuredContent"]["text"] == json!(text) => Ok(t.elapsed()),
             _ => Err(answer.map_or_else(|| "no answer".to_string(), |r| describe(&r))),

@@ -24,6 +24,39 @@ pub fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, head_request: bool) -
     host_http::read_response(s, buf, head_request).ok()
 }
 
+/// A connection kept across requests, as the SDKs' clients keep theirs: opened when first
+/// needed, and once more when the server has ended it since the last request.
+pub struct Kept {
+    addr: SocketAddr,
+    conn: Option<(TcpStream, Vec<u8>)>,
+}
+
+impl Kept {
+    pub fn new(addr: SocketAddr) -> Kept {
+        Kept { addr, conn: None }
+    }
+
+    /// Sends `raw` and reads its response; `None` when neither the kept connection nor a new
+    /// one answered.
+    pub fn exchange(&mut self, raw: &[u8]) -> Option<Response> {
+        for _ in 0..2 {
+            let (s, buf) = match &mut self.conn {
+                Some(c) => c,
+                None => self.conn.insert((connect(self.addr), Vec::new())),
+            };
+            let answer = s
+                .write_all(raw)
+                .ok()
+                .and_then(|()| read_response(s, buf, false));
+            if answer.is_some() {
+                return answer;
+            }
+            self.conn = None;
+        }
+        None
+    }
+}
+
 /// Sends a request and reads its response on a fresh connection.
 pub fn request(addr: SocketAddr, raw: &str) -> Response {
     let mut s = connect(addr);
