@@ -42,6 +42,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::RefCell;
 use indy::abi::{ABI_MIN_VERSION, ABI_TABLE_MIN_SIZE, AbiTable, status};
+use smoltcp::wire::Ipv4Cidr;
 use spin::Mutex;
 
 /// The smallest heap the module agrees to start with.
@@ -89,7 +90,8 @@ impl Module {
                 .borrow_mut()
                 .stir(sources::event_sample(now_ms));
         }
-        self.refresh_net_usage(now_ms);
+        let ip = self.stack.ipv4();
+        self.refresh_net_usage(ip, now_ms);
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
@@ -98,7 +100,6 @@ impl Module {
         // Failed logins are summarised when their window closes, requests or not.
         self.router.mcp.poll_audit(now_ms);
         if let Some(m) = &mut self.mdns {
-            let ip = self.stack.ipv4();
             work |= m.poll(&mut self.stack.sockets, ip, now_ms);
         }
         // Frames that came in since the ingress above wait for the next poll: the kernel
@@ -122,8 +123,7 @@ impl Module {
         i32::from(work)
     }
 
-    fn refresh_net_usage(&mut self, now_ms: u64) {
-        let ip = self.stack.ipv4();
+    fn refresh_net_usage(&mut self, ip: Option<Ipv4Cidr>, now_ms: u64) {
         // DHCP may give or change the address after boot: Origins and Hosts naming it pass.
         self.router.mcp.set_own_ip(ip.map(|c| c.address().octets()));
         let mut ctx = self.ctx.borrow_mut();

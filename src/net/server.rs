@@ -264,6 +264,15 @@ struct Slot {
     rank: Option<u8>,
 }
 
+/// The slots a mask names, lowest first.
+fn slots_in(mut mask: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        let i = mask.trailing_zeros();
+        mask &= mask.wrapping_sub(1);
+        (i < u64::BITS).then_some(i as usize)
+    })
+}
+
 /// Counters for status and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ServerStats {
@@ -286,10 +295,17 @@ pub struct HttpServer {
     anonymous_per_port: usize,
     /// What request bodies are charged to, shared by every connection.
     requests: Rc<Pool>,
+    /// The slots that have a socket, bit `i` for slot `i`: the only ones a poll visits (most
+    /// of the pool is spare, and a walk of every slot cost each idle poll about 500
+    /// instructions).
+    live: u64,
     /// The slot the next poll starts at.
     next: usize,
     pub stats: ServerStats,
 }
+
+/// Slots a server holds at most (one bit each in [`HttpServer`]'s `live`).
+pub const MAX_SLOTS: usize = 64;
 
 impl HttpServer {
     /// Creates the sockets in `sockets`, without buffers yet: the first poll puts up each
@@ -309,11 +325,15 @@ impl HttpServer {
             per_client: config.per_client.max(1),
             anonymous_per_port: config.anonymous_per_port,
             requests,
+            live: 0,
             next: 0,
             stats: ServerStats::default(),
         };
+        let per_port = config
+            .sockets_per_port
+            .min(MAX_SLOTS / config.ports.len().max(1));
         for &port in &config.ports {
-            for _ in 0..config.sockets_per_port {
+            for _ in 0..per_port {
                 server.slots.push(Slot {
                     handle: None,
                     port,
@@ -372,6 +392,12 @@ impl HttpServer {
             sockets.remove(old);
         }
         slot.handle = socket.map(|s| sockets.add(s));
+        let bit = 1 << i;
+        self.live = if slot.handle.is_some() {
+            self.live | bit
+        } else {
+            self.live & !bit
+        };
         true
     }
 
@@ -455,9 +481,9 @@ impl HttpServer {
     /// Connections open now: sockets past the handshake, including ones accepted by the
     /// stack but not yet handed to a connection in this poll.
     pub fn open_connections(&self, sockets: &SocketSet<'static>) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| {
+        slots_in(self.live)
+            .filter(|&i| {
+                let s = &self.slots[i];
                 s.conn.is_some()
                     || s.handle.is_some_and(|h| {
                         matches!(
@@ -480,20 +506,17 @@ impl HttpServer {
         let mut counted = Counted::new(handler);
         let n = self.slots.len();
         let start = self.next.min(n);
-        // From the rotating start to the end, then from the first slot to it: no division a
-        // slot.
-        for i in (start..n).chain(0..start) {
+        // The slots with a socket, from the rotating start to the end, then from the first
+        // slot to it.
+        let from_start = self.live & u64::MAX.checked_shl(start as u32).unwrap_or(0);
+        for i in slots_in(from_start).chain(slots_in(self.live & !from_start)) {
             // Past the poll's share of requests, connections only write what is owed; what
             // they received waits in the socket for the next poll.
             let read = counted.handled < REQUESTS_PER_POLL;
             work |= !read;
-            // A spare slot has nothing to do until `refill` makes it a listener. Told here,
-            // not inside the (inlined, register-hungry) visit of a slot: most of the pool's
-            // slots are spare, and every poll visited each at about 45 instructions.
-            if self.slots[i].handle.is_some() {
-                work |= self.poll_slot(i, sockets, &mut counted, now_ms, read);
-            }
+            work |= self.poll_slot(i, sockets, &mut counted, now_ms, read);
         }
+        work |= counted.handled >= REQUESTS_PER_POLL;
         self.next = (self.next + 1) % n.max(1);
         // Each port once: the listeners name every port (the slots, many to a port, made this
         // a walk of every pair of slots on every poll).

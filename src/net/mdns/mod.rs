@@ -164,7 +164,11 @@ impl Responder {
             self.announcements_left -= 1;
             self.next_announcement_ms = now_ms + ANNOUNCE_GAP_MS;
         }
+        // Most polls have no query: that is told without a receive.
         for _ in 0..QUERIES_PER_POLL {
+            if !socket.can_recv() {
+                break;
+            }
             let Ok((n, meta)) = socket.recv_slice(&mut self.query) else {
                 break;
             };

@@ -257,6 +257,10 @@ impl<C: 'static> Tasks<C> {
     /// Advances every running task by one bounded step and drops expired ones. Called from
     /// the module's poll loop; true when a task moved.
     pub(crate) fn poll(&mut self, limits: &Limits, now_ms: u64) -> bool {
+        // Every poll of the module comes here; most have no task.
+        if self.list.is_empty() {
+            return false;
+        }
         self.expire(now_ms, limits.task_ttl_ms, limits.task_records);
         let chunk = limits.stream_chunk;
         let cap = limits.task_result_bytes;
