@@ -172,7 +172,12 @@ impl<C: 'static> McpServer<C> {
         let setup = CallSetup {
             audit: audit.take(),
             watch: watch.take(),
-            ..tasks::setup(cx.id, output_schema.clone(), &self.config)
+            ..tasks::setup(
+                cx.id,
+                output_schema.clone(),
+                self.modern_extra.to_vec(),
+                &self.config,
+            )
         };
         let begin = match started {
             Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
@@ -203,10 +208,10 @@ impl<C: 'static> McpServer<C> {
                 return Err(Err(e));
             }
         };
-        let r = self
+        let created = self
             .tasks
             .start(cx, tool, args, begin, &self.config, &mut *self.entropy);
-        Ok((r, None))
+        Ok((finish(&self.config, cx, "tools/call", created), None))
     }
 
     /// Runs a call of the tool at `index` in the registry once it passes the gates. The
