@@ -5,9 +5,9 @@
 use crate::http::{Body, Response};
 use crate::json::ValueRef;
 use crate::jsonrpc::{self, Id, RpcError};
-use crate::mcp::guard::audit::PendingAudit;
+use crate::mcp::guard::audit::{Caller, PendingAudit};
 use crate::mcp::guard::authority::{Client, Key};
-use crate::mcp::guard::call_watch::CallWatch;
+use crate::mcp::guard::call_watch::{CallStart, CallWatch};
 use crate::mcp::guard::limits::CallState;
 use crate::mcp::guard::outcome::Outcome;
 use crate::mcp::guard::request::{Cx, Era, input_unsupported};
@@ -124,13 +124,27 @@ impl<C: 'static> McpServer<C> {
                 RpcError::invalid_params(format!("Invalid params: unknown tool {name}")),
             );
         };
+        let caller = Caller {
+            at_ms: cx.now_ms,
+            client: cx.client,
+            session_tag: cx.session_tag.as_ref().map(|t| &t[..]),
+            who: cx.authority.token_name(),
+            rank: cx.key.owner.rank,
+        };
         let mut audit = PendingAudit::of_call(
             self.config.audit.as_ref(),
-            cx,
+            caller,
             &entry.def,
             entry.cap.privilege,
+            cx.params,
         );
-        let mut watch = CallWatch::start(self.config.calls.as_ref(), cx, entry.def.name);
+        let start = CallStart {
+            tool: entry.def.name,
+            client: cx.client,
+            era: cx.era.version(),
+            at_ms: cx.now_ms,
+        };
+        let mut watch = CallWatch::start(self.config.calls.as_ref(), &start);
         let (response, outcome) = self.call_found(cx, index, &mut audit, &mut watch);
         if let (Some(a), Some(outcome)) = (audit, outcome) {
             a.finish(outcome);
@@ -158,7 +172,12 @@ impl<C: 'static> McpServer<C> {
         let setup = CallSetup {
             audit: audit.take(),
             watch: watch.take(),
-            ..tasks::setup(cx.id, output_schema.clone(), &self.config)
+            ..tasks::setup(
+                cx.id,
+                output_schema.clone(),
+                self.modern_extra.to_vec(),
+                &self.config,
+            )
         };
         let begin = match started {
             Ok(Started::Run(run)) => Begin::Run(Box::new(CallStream::running(
@@ -189,10 +208,10 @@ impl<C: 'static> McpServer<C> {
                 return Err(Err(e));
             }
         };
-        let r = self
+        let created = self
             .tasks
             .start(cx, tool, args, begin, &self.config, &mut *self.entropy);
-        Ok((r, None))
+        Ok((finish(&self.config, cx, "tools/call", created), None))
     }
 
     /// Runs a call of the tool at `index` in the registry once it passes the gates. The

@@ -7,7 +7,6 @@ use crate::json::ValueRef;
 use crate::mcp::guard::arg_summary::summarise_args;
 use crate::mcp::guard::authority::Privilege;
 use crate::mcp::guard::outcome::Outcome;
-use crate::mcp::guard::request::Cx;
 use crate::mcp::wire::tool::ToolDef;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -209,6 +208,18 @@ impl fmt::Display for AuditRecord {
     }
 }
 
+/// Who made a call, and when: what its record names besides the tool and its arguments.
+pub(crate) struct Caller<'a> {
+    pub(crate) at_ms: u64,
+    pub(crate) client: [u8; 4],
+    /// The first bytes of its legacy session's id, when it came in one.
+    pub(crate) session_tag: Option<&'a [u8]>,
+    /// The name of the token it presented.
+    pub(crate) who: &'a str,
+    /// The privilege its owner ranks at.
+    pub(crate) rank: Privilege,
+}
+
 /// A call's record, waiting for its outcome: a call whose result streams ends later, and its
 /// line is written then (with the time the call started).
 pub(crate) struct PendingAudit {
@@ -220,28 +231,29 @@ impl PendingAudit {
     /// The record a call of `def`, a tool that needs `privilege`, starts, if calls of it are
     /// audited: those of tools that need more than observe (raw reads of memory or sectors
     /// included), or are not annotated read-only, when the configuration has a sink. It names
-    /// the caller's token.
+    /// the caller's token and summarises the `arguments` of `params`.
     pub(crate) fn of_call<C>(
         sink: Option<&AuditSink>,
-        cx: &Cx<'_>,
+        caller: Caller<'_>,
         def: &ToolDef<C>,
         privilege: Privilege,
+        params: ValueRef<'_>,
     ) -> Option<PendingAudit> {
         if def.annotations.read_only && privilege == Privilege::Observe {
             return None;
         }
         let sink = sink?.clone();
-        let via = match cx.session_tag {
-            Some(tag) => Via::Session(String::from_utf8_lossy(&tag).into_owned()),
+        let via = match caller.session_tag {
+            Some(tag) => Via::Session(String::from_utf8_lossy(tag).into_owned()),
             None => Via::Stateless,
         };
-        let args = cx.params.get("arguments");
+        let args = params.get("arguments");
         let args = args
             .filter(ValueRef::is_object)
             .unwrap_or(ValueRef::empty_object());
-        let mut pending = PendingAudit::new(sink, cx.now_ms, cx.client, via, def.name, args);
-        pending.record.who = Some(String::from(cx.authority.token_name()));
-        pending.record.rank = cx.key.owner.rank;
+        let mut pending = PendingAudit::new(sink, caller.at_ms, caller.client, via, def.name, args);
+        pending.record.who = Some(String::from(caller.who));
+        pending.record.rank = caller.rank;
         Some(pending)
     }
 

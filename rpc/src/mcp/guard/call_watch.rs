@@ -3,8 +3,6 @@
 //! nothing of what the observer does with it (no board, no memory region): it hands over the
 //! call's name, client, era and start time, and later the token the observer gave back.
 
-use crate::mcp::guard::request::{Cx, Era};
-use crate::mcp::wire::version::MODERN_VERSION;
 use alloc::rc::Rc;
 
 /// A tool call as it starts.
@@ -37,23 +35,13 @@ pub(crate) struct CallWatch {
 }
 
 impl CallWatch {
-    /// Starts watching a call of `tool`, if the configuration has an observer.
+    /// Starts watching `call`, if the configuration has an observer.
     pub(crate) fn start(
         observer: Option<&Rc<dyn CallObserver>>,
-        cx: &Cx<'_>,
-        tool: &'static str,
+        call: &CallStart,
     ) -> Option<CallWatch> {
         let observer = observer?.clone();
-        let era = match cx.era {
-            Era::Modern => MODERN_VERSION,
-            Era::Legacy(v) => v,
-        };
-        let token = observer.started(&CallStart {
-            tool,
-            client: cx.client,
-            era,
-            at_ms: cx.now_ms,
-        });
+        let token = observer.started(call);
         Some(CallWatch { observer, token })
     }
 }

@@ -9,6 +9,7 @@ use crate::jsonrpc::{Id, RpcError};
 use crate::mcp::guard::authority::{Authority, Client, Key, Owner};
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{LogLevel, ToolError};
+use crate::mcp::wire::version::MODERN_VERSION;
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -21,6 +22,16 @@ use serde_json::{Map, Value};
 pub(crate) enum Era {
     Modern,
     Legacy(&'static str),
+}
+
+impl Era {
+    /// The protocol version it names (`2026-07-28`, or the legacy session's).
+    pub(crate) fn version(self) -> &'static str {
+        match self {
+            Era::Modern => MODERN_VERSION,
+            Era::Legacy(v) => v,
+        }
+    }
 }
 
 /// What one request brings down the server: who sent it and when, what it may do, and the

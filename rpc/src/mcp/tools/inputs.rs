@@ -2,11 +2,10 @@
 //! session (which has no `inputResponses` round trip) has each input request sent to the
 //! client as a JSON-RPC request on the call's SSE stream. The client POSTs its responses to
 //! the session; they are parked here until the call's stream picks them up and restarts the
-//! tool with them as `inputResponses`.
+//! tool with them as `inputResponses`. The requests a call still waits for are its own: it
+//! forgets them when it stops asking (`asking`), whether answered, failed or cancelled.
 
 use crate::jsonrpc::Id;
-use crate::mcp::guard::limits::CallState;
-use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
@@ -18,7 +17,6 @@ struct Entry {
     session: u64,
     /// The id we sent (a JSON string's contents).
     id: String,
-    owner: Weak<CallState>,
     answer: Option<Result<Value, Value>>,
 }
 
@@ -29,32 +27,27 @@ pub(crate) struct Answers {
 }
 
 impl Answers {
-    fn prune(&mut self) {
-        self.list.retain(|e| {
-            e.owner
-                .upgrade()
-                .is_some_and(|c| !c.finished.get() && !c.cancelled.get())
-        });
-    }
-
     /// Registers a request sent to `session`'s client; false when too many are waiting.
-    pub(crate) fn expect(&mut self, session: u64, id: String, owner: &Rc<CallState>) -> bool {
-        self.prune();
+    pub(crate) fn expect(&mut self, session: u64, id: String) -> bool {
         if self.list.len() >= MAX_WAITING {
             return false;
         }
         self.list.push(Entry {
             session,
             id,
-            owner: Rc::downgrade(owner),
             answer: None,
         });
         true
     }
 
+    /// Drops request `id` sent to `session`'s client, answered or not: the call that sent it
+    /// no longer waits.
+    pub(crate) fn forget(&mut self, session: u64, id: &str) {
+        self.list.retain(|e| e.session != session || e.id != id);
+    }
+
     /// Parks a client's response; false if nothing waits for it.
     pub(crate) fn deliver(&mut self, session: u64, id: &Id, outcome: Result<Value, Value>) -> bool {
-        self.prune();
         let Some(Value::String(sent)) = id.to_value() else {
             return false;
         };
@@ -69,6 +62,12 @@ impl Answers {
             }
             None => false,
         }
+    }
+
+    /// Requests waiting or answered and not yet taken.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
     }
 
     /// The answer to request `id`, once it arrived (removing it).

@@ -35,7 +35,7 @@ const MCP_LAYERS: &[&str] = &["wire", "guard", "tools", "resources", "eras"];
 
 /// The most files a chain of imports inside `rpc/src/mcp/` may pass through, the top file and
 /// the bottom one included (tests left out).
-const MCP_CHAIN_MAX: usize = 9;
+const MCP_CHAIN_MAX: usize = 7;
 
 /// Crates whose sources must not contain `unsafe` at all.
 const SAFE_CRATES: &[&str] = &["rpc/", "rpc-conformance/", "indy/", "loader/"];

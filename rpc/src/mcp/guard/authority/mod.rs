@@ -13,9 +13,9 @@ mod tokens;
 
 pub(crate) use owner::Key;
 pub use owner::{Client, Holder, Owner};
-pub use policy::{MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
+pub use policy::{Cap, MAX_GLOB_LEN, MAX_GLOBS, Policy, PolicyError, Refused};
 pub use privilege::{PRIVILEGE_META, Privilege};
-pub use table::{Cap, Capability, Door, Opener, Table};
+pub use table::{Capability, Door, Opener, Table};
 pub use tokens::{ADMIN, MAX_TOKENS, NAME_MAX, Token, TokensError, parse as parse_tokens};
 
 use crate::jsonrpc::{self, RpcError};

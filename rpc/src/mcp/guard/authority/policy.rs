@@ -11,10 +11,17 @@
 //! matches an allow glob (any, when none is given) and matches no deny glob.
 
 use super::privilege::Privilege;
-use super::table::Cap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+
+/// What a door is judged as (the capability table's answer, see `table`): its capability's
+/// name and privilege, what a policy allows or refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cap {
+    pub name: &'static str,
+    pub privilege: Privilege,
+}
 
 /// Globs in one policy, and bytes in one glob: the value comes from the NVRAM environment or
 /// a header, which are short anyway.

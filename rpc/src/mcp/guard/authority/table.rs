@@ -3,6 +3,7 @@
 //! each capability has one privilege. Policies, roles and the gateway's narrowing all speak
 //! of capabilities, so a capability refused one way is refused every way.
 
+use super::policy::Cap;
 use super::privilege::Privilege;
 use crate::json::ValueRef;
 use crate::mcp::wire::annotations::Annotations;
@@ -60,28 +61,6 @@ pub struct Capability {
     pub doors: &'static [Door],
 }
 
-/// What a door is judged as: its capability's name and privilege.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cap {
-    pub name: &'static str,
-    pub privilege: Privilege,
-}
-
-impl Cap {
-    /// A tool with no row in the table (a server given none, as in the protocol's own
-    /// tests): its own capability, privileged as its annotations say, the most a hint allows.
-    pub fn of_annotations(name: &'static str, a: Annotations) -> Cap {
-        let privilege = if a.destructive {
-            Privilege::Administer
-        } else if a.read_only {
-            Privilege::Observe
-        } else {
-            Privilege::Operate
-        };
-        Cap { name, privilege }
-    }
-}
-
 /// A tool that opens a further door, chosen by its arguments (`shell.exec` runs a builtin):
 /// `door` reads the door from the call's validated arguments, so that the gates judge it
 /// (authority and consent) before the tool starts.
@@ -128,13 +107,26 @@ impl Table {
             return None;
         }
         Some(match annotations {
-            Some(a) => Cap::of_annotations(door.name(), a),
+            Some(a) => of_annotations(door.name(), a),
             None => Cap {
                 name: door.name(),
                 privilege: Privilege::Observe,
             },
         })
     }
+}
+
+/// The capability of a tool with no row in the table (a server given none, as in the
+/// protocol's own tests): its own, privileged as its annotations say, the most a hint allows.
+fn of_annotations(name: &'static str, a: Annotations) -> Cap {
+    let privilege = if a.destructive {
+        Privilege::Administer
+    } else if a.read_only {
+        Privilege::Observe
+    } else {
+        Privilege::Operate
+    };
+    Cap { name, privilege }
 }
 
 #[cfg(test)]

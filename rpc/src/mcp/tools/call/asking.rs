@@ -2,8 +2,6 @@
 //! that takes SSE sends the requests on its stream and waits for the answers (see `inputs`).
 
 use crate::json::{Tape, write_value};
-use crate::mcp::guard::limits::CallState;
-use crate::mcp::tools::confirm;
 use crate::mcp::tools::inputs::Answers;
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{InputRequired, Started, ToolCall, ToolDef, ToolError};
@@ -82,13 +80,12 @@ impl<C> Asking<C> {
         &mut self,
         ir: InputRequired,
         ids: Option<(u64, u64)>,
-        call: &Rc<CallState>,
     ) -> Result<Vec<Vec<u8>>, ToolError> {
         self.rounds += 1;
         self.round_since_ms = None;
         self.state = ir.request_state;
         self.answers = Map::new();
-        self.waiting.clear();
+        self.forget_waiting();
         let requests = match ir.input_requests {
             Value::Object(m)
                 if !m.is_empty() && m.len() <= MAX_REQUESTS && self.rounds <= MAX_ROUNDS =>
@@ -112,11 +109,7 @@ impl<C> Asking<C> {
                 .unwrap_or_else(|| Value::Object(Map::new()));
             let id = format!("irix7-{session}-{stream}-{}", self.sent);
             self.sent += 1;
-            if !self
-                .shared
-                .borrow_mut()
-                .expect(self.session, id.clone(), call)
-            {
+            if !self.shared.borrow_mut().expect(self.session, id.clone()) {
                 return Err(ToolError::new(
                     ErrorCode::Busy,
                     "too many requests to clients in flight",
@@ -135,13 +128,15 @@ impl<C> Asking<C> {
         Ok(events)
     }
 
-    /// Collects arrived answers; when all are in, starts the tool again with them. `None`
-    /// while answers are missing (before the deadline) or the context is in use; else the
-    /// tool's new start, or why the call fails.
+    /// Collects arrived answers; when all are in, starts the tool again with them through
+    /// `start` (the consent gate's `confirm::start`: each restart of a gated call asks
+    /// again). `None` while answers are missing (before the deadline) or the context is in
+    /// use; else the tool's new start, or why the call fails.
     pub(crate) fn poll(
         &mut self,
         ctx: &RefCell<C>,
         now_ms: u64,
+        start: impl FnOnce(&ToolDef<C>, bool, &mut C, &ToolCall<'_>) -> Result<Started<C>, ToolError>,
     ) -> Option<Result<Started<C>, ToolError>> {
         let mut failed = None;
         {
@@ -171,8 +166,8 @@ impl<C> Asking<C> {
             if now_ms.saturating_sub(since) < ASK_DEADLINE_MS {
                 return None;
             }
-            // The waiting entries in `Answers` belong to this call: they are pruned once the
-            // result it fails with ends it.
+            // The waiting entries in `Answers` belong to this call: it forgets them when the
+            // result it fails with ends it (see `Drop`).
             let keys: Vec<&str> = self.waiting.iter().map(|(k, _)| k.as_str()).collect();
             return Some(Err(ToolError::new(
                 ErrorCode::Timeout,
@@ -202,6 +197,24 @@ impl<C> Asking<C> {
             sees_secrets: self.sees_secrets,
             holder: self.holder,
         };
-        Some(confirm::start(&self.def, self.gated, &mut ctx, &call))
+        Some(start(&self.def, self.gated, &mut ctx, &call))
+    }
+
+    /// Forgets the requests of the round that still wait for an answer.
+    fn forget_waiting(&mut self) {
+        if let Ok(mut shared) = self.shared.try_borrow_mut() {
+            for (_, id) in &self.waiting {
+                shared.forget(self.session, id);
+            }
+        }
+        self.waiting.clear();
+    }
+}
+
+impl<C> Drop for Asking<C> {
+    /// The call stops asking (answered, failed, cancelled or dropped with its connection):
+    /// nothing waits for its requests any more.
+    fn drop(&mut self) {
+        self.forget_waiting();
     }
 }

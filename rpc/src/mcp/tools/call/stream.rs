@@ -11,6 +11,7 @@ use crate::mcp::guard::audit::PendingAudit;
 use crate::mcp::guard::call_watch::CallWatch;
 use crate::mcp::guard::limits::CallState;
 use crate::mcp::guard::outcome::Outcome;
+use crate::mcp::tools::confirm;
 use crate::mcp::tools::schema::Schema;
 use crate::mcp::wire::event_stream::{KEEP_ALIVE_MS, Utf8Sink};
 use crate::mcp::wire::tool::{
@@ -289,7 +290,7 @@ impl<C: 'static> CallStream<C> {
             Framing::Sse { ids, .. } => ids,
             Framing::Json => None,
         };
-        match ask.round(ir, ids, &self.call) {
+        match ask.round(ir, ids) {
             Ok(events) => {
                 for e in events {
                     self.push_event(&e);
@@ -304,7 +305,7 @@ impl<C: 'static> CallStream<C> {
         let Phase::Asking(ask) = &mut self.phase else {
             return false;
         };
-        let Some(started) = ask.poll(&self.ctx, now_ms) else {
+        let Some(started) = ask.poll(&self.ctx, now_ms, confirm::start) else {
             return false;
         };
         match started {

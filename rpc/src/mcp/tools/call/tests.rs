@@ -149,6 +149,7 @@ fn an_unanswered_request_for_input_ends_the_call_at_the_deadline() {
     assert_eq!(result["result"]["isError"], true, "{result}");
     let text = result["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(text, "E_TIMEOUT: the client did not answer ok within 60 s");
+    assert_eq!(s.answers.borrow().len(), 0, "the call forgot its request");
 }
 
 #[test]

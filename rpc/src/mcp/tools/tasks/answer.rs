@@ -8,10 +8,10 @@ use crate::json::Tape;
 use crate::jsonrpc::RpcError;
 use crate::mcp::guard::config::Config;
 use crate::mcp::guard::limits::CallState;
-use crate::mcp::guard::request::Cx;
+use crate::mcp::guard::request::{Cx, Era};
 use crate::mcp::tools::call::stream::CallStream;
 use crate::mcp::tools::registry::ToolRegistry;
-use crate::mcp::tools::result::{Json, fail, finish, finish_members};
+use crate::mcp::tools::result::{Json, fail, finish, finish_members, result_extra};
 use crate::mcp::wire::error_code::ErrorCode;
 use crate::mcp::wire::tool::{Started, ToolCall, ToolError, ToolOutput};
 use alloc::boxed::Box;
@@ -176,7 +176,8 @@ impl<C: 'static> Tasks<C> {
             )),
         };
         let request_id = self.list[pos].request_id.clone();
-        let setup = setup(&request_id, schema, config);
+        let extra = result_extra(Era::Modern, &config.version);
+        let setup = setup(&request_id, schema, extra, config);
         let state = CallState::new(self.list[pos].key, request_id);
         let t = &mut self.list[pos];
         t.status = Status::Working;

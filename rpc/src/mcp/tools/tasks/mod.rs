@@ -5,14 +5,13 @@
 //! stops it with `tasks/cancel`. Tasks are bounded in number, result bytes and lifetime
 //! (`docs/bounds.md`).
 
-use crate::http::{BodyPoll, BodySource, Response};
+use crate::http::{BodyPoll, BodySource};
 use crate::json::{self, ValueRef};
 use crate::jsonrpc::{self, Id, RpcError};
 use crate::mcp::guard::authority::{Key, Owner};
 use crate::mcp::guard::config::{Config, Limits};
 use crate::mcp::guard::request::{Cx, Era};
 use crate::mcp::tools::call::stream::{CallSetup, CallStream, Framing};
-use crate::mcp::tools::result::{finish, result_extra};
 use crate::mcp::tools::schema::Schema;
 use crate::mcp::wire::reply;
 use crate::mcp::wire::tool::{InputRequired, Started, ToolError};
@@ -355,8 +354,8 @@ impl<C: 'static> Tasks<C> {
         }
     }
 
-    /// Creates a task for a call whose first answer is `begin` and answers the
-    /// `CreateTaskResult`. `asking` holds what a retry of the tool needs.
+    /// Creates a task for a call whose first answer is `begin`; the `CreateTaskResult` the
+    /// caller answers with. `asking` holds what a retry of the tool needs.
     pub(crate) fn start(
         &mut self,
         cx: &Cx<'_>,
@@ -365,7 +364,7 @@ impl<C: 'static> Tasks<C> {
         begin: Begin<C>,
         config: &Config,
         entropy: &mut dyn FnMut(&mut [u8]),
-    ) -> Response {
+    ) -> Value {
         let mut raw = [0u8; 16];
         entropy(&mut raw);
         // Unguessable (the random part) and unique (the serial: entropy may repeat).
@@ -407,7 +406,7 @@ impl<C: 'static> Tasks<C> {
         let mut r = fields(&task, &config.limits);
         r.insert("resultType".into(), Value::from("task"));
         self.list.push(task);
-        finish(config, cx, "tools/call", Value::Object(r))
+        Value::Object(r)
     }
 
     #[cfg(test)]
@@ -468,14 +467,20 @@ pub(crate) enum Begin<C: 'static> {
     Ask(InputRequired),
 }
 
-/// The setup of a task's call: a plain JSON answer, nobody listening for progress.
-pub(crate) fn setup(id: &Id, output_schema: Option<Rc<Schema>>, config: &Config) -> CallSetup {
+/// The setup of a task's call: a plain JSON answer, nobody listening for progress, the
+/// modern era's `result_extra` (see `result::result_extra`) after its members.
+pub(crate) fn setup(
+    id: &Id,
+    output_schema: Option<Rc<Schema>>,
+    result_extra: Vec<u8>,
+    config: &Config,
+) -> CallSetup {
     CallSetup {
         id: id.clone(),
         framing: Framing::Json,
         progress_token: None,
         log_level: None,
-        result_extra: result_extra(Era::Modern, &config.version),
+        result_extra,
         output_schema,
         chunk: config.limits.stream_chunk,
         audit: None,
