@@ -254,6 +254,10 @@ struct Slot {
     /// Until when the connection waits on a peer that takes none of its output and has
     /// nothing else to do (`Connection::blocked_until`, kept from the last poll); 0 when not.
     blocked_until: u64,
+    /// Until when the connection is idle between requests and a poll changes nothing unless
+    /// a byte or a FIN arrives (`Connection::quiet_until`, kept from the last poll); 0 when
+    /// not.
+    quiet_until: u64,
     /// Why the connection is on probation (past a cap when it was accepted) until it proves
     /// a token; `None` when it is not.
     probation: Option<&'static str>,
@@ -342,6 +346,7 @@ impl HttpServer {
                     state: State::Closed,
                     since_ms: 0,
                     blocked_until: 0,
+                    quiet_until: 0,
                     probation: None,
                     door: false,
                     rank: None,
@@ -712,7 +717,9 @@ impl HttpServer {
         };
         let sock = sockets.get::<tcp::Socket>(handle);
         let state = sock.state();
-        if !self.track_state(i, state, now_ms) && self.stalled(i, sock, now_ms) {
+        if !self.track_state(i, state, now_ms)
+            && (self.stalled(i, sock, now_ms) || self.quiet(i, sock, now_ms))
+        {
             return false;
         }
         handler.on_port(self.slots[i].port);
@@ -748,6 +755,13 @@ impl HttpServer {
         {
             conn.end_after_answer();
         }
+        // Judged last, once this poll's changes to the connection are made.
+        let slot = &mut self.slots[i];
+        slot.quiet_until = slot
+            .conn
+            .as_ref()
+            .and_then(Connection::quiet_until)
+            .unwrap_or(0);
         work
     }
 
@@ -768,6 +782,13 @@ impl HttpServer {
     fn stalled(&self, i: usize, sock: &tcp::Socket, now_ms: u64) -> bool {
         let slot = &self.slots[i];
         now_ms < slot.blocked_until && slot.conn.is_some() && !sock.can_send() && !sock.can_recv()
+    }
+
+    /// A connection idle between requests, on a socket with nothing received and no FIN:
+    /// polling it before its deadline would change nothing.
+    fn quiet(&self, i: usize, sock: &tcp::Socket, now_ms: u64) -> bool {
+        let slot = &self.slots[i];
+        now_ms < slot.quiet_until && slot.conn.is_some() && !sock.can_recv() && sock.may_recv()
     }
 
     /// A socket with no connection on it, in `state` other than established: listens again,
@@ -850,6 +871,7 @@ impl HttpServer {
         slot.rank = None;
         slot.fin_seen = false;
         slot.blocked_until = 0;
+        slot.quiet_until = 0;
         self.stats.accepted += 1;
     }
 }

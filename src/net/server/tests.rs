@@ -126,6 +126,41 @@ fn pipelined_requests_are_answered_in_order_then_closed() {
 }
 
 #[test]
+fn a_kept_alive_connection_between_requests_is_skipped_until_a_byte_or_its_idle_timeout() {
+    let (mut stack, mut server) = setup(2);
+    let mut now = 0;
+    run(&mut stack, &mut server, &mut now, 2);
+    let c = client(&mut stack, 40002);
+    run(&mut stack, &mut server, &mut now, 5);
+    send(&mut stack, c, "GET /one HTTP/1.1\r\nHost: x\r\n\r\n");
+    run(&mut stack, &mut server, &mut now, 5);
+    assert!(drain(&mut stack, c).contains("/one"));
+    let quiet_until = |server: &HttpServer| {
+        let slot = server.slots.iter().find(|s| s.conn.is_some()).unwrap();
+        slot.quiet_until
+    };
+    let until = quiet_until(&server);
+    assert!(now < until, "idle between requests");
+    assert!(until <= now + server.http.idle_timeout_ms);
+    // Before its deadline a poll passes it by, and a request that comes in is answered.
+    assert!(!server.poll(&mut stack.sockets, &mut PathEcho, until - 1));
+    send(&mut stack, c, "GET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+    now = until - 10;
+    run(&mut stack, &mut server, &mut now, 5);
+    assert!(drain(&mut stack, c).contains("/two"));
+    // Its deadline moved with the request; at it, the connection is closed.
+    let until = quiet_until(&server);
+    assert!(until > now);
+    now = until;
+    run(&mut stack, &mut server, &mut now, 5);
+    assert!(
+        !stack.sockets.get::<tcp::Socket>(c).may_send(),
+        "closed at the idle timeout"
+    );
+    assert_eq!(server.open_connections(&stack.sockets), 0);
+}
+
+#[test]
 fn a_peer_that_stops_reading_is_skipped_until_its_read_timeout_then_reset() {
     struct Big;
     impl Handler for Big {

@@ -349,6 +349,38 @@ impl Connection {
         }
     }
 
+    /// For an idle connection (no request begun, nothing to write, nothing held back): until
+    /// when [`Connection::poll`] changes nothing as long as no byte arrives, its idle timeout
+    /// or an anonymous connection's lifetime. None when a poll may do more. The server skips
+    /// such a connection's poll until then: kept-alive clients between requests are most
+    /// connections, and each poll of one cost about 800 instructions.
+    pub fn quiet_until(&self) -> Option<u64> {
+        let busy = self.closing
+            || self.aborted
+            || self.linger.is_some()
+            || self.request_started_ms.is_some()
+            || self.output.writing()
+            || self.output.pending() > 0
+            || self.parser.in_progress()
+            || !self.held.is_empty();
+        if busy {
+            return None;
+        }
+        let allowed = if self.silent {
+            self.config.first_byte_timeout_ms
+        } else {
+            self.config.idle_timeout_ms
+        };
+        let idle_end = self.last_activity_ms.saturating_add(allowed);
+        Some(match self.proven {
+            Some(_) => idle_end,
+            None => idle_end.min(
+                self.opened_ms
+                    .saturating_add(self.config.anonymous_lifetime_ms),
+            ),
+        })
+    }
+
     /// For a connection whose output waits on a socket that takes none of it: until when
     /// [`Connection::poll`] changes nothing as long as no byte arrives and none is sent (the
     /// earliest of the peer's read timeout, a lingering close's end and the request's
