@@ -2,7 +2,7 @@
 //! (`docs/hardware.md`, "Descriptors" and "Seeq"; the sequences are in `docs/network.md`).
 //! Everything goes through [`Hpc3Bus`], so this file has no hardware access.
 
-use super::layout::{Layout, RX_BUF_SIZE};
+use super::layout::{BUF_STRIDE, Layout, RX_BUF_SIZE, TX_LEAD};
 use crate::hil::hpc3_bus::Hpc3Bus;
 use crate::hil::nic::RingPositions;
 use alloc::vec;
@@ -19,6 +19,8 @@ use indy::regs::seeq::{
 pub const MIN_FRAME: usize = 60;
 /// Largest frame the driver sends (Ethernet header + 1500, no FCS).
 pub const MAX_FRAME: usize = 1514;
+// It fits its TX buffer after the lead.
+const _: () = assert!(TX_LEAD + MAX_FRAME <= BUF_STRIDE);
 /// Shortest RX frame worth handing up (an Ethernet header).
 const MIN_RX_FRAME: usize = 14;
 /// Longest RX frame the buffer layout can describe (2 pad bytes + frame + status byte).
@@ -299,7 +301,7 @@ fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
 
     for i in 0..l.tx_n {
         let d = l.tx_desc(i);
-        bus.dma_write32(d, info.phys(l.tx_buf(i)));
+        bus.dma_write32(d, info.phys(l.tx_frame(i)));
         bus.dma_write32(d + 4, DESC_EOX | DESC_ETXD);
         bus.dma_write32(d + 8, info.phys(l.tx_desc((i + 1) % l.tx_n)));
         bus.dma_write32(d + 12, 0);
@@ -466,7 +468,7 @@ impl TxState {
         }
         let l = &info.layout;
         let i = self.next;
-        let buf = l.tx_buf(i);
+        let buf = l.tx_frame(i);
         let wire_len = len.max(MIN_FRAME);
         let Some(bytes) = bus.dma_bytes(buf, wire_len) else {
             self.counters.tx_ring_full += 1;
