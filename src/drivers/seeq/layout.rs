@@ -21,6 +21,17 @@ pub const TX_LEAD: usize = 2;
 
 const _: () = assert!(BUF_STRIDE.is_multiple_of(DMA_ALIGN) && BUF_STRIDE >= RX_BUF_SIZE);
 
+/// The index after `i` in a ring of `n`. A compare, not `%`: a division by a ring size the
+/// compiler cannot see is a `divu` (tens of cycles on the R4400), and a frame took several.
+pub fn after(i: usize, n: usize) -> usize {
+    if i + 1 >= n { 0 } else { i + 1 }
+}
+
+/// The index before `i` in a ring of `n` (as [`after`]).
+pub fn before(i: usize, n: usize) -> usize {
+    if i == 0 { n - 1 } else { i - 1 }
+}
+
 /// Byte offsets of every descriptor and buffer for one ring geometry.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
@@ -80,5 +91,16 @@ mod tests {
             2,
             "the frame's IPv4 header on a word boundary"
         );
+    }
+
+    #[test]
+    fn ring_indices_wrap_both_ways() {
+        for n in [2, 3, 16] {
+            for i in 0..n {
+                assert_eq!(after(i, n), (i + 1) % n);
+                assert_eq!(before(i, n), (i + n - 1) % n);
+                assert_eq!(before(after(i, n), n), i);
+            }
+        }
     }
 }
