@@ -82,7 +82,12 @@ impl Module {
         let server = &mut self.server;
         // Frames in only: what the sockets have to send goes out once, at the end of the poll,
         // with the answers the server writes in between.
-        let mut work = self.stack.ingress(now_ms, |s| server.refill(s, now_ms));
+        // The next listener goes up between frames, after a SYN (which may have taken the last).
+        let mut work = self.stack.ingress(now_ms, |s, nic| {
+            if nic.took_syn() {
+                server.refill(s, now_ms);
+            }
+        });
         if work {
             // When frames arrive is up to the network, and Count tells it to the cycle.
             self.entropy

@@ -31,8 +31,8 @@
 //! for each frame it sends and receives, so idle ones would cost every segment. Nor does it
 //! hold an empty entry there (the set is made with room for every slot's socket instead):
 //! smoltcp walks the empty entries too, on every egress pass. Between two received frames the
-//! stack lets the server put the next listener up ([`HttpServer::refill`]), so a burst of SYNs
-//! finds one for each while slots are free.
+//! stack lets the server put the next listener up ([`HttpServer::refill`]) when the first one
+//! carried a SYN, so a burst of SYNs finds one for each while slots are free.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -388,7 +388,8 @@ impl HttpServer {
     }
 
     /// Puts up a listener on every port that has none, in a free slot, so that the next SYN
-    /// finds one. The stack calls this between received frames, the poll after its round.
+    /// finds one. The stack calls this between received frames (after one that carried a SYN,
+    /// the only kind that takes a listener), the poll after its round.
     pub fn refill(&mut self, sockets: &mut SocketSet<'static>, now_ms: u64) {
         for k in 0..self.listeners.len() {
             let (port, slot) = self.listeners[k];

@@ -78,14 +78,15 @@ impl<D: Device> NetStack<D> {
         changed
     }
 
-    /// Received frames into the sockets only, calling `between` after each: the server puts
-    /// up its next listener there, so that every SYN of a burst finds one. Sending is left to
-    /// [`NetStack::egress`]: each egress pass visits every socket, so a poll that answers what
-    /// it received sends once, after the answer is in the socket.
+    /// Received frames into the sockets only, calling `between` after each (with the device,
+    /// which may tell what came in): the server puts up its next listener there, so that every
+    /// SYN of a burst finds one. Sending is left to [`NetStack::egress`]: each egress pass
+    /// visits every socket, so a poll that answers what it received sends once, after the
+    /// answer is in the socket.
     pub fn ingress(
         &mut self,
         now_ms: u64,
-        mut between: impl FnMut(&mut SocketSet<'static>),
+        mut between: impl FnMut(&mut SocketSet<'static>, &D),
     ) -> bool {
         let now = instant(now_ms);
         let mut changed = false;
@@ -99,7 +100,7 @@ impl<D: Device> NetStack<D> {
                 PollIngressSingleResult::PacketProcessed => {}
                 PollIngressSingleResult::SocketStateChanged => changed = true,
             }
-            between(&mut self.sockets);
+            between(&mut self.sockets, &self.device);
         }
         changed
     }

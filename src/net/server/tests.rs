@@ -43,7 +43,7 @@ fn setup(per_port: usize) -> (NetStack<Loopback>, HttpServer) {
 /// The stack's poll as the module runs it: the server puts up its next listener
 /// between received frames.
 fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
-    stack.ingress(now, |s| server.refill(s, now));
+    stack.ingress(now, |s, _| server.refill(s, now));
     stack.egress(now);
 }
 
