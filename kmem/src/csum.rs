@@ -8,8 +8,10 @@
 //! know (it pays the `lwl`/`lwr` pair or four byte loads a word): about 1.1 instructions a byte
 //! against 1.6.
 
-/// Words per iteration of the word loop: one pointer update and one branch for eight words.
-const UNROLL: usize = 8;
+/// Words per iteration of the word loop: one pointer update and one branch for sixteen words
+/// (66 instructions for 64 bytes; eight words took 36 for 32). What is left (up to 15 words:
+/// 13 of a 1460-byte segment) goes eight and four at a time, then word by word.
+const UNROLL: usize = 16;
 
 /// Adds `bytes`, read as big-endian 16-bit words (an odd last byte padded with zero), to the
 /// one's complement sum `sum` kept in 32 bits with an end-around carry. The result is not
@@ -60,15 +62,35 @@ unsafe fn sum_words(mut sum: u32, mut src: *const u32, words: usize) -> u32 {
         let end = src.add(words);
         let end_unrolled = src.add(words - words % UNROLL);
         while src != end_unrolled {
-            for k in 0..UNROLL {
-                sum = add(sum, u32::from_be(*src.add(k)));
-            }
+            sum = sum_block::<UNROLL>(sum, src);
             src = src.add(UNROLL);
+        }
+        let left = words % UNROLL;
+        if left >= 8 {
+            sum = sum_block::<8>(sum, src);
+            src = src.add(8);
+        }
+        if left % 8 >= 4 {
+            sum = sum_block::<4>(sum, src);
+            src = src.add(4);
         }
         while src != end {
             sum = add(sum, u32::from_be(*src));
             src = src.add(1);
         }
+    }
+    sum
+}
+
+/// Adds the `N` big-endian words at `src`, unrolled.
+///
+/// # Safety
+/// `src` must be word-aligned and valid for reads of `N * 4` bytes.
+#[inline(always)]
+unsafe fn sum_block<const N: usize>(mut sum: u32, src: *const u32) -> u32 {
+    for k in 0..N {
+        // SAFETY: `k < N`, within the words the caller vouches for.
+        sum = add(sum, u32::from_be(unsafe { *src.add(k) }));
     }
     sum
 }

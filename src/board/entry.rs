@@ -83,7 +83,12 @@ impl Module {
         let server = &mut self.server;
         // Frames in only: what the sockets have to send goes out once, at the end of the poll,
         // with the answers the server writes in between.
-        let mut work = self.stack.ingress(now_ms, |s| server.refill(s, now_ms));
+        // The next listener goes up between frames, after a SYN (which may have taken the last).
+        let mut work = self.stack.ingress(now_ms, |s, nic| {
+            if nic.took_syn() {
+                server.refill(s, now_ms);
+            }
+        });
         if work {
             // When frames arrive is up to the network, and Count tells it to the cycle.
             self.entropy
@@ -257,7 +262,13 @@ fn start(
     let mut isn_key = [0u8; 32];
     entropy.borrow_mut().fill(&mut isn_key);
     let nic = TcpWire::new(nic, isn_key);
-    let mut stack = NetStack::new(nic, mac, settings.ip, now, seed);
+    let mut server_config = ServerConfig {
+        ports: alloc::vec![port, 80],
+        ..ServerConfig::for_heap(heap_usage().size)
+    };
+    // The server's sockets, the DHCP client's and the mDNS responder's.
+    let sockets = server_config.sockets() + 2;
+    let mut stack = NetStack::new(nic, mac, settings.ip, now, seed, sockets);
     match stack.ipv4() {
         Some(c) => kprintln!(
             kernel,
@@ -340,10 +351,6 @@ fn start(
         "screen {}",
         screen.as_ref().map_or_else(|e| *e, |_| "newport")
     );
-    let mut server_config = ServerConfig {
-        ports: alloc::vec![port, 80],
-        ..ServerConfig::for_heap(heap_usage().size)
-    };
     // Without a token no connection can prove one: no slot is kept for token holders.
     if config.token.is_none() {
         server_config.anonymous_per_port = server_config.sockets_per_port;
@@ -456,7 +463,7 @@ fn start(
     let heap = heap_usage();
     budgets.replan(heap.size, heap.used + cache_room, &server_config);
     server_config.http.limits.body = server_config.http.limits.body.min(budgets.requests.limit());
-    let server = HttpServer::new(&mut stack.sockets, &server_config, budgets.requests);
+    let server = HttpServer::new(&server_config, budgets.requests);
     Ok(Module {
         kernel,
         stack,

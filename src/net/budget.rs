@@ -63,7 +63,7 @@ impl ServerBudgets {
     /// `overlay_max` bytes.
     pub fn plan(heap: usize, idle: usize, server: &ServerConfig, overlay_max: usize) -> Self {
         let l = PoolLimits::new(heap, idle, server, Share::Overlay(overlay_max));
-        let connections = server.ports.len() * server.sockets_per_port;
+        let connections = server.sockets();
         ServerBudgets {
             heap_budget: l.heap_budget,
             overlay: l.overlay,
@@ -113,7 +113,7 @@ impl PoolLimits {
             + http.limits.header_section
             + rpc::http::connection::KEPT
             + ANSWER;
-        let connections = server.ports.len() * server.sockets_per_port;
+        let connections = server.sockets();
         let capture = if heap >= 4 << 20 { CAPTURE } else { 0 };
         let fixed = idle + connections * per_connection + heap / 8 + capture;
         let left = heap_budget.saturating_sub(fixed);
@@ -170,7 +170,7 @@ mod tests {
                 + http.limits.header_section
                 + rpc::http::connection::KEPT
                 + ANSWER;
-            let conns = server.ports.len() * server.sockets_per_port;
+            let conns = server.sockets();
             let total = idle
                 + conns * per_conn
                 + heap / 8

@@ -28,9 +28,11 @@
 //! hold them: each port keeps one listening socket with buffers, a slot gets its socket and
 //! buffers when it becomes that listener and gives both back once its connection is over. A
 //! spare slot has no socket in the stack's set at all: smoltcp visits every socket of the set
-//! for each frame it sends and receives, so idle ones would cost every segment. Between two
-//! received frames the stack lets the server put the next listener up ([`HttpServer::refill`]),
-//! so a burst of SYNs finds one for each while slots are free.
+//! for each frame it sends and receives, so idle ones would cost every segment. Nor does it
+//! hold an empty entry there (the set is made with room for every slot's socket instead):
+//! smoltcp walks the empty entries too, on every egress pass. Between two received frames the
+//! stack lets the server put the next listener up ([`HttpServer::refill`]) when the first one
+//! carried a SYN, so a burst of SYNs finds one for each while slots are free.
 
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -117,6 +119,11 @@ impl ServerConfig {
             },
             ..full
         }
+    }
+
+    /// Sockets the server may hold at once: every slot of every port.
+    pub fn sockets(&self) -> usize {
+        self.ports.len() * self.sockets_per_port
     }
 
     /// Heap one socket's buffers take (while it listens or carries a connection).
@@ -312,13 +319,10 @@ pub struct HttpServer {
 pub const MAX_SLOTS: usize = 64;
 
 impl HttpServer {
-    /// Creates the sockets in `sockets`, without buffers yet: the first poll puts up each
-    /// port's listener. Request bodies are charged to `requests`.
-    pub fn new(
-        sockets: &mut SocketSet<'static>,
-        config: &ServerConfig,
-        requests: Rc<Pool>,
-    ) -> Self {
+    /// The slots, without sockets yet: the first poll puts up each port's listener. The
+    /// stack's set must have room for [`ServerConfig::sockets`] more sockets (`NetStack::new`),
+    /// so that a slot taking one never grows it. Request bodies are charged to `requests`.
+    pub fn new(config: &ServerConfig, requests: Rc<Pool>) -> Self {
         let mut server = HttpServer {
             slots: Vec::new(),
             listeners: config.ports.iter().map(|&p| (p, None)).collect(),
@@ -352,13 +356,6 @@ impl HttpServer {
                     rank: None,
                 });
             }
-        }
-        // Room in the set for every slot's socket, so that a slot taking one never grows it.
-        let room: Vec<SocketHandle> = (0..server.slots.len())
-            .map(|_| sockets.add(server.socket(Vec::new(), Vec::new())))
-            .collect();
-        for h in room {
-            sockets.remove(h);
         }
         server
     }
@@ -422,7 +419,8 @@ impl HttpServer {
     }
 
     /// Puts up a listener on every port that has none, in a free slot, so that the next SYN
-    /// finds one. The stack calls this between received frames, the poll after its round.
+    /// finds one. The stack calls this between received frames (after one that carried a SYN,
+    /// the only kind that takes a listener), the poll after its round.
     pub fn refill(&mut self, sockets: &mut SocketSet<'static>, now_ms: u64) {
         for k in 0..self.listeners.len() {
             let (port, slot) = self.listeners[k];

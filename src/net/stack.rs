@@ -26,12 +26,22 @@ pub fn instant(now_ms: u64) -> Instant {
 
 impl<D: Device> NetStack<D> {
     /// Brings the interface up. `mac` must be unicast (the env parser guarantees it); `seed`
-    /// varies TCP sequence numbers and ports between boots.
-    pub fn new(mut device: D, mac: [u8; 6], ip: IpConfig, now_ms: u64, seed: u64) -> Self {
+    /// varies TCP sequence numbers and ports between boots. The socket set has room for
+    /// `sockets` sockets without growing; its entries are only those sockets held at once,
+    /// because smoltcp walks every entry, empty or not, on each egress pass (one segment a
+    /// connection).
+    pub fn new(
+        mut device: D,
+        mac: [u8; 6],
+        ip: IpConfig,
+        now_ms: u64,
+        seed: u64,
+        sockets: usize,
+    ) -> Self {
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac)));
         config.random_seed = seed;
         let mut iface = Interface::new(config, &mut device, instant(now_ms));
-        let mut sockets = SocketSet::new(Vec::new());
+        let mut sockets = SocketSet::new(Vec::with_capacity(sockets));
         let dhcp = match ip {
             IpConfig::Static { cidr, gateway } => {
                 iface.update_ip_addrs(|addrs| {
@@ -68,14 +78,15 @@ impl<D: Device> NetStack<D> {
         changed
     }
 
-    /// Received frames into the sockets only, calling `between` after each: the server puts
-    /// up its next listener there, so that every SYN of a burst finds one. Sending is left to
-    /// [`NetStack::egress`]: each egress pass visits every socket, so a poll that answers what
-    /// it received sends once, after the answer is in the socket.
+    /// Received frames into the sockets only, calling `between` after each (with the device,
+    /// which may tell what came in): the server puts up its next listener there, so that every
+    /// SYN of a burst finds one. Sending is left to [`NetStack::egress`]: each egress pass
+    /// visits every socket, so a poll that answers what it received sends once, after the
+    /// answer is in the socket.
     pub fn ingress(
         &mut self,
         now_ms: u64,
-        mut between: impl FnMut(&mut SocketSet<'static>),
+        mut between: impl FnMut(&mut SocketSet<'static>, &D),
     ) -> bool {
         let now = instant(now_ms);
         let mut changed = false;
@@ -89,7 +100,7 @@ impl<D: Device> NetStack<D> {
                 PollIngressSingleResult::PacketProcessed => {}
                 PollIngressSingleResult::SocketStateChanged => changed = true,
             }
-            between(&mut self.sockets);
+            between(&mut self.sockets, &self.device);
         }
         changed
     }

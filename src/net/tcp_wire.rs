@@ -43,6 +43,7 @@ const CACHE: usize = 16;
 const SEQ: usize = 4;
 const ACK: usize = 8;
 const FLAGS: usize = 13;
+const FLAG_SYN: u8 = 0x02;
 const FLAG_ACK: u8 = 0x10;
 const OPT_END: u8 = 0;
 const OPT_NOP: u8 = 1;
@@ -53,6 +54,8 @@ const OPT_SACK: u8 = 5;
 pub struct Offsets {
     key: [u8; 32],
     cache: [Cell<Option<(Key, u32)>>; CACHE],
+    /// A segment with SYN came in (checksum verified) since [`TcpWire::took_syn`] last asked.
+    syn: Cell<bool>,
 }
 
 impl Offsets {
@@ -61,6 +64,7 @@ impl Offsets {
         Offsets {
             key,
             cache: [const { Cell::new(None) }; CACHE],
+            syn: Cell::new(false),
         }
     }
 
@@ -120,6 +124,9 @@ impl Offsets {
         }
         let off = self.of(key(frame, &at, Direction::In)).wrapping_neg();
         let seg = &mut frame[at.tcp..at.end];
+        if seg[FLAGS] & FLAG_SYN != 0 {
+            self.syn.set(true);
+        }
         if seg[FLAGS] & FLAG_ACK != 0 {
             shift(seg, ACK, off);
         }
@@ -198,6 +205,13 @@ impl<D> TcpWire<D> {
     /// The wrapped device (for its own figures).
     pub fn inner(&self) -> &D {
         &self.inner
+    }
+
+    /// Whether a TCP segment with SYN came in since the last call. Only such a frame can take
+    /// a port's listener (to SYN-RECEIVED), so only after one need the server put up the next
+    /// listener between received frames; the ACKs of a long answer need not look.
+    pub fn took_syn(&self) -> bool {
+        self.offsets.syn.replace(false)
     }
 
     /// The wrapped device, for the tests that drive it from the other end.

@@ -2,7 +2,7 @@
 //! (`docs/hardware.md`, "Descriptors" and "Seeq"; the sequences are in `docs/network.md`).
 //! Everything goes through [`Hpc3Bus`], so this file has no hardware access.
 
-use super::layout::{Layout, RX_BUF_SIZE};
+use super::layout::{BUF_STRIDE, Layout, RX_BUF_SIZE, TX_LEAD, after, before};
 use crate::hil::hpc3_bus::Hpc3Bus;
 use crate::hil::nic::RingPositions;
 use alloc::vec;
@@ -19,6 +19,8 @@ use indy::regs::seeq::{
 pub const MIN_FRAME: usize = 60;
 /// Largest frame the driver sends (Ethernet header + 1500, no FCS).
 pub const MAX_FRAME: usize = 1514;
+// It fits its TX buffer after the lead.
+const _: () = assert!(TX_LEAD + MAX_FRAME <= BUF_STRIDE);
 /// Shortest RX frame worth handing up (an Ethernet header).
 const MIN_RX_FRAME: usize = 14;
 /// Longest RX frame the buffer layout can describe (2 pad bytes + frame + status byte).
@@ -299,7 +301,7 @@ fn init<B: Hpc3Bus>(bus: &mut B, info: &RingInfo) {
 
     for i in 0..l.tx_n {
         let d = l.tx_desc(i);
-        bus.dma_write32(d, info.phys(l.tx_buf(i)));
+        bus.dma_write32(d, info.phys(l.tx_frame(i)));
         bus.dma_write32(d + 4, DESC_EOX | DESC_ETXD);
         bus.dma_write32(d + 8, info.phys(l.tx_desc((i + 1) % l.tx_n)));
         bus.dma_write32(d + 12, 0);
@@ -413,7 +415,7 @@ impl RxState {
             bus.dma_write16(l.rx_desc(self.eor) + 4, upper);
         }
         self.eor = self.next;
-        self.next = (self.next + 1) % l.rx_n;
+        self.next = after(self.next, l.rx_n);
     }
 
     /// Restarts the RX channel at `next` if it stopped (end of ring or overflow) and `next` is
@@ -466,7 +468,7 @@ impl TxState {
         }
         let l = &info.layout;
         let i = self.next;
-        let buf = l.tx_buf(i);
+        let buf = l.tx_frame(i);
         let wire_len = len.max(MIN_FRAME);
         let Some(bytes) = bus.dma_bytes(buf, wire_len) else {
             self.counters.tx_ring_full += 1;
@@ -474,7 +476,10 @@ impl TxState {
         };
         let (frame, pad) = bytes.split_at_mut(len);
         let r = f(frame);
-        pad.fill(0);
+        // Only a short frame has padding (a full one skips the call of memset).
+        if !pad.is_empty() {
+            pad.fill(0);
+        }
         bus.dma_wback(buf, wire_len);
 
         let d = l.tx_desc(i);
@@ -484,11 +489,11 @@ impl TxState {
         );
         if self.in_flight > 0 {
             // Chain the previous frame to this one, only now that this one is complete.
-            let prev = (i + l.tx_n - 1) % l.tx_n;
+            let prev = before(i, l.tx_n);
             let upper = ((DESC_XIU | DESC_EOXP | DESC_XIE) >> 16) as u16;
             bus.dma_write16(l.tx_desc(prev) + 4, upper);
         }
-        self.next = (i + 1) % l.tx_n;
+        self.next = after(i, l.tx_n);
         self.in_flight += 1;
         self.counters.tx_bytes += wire_len as u64;
         // The HPC may have stopped at the previous EOX before it saw it cleared.
@@ -510,7 +515,7 @@ impl TxState {
             }
             let upper = (((cnt & !(DESC_XIU | DESC_XIE)) | DESC_EOX) >> 16) as u16;
             bus.dma_write16(d + 4, upper);
-            self.oldest = (self.oldest + 1) % l.tx_n;
+            self.oldest = after(self.oldest, l.tx_n);
             self.in_flight -= 1;
             done += 1;
         }
@@ -528,8 +533,8 @@ impl TxState {
     /// Points the idle channel at the oldest unsent frame and starts it.
     fn kick<B: Hpc3Bus>(&mut self, bus: &mut B, info: &RingInfo) {
         let l = &info.layout;
-        for k in 0..self.in_flight {
-            let i = (self.oldest + k) % l.tx_n;
+        let mut i = self.oldest;
+        for _ in 0..self.in_flight {
             let cnt = bus.dma_read32(l.tx_desc(i) + 4);
             if cnt & DESC_XIU != 0 && cnt & DESC_ETXD == 0 {
                 bus.write32(ETX_NDBP, info.phys(l.tx_desc(i)));
@@ -537,6 +542,7 @@ impl TxState {
                 self.counters.tx_kicks += 1;
                 return;
             }
+            i = after(i, l.tx_n);
         }
     }
 }

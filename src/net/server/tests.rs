@@ -22,19 +22,20 @@ fn setup(per_port: usize) -> (NetStack<Loopback>, HttpServer) {
         cidr: Ipv4Cidr::new(IP, 8),
         gateway: None,
     };
-    let mut stack = NetStack::new(
-        Loopback::new(Medium::Ethernet),
-        [2, 0, 0, 0, 0, 1],
-        ip,
-        0,
-        7,
-    );
     let cfg = ServerConfig {
         ports: alloc::vec![7801],
         sockets_per_port: per_port,
         ..Default::default()
     };
-    let mut server = HttpServer::new(&mut stack.sockets, &cfg, Pool::new("requests", 1 << 20));
+    let stack = NetStack::new(
+        Loopback::new(Medium::Ethernet),
+        [2, 0, 0, 0, 0, 1],
+        ip,
+        0,
+        7,
+        cfg.sockets(),
+    );
+    let mut server = HttpServer::new(&cfg, Pool::new("requests", 1 << 20));
     server.per_client = per_port.saturating_sub(1).max(1);
     (stack, server)
 }
@@ -42,7 +43,7 @@ fn setup(per_port: usize) -> (NetStack<Loopback>, HttpServer) {
 /// The stack's poll as the module runs it: the server puts up its next listener
 /// between received frames.
 fn net_poll(stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: u64) {
-    stack.ingress(now, |s| server.refill(s, now));
+    stack.ingress(now, |s, _| server.refill(s, now));
     stack.egress(now);
 }
 

@@ -145,6 +145,30 @@ fn a_corrupt_segment_is_refused_and_other_frames_are_untouched() {
     }
 }
 
+#[test]
+fn a_received_syn_is_told_once_and_nothing_else_is() {
+    let wire = TcpWire::new((), KEY);
+    let mut ack = frame((PEER, 40001), (MODULE, 7801), 5, Some(9), [None; 3]);
+    assert!(wire.offsets.incoming(&mut ack));
+    assert!(!wire.took_syn(), "an ACK takes no listener");
+    let mut syn = frame((PEER, 40002), (MODULE, 7801), 5, None, [None; 3]);
+    let tcp = 14 + 20;
+    syn[tcp + FLAGS] |= FLAG_SYN;
+    let mut bad = syn.clone();
+    bad[tcp + 16] ^= 1;
+    assert!(!wire.offsets.incoming(&mut bad));
+    assert!(
+        !wire.took_syn(),
+        "a SYN whose checksum fails never reaches smoltcp"
+    );
+    syn[tcp + 16..tcp + 18].fill(0);
+    let at = crate::net::frame::tcp_segment(&syn).unwrap();
+    crate::net::checksum::fill(&mut syn, &at);
+    assert!(wire.offsets.incoming(&mut syn));
+    assert!(wire.took_syn());
+    assert!(!wire.took_syn(), "told once");
+}
+
 /// Frames in flight one way, as a queue.
 type Queue = Rc<RefCell<VecDeque<Vec<u8>>>>;
 
