@@ -34,7 +34,7 @@ pub mod share;
 pub mod testing;
 mod text;
 pub use csum::ones_sum;
-pub use text::{append_json_text, ascii, complete_utf8};
+pub use text::{append_json_text, ascii, complete_utf8, hex_byte, short_escape, unicode_escape};
 
 #[cfg(test)]
 extern crate std;

@@ -127,9 +127,10 @@ fn json_escapes(w: u32) -> u32 {
 }
 
 /// The letter after the backslash of `b`'s two-character JSON escape (what serde_json writes
-/// too), for a byte [`json_escapes`] flags; `None` for a control byte that takes `\u00XX`.
+/// too), for a byte [`json_escapes`] flags; `None` for any other byte, a control byte among
+/// them, which takes [`unicode_escape`]'s six.
 #[inline(always)]
-fn short_escape(b: u8) -> Option<u8> {
+pub fn short_escape(b: u8) -> Option<u8> {
     match b {
         b'"' | b'\\' => Some(b),
         b'\n' => Some(b'n'),
@@ -139,6 +140,21 @@ fn short_escape(b: u8) -> Option<u8> {
         0x0c => Some(b'f'),
         _ => None,
     }
+}
+
+/// `b`'s JSON escape as a code point, `\u00XX` (serde_json's form for a control byte without
+/// a short escape).
+#[inline]
+pub fn unicode_escape(b: u8) -> [u8; 6] {
+    let [hi, lo] = hex_byte(b);
+    [b'\\', b'u', b'0', b'0', hi, lo]
+}
+
+/// The two lower-case hex digits of `b`.
+#[inline]
+pub fn hex_byte(b: u8) -> [u8; 2] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]
 }
 
 /// Appends UTF-8 text (this side wrote or checked it: a structured result, a console's lines)

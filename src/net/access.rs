@@ -90,11 +90,11 @@ pub fn lesser_tokens(value: Option<&str>) -> Result<Vec<Token>, TokensError> {
 
 /// A generated token: the random bytes in lower-case hex.
 pub fn token_text(bytes: &[u8; GENERATED_BYTES]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(GENERATED_BYTES * 2);
-    for b in bytes {
-        s.push(char::from(HEX[usize::from(b >> 4)]));
-        s.push(char::from(HEX[usize::from(b & 15)]));
+    for &b in bytes {
+        let [hi, lo] = irix7_kmem::hex_byte(b);
+        s.push(char::from(hi));
+        s.push(char::from(lo));
     }
     s
 }

@@ -6,6 +6,7 @@
 use alloc::format;
 use alloc::string::String;
 use indy::abi::{DEPLOY_OK, ImageInfo, deploy_reason};
+use irix7_kmem::hex_byte;
 
 /// The module's version, from Cargo: in the banner, `status`, `.modinfo` and the status page.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -119,12 +120,6 @@ fn hex(bytes: &[u8]) -> String {
         s.extend_from_slice(&hex_byte(b));
     }
     String::from_utf8(s).unwrap_or_default()
-}
-
-/// The two lower-case hex digits of `b`.
-pub fn hex_byte(b: u8) -> [u8; 2] {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]
 }
 
 #[cfg(test)]

@@ -5,13 +5,14 @@ use crate::hil::platform::{Platform, c_str};
 use crate::services::boot::BootReport;
 pub use crate::services::duration::{format_duration, write_duration};
 use crate::services::fs::cache::CacheStats;
-use crate::services::identity::{BUILD_ID, Identity, VERSION, hex_byte};
+use crate::services::identity::{BUILD_ID, Identity, VERSION};
 use crate::services::memory::BudgetUse;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use irix7_kmem::civil::Date;
+use irix7_kmem::hex_byte;
 
 /// Heap figures in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

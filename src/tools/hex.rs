@@ -3,17 +3,16 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use irix7_kmem::hex_byte;
 
 /// Lower-case hex digits of `bytes`. Written as bytes into place, then checked once: a
 /// `String::push` per digit (UTF-8 encoding, a capacity check) cost ~47 guest instructions a
 /// byte, 6M of the 12M one poll of a 64 KiB `mem.read` ran.
 pub fn encode(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = alloc::vec![0u8; bytes.len() * 2];
-    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+    for (pair, &b) in out.chunks_exact_mut(2).zip(bytes) {
         if let [hi, lo] = pair {
-            *hi = DIGITS[usize::from(b >> 4)];
-            *lo = DIGITS[usize::from(b & 15)];
+            [*hi, *lo] = hex_byte(b);
         }
     }
     // Hex digits are ASCII: the check cannot fail.

@@ -115,7 +115,6 @@ fn escape_utf8(bytes: &[u8], out: &mut Vec<u8>) {
 /// straight into the connection's output buffer this way, a piece per poll, rather than
 /// escaping everything into a buffer of its own and copying that out.
 pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usize {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let limit = out.len().saturating_add(room);
     let mut i = 0;
     while i < bytes.len() {
@@ -139,23 +138,23 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
             continue;
         }
         let b = rest[0];
-        let esc = short_escape(b).as_bytes();
+        let short = irix7_kmem::short_escape(b);
         // A byte from 0x80 up here is a character that does not fit.
-        let need = if esc.is_empty() { 6 } else { esc.len() };
+        let need = if short.is_some() { 2 } else { 6 };
         if b >= 0x80 || need > left {
             break;
         }
-        if esc.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(esc);
+        match short {
+            Some(e) => out.extend_from_slice(&[b'\\', e]),
+            None => out.extend_from_slice(&irix7_kmem::unicode_escape(b)),
         }
         i += 1;
     }
     i
 }
+
+/// Bytes [`escape_json`] escapes into room it did not make before it grows the vector.
+const ESCAPE_STEP: usize = 64;
 
 /// [`escape_str`]'s bytes for valid UTF-8 with escapes to make (this side wrote or read it):
 /// a result's JSON as the text of a text block, a console's lines. JSON text is dense with
@@ -164,11 +163,7 @@ pub(crate) fn escape_within(bytes: &[u8], out: &mut Vec<u8>, room: usize) -> usi
 /// an escape at a time, each append checking the vector's room (`docs/bench.md`, "The
 /// request floor"). A control byte without a two-character escape (in JSON text a writer's
 /// mistake; in a console's text a terminal's escape sequence) takes six, written here.
-/// Bytes [`escape_json`] escapes into room it did not make before it grows the vector.
-const ESCAPE_STEP: usize = 64;
-
 pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut rest = json;
     while !rest.is_empty() {
         // Every other byte becomes at most two, but few do: the room the caller made (a
@@ -180,24 +175,9 @@ pub(crate) fn escape_json(json: &[u8], out: &mut Vec<u8>) {
         let read = irix7_kmem::append_json_text(out, rest);
         rest = rest.get(read..).unwrap_or(&[]);
         if let Some((&b, after)) = rest.split_first().filter(|&(&b, _)| b < 0x20) {
-            let hex = |nibble: u8| HEX[usize::from(nibble)];
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b & 0xf)]);
+            out.extend_from_slice(&irix7_kmem::unicode_escape(b));
             rest = after;
         }
-    }
-}
-
-/// The two-character escape JSON (and serde_json) uses for `b`, or `""` when it has none.
-fn short_escape(b: u8) -> &'static str {
-    match b {
-        b'"' => "\\\"",
-        b'\\' => "\\\\",
-        b'\n' => "\\n",
-        b'\r' => "\\r",
-        b'\t' => "\\t",
-        0x08 => "\\b",
-        0x0c => "\\f",
-        _ => "",
     }
 }
 
