@@ -84,7 +84,6 @@ impl Module {
         // Frames in only: what the sockets have to send goes out once, at the end of the poll,
         // with the answers the server writes in between.
         // The next listener goes up between frames, after a SYN (which may have taken the last).
-        self.stack.device.set_now(now_ms);
         let mut work = self.stack.ingress(now_ms, |s, nic| {
             if nic.took_syn() {
                 server.refill(s, now_ms);

@@ -56,24 +56,7 @@ pub struct Offsets {
     cache: [Cell<Option<(Key, u32)>>; CACHE],
     /// A segment with SYN came in (checksum verified) since [`TcpWire::took_syn`] last asked.
     syn: Cell<bool>,
-    /// The last SYNs passed to the stack (connection, sequence number, when), the slot the
-    /// next one takes, and the time the poll gave ([`TcpWire::set_now`]).
-    syns: [Cell<Option<(Key, u32, u64)>>; RECENT_SYNS],
-    next_syn: Cell<usize>,
-    now_ms: Cell<u64>,
 }
-
-/// SYNs remembered, for telling a repeat.
-const RECENT_SYNS: usize = 8;
-
-/// How long a repeated SYN (the same connection and sequence number: its client heard no
-/// SYN-ACK yet) is kept from the stack. smoltcp hands a SYN to the first socket that accepts
-/// it, and the server puts up a port's next listener as soon as one takes a SYN: when the new
-/// listener sits before the socket in its handshake, the repeat opened a second connection
-/// of the same four numbers, and the client's ACK met its RST. The socket in the handshake
-/// sends its SYN-ACK again by itself; the server gives it back after `HANDSHAKE_MS` (3 s),
-/// so past this a repeat is a new attempt.
-const SYN_REPEAT_MS: u64 = 4_000;
 
 impl Offsets {
     /// Offsets under `key` (32 bytes from the DRBG, drawn once per boot).
@@ -82,9 +65,6 @@ impl Offsets {
             key,
             cache: [const { Cell::new(None) }; CACHE],
             syn: Cell::new(false),
-            syns: [const { Cell::new(None) }; RECENT_SYNS],
-            next_syn: Cell::new(0),
-            now_ms: Cell::new(0),
         }
     }
 
@@ -133,28 +113,8 @@ impl Offsets {
         checksum::fill(frame, &at);
     }
 
-    /// Whether a SYN of `conn` with sequence number `seq` is not a repeat of one passed within
-    /// [`SYN_REPEAT_MS`]; a first one is remembered.
-    fn first_syn(&self, conn: Key, seq: u32) -> bool {
-        let now = self.now_ms.get();
-        let repeat = self.syns.iter().any(|s| {
-            s.get().is_some_and(|(k, q, at)| {
-                k == conn && q == seq && now.saturating_sub(at) < SYN_REPEAT_MS
-            })
-        });
-        if !repeat {
-            let i = self.next_syn.get();
-            if let Some(slot) = self.syns.get(i) {
-                slot.set(Some((conn, seq, now)));
-            }
-            self.next_syn.set((i + 1) % RECENT_SYNS);
-        }
-        !repeat
-    }
-
     /// Takes F off the acknowledgment number and SACK edges of a frame the stack receives.
-    /// False for a TCP segment to drop: its checksum fails, or it repeats a SYN passed within
-    /// [`SYN_REPEAT_MS`].
+    /// False for a TCP segment whose checksum fails: the frame is to be dropped.
     pub fn incoming(&self, frame: &mut [u8]) -> bool {
         let Some(at) = tcp_segment(frame) else {
             return true;
@@ -162,13 +122,9 @@ impl Offsets {
         if !checksum::holds(frame, &at) {
             return false;
         }
-        let conn = key(frame, &at, Direction::In);
-        let off = self.of(conn).wrapping_neg();
+        let off = self.of(key(frame, &at, Direction::In)).wrapping_neg();
         let seg = &mut frame[at.tcp..at.end];
-        if seg[FLAGS] & (FLAG_SYN | FLAG_ACK) == FLAG_SYN {
-            if !self.first_syn(conn, be32(seg, SEQ)) {
-                return false;
-            }
+        if seg[FLAGS] & FLAG_SYN != 0 {
             self.syn.set(true);
         }
         if seg[FLAGS] & FLAG_ACK != 0 {
@@ -256,11 +212,6 @@ impl<D> TcpWire<D> {
     /// listener between received frames; the ACKs of a long answer need not look.
     pub fn took_syn(&self) -> bool {
         self.offsets.syn.replace(false)
-    }
-
-    /// The time of the poll whose frames come next, for telling a repeated SYN.
-    pub fn set_now(&self, now_ms: u64) {
-        self.offsets.now_ms.set(now_ms);
     }
 
     /// The wrapped device, for the tests that drive it from the other end.

@@ -169,35 +169,6 @@ fn a_received_syn_is_told_once_and_nothing_else_is() {
     assert!(!wire.took_syn(), "told once");
 }
 
-#[test]
-fn a_repeated_syn_is_kept_from_the_stack_while_its_first_may_be_in_a_handshake() {
-    let wire = TcpWire::new((), KEY);
-    let tcp = 14 + 20;
-    let syn = |port: u16, seq: u32| {
-        let mut f = frame((PEER, port), (MODULE, 7801), seq, None, [None; 3]);
-        f[tcp + FLAGS] |= FLAG_SYN;
-        f[tcp + 16..tcp + 18].fill(0);
-        let at = crate::net::frame::tcp_segment(&f).unwrap();
-        crate::net::checksum::fill(&mut f, &at);
-        f
-    };
-    wire.set_now(1_000);
-    assert!(wire.offsets.incoming(&mut syn(40003, 77)));
-    assert!(wire.took_syn());
-    // The client heard no SYN-ACK and sends its SYN again: a listener put up since must not
-    // take it as a second connection.
-    wire.set_now(2_000);
-    assert!(!wire.offsets.incoming(&mut syn(40003, 77)), "a repeat");
-    assert!(!wire.took_syn(), "a repeat takes no listener");
-    // Another connection, or a new attempt (another sequence number), passes.
-    assert!(wire.offsets.incoming(&mut syn(40004, 77)));
-    assert!(wire.offsets.incoming(&mut syn(40003, 91)));
-    // Past the handshake's time the first socket is gone: the same SYN is a new attempt.
-    wire.set_now(1_000 + SYN_REPEAT_MS);
-    assert!(wire.offsets.incoming(&mut syn(40003, 77)));
-    assert!(wire.took_syn());
-}
-
 /// Frames in flight one way, as a queue.
 type Queue = Rc<RefCell<VecDeque<Vec<u8>>>>;
 
