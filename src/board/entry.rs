@@ -87,6 +87,7 @@ impl Module {
         let mut work = self.stack.ingress(now_ms, |s, nic| {
             if nic.took_syn() {
                 server.refill(s, now_ms);
+                nic.set_handshakes(server.handshakes(s));
             }
         });
         if work {
@@ -100,6 +101,10 @@ impl Module {
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
+        // Handshakes the poll saw end (or reaped) no longer hold their SYNs back.
+        self.stack
+            .device
+            .set_handshakes(self.server.handshakes(&self.stack.sockets));
         // Tool calls running as tasks advance with no request open.
         work |= self.router.mcp.poll_tasks(now_ms);
         // Failed logins are summarised when their window closes, requests or not.

@@ -498,6 +498,27 @@ impl HttpServer {
             .count()
     }
 
+    /// The connections the slots' sockets hold in their handshake (SYN-RECEIVED), as (local
+    /// address, local port, remote address, remote port): the device keeps their repeated
+    /// SYNs from the stack (`TcpWire::set_handshakes`).
+    pub fn handshakes<'s>(
+        &'s self,
+        sockets: &'s SocketSet<'static>,
+    ) -> impl Iterator<Item = ([u8; 4], u16, [u8; 4], u16)> + 's {
+        slots_in(self.live).filter_map(move |i| {
+            let sock = sockets.get::<tcp::Socket>(self.slots[i].handle?);
+            if sock.state() != State::SynReceived {
+                return None;
+            }
+            let (local, remote) = (sock.local_endpoint()?, sock.remote_endpoint()?);
+            match (local.addr, remote.addr) {
+                (IpAddress::Ipv4(l), IpAddress::Ipv4(r)) => {
+                    Some((l.octets(), local.port, r.octets(), remote.port))
+                }
+            }
+        })
+    }
+
     /// One round over every socket. Returns true when any bytes moved or a connection changed.
     pub fn poll(
         &mut self,

@@ -26,9 +26,10 @@
 use super::checksum;
 use super::frame::{TCP_HEADER, TcpAt, be32, tcp_segment};
 use crate::hil::nic::WritableRx;
+use alloc::vec::Vec;
 use chacha20::ChaCha20;
 use chacha20::cipher::{KeyIvInit, StreamCipher};
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use smoltcp::phy::{self, Checksum, DeviceCapabilities};
 use smoltcp::time::Instant;
 
@@ -56,6 +57,14 @@ pub struct Offsets {
     cache: [Cell<Option<(Key, u32)>>; CACHE],
     /// A segment with SYN came in (checksum verified) since [`TcpWire::took_syn`] last asked.
     syn: Cell<bool>,
+    /// The connections a socket holds in its handshake (SYN-RECEIVED), as the server last
+    /// said ([`TcpWire::set_handshakes`]): a SYN of one of them is a repeat its client sent
+    /// because no SYN-ACK came back yet. smoltcp hands a segment to the first socket that
+    /// accepts it, and the server puts up a port's next listener as soon as one takes a SYN:
+    /// a listener that sits before the socket in its handshake would take the repeat as a
+    /// second connection of the same four numbers, whose RSTs then meet the client's ACK.
+    /// The repeat is dropped instead; the socket sends its SYN-ACK again by itself.
+    handshakes: RefCell<Vec<Key>>,
 }
 
 impl Offsets {
@@ -65,6 +74,7 @@ impl Offsets {
             key,
             cache: [const { Cell::new(None) }; CACHE],
             syn: Cell::new(false),
+            handshakes: RefCell::new(Vec::new()),
         }
     }
 
@@ -114,7 +124,8 @@ impl Offsets {
     }
 
     /// Takes F off the acknowledgment number and SACK edges of a frame the stack receives.
-    /// False for a TCP segment whose checksum fails: the frame is to be dropped.
+    /// False for a TCP segment to drop: its checksum fails, or it is a SYN of a connection in
+    /// its handshake.
     pub fn incoming(&self, frame: &mut [u8]) -> bool {
         let Some(at) = tcp_segment(frame) else {
             return true;
@@ -122,9 +133,13 @@ impl Offsets {
         if !checksum::holds(frame, &at) {
             return false;
         }
-        let off = self.of(key(frame, &at, Direction::In)).wrapping_neg();
+        let conn = key(frame, &at, Direction::In);
+        let off = self.of(conn).wrapping_neg();
         let seg = &mut frame[at.tcp..at.end];
-        if seg[FLAGS] & FLAG_SYN != 0 {
+        if seg[FLAGS] & (FLAG_SYN | FLAG_ACK) == FLAG_SYN {
+            if self.handshakes.borrow().contains(&conn) {
+                return false;
+            }
             self.syn.set(true);
         }
         if seg[FLAGS] & FLAG_ACK != 0 {
@@ -212,6 +227,20 @@ impl<D> TcpWire<D> {
     /// listener between received frames; the ACKs of a long answer need not look.
     pub fn took_syn(&self) -> bool {
         self.offsets.syn.replace(false)
+    }
+
+    /// The connections the server's sockets hold in their handshake, each as (local address,
+    /// local port, remote address, remote port): a SYN of one of them is kept from the stack.
+    pub fn set_handshakes(&self, conns: impl Iterator<Item = ([u8; 4], u16, [u8; 4], u16)>) {
+        let mut h = self.offsets.handshakes.borrow_mut();
+        h.clear();
+        h.extend(conns.map(|(local, lport, remote, rport)| {
+            (
+                u32::from_be_bytes(local),
+                (u32::from(lport) << 16) | u32::from(rport),
+                u32::from_be_bytes(remote),
+            )
+        }));
     }
 
     /// The wrapped device, for the tests that drive it from the other end.

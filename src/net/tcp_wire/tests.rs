@@ -169,6 +169,40 @@ fn a_received_syn_is_told_once_and_nothing_else_is() {
     assert!(!wire.took_syn(), "told once");
 }
 
+#[test]
+fn a_syn_of_a_connection_in_its_handshake_is_kept_from_the_stack() {
+    let wire = TcpWire::new((), KEY);
+    let tcp = 14 + 20;
+    let syn = |port: u16| {
+        let mut f = frame((PEER, port), (MODULE, 7801), 77, None, [None; 3]);
+        f[tcp + FLAGS] |= FLAG_SYN;
+        f[tcp + 16..tcp + 18].fill(0);
+        let at = crate::net::frame::tcp_segment(&f).unwrap();
+        crate::net::checksum::fill(&mut f, &at);
+        f
+    };
+    // A socket holds 40003's handshake: its client's repeated SYN must not reach a listener.
+    let held = (MODULE.octets(), 7801, PEER.octets(), 40003);
+    wire.set_handshakes([held].into_iter());
+    assert!(
+        !wire.offsets.incoming(&mut syn(40003)),
+        "a repeat is dropped"
+    );
+    assert!(!wire.took_syn(), "and takes no listener");
+    assert!(
+        wire.offsets.incoming(&mut syn(40004)),
+        "another connection passes"
+    );
+    assert!(wire.took_syn());
+    // Its ACK passes: only the SYN is held back.
+    let mut ack = frame((PEER, 40003), (MODULE, 7801), 78, Some(9), [None; 3]);
+    assert!(wire.offsets.incoming(&mut ack));
+    // Once the handshake is over (or its socket given back), a SYN is a new attempt.
+    wire.set_handshakes(core::iter::empty());
+    assert!(wire.offsets.incoming(&mut syn(40003)));
+    assert!(wire.took_syn());
+}
+
 /// Frames in flight one way, as a queue.
 type Queue = Rc<RefCell<VecDeque<Vec<u8>>>>;
 
