@@ -101,10 +101,13 @@ impl Module {
         work |= self
             .server
             .poll(&mut self.stack.sockets, &mut self.router, now_ms);
-        // Handshakes the poll saw end (or reaped) no longer hold their SYNs back.
-        self.stack
-            .device
-            .set_handshakes(self.server.handshakes(&self.stack.sockets));
+        // Handshakes the poll saw end (or reaped) no longer hold their SYNs back. A new one
+        // comes only with a SYN, which the ingress above wrote in already.
+        if self.stack.device.holds_handshakes() {
+            self.stack
+                .device
+                .set_handshakes(self.server.handshakes(&self.stack.sockets));
+        }
         // Tool calls running as tasks advance with no request open.
         work |= self.router.mcp.poll_tasks(now_ms);
         // Failed logins are summarised when their window closes, requests or not.

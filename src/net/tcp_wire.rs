@@ -229,6 +229,12 @@ impl<D> TcpWire<D> {
         self.offsets.syn.replace(false)
     }
 
+    /// Whether any connection is held in its handshake: a socket enters one only through a
+    /// SYN ([`TcpWire::took_syn`]), so with none held the list needs no rewriting.
+    pub fn holds_handshakes(&self) -> bool {
+        !self.offsets.handshakes.borrow().is_empty()
+    }
+
     /// The connections the server's sockets hold in their handshake, each as (local address,
     /// local port, remote address, remote port): a SYN of one of them is kept from the stack.
     pub fn set_handshakes(&self, conns: impl Iterator<Item = ([u8; 4], u16, [u8; 4], u16)>) {

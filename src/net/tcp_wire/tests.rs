@@ -183,7 +183,9 @@ fn a_syn_of_a_connection_in_its_handshake_is_kept_from_the_stack() {
     };
     // A socket holds 40003's handshake: its client's repeated SYN must not reach a listener.
     let held = (MODULE.octets(), 7801, PEER.octets(), 40003);
+    assert!(!wire.holds_handshakes());
     wire.set_handshakes([held].into_iter());
+    assert!(wire.holds_handshakes());
     assert!(
         !wire.offsets.incoming(&mut syn(40003)),
         "a repeat is dropped"
@@ -199,6 +201,7 @@ fn a_syn_of_a_connection_in_its_handshake_is_kept_from_the_stack() {
     assert!(wire.offsets.incoming(&mut ack));
     // Once the handshake is over (or its socket given back), a SYN is a new attempt.
     wire.set_handshakes(core::iter::empty());
+    assert!(!wire.holds_handshakes());
     assert!(wire.offsets.incoming(&mut syn(40003)));
     assert!(wire.took_syn());
 }
