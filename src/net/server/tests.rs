@@ -450,6 +450,46 @@ fn a_full_pool_of_one_token_s_connections_yields_a_trickler_then_the_one_idle_lo
 }
 
 #[test]
+fn a_slot_taken_back_rests_so_the_client_cut_from_it_cannot_take_it_straight_back() {
+    let (mut stack, mut server) = setup(2);
+    server.per_client = 8;
+    let mut now = 0;
+    run_guarded(&mut stack, &mut server, &mut now);
+    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
+    let step = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
+        run_with(stack, server, now, 1, &mut Guarded);
+    };
+    // Two connections of the token trickle bodies and fill the pool.
+    let head = "POST /up HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\nContent-Length: 100\r\n\r\nx";
+    let tricklers: Vec<_> = (0..2).map(|k| client(&mut stack, 49000 + k)).collect();
+    run_guarded(&mut stack, &mut server, &mut now);
+    for &h in &tricklers {
+        send(&mut stack, h, head);
+    }
+    while server.stats.reaped == 0 {
+        assert!(now < 10 * SLOW_GRACE_MS, "no trickler was cut");
+        step(&mut stack, &mut server, &mut now);
+    }
+    let cut_at = now;
+    // The client cut reconnects at once: the port refuses it while the slot rests.
+    let again = client(&mut stack, 49010);
+    for _ in 0..5 {
+        step(&mut stack, &mut server, &mut now);
+    }
+    assert!(now < cut_at + REST_MS);
+    assert_eq!(state(&stack, again), State::Closed);
+    // The first SYN after the rest gets the slot.
+    while now < cut_at + REST_MS {
+        step(&mut stack, &mut server, &mut now);
+    }
+    let next = client(&mut stack, 49011);
+    for _ in 0..5 {
+        step(&mut stack, &mut server, &mut now);
+    }
+    assert_eq!(state(&stack, next), State::Established);
+}
+
+#[test]
 fn one_poll_answers_a_bounded_number_of_requests_and_the_rest_on_later_polls() {
     let (mut stack, mut server) = setup(8);
     let mut now = 0;
