@@ -7,7 +7,7 @@
 //!
 //! Every host connection reaches the guest from the forwarder's one address, as behind an SSH
 //! tunnel: the per-address cap applies to the token holder and its attackers together. The
-//! forwarder retries a refused connection every 20 ms for 10 s, like every client here.
+//! forwarder retries a refused connection every 10–30 ms for 10 s, like every client here.
 
 mod support;
 
@@ -30,7 +30,7 @@ use support::http::{Kept, read_response};
 /// How soon the token holder's `echo` (a fresh connection each, host wall time) must come
 /// back under each load: nine in ten within `SERVED_WITHIN`, every one within
 /// `SERVED_AT_WORST`. Its connection competes for each freed slot with every client the full
-/// port refused (the rig's forwarder retries a refused SYN every 20 ms, theirs as well); a
+/// port refused (the rig's forwarder retries a refused SYN after 10–30 ms, theirs as well); a
 /// slot the server took back rests (`REST_MS`) so the client cut from it cannot take it
 /// straight back by reconnecting at once. Without the rest, siblings trickling bodies took
 /// back 78 % of their slots and the holder waited up to the 10 s the forwarder retries.

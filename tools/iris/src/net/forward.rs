@@ -72,7 +72,11 @@ const LINGER: Duration = Duration::from_secs(5);
 /// A guest whose listening sockets are all busy answers a SYN with a reset. Like a listen
 /// backlog, the forwarder tries again for this long before it gives the host connection up.
 const CONNECT_RETRY: Duration = Duration::from_secs(10);
-const RETRY_BACKOFF: Duration = Duration::from_millis(20);
+/// A refused connection tries again after a pause drawn from this range (ms), as clients'
+/// reconnect loops differ. With one fixed pause every waiting connection kept its phase, and
+/// a freed slot went to the same few phases: in `tools/iris/tests/slots.rs` a connection
+/// whose phase followed another's closely lost 458 races in a row while 520 slots were freed.
+const RETRY_BACKOFF_MS: std::ops::Range<u64> = 10..30;
 const EPHEMERAL: std::ops::RangeInclusive<u16> = 49152..=65535;
 
 /// Counts since start.
@@ -120,6 +124,8 @@ pub struct Forwarder {
     next_port: u16,
     started: std::time::Instant,
     stats: ForwardStats,
+    /// State of the xorshift that draws each retry's pause.
+    jitter: u64,
 }
 
 impl Forwarder {
@@ -158,7 +164,8 @@ impl Forwarder {
         }
         let mut device = host_device(wire.clone(), capture, faults);
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(net.host_mac)));
-        config.random_seed = u64::from(std::process::id()) ^ 0x1715_2026;
+        let seed = u64::from(std::process::id()) ^ 0x1715_2026;
+        config.random_seed = seed;
         let mut iface = Interface::new(config, &mut device, Instant::ZERO);
         iface.update_ip_addrs(|addrs| {
             let _ = addrs.push(IpCidr::new(IpAddress::Ipv4(net.host_ip), net.prefix));
@@ -174,6 +181,7 @@ impl Forwarder {
             next_port: *EPHEMERAL.start(),
             started: std::time::Instant::now(),
             stats: ForwardStats::default(),
+            jitter: seed | 1,
         })
     }
 
@@ -316,7 +324,8 @@ impl Forwarder {
         }
         match c.retry_at {
             None => {
-                self.conns[i].retry_at = Some(now + RETRY_BACKOFF);
+                let pause = self.retry_pause();
+                self.conns[i].retry_at = Some(now + pause);
                 return true;
             }
             Some(t) if now < t => return true,
@@ -333,6 +342,17 @@ impl Forwarder {
             self.stats.retries += 1;
         }
         true
+    }
+
+    /// The pause before a refused connection's next try, from [`RETRY_BACKOFF_MS`].
+    fn retry_pause(&mut self) -> Duration {
+        let mut x = self.jitter;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.jitter = x;
+        let span = RETRY_BACKOFF_MS.end - RETRY_BACKOFF_MS.start;
+        Duration::from_millis(RETRY_BACKOFF_MS.start + x % span)
     }
 
     /// Moves bytes for connection `i`. Returns (anything moved, connection finished).
