@@ -454,10 +454,10 @@ impl HttpServer {
     /// before the RST is sent, and the peer would wait on a connection that no longer
     /// exists; an RST to an address that never answers ARP, a spoofed SYN, is never sent).
     fn may_listen(&self, i: usize, sockets: &SocketSet<'static>, now_ms: u64) -> bool {
-        let slot = &self.slots[i];
-        if slot.rests && now_ms.saturating_sub(slot.since_ms) < REST_MS {
+        if self.resting(i, now_ms) {
             return false;
         }
+        let slot = &self.slots[i];
         // A spare slot has no socket: nothing to wait for.
         let Some(handle) = slot.handle else {
             return true;
@@ -466,6 +466,12 @@ impl HttpServer {
         sock.state() == State::Closed
             && (sock.remote_endpoint().is_none()
                 || (slot.state == State::Closed && now_ms.saturating_sub(slot.since_ms) >= RST_MS))
+    }
+
+    /// Whether slot `i` was taken back less than [`REST_MS`] ago.
+    fn resting(&self, i: usize, now_ms: u64) -> bool {
+        let slot = &self.slots[i];
+        slot.rests && now_ms.saturating_sub(slot.since_ms) < REST_MS
     }
 
     /// Makes closed slot `i` listen, with its buffers. False when there is no room for them.
@@ -842,8 +848,10 @@ impl HttpServer {
             // buffers back; one lingering in TIME-WAIT, or whose peer has everything
             // (FIN-WAIT-2) or has closed too (LAST-ACK, CLOSING), is reset (and listens
             // or gives its buffers back once that is sent) so that a burst of short
-            // connections cannot use up the pool.
-            State::Closed if !self.may_listen(i, sockets, now_ms) => true,
+            // connections cannot use up the pool. A closed socket waiting for its RST to
+            // leave is work (the next poll sends it); one resting is not: the kernel's next
+            // poll after the rest is soon enough.
+            State::Closed if !self.may_listen(i, sockets, now_ms) => !self.resting(i, now_ms),
             State::Closed => {
                 let port = self.slots[i].port;
                 if !self.listens(port, sockets) {
