@@ -15,7 +15,7 @@ use smoltcp::socket::tcp;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
 
-use super::faults::WireFaults;
+use super::faults::{Dice, WireFaults};
 use super::host::{HostDevice, HostNet, PcapFile, host_device};
 use super::wire::WireEnd;
 
@@ -124,8 +124,8 @@ pub struct Forwarder {
     next_port: u16,
     started: std::time::Instant,
     stats: ForwardStats,
-    /// State of the xorshift that draws each retry's pause.
-    jitter: u64,
+    /// Draws each retry's pause.
+    jitter: Dice,
 }
 
 impl Forwarder {
@@ -181,7 +181,7 @@ impl Forwarder {
             next_port: *EPHEMERAL.start(),
             started: std::time::Instant::now(),
             stats: ForwardStats::default(),
-            jitter: seed | 1,
+            jitter: Dice::new(seed, 0),
         })
     }
 
@@ -346,13 +346,8 @@ impl Forwarder {
 
     /// The pause before a refused connection's next try, from [`RETRY_BACKOFF_MS`].
     fn retry_pause(&mut self) -> Duration {
-        let mut x = self.jitter;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.jitter = x;
         let span = RETRY_BACKOFF_MS.end - RETRY_BACKOFF_MS.start;
-        Duration::from_millis(RETRY_BACKOFF_MS.start + x % span)
+        Duration::from_millis(RETRY_BACKOFF_MS.start + self.jitter.draw() % span)
     }
 
     /// Moves bytes for connection `i`. Returns (anything moved, connection finished).
