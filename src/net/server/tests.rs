@@ -87,6 +87,11 @@ fn run_with(
     }
 }
 
+/// The TCP state of socket `h` (a test's client).
+fn state(stack: &NetStack<Loopback>, h: SocketHandle) -> State {
+    stack.sockets.get::<tcp::Socket>(h).state()
+}
+
 fn drain(stack: &mut NetStack<Loopback>, h: SocketHandle) -> String {
     let s = stack.sockets.get_mut::<tcp::Socket>(h);
     let mut out = Vec::new();
@@ -199,16 +204,11 @@ fn a_peer_that_stops_reading_is_skipped_until_its_read_timeout_then_reset() {
     // Until its deadline a poll changes nothing; at it, the peer's read timeout resets it.
     assert!(!server.poll(&mut stack.sockets, &mut Big, until - 1));
     net_poll(&mut stack, &mut server, until - 1);
-    let client_state = |stack: &NetStack<Loopback>| stack.sockets.get::<tcp::Socket>(c).state();
-    assert_eq!(client_state(&stack), State::Established);
+    assert_eq!(state(&stack, c), State::Established);
     assert!(server.poll(&mut stack.sockets, &mut Big, until));
     net_poll(&mut stack, &mut server, until);
     net_poll(&mut stack, &mut server, until);
-    assert_eq!(
-        client_state(&stack),
-        State::Closed,
-        "reset at the read timeout"
-    );
+    assert_eq!(state(&stack, c), State::Closed, "reset at the read timeout");
     assert_eq!(server.open_connections(&stack.sockets), 0);
 }
 
@@ -320,11 +320,8 @@ fn past_its_cap_a_client_s_oldest_anonymous_connection_gives_way_or_it_must_prov
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, d).contains("/agent"));
     assert_eq!(server.stats.reaped, 1);
-    assert_eq!(stack.sockets.get::<tcp::Socket>(a).state(), State::Closed);
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(b).state(),
-        State::Established
-    );
+    assert_eq!(state(&stack, a), State::Closed);
+    assert_eq!(state(&stack, b), State::Established);
     send(&mut stack, b, "GET /still HTTP/1.1\r\nHost: x\r\n\r\n");
     run_guarded(&mut stack, &mut server, &mut now);
     assert!(drain(&mut stack, b).contains("/still"));
@@ -337,7 +334,6 @@ fn a_token_holder_on_probation_makes_its_address_s_idlest_authenticated_connecti
     let mut now = 0;
     run_guarded(&mut stack, &mut server, &mut now);
     let auth = "GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n";
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     // The address's cap is held by two authenticated connections: `idle` answered first.
     let (idle, used) = (client(&mut stack, 48000), client(&mut stack, 48001));
     run_guarded(&mut stack, &mut server, &mut now);
@@ -411,7 +407,6 @@ fn a_full_pool_of_one_token_s_connections_yields_a_trickler_then_the_one_idle_lo
     // Three connections of the token: one in use, one trickling a body, one that goes idle
     // after its answer.
     let auth = "Host: x\r\nAuthorization: yes\r\n";
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let hs: Vec<_> = (0..3).map(|k| client(&mut stack, 47000 + k)).collect();
     run_guarded(&mut stack, &mut server, &mut now);
     let (used, slow, idle) = (hs[0], hs[1], hs[2]);
@@ -455,7 +450,6 @@ fn a_slot_taken_back_rests_so_the_client_cut_from_it_cannot_take_it_straight_bac
     server.per_client = 8;
     let mut now = 0;
     run_guarded(&mut stack, &mut server, &mut now);
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let step = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
         run_with(stack, server, now, 1, &mut Guarded);
     };
@@ -546,14 +540,11 @@ fn a_full_pool_resets_the_idlest_anonymous_connection_and_keeps_authenticated_on
         })
         .collect();
     let last = *silent.last().unwrap();
-    assert_eq!(
-        stack.sockets.get::<tcp::Socket>(last).state(),
-        State::Established
-    );
+    assert_eq!(state(&stack, last), State::Established);
     assert_eq!(server.stats.reaped, 5);
     // The reset clients were told.
     for &h in &silent[..5] {
-        assert_eq!(stack.sockets.get::<tcp::Socket>(h).state(), State::Closed);
+        assert_eq!(state(&stack, h), State::Closed);
     }
     // The authenticated connection was never the one reset.
     send(&mut stack, agent, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -594,7 +585,6 @@ fn a_full_pool_resets_the_longest_stalled_reader_for_a_new_client() {
     round(&mut stack, &mut server, &mut now);
     // Two token holders with small windows ask for a big answer and never read it.
     let reader = |stack: &mut NetStack<Loopback>, port| client_with_window(stack, port, 2048);
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let big = "GET /big HTTP/1.1\r\nHost: x\r\nAuthorization: yes\r\n\r\n";
     let first = reader(&mut stack, 48000);
     round(&mut stack, &mut server, &mut now);
@@ -665,7 +655,6 @@ fn the_last_slot_of_a_port_is_a_door_for_a_higher_rank_than_its_holders() {
     };
     let ask =
         |token: &str| format!("GET /{token} HTTP/1.1\r\nHost: x\r\nAuthorization: {token}\r\n\r\n");
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let (mut stack, mut server) = setup(3);
     server.per_client = 8;
     let mut now = 0;
@@ -746,7 +735,6 @@ fn a_client_refused_the_last_slot_that_keeps_its_connection_open_gives_it_back_s
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
         run_with(stack, server, now, 20, &mut Ranked);
     };
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let (mut stack, mut server) = setup(2);
     server.per_client = 8;
     let mut now = 0;
@@ -816,7 +804,6 @@ fn a_connection_turned_away_for_load_yields_its_slot_soon() {
     let round = |stack: &mut NetStack<Loopback>, server: &mut HttpServer, now: &mut u64| {
         run_with(stack, server, now, 20, &mut Rated);
     };
-    let state = |stack: &NetStack<Loopback>, h| stack.sockets.get::<tcp::Socket>(h).state();
     let (mut stack, mut server) = setup(2);
     server.per_client = 8;
     let mut now = 0;
