@@ -237,16 +237,21 @@ impl<D> TcpWire<D> {
 
     /// The connections the server's sockets hold in their handshake, each as (local address,
     /// local port, remote address, remote port): a SYN of one of them is kept from the stack.
+    /// The list keeps its room (one entry per slot at most); when the heap has none for a new
+    /// entry, the handshakes past it are not held back, as before this list existed.
     pub fn set_handshakes(&self, conns: impl Iterator<Item = ([u8; 4], u16, [u8; 4], u16)>) {
         let mut h = self.offsets.handshakes.borrow_mut();
         h.clear();
-        h.extend(conns.map(|(local, lport, remote, rport)| {
-            (
+        for (local, lport, remote, rport) in conns {
+            if h.try_reserve(1).is_err() {
+                break;
+            }
+            h.push((
                 u32::from_be_bytes(local),
                 (u32::from(lport) << 16) | u32::from(rport),
                 u32::from_be_bytes(remote),
-            )
-        }));
+            ));
+        }
     }
 
     /// The wrapped device, for the tests that drive it from the other end.
