@@ -906,12 +906,13 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
     // 503 is the per-address share, which the page shares with the stalled clients here.
     let shared = pages
         .iter()
-        .filter(|p| matches!(p, Err(e) if e == "HTTP 503"))
+        .filter(|p| matches!(p, Err(e) if e.starts_with("HTTP 503")))
         .count();
     let bad: Vec<String> = pages
         .iter()
         .filter(|p| {
-            !matches!(p, Ok(d) if *d <= ECHO_BOUND) && !matches!(p, Err(e) if e == "HTTP 503")
+            !matches!(p, Ok(d) if *d <= ECHO_BOUND)
+                && !matches!(p, Err(e) if e.starts_with("HTTP 503"))
         })
         .map(|p| format!("{p:.1?}"))
         .collect();
