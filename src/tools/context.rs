@@ -8,6 +8,7 @@ use super::reach::{
     AuditTrail, BootRecord, ConsoleLine, ConsoleWaiters, Debugging, Disks, Files, MachineEvents,
     MachineFacts, NetFigures, PowerSchedule, RawBusGrant, ScreenBoard, ShellHost, StatusFigures,
 };
+use super::system::status_json::FixedMembers;
 use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::{Console, Machine};
@@ -26,11 +27,17 @@ use irix7_kmem::budget::Lease;
 pub struct Ctx {
     services: Services,
     raw: RawAccess,
+    /// `status`'s result members that change only with a boot or the configuration.
+    fixed_members: RefCell<FixedMembers>,
 }
 
 impl Ctx {
     pub fn new(services: Services, raw: RawAccess) -> Self {
-        Ctx { services, raw }
+        Ctx {
+            services,
+            raw,
+            fixed_members: RefCell::default(),
+        }
     }
 
     /// The services, for the module's side of the context (not a tool's).
@@ -133,6 +140,9 @@ impl MachineEvents for Ctx {
 impl StatusFigures for Ctx {
     fn status(&self) -> Status {
         self.services.status()
+    }
+    fn fixed_members(&self) -> &RefCell<FixedMembers> {
+        &self.fixed_members
     }
 }
 

@@ -6,6 +6,7 @@
 //! reach") lists which family gets which.
 
 use super::devices::raw_access::RawAccess;
+use super::system::status_json::FixedMembers;
 use crate::hil::block::IoError;
 use crate::hil::framebuffer::Framebuffer;
 use crate::hil::platform::{Console, Machine};
@@ -91,9 +92,11 @@ pub trait MachineEvents {
     fn events(&self) -> &Events;
 }
 
-/// A snapshot of everything `status` reports.
+/// A snapshot of everything `status` reports, and the members of its result written when
+/// what they show last changed.
 pub trait StatusFigures {
     fn status(&self) -> Status;
+    fn fixed_members(&self) -> &RefCell<FixedMembers>;
 }
 
 /// The audit trail's last lines.

@@ -4,16 +4,13 @@
 use super::reach::{AuditTrail, BootRecord, PowerSchedule, StatusFigures};
 use super::{Ctx, args};
 use crate::services::audit;
-use crate::services::boot::BootReport;
-use crate::services::identity::{BUILD_ID, HexDigits, SHORT_DIGITS, VERSION};
 use crate::services::power::{self, Action};
-use crate::services::status::{Digits, Status, mem_text, net_text};
+use crate::services::status::{mem_text, net_text};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use indy::abi::{DEPLOY_OK, deploy_reason};
-use rpc::json::{Kind, ObjectWriter, Written};
+use rpc::json::{Kind, ObjectWriter};
 use rpc::mcp::{
     Annotations, AuditRecord, ErrorCode, Privilege, ResourceContents, ResourceDef, Started,
     ToolCall, ToolDef, ToolError, WatchDef,
@@ -187,124 +184,14 @@ fn read_flight<C: BootRecord>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceCont
 }
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
-    Ok(Started::structured(status_json(&ctx.status())))
-}
-
-/// The status as `status`'s structured result, members in key order.
-fn status_json(st: &Status) -> Written {
-    let mut w = ObjectWriter::new(STATUS_BYTES);
-    w.key("abi").u64(st.abi_version.into());
-    if let Some(b) = &st.boot {
-        boot_json(&mut w, b);
-    }
-    w.key("budgets").begin_array();
-    for b in &st.budgets {
-        w.begin_object();
-        w.key("limit").u64(b.limit as u64).key("name").str(b.name);
-        w.key("peak")
-            .u64(b.peak as u64)
-            .key("refused")
-            .u64(b.refused);
-        w.key("used").u64(b.used as u64).end_object();
-    }
-    w.end_array().key("build_id").str(BUILD_ID);
-    if let Some(c) = &st.cache {
-        w.key("cache").begin_object();
-        w.key("block_size").u64(c.block_size.into());
-        w.key("capacity").u64(c.capacity.into());
-        w.key("direct_blocks").u64(c.direct_blocks);
-        w.key("evictions").u64(c.evictions).key("hits").u64(c.hits);
-        w.key("misses").u64(c.misses);
-        w.key("resident").u64(c.resident.into()).end_object();
-    }
-    w.key("date").ascii(Digits::utc(st.unix_time).as_bytes());
-    w.key("heap").begin_object();
-    w.key("budget").u64(st.heap_budget as u64);
-    w.key("peak").u64(st.heap.peak as u64);
-    w.key("size").u64(st.heap.size as u64);
-    w.key("used").u64(st.heap.used as u64).end_object();
-    if let Some(i) = st.identity.image {
-        w.key("image").begin_object();
-        match i.deploy {
-            DEPLOY_OK => w.key("deploy").str("ok"),
-            why => w
-                .key("deploy")
-                .str(deploy_reason(why))
-                .key("refused_sha256")
-                .ascii(HexDigits::of(&i.refused_sha256).as_bytes()),
-        };
-        let sha256 = HexDigits::of(&i.sha256);
-        w.key("sha256").ascii(sha256.as_bytes());
-        w.key("sha256_short")
-            .ascii(sha256.as_bytes().get(..SHORT_DIGITS).unwrap_or(&[]));
-        w.end_object();
-    }
-    match st.net.ip {
-        Some(ip) => w.key("ip").ascii(Digits::ipv4(ip).as_bytes()),
-        None => w.key("ip").str("unconfigured"),
+    let st = ctx.status();
+    let json = match ctx.fixed_members().try_borrow_mut() {
+        Ok(mut fixed) => status_json(&st, fixed.of(&st)),
+        // Not reached (the module serves one call at a time): written afresh.
+        Err(_) => status_json(&st, &FixedMembers::written(&st)),
     };
-    w.key("mac").ascii(Digits::mac(st.net.mac).as_bytes());
-    w.key("module")
-        .str("irix7-mcp")
-        .key("module_version")
-        .str(VERSION);
-    w.key("open_connections")
-        .u64(st.net.open_connections as u64);
-    w.key("os_version").str(st.os_version());
-    w.key("policy").str(&st.policy);
-    w.key("port").u64(st.net.port.into());
-    w.key("ram_bytes").u64(st.ram_bytes.into());
-    w.key("requests").u64(st.net.requests);
-    w.key("unix_time").u64(st.unix_time.into());
-    w.key("uptime_ms").u64(st.uptime_ms);
-    w.finish()
+    Ok(Started::structured(json))
 }
-
-/// `status.boot`: the cause and a summary of what survived of the previous boot.
-fn boot_json(w: &mut ObjectWriter, b: &BootReport) {
-    w.key("boot").begin_object();
-    w.key("boots").u64(b.boots.into());
-    w.key("cause").str(b.cause_name());
-    w.key("console").str(b.ring_state());
-    if b.deploy {
-        w.key("deploy").bool(true);
-    }
-    w.key("flight").begin_object();
-    if let Ok(f) = &b.flight {
-        w.key("build").str(&f.build);
-        w.key("calls").begin_array();
-        for c in &f.calls {
-            w.str(&c.tool);
-        }
-        w.end_array();
-        if !f.panic.is_empty() {
-            w.key("panic").str(&f.panic);
-        }
-    }
-    w.key("state").str(b.flight_state());
-    if let Ok(f) = &b.flight {
-        if f.torn > 0 {
-            w.key("torn").u64(f.torn.into());
-        }
-        w.key("uptime_ms").u64(f.uptime_ms);
-    }
-    w.end_object();
-    if !b.message.is_empty() {
-        w.key("message").str(&b.message);
-    }
-    if let Some(sha) = &b.prev_sha256 {
-        w.key("previous_sha256")
-            .ascii(HexDigits::of(sha).as_bytes());
-    }
-    w.key("previous_uptime_ms").u64(b.prev_uptime_ms.into());
-    if let Some(by) = b.requested_by() {
-        w.key("requested_by").str(by);
-    }
-    w.end_object();
-}
-
-/// Room for a status with an image, a cache and a few budgets: ~1 KB of text.
-const STATUS_BYTES: usize = 1792;
 
 /// Reaches nothing: the round trip is the point.
 fn echo<C>(_ctx: &mut C, call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
@@ -413,3 +300,6 @@ fn read_audit<C: AuditTrail>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceConte
 
 #[cfg(test)]
 mod tests;
+
+pub mod status_json;
+use status_json::{FixedMembers, status_json};

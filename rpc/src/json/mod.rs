@@ -18,7 +18,7 @@ mod write;
 pub(crate) use escape::{TextEscaper, escape_json, escape_str, escape_within};
 #[cfg(feature = "fuzzing")]
 pub use fuzz::fuzz_value;
-pub use object_writer::{ObjectWriter, Written};
+pub use object_writer::{Members, ObjectWriter, Written};
 pub(crate) use read::{COST_PER_BYTE, Fault, Reader};
 pub use read::{MAX_NESTING, MAX_VALUES};
 pub use tape::{Kind, Tape};

@@ -57,6 +57,18 @@ pub struct Written {
     values: usize,
 }
 
+/// Members of an object written once ([`Written::into_members`]) and copied into many
+/// results ([`ObjectWriter::members`]): what a result shows that only a boot or the
+/// configuration changes (`status`'s build, image digest and addresses) need not be written
+/// again for every call.
+#[derive(Default)]
+pub struct Members {
+    /// The members' text, without the object's braces.
+    text: Vec<u8>,
+    /// Values written in them, for [`Written::weight`].
+    values: usize,
+}
+
 /// Where each value written lies: inline while a result is small, else in one `Vec`.
 enum Record {
     Inline {
@@ -350,6 +362,22 @@ impl ObjectWriter {
         self
     }
 
+    /// Appends the members of `run` to the innermost object, after those written so far: the
+    /// order of keys across the run is the caller's to keep, as for members written one at a
+    /// time. A result with a run is not recorded; the builds that check results read its text.
+    pub fn members(&mut self, run: &Members) -> &mut Self {
+        if run.text.is_empty() {
+            return self;
+        }
+        if self.w.text.last() != Some(&b'{') {
+            self.w.text.push(b',');
+        }
+        self.w.text.extend_from_slice(&run.text);
+        self.w.values += run.values;
+        self.w.record = Record::Off;
+        self
+    }
+
     /// Opens a container whose entry is closed by [`Self::end`].
     fn begin(&mut self, open: u8, kind: Kind) -> &mut Self {
         // Its separator and itself as one piece.
@@ -464,6 +492,17 @@ impl Written {
 
     pub fn into_bytes(self) -> Vec<u8> {
         self.text
+    }
+
+    /// The object's members, to be copied into other objects ([`ObjectWriter::members`]).
+    pub fn into_members(mut self) -> Members {
+        // The writer opened the text with `{` and closed it with `}`.
+        self.text.pop();
+        self.text.remove(0);
+        Members {
+            text: self.text,
+            values: self.values.saturating_sub(1),
+        }
     }
 
     pub fn into_text(self) -> String {

@@ -107,8 +107,11 @@ fn status_writes_the_bytes_of_its_value() {
     use indy::abi::{DEPLOY_SHA256_MISMATCH, ImageInfo};
     let (ctx, _) = crate::tools::testing::fake::ctx_and_state();
     let mut st = ctx.status();
+    // One cache of the fixed members for the whole test, as a boot has: each change below
+    // to what they show must be seen, or the bytes are the last status's.
+    let fixed = core::cell::RefCell::new(super::FixedMembers::default());
     let same = |st: &crate::services::status::Status| {
-        let written = super::status_json(st);
+        let written = super::status_json(st, fixed.borrow_mut().of(st));
         assert_eq!(
             written.text(),
             serde_json::to_string(&status_value(st)).unwrap()
@@ -173,6 +176,27 @@ fn status_writes_the_bytes_of_its_value() {
         ring: Some(Err(RingDamaged)),
         deploy: true,
     }));
+    same(&st);
+    // Every other fixed member, one change at a time, then the figures that move.
+    st.abi_version += 1;
+    same(&st);
+    st.net.ip = Some([10, 0, 0, 9]);
+    same(&st);
+    st.net.mac[5] ^= 1;
+    same(&st);
+    st.policy = "observe".into();
+    same(&st);
+    st.net.port += 1;
+    same(&st);
+    st.ram_bytes += 4096;
+    same(&st);
+    st.identity.image = Some(ImageInfo {
+        deploy: indy::abi::DEPLOY_OK,
+        ..st.identity.image.unwrap()
+    });
+    same(&st);
+    st.net.requests += 1;
+    st.uptime_ms += 1;
     same(&st);
 }
 

@@ -211,3 +211,41 @@ fn ascii_bytes_are_written_as_their_text_would_be() {
         assert_eq!(w.finish().text(), want, "{bytes:?}");
     }
 }
+
+/// Members written once and copied in are the bytes and the weight of the same members
+/// written in place, first, between others or last; an empty run adds nothing.
+#[test]
+fn members_copied_in_are_the_members_written_in_place() {
+    let run = |w: &mut ObjectWriter| {
+        w.key("b").begin_object().key("c").str("d\"").end_object();
+        w.key("e").u64(5);
+    };
+    let mut once = ObjectWriter::new(0);
+    run(&mut once);
+    let members = once.finish().into_members();
+    let mut in_place = ObjectWriter::new(0);
+    let mut copied = ObjectWriter::new(0);
+    for w in [&mut in_place, &mut copied] {
+        w.key("a").bool(true);
+    }
+    run(&mut in_place);
+    copied.members(&members).members(&Members::default());
+    for w in [&mut in_place, &mut copied] {
+        w.key("f").null();
+    }
+    let (in_place, copied) = (in_place.finish(), copied.finish());
+    assert_eq!(copied.text(), in_place.text());
+    assert_eq!(
+        copied.text(),
+        r#"{"a":true,"b":{"c":"d\""},"e":5,"f":null}"#
+    );
+    assert_eq!(copied.weight(), in_place.weight());
+    assert!(
+        copied.value().is_none(),
+        "a copied run is read from the text"
+    );
+
+    let mut first = ObjectWriter::new(0);
+    first.members(&members);
+    assert_eq!(first.finish().text(), r#"{"b":{"c":"d\""},"e":5}"#);
+}
