@@ -28,7 +28,7 @@ pub struct Ctx {
     services: Services,
     raw: RawAccess,
     /// `status`'s result members that change only with a boot or the configuration.
-    fixed_members: RefCell<FixedMembers>,
+    fixed_members: FixedMembers,
 }
 
 impl Ctx {
@@ -36,7 +36,7 @@ impl Ctx {
         Ctx {
             services,
             raw,
-            fixed_members: RefCell::default(),
+            fixed_members: FixedMembers::default(),
         }
     }
 
@@ -141,8 +141,8 @@ impl StatusFigures for Ctx {
     fn status(&self) -> Status {
         self.services.status()
     }
-    fn fixed_members(&self) -> &RefCell<FixedMembers> {
-        &self.fixed_members
+    fn fixed_members(&mut self) -> &mut FixedMembers {
+        &mut self.fixed_members
     }
 }
 

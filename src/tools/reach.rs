@@ -96,7 +96,7 @@ pub trait MachineEvents {
 /// what they show last changed.
 pub trait StatusFigures {
     fn status(&self) -> Status;
-    fn fixed_members(&self) -> &RefCell<FixedMembers>;
+    fn fixed_members(&mut self) -> &mut FixedMembers;
 }
 
 /// The audit trail's last lines.

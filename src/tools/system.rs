@@ -185,12 +185,8 @@ fn read_flight<C: BootRecord>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceCont
 
 fn status<C: StatusFigures>(ctx: &mut C, _call: &ToolCall<'_>) -> Result<Started<C>, ToolError> {
     let st = ctx.status();
-    let json = match ctx.fixed_members().try_borrow_mut() {
-        Ok(mut fixed) => status_json(&st, fixed.of(&st)),
-        // Not reached (the module serves one call at a time): written afresh.
-        Err(_) => status_json(&st, &FixedMembers::written(&st)),
-    };
-    Ok(Started::structured(json))
+    let fixed = ctx.fixed_members().of(&st);
+    Ok(Started::structured(status_json(&st, fixed)))
 }
 
 /// Reaches nothing: the round trip is the point.
@@ -302,4 +298,4 @@ fn read_audit<C: AuditTrail>(ctx: &mut C, uri: &str) -> Result<Vec<ResourceConte
 mod tests;
 
 pub mod status_json;
-use status_json::{FixedMembers, status_json};
+use status_json::status_json;

@@ -81,7 +81,7 @@ impl FixedMembers {
     }
 
     /// The runs for `st`, written now.
-    pub fn written(st: &Status) -> [Members; 4] {
+    fn written(st: &Status) -> [Members; 4] {
         let run = |write: &dyn Fn(&mut ObjectWriter)| {
             let mut w = ObjectWriter::new(256);
             write(&mut w);

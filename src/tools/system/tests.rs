@@ -109,9 +109,9 @@ fn status_writes_the_bytes_of_its_value() {
     let mut st = ctx.status();
     // One cache of the fixed members for the whole test, as a boot has: each change below
     // to what they show must be seen, or the bytes are the last status's.
-    let fixed = core::cell::RefCell::new(super::FixedMembers::default());
-    let same = |st: &crate::services::status::Status| {
-        let written = super::status_json(st, fixed.borrow_mut().of(st));
+    let mut fixed = super::status_json::FixedMembers::default();
+    let mut same = |st: &crate::services::status::Status| {
+        let written = super::status_json(st, fixed.of(st));
         assert_eq!(
             written.text(),
             serde_json::to_string(&status_value(st)).unwrap()
