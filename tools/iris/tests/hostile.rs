@@ -904,16 +904,11 @@ fn connection_slots(c: &Ctx, f: &mut Findings) {
         std::thread::sleep(Duration::from_secs(2));
     }
     // 503 is the per-address share, which the page shares with the stalled clients here.
-    let shared = pages
-        .iter()
-        .filter(|p| matches!(p, Err(e) if e.starts_with("HTTP 503")))
-        .count();
+    let is_share = |p: &&Result<Duration, String>| matches!(p, Err(e) if e.starts_with("HTTP 503"));
+    let shared = pages.iter().filter(is_share).count();
     let bad: Vec<String> = pages
         .iter()
-        .filter(|p| {
-            !matches!(p, Ok(d) if *d <= ECHO_BOUND)
-                && !matches!(p, Err(e) if e.starts_with("HTTP 503"))
-        })
+        .filter(|p| !matches!(p, Ok(d) if *d <= ECHO_BOUND) && !is_share(p))
         .map(|p| format!("{p:.1?}"))
         .collect();
     f.check(
